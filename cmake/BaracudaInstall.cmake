@@ -1,0 +1,1 @@
+# Installation and the exported CMake package (find_package(baracuda)).

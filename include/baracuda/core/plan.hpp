@@ -1,0 +1,28 @@
+/// \file
+/// \brief Pieces every plan shares: the typed-wrapper checks and the forward declarations of the
+/// internal launch context.
+///
+/// Every op family exposes the same contract (see docs/plan-api.md):
+///   `select(stream, descriptor, preference)` → `can_implement(args)` → `workspace_size()` → `run(...)`.
+/// Each family has a rank/dtype-erased plan in `baracuda::dynamic` taking `DynTensor`s, and a typed
+/// `XxxPlan<T..., N>` wrapper taking `TensorRef`/`TensorMut` views that checks T and N against the
+/// descriptor at `select` time and forwards to it.
+#pragma once
+
+#include <string_view>
+
+#include "baracuda/core/element.hpp"
+#include "baracuda/core/status.hpp"
+
+namespace baracuda::detail {
+
+/// Where a kernel launches: the device kind, the CUDA stream and device properties (internal).
+struct ExecContext;
+
+/// `InvalidProblem` unless the descriptor's kind equals the typed plan's element type T.
+Status check_typed_element(std::string_view plan, std::string_view operand, ElementKind descriptor_kind,
+                           ElementKind template_kind);
+/// `InvalidProblem` unless the descriptor's rank equals the typed plan's rank N.
+Status check_typed_rank(std::string_view plan, int descriptor_rank, int template_rank);
+
+}  // namespace baracuda::detail

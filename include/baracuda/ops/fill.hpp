@@ -1,0 +1,97 @@
+/// \file
+/// \brief `FillPlan`: writes one constant into every element of a tensor (`torch.Tensor.fill_`).
+///
+/// - **Dtypes:** every `ElementKind`, including fp8 and packed 4-bit (S4/U4).
+/// - **Value:** a `Scalar`, converted once at `select` with `CastPlan`'s rules (round to nearest even;
+///   float → integer truncates toward zero). A value the element type cannot hold (overflow, NaN or ±inf
+///   into an integer type, ±inf into fp8 E4M3) is rejected with `InvalidProblem`, as PyTorch's `fill_` does.
+/// - **Layout:** any rank ≤ 8, any strides for byte-sized kinds; a stride-0 dimension of extent > 1 is
+///   rejected (the output would alias itself). Packed S4/U4 outputs must be contiguous; when the element
+///   count is odd the unused high nibble of the last byte is set to 0.
+/// - **Alignment:** `out.data` aligned to the element size.
+/// - **Workspace:** none. **Determinism:** bit-exact; safe under CUDA-graph capture.
+#pragma once
+
+#include "baracuda/core/dyn_tensor.hpp"
+#include "baracuda/core/plan.hpp"
+#include "baracuda/core/scalar.hpp"
+#include "baracuda/core/sku.hpp"
+#include "baracuda/core/stream.hpp"
+#include "baracuda/core/tensor.hpp"
+#include "baracuda/core/workspace.hpp"
+
+namespace baracuda {
+
+/// The problem: which kind, which shape, which value. A hashable value.
+struct FillDescriptor {
+  ElementKind element = ElementKind::F32;
+  Shape shape;
+  Scalar value;
+
+  FillDescriptor& with_element(ElementKind k) { element = k; return *this; }
+  FillDescriptor& with_shape(const Shape& s) { shape = s; return *this; }
+  FillDescriptor& with_value(Scalar v) { value = v; return *this; }
+  friend bool operator==(const FillDescriptor&, const FillDescriptor&) = default;
+  size_t hash() const;
+};
+
+namespace detail {
+struct FillLaunch;
+using FillFn = Status (*)(const ExecContext&, const FillLaunch&);
+}  // namespace detail
+
+namespace dynamic {
+/// The dtype/rank-erased FillPlan.
+class FillPlan {
+ public:
+  static Result<FillPlan> select(const Stream& stream, const FillDescriptor& desc, PlanPreference pref = {});
+  /// Checks `out` against the descriptor: kind, shape, strides, alignment, non-null data.
+  Status can_implement(const DynTensor& out) const;
+  size_t workspace_size() const { return 0; }
+  KernelSku sku() const { return sku_; }
+  PrecisionGuarantee precision_guarantee() const;
+  /// Re-validates, then launches (nothing for an empty tensor).
+  Status run(const Stream& stream, Workspace workspace, const DynTensor& out) const;
+  const FillDescriptor& descriptor() const { return desc_; }
+
+ private:
+  FillDescriptor desc_;
+  KernelSku sku_;
+  DeviceKind device_ = DeviceKind::Host;
+  int device_index_ = 0;
+  detail::FillFn fn_ = nullptr;
+  uint64_t bits_ = 0;  // the converted value's bit pattern (a full byte for S4/U4)
+};
+}  // namespace dynamic
+
+template <class T, size_t N>
+struct FillArgs {
+  TensorMut<T, N> out;
+};
+
+/// Typed FillPlan over `TensorMut<T, N>`; see the file comment for the contract.
+template <class T, size_t N>
+class FillPlan {
+ public:
+  static Result<FillPlan> select(const Stream& stream, const FillDescriptor& desc, PlanPreference pref = {}) {
+    BARACUDA_TRY(detail::check_typed_element("FillPlan", "out", desc.element, kind_of<T>));
+    BARACUDA_TRY(detail::check_typed_rank("FillPlan", desc.shape.rank, static_cast<int>(N)));
+    auto p = dynamic::FillPlan::select(stream, desc, pref);
+    if (!p) return p.error();
+    return FillPlan(std::move(p).value());
+  }
+  Status can_implement(const FillArgs<T, N>& a) const { return plan_.can_implement(DynTensor::of(a.out)); }
+  size_t workspace_size() const { return plan_.workspace_size(); }
+  KernelSku sku() const { return plan_.sku(); }
+  PrecisionGuarantee precision_guarantee() const { return plan_.precision_guarantee(); }
+  Status run(const Stream& stream, Workspace ws, const FillArgs<T, N>& a) const {
+    return plan_.run(stream, ws, DynTensor::of(a.out));
+  }
+  const dynamic::FillPlan& erased() const { return plan_; }
+
+ private:
+  explicit FillPlan(dynamic::FillPlan p) : plan_(std::move(p)) {}
+  dynamic::FillPlan plan_;
+};
+
+}  // namespace baracuda

@@ -1,0 +1,59 @@
+#include <string>
+
+#include "baracuda/core/dyn_tensor.hpp"
+#include "baracuda/core/tensor.hpp"
+#include "core/hashing.hpp"
+
+namespace baracuda {
+
+size_t Shape::hash() const {
+  size_t h = std::hash<int>{}(rank);
+  for (int i = 0; i < rank && i < kMaxRank; ++i) detail::hash_combine(h, dims[i]);
+  return h;
+}
+
+std::string to_string(const Shape& s) {
+  std::string r = "[";
+  for (int i = 0; i < s.rank && i < kMaxRank; ++i) {
+    if (i) r += ", ";
+    r += std::to_string(s.dims[i]);
+  }
+  return r + "]";
+}
+
+DynTensor DynTensor::dense(void* data, ElementKind kind, const Shape& shape) {
+  DynTensor d;
+  d.data = data;
+  d.kind = kind;
+  d.shape = shape;
+  int64_t s = 1;
+  for (int i = shape.rank; i-- > 0;) {
+    d.stride[i] = s;
+    s *= shape.dims[i];
+  }
+  return d;
+}
+
+bool DynTensor::is_contiguous() const {
+  int64_t expected = 1;
+  for (int i = shape.rank; i-- > 0;) {
+    if (shape.dims[i] != 1 && stride[i] != expected) return false;
+    expected *= shape.dims[i];
+  }
+  return true;
+}
+
+bool DynTensor::has_broadcast() const {
+  for (int i = 0; i < shape.rank; ++i)
+    if (shape.dims[i] > 1 && stride[i] == 0) return true;
+  return false;
+}
+
+int64_t DynTensor::span_bytes() const {
+  if (numel() == 0) return 0;
+  int64_t last = 0;
+  for (int i = 0; i < shape.rank; ++i) last += (shape.dims[i] - 1) * stride[i];
+  return storage_bytes(kind, last + 1);
+}
+
+}  // namespace baracuda

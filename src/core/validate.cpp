@@ -1,0 +1,60 @@
+#include "core/validate.hpp"
+
+#include <cstdint>
+#include <string>
+
+namespace baracuda::detail {
+namespace {
+std::string s(std::string_view v) { return std::string(v); }
+}  // namespace
+
+Status check_shape(std::string_view plan, std::string_view what, const Shape& shape) {
+  if (shape.rank < 0 || shape.rank > kMaxRank)
+    return Error::invalid(s(plan) + ": " + s(what) + " has rank " + std::to_string(shape.rank) +
+                          "; ranks 0.." + std::to_string(kMaxRank) + " are supported");
+  for (int i = 0; i < shape.rank; ++i)
+    if (shape.dims[i] < 0)
+      return Error::invalid(s(plan) + ": " + s(what) + " " + to_string(shape) + " has a negative extent");
+  return {};
+}
+
+Status check_tensor(std::string_view plan, std::string_view name, const DynTensor& t, ElementKind kind,
+                    const Shape& expected, Access access) {
+  if (t.kind != kind)
+    return Error::invalid(s(plan) + ": " + s(name) + " has element kind " + s(to_string(t.kind)) +
+                          ", the descriptor says " + s(to_string(kind)));
+  if (!(t.shape == expected))
+    return Error::invalid(s(plan) + ": " + s(name) + " has shape " + to_string(t.shape) +
+                          ", the descriptor says " + to_string(expected));
+  if (t.numel() == 0) return {};
+  if (t.data == nullptr) return Error::invalid(s(plan) + ": " + s(name) + " is null but not empty");
+  if (is_packed(kind)) {
+    if (!t.is_contiguous())
+      return Error::unsupported(s(plan) + ": " + s(name) + " holds packed " + s(to_string(kind)) +
+                                " values and must be contiguous");
+    return {};
+  }
+  const auto align = static_cast<uintptr_t>(element_bits(kind) / 8);
+  if (reinterpret_cast<uintptr_t>(t.data) % align != 0)
+    return Error::misaligned(s(plan) + ": " + s(name) + " is not aligned to its " + std::to_string(align) +
+                             "-byte element size");
+  if (access == Access::Write)
+    for (int i = 0; i < t.shape.rank; ++i)
+      if (t.shape.dims[i] > 1 && t.stride[i] == 0)
+        return Error::invalid(s(plan) + ": " + s(name) + " has stride 0 in dimension " + std::to_string(i) +
+                              " (extent " + std::to_string(t.shape.dims[i]) + "): an output may not alias itself");
+  return {};
+}
+
+Status check_alias(std::string_view plan, const DynTensor& in, const DynTensor& out) {
+  if (in.data != out.data || in.data == nullptr || out.numel() == 0) return {};
+  if (element_bits(in.kind) != element_bits(out.kind))
+    return Error::invalid(s(plan) + ": in-place operation needs equal element sizes (" + s(to_string(in.kind)) +
+                          " vs " + s(to_string(out.kind)) + ")");
+  for (int i = 0; i < out.shape.rank; ++i)
+    if (out.shape.dims[i] > 1 && in.stride[i] != out.stride[i])
+      return Error::invalid(s(plan) + ": in-place operation needs equal input and output strides");
+  return {};
+}
+
+}  // namespace baracuda::detail

@@ -1,0 +1,25 @@
+// Internal: argument checks shared by every family, so each rule is written (and worded) once.
+#pragma once
+
+#include <string_view>
+
+#include "baracuda/core/dyn_tensor.hpp"
+#include "baracuda/core/status.hpp"
+
+namespace baracuda::detail {
+
+/// Descriptor shape: rank in [0, kMaxRank] and non-negative extents.
+Status check_shape(std::string_view plan, std::string_view what, const Shape& shape);
+
+enum class Access : uint8_t { Read, Write };
+
+/// A tensor argument: kind, shape equal to `expected`, non-null data when non-empty, pointer aligned to
+/// the element size, packed 4-bit only contiguous, and (for `Write`) no stride-0 dimension of extent > 1.
+Status check_tensor(std::string_view plan, std::string_view name, const DynTensor& t, ElementKind kind,
+                    const Shape& expected, Access access);
+
+/// In-place rule of elementwise plans: when `in` and `out` share a data pointer, their strides and element
+/// sizes must be equal.
+Status check_alias(std::string_view plan, const DynTensor& in, const DynTensor& out);
+
+}  // namespace baracuda::detail
