@@ -1,0 +1,84 @@
+#include "operands.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "elements.hpp"
+
+namespace baracuda::profiler {
+namespace {
+
+uint64_t splitmix64(uint64_t& state) {
+  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+}  // namespace
+
+int64_t HostTensor::offset(int64_t linear) const {
+  int64_t off = 0;
+  for (int d = shape.rank - 1; d >= 0; --d) {
+    const int64_t extent = shape.dims[d];
+    off += (linear % extent) * stride[d];
+    linear /= extent;
+  }
+  return off;
+}
+
+Result<HostTensor> Operand::download() const {
+  HostTensor h;
+  h.kind = view.kind;
+  h.shape = view.shape;
+  h.stride = view.stride;
+  h.bytes.resize(buffer.size());
+  Status s = buffer.copy_to_host(h.bytes.data(), h.bytes.size());
+  if (!s) return s.error();
+  return h;
+}
+
+Result<Operand> make_operand(const Stream& stream, ElementKind kind, const Shape& shape, bool strided) {
+  Operand op;
+  op.view.kind = kind;
+  op.view.shape = shape;
+  int64_t step = 1;
+  for (int d = shape.rank - 1; d >= 0; --d) {
+    const int64_t unit = (strided && d == shape.rank - 1) ? 2 : 1;
+    op.view.stride[d] = step * unit;
+    step *= shape.dims[d] * unit;
+  }
+  const int64_t elements = shape.numel() == 0 ? 0 : step;
+  auto buffer = Buffer::allocate(stream, static_cast<size_t>(storage_bytes(kind, elements)));
+  if (!buffer) return buffer.error();
+  op.buffer = std::move(buffer).value();
+  op.view.data = op.buffer.data();
+  return op;
+}
+
+ValueRange input_range(ElementKind in, ElementKind out) {
+  if (in == ElementKind::Bool) return {0, 1, true};
+  ValueRange r{-100, 100, is_integral(in)};
+  r.lo = std::max({r.lo, min_finite(in), min_finite(out)});
+  r.hi = std::min({r.hi, max_finite(in), max_finite(out)});
+  return r;
+}
+
+Status fill_random(Operand& operand, const ValueRange& range, uint64_t seed) {
+  const ElementKind kind = operand.view.kind;
+  const int64_t bits = element_bits(kind);
+  const int64_t count = static_cast<int64_t>(operand.buffer.size()) * 8 / bits;
+  std::vector<uint8_t> host(operand.buffer.size());
+  uint64_t state = seed * 0x2545F4914F6CDD1Dull + static_cast<uint64_t>(kind);
+  for (int64_t i = 0; i < count; ++i) {
+    const double u = static_cast<double>(splitmix64(state) >> 11) * 0x1.0p-53;  // [0, 1)
+    double v = range.lo + u * (range.hi - range.lo);
+    if (range.integral) v = std::clamp(std::floor(v + 0.5), range.lo, range.hi);
+    store_element(kind, host.data(), i, v);
+  }
+  return operand.buffer.copy_from_host(host.data(), host.size());
+}
+
+Status fill_sentinel(Operand& operand, uint8_t byte) { return operand.buffer.fill_bytes(byte); }
+
+}  // namespace baracuda::profiler

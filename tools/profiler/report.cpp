@@ -1,0 +1,141 @@
+#include "report.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace baracuda::profiler {
+namespace {
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+std::string err_text(double e) { return e == 0 ? "0" : fmt("%.2e", e); }
+
+bool ran(const Row& r) { return r.status == RowStatus::Passed || r.status == RowStatus::Failed; }
+
+std::string json_escape(std::string_view s) {
+  std::string r;
+  for (char c : s) {
+    switch (c) {
+      case '"': r += "\\\""; break;
+      case '\\': r += "\\\\"; break;
+      case '\n': r += "\\n"; break;
+      case '\t': r += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) r += fmt("\\u%04x", c);
+        else r += c;
+    }
+  }
+  return r;
+}
+std::string json_number(double v) { return std::isfinite(v) ? fmt("%.6g", v) : "null"; }
+
+std::string csv_field(std::string_view s) {
+  if (s.find_first_of(",\"\n") == std::string_view::npos) return std::string(s);
+  std::string r = "\"";
+  for (char c : s) r += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return r + "\"";
+}
+
+void print_table(std::ostream& os, const std::vector<Row>& rows) {
+  const bool any_flops = std::any_of(rows.begin(), rows.end(), [](const Row& r) { return r.flops > 0; });
+  std::vector<std::string> head = {"op", "kinds", "shape", "layout", "sku", "time(us)", "GB/s"};
+  if (any_flops) head.push_back("TFLOP/s");
+  for (const char* h : {"max_abs_err", "max_rel_err", "mismatches", "status"}) head.push_back(h);
+
+  std::vector<std::vector<std::string>> cells;
+  for (const Row& r : rows) {
+    std::vector<std::string> c = {r.op, r.kinds, r.shape, r.layout, r.sku.empty() ? "-" : r.sku};
+    const bool timed = ran(r);
+    c.push_back(timed ? fmt("%.2f", r.time_s * 1e6) : "-");
+    c.push_back(timed ? fmt("%.1f", r.gbps()) : "-");
+    if (any_flops) c.push_back(timed && r.flops > 0 ? fmt("%.2f", r.tflops()) : "-");
+    c.push_back(timed ? err_text(r.max_abs_error) : "-");
+    c.push_back(timed ? err_text(r.max_rel_error) : "-");
+    c.push_back(timed ? std::to_string(r.mismatches) : "-");
+    c.push_back(std::string(to_string(r.status)));
+    cells.push_back(std::move(c));
+  }
+  std::vector<size_t> width(head.size());
+  for (size_t i = 0; i < head.size(); ++i) width[i] = head[i].size();
+  for (const auto& c : cells)
+    for (size_t i = 0; i < c.size(); ++i) width[i] = std::max(width[i], c[i].size());
+  auto line = [&](const std::vector<std::string>& c) {
+    std::string s;
+    for (size_t i = 0; i < c.size(); ++i) {
+      s += c[i];
+      if (i + 1 < c.size()) s += std::string(width[i] - c[i].size() + 2, ' ');
+    }
+    os << s << '\n';
+  };
+  line(head);
+  for (const auto& c : cells) line(c);
+  for (const Row& r : rows)
+    if (!r.message.empty())
+      os << "  " << r.op << ' ' << r.kinds << ' ' << r.shape << ' ' << r.layout << ": " << to_string(r.status)
+         << ": " << r.message << '\n';
+}
+
+void print_csv(std::ostream& os, const RunInfo& info, const std::vector<Row>& rows) {
+  os << "device,op,kinds,shape,layout,sku,status,time_us,repeats,bytes,gbps,flops,tflops,max_abs_err,"
+        "max_rel_err,mismatches,checked,message\n";
+  for (const Row& r : rows) {
+    os << info.device << ',' << r.op << ',' << r.kinds << ',' << r.shape << ',' << r.layout << ','
+       << csv_field(r.sku) << ',' << to_string(r.status) << ',' << fmt("%.3f", r.time_s * 1e6) << ','
+       << r.repeats << ',' << fmt("%.0f", r.bytes) << ',' << fmt("%.3f", r.gbps()) << ','
+       << fmt("%.0f", r.flops) << ',' << fmt("%.4f", r.tflops()) << ',' << fmt("%.6g", r.max_abs_error) << ','
+       << fmt("%.6g", r.max_rel_error) << ',' << r.mismatches << ',' << r.checked << ','
+       << csv_field(r.message) << '\n';
+  }
+}
+
+void print_json(std::ostream& os, const RunInfo& info, const std::vector<Row>& rows) {
+  os << "{\n  \"device\": \"" << json_escape(info.device) << "\",\n  \"device_name\": \""
+     << json_escape(info.device_name) << "\",\n  \"note\": \"" << json_escape(info.note) << "\",\n  \"rows\": [";
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const Row& r = rows[i];
+    os << (i ? ",\n    {" : "\n    {") << "\"op\": \"" << json_escape(r.op) << "\", \"kinds\": \""
+       << json_escape(r.kinds) << "\", \"shape\": \"" << r.shape << "\", \"layout\": \"" << r.layout
+       << "\", \"sku\": \"" << json_escape(r.sku) << "\", \"status\": \"" << to_string(r.status)
+       << "\", \"time_us\": " << json_number(r.time_s * 1e6) << ", \"repeats\": " << r.repeats
+       << ", \"bytes\": " << json_number(r.bytes) << ", \"gbps\": " << json_number(r.gbps())
+       << ", \"flops\": " << json_number(r.flops) << ", \"tflops\": " << json_number(r.tflops())
+       << ", \"max_abs_err\": " << json_number(r.max_abs_error) << ", \"max_rel_err\": "
+       << json_number(r.max_rel_error) << ", \"mismatches\": " << r.mismatches << ", \"checked\": " << r.checked
+       << ", \"message\": \"" << json_escape(r.message) << "\"}";
+  }
+  os << "\n  ]\n}\n";
+}
+
+}  // namespace
+
+std::string_view to_string(RowStatus s) {
+  switch (s) {
+    case RowStatus::Passed: return "ok";
+    case RowStatus::Failed: return "FAILED";
+    case RowStatus::Unsupported: return "unsupported";
+    case RowStatus::Error: return "ERROR";
+  }
+  return "?";
+}
+
+void print_header(std::ostream& os, const RunInfo& info, OutputFormat format) {
+  if (format != OutputFormat::Table) return;
+  os << "device: " << info.device;
+  if (!info.device_name.empty()) os << " (" << info.device_name << ")";
+  os << '\n';
+  if (!info.note.empty()) os << "note: " << info.note << '\n';
+}
+
+void print_rows(std::ostream& os, const RunInfo& info, const std::vector<Row>& rows, OutputFormat format) {
+  switch (format) {
+    case OutputFormat::Table: print_table(os, rows); break;
+    case OutputFormat::Csv: print_csv(os, info, rows); break;
+    case OutputFormat::Json: print_json(os, info, rows); break;
+  }
+}
+
+}  // namespace baracuda::profiler

@@ -1,0 +1,84 @@
+#include "runner.hpp"
+
+#include <string>
+
+#include "timing.hpp"
+#include "verify.hpp"
+
+namespace baracuda::profiler {
+namespace {
+
+/// Unsupported when the plan declined (select said Unsupported, or can_implement rejected the operands the
+/// profiler built, e.g. a strided view of a packed kind); Error otherwise.
+Row fail(Row r, const Error& e, std::string_view stage) {
+  const bool declined = e.code == ErrorCode::Unsupported || stage == "can_implement";
+  r.status = declined ? RowStatus::Unsupported : RowStatus::Error;
+  r.message = std::string(stage) + ": " + e.to_string();
+  return r;
+}
+
+/// The output of the same plan selected on the host device over the same inputs.
+Result<HostTensor> reference_output(const Family& family, const Problem& problem) {
+  const Stream host = Stream::host();
+  auto ref = family.prepare(host, problem);
+  if (!ref) return ref.error();
+  BARACUDA_TRY((*ref)->check());
+  BARACUDA_TRY((*ref)->run(host));
+  return (*ref)->output();
+}
+
+}  // namespace
+
+std::string shape_text(const Shape& s) {
+  if (s.rank == 0) return "scalar";
+  std::string r;
+  for (int i = 0; i < s.rank; ++i) {
+    if (i) r += 'x';
+    r += std::to_string(s.dims[i]);
+  }
+  return r;
+}
+
+std::string describe_kinds(const Problem& p, bool converts) {
+  std::string r(to_string(p.dtype));
+  if (converts || p.out_dtype != p.dtype) r += "->" + std::string(to_string(p.out_dtype));
+  return r;
+}
+
+Row run_case(const Family& family, const Problem& problem, const Stream& stream, const RunSettings& settings) {
+  Row r;
+  r.op = std::string(family.name);
+  r.kinds = describe_kinds(problem, family.converts);
+  r.shape = shape_text(problem.shape);
+  r.layout = problem.strided ? "strided" : "dense";
+  const Traffic t = family.traffic(problem);
+  r.bytes = t.bytes;
+  r.flops = t.flops;
+
+  auto inst = family.prepare(stream, problem);
+  if (!inst) return fail(std::move(r), inst.error(), "select");
+  r.sku = to_string((*inst)->sku());
+  if (Status s = (*inst)->check(); !s) return fail(std::move(r), s.error(), "can_implement");
+
+  auto timing = measure(stream, [&] { return (*inst)->run(stream); }, settings.warmup, settings.repeat);
+  if (!timing) return fail(std::move(r), timing.error(), "run");
+  r.time_s = timing->median_s;
+  r.repeats = timing->repeats;
+
+  auto out = (*inst)->output();
+  if (!out) return fail(std::move(r), out.error(), "download");
+  auto ref = reference_output(family, problem);
+  if (!ref) return fail(std::move(r), ref.error(), "host reference");
+  const Verification v = compare(*out, *ref, family.comparison);
+  r.max_abs_error = v.max_abs_error;
+  r.max_rel_error = v.max_rel_error;
+  r.mismatches = v.mismatches;
+  r.checked = v.checked;
+  r.status = v.passed() ? RowStatus::Passed : RowStatus::Failed;
+  if (!v.problem.empty()) r.message = v.problem;
+  else if (!v.passed())
+    r.message = std::to_string(v.mismatches) + " of " + std::to_string(v.checked) + " elements differ from the host device";
+  return r;
+}
+
+}  // namespace baracuda::profiler

@@ -1,0 +1,43 @@
+// AffinePlan: y = alpha * x + beta over the floating-point kinds.
+#include "common.hpp"
+#include "scenarios.hpp"
+
+namespace baracuda::profiler {
+namespace {
+
+Result<dynamic::AffinePlan> select_plan(const Stream& s, const Problem& p) {
+  return dynamic::AffinePlan::select(
+      s, AffineDescriptor().with_element(p.dtype).with_shape(p.shape).with_alpha(1.5).with_beta(-0.25));
+}
+
+constexpr Family kAffine{
+    .name = "affine",
+    .summary = "out = alpha * in + beta",
+    .converts = false,
+    .comparison = Comparison::Tolerance,
+    .default_kinds =
+        [] {
+          std::vector<Problem> r;
+          for (ElementKind k : {ElementKind::F32, ElementKind::F16, ElementKind::Bf16, ElementKind::F64})
+            r.push_back({k, k, {}, false});
+          return r;
+        },
+    .default_shapes = elementwise_shapes,
+    .select = [](const Stream& s, const Problem& p) -> Result<KernelSku> {
+      auto plan = select_plan(s, p);
+      if (!plan) return plan.error();
+      return plan->sku();
+    },
+    .prepare = [](const Stream& s, const Problem& p) -> Result<std::unique_ptr<Instance>> {
+      auto plan = select_plan(s, p);
+      if (!plan) return plan.error();
+      return InOutInstance<dynamic::AffinePlan>::make(s, std::move(plan).value(), p);
+    },
+    .traffic = [](const Problem& p) { return Traffic{2.0 * static_cast<double>(storage_bytes(p.dtype, p.shape.numel())), 0}; },
+};
+
+}  // namespace
+
+const Family& affine_family() { return kAffine; }
+
+}  // namespace baracuda::profiler

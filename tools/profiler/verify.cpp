@@ -1,0 +1,57 @@
+#include "verify.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "elements.hpp"
+
+namespace baracuda::profiler {
+
+Tolerance default_tolerance(ElementKind kind) {
+  switch (kind) {
+    case ElementKind::F16: return {1e-3, 1e-5};
+    case ElementKind::Bf16: return {1.6e-2, 1e-5};
+    case ElementKind::F32: return {1.3e-6, 1e-5};
+    case ElementKind::F64: return {1e-7, 1e-7};
+    case ElementKind::Fp8E4M3:
+    case ElementKind::Fp8E5M2: return {1.25e-1, 1e-5};
+    default: return {0, 0};
+  }
+}
+
+Verification compare(const HostTensor& out, const HostTensor& ref, Comparison how) {
+  Verification v;
+  if (out.kind != ref.kind || !(out.shape == ref.shape)) {
+    v.problem = "output and reference differ in kind or shape";
+    return v;
+  }
+  const ElementKind kind = out.kind;
+  const Tolerance tol = default_tolerance(kind);
+  const int64_t n = out.numel();
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t oi = out.offset(i), ri = ref.offset(i);
+    const bool out_nan = is_nan_at(kind, out.bytes.data(), oi);
+    const bool ref_nan = is_nan_at(kind, ref.bytes.data(), ri);
+    ++v.checked;
+    if (out_nan || ref_nan) {
+      if (out_nan != ref_nan) {
+        v.max_abs_error = std::numeric_limits<double>::infinity();
+        ++v.mismatches;
+      }
+      continue;
+    }
+    const double a = load_element(kind, out.bytes.data(), oi);
+    const double b = load_element(kind, ref.bytes.data(), ri);
+    const double err = a == b ? 0.0 : std::fabs(a - b);  // a == b also covers equal infinities
+    v.max_abs_error = std::max(v.max_abs_error, err);
+    if (b != 0 && std::isfinite(b)) v.max_rel_error = std::max(v.max_rel_error, err / std::fabs(b));
+    const bool bad = how == Comparison::Exact
+                         ? element_bits_at(kind, out.bytes.data(), oi) != element_bits_at(kind, ref.bytes.data(), ri)
+                         : !(err <= tol.atol + tol.rtol * std::fabs(b));
+    if (bad) ++v.mismatches;
+  }
+  return v;
+}
+
+}  // namespace baracuda::profiler

@@ -1,0 +1,31 @@
+// Comparing an op's output on the profiled device with the same plan's output on the host device.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "family.hpp"
+#include "operands.hpp"
+
+namespace baracuda::profiler {
+
+struct Tolerance {
+  double rtol = 0;
+  double atol = 0;
+};
+/// torch.testing's defaults per output kind (exact kinds: 0, 0).
+Tolerance default_tolerance(ElementKind kind);
+
+struct Verification {
+  double max_abs_error = 0;  ///< max |out - ref| over elements (NaN vs non-NaN counts as inf)
+  double max_rel_error = 0;  ///< max |out - ref| / |ref| over elements with ref != 0
+  int64_t mismatches = 0;    ///< elements that differ (Exact) or fall outside the tolerance (Tolerance)
+  int64_t checked = 0;       ///< elements compared
+  std::string problem;       ///< non-empty when the outputs could not be compared at all
+  bool passed() const { return problem.empty() && mismatches == 0; }
+};
+
+/// Compares the logical elements of `out` with `ref` (same kind and shape; strides may differ).
+Verification compare(const HostTensor& out, const HostTensor& ref, Comparison how);
+
+}  // namespace baracuda::profiler
