@@ -1,0 +1,23 @@
+# Fails unless README contains, after the line `<!-- example: NAME -->`, a ```cpp block whose text is
+# exactly the file EXAMPLE. Usage: cmake -DREADME=... -DEXAMPLE=... -DNAME=... -P check_readme_example.cmake
+file(READ "${README}" readme)
+file(READ "${EXAMPLE}" example)
+set(marker "<!-- example: ${NAME} -->\n```cpp\n")
+string(FIND "${readme}" "${marker}" start)
+if(start EQUAL -1)
+  message(FATAL_ERROR "${README} has no `<!-- example: ${NAME} -->` marker followed by a ```cpp block")
+endif()
+string(LENGTH "${marker}" marker_length)
+math(EXPR start "${start} + ${marker_length}")
+string(SUBSTRING "${readme}" ${start} -1 rest)
+string(FIND "${rest}" "\n```" end)
+if(end EQUAL -1)
+  message(FATAL_ERROR "${README}: the ```cpp block after the ${NAME} marker is not closed")
+endif()
+math(EXPR end "${end} + 1")
+string(SUBSTRING "${rest}" 0 ${end} shown)
+if(NOT shown STREQUAL example)
+  message(FATAL_ERROR "README.md's copy of ${NAME} differs from the file: paste ${EXAMPLE} into README.md "
+                      "between the marker and the closing ```")
+endif()
+message(STATUS "README.md shows ${NAME} verbatim")
