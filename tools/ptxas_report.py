@@ -58,6 +58,12 @@ def build_flags(compile_commands, source):
     return None
 
 
+def shorten(name):
+    """A demangled name without the return type and baracuda's namespaces (the report is read by people)."""
+    name = re.sub(r"^void ", "", name)
+    return re.sub(r"\bbaracuda::(device_cuda::)?", "", name)
+
+
 def demangle(names):
     if not names:
         return {}
@@ -151,7 +157,7 @@ def main():
             for mangled in sorted(usage, key=lambda n: names[n]):
                 u = usage[mangled]
                 rows.append((rel, f"sm_{arch}", u["regs"], u["spill_st"], u["spill_ld"], u["stack"], u["smem"],
-                             "yes" if vec.get(mangled) else "no", names[mangled]))
+                             "yes" if vec.get(mangled) else "no", shorten(names[mangled])))
 
     head = ("source", "arch", "regs", "spill_st", "spill_ld", "stack", "smem", "vec128", "kernel")
     widths = [max(len(str(r[i])) for r in [head, *rows]) for i in range(len(head) - 1)]
@@ -163,6 +169,20 @@ def main():
         "# regs = registers per thread; spill_st/spill_ld/stack/smem in bytes (smem: static shared memory);",
         "# vec128 = the kernel's PTX has a 128-bit global load or store (ld/st.global .v4.b32, .v2.b64 or .b128).",
         f"# {len(rows)} kernels; {len(spills)} with spills.",
+        "",
+        "## summary per source and architecture",
+        "",
+    ]
+    groups = {}
+    for r in rows:
+        groups.setdefault((r[0], r[1]), []).append(r)
+    lines.append(f"{'source':<28}{'arch':<7}{'kernels':>8}{'max_regs':>10}{'spilling':>10}{'vec128':>8}")
+    for (src, arch), g in sorted(groups.items()):
+        lines.append(f"{src:<28}{arch:<7}{len(g):>8}{max(r[2] for r in g):>10}"
+                     f"{sum(1 for r in g if r[3] or r[4]):>10}{sum(1 for r in g if r[7] == 'yes'):>8}")
+    lines += [
+        "",
+        "## kernels",
         "",
         "  ".join(h.ljust(w) for h, w in zip(head, widths)) + "  " + head[-1],
     ]
