@@ -1,0 +1,59 @@
+/// \file
+/// \brief Compile-time dispatch tables: a family's catalog names a type list, and these builders turn it
+/// into a `constexpr std::array` of function pointers indexed by `ElementKind` (or by a pair of kinds).
+/// A slot no catalog entry fills stays `nullptr`, which `select` reports as `Unsupported`.
+///
+/// Usage (in a family's kernels.cuh, host.cpp):
+/// ```
+/// template <class T> struct FillEntry { static constexpr detail::FillFn fn = &fill_launch<T>; };
+/// constexpr detail::FillTable t = detail::make_kind_table<detail::FillFn, AllTypes, FillEntry>();
+/// ```
+#pragma once
+
+#include <array>
+#include <cstddef>
+
+#include "baracuda/core/element.hpp"
+#include "baracuda/core/stream.hpp"
+
+namespace baracuda::detail {
+
+constexpr size_t kind_index(ElementKind k) { return static_cast<size_t>(k); }
+
+template <class Fn>
+using KindTable = std::array<Fn, kNumElementKinds>;
+template <class Fn>
+using KindPairTable = std::array<std::array<Fn, kNumElementKinds>, kNumElementKinds>;
+
+/// Adds `Entry<T>::fn` at `kind_of<T>` for every T of `List`.
+template <class Fn, template <class> class Entry, class List>
+constexpr void add_kind_entries(KindTable<Fn>& table, List list) {
+  for_each_type(list, [&]<class T>() { table[kind_index(kind_of<T>)] = Entry<T>::fn; });
+}
+
+/// Adds `Entry<TIn, TOut>::fn` at [kind_of<TIn>][kind_of<TOut>] for every pair of `InList` × `OutList`.
+template <class Fn, template <class, class> class Entry, class InList, class OutList>
+constexpr void add_kind_pair_entries(KindPairTable<Fn>& table, InList in_list, OutList out_list) {
+  for_each_type(in_list, [&]<class TIn>() {
+    for_each_type(out_list, [&]<class TOut>() {
+      table[kind_index(kind_of<TIn>)][kind_index(kind_of<TOut>)] = Entry<TIn, TOut>::fn;
+    });
+  });
+}
+
+/// The device-kind choice every plan shares: the host reference's table, the sim kernels' table, or the
+/// cuda kernels' table (`cuda` is nullptr when the library was built without them).
+template <class Table>
+constexpr const Table* table_for_device(DeviceKind d, const Table& host, const Table& sim, const Table* cuda) {
+  switch (d) {
+    case DeviceKind::Host:
+      return &host;
+    case DeviceKind::Sim:
+      return &sim;
+    case DeviceKind::Cuda:
+      return cuda;
+  }
+  return nullptr;
+}
+
+}  // namespace baracuda::detail

@@ -1,0 +1,187 @@
+/// \file
+/// \brief The elementwise engine: `out[i] = op(in_0[i], …, in_{k-1}[i])` for any number of inputs (0 for
+/// fill, 1 for cast/affine/unary math, 2–3 for binary/ternary ops), over raw pointers, extents and element
+/// strides of rank ≤ 8. See docs/elementwise.md.
+///
+/// Paths, chosen per call by `launch_elementwise` from the coalesced geometry (elementwise_geometry.hpp):
+/// - **contiguous**: every operand dense after coalescing. When every pointer is 16-byte aligned each
+///   thread moves one `AlignedVector` per operand (16 bytes of the narrowest operand, so wider operands
+///   take several 128-bit accesses), then a scalar tail; otherwise a scalar loop.
+/// - **strided**: any strides (stride 0 broadcasts an input; negative strides are walked as given), the
+///   linear index decomposed over the coalesced dimensions; 32-bit index arithmetic when the element
+///   count and every operand's offsets fit in int32, 64-bit otherwise.
+/// All loops are grid-stride loops, so the grid size (elementwise_tuning.hpp) only affects speed.
+///
+/// An op is a `__host__ __device__` functor `TOut operator()(TIn... x) const` that computes in opmath
+/// (f32 for 16/8-bit floats, f64 for f64) and rounds once to TOut. Aliasing: an input may be the output
+/// (same pointer, same strides); each element is read and written by the same thread, read first.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+
+#include "baracuda/core/dyn_tensor.hpp"
+#include "baracuda/core/status.hpp"
+#include "core/exec_context.hpp"
+#include "device/elementwise_geometry.hpp"
+#include "device/elementwise_tuning.hpp"
+#include "device/vector_access.cuh"
+#include "sim/compat.cuh"
+
+/// `#pragma unroll` for nvcc; nothing for host compilers (which would warn about an unknown pragma).
+#ifndef BARACUDA_UNROLL
+#if defined(__CUDACC__)
+#define BARACUDA_UNROLL _Pragma("unroll")
+#else
+#define BARACUDA_UNROLL
+#endif
+#endif
+
+BARACUDA_DEVICE_NAMESPACE_BEGIN
+namespace elementwise {
+
+/// Elements per thread per iteration of the vectorized path: 16 bytes of the narrowest operand.
+template <class TOut, class... TIn>
+inline constexpr int kVecElems = static_cast<int>(16 / std::min({sizeof(TOut), sizeof(TIn)...}));
+
+/// Kernel parameters of the strided path: the coalesced geometry in IndexT, innermost dimension first.
+template <class IndexT, int NArgs>
+struct StridedParams {
+  int rank;
+  IndexT sizes[kMaxRank];
+  IndexT strides[NArgs][kMaxRank];
+};
+
+template <int V, class Op, class TOut, class... Vecs>
+__device__ __forceinline__ void apply_vectors(const Op& op, TOut* out, const Vecs&... in) {
+  AlignedVector<TOut, V> r;
+  BARACUDA_UNROLL
+  for (int j = 0; j < V; ++j) r.val[j] = op(in.val[j]...);
+  store_vector<V>(out, r);
+}
+
+/// Contiguous operands: a vectorized grid-stride loop (when `vectorized`) and a scalar loop for the rest.
+template <class Op, class TOut, class... TIn>
+__global__ void contiguous_kernel(Op op, int64_t n, bool vectorized, TOut* out, const TIn*... in) {
+  constexpr int V = kVecElems<TOut, TIn...>;
+  const int64_t tid = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const int64_t nthreads = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  int64_t start = 0;
+  if (vectorized) {
+    const int64_t nvec = n / V;
+    for (int64_t v = tid; v < nvec; v += nthreads) {
+      const int64_t base = v * V;
+      apply_vectors<V>(op, out + base, load_vector<V>(in + base)...);
+    }
+    start = nvec * V;
+  }
+  for (int64_t i = start + tid; i < n; i += nthreads) out[i] = op(in[i]...);
+}
+
+template <class Op, class IndexT, int NArgs, class TOut, class... TIn, size_t... Is>
+__device__ __forceinline__ void apply_at(const Op& op, const IndexT (&off)[NArgs], std::index_sequence<Is...>,
+                                         TOut* out, const TIn*... in) {
+  out[off[0]] = op(in[off[Is + 1]]...);
+}
+
+/// Any strides: each linear index is decomposed over the coalesced dimensions (innermost first).
+template <class Op, class IndexT, class TOut, class... TIn>
+__global__ void strided_kernel(Op op, StridedParams<IndexT, 1 + sizeof...(TIn)> p, std::make_unsigned_t<IndexT> n,
+                               TOut* out, const TIn*... in) {
+  using U = std::make_unsigned_t<IndexT>;
+  constexpr int N = 1 + static_cast<int>(sizeof...(TIn));
+  const U tid = static_cast<U>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const U nthreads = static_cast<U>(gridDim.x) * blockDim.x;
+  for (U i = tid; i < n; i += nthreads) {
+    IndexT off[N];
+    BARACUDA_UNROLL
+    for (int k = 0; k < N; ++k) off[k] = 0;
+    U rem = i;
+    BARACUDA_UNROLL
+    for (int d = 0; d < kMaxRank; ++d) {
+      if (d == p.rank) break;
+      const U size = static_cast<U>(p.sizes[d]);
+      const U c = rem % size;
+      rem /= size;
+      BARACUDA_UNROLL
+      for (int k = 0; k < N; ++k) off[k] += static_cast<IndexT>(c) * p.strides[k][d];
+    }
+    apply_at(op, off, std::index_sequence_for<TIn...>{}, out, in...);
+  }
+}
+
+inline bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+
+inline ::baracuda::detail::ElementwiseTuning tuning_for(const ::baracuda::detail::ExecContext& ctx) {
+  return ctx.device == DeviceKind::Sim ? ::baracuda::detail::kElementwiseTuningSim
+                                       : ::baracuda::detail::elementwise_tuning_for_sm(ctx.sm);
+}
+
+inline unsigned grid_for(const ::baracuda::detail::ElementwiseTuning& t, const ::baracuda::detail::ExecContext& ctx,
+                         int64_t work) {
+  const int64_t per_block = static_cast<int64_t>(t.threads_per_block) * t.items_per_thread;
+  const int64_t wanted = (work + per_block - 1) / per_block;
+  const int64_t cap = static_cast<int64_t>(t.max_blocks_per_sm) * std::max(1, ctx.multiprocessor_count);
+  return static_cast<unsigned>(std::clamp<int64_t>(wanted, 1, cap));
+}
+
+template <class IndexT, int NArgs>
+StridedParams<IndexT, NArgs> strided_params(const ::baracuda::detail::ElementwiseGeometry<NArgs>& g) {
+  StridedParams<IndexT, NArgs> p{};
+  p.rank = g.rank;
+  for (int d = 0; d < g.rank; ++d) {
+    p.sizes[d] = static_cast<IndexT>(g.sizes[d]);
+    for (int k = 0; k < NArgs; ++k) p.strides[k][d] = static_cast<IndexT>(g.strides[k][d]);
+  }
+  return p;
+}
+
+inline Status launch_status(std::string_view plan) {
+  const auto e = launch::take_last_error();
+  if (!e.failed) return {};
+  return Error::device(std::string(plan) + ": kernel launch failed: " + e.message, e.code);
+}
+
+/// Runs `out = op(in...)` elementwise on the context's device (cuda or sim). `out` and `in...` are views
+/// already validated by the plan (same shape, storage types TOut / TIn..., in-place only with equal
+/// strides). Returns the launch error, if any, as `DeviceError` naming `plan`.
+template <class Op, class TOut, class... TIn, class... Tensors>
+Status launch_elementwise(std::string_view plan, const ::baracuda::detail::ExecContext& ctx, const Op& op,
+                          const DynTensor& out, const Tensors&... in) {
+  static_assert(sizeof...(TIn) == sizeof...(Tensors), "one DynTensor per input type");
+  static_assert((std::is_same_v<Tensors, DynTensor> && ...), "inputs are DynTensors");
+  constexpr int N = 1 + static_cast<int>(sizeof...(TIn));
+  const std::array<const int64_t*, N> strides{out.stride.data(), in.stride.data()...};
+  const ::baracuda::detail::ElementwiseGeometry<N> g = ::baracuda::detail::coalesce<N>(out.shape, strides);
+  if (g.numel == 0) return {};
+
+  const ::baracuda::detail::ElementwiseTuning t = tuning_for(ctx);
+  const dim3 block(static_cast<unsigned>(t.threads_per_block));
+  TOut* o = static_cast<TOut*>(out.data);
+
+  if (g.contiguous()) {
+    constexpr int V = kVecElems<TOut, TIn...>;
+    const bool vectorized = (aligned16(o) && ... && aligned16(in.data));
+    const int64_t work = vectorized ? (g.numel + V - 1) / V : g.numel;
+    const dim3 grid(grid_for(t, ctx, work));
+    BARACUDA_LAUNCH(grid, block, 0, ctx.stream, contiguous_kernel<Op, TOut, TIn...>)
+    (op, g.numel, vectorized, o, static_cast<const TIn*>(in.data)...);
+  } else if (g.fits_int32()) {
+    const dim3 grid(grid_for(t, ctx, g.numel));
+    BARACUDA_LAUNCH(grid, block, 0, ctx.stream, strided_kernel<Op, int32_t, TOut, TIn...>)
+    (op, strided_params<int32_t>(g), static_cast<uint32_t>(g.numel), o, static_cast<const TIn*>(in.data)...);
+  } else {
+    const dim3 grid(grid_for(t, ctx, g.numel));
+    BARACUDA_LAUNCH(grid, block, 0, ctx.stream, strided_kernel<Op, int64_t, TOut, TIn...>)
+    (op, strided_params<int64_t>(g), static_cast<uint64_t>(g.numel), o, static_cast<const TIn*>(in.data)...);
+  }
+  return launch_status(plan);
+}
+
+}  // namespace elementwise
+BARACUDA_DEVICE_NAMESPACE_END

@@ -1,0 +1,37 @@
+// Internal: the affine family's launch record, dispatch-table type and the three tables' accessors.
+#pragma once
+
+#include "baracuda/core/dyn_tensor.hpp"
+#include "baracuda/ops/affine.hpp"
+#include "core/exec_context.hpp"
+#include "device/dispatch_table.hpp"
+
+namespace baracuda::detail {
+
+/// What an affine function receives: validated, non-empty views and the descriptor's α, β (as given;
+/// the function rounds them to the opmath type).
+struct AffineLaunch {
+  DynTensor in;
+  DynTensor out;
+  double alpha = 1.0;
+  double beta = 0.0;
+};
+
+/// Indexed by the element kind; nullptr = Unsupported.
+using AffineTable = KindTable<AffineFn>;
+
+}  // namespace baracuda::detail
+
+namespace baracuda {
+namespace reference {
+const detail::AffineTable& affine_table();  // host.cpp
+}
+inline namespace device_sim {
+const detail::AffineTable& affine_table();  // sim.cu
+}
+#if BARACUDA_HAVE_CUDA_KERNELS
+inline namespace device_cuda {
+const detail::AffineTable& affine_table();  // cuda.cu
+}
+#endif
+}  // namespace baracuda

@@ -1,0 +1,81 @@
+// The affine family's host reference: std::fma (correctly rounded by definition) in f32 or f64, then one
+// rounding to the element type by the cast family's reference formats — no CUDA conversion functions.
+#include <cmath>
+#include <cstring>
+#include <type_traits>
+
+#include "device/host_loop.hpp"
+#include "ops/affine/dispatch.hpp"
+#include "ops/cast/reference_formats.hpp"
+
+namespace baracuda::reference {
+namespace {
+
+template <class T>
+constexpr const BinaryFormat& format_of() {
+  constexpr ElementKind k = kind_of<T>;
+  if constexpr (k == ElementKind::F16)
+    return kFormatF16;
+  else if constexpr (k == ElementKind::Bf16)
+    return kFormatBf16;
+  else if constexpr (k == ElementKind::F32)
+    return kFormatF32;
+  else
+    return kFormatF64;
+}
+
+template <class T>
+long double value_of(const T& x) {
+  uint64_t b = 0;
+  std::memcpy(&b, &x, sizeof(T));
+  return decode(b, format_of<T>());
+}
+
+template <class T>
+T store(long double v) {
+  const uint64_t b = encode(v, format_of<T>());
+  T x;
+  std::memcpy(static_cast<void*>(&x), &b, sizeof(T));
+  return x;
+}
+
+template <class T>
+Status host_affine(const detail::ExecContext&, const detail::AffineLaunch& a) {
+  const auto* in = static_cast<const T*>(a.in.data);
+  auto* out = static_cast<T*>(a.out.data);
+  // f16/bf16/f32: α and β rounded to f32 and one f32 fma; f64: fma in double.
+  const float alpha32 = static_cast<float>(a.alpha);
+  const float beta32 = static_cast<float>(a.beta);
+  detail::for_each_strided<2>(a.out.shape, {a.out.stride.data(), a.in.stride.data()},
+                              [&](const std::array<int64_t, 2>& off) {
+                                const long double x = value_of(in[off[1]]);
+                                long double y;
+                                if constexpr (std::is_same_v<T, double>)
+                                  y = std::fma(a.alpha, static_cast<double>(x), a.beta);
+                                else
+                                  y = std::fma(alpha32, static_cast<float>(x), beta32);
+                                out[off[0]] = store<T>(y);
+                              });
+  return {};
+}
+
+template <class T>
+struct HostAffineEntry {
+  static constexpr detail::AffineFn fn = &host_affine<T>;
+};
+
+}  // namespace
+
+const detail::AffineTable& affine_table() {
+  static constexpr detail::AffineTable table = [] {
+    detail::AffineTable t{};
+#define BARACUDA_AFFINE_OP(name, types, tolerance, doc) \
+  detail::add_kind_entries<detail::AffineFn, HostAffineEntry>(t, types{});
+#include "ops/affine/affine.def"
+#undef BARACUDA_AFFINE_OP
+    return t;
+  }();
+  return table;
+}
+
+}  // namespace baracuda::reference

@@ -1,0 +1,52 @@
+// Device code of the affine family: `y = fma(α, x, β)` in opmath as a unary functor on the elementwise engine.
+#pragma once
+
+#include "sim/compat.cuh"  // first: the device namespace, launch macros and device API
+
+#include <type_traits>
+
+#include "device/convert.cuh"
+#include "device/elementwise.cuh"
+#include "ops/affine/dispatch.hpp"
+
+BARACUDA_DEVICE_NAMESPACE_BEGIN
+namespace affine {
+
+template <class T>
+struct AffineOp {
+  using opmath = convert::opmath_t<T>;
+  opmath alpha;
+  opmath beta;
+  __host__ __device__ T operator()(T x) const {
+    const opmath v = convert::to_opmath(x);
+    if constexpr (std::is_same_v<opmath, double>)
+      return convert::from_opmath<T>(fma(alpha, v, beta));
+    else
+      return convert::from_opmath<T>(fmaf(alpha, v, beta));
+  }
+};
+
+template <class T>
+Status affine_launch(const ::baracuda::detail::ExecContext& ctx, const ::baracuda::detail::AffineLaunch& a) {
+  using opmath = convert::opmath_t<T>;
+  const AffineOp<T> op{static_cast<opmath>(a.alpha), static_cast<opmath>(a.beta)};  // α, β rounded once
+  return elementwise::launch_elementwise<AffineOp<T>, T, T>("AffinePlan", ctx, op, a.out, a.in);
+}
+
+template <class T>
+struct AffineEntry {
+  static constexpr ::baracuda::detail::AffineFn fn = &affine_launch<T>;
+};
+
+/// The device's table, from the catalog.
+constexpr ::baracuda::detail::AffineTable make_affine_table() {
+  ::baracuda::detail::AffineTable t{};
+#define BARACUDA_AFFINE_OP(name, types, tolerance, doc) \
+  ::baracuda::detail::add_kind_entries<::baracuda::detail::AffineFn, AffineEntry>(t, types{});
+#include "ops/affine/affine.def"
+#undef BARACUDA_AFFINE_OP
+  return t;
+}
+
+}  // namespace affine
+BARACUDA_DEVICE_NAMESPACE_END

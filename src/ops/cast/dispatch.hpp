@@ -1,0 +1,35 @@
+// Internal: the cast family's launch record, dispatch-table type and the three tables' accessors.
+#pragma once
+
+#include "baracuda/core/dyn_tensor.hpp"
+#include "baracuda/ops/cast.hpp"
+#include "core/exec_context.hpp"
+#include "device/dispatch_table.hpp"
+
+namespace baracuda::detail {
+
+/// What a cast function receives: validated, non-empty views and the fp8 saturation flag.
+struct CastLaunch {
+  DynTensor in;
+  DynTensor out;
+  bool saturate_fp8 = false;
+};
+
+/// Indexed by [input kind][output kind]; nullptr = Unsupported.
+using CastTable = KindPairTable<CastFn>;
+
+}  // namespace baracuda::detail
+
+namespace baracuda {
+namespace reference {
+const detail::CastTable& cast_table();  // host.cpp
+}
+inline namespace device_sim {
+const detail::CastTable& cast_table();  // sim.cu
+}
+#if BARACUDA_HAVE_CUDA_KERNELS
+inline namespace device_cuda {
+const detail::CastTable& cast_table();  // cuda.cu
+}
+#endif
+}  // namespace baracuda

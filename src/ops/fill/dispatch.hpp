@@ -1,0 +1,37 @@
+// Internal: the fill family's launch record, dispatch-table type and the three tables' accessors.
+#pragma once
+
+#include <cstdint>
+
+#include "baracuda/core/dyn_tensor.hpp"
+#include "baracuda/ops/fill.hpp"
+#include "core/exec_context.hpp"
+#include "device/dispatch_table.hpp"
+
+namespace baracuda::detail {
+
+/// What a fill function receives: the validated, non-empty output and the value's storage bits (for
+/// S4/U4 one whole byte holding the nibble twice).
+struct FillLaunch {
+  DynTensor out;
+  uint64_t bits = 0;
+};
+
+/// Indexed by the output's ElementKind; nullptr = Unsupported.
+using FillTable = KindTable<FillFn>;
+
+}  // namespace baracuda::detail
+
+namespace baracuda {
+namespace reference {
+const detail::FillTable& fill_table();  // host.cpp
+}
+inline namespace device_sim {
+const detail::FillTable& fill_table();  // sim.cu
+}
+#if BARACUDA_HAVE_CUDA_KERNELS
+inline namespace device_cuda {
+const detail::FillTable& fill_table();  // cuda.cu
+}
+#endif
+}  // namespace baracuda
