@@ -1,0 +1,338 @@
+// AffinePlan tests:
+// - AffineSweep: every kind of the catalog × device × layout (including in place), against α·x + β computed
+//   in double here with the catalog's tolerance; sim/cuda also bit-exact against the host reference, and
+//   run twice (determinism).
+// - AffineValues: hand-computed results (the single rounding of fma, α rounded to f32 for 16-bit kinds,
+//   NaN/inf propagation, overflow).
+// - AffineReject / AffineCanImplement: a negative test for every rejection.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "baracuda/baracuda.hpp"
+#include "support/compare.hpp"
+#include "support/devices.hpp"
+#include "support/numeric.hpp"
+#include "support/random.hpp"
+#include "support/tensor.hpp"
+#include "support/tolerance.hpp"
+
+namespace baracuda::test {
+namespace {
+
+constexpr uint8_t kSentinel = 0xA5;
+constexpr double kAlpha = 1.75;
+constexpr double kBeta = -0.375;
+
+BackendKind backend_of(DeviceKind d) {
+  return d == DeviceKind::Host ? BackendKind::Host : d == DeviceKind::Sim ? BackendKind::Sim : BackendKind::Bespoke;
+}
+
+std::vector<uint8_t> sentinel_storage(ElementKind k, int64_t elements) {
+  return std::vector<uint8_t>(static_cast<size_t>(storage_bytes(k, elements)), kSentinel);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The sweep, generated from the catalog
+// ---------------------------------------------------------------------------------------------------
+
+struct AffineCase {
+  std::string op;
+  ElementKind kind;
+  DeviceKind device;
+  LayoutCase layout;
+  Tolerance tol;
+};
+
+std::vector<AffineCase> affine_cases() {
+  std::vector<AffineCase> v;
+  auto add = [&](std::string_view op, auto types, Tolerance tol) {
+    for_each_type(types, [&]<class T>() {
+      for (DeviceKind d : kTestDevices)
+        for (const LayoutCase& l : unary_layouts())
+          v.push_back({std::string(op), kind_of<T>, d, l, resolve(tol, kind_of<T>)});
+    });
+  };
+#define BARACUDA_AFFINE_OP(name, types, tol, doc) add(#name, types{}, ::baracuda::test::tolerances::tol);
+#include "ops/affine/affine.def"
+#undef BARACUDA_AFFINE_OP
+  return v;
+}
+
+std::vector<uint8_t> run_case(const Stream& stream, const AffineCase& c, const std::vector<uint8_t>& in_storage,
+                              int64_t in_elems, const dynamic::AffinePlan& plan) {
+  const LayoutCase& l = c.layout;
+  auto in = make_device_tensor(stream, c.kind, l.shape, l.in, in_storage, in_elems);
+  EXPECT_TRUE(in) << in.error().to_string();
+  if (!in) return {};
+  if (l.in_place) {
+    const Status s = plan.run(stream, {}, in->view, in->view);
+    EXPECT_TRUE(s) << s.to_string();
+    return download(*in);
+  }
+  auto out =
+      make_device_tensor(stream, c.kind, l.shape, l.out, sentinel_storage(c.kind, storage_elements(l.shape, l.out)));
+  EXPECT_TRUE(out) << out.error().to_string();
+  if (!out) return {};
+  const Status s = plan.run(stream, {}, in->view, out->view);
+  EXPECT_TRUE(s) << s.to_string();
+  return download(*out);
+}
+
+class AffineSweep : public ::testing::TestWithParam<AffineCase> {};
+
+TEST_P(AffineSweep, MatchesDoublePrecision) {
+  const AffineCase& c = GetParam();
+  BARACUDA_TEST_STREAM(stream, c.device);
+  const LayoutCase& l = c.layout;
+  const AffineDescriptor desc =
+      AffineDescriptor().with_element(c.kind).with_shape(l.shape).with_alpha(kAlpha).with_beta(kBeta);
+  auto plan = dynamic::AffinePlan::select(stream, desc);
+  BARACUDA_SKIP_IF_NO_CUDA_KERNELS(plan, c.device);
+  ASSERT_TRUE(plan) << plan.error().to_string();
+  EXPECT_EQ(plan->sku().backend, backend_of(c.device));
+  EXPECT_EQ(plan->sku().op, c.op);
+
+  const int64_t in_elems = storage_elements(l.shape, l.in);
+  std::vector<double> unused;
+  const std::vector<uint8_t> in_storage = random_floats(c.kind, in_elems, -4.0, 4.0, 77 + in_elems, &unused);
+  const std::vector<uint8_t> logical_in = gather(c.kind, in_storage, l.shape, l.in);
+  std::vector<double> expected(static_cast<size_t>(l.shape.numel()));
+  for (size_t i = 0; i < expected.size(); ++i)
+    expected[i] = kAlpha * decode_value(c.kind, &logical_in[i * element_bytes(c.kind)]) + kBeta;  // exact in double
+
+  const Strided& out_layout = l.in_place ? l.in : l.out;
+  const std::vector<uint8_t> got = run_case(stream, c, in_storage, in_elems, *plan);
+  if (HasFailure()) return;
+  const std::vector<uint8_t> logical_out = gather(c.kind, got, l.shape, out_layout);
+  EXPECT_TRUE(close_elements(c.kind, logical_out, expected, c.tol));
+  if (!l.in_place) {
+    std::vector<uint8_t> untouched = sentinel_storage(c.kind, storage_elements(l.shape, l.out));
+    scatter(c.kind, logical_out, &untouched, l.shape, out_layout);
+    EXPECT_EQ(got, untouched) << "elements outside the output view changed";
+  }
+
+  if (c.device != DeviceKind::Host) {
+    auto host_plan = dynamic::AffinePlan::select(Stream::host(), desc);
+    ASSERT_TRUE(host_plan);
+    const std::vector<uint8_t> want = run_case(Stream::host(), c, in_storage, in_elems, *host_plan);
+    EXPECT_TRUE(same_elements(c.kind, got, want, static_cast<int64_t>(got.size()) / element_bytes(c.kind)))
+        << "differs from the host reference";
+    EXPECT_EQ(run_case(stream, c, in_storage, in_elems, *plan), got) << "two runs gave different bits";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Catalog, AffineSweep, ::testing::ValuesIn(affine_cases()),
+                         [](const ::testing::TestParamInfo<AffineCase>& info) {
+                           const AffineCase& c = info.param;
+                           return c.op + "_" + std::string(to_string(c.kind)) + "_" + c.layout.name + "_" +
+                                  std::string(to_string(c.device));
+                         });
+
+// ---------------------------------------------------------------------------------------------------
+// Values worked out by hand
+// ---------------------------------------------------------------------------------------------------
+
+constexpr uint64_t kAnyNaN = ~uint64_t{0};
+
+struct ValueCase {
+  ElementKind kind;
+  double alpha;
+  double beta;
+  uint64_t x_bits;
+  uint64_t y_bits;  // kAnyNaN: any NaN
+};
+
+uint64_t f32(float f) {
+  uint32_t b;
+  std::memcpy(&b, &f, 4);
+  return b;
+}
+uint64_t f64(double d) {
+  uint64_t b;
+  std::memcpy(&b, &d, 8);
+  return b;
+}
+
+std::vector<ValueCase> value_cases() {
+  using K = ElementKind;
+  const double inf = std::numeric_limits<double>::infinity();
+  return {
+      // fma rounds once: (1+2^-12)^2 - (1+2^-11) = 2^-24 exactly; a rounded product would give 0.
+      {K::F32, 1 + 0x1p-12, -(1 + 0x1p-11), f32(1 + 0x1p-12f), f32(0x1p-24f)},
+      {K::F64, 1 + 0x1p-27, -(1 + 0x1p-26), f64(1 + 0x1p-27), f64(0x1p-54)},
+      // f16/bf16: α rounded to f32 (0.1f), fmaf(0.1f, 3, 0) = 0.3f rounded to f16 = 0x34CD
+      {K::F16, 0.1, 0.0, 0x4200, 0x34CD},
+      {K::Bf16, 2.0, 1.0, 0x3FC0, 0x4080},         // 2·1.5 + 1 = 4
+      {K::F16, 2.0, 0.0, 0x7BFF, 0x7C00},          // 2·65504 overflows to inf
+      {K::F32, 1.0, 0.0, f32(-0.0f), 0x00000000},  // -0 + +0 = +0
+      {K::F32, 2.0, 1.0, f32(std::numeric_limits<float>::infinity()), f32(std::numeric_limits<float>::infinity())},
+      {K::F32, 0.0, 1.0, f32(std::numeric_limits<float>::infinity()), kAnyNaN},  // 0·inf
+      {K::F64, 1.0, -inf, f64(inf), kAnyNaN},                                    // inf - inf
+      {K::Bf16, 1.0, 0.0, 0x7FC1, kAnyNaN},                                      // NaN propagates
+  };
+}
+
+class AffineValues : public ::testing::TestWithParam<DeviceKind> {};
+
+TEST_P(AffineValues, HandComputed) {
+  BARACUDA_TEST_STREAM(stream, GetParam());
+  for (const ValueCase& v : value_cases()) {
+    SCOPED_TRACE(std::string(to_string(v.kind)) + " alpha=" + std::to_string(v.alpha) +
+                 " beta=" + std::to_string(v.beta));
+    const Shape shape{5};
+    auto plan = dynamic::AffinePlan::select(
+        stream, AffineDescriptor().with_element(v.kind).with_shape(shape).with_alpha(v.alpha).with_beta(v.beta));
+    BARACUDA_SKIP_IF_NO_CUDA_KERNELS(plan, GetParam());
+    ASSERT_TRUE(plan) << plan.error().to_string();
+    auto in = make_device_tensor(stream, v.kind, shape, dense_layout(shape), filled(v.kind, 5, v.x_bits));
+    auto out = make_device_tensor(stream, v.kind, shape, dense_layout(shape), sentinel_storage(v.kind, 5));
+    ASSERT_TRUE(in && out);
+    ASSERT_TRUE(plan->run(stream, {}, in->view, out->view));
+    const std::vector<uint8_t> got = download(*out);
+    for (int i = 0; i < 5; ++i) {
+      const uint8_t* p = got.data() + i * element_bytes(v.kind);
+      if (v.y_bits == kAnyNaN)
+        EXPECT_TRUE(is_nan(v.kind, p)) << describe(v.kind, p);
+      else
+        EXPECT_EQ(load_bits(v.kind, p), v.y_bits) << describe(v.kind, p);
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Devices, AffineValues, ::testing::ValuesIn(kTestDevices),
+                         [](const auto& info) { return std::string(to_string(info.param)); });
+
+// ---------------------------------------------------------------------------------------------------
+// Every rejection of select, can_implement and run
+// ---------------------------------------------------------------------------------------------------
+
+AffineDescriptor f32_desc(Shape s = Shape{4, 3}) {
+  return AffineDescriptor().with_element(ElementKind::F32).with_shape(s).with_alpha(2.0).with_beta(1.0);
+}
+
+void expect_error(const Status& s, ErrorCode code) {
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.code(), code) << s.to_string();
+  EXPECT_NE(s.error().message.find("AffinePlan"), std::string::npos) << "the message names the plan";
+}
+
+TEST(AffineReject, TypedPlanWrongTypeOrRank) {
+  expect_error(AffinePlan<double, 2>::select(Stream::host(), f32_desc()).status(), ErrorCode::InvalidProblem);
+  expect_error(AffinePlan<float, 1>::select(Stream::host(), f32_desc()).status(), ErrorCode::InvalidProblem);
+}
+
+TEST(AffineReject, UnsupportedKinds) {
+  for (ElementKind k : {ElementKind::S32, ElementKind::U8, ElementKind::Bool, ElementKind::Fp8E4M3, ElementKind::S4})
+    for (DeviceKind d : {DeviceKind::Host, DeviceKind::Sim})
+      expect_error(dynamic::AffinePlan::select(*Stream::for_device(d), f32_desc().with_element(k)).status(),
+                   ErrorCode::Unsupported);
+}
+
+TEST(AffineReject, BadDescriptor) {
+  expect_error(dynamic::AffinePlan::select(Stream::host(), f32_desc(Shape{1, 1, 1, 1, 1, 1, 1, 1, 1})).status(),
+               ErrorCode::InvalidProblem);
+  expect_error(dynamic::AffinePlan::select(Stream::host(), f32_desc(Shape{3, -3})).status(), ErrorCode::InvalidProblem);
+  expect_error(
+      dynamic::AffinePlan::select(Stream::host(), f32_desc().with_element(static_cast<ElementKind>(14))).status(),
+      ErrorCode::InvalidProblem);
+}
+
+TEST(AffineReject, ForcedBackendThatCannotServe) {
+  expect_error(
+      dynamic::AffinePlan::select(Stream::host(), f32_desc(), PlanPreference().with_backend(BackendKind::Sim)).status(),
+      ErrorCode::Unsupported);
+}
+
+TEST(AffineReject, RunOnAnotherDevice) {
+  auto p = dynamic::AffinePlan::select(Stream::host(), f32_desc());
+  ASSERT_TRUE(p);
+  float buf[12] = {};
+  const DynTensor t = DynTensor::dense(buf, ElementKind::F32, Shape{4, 3});
+  expect_error(p->run(Stream::sim(), {}, t, t), ErrorCode::InvalidProblem);
+}
+
+class AffineCanImplement : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    plan_ = std::make_unique<dynamic::AffinePlan>(*dynamic::AffinePlan::select(Stream::host(), f32_desc()));
+  }
+  DynTensor in() { return DynTensor::dense(in_, ElementKind::F32, Shape{4, 3}); }
+  DynTensor out() { return DynTensor::dense(out_, ElementKind::F32, Shape{4, 3}); }
+  void expect(const DynTensor& a, const DynTensor& b, ErrorCode code) {
+    expect_error(plan_->can_implement(a, b), code);
+    std::fill(std::begin(out_), std::end(out_), 7.0f);
+    expect_error(plan_->run(Stream::host(), {}, a, b), code);
+    for (float f : out_) EXPECT_EQ(f, 7.0f) << "run wrote despite the rejection";
+  }
+  std::unique_ptr<dynamic::AffinePlan> plan_;
+  alignas(16) float in_[32] = {};
+  alignas(16) float out_[32] = {};
+};
+
+TEST_F(AffineCanImplement, AcceptsTheDescribedTensorsAndInPlace) {
+  EXPECT_TRUE(plan_->can_implement(in(), out()));
+  EXPECT_TRUE(plan_->can_implement(out(), out()));
+}
+
+TEST_F(AffineCanImplement, ShapeMismatch) {
+  expect(in(), DynTensor::dense(out_, ElementKind::F32, Shape{4, 4}), ErrorCode::InvalidProblem);
+}
+
+TEST_F(AffineCanImplement, KindMismatch) {
+  expect(DynTensor::dense(in_, ElementKind::S32, Shape{4, 3}), out(), ErrorCode::InvalidProblem);
+}
+
+TEST_F(AffineCanImplement, NullData) {
+  DynTensor a = in();
+  a.data = nullptr;
+  expect(a, out(), ErrorCode::InvalidProblem);
+}
+
+TEST_F(AffineCanImplement, MisalignedPointer) {
+  DynTensor a = in();
+  a.data = reinterpret_cast<char*>(in_) + 3;
+  expect(a, out(), ErrorCode::MisalignedOperand);
+}
+
+TEST_F(AffineCanImplement, StrideZeroOutput) {
+  DynTensor b = out();
+  b.stride[0] = 0;
+  expect(in(), b, ErrorCode::InvalidProblem);
+}
+
+TEST_F(AffineCanImplement, InPlaceWithOtherStrides) {
+  DynTensor a = out();
+  a.stride = {1, 4};  // the same memory read transposed
+  expect(a, out(), ErrorCode::InvalidProblem);
+}
+
+TEST(AffinePlanApi, SkuPrecisionAndHash) {
+  auto p = dynamic::AffinePlan::select(Stream::host(), f32_desc());
+  ASSERT_TRUE(p);
+  EXPECT_EQ(to_string(p->sku()), "affine/f32/host/f32/elementwise");
+  EXPECT_EQ(p->precision_guarantee().math_precision, MathPrecision::F32);
+  auto d = dynamic::AffinePlan::select(Stream::sim(), f32_desc().with_element(ElementKind::F64));
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->precision_guarantee().math_precision, MathPrecision::F64);
+  EXPECT_TRUE(d->precision_guarantee().deterministic);
+  EXPECT_NE(f32_desc().hash(), f32_desc().with_beta(2.0).hash());
+}
+
+TEST(AffinePlanApi, TypedWrapperInPlace) {
+  alignas(16) double buf[6] = {0, 1, 2, 3, 4, 5};
+  auto p = AffinePlan<double, 1>::select(
+      Stream::sim(),
+      AffineDescriptor().with_element(ElementKind::F64).with_shape(Shape{6}).with_alpha(-2).with_beta(0.5));
+  ASSERT_TRUE(p) << p.error().to_string();
+  auto view = TensorMut<double, 1>::dense(buf, {6});
+  ASSERT_TRUE(p->run(Stream::sim(), {}, AffineArgs<double, 1>{view, view}));
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(buf[i], -2.0 * i + 0.5);
+}
+
+}  // namespace
+}  // namespace baracuda::test

@@ -1,0 +1,696 @@
+// CastPlan tests:
+// - CastSweep: every (in, out) pair of the catalog × device × layout, on values exactly representable in
+//   every kind, against the expectation of the conversion rules computed here; sim/cuda also bit-exact
+//   against host, and run twice (determinism).
+// - CastRandomBits: every pair on uniformly random bit patterns (NaN, inf, subnormals, both fp8 modes),
+//   sim/cuda bit-exact against the host reference.
+// - CastGolden: the NumPy/ml_dtypes golden data of tests/data (see gen_cast_golden.py), bit-exact on
+//   every device.
+// - CastValues: special values worked out by hand (ties, fp8 boundaries, saturation, int64 above 2^53,
+//   truncation, wrap-around, bool).
+// - CastReject / CastCanImplement: a negative test for every rejection.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "baracuda/baracuda.hpp"
+#include "support/compare.hpp"
+#include "support/devices.hpp"
+#include "support/numeric.hpp"
+#include "support/random.hpp"
+#include "support/tensor.hpp"
+#include "support/tolerance.hpp"
+
+namespace baracuda::test {
+namespace {
+
+constexpr uint8_t kSentinel = 0xA5;
+
+BackendKind backend_of(DeviceKind d) {
+  return d == DeviceKind::Host ? BackendKind::Host : d == DeviceKind::Sim ? BackendKind::Sim : BackendKind::Bespoke;
+}
+
+std::vector<uint8_t> sentinel_storage(ElementKind k, int64_t elements) {
+  return std::vector<uint8_t>(static_cast<size_t>(storage_bytes(k, elements)), kSentinel);
+}
+
+/// Runs a cast of dense 1-D input bytes on `stream`; the output bytes, or the failure.
+Result<std::vector<uint8_t>> run_dense(const Stream& stream, ElementKind in, ElementKind out, bool saturate,
+                                       const std::vector<uint8_t>& in_bytes, int64_t n) {
+  const Shape shape{n};
+  auto plan = dynamic::CastPlan::select(
+      stream, CastDescriptor().with_input(in).with_output(out).with_shape(shape).with_saturate_fp8(saturate));
+  if (!plan) return plan.error();
+  auto a = make_device_tensor(stream, in, shape, dense_layout(shape), in_bytes);
+  if (!a) return a.error();
+  auto b = make_device_tensor(stream, out, shape, dense_layout(shape), sentinel_storage(out, n));
+  if (!b) return b.error();
+  BARACUDA_TRY(plan->run(stream, {}, a->view, b->view));
+  return download(*b);
+}
+
+/// True (and a skip message) when this device cannot run the cast kernels here.
+bool cannot_run(DeviceKind d, const Stream& s, std::string* why) {
+  if (d != DeviceKind::Cuda) return false;
+  auto p = dynamic::CastPlan::select(s, CastDescriptor().with_shape(Shape{1}));
+  if (p) return false;
+  *why = p.error().to_string();
+  return true;
+}
+
+#define BARACUDA_SKIP_IF_CANNOT_RUN(DEVICE, STREAM)                  \
+  do {                                                               \
+    std::string why_;                                                \
+    if (cannot_run((DEVICE), (STREAM), &why_)) GTEST_SKIP() << why_; \
+  } while (0)
+
+/// The value CastPlan's rules give for an input value v (exact in every kind) converted in → out.
+double expected_value(double v, ElementKind in, ElementKind out) {
+  if (is_floating(out)) return v;  // exact in every floating kind (signed zeros kept)
+  if (out == ElementKind::Bool) return v != 0 ? 1 : 0;
+  double lo = 0, hi = 0;
+  int bits = element_bits(out);
+  const bool is_signed = out == ElementKind::S8 || out == ElementKind::S32 || out == ElementKind::S64;
+  if (is_signed) {
+    lo = -std::ldexp(1.0, bits - 1), hi = std::ldexp(1.0, bits - 1) - 1;
+  } else {
+    lo = 0, hi = std::ldexp(1.0, bits) - 1;
+  }
+  if (is_floating(in)) {  // truncate toward zero, saturate
+    const double t = std::trunc(v) + 0.0;
+    return std::min(std::max(t, lo), hi);
+  }
+  // integer → integer: wrap modulo 2^bits
+  const double m = std::ldexp(1.0, bits);
+  double w = std::fmod(v, m);
+  if (w < lo) w += m;
+  if (w > hi) w -= m;
+  return w;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The sweep, generated from the catalog
+// ---------------------------------------------------------------------------------------------------
+
+struct CastCase {
+  std::string op;
+  ElementKind in;
+  ElementKind out;
+  DeviceKind device;
+  LayoutCase layout;
+  Tolerance tol;
+};
+
+std::vector<CastCase> cast_cases() {
+  std::vector<CastCase> v;
+  auto add = [&](std::string_view op, auto in_types, auto out_types, Tolerance tol) {
+    for_each_type(in_types, [&]<class TIn>() {
+      for_each_type(out_types, [&]<class TOut>() {
+        for (DeviceKind d : kTestDevices)
+          for (const LayoutCase& l : unary_layouts()) {
+            if (l.in_place && sizeof(TIn) != sizeof(TOut)) continue;  // in place needs equal element sizes
+            v.push_back({std::string(op), kind_of<TIn>, kind_of<TOut>, d, l, resolve(tol, kind_of<TOut>)});
+          }
+      });
+    });
+  };
+#define BARACUDA_CAST_OP(name, in_types, out_types, tol, doc) \
+  add(#name, in_types{}, out_types{}, ::baracuda::test::tolerances::tol);
+#include "ops/cast/cast.def"
+#undef BARACUDA_CAST_OP
+  return v;
+}
+
+class CastSweep : public ::testing::TestWithParam<CastCase> {};
+
+/// Runs the case on `stream`; returns the output tensor's whole storage (and the output's layout values).
+std::vector<uint8_t> run_case(const Stream& stream, const CastCase& c, const std::vector<uint8_t>& in_storage,
+                              int64_t in_elems, const dynamic::CastPlan& plan) {
+  const LayoutCase& l = c.layout;
+  auto in = make_device_tensor(stream, c.in, l.shape, l.in, in_storage, in_elems);
+  EXPECT_TRUE(in) << in.error().to_string();
+  if (!in) return {};
+  if (l.in_place) {
+    DynTensor out = in->view;
+    out.kind = c.out;
+    const Status s = plan.run(stream, {}, in->view, out);
+    EXPECT_TRUE(s) << s.to_string();
+    return download(*in);
+  }
+  const int64_t out_elems = storage_elements(l.shape, l.out);
+  auto out = make_device_tensor(stream, c.out, l.shape, l.out, sentinel_storage(c.out, out_elems));
+  EXPECT_TRUE(out) << out.error().to_string();
+  if (!out) return {};
+  const Status s = plan.run(stream, {}, in->view, out->view);
+  EXPECT_TRUE(s) << s.to_string();
+  return download(*out);
+}
+
+TEST_P(CastSweep, FollowsTheConversionRules) {
+  const CastCase& c = GetParam();
+  BARACUDA_TEST_STREAM(stream, c.device);
+  const LayoutCase& l = c.layout;
+  const CastDescriptor desc = CastDescriptor().with_input(c.in).with_output(c.out).with_shape(l.shape);
+  auto plan = dynamic::CastPlan::select(stream, desc);
+  BARACUDA_SKIP_IF_NO_CUDA_KERNELS(plan, c.device);
+  ASSERT_TRUE(plan) << plan.error().to_string();
+  EXPECT_EQ(plan->sku().backend, backend_of(c.device));
+  EXPECT_EQ(plan->sku().op, c.op);
+
+  // Input storage of exactly representable values; the logical input is what the layout reads.
+  const int64_t in_elems = storage_elements(l.shape, l.in);
+  std::vector<double> storage_values;
+  const std::vector<uint8_t> in_storage = exact_small_values(c.in, in_elems, 1234 + in_elems, &storage_values);
+  const std::vector<uint8_t> logical_in = gather(c.in, in_storage, l.shape, l.in);
+  std::vector<double> expected(static_cast<size_t>(l.shape.numel()));
+  for (size_t i = 0; i < expected.size(); ++i)
+    expected[i] = expected_value(decode_value(c.in, &logical_in[i * element_bytes(c.in)]), c.in, c.out);
+
+  const Strided& out_layout = l.in_place ? l.in : l.out;
+  const std::vector<uint8_t> got = run_case(stream, c, in_storage, in_elems, *plan);
+  if (HasFailure()) return;
+  const std::vector<uint8_t> logical_out = gather(c.out, got, l.shape, out_layout);
+  EXPECT_TRUE(close_elements(c.out, logical_out, expected, c.tol));
+  if (!l.in_place) {  // nothing outside the view was written
+    std::vector<uint8_t> untouched = sentinel_storage(c.out, storage_elements(l.shape, l.out));
+    scatter(c.out, logical_out, &untouched, l.shape, out_layout);
+    EXPECT_EQ(got, untouched) << "elements outside the output view changed";
+  }
+
+  if (c.device != DeviceKind::Host) {
+    auto host_plan = dynamic::CastPlan::select(Stream::host(), desc);
+    ASSERT_TRUE(host_plan);
+    const std::vector<uint8_t> want = run_case(Stream::host(), c, in_storage, in_elems, *host_plan);
+    EXPECT_TRUE(same_elements(c.out, got, want, static_cast<int64_t>(got.size()) / element_bytes(c.out)))
+        << "differs from the host reference";
+    EXPECT_EQ(run_case(stream, c, in_storage, in_elems, *plan), got) << "two runs gave different bits";
+  }
+}
+
+std::string cast_case_name(const ::testing::TestParamInfo<CastCase>& info) {
+  const CastCase& c = info.param;
+  return c.op + "_" + std::string(to_string(c.in)) + "_" + std::string(to_string(c.out)) + "_" + c.layout.name + "_" +
+         std::string(to_string(c.device));
+}
+
+INSTANTIATE_TEST_SUITE_P(Catalog, CastSweep, ::testing::ValuesIn(cast_cases()), cast_case_name);
+
+// ---------------------------------------------------------------------------------------------------
+// Random bit patterns: devices against the host reference
+// ---------------------------------------------------------------------------------------------------
+
+struct BitsCase {
+  ElementKind in;
+  ElementKind out;
+  bool saturate;
+  DeviceKind device;
+};
+
+std::vector<BitsCase> bits_cases() {
+  std::vector<BitsCase> v;
+  for (const CastCase& c : cast_cases()) {
+    if (c.layout.name != "one" || c.device == DeviceKind::Host) continue;  // one entry per (pair, device)
+    v.push_back({c.in, c.out, false, c.device});
+    if (is_fp8(c.out)) v.push_back({c.in, c.out, true, c.device});
+  }
+  return v;
+}
+
+class CastRandomBits : public ::testing::TestWithParam<BitsCase> {};
+
+TEST_P(CastRandomBits, MatchesTheHostReference) {
+  const BitsCase& c = GetParam();
+  BARACUDA_TEST_STREAM(stream, c.device);
+  BARACUDA_SKIP_IF_CANNOT_RUN(c.device, stream);
+  constexpr int64_t n = 4099;
+  const std::vector<uint8_t> in =
+      random_bits(c.in, n, 99 + static_cast<uint64_t>(c.in) * 16 + static_cast<uint64_t>(c.out));
+  auto got = run_dense(stream, c.in, c.out, c.saturate, in, n);
+  ASSERT_TRUE(got) << got.error().to_string();
+  auto want = run_dense(Stream::host(), c.in, c.out, c.saturate, in, n);
+  ASSERT_TRUE(want) << want.error().to_string();
+  EXPECT_TRUE(same_elements(c.out, *got, *want, n));
+}
+
+INSTANTIATE_TEST_SUITE_P(Catalog, CastRandomBits, ::testing::ValuesIn(bits_cases()),
+                         [](const ::testing::TestParamInfo<BitsCase>& info) {
+                           const BitsCase& c = info.param;
+                           return std::string(to_string(c.in)) + "_" + std::string(to_string(c.out)) +
+                                  (c.saturate ? "_sat_" : "_") + std::string(to_string(c.device));
+                         });
+
+// ---------------------------------------------------------------------------------------------------
+// Golden data from NumPy / ml_dtypes (tests/data/gen_cast_golden.py)
+// ---------------------------------------------------------------------------------------------------
+
+struct GoldenColumn {
+  ElementKind out;
+  bool saturate;
+  std::vector<uint8_t> bytes;
+};
+struct GoldenSection {
+  std::string title;
+  ElementKind in;
+  std::vector<uint8_t> in_bytes;
+  std::vector<GoldenColumn> columns;
+  int64_t n = 0;
+};
+
+std::vector<GoldenSection> load_golden(std::string* error) {
+  const std::string path = std::string(BARACUDA_TEST_DATA_DIR) + "/cast_golden.txt";
+  std::ifstream f(path);
+  if (!f) {
+    *error = "cannot open " + path;
+    return {};
+  }
+  std::vector<GoldenSection> sections;
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    if (line[0] == '[') {  // [in->out1,out2:sat,...]
+      GoldenSection s;
+      s.title = line;
+      const std::string body = line.substr(1, line.size() - 2);
+      const size_t arrow = body.find("->");
+      if (!parse_element_kind(body.substr(0, arrow), &s.in)) *error = "bad section " + line;
+      std::stringstream outs(body.substr(arrow + 2));
+      std::string item;
+      while (std::getline(outs, item, ',')) {
+        GoldenColumn col{};
+        col.saturate = item.size() > 4 && item.substr(item.size() - 4) == ":sat";
+        if (col.saturate) item.resize(item.size() - 4);
+        if (!parse_element_kind(item, &col.out)) *error = "bad section " + line;
+        s.columns.push_back(col);
+      }
+      sections.push_back(std::move(s));
+      continue;
+    }
+    if (sections.empty()) {
+      *error = "data before the first section";
+      return {};
+    }
+    GoldenSection& s = sections.back();
+    std::stringstream fields(line);
+    std::string tok;
+    fields >> tok;
+    auto put = [](ElementKind k, std::vector<uint8_t>* v, const std::string& hex) {
+      const size_t at = v->size();
+      v->resize(at + static_cast<size_t>(element_bytes(k)));
+      store_bits(k, v->data() + at, std::stoull(hex, nullptr, 16));
+    };
+    put(s.in, &s.in_bytes, tok);
+    for (GoldenColumn& col : s.columns) {
+      fields >> tok;
+      put(col.out, &col.bytes, tok);
+    }
+    ++s.n;
+  }
+  return sections;
+}
+
+class CastGolden : public ::testing::TestWithParam<DeviceKind> {};
+
+TEST_P(CastGolden, MatchesNumPyAndMlDtypes) {
+  BARACUDA_TEST_STREAM(stream, GetParam());
+  BARACUDA_SKIP_IF_CANNOT_RUN(GetParam(), stream);
+  std::string error;
+  const std::vector<GoldenSection> sections = load_golden(&error);
+  ASSERT_TRUE(error.empty()) << error;
+  ASSERT_EQ(sections.size(), 5u);
+  int64_t checked = 0;
+  for (const GoldenSection& s : sections) {
+    for (const GoldenColumn& col : s.columns) {
+      SCOPED_TRACE(s.title + " column " + std::string(to_string(col.out)) + (col.saturate ? " saturating" : ""));
+      auto got = run_dense(stream, s.in, col.out, col.saturate, s.in_bytes, s.n);
+      ASSERT_TRUE(got) << got.error().to_string();
+      EXPECT_TRUE(same_elements(col.out, *got, col.bytes, s.n));
+      checked += s.n;
+    }
+  }
+  EXPECT_GT(checked, 20000);
+}
+
+INSTANTIATE_TEST_SUITE_P(Devices, CastGolden, ::testing::ValuesIn(kTestDevices),
+                         [](const auto& info) { return std::string(to_string(info.param)); });
+
+// ---------------------------------------------------------------------------------------------------
+// Special values worked out by hand
+// ---------------------------------------------------------------------------------------------------
+
+constexpr uint64_t kAnyNaN = ~uint64_t{0};
+
+struct ValueCase {
+  ElementKind in;
+  uint64_t in_bits;
+  ElementKind out;
+  bool saturate;
+  uint64_t out_bits;  // kAnyNaN: any NaN
+};
+
+uint64_t f32(float f) {
+  uint32_t b;
+  std::memcpy(&b, &f, 4);
+  return b;
+}
+uint64_t f64(double d) {
+  uint64_t b;
+  std::memcpy(&b, &d, 8);
+  return b;
+}
+uint64_t s64(int64_t v) { return static_cast<uint64_t>(v); }
+
+std::vector<ValueCase> value_cases() {
+  using K = ElementKind;
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float next464 = std::nextafter(464.0f, 1000.0f);
+  return {
+      // float → integer: truncation toward zero, saturation, NaN → 0
+      {K::F32, f32(2.5f), K::S32, false, 2},
+      {K::F32, f32(-2.5f), K::S32, false, s64(-2) & 0xFFFFFFFF},
+      {K::F32, f32(nan), K::S32, false, 0},
+      {K::F32, f32(inf), K::S32, false, 0x7FFFFFFF},
+      {K::F32, f32(-inf), K::S32, false, 0x80000000},
+      {K::F32, f32(3e9f), K::S32, false, 0x7FFFFFFF},
+      {K::F32, f32(-1.5f), K::U8, false, 0},
+      {K::F32, f32(-0.5f), K::U8, false, 0},
+      {K::F32, f32(300.7f), K::U8, false, 255},
+      {K::F32, f32(-3.7f), K::U32, false, 0},
+      {K::F32, f32(4294967296.0f), K::U32, false, 0xFFFFFFFF},
+      {K::F32, f32(1e20f), K::S64, false, 0x7FFFFFFFFFFFFFFF},
+      {K::F64, f64(-128.9), K::S8, false, 0x80},
+      {K::F64, f64(-129.0), K::S8, false, 0x80},
+      {K::F64, f64(9223372036854775808.0), K::S64, false, 0x7FFFFFFFFFFFFFFF},
+      {K::F16, 0x4170, K::S8, false, 2},  // 2.71875 → 2
+      // ties to even and subnormals
+      {K::F32, f32(1.0f + 0x1p-11f), K::F16, false, 0x3C00},
+      {K::F32, f32(1.0f + 3 * 0x1p-11f), K::F16, false, 0x3C02},
+      {K::F32, f32(1.0f + 0x1p-8f), K::Bf16, false, 0x3F80},
+      {K::F32, f32(1.0f + 3 * 0x1p-8f), K::Bf16, false, 0x3F82},
+      {K::F32, f32(2.5f), K::F16, false, 0x4100},
+      {K::F32, f32(0x1p-24f), K::F16, false, 0x0001},
+      {K::F32, f32(0x1p-25f), K::F16, false, 0x0000},
+      {K::F32, f32(3 * 0x1p-26f), K::F16, false, 0x0001},
+      {K::F32, f32(0x1p-9f), K::Fp8E4M3, false, 0x01},
+      {K::F32, f32(0x1p-10f), K::Fp8E4M3, false, 0x00},
+      {K::F32, f32(0x1p-16f), K::Fp8E5M2, false, 0x01},
+      {K::F32, f32(-0.0f), K::F16, false, 0x8000},
+      // fp8 overflow boundaries, both modes
+      {K::F32, f32(448.0f), K::Fp8E4M3, false, 0x7E},
+      {K::F32, f32(464.0f), K::Fp8E4M3, false, 0x7E},
+      {K::F32, f32(next464), K::Fp8E4M3, false, kAnyNaN},
+      {K::F32, f32(480.0f), K::Fp8E4M3, false, kAnyNaN},
+      {K::F32, f32(inf), K::Fp8E4M3, false, kAnyNaN},
+      {K::F32, f32(480.0f), K::Fp8E4M3, true, 0x7E},
+      {K::F32, f32(inf), K::Fp8E4M3, true, 0x7E},
+      {K::F32, f32(-inf), K::Fp8E4M3, true, 0xFE},
+      {K::F32, f32(nan), K::Fp8E4M3, true, kAnyNaN},
+      {K::F32, f32(57344.0f), K::Fp8E5M2, false, 0x7B},
+      {K::F32, f32(61439.0f), K::Fp8E5M2, false, 0x7B},
+      {K::F32, f32(61440.0f), K::Fp8E5M2, false, 0x7C},
+      {K::F32, f32(inf), K::Fp8E5M2, false, 0x7C},
+      {K::F32, f32(-61440.0f), K::Fp8E5M2, true, 0xFB},
+      {K::F32, f32(inf), K::Fp8E5M2, true, 0x7B},
+      {K::F16, 0x5F80, K::Fp8E4M3, false, kAnyNaN},  // f16 480
+      {K::F16, 0x7BFF, K::Fp8E5M2, false, 0x7C},     // f16 65504 → inf
+      {K::S32, 1000, K::Fp8E4M3, false, kAnyNaN},
+      {K::S32, 1000, K::Fp8E4M3, true, 0x7E},
+      // f64 rounds once (no f32 step)
+      {K::F64, f64(1 + 0x1p-11 + 0x1p-40), K::F16, false, 0x3C01},
+      {K::F64, f64(1 + 0x1p-8 + 0x1p-30), K::Bf16, false, 0x3F81},
+      {K::F64, f64(1 + 0x1p-4 + 0x1p-40), K::Fp8E4M3, false, 0x39},
+      {K::F64, f64(1 + 0x1p-24 + 0x1p-50), K::F32, false, 0x3F800001},
+      {K::F64, f64(1 + 0x1p-24), K::F32, false, 0x3F800000},  // tie → even
+      {K::F64, f64(464.0 + 0x1p-30), K::Fp8E4M3, false, kAnyNaN},
+      // integers above 2^24 / 2^53
+      {K::S64, s64((int64_t{1} << 53) + 1), K::F32, false, 0x5A000000},
+      {K::S64, s64((int64_t{1} << 53) + 1), K::F64, false, 0x4340000000000000},
+      {K::S64, s64((int64_t{1} << 53) + 3), K::F64, false, 0x4340000000000002},
+      {K::S64, s64((int64_t{1} << 40) + (int64_t{1} << 32) + 1), K::Bf16, false,
+       0x5381},                                                                        // f32 first would give 0x5380
+      {K::S64, s64((int64_t{1} << 40) + (int64_t{1} << 32)), K::Bf16, false, 0x5380},  // tie → even
+      {K::S64, s64(-((int64_t{1} << 53) + 1)), K::Bf16, false, 0xDA00},
+      {K::S32, (1 << 24) + 1, K::F32, false, 0x4B800000},
+      {K::S64, 65519, K::F16, false, 0x7BFF},
+      {K::S64, 65520, K::F16, false, 0x7C00},
+      {K::U32, 0xFFFFFFFF, K::F32, false, 0x4F800000},  // 2^32
+      // integer → integer wraps
+      {K::S32, 300, K::S8, false, 44},
+      {K::S32, s64(-1) & 0xFFFFFFFF, K::U8, false, 255},
+      {K::S64, s64(-1), K::U32, false, 0xFFFFFFFF},
+      {K::U32, 0xFFFFFFFF, K::S32, false, 0xFFFFFFFF},
+      {K::S64, s64((int64_t{1} << 40) + 5), K::S32, false, 5},
+      {K::U8, 200, K::S8, false, 0xC8},
+      {K::S8, 0x80, K::S64, false, s64(-128)},
+      {K::U32, 0x80000000, K::S64, false, 0x80000000},
+      // bool
+      {K::S32, 2, K::Bool, false, 1},
+      {K::F32, f32(nan), K::Bool, false, 1},
+      {K::F32, f32(-0.0f), K::Bool, false, 0},
+      {K::F32, f32(0x1p-149f), K::Bool, false, 1},
+      {K::Bool, 1, K::F16, false, 0x3C00},
+      {K::Bool, 1, K::S64, false, 1},
+      {K::Bool, 1, K::Fp8E4M3, false, 0x38},
+      // fp8 → wider
+      {K::Fp8E4M3, 0x7E, K::F32, false, f32(448.0f)},
+      {K::Fp8E4M3, 0x7F, K::F32, false, kAnyNaN},
+      {K::Fp8E4M3, 0x01, K::F32, false, f32(0x1p-9f)},
+      {K::Fp8E5M2, 0x7C, K::F32, false, f32(inf)},
+      {K::Fp8E5M2, 0xFB, K::F16, false, 0xFB00},
+      {K::Fp8E4M3, 0x7E, K::Fp8E5M2, false, 0x5F},  // 448 → e5m2 448 exact (1.75·2^8)
+      // a copy keeps NaN payloads
+      {K::F32, 0x7FC00123, K::F32, false, 0x7FC00123},
+  };
+}
+
+class CastValues : public ::testing::TestWithParam<DeviceKind> {};
+
+TEST_P(CastValues, HandComputed) {
+  BARACUDA_TEST_STREAM(stream, GetParam());
+  BARACUDA_SKIP_IF_CANNOT_RUN(GetParam(), stream);
+  for (const ValueCase& v : value_cases()) {
+    SCOPED_TRACE(std::string(to_string(v.in)) + " 0x" +
+                 [&] {
+                   std::ostringstream os;
+                   os << std::hex << v.in_bits;
+                   return os.str();
+                 }() +
+                 " -> " + std::string(to_string(v.out)) + (v.saturate ? " (saturating)" : ""));
+    std::vector<uint8_t> in(static_cast<size_t>(element_bytes(v.in)));
+    store_bits(v.in, in.data(), v.in_bits);
+    auto got = run_dense(stream, v.in, v.out, v.saturate, in, 1);
+    ASSERT_TRUE(got) << got.error().to_string();
+    if (v.out_bits == kAnyNaN)
+      EXPECT_TRUE(is_nan(v.out, got->data())) << describe(v.out, got->data());
+    else
+      EXPECT_EQ(load_bits(v.out, got->data()), v.out_bits) << describe(v.out, got->data());
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Devices, CastValues, ::testing::ValuesIn(kTestDevices),
+                         [](const auto& info) { return std::string(to_string(info.param)); });
+
+// ---------------------------------------------------------------------------------------------------
+// Every rejection of select, can_implement and run
+// ---------------------------------------------------------------------------------------------------
+
+CastDescriptor f32_to_f16(Shape s = Shape{4, 3}) {
+  return CastDescriptor().with_input(ElementKind::F32).with_output(ElementKind::F16).with_shape(s);
+}
+
+void expect_select_error(const Result<dynamic::CastPlan>& p, ErrorCode code) {
+  ASSERT_FALSE(p);
+  EXPECT_EQ(p.error().code, code) << p.error().to_string();
+  EXPECT_NE(p.error().message.find("CastPlan"), std::string::npos) << "the message names the plan";
+}
+
+TEST(CastReject, TypedPlanWrongTypes) {
+  auto a = CastPlan<double, __half, 2>::select(Stream::host(), f32_to_f16());
+  ASSERT_FALSE(a);
+  EXPECT_EQ(a.error().code, ErrorCode::InvalidProblem);
+  auto b = CastPlan<float, float, 2>::select(Stream::host(), f32_to_f16());
+  ASSERT_FALSE(b);
+  EXPECT_EQ(b.error().code, ErrorCode::InvalidProblem);
+  auto c = CastPlan<float, __half, 1>::select(Stream::host(), f32_to_f16());
+  ASSERT_FALSE(c);
+  EXPECT_EQ(c.error().code, ErrorCode::InvalidProblem);
+}
+
+TEST(CastReject, RankAboveEightAndNegativeExtent) {
+  expect_select_error(dynamic::CastPlan::select(Stream::host(), f32_to_f16(Shape{1, 1, 1, 1, 1, 1, 1, 1, 1})),
+                      ErrorCode::InvalidProblem);
+  expect_select_error(dynamic::CastPlan::select(Stream::host(), f32_to_f16(Shape{-2})), ErrorCode::InvalidProblem);
+}
+
+TEST(CastReject, PackedKindsAreUnsupported) {
+  for (ElementKind k : {ElementKind::S4, ElementKind::U4}) {
+    for (DeviceKind d : {DeviceKind::Host, DeviceKind::Sim}) {
+      const Stream s = *Stream::for_device(d);
+      expect_select_error(dynamic::CastPlan::select(s, f32_to_f16().with_input(k)), ErrorCode::Unsupported);
+      expect_select_error(dynamic::CastPlan::select(s, f32_to_f16().with_output(k)), ErrorCode::Unsupported);
+    }
+  }
+}
+
+TEST(CastReject, InvalidElementKindValue) {
+  expect_select_error(dynamic::CastPlan::select(Stream::host(), f32_to_f16().with_output(static_cast<ElementKind>(99))),
+                      ErrorCode::InvalidProblem);
+}
+
+TEST(CastReject, ForcedBackendThatCannotServe) {
+  expect_select_error(
+      dynamic::CastPlan::select(Stream::sim(), f32_to_f16(), PlanPreference().with_backend(BackendKind::Host)),
+      ErrorCode::Unsupported);
+  expect_select_error(
+      dynamic::CastPlan::select(Stream::host(), f32_to_f16(), PlanPreference().with_backend(BackendKind::Cudnn)),
+      ErrorCode::Unsupported);
+}
+
+TEST(CastReject, RunOnAnotherDevice) {
+  auto p = dynamic::CastPlan::select(Stream::sim(), f32_to_f16());
+  ASSERT_TRUE(p);
+  float in[12] = {};
+  __half out[12];
+  const Status s = p->run(Stream::host(), {}, DynTensor::dense(in, ElementKind::F32, Shape{4, 3}),
+                          DynTensor::dense(out, ElementKind::F16, Shape{4, 3}));
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.code(), ErrorCode::InvalidProblem);
+}
+
+TEST(CastReject, RunWithoutSelect) {
+  dynamic::CastPlan p;
+  float in[1] = {};
+  EXPECT_FALSE(p.run(Stream::host(), {}, DynTensor::dense(in, ElementKind::F32, Shape{1}),
+                     DynTensor::dense(in, ElementKind::F32, Shape{1})));
+}
+
+class CastCanImplement : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    plan_ = std::make_unique<dynamic::CastPlan>(*dynamic::CastPlan::select(Stream::host(), f32_to_f16()));
+  }
+  DynTensor in() { return DynTensor::dense(in_, ElementKind::F32, Shape{4, 3}); }
+  DynTensor out() { return DynTensor::dense(out_, ElementKind::F16, Shape{4, 3}); }
+  void expect(const DynTensor& a, const DynTensor& b, ErrorCode code) {
+    const Status s = plan_->can_implement(a, b);
+    ASSERT_FALSE(s);
+    EXPECT_EQ(s.code(), code) << s.to_string();
+    std::memset(out_, 0x5A, sizeof out_);
+    const Status r = plan_->run(Stream::host(), {}, a, b);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.code(), code);
+    for (uint16_t v : out_) EXPECT_EQ(v, 0x5A5A) << "run wrote despite the rejection";
+  }
+  std::unique_ptr<dynamic::CastPlan> plan_;
+  alignas(16) float in_[32] = {};
+  alignas(16) uint16_t out_[32] = {};
+};
+
+TEST_F(CastCanImplement, AcceptsTheDescribedTensors) { EXPECT_TRUE(plan_->can_implement(in(), out())); }
+
+TEST_F(CastCanImplement, ShapeMismatch) {
+  expect(DynTensor::dense(in_, ElementKind::F32, Shape{12}), out(), ErrorCode::InvalidProblem);
+  expect(in(), DynTensor::dense(out_, ElementKind::F16, Shape{3, 4}), ErrorCode::InvalidProblem);
+}
+
+TEST_F(CastCanImplement, KindMismatch) {
+  DynTensor a = in();
+  a.kind = ElementKind::S32;
+  expect(a, out(), ErrorCode::InvalidProblem);
+  DynTensor b = out();
+  b.kind = ElementKind::Bf16;
+  expect(in(), b, ErrorCode::InvalidProblem);
+}
+
+TEST_F(CastCanImplement, NullData) {
+  DynTensor a = in();
+  a.data = nullptr;
+  expect(a, out(), ErrorCode::InvalidProblem);
+  DynTensor b = out();
+  b.data = nullptr;
+  const Status s = plan_->can_implement(in(), b);
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.code(), ErrorCode::InvalidProblem);
+}
+
+TEST_F(CastCanImplement, MisalignedPointers) {
+  DynTensor a = in();
+  a.data = reinterpret_cast<char*>(in_) + 1;
+  expect(a, out(), ErrorCode::MisalignedOperand);
+  DynTensor b = out();
+  b.data = reinterpret_cast<char*>(out_) + 1;
+  const Status s = plan_->can_implement(in(), b);
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.code(), ErrorCode::MisalignedOperand);
+}
+
+TEST_F(CastCanImplement, StrideZeroOutput) {
+  DynTensor b = out();
+  b.stride[1] = 0;
+  expect(in(), b, ErrorCode::InvalidProblem);
+}
+
+TEST_F(CastCanImplement, BroadcastInputIsAccepted) {
+  DynTensor a = in();
+  a.stride[0] = 0;
+  EXPECT_TRUE(plan_->can_implement(a, out()));
+}
+
+TEST(CastAlias, InPlaceNeedsEqualStridesAndSizes) {
+  alignas(16) float buf[32] = {};
+  {  // f32 → s32 in place, same strides: accepted
+    auto p = dynamic::CastPlan::select(
+        Stream::host(),
+        CastDescriptor().with_input(ElementKind::F32).with_output(ElementKind::S32).with_shape(Shape{4, 3}));
+    ASSERT_TRUE(p);
+    const DynTensor a = DynTensor::dense(buf, ElementKind::F32, Shape{4, 3});
+    DynTensor b = DynTensor::dense(buf, ElementKind::S32, Shape{4, 3});
+    EXPECT_TRUE(p->can_implement(a, b));
+    b.stride = {1, 4};  // same pointer, other strides
+    const Status s = p->can_implement(a, b);
+    ASSERT_FALSE(s);
+    EXPECT_EQ(s.code(), ErrorCode::InvalidProblem);
+  }
+  {  // f32 → f16 in place: element sizes differ
+    auto p = dynamic::CastPlan::select(Stream::host(), f32_to_f16());
+    ASSERT_TRUE(p);
+    const Status s = p->can_implement(DynTensor::dense(buf, ElementKind::F32, Shape{4, 3}),
+                                      DynTensor::dense(buf, ElementKind::F16, Shape{4, 3}));
+    ASSERT_FALSE(s);
+    EXPECT_EQ(s.code(), ErrorCode::InvalidProblem);
+  }
+}
+
+TEST(CastPlanApi, EmptyTensorTouchesNothing) {
+  for (DeviceKind d : {DeviceKind::Host, DeviceKind::Sim}) {
+    const Stream s = *Stream::for_device(d);
+    auto p = dynamic::CastPlan::select(s, f32_to_f16(Shape{3, 0}));
+    ASSERT_TRUE(p);
+    EXPECT_TRUE(p->run(s, {}, DynTensor::dense(nullptr, ElementKind::F32, Shape{3, 0}),
+                       DynTensor::dense(nullptr, ElementKind::F16, Shape{3, 0})));
+  }
+}
+
+TEST(CastPlanApi, TypedWrapperSkuAndHash) {
+  alignas(16) float in[6] = {1, 2, 3, 4, 5, 6};
+  alignas(16) __nv_bfloat16 out[6];
+  const CastDescriptor d =
+      CastDescriptor().with_input(ElementKind::F32).with_output(ElementKind::Bf16).with_shape(Shape{2, 3});
+  auto p = CastPlan<float, __nv_bfloat16, 2>::select(Stream::sim(), d);
+  ASSERT_TRUE(p) << p.error().to_string();
+  EXPECT_EQ(to_string(p->sku()), "cast/f32->bf16/sim/exact/elementwise");
+  ASSERT_TRUE(p->run(Stream::sim(), {},
+                     CastArgs<float, __nv_bfloat16, 2>{TensorRef<float, 2>::dense(in, {2, 3}),
+                                                       TensorMut<__nv_bfloat16, 2>::dense(out, {2, 3})}));
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(decode_value(ElementKind::Bf16, &out[i]), in[i]);
+  EXPECT_NE(d.hash(), CastDescriptor(d).with_saturate_fp8(true).hash());
+}
+
+}  // namespace
+}  // namespace baracuda::test
