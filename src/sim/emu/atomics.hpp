@@ -1,0 +1,140 @@
+// Copyright (c) baracuda contributors. SPDX-License-Identifier: Apache-2.0
+//
+// CUDA atomic functions on std::atomic_ref, for exactly the overloads CUDA declares (device scope;
+// relaxed ordering like the hardware's atomics, with __threadfence* as seq_cst fences). A failing atomicCAS
+// yields to the other threads of the block, so that an intra-block spin lock can make progress.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <atomic>
+#include <bit>
+#include <cstdint>
+#include <cstring>
+
+#include "state.hpp"
+
+namespace baracuda::simt {
+namespace detail {
+
+inline constexpr std::memory_order kAtomicOrder = std::memory_order_relaxed;
+
+template <class T>
+inline std::atomic_ref<T> aref(T* p) {
+  return std::atomic_ref<T>(*p);
+}
+
+// Bit copies that also work for __half2 / __nv_bfloat162 (not trivially copyable: they declare assignment).
+template <class To, class From>
+inline To bits_as(const From& from) {
+  static_assert(sizeof(To) == sizeof(From));
+  To to;
+  std::memcpy(static_cast<void*>(&to), static_cast<const void*>(&from), sizeof(To));
+  return to;
+}
+
+// Read-modify-write with an arbitrary function, on the raw bits of a (possibly 16-bit) value.
+template <class Bits, class T, class F>
+inline T rmw(T* address, F f) {
+  static_assert(sizeof(Bits) == sizeof(T));
+  std::atomic_ref<Bits> a(*reinterpret_cast<Bits*>(address));
+  Bits old_bits = a.load(kAtomicOrder);
+  for (;;) {
+    const T old = bits_as<T>(old_bits);
+    const Bits new_bits = bits_as<Bits>(static_cast<T>(f(old)));
+    if (a.compare_exchange_weak(old_bits, new_bits, kAtomicOrder, kAtomicOrder)) return old;
+  }
+}
+
+template <class T>
+inline T cas(T* address, T compare, T val) {
+  T expected = compare;
+  if (!aref(address).compare_exchange_strong(expected, val, kAtomicOrder, kAtomicOrder)) yield();
+  return expected;
+}
+
+}  // namespace detail
+
+namespace device_api {
+
+// ---- add / sub ----
+inline int atomicAdd(int* a, int v) { return detail::aref(a).fetch_add(v, detail::kAtomicOrder); }
+inline unsigned int atomicAdd(unsigned int* a, unsigned int v) { return detail::aref(a).fetch_add(v, detail::kAtomicOrder); }
+inline unsigned long long atomicAdd(unsigned long long* a, unsigned long long v) {
+  return detail::aref(a).fetch_add(v, detail::kAtomicOrder);
+}
+inline float atomicAdd(float* a, float v) { return detail::aref(a).fetch_add(v, detail::kAtomicOrder); }
+inline double atomicAdd(double* a, double v) { return detail::aref(a).fetch_add(v, detail::kAtomicOrder); }
+inline __half atomicAdd(__half* a, __half v) {
+  return detail::rmw<unsigned short>(a, [v](__half o) { return __hadd(o, v); });
+}
+inline __nv_bfloat16 atomicAdd(__nv_bfloat16* a, __nv_bfloat16 v) {
+  return detail::rmw<unsigned short>(a, [v](__nv_bfloat16 o) { return __hadd(o, v); });
+}
+inline __half2 atomicAdd(__half2* a, __half2 v) {
+  return detail::rmw<unsigned int>(a, [v](__half2 o) { return __hadd2(o, v); });
+}
+inline __nv_bfloat162 atomicAdd(__nv_bfloat162* a, __nv_bfloat162 v) {
+  return detail::rmw<unsigned int>(a, [v](__nv_bfloat162 o) { return __hadd2(o, v); });
+}
+/// sm_90 vector float atomics: atomic per element.
+inline float2 atomicAdd(float2* a, float2 v) {
+  return float2{atomicAdd(&a->x, v.x), atomicAdd(&a->y, v.y)};
+}
+inline float4 atomicAdd(float4* a, float4 v) {
+  return float4{atomicAdd(&a->x, v.x), atomicAdd(&a->y, v.y), atomicAdd(&a->z, v.z), atomicAdd(&a->w, v.w)};
+}
+inline int atomicSub(int* a, int v) { return detail::aref(a).fetch_sub(v, detail::kAtomicOrder); }
+inline unsigned int atomicSub(unsigned int* a, unsigned int v) { return detail::aref(a).fetch_sub(v, detail::kAtomicOrder); }
+
+// ---- exchange / compare-and-swap ----
+inline int atomicExch(int* a, int v) { return detail::aref(a).exchange(v, detail::kAtomicOrder); }
+inline unsigned int atomicExch(unsigned int* a, unsigned int v) { return detail::aref(a).exchange(v, detail::kAtomicOrder); }
+inline unsigned long long atomicExch(unsigned long long* a, unsigned long long v) {
+  return detail::aref(a).exchange(v, detail::kAtomicOrder);
+}
+inline float atomicExch(float* a, float v) { return detail::aref(a).exchange(v, detail::kAtomicOrder); }
+inline int atomicCAS(int* a, int compare, int v) { return detail::cas(a, compare, v); }
+inline unsigned int atomicCAS(unsigned int* a, unsigned int compare, unsigned int v) { return detail::cas(a, compare, v); }
+inline unsigned long long atomicCAS(unsigned long long* a, unsigned long long compare, unsigned long long v) {
+  return detail::cas(a, compare, v);
+}
+inline unsigned short atomicCAS(unsigned short* a, unsigned short compare, unsigned short v) {
+  return detail::cas(a, compare, v);
+}
+
+// ---- min / max ----
+#define BARACUDA_SIM_MINMAX_ATOMIC(T)                                                      \
+  inline T atomicMin(T* a, T v) { return detail::rmw<T>(a, [v](T o) { return v < o ? v : o; }); } \
+  inline T atomicMax(T* a, T v) { return detail::rmw<T>(a, [v](T o) { return v > o ? v : o; }); }
+BARACUDA_SIM_MINMAX_ATOMIC(int)
+BARACUDA_SIM_MINMAX_ATOMIC(unsigned int)
+BARACUDA_SIM_MINMAX_ATOMIC(long long)
+BARACUDA_SIM_MINMAX_ATOMIC(unsigned long long)
+#undef BARACUDA_SIM_MINMAX_ATOMIC
+
+// ---- wrapping increment / decrement ----
+/// old >= v ? 0 : old + 1
+inline unsigned int atomicInc(unsigned int* a, unsigned int v) {
+  return detail::rmw<unsigned int>(a, [v](unsigned int o) { return o >= v ? 0u : o + 1u; });
+}
+/// (old == 0 || old > v) ? v : old - 1
+inline unsigned int atomicDec(unsigned int* a, unsigned int v) {
+  return detail::rmw<unsigned int>(a, [v](unsigned int o) { return (o == 0u || o > v) ? v : o - 1u; });
+}
+
+// ---- bitwise ----
+#define BARACUDA_SIM_BITWISE_ATOMIC(T)                                                                  \
+  inline T atomicAnd(T* a, T v) { return detail::aref(a).fetch_and(v, detail::kAtomicOrder); }         \
+  inline T atomicOr(T* a, T v) { return detail::aref(a).fetch_or(v, detail::kAtomicOrder); }           \
+  inline T atomicXor(T* a, T v) { return detail::aref(a).fetch_xor(v, detail::kAtomicOrder); }
+BARACUDA_SIM_BITWISE_ATOMIC(int)
+BARACUDA_SIM_BITWISE_ATOMIC(unsigned int)
+BARACUDA_SIM_BITWISE_ATOMIC(long long)
+BARACUDA_SIM_BITWISE_ATOMIC(unsigned long long)
+#undef BARACUDA_SIM_BITWISE_ATOMIC
+
+}  // namespace device_api
+}  // namespace baracuda::simt

@@ -1,0 +1,394 @@
+// Copyright (c) baracuda contributors. SPDX-License-Identifier: Apache-2.0
+//
+// Configuration, the persistent worker pool, the launch driver, errors, statistics and the watchdog.
+#include "runtime.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "scheduler.hpp"
+
+namespace baracuda::simt {
+
+// ------------------------------------------------------------------------------------------------
+// Configuration
+// ------------------------------------------------------------------------------------------------
+
+bool parse_schedule(std::string_view text, Schedule* out) {
+  if (text == "fwd") {
+    *out = Schedule::fwd();
+    return true;
+  }
+  if (text == "rev") {
+    *out = Schedule::rev();
+    return true;
+  }
+  if (text.substr(0, 5) == "rand:" && text.size() > 5) {
+    std::uint64_t seed = 0;
+    for (char ch : text.substr(5)) {
+      if (ch < '0' || ch > '9') return false;
+      seed = seed * 10 + static_cast<std::uint64_t>(ch - '0');
+    }
+    *out = Schedule::random(seed);
+    return true;
+  }
+  return false;
+}
+
+std::string to_string(const Schedule& s) {
+  switch (s.kind) {
+    case ScheduleKind::Forward: return "fwd";
+    case ScheduleKind::Reverse: return "rev";
+    case ScheduleKind::Random: return "rand:" + std::to_string(s.seed);
+  }
+  return "?";
+}
+
+namespace {
+
+long env_long(const char* name, long fallback, long min_value) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return fallback;
+  char* end = nullptr;
+  const long x = std::strtol(v, &end, 10);
+  if (*end != '\0' || x < min_value) {
+    std::fprintf(stderr, "baracuda sim: ignoring %s=%s (expected an integer >= %ld)\n", name, v, min_value);
+    return fallback;
+  }
+  return x;
+}
+
+struct Config {
+  Config() {
+    const char* s = std::getenv("BARACUDA_SIM_SCHEDULE");
+    if (s != nullptr && *s != '\0' && !parse_schedule(s, &schedule))
+      std::fprintf(stderr, "baracuda sim: ignoring BARACUDA_SIM_SCHEDULE=%s (expected fwd, rev or rand:SEED)\n", s);
+    const char* st = std::getenv("BARACUDA_SIM_STRICT");
+    strict = st != nullptr && (std::string_view(st) == "1" || std::string_view(st) == "on" ||
+                               std::string_view(st) == "true");
+    const long hw = std::max(1L, static_cast<long>(std::thread::hardware_concurrency()));
+    workers = static_cast<unsigned>(env_long("BARACUDA_SIM_WORKERS", hw, 1));
+    stack = static_cast<std::size_t>(env_long("BARACUDA_SIM_STACK_KB", BARACUDA_SIM_ASAN ? 256 : 64, 16)) * 1024;
+    watchdog_s = static_cast<unsigned>(env_long("BARACUDA_SIM_WATCHDOG_S", 60, 0));
+  }
+  std::mutex mu;
+  Schedule schedule;
+  std::atomic<bool> strict{false};
+  std::atomic<unsigned> workers{1};
+  std::size_t stack = 64 * 1024;
+  std::atomic<unsigned> watchdog_s{60};
+};
+
+Config& config() {
+  static Config c;
+  return c;
+}
+
+}  // namespace
+
+void set_schedule(const Schedule& s) {
+  Config& c = config();
+  std::lock_guard<std::mutex> lock(c.mu);
+  c.schedule = s;
+}
+
+Schedule get_schedule() {
+  Config& c = config();
+  std::lock_guard<std::mutex> lock(c.mu);
+  return c.schedule;
+}
+
+void set_strict(bool on) { config().strict.store(on); }
+bool get_strict() { return config().strict.load(); }
+void set_workers(unsigned n) { config().workers.store(std::max(1u, n)); }
+unsigned get_workers() { return config().workers.load(); }
+std::size_t stack_bytes() { return config().stack; }
+void set_watchdog_seconds(unsigned seconds) { config().watchdog_s.store(seconds); }
+unsigned get_watchdog_seconds() { return config().watchdog_s.load(); }
+
+// ------------------------------------------------------------------------------------------------
+// Statistics and errors
+// ------------------------------------------------------------------------------------------------
+
+namespace {
+
+struct GlobalStats {
+  std::atomic<std::uint64_t> launches{0}, blocks{0}, threads{0}, switches{0}, fibers{0};
+};
+GlobalStats g_stats;
+
+thread_local launch::LaunchError t_last_error;
+
+void record_error(launch::LaunchError e) {
+  if (!t_last_error.failed) t_last_error = std::move(e);  // keep the first error until it is taken
+}
+
+}  // namespace
+
+Stats stats() {
+  Stats s;
+  s.launches = g_stats.launches.load();
+  s.blocks = g_stats.blocks.load();
+  s.threads = g_stats.threads.load();
+  s.switches = g_stats.switches.load();
+  s.fibers = g_stats.fibers.load();
+  return s;
+}
+
+void reset_stats() {
+  g_stats.launches = 0;
+  g_stats.blocks = 0;
+  g_stats.threads = 0;
+  g_stats.switches = 0;
+  g_stats.fibers = 0;
+}
+
+launch::LaunchError take_last_error() { return std::exchange(t_last_error, launch::LaunchError{}); }
+
+namespace detail {
+
+// ------------------------------------------------------------------------------------------------
+// Watchdog: aborts the process (with a diagnostic) when a worker makes no scheduling progress for
+// BARACUDA_SIM_WATCHDOG_S seconds, e.g. a spin-wait without __nanosleep. Never destroyed.
+// ------------------------------------------------------------------------------------------------
+
+namespace {
+
+class Watchdog {
+ public:
+  static Watchdog& get() {
+    static Watchdog* w = new Watchdog;
+    return *w;
+  }
+
+  void add(Worker* w) {
+    std::lock_guard<std::mutex> lock(mu_);
+    workers_.push_back({w, 0, Clock::now()});
+  }
+
+  void remove(Worker* w) {
+    std::lock_guard<std::mutex> lock(mu_);
+    workers_.erase(std::remove_if(workers_.begin(), workers_.end(), [&](const Entry& e) { return e.worker == w; }),
+                   workers_.end());
+  }
+
+  void ensure_started() {
+    std::call_once(started_, [&] { std::thread([this] { loop(); }).detach(); });
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  struct Entry {
+    Worker* worker;
+    std::uint64_t progress;
+    Clock::time_point since;
+  };
+
+  void loop() {
+    for (;;) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(250));
+      const unsigned timeout_s = get_watchdog_seconds();
+      std::lock_guard<std::mutex> lock(mu_);
+      const auto now = Clock::now();
+      for (Entry& e : workers_) {
+        const std::uint64_t p = e.worker->progress.load(std::memory_order_relaxed);
+        if (!e.worker->busy.load(std::memory_order_relaxed) || p != e.progress) {
+          e.progress = p;
+          e.since = now;
+          continue;
+        }
+        if (timeout_s != 0 && now - e.since > std::chrono::seconds(timeout_s)) {
+          std::fprintf(stderr,
+                       "baracuda sim: watchdog: thread %u (linear) of block %llu (linear) has run for %u s without "
+                       "reaching a barrier, a warp collective, __nanosleep or its end. A spin-wait on a flag set by "
+                       "another thread of the same block never ends under the emulator unless the loop calls "
+                       "__nanosleep(). Aborting (BARACUDA_SIM_WATCHDOG_S=0 disables this check).\n",
+                       e.worker->cur_thread.load(), static_cast<unsigned long long>(e.worker->cur_block.load()),
+                       timeout_s);
+          std::fflush(stderr);
+          std::abort();
+        }
+      }
+    }
+  }
+
+  std::mutex mu_;
+  std::vector<Entry> workers_;
+  std::once_flag started_;
+};
+
+}  // namespace
+
+Worker::Worker(std::size_t stack) : fibers(stack) {
+  main.is_main = true;
+  Watchdog::get().add(this);
+}
+
+Worker::~Worker() {
+  Watchdog::get().remove(this);
+  std::free(closure);
+}
+
+Worker& this_worker() {
+  thread_local std::unique_ptr<Worker> w;
+  if (!w) w = std::make_unique<Worker>(stack_bytes());
+  return *w;
+}
+
+namespace {
+
+void run_job(LaunchJob& job) {
+  Worker& w = this_worker();
+  const KernelThunk& k = *job.kernel;
+  const std::size_t need = (k.size + 63) / 64 * 64;
+  if (w.closure_cap < need || k.align > 64) {
+    std::free(w.closure);
+    w.closure = std::aligned_alloc(std::max<std::size_t>(64, k.align), need);
+    w.closure_cap = need;
+  }
+  k.copy(w.closure, k.closure);
+  // Exact size, so that AddressSanitizer sees out-of-bounds accesses to dynamic shared memory.
+  w.smem = static_cast<unsigned char*>(::operator new[](job.smem, std::align_val_t(16)));
+  const std::uint64_t blocks0 = w.n_blocks, threads0 = w.n_threads, switches0 = w.n_switches;
+  const std::size_t fibers0 = w.fibers.created();
+  w.busy.store(true, std::memory_order_relaxed);
+  while (!job.abort.load(std::memory_order_relaxed)) {
+    const std::uint64_t b = job.next_block.fetch_add(1, std::memory_order_relaxed);
+    if (b >= job.nblocks) break;
+    w.exec.run(w, job, b);
+  }
+  w.busy.store(false, std::memory_order_relaxed);
+  ::operator delete[](w.smem, std::align_val_t(16));
+  w.smem = nullptr;
+  k.destroy(w.closure);
+  g_stats.blocks += w.n_blocks - blocks0;
+  g_stats.threads += w.n_threads - threads0;
+  g_stats.switches += w.n_switches - switches0;
+  g_stats.fibers += w.fibers.created() - fibers0;
+}
+
+// Persistent pool of worker threads (the launching thread works too). Never destroyed, so that no thread
+// is joined during static destruction.
+class Pool {
+ public:
+  static Pool& get() {
+    static Pool* p = new Pool;
+    return *p;
+  }
+
+  void run(LaunchJob& job, unsigned extra) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      while (threads_ < extra) {
+        std::thread(&Pool::thread_main, this, threads_).detach();
+        ++threads_;
+      }
+      job_ = &job;
+      wanted_ = extra;
+      pending_ = extra;
+      ++generation_;
+    }
+    work_.notify_all();
+    run_job(job);
+    std::unique_lock<std::mutex> lock(mu_);
+    done_.wait(lock, [&] { return pending_ == 0; });
+    job_ = nullptr;
+  }
+
+ private:
+  void thread_main(unsigned index) {
+    std::uint64_t seen = 0;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      seen = generation_ - 1;  // the launch that created this thread wants it
+    }
+    for (;;) {
+      LaunchJob* job = nullptr;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        work_.wait(lock, [&] { return generation_ != seen; });
+        seen = generation_;
+        if (index >= wanted_) continue;
+        job = job_;
+      }
+      run_job(*job);
+      std::lock_guard<std::mutex> lock(mu_);
+      if (--pending_ == 0) done_.notify_one();
+    }
+  }
+
+  std::mutex mu_;
+  std::condition_variable work_, done_;
+  unsigned threads_ = 0;
+  LaunchJob* job_ = nullptr;
+  unsigned wanted_ = 0;
+  unsigned pending_ = 0;
+  std::uint64_t generation_ = 0;
+};
+
+std::mutex g_launch_mutex;  // one grid at a time; launches from several host threads are serialized
+
+std::string dims(dim3 d) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "(%u,%u,%u)", d.x, d.y, d.z);
+  return buf;
+}
+
+}  // namespace
+
+void launch(dim3 grid, dim3 block, std::size_t smem, const KernelThunk& kernel) {
+  if (t_cur.block != nullptr) {
+    record_error({true, cudaErrorNotSupported, "baracuda sim: kernel launch from device code is not supported"});
+    return;
+  }
+  const std::uint64_t nthreads = static_cast<std::uint64_t>(block.x) * block.y * block.z;
+  const std::uint64_t nblocks = static_cast<std::uint64_t>(grid.x) * grid.y * grid.z;
+  std::string bad;
+  if (nthreads == 0 || block.x > 1024 || block.y > 1024 || block.z > 64 || nthreads > 1024)
+    bad = "block " + dims(block) + " must have 1 to 1024 threads (x, y <= 1024, z <= 64)";
+  else if (nblocks == 0 || grid.x > 0x7fffffffu || grid.y > 65535 || grid.z > 65535)
+    bad = "grid " + dims(grid) + " must be non-empty with x < 2^31 and y, z <= 65535";
+  if (!bad.empty()) {
+    record_error({true, cudaErrorInvalidConfiguration, "baracuda sim: invalid launch configuration: " + bad});
+    return;
+  }
+  constexpr std::size_t kMaxSmem = 227 * 1024;
+  if (smem > kMaxSmem) {
+    record_error({true, cudaErrorInvalidValue, "baracuda sim: " + std::to_string(smem) +
+                                                   " bytes of dynamic shared memory exceed the limit of " +
+                                                   std::to_string(kMaxSmem)});
+    return;
+  }
+
+  Config& cfg = config();
+  LaunchJob job;
+  job.grid = grid;
+  job.block = block;
+  job.smem = smem;
+  job.kernel = &kernel;
+  job.schedule = get_schedule();
+  job.strict = cfg.strict.load();
+  job.nblocks = nblocks;
+  job.nthreads = static_cast<unsigned>(nthreads);
+
+  Watchdog::get().ensure_started();
+  {
+    std::lock_guard<std::mutex> lock(g_launch_mutex);
+    const std::uint64_t extra = std::min<std::uint64_t>(cfg.workers.load() - 1, nblocks - 1);
+    if (extra == 0)
+      run_job(job);
+    else
+      Pool::get().run(job, static_cast<unsigned>(extra));
+  }
+  ++g_stats.launches;
+  if (!job.errors.empty()) record_error(job.errors.take());
+}
+
+}  // namespace detail
+}  // namespace baracuda::simt
