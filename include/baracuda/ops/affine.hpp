@@ -4,9 +4,10 @@
 /// - **Dtypes:** f16, bf16, f32, f64 (input and output of the same kind). Other kinds: `Unsupported`.
 /// - **Math:** one fused multiply-add, rounded once: f16/bf16 load to f32, α and β are rounded to f32, the
 ///   result is `fmaf(α, x, β)` rounded to the element type; f64 uses `fma` in double throughout.
-///   NaN and ±inf propagate as IEEE arithmetic does.
-/// - **Layout:** same shape in and out, rank ≤ 8, any strides; the input may broadcast (stride 0), the
-///   output may not. **Aliasing:** in place when `out.data == in.data` with equal strides; other overlaps
+///   NaN and ±inf propagate as IEEE arithmetic does (a NaN result's sign and payload are unspecified).
+///   Every device computes the same correctly rounded fma, so results are bit-identical across devices.
+/// - **Layout:** same shape in and out, rank ≤ 8, any strides (negative ones included); the input may
+///   broadcast (stride 0), the output may not. **Aliasing:** in place when `out.data == in.data` with equal strides; other overlaps
 ///   are undefined. **Alignment:** pointers aligned to the element size.
 /// - **Workspace:** none. **Determinism:** bit-exact; safe under CUDA-graph capture.
 #pragma once

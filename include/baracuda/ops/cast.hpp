@@ -14,10 +14,12 @@
 /// - float → integer: truncate toward zero (as C++ and PyTorch); values outside the target's range clamp
 ///   to its min/max and NaN gives 0 (PyTorch leaves these undefined; this is CUDA's `cvt.rzi` behaviour).
 /// - integer → integer: two's-complement wrap-around (as C++ and PyTorch).
-/// - anything → bool: `x != 0` (NaN → true); bool → anything: 0 or 1.
+/// - anything → bool: `x != 0` (NaN → true); bool → anything: 0 or 1 (bool inputs must hold 0 or 1).
+/// - same kind → a copy: the bits are unchanged (NaN payloads included). Otherwise a NaN result is some
+///   NaN of the output kind; its sign and payload are unspecified.
 ///
-/// **Layout:** same shape in and out, rank ≤ 8, any strides; the input may broadcast (stride 0), the output
-/// may not. **Aliasing:** in place (`out.data == in.data`) only with equal strides and equal element sizes;
+/// **Layout:** same shape in and out, rank ≤ 8, any strides (negative ones included); the input may
+/// broadcast (stride 0), the output may not. **Aliasing:** in place (`out.data == in.data`) only with equal strides and equal element sizes;
 /// other overlaps are undefined. **Alignment:** each pointer aligned to its element size.
 /// **Workspace:** none. **Determinism:** bit-exact; safe under CUDA-graph capture.
 #pragma once

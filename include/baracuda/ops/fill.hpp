@@ -5,8 +5,12 @@
 /// - **Value:** a `Scalar`, converted once at `select` with `CastPlan`'s rules (round to nearest even;
 ///   float → integer truncates toward zero). A value the element type cannot hold (overflow, NaN or ±inf
 ///   into an integer type, ±inf into fp8 E4M3) is rejected with `InvalidProblem`, as PyTorch's `fill_` does.
-/// - **Layout:** any rank ≤ 8, any strides for byte-sized kinds; a stride-0 dimension of extent > 1 is
-///   rejected (the output would alias itself). Packed S4/U4 outputs must be contiguous; when the element
+///   For floating kinds "overflow" means a finite value that rounds to ±inf (or to NaN in E4M3): 65519 fills
+///   f16 with 65504, 65520 is rejected; values that underflow to ±0 and NaN are accepted. Integer kinds accept
+///   exactly the values whose truncation lies in range (S4: −8..7, U4: 0..15); bool accepts any value (≠ 0).
+/// - **Layout:** any rank ≤ 8, any strides for byte-sized kinds (negative ones included); a stride-0
+///   dimension of extent > 1 is rejected (the output would alias itself); other self-overlapping strides
+///   are undefined. Packed S4/U4 outputs must be contiguous; when the element
 ///   count is odd the unused high nibble of the last byte is set to 0.
 /// - **Alignment:** `out.data` aligned to the element size.
 /// - **Workspace:** none. **Determinism:** bit-exact; safe under CUDA-graph capture.

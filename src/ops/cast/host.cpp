@@ -33,6 +33,10 @@ constexpr const BinaryFormat* format_of() {
     return nullptr;
 }
 
+/// Whether T is a floating kind (has a BinaryFormat).
+template <class T>
+constexpr bool has_format_v = is_floating(kind_of<T>);
+
 template <class T>
 uint64_t bits_of(const T& x) {
   uint64_t b = 0;
@@ -50,7 +54,7 @@ T from_bits(uint64_t b) {
 /// The exact value of x.
 template <class T>
 long double exact_value(const T& x) {
-  if constexpr (format_of<T>() != nullptr)
+  if constexpr (has_format_v<T>)
     return decode(bits_of(x), *format_of<T>());
   else if constexpr (std::is_same_v<T, bool>)
     return x ? 1.0L : 0.0L;
@@ -92,12 +96,12 @@ TOut convert_reference(const TIn& x, bool saturate_fp8) {
     return x;  // a copy: bits unchanged
   } else {
     const long double v = exact_value(x);
-    if constexpr (format_of<TOut>() != nullptr) {
+    if constexpr (has_format_v<TOut>) {
       const bool saturate = saturate_fp8 && is_fp8(kind_of<TOut>);
       return from_bits<TOut>(encode(v, *format_of<TOut>(), saturate));
     } else if constexpr (std::is_same_v<TOut, bool>) {
       return v != 0;  // NaN != 0
-    } else if constexpr (format_of<TIn>() != nullptr) {
+    } else if constexpr (has_format_v<TIn>) {
       return int_from_float_value<TOut>(v);
     } else {
       return int_from_int_value<TOut>(static_cast<int64_t>(v));
