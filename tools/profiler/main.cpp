@@ -92,7 +92,7 @@ int main(int argc, char** argv) {
   auto device = bp::choose_device(o.device);
   if (!device) {
     std::cerr << "baracuda-profiler: --device " << o.device << ": " << device.error().to_string() << '\n';
-    return 1;
+    return 3;  // the device is not usable here (CTest treats this as a skip)
   }
   if (o.list) {
     bp::print_header(std::cout, device->info, bp::OutputFormat::Table);

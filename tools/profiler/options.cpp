@@ -138,7 +138,7 @@ Each case selects the plan on the device, times it (CUDA events on cuda, steady_
 the same plan selected on the host device over the same inputs and compares the outputs: exact ops count
 mismatching elements, floating-point ops report max abs/rel error against torch.testing's tolerances.
 GB/s counts the bytes each run must read and write. Exit status: 0 when every case that ran passed, 1 when
-one failed (or none could run), 2 on a usage error.
+one failed (or none could run), 2 on a usage error, 3 when the requested device is not usable.
 )";
 }
 
