@@ -119,6 +119,19 @@ TEST(SimBlock, ReverseScheduleExposesAMissingSyncthreads) {
   }
 }
 
+TEST(SimBlock, BarrierFreeBlocksRunOnOneFiberEach) {
+  // The fast path: threads that never block run back to back on one fiber, in schedule order, so a
+  // block costs two switches (into its fiber and back) whatever its size.
+  int out = 0;
+  const auto before = simt::stats();
+  ASSERT_FALSE(simtest::config_probe(&out, 64, 256, 1, 1, 0).failed);
+  const auto after = simt::stats();
+  EXPECT_EQ(out, 1);
+  EXPECT_EQ(after.blocks - before.blocks, 64u);
+  EXPECT_EQ(after.threads - before.threads, 64u * 256u);
+  EXPECT_EQ(after.switches - before.switches, 2u * 64u);
+}
+
 TEST(SimBlock, ReductionOfOneMillionElements) {
   const int threads = 256, blocks = 4096, n = threads * blocks;
   std::vector<float> in(n);

@@ -12,6 +12,8 @@
 
 namespace baracuda::simt {
 namespace detail {
+inline uint3 thread_idx() { return t_cur.thread_idx; }
+inline uint3 block_idx() { return t_cur.block_idx; }
 inline dim3 block_dim() { return t_cur.block_dim; }
 inline dim3 grid_dim() { return t_cur.grid_dim; }
 /// This block's dynamic shared memory (BARACUDA_DYNAMIC_SHARED): an exact-size heap buffer per worker and
@@ -48,8 +50,9 @@ inline long long int clock64() {
 }  // namespace device_api
 }  // namespace baracuda::simt
 
-// threadIdx/blockIdx are `const uint3`, blockDim/gridDim `dim3` values, read from the scheduler's state.
-#define threadIdx (static_cast<const ::uint3&>(::baracuda::simt::detail::t_cur.thread_idx))
-#define blockIdx (static_cast<const ::uint3&>(::baracuda::simt::detail::t_cur.block_idx))
+// threadIdx/blockIdx are `uint3`, blockDim/gridDim `dim3` values (not lvalues), read from the scheduler's
+// per-worker state.
+#define threadIdx (::baracuda::simt::detail::thread_idx())
+#define blockIdx (::baracuda::simt::detail::block_idx())
 #define blockDim (::baracuda::simt::detail::block_dim())
 #define gridDim (::baracuda::simt::detail::grid_dim())

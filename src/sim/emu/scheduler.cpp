@@ -178,8 +178,8 @@ BARACUDA_SIM_INLINE void BlockExec::block_current(ThreadRec* th) {
   switch_from(th->fiber, next);
 }
 
-void BlockExec::abandon(Fiber* self, int code, const std::string& message) {
-  job_->errors.add(code, message);
+void BlockExec::abandon(Fiber* self, int code, std::string&& message) {
+  job_->errors.add(code, std::move(message));
   job_->abort.store(true, std::memory_order_relaxed);
   abandoned_ = true;
   ++w_->n_switches;

@@ -115,7 +115,9 @@ class BlockExec {
   bool try_complete(ThreadRec* th);
   unsigned check_activemask(int warp);
   void fill_group(const ThreadRec* th, WarpGroup& g) const;
-  [[noreturn]] void abandon(Fiber* self, int code, const std::string& message);
+  /// Records the error and drops the block: its fibers are never resumed, so the message is moved out
+  /// of the caller's frame (whose destructors will not run) before the switch.
+  [[noreturn]] void abandon(Fiber* self, int code, std::string&& message);
   std::string describe_deadlock() const;
   std::string block_name() const;
   std::string thread_name(const ThreadRec* th) const;

@@ -23,7 +23,10 @@ struct CurrentState {
   unsigned char* dynamic_smem = nullptr;
 };
 
-inline thread_local CurrentState t_cur __attribute__((tls_model("initial-exec")));
+// The TLS model is left to the compiler (local-exec in executables, general-dynamic relaxed by the linker in
+// -fPIC code). Forcing initial-exec breaks UBSan builds: GCC 12 tests the flags of an
+// `add t_cur@gottpoff(%rip)` that the linker rewrites into a flag-less `lea`.
+inline thread_local CurrentState t_cur;
 
 enum class BarrierOp : int { Plain, Count, And, Or };
 
