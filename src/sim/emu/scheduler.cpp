@@ -143,12 +143,14 @@ BARACUDA_SIM_NO_ASAN void BlockExec::runner_loop(Fiber* self) {
   }
 }
 
-BARACUDA_SIM_INLINE void BlockExec::enter(ThreadRec* next) {
+// `progress` is false for switches caused by __nanosleep: threads that only yield to each other make no
+// progress, and the watchdog must still see them.
+BARACUDA_SIM_INLINE void BlockExec::enter(ThreadRec* next, bool progress) {
   next->state = TState::Running;
   --runnable_;
   t_cur.thread = next;
   t_cur.thread_idx = next->tid;
-  w_->tick();
+  if (progress) w_->tick();
   w_->cur_thread.store(static_cast<std::uint32_t>(next - threads_.data()), std::memory_order_relaxed);
 }
 
@@ -163,9 +165,9 @@ BARACUDA_SIM_INLINE ThreadRec* BlockExec::pick_next(const ThreadRec* from) const
   return nullptr;
 }
 
-BARACUDA_SIM_INLINE void BlockExec::switch_from(Fiber* self, ThreadRec* next) {
+BARACUDA_SIM_INLINE void BlockExec::switch_from(Fiber* self, ThreadRec* next, bool progress) {
   if (next->state == TState::Unstarted) next->fiber = w_->fibers.acquire(&fiber_entry);
-  enter(next);
+  enter(next, progress || next->state == TState::Unstarted);
   ++w_->n_switches;
   w_->fibers.switch_to(self, next->fiber);
   // Resumed: whoever switched back to us has set t_cur.
@@ -290,7 +292,7 @@ BARACUDA_SIM_INLINE void BlockExec::yield() {
     th->state = TState::Running;
     --runnable_;
   } else {
-    switch_from(th->fiber, next);
+    switch_from(th->fiber, next, next->yielded == false);
   }
   th->yielded = false;
 }

@@ -109,8 +109,8 @@ class BlockExec {
   ThreadRec* thread_exited(ThreadRec* th);
   ThreadRec* pick_next(const ThreadRec* from) const;
   void block_current(ThreadRec* th);
-  void switch_from(Fiber* self, ThreadRec* next);
-  void enter(ThreadRec* next);
+  void switch_from(Fiber* self, ThreadRec* next, bool progress = true);
+  void enter(ThreadRec* next, bool progress = true);
   void release_barrier();
   bool try_complete(ThreadRec* th);
   unsigned check_activemask(int warp);
