@@ -400,6 +400,19 @@ TEST(FillPlanApi, EmptyTensorTouchesNothing) {
   }
 }
 
+TEST(FillPlanApi, RankZeroIsOneElement) {
+  for (DeviceKind d : {DeviceKind::Host, DeviceKind::Sim}) {
+    const Stream s = *Stream::for_device(d);
+    auto p = dynamic::FillPlan::select(
+        s, FillDescriptor().with_element(ElementKind::S64).with_shape(Shape{}).with_value(int64_t{-7}));
+    ASSERT_TRUE(p) << p.error().to_string();
+    alignas(16) int64_t v[2] = {0, 0};
+    ASSERT_TRUE(p->run(s, {}, DynTensor::dense(v, ElementKind::S64, Shape{})));
+    EXPECT_EQ(v[0], -7);
+    EXPECT_EQ(v[1], 0);
+  }
+}
+
 TEST(FillPlanApi, TypedWrapperAndSku) {
   alignas(16) float storage[6] = {};
   auto p = FillPlan<float, 2>::select(Stream::sim(), f32_desc(Shape{2, 3}));
