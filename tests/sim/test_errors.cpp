@@ -166,6 +166,22 @@ TEST(SimConfig, ScheduleParsingAndEnvironment) {
   EXPECT_GE(simt::stack_bytes(), 16u * 1024);
 }
 
+TEST(SimErrorsDeathTest, AForkedChildCanLaunch) {
+  // fork() without exec (gtest's default death-test style) while the worker pool exists: the child must
+  // get a working pool of its own instead of waiting for the parent's threads.
+  simt::ScopedWorkers two(2);
+  int errors = 0;
+  ASSERT_FALSE(simtest::shared_isolation(8, 2, &errors).failed);
+  GTEST_FLAG_SET(death_test_style, "fast");
+  EXPECT_EXIT(
+      {
+        int child_errors = 0;
+        const bool ok = !simtest::shared_isolation(8, 2, &child_errors).failed && child_errors == 0;
+        std::_Exit(ok ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
+}
+
 TEST(SimErrorsDeathTest, WatchdogAbortsASpinWaitWithoutNanosleep) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_DEATH(

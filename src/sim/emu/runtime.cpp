@@ -10,7 +10,10 @@
 #include <cstdlib>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <thread>
+
+#include <pthread.h>
 
 #include "scheduler.hpp"
 
@@ -179,7 +182,21 @@ class Watchdog {
   }
 
   void ensure_started() {
-    std::call_once(started_, [&] { std::thread([this] { loop(); }).detach(); });
+    std::lock_guard<std::mutex> lock(mu_);
+    if (started_) return;
+    started_ = true;
+    std::thread([this] { loop(); }).detach();
+  }
+
+  // fork(): the child keeps only the forking thread, so only its worker, and no watchdog thread yet.
+  void prepare_fork() { mu_.lock(); }
+  void parent_after_fork() { mu_.unlock(); }
+  void child_after_fork(const Worker* survivor) {
+    workers_.erase(std::remove_if(workers_.begin(), workers_.end(),
+                                  [&](const Entry& e) { return e.worker != survivor; }),
+                   workers_.end());
+    started_ = false;
+    mu_.unlock();
   }
 
  private:
@@ -220,7 +237,7 @@ class Watchdog {
 
   std::mutex mu_;
   std::vector<Entry> workers_;
-  std::once_flag started_;
+  bool started_ = false;
 };
 
 }  // namespace
@@ -235,10 +252,13 @@ Worker::~Worker() {
   std::free(closure);
 }
 
+namespace {
+thread_local std::unique_ptr<Worker> t_worker;
+}
+
 Worker& this_worker() {
-  thread_local std::unique_ptr<Worker> w;
-  if (!w) w = std::make_unique<Worker>(stack_bytes());
-  return *w;
+  if (!t_worker) t_worker = std::make_unique<Worker>(stack_bytes());
+  return *t_worker;
 }
 
 namespace {
@@ -301,6 +321,17 @@ class Pool {
     job_ = nullptr;
   }
 
+  // fork() (between launches, see register_fork_handlers): the child has none of the pool threads.
+  void prepare_fork() { mu_.lock(); }
+  void parent_after_fork() { mu_.unlock(); }
+  void child_after_fork() {
+    threads_ = 0;
+    // The condition variables may still count the parent's waiters, which do not exist here.
+    new (&work_) std::condition_variable;
+    new (&done_) std::condition_variable;
+    mu_.unlock();
+  }
+
  private:
   void thread_main(unsigned index) {
     std::uint64_t seen = 0;
@@ -333,6 +364,33 @@ class Pool {
 };
 
 std::mutex g_launch_mutex;  // one grid at a time; launches from several host threads are serialized
+
+// A fork() waits for the launch in flight, and the child starts with an empty pool (e.g. death tests).
+void register_fork_handlers() {
+  static const bool registered = [] {
+    pthread_atfork(
+        [] {
+          g_launch_mutex.lock();
+          config().mu.lock();
+          Pool::get().prepare_fork();
+          Watchdog::get().prepare_fork();
+        },
+        [] {
+          Watchdog::get().parent_after_fork();
+          Pool::get().parent_after_fork();
+          config().mu.unlock();
+          g_launch_mutex.unlock();
+        },
+        [] {
+          Watchdog::get().child_after_fork(t_worker.get());
+          Pool::get().child_after_fork();
+          config().mu.unlock();
+          g_launch_mutex.unlock();
+        });
+    return true;
+  }();
+  (void)registered;
+}
 
 std::string dims(dim3 d) {
   char buf[48];
@@ -377,6 +435,7 @@ void launch(dim3 grid, dim3 block, std::size_t smem, const KernelThunk& kernel) 
   job.nblocks = nblocks;
   job.nthreads = static_cast<unsigned>(nthreads);
 
+  register_fork_handlers();
   Watchdog::get().ensure_started();
   {
     std::lock_guard<std::mutex> lock(g_launch_mutex);
