@@ -1,28 +1,27 @@
-// Copyright (c) baracuda contributors. SPDX-License-Identifier: Apache-2.0
-//
-// The one header every kernel source includes. The same kernel code then compiles in two modes:
-//
-//  * nvcc mode (__CUDACC__ defined): plain CUDA.
-//  * sim mode (a host C++ compiler; .cu files are compiled with -x c++): the kernels run on the SIMT
-//    emulator in src/sim/emu (fibers for CUDA threads, exact warp-collective semantics, synchronous
-//    launches). See docs/sim.md.
-//
-// Macros (both modes):
-//   BARACUDA_LAUNCH(grid, block, smem_bytes, stream, kernel...)(args...)
-//       launches `kernel` (last, so that template commas are fine: my_kernel<T, 4>). In sim mode the grid
-//       runs synchronously on the CPU and the stream is ignored.
-//   BARACUDA_DYNAMIC_SHARED(T, name)
-//       declares `T* name` pointing at the block's dynamic shared memory (16-byte aligned).
-//   BARACUDA_DEVICE_NAMESPACE_BEGIN / BARACUDA_DEVICE_NAMESPACE_END
-//       wrap all device code: namespace baracuda { inline namespace BARACUDA_DEVICE_ABI { ... } }, so the
-//       cuda and sim compilations of the same kernels can be linked into one library.
-//   BARACUDA_DEVICE_ABI   device_cuda | device_sim
-//   BARACUDA_ARCH         __CUDA_ARCH__ in nvcc device passes, 0 in the nvcc host pass, 900 in sim mode
-//   BARACUDA_SIM          0 | 1
-// Function (both modes):
-//   baracuda::launch::LaunchError baracuda::launch::take_last_error();
-//       returns and clears the last launch error of this host thread (cudaGetLastError() in nvcc mode;
-//       the emulator's error in sim mode: deadlock, strict-mode violation, __trap(), bad configuration).
+/// \file
+/// \brief The one header every kernel source includes. The same kernel code then compiles in two modes:
+///
+///  * nvcc mode (__CUDACC__ defined): plain CUDA.
+///  * sim mode (a host C++ compiler; .cu files are compiled with -x c++): the kernels run on the SIMT
+///    emulator in src/sim/emu (fibers for CUDA threads, exact warp-collective semantics, synchronous
+///    launches). See docs/sim.md.
+///
+/// Macros (both modes):
+///   BARACUDA_LAUNCH(grid, block, smem_bytes, stream, kernel...)(args...)
+///       launches `kernel` (last, so that template commas are fine: my_kernel<T, 4>). In sim mode the grid
+///       runs synchronously on the CPU and the stream is ignored.
+///   BARACUDA_DYNAMIC_SHARED(T, name)
+///       declares `T* name` pointing at the block's dynamic shared memory (16-byte aligned).
+///   BARACUDA_DEVICE_NAMESPACE_BEGIN / BARACUDA_DEVICE_NAMESPACE_END
+///       wrap all device code: namespace baracuda { inline namespace BARACUDA_DEVICE_ABI { ... } }, so the
+///       cuda and sim compilations of the same kernels can be linked into one library.
+///   BARACUDA_DEVICE_ABI   device_cuda | device_sim
+///   BARACUDA_ARCH         __CUDA_ARCH__ in nvcc device passes, 0 in the nvcc host pass, 900 in sim mode
+///   BARACUDA_SIM          0 | 1
+/// Function (both modes):
+///   baracuda::launch::LaunchError baracuda::launch::take_last_error();
+///       returns and clears the last launch error of this host thread (cudaGetLastError() in nvcc mode;
+///       the emulator's error in sim mode: deadlock, strict-mode violation, __trap(), bad configuration).
 #pragma once
 
 #include "launch_error.hpp"

@@ -1,8 +1,7 @@
-// Copyright (c) baracuda contributors. SPDX-License-Identifier: Apache-2.0
-//
-// baracuda::launch::LaunchError: the error of a kernel launch, identical in the cuda (nvcc) and sim
-// (emulator) compilations. Only the functions that produce it differ; they live in the device-ABI inline
-// namespace (see compat.cuh) so that both compilations can be linked into one library.
+/// \file
+/// \brief baracuda::launch::LaunchError: the error of a kernel launch, identical in the cuda (nvcc) and sim
+/// (emulator) compilations. Only the functions that produce it differ; they live in the device-ABI inline
+/// namespace (see compat.cuh) so that both compilations can be linked into one library.
 #pragma once
 
 #include <string>

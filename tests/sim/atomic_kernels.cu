@@ -1,5 +1,3 @@
-// Copyright (c) baracuda contributors. SPDX-License-Identifier: Apache-2.0
-//
 // Atomics under contention, for the emulator self-test. Plain CUDA: compiles with nvcc too.
 #include "sim/compat.cuh"
 

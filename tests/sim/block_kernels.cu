@@ -1,5 +1,3 @@
-// Copyright (c) baracuda contributors. SPDX-License-Identifier: Apache-2.0
-//
 // Block-level kernels of the emulator self-test: barriers, shared memory, dynamic shared memory, spin-waits,
 // a planted race, deadlock and trap, and the performance reduction. Plain CUDA: compiles with nvcc too.
 // (barrier_vs_shuffle_deadlock really deadlocks on a GPU: run it under the emulator only.)

@@ -1,5 +1,3 @@
-// Copyright (c) baracuda contributors. SPDX-License-Identifier: Apache-2.0
-//
 // A planted out-of-bounds global write (`if (i <= n)`), for checking that an AddressSanitizer build of the
 // sim device reports kernel bugs: the test expects "heap-buffer-overflow" in the output.
 #include "sim/compat.cuh"

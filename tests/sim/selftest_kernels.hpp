@@ -1,8 +1,7 @@
-// Copyright (c) baracuda contributors. SPDX-License-Identifier: Apache-2.0
-//
-// Host-side launchers of the emulator self-test kernels (*_kernels.cu). Every launcher takes device
-// pointers (host memory under the emulator), launches, waits, and returns the launch error; the kernel
-// files compile with nvcc as well, so the same launchers can drive a GPU.
+/// \file
+/// \brief Host-side launchers of the emulator self-test kernels (*_kernels.cu). Every launcher takes device
+/// pointers (host memory under the emulator), launches, waits, and returns the launch error; the kernel
+/// files compile with nvcc as well, so the same launchers can drive a GPU.
 #pragma once
 
 #include <cuda_bf16.h>

@@ -1,5 +1,3 @@
-// Copyright (c) baracuda contributors. SPDX-License-Identifier: Apache-2.0
-//
 // Atomics under contention from many blocks on two workers: exact integer totals and CAS loops.
 #include <gtest/gtest.h>
 

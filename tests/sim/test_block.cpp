@@ -1,5 +1,3 @@
-// Copyright (c) baracuda contributors. SPDX-License-Identifier: Apache-2.0
-//
 // Block-level behaviour of the emulator: barriers with exited threads, shared-memory isolation between
 // concurrent blocks, dynamic shared memory, spin-waits, schedules exposing a planted race, performance.
 #include <gtest/gtest.h>

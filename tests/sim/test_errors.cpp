@@ -1,5 +1,3 @@
-// Copyright (c) baracuda contributors. SPDX-License-Identifier: Apache-2.0
-//
 // Errors the emulator reports instead of hanging or crashing: deadlocks with every thread's wait state,
 // strict-mode violations, __trap(), invalid launch configurations; and the configuration API.
 #include <gtest/gtest.h>

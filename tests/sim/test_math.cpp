@@ -1,5 +1,3 @@
-// Copyright (c) baracuda contributors. SPDX-License-Identifier: Apache-2.0
-//
 // Math and integer intrinsics of the emulator against independent references: bit loops for the integer
 // intrinsics, the FPU's rounding modes (fesetround) for directed rounding, exact integer arithmetic for
 // the 16-bit fused multiply-add. Compiled with -frounding-math.

@@ -1,5 +1,3 @@
-// Copyright (c) baracuda contributors. SPDX-License-Identifier: Apache-2.0
-//
 // Warp intrinsics of the emulator against the documented CUDA semantics, computed independently here.
 #include <gtest/gtest.h>
 

@@ -1,5 +1,3 @@
-// Copyright (c) baracuda contributors. SPDX-License-Identifier: Apache-2.0
-//
 // Warp-intrinsic kernels of the emulator self-test. Plain CUDA: compiles with nvcc and against the emulator.
 #include "sim/compat.cuh"
 

@@ -1,8 +1,7 @@
-// Copyright (c) baracuda contributors. SPDX-License-Identifier: Apache-2.0
-//
-// CUDA atomic functions on std::atomic_ref, for exactly the overloads CUDA declares (device scope;
-// relaxed ordering like the hardware's atomics, with __threadfence* as seq_cst fences). A failing atomicCAS
-// yields to the other threads of the block, so that an intra-block spin lock can make progress.
+/// \file
+/// \brief CUDA atomic functions on std::atomic_ref, for exactly the overloads CUDA declares (device scope;
+/// relaxed ordering like the hardware's atomics, with __threadfence* as seq_cst fences). A failing atomicCAS
+/// yields to the other threads of the block, so that an intra-block spin lock can make progress.
 #pragma once
 
 #include <cuda_bf16.h>

@@ -1,7 +1,6 @@
-// Copyright (c) baracuda contributors. SPDX-License-Identifier: Apache-2.0
-//
-// Built-in variables, block barriers, sleep, trap, fences and clocks for kernels compiled against the
-// emulator. Names and signatures are CUDA's.
+/// \file
+/// \brief Built-in variables, block barriers, sleep, trap, fences and clocks for kernels compiled against the
+/// emulator. Names and signatures are CUDA's.
 #pragma once
 
 #include <atomic>

@@ -1,7 +1,6 @@
-// Copyright (c) baracuda contributors. SPDX-License-Identifier: Apache-2.0
-//
-// Everything a kernel sees in sim mode, in one include (used by compat.cuh). The device API is defined
-// in namespace baracuda::simt::device_api and made visible at global scope, where CUDA declares it.
+/// \file
+/// \brief Everything a kernel sees in sim mode, in one include (used by compat.cuh). The device API is defined
+/// in namespace baracuda::simt::device_api and made visible at global scope, where CUDA declares it.
 #pragma once
 
 #include <cuda_runtime.h>

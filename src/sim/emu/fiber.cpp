@@ -1,4 +1,3 @@
-// Copyright (c) baracuda contributors. SPDX-License-Identifier: Apache-2.0
 #include "fiber.hpp"
 
 #include <sys/mman.h>

@@ -1,7 +1,6 @@
-// Copyright (c) baracuda contributors. SPDX-License-Identifier: Apache-2.0
-//
-// Fibers for the emulator: raw Boost.Context fcontext switches over mmap'ed stacks with a guard page, kept
-// in a per-worker pool, with the AddressSanitizer fiber-switch annotations. Internal to the runtime.
+/// \file
+/// \brief Fibers for the emulator: raw Boost.Context fcontext switches over mmap'ed stacks with a guard page, kept
+/// in a per-worker pool, with the AddressSanitizer fiber-switch annotations. Internal to the runtime.
 #pragma once
 
 #include <boost/context/detail/fcontext.hpp>

@@ -1,9 +1,8 @@
-// Copyright (c) baracuda contributors. SPDX-License-Identifier: Apache-2.0
-//
-// The __half / __nv_bfloat16 functions that cuda_fp16.h and cuda_bf16.h declare for device code only
-// (conversions, arithmetic, operators, comparisons and __hmax/__hmin are already host-usable there):
-// fused multiply-add (exactly rounded), the h* / h2* math functions, float-to-integer conversions with
-// rounding modes, and integer-to-bf16 conversions with directed rounding.
+/// \file
+/// \brief The __half / __nv_bfloat16 functions that cuda_fp16.h and cuda_bf16.h declare for device code only
+/// (conversions, arithmetic, operators, comparisons and __hmax/__hmin are already host-usable there):
+/// fused multiply-add (exactly rounded), the h* / h2* math functions, float-to-integer conversions with
+/// rounding modes, and integer-to-bf16 conversions with directed rounding.
 #pragma once
 
 #include <cuda_bf16.h>

@@ -1,13 +1,12 @@
-// Copyright (c) baracuda contributors. SPDX-License-Identifier: Apache-2.0
-//
-// CUDA device math and integer intrinsics that a host compiler lacks, plus CUDA's global min/max overloads
-// and the cache-hinted loads/stores. Only names the CUDA headers do not already define for a host
-// compiler are defined here.
-//
-// Numerics: the fast-math intrinsics (__expf, __sinf, ...) call the full-precision host functions, so
-// they are more accurate than the GPU's approximations; compare with tolerances. Correctly rounded
-// operations (__fadd_rn, __fsqrt_rn, __frcp_rn, directed-rounding variants, conversions) are exact.
-// Float-to-integer conversions saturate and map NaN to 0, as PTX cvt does.
+/// \file
+/// \brief CUDA device math and integer intrinsics that a host compiler lacks, plus CUDA's global min/max overloads
+/// and the cache-hinted loads/stores. Only names the CUDA headers do not already define for a host
+/// compiler are defined here.
+///
+/// Numerics: the fast-math intrinsics (__expf, __sinf, ...) call the full-precision host functions, so
+/// they are more accurate than the GPU's approximations; compare with tolerances. Correctly rounded
+/// operations (__fadd_rn, __fsqrt_rn, __frcp_rn, directed-rounding variants, conversions) are exact.
+/// Float-to-integer conversions saturate and map NaN to 0, as PTX cvt does.
 #pragma once
 
 #include <cuda_bf16.h>

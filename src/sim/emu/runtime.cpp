@@ -1,5 +1,3 @@
-// Copyright (c) baracuda contributors. SPDX-License-Identifier: Apache-2.0
-//
 // Configuration, the persistent worker pool, the launch driver, errors, statistics and the watchdog.
 #include "runtime.hpp"
 
@@ -266,10 +264,11 @@ namespace {
 void run_job(LaunchJob& job) {
   Worker& w = this_worker();
   const KernelThunk& k = *job.kernel;
-  const std::size_t need = (k.size + 63) / 64 * 64;
-  if (w.closure_cap < need || k.align > 64) {
+  const std::size_t align = std::max<std::size_t>(64, k.align);  // own cache lines: no false sharing
+  const std::size_t need = (k.size + align - 1) / align * align;
+  if (w.closure_cap < need || align > 64) {
     std::free(w.closure);
-    w.closure = std::aligned_alloc(std::max<std::size_t>(64, k.align), need);
+    w.closure = std::aligned_alloc(align, need);
     w.closure_cap = need;
   }
   k.copy(w.closure, k.closure);

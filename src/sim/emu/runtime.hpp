@@ -1,8 +1,7 @@
-// Copyright (c) baracuda contributors. SPDX-License-Identifier: Apache-2.0
-//
-// Host-side API of the SIMT emulator: configuration (schedule, strict mode, workers), the launch entry
-// point behind BARACUDA_LAUNCH, errors and statistics. Kernels never include this directly; they include
-// sim/compat.cuh. Tests and tools may use the configuration functions in-process.
+/// \file
+/// \brief Host-side API of the SIMT emulator: configuration (schedule, strict mode, workers), the launch entry
+/// point behind BARACUDA_LAUNCH, errors and statistics. Kernels never include this directly; they include
+/// sim/compat.cuh. Tests and tools may use the configuration functions in-process.
 #pragma once
 
 #include <cuda_runtime.h>  // dim3, uint3, cudaError_t

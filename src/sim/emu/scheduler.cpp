@@ -1,4 +1,3 @@
-// Copyright (c) baracuda contributors. SPDX-License-Identifier: Apache-2.0
 #include "scheduler.hpp"
 
 #include <cstdio>

@@ -1,14 +1,13 @@
-// Copyright (c) baracuda contributors. SPDX-License-Identifier: Apache-2.0
-//
-// Internal to the runtime: a launch in flight (LaunchJob), a worker thread's state (Worker) and the block
-// executor (BlockExec) that runs the CUDA threads of one block as fibers on one worker.
-//
-// Scheduling model. Threads are visited in a per-block order (fwd, rev or a seeded permutation). A thread
-// runs until it blocks (barrier, warp collective), yields (__nanosleep) or exits; then the next runnable
-// thread after it in that order (cyclically) runs. Threads that have not started yet are runnable, and
-// are started lazily: a fiber whose thread exits goes straight on with the next unstarted thread, so a
-// block without barriers runs on a single fiber (the fast path) in exactly the order of the schedule.
-// When no thread is runnable and some are live, the block is deadlocked: it is abandoned and reported.
+/// \file
+/// \brief Internal to the runtime: a launch in flight (LaunchJob), a worker thread's state (Worker) and the block
+/// executor (BlockExec) that runs the CUDA threads of one block as fibers on one worker.
+///
+/// Scheduling model. Threads are visited in a per-block order (fwd, rev or a seeded permutation). A thread
+/// runs until it blocks (barrier, warp collective), yields (__nanosleep) or exits; then the next runnable
+/// thread after it in that order (cyclically) runs. Threads that have not started yet are runnable, and
+/// are started lazily: a fiber whose thread exits goes straight on with the next unstarted thread, so a
+/// block without barriers runs on a single fiber (the fast path) in exactly the order of the schedule.
+/// When no thread is runnable and some are live, the block is deadlocked: it is abandoned and reported.
 #pragma once
 
 #include <atomic>

@@ -1,7 +1,6 @@
-// Copyright (c) baracuda contributors. SPDX-License-Identifier: Apache-2.0
-//
-// The per-worker "current thread" state behind threadIdx, blockIdx, blockDim, gridDim and dynamic shared
-// memory, and the scheduler entry points that the device API calls. Internal to the emulator.
+/// \file
+/// \brief The per-worker "current thread" state behind threadIdx, blockIdx, blockDim, gridDim and dynamic shared
+/// memory, and the scheduler entry points that the device API calls. Internal to the emulator.
 #pragma once
 
 #include <cuda_runtime.h>  // uint3, dim3

@@ -1,27 +1,26 @@
-// Copyright (c) baracuda contributors. SPDX-License-Identifier: Apache-2.0
-//
-// The generic warp-collective primitive of the emulator. Every warp-level operation (__shfl*_sync,
-// __ballot_sync, __match_*_sync, __reduce_*_sync, __syncwarp, and the emulated mma.sync / ldmatrix of the
-// PTX wrapper header) is built on warp_collective():
-//
-//   struct In { float a; int b; };                  // what each lane contributes
-//   In in{x, k};  float out;                        // live on the lane's own stack while it waits
-//   baracuda::simt::warp_collective(mask, &in, &out, [](const baracuda::simt::WarpGroup& g) {
-//     for (int l = 0; l < 32; ++l)
-//       if (g.has(l)) g.output<float>(l) = g.input<In>(l).a * 2;   // any function of all inputs
-//   }, "my_op");
-//
-// Semantics. Each lane of `mask` calls warp_collective with the same mask and the same operation (the
-// same Op type). Lanes block until every lane of the group has arrived; then the op runs exactly once, on
-// one lane (normally the last arriver), reading every member's `in` and writing every member's `out`, and
-// all members continue. Exited lanes (and lanes that do not exist because blockDim is not a multiple of
-// 32) are left out of the group: they are never waited for, `g.has()` is false for them, and strict mode
-// reports the mask that named them. A lane that is not in its own mask runs the collective alone, as a
-// group of one (strict mode reports it). Lanes of the group that wait in a different collective, or with a different mask, leave the group
-// incomplete; when nothing else can run, the block is reported as deadlocked with every lane's wait state.
-//
-// The op must depend on the lanes only through `in`: give every per-lane value (shuffle source lane,
-// matrix fragment, ...) as input. It must not block (no barrier, collective or __nanosleep inside).
+/// \file
+/// \brief The generic warp-collective primitive of the emulator. Every warp-level operation (__shfl*_sync,
+/// __ballot_sync, __match_*_sync, __reduce_*_sync, __syncwarp, and the emulated mma.sync / ldmatrix of the
+/// PTX wrapper header) is built on warp_collective():
+///
+///   struct In { float a; int b; };                  // what each lane contributes
+///   In in{x, k};  float out;                        // live on the lane's own stack while it waits
+///   baracuda::simt::warp_collective(mask, &in, &out, [](const baracuda::simt::WarpGroup& g) {
+///     for (int l = 0; l < 32; ++l)
+///       if (g.has(l)) g.output<float>(l) = g.input<In>(l).a * 2;   // any function of all inputs
+///   }, "my_op");
+///
+/// Semantics. Each lane of `mask` calls warp_collective with the same mask and the same operation (the
+/// same Op type). Lanes block until every lane of the group has arrived; then the op runs exactly once, on
+/// one lane (normally the last arriver), reading every member's `in` and writing every member's `out`, and
+/// all members continue. Exited lanes (and lanes that do not exist because blockDim is not a multiple of
+/// 32) are left out of the group: they are never waited for, `g.has()` is false for them, and strict mode
+/// reports the mask that named them. A lane that is not in its own mask runs the collective alone, as a
+/// group of one (strict mode reports it). Lanes of the group that wait in a different collective, or with a different mask, leave the group
+/// incomplete; when nothing else can run, the block is reported as deadlocked with every lane's wait state.
+///
+/// The op must depend on the lanes only through `in`: give every per-lane value (shuffle source lane,
+/// matrix fragment, ...) as input. It must not block (no barrier, collective or __nanosleep inside).
 #pragma once
 
 #include <string>

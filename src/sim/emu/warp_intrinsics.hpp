@@ -1,7 +1,6 @@
-// Copyright (c) baracuda contributors. SPDX-License-Identifier: Apache-2.0
-//
-// CUDA warp intrinsics on top of warp_collective(), with the exact PTX semantics of shfl.sync (including
-// width < 32), vote, match and redux. Same names and overloads as the CUDA headers.
+/// \file
+/// \brief CUDA warp intrinsics on top of warp_collective(), with the exact PTX semantics of shfl.sync (including
+/// width < 32), vote, match and redux. Same names and overloads as the CUDA headers.
 #pragma once
 
 #include <cuda_bf16.h>
