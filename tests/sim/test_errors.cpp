@@ -60,6 +60,7 @@ TEST(SimErrors, StrictModeReportsAShuffleNamingExitedLanes) {
     EXPECT_HAS(err.message, "__shfl_xor_sync: mask 0xffffffff names exited or nonexistent lanes");
   }
   // Without strict mode the exited lanes are left out of the group and nothing is reported.
+  simt::ScopedStrict lenient(false);
   std::fill(out.begin(), out.end(), -1);
   const auto err = simtest::shfl_exited_lanes(in.data(), out.data(), 0xffff0000u);
   ASSERT_FALSE(err.failed) << err.message;
@@ -91,6 +92,7 @@ TEST(SimErrors, StrictModeReportsAReadOfALaneOutsideTheGroup) {
 TEST(SimErrors, LanesInDifferentCollectivesDeadlockAndStrictModeSaysTheyDisagree) {
   std::vector<int> out(32, 0);
   {
+    simt::ScopedStrict lenient(false);
     const auto err = simtest::warp_disagree(out.data());
     ASSERT_TRUE(err.failed);
     EXPECT_EQ(err.code, kLaunchTimeout);
