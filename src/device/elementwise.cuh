@@ -13,8 +13,9 @@
 /// All loops are grid-stride loops, so the grid size (elementwise_tuning.hpp) only affects speed.
 ///
 /// An op is a `__host__ __device__` functor `TOut operator()(TIn... x) const` that computes in opmath
-/// (f32 for 16/8-bit floats, f64 for f64) and rounds once to TOut. Aliasing: an input may be the output
-/// (same pointer, same strides); each element is read and written by the same thread, read first.
+/// (f32 for 16/8-bit floats, f64 for f64) and rounds once to TOut; a functor with K > 1 outputs of one
+/// type (a backward writing dA and dB) returns `Results<TOut, K>`. Aliasing: an input may be an output
+/// (same pointer, same strides); each element is read and written by the same thread, inputs first.
 #pragma once
 
 #include <algorithm>
@@ -49,7 +50,21 @@ namespace elementwise {
 template <class TOut, class... TIn>
 inline constexpr int kVecElems = static_cast<int>(16 / std::min({sizeof(TOut), sizeof(TIn)...}));
 
+/// What a functor with K > 1 outputs returns: one value per output, in output order. (A single-output
+/// functor returns its value directly.)
+template <class T, int K>
+struct Results {
+  T v[K];
+};
+
+/// The K output pointers of a launch.
+template <class T, int K>
+struct OutPointers {
+  T* p[K];
+};
+
 /// Kernel parameters of the strided path: the coalesced geometry in IndexT, innermost dimension first.
+/// Operands are the K outputs, then the inputs.
 template <class IndexT, int NArgs>
 struct StridedParams {
   int rank;
@@ -57,17 +72,39 @@ struct StridedParams {
   IndexT strides[NArgs][kMaxRank];
 };
 
-template <int V, class Op, class TOut, class... Vecs>
-__device__ __forceinline__ void apply_vectors(const Op& op, TOut* out, const Vecs&... in) {
-  AlignedVector<TOut, V> r;
+/// Writes a functor's result for element `i` of output k at out.p[k] + offset(k).
+template <int K, class TOut, class R, class Offset>
+__device__ __forceinline__ void store_results(const OutPointers<TOut, K>& out, const R& r, Offset offset) {
+  if constexpr (K == 1) {
+    out.p[0][offset(0)] = r;
+  } else {
+    BARACUDA_UNROLL
+    for (int k = 0; k < K; ++k) out.p[k][offset(k)] = r.v[k];
+  }
+}
+
+template <int V, int K, class Op, class TOut, class... Vecs>
+__device__ __forceinline__ void apply_vectors(const Op& op, const OutPointers<TOut, K>& out, int64_t base,
+                                              const Vecs&... in) {
+  AlignedVector<TOut, V> r[K];
   BARACUDA_UNROLL
-  for (int j = 0; j < V; ++j) r.val[j] = op(in.val[j]...);
-  store_vector<V>(out, r);
+  for (int j = 0; j < V; ++j) {
+    const auto res = op(in.val[j]...);
+    if constexpr (K == 1) {
+      r[0].val[j] = res;
+    } else {
+      BARACUDA_UNROLL
+      for (int k = 0; k < K; ++k) r[k].val[j] = res.v[k];
+    }
+  }
+  BARACUDA_UNROLL
+  for (int k = 0; k < K; ++k) store_vector<V>(out.p[k] + base, r[k]);
 }
 
 /// Contiguous operands: a vectorized grid-stride loop (when `vectorized`) and a scalar loop for the rest.
-template <class Op, class TOut, class... TIn>
-__global__ void contiguous_kernel(Op op, int64_t n, bool vectorized, TOut* out, const TIn*... in) {
+/// Every input of an element is loaded before any output of it is stored (in-place safety).
+template <class Op, int K, class TOut, class... TIn>
+__global__ void contiguous_kernel(Op op, int64_t n, bool vectorized, OutPointers<TOut, K> out, const TIn*... in) {
   constexpr int V = kVecElems<TOut, TIn...>;
   const int64_t tid = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const int64_t nthreads = static_cast<int64_t>(gridDim.x) * blockDim.x;
@@ -76,25 +113,26 @@ __global__ void contiguous_kernel(Op op, int64_t n, bool vectorized, TOut* out, 
     const int64_t nvec = n / V;
     for (int64_t v = tid; v < nvec; v += nthreads) {
       const int64_t base = v * V;
-      apply_vectors<V>(op, out + base, load_vector<V>(in + base)...);
+      apply_vectors<V, K>(op, out, base, load_vector<V>(in + base)...);
     }
     start = nvec * V;
   }
-  for (int64_t i = start + tid; i < n; i += nthreads) out[i] = op(in[i]...);
+  for (int64_t i = start + tid; i < n; i += nthreads)
+    store_results<K>(out, op(in[i]...), [i](int) { return i; });
 }
 
-template <class Op, class IndexT, int NArgs, class TOut, class... TIn, size_t... Is>
+template <class Op, int K, class IndexT, int NArgs, class TOut, class... TIn, size_t... Is>
 __device__ __forceinline__ void apply_at(const Op& op, const IndexT (&off)[NArgs], std::index_sequence<Is...>,
-                                         TOut* out, const TIn*... in) {
-  out[off[0]] = op(in[off[Is + 1]]...);
+                                         const OutPointers<TOut, K>& out, const TIn*... in) {
+  store_results<K>(out, op(in[off[K + Is]]...), [&off](int k) { return off[k]; });
 }
 
 /// Any strides: each linear index is decomposed over the coalesced dimensions (innermost first).
-template <class Op, class IndexT, class TOut, class... TIn>
-__global__ void strided_kernel(Op op, StridedParams<IndexT, 1 + sizeof...(TIn)> p, std::make_unsigned_t<IndexT> n,
-                               TOut* out, const TIn*... in) {
+template <class Op, int K, class IndexT, class TOut, class... TIn>
+__global__ void strided_kernel(Op op, StridedParams<IndexT, K + sizeof...(TIn)> p, std::make_unsigned_t<IndexT> n,
+                               OutPointers<TOut, K> out, const TIn*... in) {
   using U = std::make_unsigned_t<IndexT>;
-  constexpr int N = 1 + static_cast<int>(sizeof...(TIn));
+  constexpr int N = K + static_cast<int>(sizeof...(TIn));
   const U tid = static_cast<U>(blockIdx.x) * blockDim.x + threadIdx.x;
   const U nthreads = static_cast<U>(gridDim.x) * blockDim.x;
   for (U i = tid; i < n; i += nthreads) {
@@ -111,7 +149,7 @@ __global__ void strided_kernel(Op op, StridedParams<IndexT, 1 + sizeof...(TIn)> 
       BARACUDA_UNROLL
       for (int k = 0; k < N; ++k) off[k] += static_cast<IndexT>(c) * p.strides[k][d];
     }
-    apply_at(op, off, std::index_sequence_for<TIn...>{}, out, in...);
+    apply_at<Op, K>(op, off, std::index_sequence_for<TIn...>{}, out, in...);
   }
 }
 
@@ -147,40 +185,59 @@ inline Status launch_status(std::string_view plan) {
   return Error::device(std::string(plan) + ": kernel launch failed: " + e.message, e.code);
 }
 
-/// Runs `out = op(in...)` elementwise on the context's device (cuda or sim). `out` and `in...` are views
-/// already validated by the plan (same shape, storage types TOut / TIn..., in-place only with equal
-/// strides). Returns the launch error, if any, as `DeviceError` naming `plan`.
-template <class Op, class TOut, class... TIn, class... Tensors>
-Status launch_elementwise(std::string_view plan, const ::baracuda::detail::ExecContext& ctx, const Op& op,
-                          const DynTensor& out, const Tensors&... in) {
+/// Runs `(out_0, …, out_{K-1}) = op(in...)` elementwise on the context's device (cuda or sim). Outputs and
+/// inputs are views already validated by the plan (same shape — inputs may broadcast with stride 0 —,
+/// storage types TOut / TIn..., in place only with equal strides). A functor with K > 1 returns
+/// `Results<TOut, K>`. Returns the launch error, if any, as `DeviceError` naming `plan`.
+template <class Op, int K, class TOut, class... TIn, class... Tensors>
+Status launch_elementwise_multi(std::string_view plan, const ::baracuda::detail::ExecContext& ctx, const Op& op,
+                                const std::array<DynTensor, K>& outs, const Tensors&... in) {
+  static_assert(K >= 1, "at least one output");
   static_assert(sizeof...(TIn) == sizeof...(Tensors), "one DynTensor per input type");
   static_assert((std::is_same_v<Tensors, DynTensor> && ...), "inputs are DynTensors");
-  constexpr int N = 1 + static_cast<int>(sizeof...(TIn));
-  const std::array<const int64_t*, N> strides{out.stride.data(), in.stride.data()...};
-  const ::baracuda::detail::ElementwiseGeometry<N> g = ::baracuda::detail::coalesce<N>(out.shape, strides);
+  constexpr int N = K + static_cast<int>(sizeof...(TIn));
+  std::array<const int64_t*, N> strides{};
+  for (int k = 0; k < K; ++k) strides[k] = outs[k].stride.data();
+  {
+    const std::array<const int64_t*, sizeof...(TIn)> in_strides{in.stride.data()...};
+    for (size_t i = 0; i < in_strides.size(); ++i) strides[K + i] = in_strides[i];
+  }
+  const ::baracuda::detail::ElementwiseGeometry<N> g = ::baracuda::detail::coalesce<N>(outs[0].shape, strides);
   if (g.numel == 0) return {};
 
   const ::baracuda::detail::ElementwiseTuning t = tuning_for(ctx);
   const dim3 block(static_cast<unsigned>(t.threads_per_block));
-  TOut* o = static_cast<TOut*>(out.data);
+  OutPointers<TOut, K> o{};
+  bool outs_aligned = true;
+  for (int k = 0; k < K; ++k) {
+    o.p[k] = static_cast<TOut*>(outs[k].data);
+    outs_aligned = outs_aligned && aligned16(o.p[k]);
+  }
 
   if (g.contiguous()) {
     constexpr int V = kVecElems<TOut, TIn...>;
-    const bool vectorized = (aligned16(o) && ... && aligned16(in.data));
+    const bool vectorized = (outs_aligned && ... && aligned16(in.data));
     const int64_t work = vectorized ? (g.numel + V - 1) / V : g.numel;
     const dim3 grid(grid_for(t, ctx, work));
-    BARACUDA_LAUNCH(grid, block, 0, ctx.stream, contiguous_kernel<Op, TOut, TIn...>)
+    BARACUDA_LAUNCH(grid, block, 0, ctx.stream, contiguous_kernel<Op, K, TOut, TIn...>)
     (op, g.numel, vectorized, o, static_cast<const TIn*>(in.data)...);
   } else if (g.fits_int32()) {
     const dim3 grid(grid_for(t, ctx, g.numel));
-    BARACUDA_LAUNCH(grid, block, 0, ctx.stream, strided_kernel<Op, int32_t, TOut, TIn...>)
+    BARACUDA_LAUNCH(grid, block, 0, ctx.stream, strided_kernel<Op, K, int32_t, TOut, TIn...>)
     (op, strided_params<int32_t>(g), static_cast<uint32_t>(g.numel), o, static_cast<const TIn*>(in.data)...);
   } else {
     const dim3 grid(grid_for(t, ctx, g.numel));
-    BARACUDA_LAUNCH(grid, block, 0, ctx.stream, strided_kernel<Op, int64_t, TOut, TIn...>)
+    BARACUDA_LAUNCH(grid, block, 0, ctx.stream, strided_kernel<Op, K, int64_t, TOut, TIn...>)
     (op, strided_params<int64_t>(g), static_cast<uint64_t>(g.numel), o, static_cast<const TIn*>(in.data)...);
   }
   return launch_status(plan);
+}
+
+/// Runs `out = op(in...)` elementwise: `launch_elementwise_multi` with one output.
+template <class Op, class TOut, class... TIn, class... Tensors>
+Status launch_elementwise(std::string_view plan, const ::baracuda::detail::ExecContext& ctx, const Op& op,
+                          const DynTensor& out, const Tensors&... in) {
+  return launch_elementwise_multi<Op, 1, TOut, TIn...>(plan, ctx, op, std::array<DynTensor, 1>{out}, in...);
 }
 
 }  // namespace elementwise

@@ -1,0 +1,104 @@
+// The elementwise engine's multi-output path (two outputs per element: what binary and gated backward
+// passes use) on the sim device against a host loop, over contiguous, unaligned, strided, broadcast and
+// in-place operands; and the mapping of a failed launch to `DeviceError`.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "baracuda/baracuda.hpp"
+#include "elementwise_engine_kernels.hpp"
+
+namespace baracuda::test {
+namespace {
+
+detail::ExecContext sim_context() {
+  auto ctx = detail::make_exec_context(Stream::sim());
+  EXPECT_TRUE(ctx.is_ok());
+  return *ctx;
+}
+
+DynTensor view(float* p, std::initializer_list<int64_t> shape, std::initializer_list<int64_t> stride) {
+  DynTensor t;
+  t.data = p;
+  t.kind = ElementKind::F32;
+  t.shape = Shape(shape);
+  int i = 0;
+  for (int64_t s : stride) t.stride[i++] = s;
+  return t;
+}
+
+// Small integers: sums and differences are exact in f32, so the comparison is exact.
+std::vector<float> iota_values(size_t n, float scale) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = scale * static_cast<float>((i * 37) % 101) - 50.0f;
+  return v;
+}
+
+TEST(ElementwiseEngineSim, TwoOutputsContiguousVectorizedAndTail) {
+  const int64_t n = 1000 + 3;  // a vector body and a scalar tail
+  auto a = iota_values(n, 1.0f), b = iota_values(n, 0.5f);
+  std::vector<float> s(n, -1.0f), d(n, -1.0f);
+  ASSERT_TRUE(sum_difference(sim_context(), view(s.data(), {n}, {1}), view(d.data(), {n}, {1}),
+                             view(a.data(), {n}, {1}), view(b.data(), {n}, {1})).is_ok());
+  for (int64_t i = 0; i < n; ++i) {
+    ASSERT_EQ(s[i], a[i] + b[i]) << i;
+    ASSERT_EQ(d[i], a[i] - b[i]) << i;
+  }
+}
+
+TEST(ElementwiseEngineSim, TwoOutputsUnalignedTakeTheScalarLoop) {
+  const int64_t n = 257;
+  auto a = iota_values(n + 1, 1.0f), b = iota_values(n + 1, 2.0f);
+  std::vector<float> s(n + 1, 0.0f), d(n + 1, 0.0f);
+  ASSERT_TRUE(sum_difference(sim_context(), view(s.data() + 1, {n}, {1}), view(d.data() + 1, {n}, {1}),
+                             view(a.data() + 1, {n}, {1}), view(b.data() + 1, {n}, {1})).is_ok());
+  EXPECT_EQ(s[0], 0.0f);  // untouched
+  for (int64_t i = 1; i <= n; ++i) {
+    ASSERT_EQ(s[i], a[i] + b[i]) << i;
+    ASSERT_EQ(d[i], a[i] - b[i]) << i;
+  }
+}
+
+TEST(ElementwiseEngineSim, TwoOutputsStridedWithBroadcastInput) {
+  const int64_t rows = 17, cols = 33;
+  auto a = iota_values(rows * cols, 1.0f);
+  auto row = iota_values(cols, 3.0f);                       // broadcast over rows (stride 0)
+  std::vector<float> s(rows * cols), d(cols * rows * 2, 7.0f);  // d transposed, every other slot
+  ASSERT_TRUE(sum_difference(sim_context(), view(s.data(), {rows, cols}, {cols, 1}),
+                             view(d.data(), {rows, cols}, {2, 2 * rows}), view(a.data(), {rows, cols}, {cols, 1}),
+                             view(row.data(), {rows, cols}, {0, 1})).is_ok());
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) {
+      ASSERT_EQ(s[r * cols + c], a[r * cols + c] + row[c]);
+      ASSERT_EQ(d[2 * r + 2 * rows * c], a[r * cols + c] - row[c]);
+      ASSERT_EQ(d[2 * r + 2 * rows * c + 1], 7.0f);  // gaps untouched
+    }
+}
+
+TEST(ElementwiseEngineSim, TwoOutputsInPlaceOverBothInputs) {
+  const int64_t n = 515;
+  auto a = iota_values(n, 1.0f), b = iota_values(n, 0.25f);
+  const auto a0 = a, b0 = b;
+  ASSERT_TRUE(sum_difference(sim_context(), view(a.data(), {n}, {1}), view(b.data(), {n}, {1}),
+                             view(a.data(), {n}, {1}), view(b.data(), {n}, {1})).is_ok());
+  for (int64_t i = 0; i < n; ++i) {
+    ASSERT_EQ(a[i], a0[i] + b0[i]) << i;
+    ASSERT_EQ(b[i], a0[i] - b0[i]) << i;
+  }
+}
+
+TEST(ElementwiseEngineSim, FailedLaunchIsADeviceError) {
+  const Status s = launch_oversized_block(sim_context());
+  ASSERT_FALSE(s.is_ok());
+  EXPECT_EQ(s.code(), ErrorCode::DeviceError);
+  EXPECT_NE(s.error().message.find("OversizedBlock"), std::string::npos) << s.to_string();
+  // The emulator keeps working after the failed launch.
+  EXPECT_TRUE(launch_oversized_block(sim_context()).code() == ErrorCode::DeviceError);
+  std::vector<float> x(8, 1.0f), y(8), z(8);
+  EXPECT_TRUE(sum_difference(sim_context(), view(y.data(), {8}, {1}), view(z.data(), {8}, {1}),
+                             view(x.data(), {8}, {1}), view(x.data(), {8}, {1})).is_ok());
+  EXPECT_EQ(y[3], 2.0f);
+}
+
+}  // namespace
+}  // namespace baracuda::test
