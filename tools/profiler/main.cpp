@@ -1,11 +1,12 @@
 // baracuda-profiler: runs plans on a device, verifies them against the host device, reports time,
 // bandwidth and error. See --help and docs/profiler.md.
+#include <algorithm>
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include "device.hpp"
-#include "family.hpp"
+#include "scenario.hpp"
 #include "options.hpp"
 #include "report.hpp"
 #include "runner.hpp"
@@ -18,16 +19,17 @@ namespace {
 /// --list: every (op, kinds) the chosen device's plans accept, with the SKU `select` resolves to.
 int list_plans(const bp::Options& o, const bp::DeviceChoice& device) {
   std::vector<std::vector<std::string>> rows;
-  for (const bp::Family& f : bp::families()) {
-    if (!o.op.empty() && f.name != o.op) continue;
+  for (const bp::Scenario& sc : bp::scenarios()) {
+    if (!sc.matches(o.op)) continue;
     for (ElementKind in : bp::all_kinds()) {
       if (o.dtype && in != *o.dtype) continue;
-      for (ElementKind out : bp::all_kinds()) {
-        if (!f.converts && out != in) continue;
+      for (ElementKind chosen : bp::all_kinds()) {
+        const ElementKind out = sc.output_kind(in, chosen);
+        if (out != chosen) continue;  // one row per input kind unless the op lets the output kind vary
         if (o.out_dtype && out != *o.out_dtype) continue;
-        const bp::Problem p{in, out, o.shape.value_or(baracuda::Shape{1024}), o.strided};
-        auto sku = f.select(device.stream, p);
-        if (sku) rows.push_back({std::string(f.name), bp::describe_kinds(p, f.converts), to_string(*sku)});
+        const bp::Problem p{in, out, o.shape.value_or(baracuda::Shape{1024}), o.strided, sc.variant};
+        auto sku = sc.select(device.stream, p);
+        if (sku) rows.push_back({std::string(sc.name), bp::describe_kinds(sc, p), to_string(*sku)});
       }
     }
   }
@@ -42,36 +44,46 @@ int list_plans(const bp::Options& o, const bp::DeviceChoice& device) {
   return rows.empty() ? 1 : 0;
 }
 
+using Case = std::pair<const bp::Scenario*, bp::Problem>;
+
 /// The cases to run: the default suite, narrowed or overridden by --op/--dtype/--out-dtype/--shape.
-baracuda::Result<std::vector<std::pair<const bp::Family*, bp::Problem>>> plan_cases(const bp::Options& o,
-                                                                                     baracuda::DeviceKind device) {
-  std::vector<std::pair<const bp::Family*, bp::Problem>> cases;
-  for (const bp::Family& f : bp::families()) {
-    if (!o.op.empty() && f.name != o.op) continue;
+baracuda::Result<std::vector<Case>> plan_cases(const bp::Options& o, baracuda::DeviceKind device) {
+  std::vector<Case> cases;
+  bool known = o.op.empty();
+  for (const bp::Scenario& sc : bp::scenarios()) {
+    if (!sc.matches(o.op)) continue;
+    known = true;
     std::vector<bp::Problem> kinds;
     if (o.dtype) {
-      const ElementKind out = o.out_dtype.value_or(*o.dtype);
-      if (!f.converts && out != *o.dtype) {
-        if (!o.op.empty())
-          return baracuda::Error::invalid("baracuda-profiler: " + o.op + " has no --out-dtype (its output kind is its input kind)");
+      const ElementKind out = sc.output_kind(*o.dtype, o.out_dtype.value_or(*o.dtype));
+      if (o.out_dtype && out != *o.out_dtype) {
+        if (o.op == sc.name)
+          return baracuda::Error::invalid("baracuda-profiler: the output kind of " + o.op + " is " +
+                                          std::string(to_string(out)) + ", not --out-dtype " +
+                                          std::string(to_string(*o.out_dtype)));
         continue;
       }
-      kinds.push_back({*o.dtype, out, {}, false});
+      kinds.push_back({*o.dtype, out, {}, false, sc.variant});
     } else {
-      kinds = f.default_kinds();
+      kinds = sc.default_kinds(sc.variant);
     }
-    const std::vector<baracuda::Shape> shapes = o.shape ? std::vector{*o.shape} : f.default_shapes(device);
+    const std::vector<baracuda::Shape> shapes = o.shape ? std::vector{*o.shape} : sc.default_shapes(device);
     for (bp::Problem p : kinds)
       for (const baracuda::Shape& s : shapes) {
         p.shape = s;
         p.strided = o.strided;
-        cases.emplace_back(&f, p);
+        p.variant = sc.variant;
+        cases.emplace_back(&sc, p);
       }
   }
-  if (!o.op.empty() && !bp::find_family(o.op)) {
-    std::string known;
-    for (const bp::Family& f : bp::families()) known += (known.empty() ? "" : ", ") + std::string(f.name);
-    return baracuda::Error::invalid("baracuda-profiler: unknown op '" + o.op + "' (known: " + known + ")");
+  if (!known) {
+    std::vector<std::string_view> families;
+    for (const bp::Scenario& sc : bp::scenarios())
+      if (std::find(families.begin(), families.end(), sc.family) == families.end()) families.push_back(sc.family);
+    std::string names;
+    for (std::string_view f : families) names += (names.empty() ? "" : ", ") + std::string(f);
+    return baracuda::Error::invalid("baracuda-profiler: unknown op '" + o.op + "' (families: " + names +
+                                    "; --list shows every op)");
   }
   return cases;
 }
@@ -111,8 +123,8 @@ int main(int argc, char** argv) {
   const bp::RunSettings settings{o.warmup.value_or(bp::default_warmup(kind)), o.repeat.value_or(bp::default_repeat(kind))};
   std::vector<bp::Row> rows;
   int count[4] = {0, 0, 0, 0};  // indexed by RowStatus
-  for (const auto& [family, problem] : *cases) {
-    rows.push_back(bp::run_case(*family, problem, device->stream, settings));
+  for (const auto& [scenario, problem] : *cases) {
+    rows.push_back(bp::run_case(*scenario, problem, device->stream, settings));
     ++count[static_cast<int>(rows.back().status)];
   }
   bp::print_rows(std::cout, device->info, rows, o.format);

@@ -122,7 +122,7 @@ Usage:
   baracuda-profiler --op NAME [--dtype T [--out-dtype T]] [--shape AxB[xC...]] [options]
 
 Options:
-  --op NAME         one op family (fill, cast, affine, ...; see --list); default: all
+  --op NAME         one op (add, cast, ...) or a whole family (binary, ...); see --list; default: all
   --dtype T         input element kind (the output kind of ops without an input): f16 bf16 f32 f64 s8 u8
                     s32 s64 bool fp8e4m3 fp8e5m2 s4 u4 u32; default: the suite's kinds
   --out-dtype T     output element kind of converting ops (cast); default: --dtype

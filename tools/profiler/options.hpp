@@ -13,7 +13,7 @@ enum class OutputFormat { Table, Csv, Json };
 struct Options {
   bool help = false;
   bool list = false;
-  std::string op;  ///< empty: every family
+  std::string op;  ///< an op or family name; empty: all
   std::optional<ElementKind> dtype;
   std::optional<ElementKind> out_dtype;
   std::optional<Shape> shape;

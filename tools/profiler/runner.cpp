@@ -18,9 +18,9 @@ Row fail(Row r, const Error& e, std::string_view stage) {
 }
 
 /// The output of the same plan selected on the host device over the same inputs.
-Result<HostTensor> reference_output(const Family& family, const Problem& problem) {
+Result<HostTensor> reference_output(const Scenario& scenario, const Problem& problem) {
   const Stream host = Stream::host();
-  auto ref = family.prepare(host, problem);
+  auto ref = scenario.prepare(host, problem);
   if (!ref) return ref.error();
   BARACUDA_TRY((*ref)->check());
   BARACUDA_TRY((*ref)->run(host));
@@ -39,23 +39,23 @@ std::string shape_text(const Shape& s) {
   return r;
 }
 
-std::string describe_kinds(const Problem& p, bool converts) {
+std::string describe_kinds(const Scenario& s, const Problem& p) {
   std::string r(to_string(p.dtype));
-  if (converts || p.out_dtype != p.dtype) r += "->" + std::string(to_string(p.out_dtype));
+  if (s.output != OutputKind::SameAsInput || p.out_dtype != p.dtype) r += "->" + std::string(to_string(p.out_dtype));
   return r;
 }
 
-Row run_case(const Family& family, const Problem& problem, const Stream& stream, const RunSettings& settings) {
+Row run_case(const Scenario& scenario, const Problem& problem, const Stream& stream, const RunSettings& settings) {
   Row r;
-  r.op = std::string(family.name);
-  r.kinds = describe_kinds(problem, family.converts);
+  r.op = std::string(scenario.name);
+  r.kinds = describe_kinds(scenario, problem);
   r.shape = shape_text(problem.shape);
   r.layout = problem.strided ? "strided" : "dense";
-  const Traffic t = family.traffic(problem);
+  const Traffic t = scenario.traffic(problem);
   r.bytes = t.bytes;
   r.flops = t.flops;
 
-  auto inst = family.prepare(stream, problem);
+  auto inst = scenario.prepare(stream, problem);
   if (!inst) return fail(std::move(r), inst.error(), "select");
   r.sku = to_string((*inst)->sku());
   if (Status s = (*inst)->check(); !s) return fail(std::move(r), s.error(), "can_implement");
@@ -67,9 +67,9 @@ Row run_case(const Family& family, const Problem& problem, const Stream& stream,
 
   auto out = (*inst)->output();
   if (!out) return fail(std::move(r), out.error(), "download");
-  auto ref = reference_output(family, problem);
+  auto ref = reference_output(scenario, problem);
   if (!ref) return fail(std::move(r), ref.error(), "host reference");
-  const Verification v = compare(*out, *ref, family.comparison);
+  const Verification v = compare(*out, *ref, scenario.comparison);
   r.max_abs_error = v.max_abs_error;
   r.max_rel_error = v.max_rel_error;
   r.mismatches = v.mismatches;

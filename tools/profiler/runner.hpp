@@ -1,7 +1,7 @@
 // Running one case: prepare on the device, time, run the same plan on the host device, compare.
 #pragma once
 
-#include "family.hpp"
+#include "scenario.hpp"
 #include "report.hpp"
 
 namespace baracuda::profiler {
@@ -11,7 +11,7 @@ struct RunSettings {
   int repeat = 1;
 };
 
-Row run_case(const Family& family, const Problem& problem, const Stream& stream, const RunSettings& settings);
+Row run_case(const Scenario& scenario, const Problem& problem, const Stream& stream, const RunSettings& settings);
 
 /// "4096x4096" ("scalar" for rank 0).
 std::string shape_text(const Shape& s);

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string>
 
-#include "family.hpp"
+#include "scenario.hpp"
 #include "operands.hpp"
 
 namespace baracuda::profiler {

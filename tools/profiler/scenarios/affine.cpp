@@ -10,16 +10,17 @@ Result<dynamic::AffinePlan> select_plan(const Stream& s, const Problem& p) {
       s, AffineDescriptor().with_element(p.dtype).with_shape(p.shape).with_alpha(1.5).with_beta(-0.25));
 }
 
-constexpr Family kAffine{
+constexpr Scenario kAffine{
     .name = "affine",
+    .family = "affine",
     .summary = "out = alpha * in + beta",
-    .converts = false,
+    .output = OutputKind::SameAsInput,
     .comparison = Comparison::Tolerance,
     .default_kinds =
-        [] {
+        [](uint32_t) {
           std::vector<Problem> r;
           for (ElementKind k : {ElementKind::F32, ElementKind::F16, ElementKind::Bf16, ElementKind::F64})
-            r.push_back({k, k, {}, false});
+            r.push_back({k, k, {}, false, 0});
           return r;
         },
     .default_shapes = elementwise_shapes,
@@ -38,6 +39,6 @@ constexpr Family kAffine{
 
 }  // namespace
 
-const Family& affine_family() { return kAffine; }
+void add_affine_scenarios(std::vector<Scenario>& out) { out.push_back(kAffine); }
 
 }  // namespace baracuda::profiler

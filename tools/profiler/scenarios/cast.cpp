@@ -9,19 +9,20 @@ Result<dynamic::CastPlan> select_plan(const Stream& s, const Problem& p) {
   return dynamic::CastPlan::select(s, CastDescriptor().with_input(p.dtype).with_output(p.out_dtype).with_shape(p.shape));
 }
 
-constexpr Family kCast{
+constexpr Scenario kCast{
     .name = "cast",
+    .family = "cast",
     .summary = "out = in converted to another kind (Tensor.to(dtype))",
-    .converts = true,
+    .output = OutputKind::Chosen,
     .comparison = Comparison::Exact,
     .default_kinds =
-        [] {
+        [](uint32_t) {
           using K = ElementKind;
           const std::pair<K, K> pairs[] = {{K::F32, K::Bf16},    {K::Bf16, K::F32},  {K::F32, K::F16},
                                            {K::F16, K::F32},     {K::Bf16, K::Fp8E4M3}, {K::Fp8E4M3, K::Bf16},
                                            {K::F32, K::S8},      {K::S32, K::F32},   {K::F32, K::F32}};
           std::vector<Problem> r;
-          for (auto [in, out] : pairs) r.push_back({in, out, {}, false});
+          for (auto [in, out] : pairs) r.push_back({in, out, {}, false, 0});
           return r;
         },
     .default_shapes = elementwise_shapes,
@@ -44,6 +45,6 @@ constexpr Family kCast{
 
 }  // namespace
 
-const Family& cast_family() { return kCast; }
+void add_cast_scenarios(std::vector<Scenario>& out) { out.push_back(kCast); }
 
 }  // namespace baracuda::profiler

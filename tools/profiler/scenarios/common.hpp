@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "../family.hpp"
+#include "../scenario.hpp"
 
 namespace baracuda::profiler {
 

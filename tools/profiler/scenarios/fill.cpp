@@ -32,17 +32,18 @@ class FillInstance final : public Instance {
   Buffer ws_;
 };
 
-constexpr Family kFill{
+constexpr Scenario kFill{
     .name = "fill",
+    .family = "fill",
     .summary = "out = value (Tensor.fill_)",
-    .converts = false,
+    .output = OutputKind::SameAsInput,
     .comparison = Comparison::Exact,
     .default_kinds =
-        [] {
+        [](uint32_t) {
           std::vector<Problem> r;
           for (ElementKind k : {ElementKind::F32, ElementKind::Bf16, ElementKind::Fp8E4M3, ElementKind::S8,
                                 ElementKind::S64, ElementKind::U4})
-            r.push_back({k, k, {}, false});
+            r.push_back({k, k, {}, false, 0});
           return r;
         },
     .default_shapes = elementwise_shapes,
@@ -67,6 +68,6 @@ constexpr Family kFill{
 
 }  // namespace
 
-const Family& fill_family() { return kFill; }
+void add_fill_scenarios(std::vector<Scenario>& out) { out.push_back(kFill); }
 
 }  // namespace baracuda::profiler

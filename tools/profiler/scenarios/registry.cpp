@@ -1,24 +1,19 @@
 // The explicit list of op families the profiler knows.
 #include <array>
-#include <functional>
 
 #include "scenarios.hpp"
 
 namespace baracuda::profiler {
 
-std::span<const Family> families() {
-  static const std::array<Family, 3> list = {
-      fill_family(),
-      cast_family(),
-      affine_family(),
-  };
+std::span<const Scenario> scenarios() {
+  static const std::vector<Scenario> list = [] {
+    std::vector<Scenario> v;
+    add_fill_scenarios(v);
+    add_cast_scenarios(v);
+    add_affine_scenarios(v);
+    return v;
+  }();
   return list;
-}
-
-const Family* find_family(std::string_view name) {
-  for (const Family& f : families())
-    if (f.name == name) return &f;
-  return nullptr;
 }
 
 std::span<const ElementKind> all_kinds() {

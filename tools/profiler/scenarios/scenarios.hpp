@@ -1,14 +1,17 @@
-// One accessor per op family; registry.cpp lists them in the order the profiler shows them.
-// Adding a family: write scenarios/<family>.cpp defining `<family>_family()`, declare it here, add it to
-// the list in registry.cpp and to tools/profiler/CMakeLists.txt.
+// One function per op family, appending the family's scenarios (one per op); registry.cpp calls them in
+// the order the profiler shows them. Adding a family: write scenarios/<family>.cpp defining
+// `add_<family>_scenarios`, declare it here, call it in registry.cpp and add the file to
+// tools/profiler/CMakeLists.txt.
 #pragma once
 
-#include "../family.hpp"
+#include <vector>
+
+#include "../scenario.hpp"
 
 namespace baracuda::profiler {
 
-const Family& fill_family();
-const Family& cast_family();
-const Family& affine_family();
+void add_fill_scenarios(std::vector<Scenario>& out);
+void add_cast_scenarios(std::vector<Scenario>& out);
+void add_affine_scenarios(std::vector<Scenario>& out);
 
 }  // namespace baracuda::profiler

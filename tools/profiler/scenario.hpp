@@ -1,9 +1,11 @@
-// What an op family gives the profiler: its problems, how to set one up on a device, and what it moves.
+// What the profiler knows about one op: its problems, how to set one up on a device, and what it moves.
 //
-// Each family is one file under scenarios/ that defines a `Family` value; scenarios/registry.cpp lists
-// them explicitly (no static self-registration, which static linking would drop).
+// Each op family has one file under scenarios/ that appends its `Scenario`s (one per op of the family) to
+// a list; scenarios/registry.cpp calls those functions explicitly (no static self-registration, which
+// static linking would drop).
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
@@ -19,12 +21,11 @@ namespace baracuda::profiler {
 /// One problem: element kinds, logical shape, layout.
 struct Problem {
   ElementKind dtype = ElementKind::F32;      ///< the input kind (the output kind of ops with no input)
-  ElementKind out_dtype = ElementKind::F32;  ///< the output kind (== dtype unless the family converts)
-  Shape shape;
+  ElementKind out_dtype = ElementKind::F32;  ///< the output kind
+  Shape shape;                               ///< the output's shape
   bool strided = false;  ///< operands are strided views (see operands.hpp) instead of dense tensors
+  uint32_t variant = 0;  ///< the scenario's `variant` (which op of a family with several)
 };
-/// "f32", or "f32->bf16" for converting families (always with the arrow).
-std::string describe_kinds(const Problem& p, bool converts);
 
 /// A plan selected on one device with its operands allocated and initialised (deterministically: the same
 /// Problem gives the same inputs on every device).
@@ -52,13 +53,22 @@ enum class Comparison {
   Tolerance  ///< |out - ref| <= atol + rtol * |ref| with the per-dtype table of verify.hpp
 };
 
-struct Family {
-  std::string_view name;     ///< the --op name
-  std::string_view summary;  ///< one line for --list and --help
-  bool converts = false;     ///< takes --out-dtype (output kind may differ from the input kind)
+/// What the output kind of an op is.
+enum class OutputKind {
+  SameAsInput,  ///< out_dtype = dtype
+  Chosen,       ///< any kind, --out-dtype (a cast)
+  Bool,         ///< always bool (a comparison)
+};
+
+struct Scenario {
+  std::string_view name;     ///< the --op name ("fill", "add", ...)
+  std::string_view family;   ///< the family ("fill", "binary", ...); --op accepts it too
+  std::string_view summary;  ///< one line for --list
+  uint32_t variant = 0;      ///< passed to every function below in Problem::variant
+  OutputKind output = OutputKind::SameAsInput;
   Comparison comparison = Comparison::Exact;
-  /// The (dtype, out_dtype) pairs the default suite runs.
-  std::vector<Problem> (*default_kinds)();
+  /// The kinds the default suite runs (shape left empty).
+  std::vector<Problem> (*default_kinds)(uint32_t variant);
   /// The shapes the default suite runs on `device` (small on host/sim, realistic on cuda).
   std::vector<Shape> (*default_shapes)(DeviceKind device);
   /// Selects the plan for `problem` on `stream` and returns its SKU (what --list prints), or why not.
@@ -66,11 +76,20 @@ struct Family {
   /// Selects the plan on `stream` and prepares operands; the error of `select` when it fails.
   Result<std::unique_ptr<Instance>> (*prepare)(const Stream& stream, const Problem& problem);
   Traffic (*traffic)(const Problem& problem);
+
+  /// Whether `--op name` selects this scenario (its own name or its family's).
+  bool matches(std::string_view op) const { return op.empty() || op == name || op == family; }
+  /// The output kind for input kind `in` (`chosen` when the op lets the caller choose).
+  ElementKind output_kind(ElementKind in, ElementKind chosen) const {
+    return output == OutputKind::Chosen ? chosen : output == OutputKind::Bool ? ElementKind::Bool : in;
+  }
 };
 
-/// Every family, in the order --list and the default suite show them.
-std::span<const Family> families();
-const Family* find_family(std::string_view name);
+/// Every scenario, in the order --list and the default suite show them.
+std::span<const Scenario> scenarios();
+
+/// "f32", or "f32->bf16" when the op's output kind is not its input kind.
+std::string describe_kinds(const Scenario& s, const Problem& p);
 
 /// Every element kind, in `ElementKind` order (for --list and dtype sweeps).
 std::span<const ElementKind> all_kinds();
