@@ -17,14 +17,14 @@ Row fail(Row r, const Error& e, std::string_view stage) {
   return r;
 }
 
-/// The output of the same plan selected on the host device over the same inputs.
-Result<HostTensor> reference_output(const Scenario& scenario, const Problem& problem) {
+/// The outputs of the same plan selected on the host device over the same inputs.
+Result<std::vector<HostTensor>> reference_outputs(const Scenario& scenario, const Problem& problem) {
   const Stream host = Stream::host();
   auto ref = scenario.prepare(host, problem);
   if (!ref) return ref.error();
   BARACUDA_TRY((*ref)->check());
   BARACUDA_TRY((*ref)->run(host));
-  return (*ref)->output();
+  return (*ref)->outputs();
 }
 
 }  // namespace
@@ -65,11 +65,13 @@ Row run_case(const Scenario& scenario, const Problem& problem, const Stream& str
   r.time_s = timing->median_s;
   r.repeats = timing->repeats;
 
-  auto out = (*inst)->output();
+  auto out = (*inst)->outputs();
   if (!out) return fail(std::move(r), out.error(), "download");
-  auto ref = reference_output(scenario, problem);
+  auto ref = reference_outputs(scenario, problem);
   if (!ref) return fail(std::move(r), ref.error(), "host reference");
-  const Verification v = compare(*out, *ref, scenario.comparison);
+  Verification v;
+  if (out->size() != ref->size()) v.problem = "the device and the host reference have different outputs";
+  for (size_t i = 0; i < out->size() && v.problem.empty(); ++i) v.merge(compare((*out)[i], (*ref)[i], scenario.comparison));
   r.max_abs_error = v.max_abs_error;
   r.max_rel_error = v.max_rel_error;
   r.mismatches = v.mismatches;

@@ -37,8 +37,8 @@ class Instance {
   virtual Status check() const = 0;
   /// One launch (asynchronous on cuda).
   virtual Status run(const Stream& stream) = 0;
-  /// The output operand, downloaded.
-  virtual Result<HostTensor> output() const = 0;
+  /// The output operands, downloaded (in the order of the plan's arguments).
+  virtual Result<std::vector<HostTensor>> outputs() const = 0;
 };
 
 /// How many bytes one run must read and write, and how many flops it does (0: not a compute-bound op).

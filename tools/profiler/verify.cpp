@@ -20,6 +20,14 @@ Tolerance default_tolerance(ElementKind kind) {
   }
 }
 
+void Verification::merge(const Verification& o) {
+  max_abs_error = std::max(max_abs_error, o.max_abs_error);
+  max_rel_error = std::max(max_rel_error, o.max_rel_error);
+  mismatches += o.mismatches;
+  checked += o.checked;
+  if (problem.empty()) problem = o.problem;
+}
+
 Verification compare(const HostTensor& out, const HostTensor& ref, Comparison how) {
   Verification v;
   if (out.kind != ref.kind || !(out.shape == ref.shape)) {

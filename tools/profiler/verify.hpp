@@ -23,6 +23,8 @@ struct Verification {
   int64_t checked = 0;       ///< elements compared
   std::string problem;       ///< non-empty when the outputs could not be compared at all
   bool passed() const { return problem.empty() && mismatches == 0; }
+  /// Accumulates another output's comparison (max of the errors, sum of the counts).
+  void merge(const Verification& o);
 };
 
 /// Compares the logical elements of `out` with `ref` (same kind and shape; strides may differ).

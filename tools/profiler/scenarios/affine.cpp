@@ -24,15 +24,13 @@ constexpr Scenario kAffine{
           return r;
         },
     .default_shapes = elementwise_shapes,
-    .select = [](const Stream& s, const Problem& p) -> Result<KernelSku> {
-      auto plan = select_plan(s, p);
-      if (!plan) return plan.error();
-      return plan->sku();
-    },
+    .select = [](const Stream& s, const Problem& p) { return sku_of(select_plan(s, p)); },
     .prepare = [](const Stream& s, const Problem& p) -> Result<std::unique_ptr<Instance>> {
       auto plan = select_plan(s, p);
       if (!plan) return plan.error();
-      return InOutInstance<dynamic::AffinePlan>::make(s, std::move(plan).value(), p);
+      return PlanInstance<dynamic::AffinePlan, 1, 1>::make(
+          s, std::move(plan).value(), p, {OperandSpec{p.dtype, p.shape, input_range(p.dtype, p.dtype)}},
+          {OperandSpec{p.dtype, p.shape, {}}});
     },
     .traffic = [](const Problem& p) { return Traffic{2.0 * static_cast<double>(storage_bytes(p.dtype, p.shape.numel())), 0}; },
 };

@@ -18,23 +18,21 @@ constexpr Scenario kCast{
     .default_kinds =
         [](uint32_t) {
           using K = ElementKind;
-          const std::pair<K, K> pairs[] = {{K::F32, K::Bf16},    {K::Bf16, K::F32},  {K::F32, K::F16},
-                                           {K::F16, K::F32},     {K::Bf16, K::Fp8E4M3}, {K::Fp8E4M3, K::Bf16},
-                                           {K::F32, K::S8},      {K::S32, K::F32},   {K::F32, K::F32}};
+          const std::pair<K, K> pairs[] = {{K::F32, K::Bf16},     {K::Bf16, K::F32},     {K::F32, K::F16},
+                                           {K::F16, K::F32},      {K::Bf16, K::Fp8E4M3}, {K::Fp8E4M3, K::Bf16},
+                                           {K::F32, K::S8},       {K::S32, K::F32},      {K::F32, K::F32}};
           std::vector<Problem> r;
           for (auto [in, out] : pairs) r.push_back({in, out, {}, false, 0});
           return r;
         },
     .default_shapes = elementwise_shapes,
-    .select = [](const Stream& s, const Problem& p) -> Result<KernelSku> {
-      auto plan = select_plan(s, p);
-      if (!plan) return plan.error();
-      return plan->sku();
-    },
+    .select = [](const Stream& s, const Problem& p) { return sku_of(select_plan(s, p)); },
     .prepare = [](const Stream& s, const Problem& p) -> Result<std::unique_ptr<Instance>> {
       auto plan = select_plan(s, p);
       if (!plan) return plan.error();
-      return InOutInstance<dynamic::CastPlan>::make(s, std::move(plan).value(), p);
+      return PlanInstance<dynamic::CastPlan, 1, 1>::make(
+          s, std::move(plan).value(), p, {OperandSpec{p.dtype, p.shape, input_range(p.dtype, p.out_dtype)}},
+          {OperandSpec{p.out_dtype, p.shape, {}}});
     },
     .traffic =
         [](const Problem& p) {

@@ -8,7 +8,8 @@ std::vector<Shape> elementwise_shapes(DeviceKind device) {
 }
 
 uint64_t problem_seed(const Problem& p) {
-  return 1000003ull * static_cast<uint64_t>(p.dtype) + 7919ull * static_cast<uint64_t>(p.out_dtype) + 17;
+  return 1000003ull * static_cast<uint64_t>(p.dtype) + 7919ull * static_cast<uint64_t>(p.out_dtype) +
+         104729ull * p.variant + 17;
 }
 
 }  // namespace baracuda::profiler

@@ -1,7 +1,7 @@
-// Helpers the scenario files share: an Instance for plans with one input and one output, and the
-// shapes of the default suite.
+// Helpers the scenario files share: a generic Instance over a `dynamic::` plan, and the default shapes.
 #pragma once
 
+#include <array>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -10,40 +10,77 @@
 
 namespace baracuda::profiler {
 
-/// The shapes most elementwise families run by default: small and odd on host/sim (tails, unaligned rows),
+/// The shapes most elementwise ops run by default: small and odd on host/sim (tails, unaligned rows),
 /// LLM activation sizes on cuda (decode [16, 4096], prefill [4096, 4096], MLP [8192, 14336]).
 std::vector<Shape> elementwise_shapes(DeviceKind device);
 
-/// A seed that depends only on the problem's kinds, so every device sees the same inputs.
+/// A seed that depends only on the problem (not the device), so every device sees the same inputs.
 uint64_t problem_seed(const Problem& p);
 
-/// An Instance for a `dynamic::` plan with `can_implement(in, out)` and `run(stream, ws, in, out)`.
-template <class Plan>
-class InOutInstance final : public Instance {
+/// One operand of a plan: its kind and shape, and for inputs the range their values are drawn from.
+struct OperandSpec {
+  ElementKind kind = ElementKind::F32;
+  Shape shape;
+  ValueRange range;  ///< inputs only
+};
+
+/// An Instance for a `dynamic::` plan whose `can_implement` takes its NIn inputs then its NOut outputs
+/// (`DynTensor`s) and whose `run` takes `(stream, workspace, inputs..., outputs...)`. Inputs get
+/// pseudo-random values (seeded by the problem and the operand's position), outputs a sentinel pattern.
+template <class Plan, size_t NIn, size_t NOut>
+class PlanInstance final : public Instance {
  public:
-  static Result<std::unique_ptr<Instance>> make(const Stream& stream, Plan plan, const Problem& p) {
-    auto in = make_operand(stream, p.dtype, p.shape, p.strided);
-    if (!in) return in.error();
-    auto out = make_operand(stream, p.out_dtype, p.shape, p.strided);
-    if (!out) return out.error();
-    auto ws = Buffer::allocate(stream, plan.workspace_size());
+  static Result<std::unique_ptr<Instance>> make(const Stream& stream, Plan plan, const Problem& p,
+                                                const std::array<OperandSpec, NIn>& ins,
+                                                const std::array<OperandSpec, NOut>& outs) {
+    std::unique_ptr<PlanInstance> inst(new PlanInstance(std::move(plan)));
+    for (size_t i = 0; i < NIn + NOut; ++i) {
+      const OperandSpec& spec = i < NIn ? ins[i] : outs[i - NIn];
+      auto op = make_operand(stream, spec.kind, spec.shape, p.strided);
+      if (!op) return op.error();
+      BARACUDA_TRY(i < NIn ? fill_random(*op, spec.range, problem_seed(p) + 7919 * i) : fill_sentinel(*op));
+      inst->operands_[i] = std::move(op).value();
+    }
+    auto ws = Buffer::allocate(stream, inst->plan_.workspace_size());
     if (!ws) return ws.error();
-    BARACUDA_TRY(fill_random(*in, input_range(p.dtype, p.out_dtype), problem_seed(p)));
-    BARACUDA_TRY(fill_sentinel(*out));
-    return std::unique_ptr<Instance>(
-        new InOutInstance(std::move(plan), std::move(in).value(), std::move(out).value(), std::move(ws).value()));
+    inst->workspace_ = std::move(ws).value();
+    return std::unique_ptr<Instance>(std::move(inst));
   }
+
   KernelSku sku() const override { return plan_.sku(); }
-  Status check() const override { return plan_.can_implement(in_.view, out_.view); }
-  Status run(const Stream& stream) override { return plan_.run(stream, ws_.as_workspace(), in_.view, out_.view); }
-  Result<HostTensor> output() const override { return out_.download(); }
+  Status check() const override { return check_all(std::make_index_sequence<NIn + NOut>{}); }
+  Status run(const Stream& stream) override { return run_all(stream, std::make_index_sequence<NIn + NOut>{}); }
+  Result<std::vector<HostTensor>> outputs() const override {
+    std::vector<HostTensor> r;
+    for (size_t i = NIn; i < NIn + NOut; ++i) {
+      auto h = operands_[i].download();
+      if (!h) return h.error();
+      r.push_back(std::move(h).value());
+    }
+    return r;
+  }
 
  private:
-  InOutInstance(Plan plan, Operand in, Operand out, Buffer ws)
-      : plan_(std::move(plan)), in_(std::move(in)), out_(std::move(out)), ws_(std::move(ws)) {}
+  explicit PlanInstance(Plan plan) : plan_(std::move(plan)) {}
+  template <size_t... I>
+  Status check_all(std::index_sequence<I...>) const {
+    return plan_.can_implement(operands_[I].view...);
+  }
+  template <size_t... I>
+  Status run_all(const Stream& stream, std::index_sequence<I...>) const {
+    return plan_.run(stream, workspace_.as_workspace(), operands_[I].view...);
+  }
+
   Plan plan_;
-  Operand in_, out_;
-  Buffer ws_;
+  std::array<Operand, NIn + NOut> operands_;
+  Buffer workspace_;
 };
+
+/// Selects a plan with `select(stream, problem)` (a function returning `Result<Plan>`) and returns its SKU.
+template <class Plan>
+Result<KernelSku> sku_of(Result<Plan> plan) {
+  if (!plan) return plan.error();
+  return plan->sku();
+}
 
 }  // namespace baracuda::profiler

@@ -14,23 +14,9 @@ Scalar fill_value(ElementKind k) {
 }
 
 Result<dynamic::FillPlan> select_plan(const Stream& s, const Problem& p) {
-  return dynamic::FillPlan::select(s, FillDescriptor().with_element(p.dtype).with_shape(p.shape).with_value(fill_value(p.dtype)));
+  return dynamic::FillPlan::select(
+      s, FillDescriptor().with_element(p.dtype).with_shape(p.shape).with_value(fill_value(p.dtype)));
 }
-
-class FillInstance final : public Instance {
- public:
-  FillInstance(dynamic::FillPlan plan, Operand out, Buffer ws)
-      : plan_(std::move(plan)), out_(std::move(out)), ws_(std::move(ws)) {}
-  KernelSku sku() const override { return plan_.sku(); }
-  Status check() const override { return plan_.can_implement(out_.view); }
-  Status run(const Stream& stream) override { return plan_.run(stream, ws_.as_workspace(), out_.view); }
-  Result<HostTensor> output() const override { return out_.download(); }
-
- private:
-  dynamic::FillPlan plan_;
-  Operand out_;
-  Buffer ws_;
-};
 
 constexpr Scenario kFill{
     .name = "fill",
@@ -47,21 +33,12 @@ constexpr Scenario kFill{
           return r;
         },
     .default_shapes = elementwise_shapes,
-    .select = [](const Stream& s, const Problem& p) -> Result<KernelSku> {
-      auto plan = select_plan(s, p);
-      if (!plan) return plan.error();
-      return plan->sku();
-    },
+    .select = [](const Stream& s, const Problem& p) { return sku_of(select_plan(s, p)); },
     .prepare = [](const Stream& s, const Problem& p) -> Result<std::unique_ptr<Instance>> {
       auto plan = select_plan(s, p);
       if (!plan) return plan.error();
-      auto out = make_operand(s, p.dtype, p.shape, p.strided);
-      if (!out) return out.error();
-      auto ws = Buffer::allocate(s, plan->workspace_size());
-      if (!ws) return ws.error();
-      BARACUDA_TRY(fill_sentinel(*out));
-      return std::unique_ptr<Instance>(
-          new FillInstance(std::move(plan).value(), std::move(out).value(), std::move(ws).value()));
+      return PlanInstance<dynamic::FillPlan, 0, 1>::make(s, std::move(plan).value(), p, {},
+                                                         {OperandSpec{p.dtype, p.shape, {}}});
     },
     .traffic = [](const Problem& p) { return Traffic{static_cast<double>(storage_bytes(p.dtype, p.shape.numel())), 0}; },
 };
