@@ -1,0 +1,70 @@
+// Internal: the gated-activation family's launch records, dispatch-table types and the tables' accessors.
+#pragma once
+
+#include <array>
+
+#include "baracuda/core/dyn_tensor.hpp"
+#include "baracuda/ops/gated_activation.hpp"
+#include "core/exec_context.hpp"
+#include "device/dispatch_table.hpp"
+
+namespace baracuda::detail {
+
+/// The kind's parameters as the descriptor gives them (each device function rounds them to its opmath).
+struct GatedParams {
+  double alpha = 1.702;
+  double limit = 7.0;
+};
+
+/// What a forward function receives: validated, non-empty tensors. `gate` and `linear` are the two
+/// strided views of `x` over `y`'s shape that the plan derived from the layout (the device kernels use
+/// them); the host reference ignores them and splits `x` itself from `split_dim` and `layout`.
+struct GatedForwardLaunch {
+  DynTensor x;
+  DynTensor y;
+  DynTensor gate;
+  DynTensor linear;
+  int split_dim = 0;  ///< normalized, in [0, rank)
+  GateLayout layout = GateLayout::SecondHalf;
+  GatedParams params;
+};
+
+/// What a backward function receives: as the forward, plus `dy` and `dx` with `dgate` / `dlinear`, the
+/// views of `dx` at the positions of `gate` / `linear` in `x`.
+struct GatedBackwardLaunch {
+  DynTensor dy;
+  DynTensor x;
+  DynTensor dx;
+  DynTensor gate;
+  DynTensor linear;
+  DynTensor dgate;
+  DynTensor dlinear;
+  int split_dim = 0;
+  GateLayout layout = GateLayout::SecondHalf;
+  GatedParams params;
+};
+
+/// Indexed by [GatedActivationKind][ElementKind]; nullptr = Unsupported.
+using GatedForwardTable = std::array<KindTable<GatedForwardFn>, kNumGatedActivationKinds>;
+using GatedBackwardTable = std::array<KindTable<GatedBackwardFn>, kNumGatedActivationKinds>;
+
+constexpr size_t gated_kind_index(GatedActivationKind k) { return static_cast<size_t>(k); }
+
+}  // namespace baracuda::detail
+
+namespace baracuda {
+namespace reference {
+const detail::GatedForwardTable& gated_forward_table();    // host.cpp
+const detail::GatedBackwardTable& gated_backward_table();  // host.cpp
+}  // namespace reference
+inline namespace device_sim {
+const detail::GatedForwardTable& gated_forward_table();    // sim.cu
+const detail::GatedBackwardTable& gated_backward_table();  // sim.cu
+}  // namespace device_sim
+#if BARACUDA_HAVE_CUDA_KERNELS
+inline namespace device_cuda {
+const detail::GatedForwardTable& gated_forward_table();    // cuda.cu
+const detail::GatedBackwardTable& gated_backward_table();  // cuda.cu
+}  // namespace device_cuda
+#endif
+}  // namespace baracuda

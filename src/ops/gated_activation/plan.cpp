@@ -1,0 +1,294 @@
+// GatedActivationPlan and GatedActivationBackwardPlan: select (validate the descriptor, resolve the backend,
+// look (kind, element) up in the device's table), can_implement (the shared tensor and aliasing checks),
+// run (re-validate, derive the half views of x and dx from the layout, one indirect call).
+#include <cmath>
+#include <string>
+
+#include "baracuda/ops/gated_activation.hpp"
+#include "core/exec_context.hpp"
+#include "core/hashing.hpp"
+#include "core/validate.hpp"
+#include "ops/gated_activation/dispatch.hpp"
+
+namespace baracuda {
+namespace {
+
+constexpr std::string_view kForward = "GatedActivationPlan";
+constexpr std::string_view kBackward = "GatedActivationBackwardPlan";
+
+// The catalog, in enum order: the kinds, their names and their backward names.
+constexpr GatedActivationKind kCatalogKinds[] = {
+#define BARACUDA_GATED_OP(Kind, name, Gate, types, fwd_tol, bwd_tol, act_doc, grad_doc) GatedActivationKind::Kind,
+#include "ops/gated_activation/gated_activation.def"
+#undef BARACUDA_GATED_OP
+};
+constexpr std::string_view kForwardNames[] = {
+#define BARACUDA_GATED_OP(Kind, name, Gate, types, fwd_tol, bwd_tol, act_doc, grad_doc) #name,
+#include "ops/gated_activation/gated_activation.def"
+#undef BARACUDA_GATED_OP
+};
+constexpr std::string_view kBackwardNames[] = {
+#define BARACUDA_GATED_OP(Kind, name, Gate, types, fwd_tol, bwd_tol, act_doc, grad_doc) #name "_backward",
+#include "ops/gated_activation/gated_activation.def"
+#undef BARACUDA_GATED_OP
+};
+constexpr bool catalog_in_enum_order() {
+  for (size_t i = 0; i < std::size(kCatalogKinds); ++i)
+    if (detail::gated_kind_index(kCatalogKinds[i]) != i) return false;
+  return true;
+}
+static_assert(std::size(kCatalogKinds) == kNumGatedActivationKinds, "one catalog line per GatedActivationKind");
+static_assert(catalog_in_enum_order(), "gated_activation.def lists the kinds in GatedActivationKind order");
+
+bool valid_kind(GatedActivationKind k) { return detail::gated_kind_index(k) < kNumGatedActivationKinds; }
+bool valid_layout(GateLayout l) { return static_cast<int>(l) <= static_cast<int>(GateLayout::Interleaved); }
+
+MathPrecision opmath_precision(ElementKind k) {
+  return k == ElementKind::F64 ? MathPrecision::F64 : MathPrecision::F32;
+}
+
+std::string s(std::string_view v) { return std::string(v); }
+
+/// The descriptor rules both plans share.
+Status check_descriptor(std::string_view plan, const GatedActivationDescriptor& d) {
+  BARACUDA_TRY(detail::check_shape(plan, "the descriptor's input shape", d.input_shape));
+  if (detail::kind_index(d.element) >= kNumElementKinds)
+    return Error::invalid(s(plan) + ": the descriptor's element kind is not a valid ElementKind");
+  if (!valid_kind(d.kind))
+    return Error::invalid(s(plan) + ": the descriptor's kind (" + std::to_string(static_cast<int>(d.kind)) +
+                          ") is not a valid GatedActivationKind");
+  if (!valid_layout(d.layout))
+    return Error::invalid(s(plan) + ": the descriptor's layout (" + std::to_string(static_cast<int>(d.layout)) +
+                          ") is not a valid GateLayout");
+  const int rank = d.input_shape.rank;
+  if (rank == 0) return Error::invalid(s(plan) + ": a rank-0 input has no dimension to split");
+  if (d.split_dim < -rank || d.split_dim >= rank)
+    return Error::invalid(s(plan) + ": split_dim " + std::to_string(d.split_dim) + " is out of range for rank " +
+                          std::to_string(rank) + " (valid: " + std::to_string(-rank) + ".." +
+                          std::to_string(rank - 1) + ")");
+  const int sd = d.normalized_split_dim();
+  if (d.input_shape.dims[sd] % 2 != 0)
+    return Error::invalid(s(plan) + ": the input's extent along split_dim " + std::to_string(sd) + " is " +
+                          std::to_string(d.input_shape.dims[sd]) + ", which is odd; it must be even (two halves)");
+  if (!std::isfinite(d.alpha) || !(d.alpha > 0))
+    return Error::invalid(s(plan) + ": alpha must be finite and > 0 (got " + std::to_string(d.alpha) + ")");
+  if (!(d.limit > 0))
+    return Error::invalid(s(plan) + ": limit must be > 0 and not NaN (got " + std::to_string(d.limit) +
+                          "; +inf disables the clamps)");
+  return {};
+}
+
+const detail::GatedForwardTable* cuda_forward_table() {
+#if BARACUDA_HAVE_CUDA_KERNELS
+  return &device_cuda::gated_forward_table();
+#else
+  return nullptr;
+#endif
+}
+const detail::GatedBackwardTable* cuda_backward_table() {
+#if BARACUDA_HAVE_CUDA_KERNELS
+  return &device_cuda::gated_backward_table();
+#else
+  return nullptr;
+#endif
+}
+
+/// Looks (kind, element) up in the device's table; `Unsupported` for an empty slot or a build without cuda.
+template <class Table>
+Result<typename Table::value_type::value_type> lookup(std::string_view plan, const Stream& stream,
+                                                      const GatedActivationDescriptor& d, const Table& host,
+                                                      const Table& sim, const Table* cuda) {
+  const Table* table = detail::table_for_device(stream.device(), host, sim, cuda);
+  if (table == nullptr)
+    return Error::unsupported(s(plan) +
+                              ": this library was built without CUDA kernels (BARACUDA_CUDA_KERNELS=OFF); "
+                              "use the sim or host device");
+  const auto fn = (*table)[detail::gated_kind_index(d.kind)][detail::kind_index(d.element)];
+  if (fn == nullptr)
+    return Error::unsupported(s(plan) + ": element kind " + s(to_string(d.element)) + " is not supported by " +
+                              s(to_string(d.kind)) + " (f16, bf16, f32 and f64 are)");
+  return fn;
+}
+
+KernelSku make_sku(const Stream& stream, const GatedActivationDescriptor& d, BackendKind backend,
+                   std::string_view op) {
+  KernelSku k;
+  k.category = OpCategory::GatedActivation;
+  k.op = op;
+  k.element = d.element;
+  k.sm = stream.sm();
+  k.backend = backend;
+  k.precision = opmath_precision(d.element);
+  k.variant = "elementwise";
+  return k;
+}
+
+/// The view of `t` (of the input's shape) at the gate (`gate` = true) or linear positions of `layout`, over
+/// the output's shape: offset H·stride[sd] for the second half, or stride·2 with offset 0 / 1 interleaved.
+DynTensor half_view(const DynTensor& t, const Shape& out_shape, int sd, GateLayout layout, bool gate) {
+  DynTensor v = t;
+  v.shape = out_shape;
+  int64_t offset = 0;
+  if (layout == GateLayout::Interleaved) {
+    v.stride[sd] = 2 * t.stride[sd];
+    offset = gate ? 0 : t.stride[sd];
+  } else {
+    const bool first_half = gate == (layout == GateLayout::FirstHalf);
+    offset = first_half ? 0 : out_shape.dims[sd] * t.stride[sd];
+  }
+  v.data = static_cast<char*>(t.data) + offset * (element_bits(t.kind) / 8);
+  return v;
+}
+
+detail::GatedParams params_of(const GatedActivationDescriptor& d) { return {d.alpha, d.limit}; }
+
+}  // namespace
+
+std::string_view to_string(GatedActivationKind k) {
+  return valid_kind(k) ? kForwardNames[detail::gated_kind_index(k)] : std::string_view("?");
+}
+
+std::string_view to_string(GateLayout l) {
+  switch (l) {
+    case GateLayout::SecondHalf: return "second_half";
+    case GateLayout::FirstHalf: return "first_half";
+    case GateLayout::Interleaved: return "interleaved";
+  }
+  return "?";
+}
+
+Shape GatedActivationDescriptor::output_shape() const {
+  Shape out = input_shape;
+  out.dims[normalized_split_dim()] /= 2;
+  return out;
+}
+
+size_t GatedActivationDescriptor::hash() const {
+  size_t h = std::hash<int>{}(static_cast<int>(kind));
+  detail::hash_combine(h, input_shape.hash());
+  detail::hash_combine(h, split_dim);
+  detail::hash_combine(h, static_cast<int>(element));
+  detail::hash_combine(h, static_cast<int>(layout));
+  detail::hash_combine(h, alpha);
+  detail::hash_combine(h, limit);
+  return h;
+}
+
+namespace dynamic {
+
+// ---------------------------------------------------------------------------------------------------
+// Forward
+// ---------------------------------------------------------------------------------------------------
+
+Result<GatedActivationPlan> GatedActivationPlan::select(const Stream& stream, const GatedActivationDescriptor& desc,
+                                                        PlanPreference pref) {
+  BARACUDA_TRY(check_descriptor(kForward, desc));
+  auto backend = detail::resolve_bespoke_backend(kForward, stream, pref);
+  if (!backend) return backend.error();
+  auto fn = lookup(kForward, stream, desc, reference::gated_forward_table(), device_sim::gated_forward_table(),
+                   cuda_forward_table());
+  if (!fn) return fn.error();
+
+  GatedActivationPlan p;
+  p.desc_ = desc;
+  p.sku_ = make_sku(stream, desc, *backend, kForwardNames[detail::gated_kind_index(desc.kind)]);
+  p.device_ = stream.device();
+  p.device_index_ = stream.device_index();
+  p.fn_ = *fn;
+  return p;
+}
+
+Status GatedActivationPlan::can_implement(const DynTensor& x, const DynTensor& y) const {
+  BARACUDA_TRY(detail::check_tensor(kForward, "x", x, desc_.element, desc_.input_shape, detail::Access::Read));
+  return detail::check_tensor(kForward, "y", y, desc_.element, desc_.output_shape(), detail::Access::Write);
+}
+
+PrecisionGuarantee GatedActivationPlan::precision_guarantee() const {
+  const MathPrecision p = opmath_precision(desc_.element);
+  return {p, p, true, true};
+}
+
+Status GatedActivationPlan::run(const Stream& stream, Workspace, const DynTensor& x, const DynTensor& y) const {
+  if (fn_ == nullptr) return Error::invalid(s(kForward) + ": run on a plan that select did not produce");
+  BARACUDA_TRY(detail::check_same_device(kForward, device_, device_index_, stream));
+  BARACUDA_TRY(can_implement(x, y));
+  if (y.numel() == 0) return {};
+  auto ctx = detail::make_exec_context(stream);
+  if (!ctx) return ctx.error();
+  const int sd = desc_.normalized_split_dim();
+  const Shape out = desc_.output_shape();
+  detail::GatedForwardLaunch l;
+  l.x = x;
+  l.y = y;
+  l.gate = half_view(x, out, sd, desc_.layout, true);
+  l.linear = half_view(x, out, sd, desc_.layout, false);
+  l.split_dim = sd;
+  l.layout = desc_.layout;
+  l.params = params_of(desc_);
+  return fn_(*ctx, l);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Backward
+// ---------------------------------------------------------------------------------------------------
+
+Result<GatedActivationBackwardPlan> GatedActivationBackwardPlan::select(const Stream& stream,
+                                                                        const GatedActivationDescriptor& desc,
+                                                                        PlanPreference pref) {
+  BARACUDA_TRY(check_descriptor(kBackward, desc));
+  auto backend = detail::resolve_bespoke_backend(kBackward, stream, pref);
+  if (!backend) return backend.error();
+  auto fn = lookup(kBackward, stream, desc, reference::gated_backward_table(), device_sim::gated_backward_table(),
+                   cuda_backward_table());
+  if (!fn) return fn.error();
+
+  GatedActivationBackwardPlan p;
+  p.desc_ = desc;
+  p.sku_ = make_sku(stream, desc, *backend, kBackwardNames[detail::gated_kind_index(desc.kind)]);
+  p.device_ = stream.device();
+  p.device_index_ = stream.device_index();
+  p.fn_ = *fn;
+  return p;
+}
+
+Status GatedActivationBackwardPlan::can_implement(const DynTensor& dy, const DynTensor& x, const DynTensor& dx) const {
+  BARACUDA_TRY(detail::check_tensor(kBackward, "dy", dy, desc_.element, desc_.output_shape(), detail::Access::Read));
+  BARACUDA_TRY(detail::check_tensor(kBackward, "x", x, desc_.element, desc_.input_shape, detail::Access::Read));
+  BARACUDA_TRY(detail::check_tensor(kBackward, "dx", dx, desc_.element, desc_.input_shape, detail::Access::Write));
+  BARACUDA_TRY(detail::check_alias(kBackward, x, dx));
+  if (dy.data != nullptr && dy.data == dx.data && dx.numel() != 0)
+    return Error::invalid(s(kBackward) + ": dy and dx share storage; only x may be overwritten by dx (in place)");
+  return {};
+}
+
+PrecisionGuarantee GatedActivationBackwardPlan::precision_guarantee() const {
+  const MathPrecision p = opmath_precision(desc_.element);
+  return {p, p, true, true};
+}
+
+Status GatedActivationBackwardPlan::run(const Stream& stream, Workspace, const DynTensor& dy, const DynTensor& x,
+                                        const DynTensor& dx) const {
+  if (fn_ == nullptr) return Error::invalid(s(kBackward) + ": run on a plan that select did not produce");
+  BARACUDA_TRY(detail::check_same_device(kBackward, device_, device_index_, stream));
+  BARACUDA_TRY(can_implement(dy, x, dx));
+  if (dy.numel() == 0) return {};
+  auto ctx = detail::make_exec_context(stream);
+  if (!ctx) return ctx.error();
+  const int sd = desc_.normalized_split_dim();
+  const Shape out = desc_.output_shape();
+  detail::GatedBackwardLaunch l;
+  l.dy = dy;
+  l.x = x;
+  l.dx = dx;
+  l.gate = half_view(x, out, sd, desc_.layout, true);
+  l.linear = half_view(x, out, sd, desc_.layout, false);
+  l.dgate = half_view(dx, out, sd, desc_.layout, true);
+  l.dlinear = half_view(dx, out, sd, desc_.layout, false);
+  l.split_dim = sd;
+  l.layout = desc_.layout;
+  l.params = params_of(desc_);
+  return fn_(*ctx, l);
+}
+
+}  // namespace dynamic
+}  // namespace baracuda
