@@ -1,0 +1,1142 @@
+// GatedActivationPlan / GatedActivationBackwardPlan tests:
+// - GatedSweep: every (kind, dtype) of the catalog × layout × device × geometry (split extent 2, 257×2·259 —
+//   17×2·19 on the emulator —, split on the last / first / middle dimension of a rank-3 tensor, rank 8,
+//   strided, reversed and broadcast inputs, padded outputs, empty, in-place backward): forward and backward
+//   against the host reference run on dense copies (host: bit-exact; sim/cuda: the catalog's tolerance),
+//   nothing outside the output views written, and sim/cuda run twice bit-identically (determinism).
+// - GatedGolden: PyTorch's F.glu / relu / silu / gelu products, gpt-oss's clamped SwiGLU and their autograd
+//   gradients in f64 and f32 (tests/data/gated_golden.txt, made by gen_gated_golden.py), on every device.
+// - GatedGradient: the backward against central finite differences of the forward, in f64.
+// - GatedValues: hand-derived special values (±0, ±inf, NaN in either half, huge |x|, the clamp bounds).
+// - GatedReject / GatedCanImplement: a negative test for every rejection; GatedPlanApi: SKUs, names, hash,
+//   negative split_dim, the typed wrappers; GatedDocs: the docs table equals the catalog.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "baracuda/baracuda.hpp"
+#include "baracuda/ops/gated_activation.hpp"
+#include "support/compare.hpp"
+#include "support/devices.hpp"
+#include "support/numeric.hpp"
+#include "support/random.hpp"
+#include "support/tensor.hpp"
+#include "support/tolerance.hpp"
+
+namespace baracuda::test {
+namespace {
+
+constexpr uint8_t kSentinel = 0xA5;
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr std::array<GateLayout, 3> kLayouts = {GateLayout::SecondHalf, GateLayout::FirstHalf,
+                                                GateLayout::Interleaved};
+
+BackendKind backend_of(DeviceKind d) {
+  return d == DeviceKind::Host ? BackendKind::Host : d == DeviceKind::Sim ? BackendKind::Sim : BackendKind::Bespoke;
+}
+
+std::vector<uint8_t> sentinel_storage(ElementKind k, int64_t elements) {
+  return std::vector<uint8_t>(static_cast<size_t>(storage_bytes(k, elements)), kSentinel);
+}
+
+uint64_t seed_of(const std::string& s) {
+  uint64_t h = 1469598103934665603ull;
+  for (char c : s) h = (h ^ static_cast<uint8_t>(c)) * 1099511628211ull;
+  return h;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The catalog, as the tests see it
+// ---------------------------------------------------------------------------------------------------
+
+struct KindInfo {
+  GatedActivationKind kind;
+  std::string name;
+  std::vector<ElementKind> elements;
+  Tolerance fwd;
+  Tolerance bwd;
+  std::string act_doc;
+  std::string grad_doc;
+};
+
+const std::vector<KindInfo>& catalog() {
+  static const std::vector<KindInfo> v = [] {
+    std::vector<KindInfo> r;
+#define BARACUDA_GATED_OP(Kind, name, Gate, types, fwd_tol, bwd_tol, act_doc, grad_doc)                        \
+  {                                                                                                            \
+    KindInfo k{GatedActivationKind::Kind, #name, {}, tolerances::fwd_tol, tolerances::bwd_tol, act_doc, grad_doc}; \
+    for_each_type(types{}, [&]<class T>() { k.elements.push_back(kind_of<T>); });                             \
+    r.push_back(k);                                                                                            \
+  }
+#include "ops/gated_activation/gated_activation.def"
+#undef BARACUDA_GATED_OP
+    return r;
+  }();
+  return v;
+}
+
+const KindInfo& info_of(GatedActivationKind k) {
+  for (const KindInfo& i : catalog())
+    if (i.kind == k) return i;
+  throw std::logic_error("kind not in the catalog");
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Running the plans
+// ---------------------------------------------------------------------------------------------------
+
+/// The host reference on dense row-major bytes: y, or dx.
+std::vector<uint8_t> host_forward(const GatedActivationDescriptor& d, const std::vector<uint8_t>& x) {
+  auto p = dynamic::GatedActivationPlan::select(Stream::host(), d);
+  EXPECT_TRUE(p) << p.error().to_string();
+  const Shape out = d.output_shape();
+  std::vector<uint8_t> y(static_cast<size_t>(storage_bytes(d.element, out.numel())));
+  if (!p) return y;
+  const Status s = p->run(Stream::host(), {}, DynTensor::dense(const_cast<uint8_t*>(x.data()), d.element, d.input_shape),
+                          DynTensor::dense(y.data(), d.element, out));
+  EXPECT_TRUE(s) << s.to_string();
+  return y;
+}
+
+std::vector<uint8_t> host_backward(const GatedActivationDescriptor& d, const std::vector<uint8_t>& dy,
+                                   const std::vector<uint8_t>& x) {
+  auto p = dynamic::GatedActivationBackwardPlan::select(Stream::host(), d);
+  EXPECT_TRUE(p) << p.error().to_string();
+  std::vector<uint8_t> dx(x.size());
+  if (!p) return dx;
+  const Status s =
+      p->run(Stream::host(), {}, DynTensor::dense(const_cast<uint8_t*>(dy.data()), d.element, d.output_shape()),
+             DynTensor::dense(const_cast<uint8_t*>(x.data()), d.element, d.input_shape),
+             DynTensor::dense(dx.data(), d.element, d.input_shape));
+  EXPECT_TRUE(s) << s.to_string();
+  return dx;
+}
+
+/// Runs a plan on `stream` over dense tensors made from row-major bytes; returns y (forward) or dx.
+std::vector<uint8_t> device_forward(const Stream& stream, const dynamic::GatedActivationPlan& p,
+                                    const std::vector<uint8_t>& x) {
+  const GatedActivationDescriptor& d = p.descriptor();
+  const Shape out = d.output_shape();
+  auto xt = make_device_tensor(stream, d.element, d.input_shape, dense_layout(d.input_shape), x);
+  auto yt = make_device_tensor(stream, d.element, out, dense_layout(out), {});
+  EXPECT_TRUE(xt && yt);
+  if (!xt || !yt) return {};
+  const Status s = p.run(stream, {}, xt->view, yt->view);
+  EXPECT_TRUE(s) << s.to_string();
+  return download(*yt);
+}
+
+std::vector<uint8_t> device_backward(const Stream& stream, const dynamic::GatedActivationBackwardPlan& p,
+                                     const std::vector<uint8_t>& dy, const std::vector<uint8_t>& x) {
+  const GatedActivationDescriptor& d = p.descriptor();
+  const Shape out = d.output_shape();
+  auto dyt = make_device_tensor(stream, d.element, out, dense_layout(out), dy);
+  auto xt = make_device_tensor(stream, d.element, d.input_shape, dense_layout(d.input_shape), x);
+  auto dxt = make_device_tensor(stream, d.element, d.input_shape, dense_layout(d.input_shape), {});
+  EXPECT_TRUE(dyt && xt && dxt);
+  if (!dyt || !xt || !dxt) return {};
+  const Status s = p.run(stream, {}, dyt->view, xt->view, dxt->view);
+  EXPECT_TRUE(s) << s.to_string();
+  return download(*dxt);
+}
+
+std::vector<double> values_of(ElementKind k, const std::vector<uint8_t>& bytes) {
+  const int w = element_bytes(k);
+  std::vector<double> v(bytes.size() / static_cast<size_t>(w));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = decode_value(k, &bytes[i * w]);
+  return v;
+}
+
+/// Host results must equal the reference bit for bit (NaN equals NaN); other devices within `tol`.
+::testing::AssertionResult matches(DeviceKind d, ElementKind k, const std::vector<uint8_t>& got,
+                                   const std::vector<uint8_t>& want, const Tolerance& tol) {
+  if (d == DeviceKind::Host) return same_elements(k, got, want, static_cast<int64_t>(want.size()) / element_bytes(k));
+  return close_elements(k, got, values_of(k, want), tol);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The sweep, generated from the catalog
+// ---------------------------------------------------------------------------------------------------
+
+struct Geometry {
+  std::string name;
+  Shape in;
+  int split_dim = -1;  // as the descriptor gets it (may be negative)
+  Strided x, y, dy, dx;
+  bool in_place = false;   // the backward writes dx over x (dx's layout is x's)
+  bool emulator = true;    // small enough for the sim device
+};
+
+Shape halved(Shape s, int split_dim) {
+  s.dims[split_dim < 0 ? split_dim + s.rank : split_dim] /= 2;
+  return s;
+}
+
+std::vector<Geometry> geometries() {
+  std::vector<Geometry> v;
+  auto dense = [&](std::string name, Shape in, int sd) {
+    Geometry g;
+    g.name = std::move(name);
+    g.in = in;
+    g.split_dim = sd;
+    const Shape out = halved(in, sd);
+    g.x = g.dx = dense_layout(in);
+    g.y = g.dy = dense_layout(out);
+    return g;
+  };
+  v.push_back(dense("n2", Shape{2}, 0));                // split extent 2: one pair
+  v.push_back(dense("3x2", Shape{3, 2}, -1));           // split extent 2 = 2·1 in a rank-2 tensor
+  {
+    Geometry g = dense("257x518", Shape{257, 518}, -1);  // odd rows, half 259
+    g.emulator = false;
+    v.push_back(g);
+  }
+  v.push_back(dense("17x38", Shape{17, 38}, 1));         // the same on the emulator: half 19
+  v.push_back(dense("last_3x5x8", Shape{3, 5, 8}, 2));
+  v.push_back(dense("first_6x5x7", Shape{6, 5, 7}, 0));  // dense halves: the engine's vectorized path
+  v.push_back(dense("middle_3x10x7", Shape{3, 10, 7}, -2));
+  {  // rank 8 with extent-1 dimensions; x's last two dimensions transposed
+    Geometry g = dense("rank8", Shape{2, 1, 3, 1, 2, 4, 5, 3}, 5);
+    g.x.stride[6] = 1;
+    g.x.stride[7] = 5;
+    v.push_back(g);
+  }
+  {  // every operand strided: x column-major and padded, y with padded rows, dy column-major, dx every 2nd
+    Geometry g = dense("strided", Shape{5, 6, 4}, 1);
+    g.x.stride = {1, 7, 42};
+    g.y.stride = {20, 6, 1};
+    g.dy.stride = {1, 5, 15};
+    g.dx.stride = {48, 8, 2};
+    v.push_back(g);
+  }
+  {  // x and dy walk their rows backwards (negative strides)
+    Geometry g = dense("reversed", Shape{4, 6}, -1);
+    g.x.stride = {6, -1};
+    g.x.offset = 5;
+    g.dy.stride = {3, -1};
+    g.dy.offset = 2;
+    v.push_back(g);
+  }
+  {  // x and dy broadcast along the first dimension
+    Geometry g = dense("broadcast", Shape{4, 6}, 1);
+    g.x.stride = {0, 1};
+    g.dy.stride = {0, 1};
+    v.push_back(g);
+  }
+  {
+    Geometry g = dense("inplace_last", Shape{6, 10}, -1);
+    g.in_place = true;
+    v.push_back(g);
+  }
+  {  // dense halves of 64 elements: the in-place backward on the vectorized path
+    Geometry g = dense("inplace_first", Shape{8, 16}, 0);
+    g.in_place = true;
+    v.push_back(g);
+  }
+  {
+    Geometry g = dense("inplace_strided", Shape{5, 6, 4}, 1);
+    g.x.stride = {40, 6, 1};
+    g.in_place = true;
+    v.push_back(g);
+  }
+  v.push_back(dense("empty", Shape{0, 4}, 1));
+  v.push_back(dense("empty_split", Shape{3, 0}, 1));
+  return v;
+}
+
+struct SweepCase {
+  GatedActivationKind kind;
+  ElementKind element;
+  GateLayout layout;
+  DeviceKind device;
+  Geometry geometry;
+};
+
+std::vector<SweepCase> sweep_cases() {
+  std::vector<SweepCase> v;
+  for (const KindInfo& k : catalog())
+    for (ElementKind e : k.elements)
+      for (GateLayout l : kLayouts)
+        for (DeviceKind d : kTestDevices)
+          for (const Geometry& g : geometries())
+            if (g.emulator || d != DeviceKind::Sim) v.push_back({k.kind, e, l, d, g});
+  return v;
+}
+
+void PrintTo(const SweepCase& c, std::ostream* os) {
+  *os << to_string(c.kind) << "/" << to_string(c.element) << "/" << to_string(c.layout) << "/" << c.geometry.name
+      << "/" << to_string(c.device);
+}
+
+class GatedSweep : public ::testing::TestWithParam<SweepCase> {};
+
+TEST_P(GatedSweep, ForwardAndBackward) {
+  const SweepCase& c = GetParam();
+  const Geometry& g = c.geometry;
+  const KindInfo& info = info_of(c.kind);
+  BARACUDA_TEST_STREAM(stream, c.device);
+  const GatedActivationDescriptor desc = GatedActivationDescriptor()
+                                             .with_kind(c.kind)
+                                             .with_element(c.element)
+                                             .with_layout(c.layout)
+                                             .with_input_shape(g.in)
+                                             .with_split_dim(g.split_dim);
+  auto fwd = dynamic::GatedActivationPlan::select(stream, desc);
+  BARACUDA_SKIP_IF_NO_CUDA_KERNELS(fwd, c.device);
+  ASSERT_TRUE(fwd) << fwd.error().to_string();
+  auto bwd = dynamic::GatedActivationBackwardPlan::select(stream, desc);
+  ASSERT_TRUE(bwd) << bwd.error().to_string();
+  EXPECT_EQ(fwd->sku().backend, backend_of(c.device));
+  EXPECT_EQ(fwd->sku().op, info.name);
+  EXPECT_EQ(bwd->sku().op, info.name + "_backward");
+
+  const ElementKind k = c.element;
+  const Shape out = desc.output_shape();
+  const std::string id = info.name + std::string(to_string(k)) + g.name + std::string(to_string(c.layout));
+  std::vector<double> unused;
+  // [-8, 8] covers both sides of SwiGluClamped's default limit 7.
+  const std::vector<uint8_t> x_storage =
+      random_floats(k, storage_elements(g.in, g.x), -8.0, 8.0, seed_of(id), &unused);
+  const std::vector<uint8_t> dy_storage =
+      random_floats(k, storage_elements(out, g.dy), -2.0, 2.0, seed_of(id + "dy"), &unused);
+  const std::vector<uint8_t> x_logical = gather(k, x_storage, g.in, g.x);
+  const std::vector<uint8_t> dy_logical = gather(k, dy_storage, out, g.dy);
+  const std::vector<uint8_t> y_want = host_forward(desc, x_logical);
+  const std::vector<uint8_t> dx_want = host_backward(desc, dy_logical, x_logical);
+
+  auto forward = [&]() -> std::vector<uint8_t> {
+    auto x = make_device_tensor(stream, k, g.in, g.x, x_storage);
+    auto y = make_device_tensor(stream, k, out, g.y, sentinel_storage(k, storage_elements(out, g.y)));
+    EXPECT_TRUE(x && y);
+    if (!x || !y) return {};
+    const Status s = fwd->run(stream, {}, x->view, y->view);
+    EXPECT_TRUE(s) << s.to_string();
+    return download(*y);
+  };
+  auto backward = [&]() -> std::vector<uint8_t> {
+    auto x = make_device_tensor(stream, k, g.in, g.x, x_storage);
+    auto dy = make_device_tensor(stream, k, out, g.dy, dy_storage);
+    EXPECT_TRUE(x && dy);
+    if (!x || !dy) return {};
+    if (g.in_place) {
+      const Status s = bwd->run(stream, {}, dy->view, x->view, x->view);
+      EXPECT_TRUE(s) << s.to_string();
+      return download(*x);
+    }
+    auto dx = make_device_tensor(stream, k, g.in, g.dx, sentinel_storage(k, storage_elements(g.in, g.dx)));
+    EXPECT_TRUE(dx);
+    if (!dx) return {};
+    const Status s = bwd->run(stream, {}, dy->view, x->view, dx->view);
+    EXPECT_TRUE(s) << s.to_string();
+    return download(*dx);
+  };
+
+  // Forward.
+  const std::vector<uint8_t> y_storage = forward();
+  if (HasFailure()) return;
+  const std::vector<uint8_t> y_got = gather(k, y_storage, out, g.y);
+  EXPECT_TRUE(matches(c.device, k, y_got, y_want, resolve(info.fwd, k))) << "forward";
+  {
+    std::vector<uint8_t> untouched = sentinel_storage(k, storage_elements(out, g.y));
+    scatter(k, y_got, &untouched, out, g.y);
+    EXPECT_EQ(y_storage, untouched) << "the forward wrote outside y's view";
+  }
+
+  // Backward (into x itself for the in-place geometries).
+  const std::vector<uint8_t> dx_storage = backward();
+  if (HasFailure()) return;
+  const Strided& dx_layout = g.in_place ? g.x : g.dx;
+  const std::vector<uint8_t> dx_got = gather(k, dx_storage, g.in, dx_layout);
+  EXPECT_TRUE(matches(c.device, k, dx_got, dx_want, resolve(info.bwd, k))) << "backward";
+  {
+    std::vector<uint8_t> untouched =
+        g.in_place ? x_storage : sentinel_storage(k, storage_elements(g.in, g.dx));
+    scatter(k, dx_got, &untouched, g.in, dx_layout);
+    EXPECT_EQ(dx_storage, untouched) << "the backward wrote outside dx's view";
+  }
+
+  if (c.device != DeviceKind::Host) {
+    EXPECT_EQ(forward(), y_storage) << "two forward runs gave different bits";
+    EXPECT_EQ(backward(), dx_storage) << "two backward runs gave different bits";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Catalog, GatedSweep, ::testing::ValuesIn(sweep_cases()),
+                         [](const ::testing::TestParamInfo<SweepCase>& info) {
+                           const SweepCase& c = info.param;
+                           return std::string(to_string(c.kind)) + "_" + std::string(to_string(c.element)) + "_" +
+                                  std::string(to_string(c.layout)) + "_" + c.geometry.name + "_" +
+                                  std::string(to_string(c.device));
+                         });
+
+// ---------------------------------------------------------------------------------------------------
+// Golden data from PyTorch
+// ---------------------------------------------------------------------------------------------------
+
+struct GoldenCase {
+  std::string line;  // the case header, for messages
+  GatedActivationDescriptor desc;
+  std::vector<uint8_t> x, dy, y, dx;
+  std::vector<uint8_t> y64, dx64;  // f32 cases: PyTorch's computation in f64, rounded once to f32
+};
+
+/// The rule of support/compare.hpp's close_elements for one element.
+bool within(double got, double want, const Tolerance& tol) {
+  if (std::isnan(want) || std::isnan(got)) return std::isnan(want) && std::isnan(got);
+  if (std::isinf(want) || std::isinf(got)) return got == want;
+  return std::fabs(got - want) <= tol.atol + tol.rtol * std::fabs(want);
+}
+
+/// Every element of `got` is within `tol` of `a` or of `b`.
+::testing::AssertionResult close_to_either(ElementKind k, const std::vector<uint8_t>& got, const std::vector<double>& a,
+                                           const std::vector<double>& b, const Tolerance& tol) {
+  const std::vector<double> g = values_of(k, got);
+  if (g.size() != a.size() || g.size() != b.size()) return ::testing::AssertionFailure() << "sizes differ";
+  std::ostringstream os;
+  int bad = 0;
+  for (size_t i = 0; i < g.size(); ++i) {
+    if (within(g[i], a[i], tol) || within(g[i], b[i], tol)) continue;
+    if (bad++ < 8) os << "\n  [" << i << "] got " << g[i] << ", expected " << a[i] << " or " << b[i];
+  }
+  if (bad == 0) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << bad << " of " << g.size() << " elements differ:" << os.str();
+}
+
+std::vector<uint8_t> parse_bits(ElementKind k, std::istringstream& in) {
+  std::vector<uint8_t> out;
+  std::string tok;
+  const int w = element_bytes(k);
+  while (in >> tok) {
+    const uint64_t b = std::stoull(tok, nullptr, 16);
+    const size_t at = out.size();
+    out.resize(at + static_cast<size_t>(w));
+    store_bits(k, &out[at], b);
+  }
+  return out;
+}
+
+std::vector<GoldenCase> golden_cases() {
+  std::ifstream f(std::string(BARACUDA_TEST_DATA_DIR) + "/gated_golden.txt");
+  std::vector<GoldenCase> cases;
+  if (!f) return cases;
+  std::map<std::string, GatedActivationKind> kinds;
+  for (const KindInfo& k : catalog()) kinds[k.name] = k.kind;
+  std::map<std::string, GateLayout> layouts;
+  for (GateLayout l : kLayouts) layouts[std::string(to_string(l))] = l;
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream in(line);
+    std::string tag;
+    in >> tag;
+    if (tag == "case") {
+      std::string kind, dtype, layout;
+      int split_dim = 0, rank = 0;
+      double alpha = 0, limit = 0;
+      in >> kind >> dtype >> layout >> split_dim >> alpha >> limit >> rank;
+      Shape s;
+      s.rank = rank;
+      for (int i = 0; i < rank; ++i) in >> s.dims[i];
+      GoldenCase c;
+      c.line = line;
+      ElementKind e = ElementKind::F32;
+      EXPECT_TRUE(parse_element_kind(dtype, &e)) << line;
+      EXPECT_TRUE(kinds.count(kind) && layouts.count(layout)) << line;
+      c.desc = GatedActivationDescriptor()
+                   .with_kind(kinds[kind])
+                   .with_element(e)
+                   .with_layout(layouts[layout])
+                   .with_input_shape(s)
+                   .with_split_dim(split_dim)
+                   .with_alpha(alpha)
+                   .with_limit(limit);
+      cases.push_back(c);
+      continue;
+    }
+    if (cases.empty()) continue;
+    GoldenCase& c = cases.back();
+    std::vector<uint8_t> v = parse_bits(c.desc.element, in);
+    if (tag == "x") c.x = std::move(v);
+    else if (tag == "dy") c.dy = std::move(v);
+    else if (tag == "y") c.y = std::move(v);
+    else if (tag == "dx") c.dx = std::move(v);
+    else if (tag == "y64") c.y64 = std::move(v);
+    else if (tag == "dx64") c.dx64 = std::move(v);
+  }
+  return cases;
+}
+
+class GatedGolden : public ::testing::TestWithParam<DeviceKind> {};
+
+TEST_P(GatedGolden, MatchesPyTorch) {
+  BARACUDA_TEST_STREAM(stream, GetParam());
+  const std::vector<GoldenCase> cases = golden_cases();
+  ASSERT_GE(cases.size(), 150u) << "tests/data/gated_golden.txt is missing or short";
+  std::map<std::string, int> seen;
+  for (const GoldenCase& c : cases) {
+    SCOPED_TRACE(c.line);
+    const ElementKind k = c.desc.element;
+    ASSERT_EQ(c.x.size(), static_cast<size_t>(storage_bytes(k, c.desc.input_shape.numel())));
+    ASSERT_EQ(c.dx.size(), c.x.size());
+    ASSERT_EQ(c.y.size(), c.dy.size());
+    auto fwd = dynamic::GatedActivationPlan::select(stream, c.desc);
+    BARACUDA_SKIP_IF_NO_CUDA_KERNELS(fwd, GetParam());
+    ASSERT_TRUE(fwd) << fwd.error().to_string();
+    auto bwd = dynamic::GatedActivationBackwardPlan::select(stream, c.desc);
+    ASSERT_TRUE(bwd) << bwd.error().to_string();
+    const Tolerance tol = default_tolerance(k);
+    const std::vector<uint8_t> y = device_forward(stream, *fwd, c.x);
+    const std::vector<uint8_t> dx = device_backward(stream, *bwd, c.dy, c.x);
+    if (k == ElementKind::F64) {
+      EXPECT_TRUE(close_elements(k, y, values_of(k, c.y), tol)) << "forward";
+      EXPECT_TRUE(close_elements(k, dx, values_of(k, c.dx), tol)) << "backward";
+    } else {
+      ASSERT_EQ(c.y64.size(), c.y.size());
+      ASSERT_EQ(c.dx64.size(), c.dx.size());
+      if (GetParam() == DeviceKind::Host) {
+        // The host computes in double and rounds once: PyTorch's float64 evaluation rounded to f32.
+        EXPECT_TRUE(close_elements(k, y, values_of(k, c.y64), tol)) << "forward";
+        EXPECT_TRUE(close_elements(k, dx, values_of(k, c.dx64), tol)) << "backward";
+      } else {
+        // The devices compute in f32: each element matches PyTorch's f32 result or its f64 evaluation.
+        EXPECT_TRUE(close_to_either(k, y, values_of(k, c.y), values_of(k, c.y64), tol)) << "forward";
+        EXPECT_TRUE(close_to_either(k, dx, values_of(k, c.dx), values_of(k, c.dx64), tol)) << "backward";
+      }
+    }
+    ++seen[std::string(to_string(c.desc.kind)) + "/" + std::string(to_string(c.desc.layout)) + "/" +
+           std::string(to_string(k))];
+  }
+  // Every kind × layout × {f32, f64} is covered.
+  EXPECT_EQ(seen.size(), catalog().size() * kLayouts.size() * 2);
+}
+
+INSTANTIATE_TEST_SUITE_P(Devices, GatedGolden, ::testing::ValuesIn(kTestDevices),
+                         [](const auto& info) { return std::string(to_string(info.param)); });
+
+// ---------------------------------------------------------------------------------------------------
+// The backward against central finite differences of the forward, in f64
+// ---------------------------------------------------------------------------------------------------
+
+struct GradientCase {
+  GatedActivationKind kind;
+  GateLayout layout;
+  DeviceKind device;
+  double alpha;
+  double limit;
+};
+
+std::vector<GradientCase> gradient_cases() {
+  std::vector<GradientCase> v;
+  for (const KindInfo& k : catalog())
+    for (GateLayout l : kLayouts)
+      for (DeviceKind d : kTestDevices) {
+        v.push_back({k.kind, l, d, 1.702, 7.0});
+        if (k.kind == GatedActivationKind::SwiGluClamped) v.push_back({k.kind, l, d, 1.25, 2.5});
+      }
+  return v;
+}
+
+void PrintTo(const GradientCase& c, std::ostream* os) {
+  *os << to_string(c.kind) << "/" << to_string(c.layout) << "/" << to_string(c.device) << " alpha=" << c.alpha
+      << " limit=" << c.limit;
+}
+
+class GatedGradient : public ::testing::TestWithParam<GradientCase> {};
+
+TEST_P(GatedGradient, MatchesCentralDifferencesF64) {
+  const GradientCase& c = GetParam();
+  BARACUDA_TEST_STREAM(stream, c.device);
+  const Shape in{2, 6, 3};  // split the middle dimension
+  const GatedActivationDescriptor desc = GatedActivationDescriptor()
+                                             .with_kind(c.kind)
+                                             .with_element(ElementKind::F64)
+                                             .with_layout(c.layout)
+                                             .with_input_shape(in)
+                                             .with_split_dim(1)
+                                             .with_alpha(c.alpha)
+                                             .with_limit(c.limit);
+  auto fwd = dynamic::GatedActivationPlan::select(stream, desc);
+  BARACUDA_SKIP_IF_NO_CUDA_KERNELS(fwd, c.device);
+  ASSERT_TRUE(fwd) << fwd.error().to_string();
+  auto bwd = dynamic::GatedActivationBackwardPlan::select(stream, desc);
+  ASSERT_TRUE(bwd) << bwd.error().to_string();
+
+  // Values away from the kinks (ReLU's 0, the clamps' ±limit) by much more than the step.
+  Rng rng(seed_of(std::string(to_string(c.kind)) + std::string(to_string(c.layout))));
+  const int64_t n = in.numel(), m = desc.output_shape().numel();
+  std::vector<double> x(static_cast<size_t>(n)), dy(static_cast<size_t>(m));
+  for (double& v : x) {
+    do v = rng.uniform(-3.2 * c.limit / 2.5, 3.2 * c.limit / 2.5);  // beyond ±limit on both sides
+    while (std::fabs(v) < 1e-2 || std::fabs(std::fabs(v) - c.limit) < 1e-2);
+  }
+  for (double& v : dy) v = rng.uniform(-2, 2);
+  auto bytes = [](const std::vector<double>& v) {
+    std::vector<uint8_t> b(v.size() * 8);
+    std::memcpy(b.data(), v.data(), b.size());
+    return b;
+  };
+  auto loss = [&](const std::vector<double>& xv) {
+    const std::vector<double> y = values_of(ElementKind::F64, device_forward(stream, *fwd, bytes(xv)));
+    double s = 0;
+    for (int64_t i = 0; i < m; ++i) s += dy[static_cast<size_t>(i)] * y[static_cast<size_t>(i)];
+    return s;
+  };
+  const std::vector<double> dx = values_of(ElementKind::F64, device_backward(stream, *bwd, bytes(dy), bytes(x)));
+  ASSERT_EQ(dx.size(), x.size());
+  const double h = 1e-6;
+  for (int64_t i = 0; i < n; ++i) {
+    std::vector<double> xp = x, xm = x;
+    xp[static_cast<size_t>(i)] += h;
+    xm[static_cast<size_t>(i)] -= h;
+    const double numeric = (loss(xp) - loss(xm)) / (2 * h);
+    EXPECT_NEAR(dx[static_cast<size_t>(i)], numeric, 1e-6 * (1 + std::fabs(numeric)))
+        << "element " << i << " x=" << x[static_cast<size_t>(i)];
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Catalog, GatedGradient, ::testing::ValuesIn(gradient_cases()),
+                         [](const ::testing::TestParamInfo<GradientCase>& info) {
+                           const GradientCase& c = info.param;
+                           std::string s = std::string(to_string(c.kind)) + "_" + std::string(to_string(c.layout));
+                           if (c.limit != 7.0) s += "_limit2_5";
+                           return s + "_" + std::string(to_string(c.device));
+                         });
+
+// ---------------------------------------------------------------------------------------------------
+// Special values worked out by hand
+// ---------------------------------------------------------------------------------------------------
+
+// One (g, l, dy) and the expected (y, dg, dl); kNaN: any NaN. Zeros compare by value (either sign).
+// Every input and expected value is exact in f16, bf16, f32 and f64.
+struct ValueCase {
+  GatedActivationKind kind;
+  double g, l, dy;
+  double y, dg, dl;
+};
+
+std::vector<ValueCase> value_cases() {
+  using K = GatedActivationKind;
+  const double big = 16384;  // σ(±big) is exactly 1 / 0 in every precision; big³ does not overflow f32
+  return {
+      {K::Glu, kInf, 1.5, 2, 1.5, 0, 2},           // σ(inf) = 1, σ'(inf) = 0
+      {K::Glu, -kInf, 1.5, 2, 0, 0, 0},
+      {K::Glu, 0, -3, 2, -1.5, -1.5, 1},           // σ(0) = 0.5, σ' = 0.25
+      {K::Glu, 0, kNaN, 2, kNaN, kNaN, 1},         // NaN in the linear half
+      {K::Glu, kNaN, 1, 2, kNaN, kNaN, kNaN},      // NaN in the gate half
+      {K::ReGlu, 2.5, -2, 2, -5, -4, 5},
+      {K::ReGlu, -0.0, 1.5, 2, 0, 0, 0},
+      {K::ReGlu, kNaN, 1.5, 2, kNaN, 3, kNaN},     // relu(NaN) = NaN; its gradient passes (PyTorch)
+      {K::ReGlu, -kInf, 1, 2, 0, 0, 0},
+      {K::ReGlu, kInf, 0, 2, kNaN, 0, kInf},       // inf·0
+      {K::SwiGlu, 0, 5, 2, 0, 5, 0},               // silu'(0) = 0.5
+      {K::SwiGlu, big, 1.5, 2, 24576, 3, 32768},
+      {K::SwiGlu, -big, 1.5, 2, 0, 0, 0},
+      {K::SwiGlu, -kInf, 1, 2, kNaN, kNaN, kNaN},  // −inf·σ(−inf) = −inf·0, as PyTorch's silu
+      {K::SwiGlu, kInf, 1.5, 2, kInf, kNaN, kInf},
+      {K::GeGlu, 0, 5, 2, 0, 5, 0},                // gelu'(0) = Φ(0) = 0.5
+      {K::GeGlu, big, 1.5, 2, 24576, 3, 32768},
+      {K::GeGlu, -big, 1.5, 2, 0, 0, 0},
+      {K::GeGlu, kInf, 1.5, 2, kInf, kNaN, kInf},
+      {K::GeGlu, -kInf, 1.5, 2, kNaN, kNaN, kNaN},
+      {K::GeGluTanh, 0, 5, 2, 0, 5, 0},
+      {K::GeGluTanh, big, 1.5, 2, 24576, 3, 32768},
+      {K::GeGluTanh, -big, 1.5, 2, 0, 0, 0},
+      {K::GeGluTanh, kNaN, 1.5, 2, kNaN, kNaN, kNaN},
+      {K::SwiGluClamped, 0, 0, 2, 0, 1, 0},        // σ(0)·(0 + 1)·2 = 1
+      {K::SwiGluClamped, -big, 1, 2, 0, 0, 0},
+      {K::SwiGluClamped, kNaN, 1, 2, kNaN, 0, kNaN},   // the clamp keeps NaN; its gradient is 0
+      {K::SwiGluClamped, 1, kNaN, 2, kNaN, kNaN, 0},
+      {K::SwiGluClamped, -kInf, 1, 2, kNaN, kNaN, kNaN},
+  };
+}
+
+/// Runs fwd and bwd of `kind` on pairs (g, l) (second-half layout, x = [n, 2]); returns y, dg, dl.
+struct PairResults {
+  std::vector<double> y, dg, dl;
+};
+PairResults run_pairs(const Stream& stream, GatedActivationKind kind, ElementKind k,
+                      const std::vector<std::array<double, 3>>& gld, bool* skipped) {
+  const int64_t n = static_cast<int64_t>(gld.size());
+  const int w = element_bytes(k);
+  std::vector<uint8_t> x(static_cast<size_t>(2 * n * w)), dy(static_cast<size_t>(n * w));
+  for (int64_t i = 0; i < n; ++i) {
+    EXPECT_TRUE(encode_exact(k, gld[i][1], &x[(2 * i) * w]));  // linear: first half
+    EXPECT_TRUE(encode_exact(k, gld[i][0], &x[(2 * i + 1) * w]));
+    EXPECT_TRUE(encode_exact(k, gld[i][2], &dy[i * w]));
+  }
+  const GatedActivationDescriptor d =
+      GatedActivationDescriptor().with_kind(kind).with_element(k).with_input_shape(Shape{n, 2});
+  auto fwd = dynamic::GatedActivationPlan::select(stream, d);
+  auto bwd = dynamic::GatedActivationBackwardPlan::select(stream, d);
+  *skipped = !fwd && stream.device() == DeviceKind::Cuda;
+  PairResults r;
+  if (*skipped || !fwd || !bwd) return r;
+  r.y = values_of(k, device_forward(stream, *fwd, x));
+  const std::vector<double> dx = values_of(k, device_backward(stream, *bwd, dy, x));
+  for (int64_t i = 0; i < n; ++i) {
+    r.dl.push_back(dx[static_cast<size_t>(2 * i)]);
+    r.dg.push_back(dx[static_cast<size_t>(2 * i + 1)]);
+  }
+  return r;
+}
+
+struct ValueParam {
+  DeviceKind device;
+  ElementKind element;
+};
+
+void PrintTo(const ValueParam& p, std::ostream* os) { *os << to_string(p.element) << "/" << to_string(p.device); }
+
+class GatedValues : public ::testing::TestWithParam<ValueParam> {};
+
+void expect_value(double got, double want, const std::string& what) {
+  if (std::isnan(want))
+    EXPECT_TRUE(std::isnan(got)) << what << ": got " << got << ", expected NaN";
+  else
+    EXPECT_EQ(got, want) << what;
+}
+
+TEST_P(GatedValues, HandComputed) {
+  const ValueParam& p = GetParam();
+  BARACUDA_TEST_STREAM(stream, p.device);
+  for (const KindInfo& info : catalog()) {
+    std::vector<ValueCase> cases;
+    std::vector<std::array<double, 3>> gld;
+    for (const ValueCase& v : value_cases())
+      if (v.kind == info.kind) {
+        cases.push_back(v);
+        gld.push_back({v.g, v.l, v.dy});
+      }
+    bool skipped = false;
+    const PairResults r = run_pairs(stream, info.kind, p.element, gld, &skipped);
+    if (skipped) GTEST_SKIP() << "built without CUDA kernels";
+    ASSERT_EQ(r.y.size(), cases.size());
+    for (size_t i = 0; i < cases.size(); ++i) {
+      const ValueCase& v = cases[i];
+      const std::string what =
+          info.name + "(g=" + std::to_string(v.g) + ", l=" + std::to_string(v.l) + ", dy=" + std::to_string(v.dy) + ")";
+      expect_value(r.y[i], v.y, what + " y");
+      expect_value(r.dg[i], v.dg, what + " dg");
+      expect_value(r.dl[i], v.dl, what + " dl");
+    }
+  }
+}
+
+TEST_P(GatedValues, ClampBoundaries) {
+  const ValueParam& p = GetParam();
+  BARACUDA_TEST_STREAM(stream, p.device);
+  // limit 7: the gate is clamped from above only, the linear half on both sides; the gradients pass on the
+  // closed intervals, so at ±7 exactly they pass and beyond they are 0 while y stays at the bound's value.
+  const std::vector<std::array<double, 3>> gld = {
+      {7, 1, 2},  {7.5, 1, 2}, {kInf, 1, 2},  // [0..2] gate at, beyond, far beyond the limit
+      {1, 7, 2},  {1, 7.5, 2}, {1, kInf, 2},  // [3..5] linear above
+      {1, -7, 2}, {1, -7.5, 2}, {1, -kInf, 2},  // [6..8] linear below
+      {-7.5, 1, 2},                          // [9] the gate is not clamped from below
+  };
+  bool skipped = false;
+  const PairResults r = run_pairs(stream, GatedActivationKind::SwiGluClamped, p.element, gld, &skipped);
+  if (skipped) GTEST_SKIP() << "built without CUDA kernels";
+  ASSERT_EQ(r.y.size(), gld.size());
+  EXPECT_NE(r.dg[0], 0.0) << "the gradient passes at g = limit";
+  EXPECT_EQ(r.y[1], r.y[0]);
+  EXPECT_EQ(r.y[2], r.y[0]);
+  EXPECT_EQ(r.dg[1], 0.0);
+  EXPECT_EQ(r.dg[2], 0.0);
+  EXPECT_EQ(r.dl[1], r.dl[0]) << "the linear gradient does not depend on the gate's clamp";
+  EXPECT_NE(r.dl[3], 0.0) << "the gradient passes at l = limit";
+  EXPECT_EQ(r.y[4], r.y[3]);
+  EXPECT_EQ(r.y[5], r.y[3]);
+  EXPECT_EQ(r.dl[4], 0.0);
+  EXPECT_EQ(r.dl[5], 0.0);
+  EXPECT_NE(r.dl[6], 0.0) << "the gradient passes at l = -limit";
+  EXPECT_EQ(r.y[7], r.y[6]);
+  EXPECT_EQ(r.y[8], r.y[6]);
+  EXPECT_EQ(r.dl[7], 0.0);
+  EXPECT_EQ(r.dl[8], 0.0);
+  EXPECT_NE(r.dg[9], 0.0);
+  EXPECT_NE(r.y[9], r.y[0]);
+}
+
+std::vector<ValueParam> value_params() {
+  std::vector<ValueParam> v;
+  for (DeviceKind d : kTestDevices)
+    for_each_type(FloatTypes{}, [&]<class T>() { v.push_back({d, kind_of<T>}); });
+  return v;
+}
+
+INSTANTIATE_TEST_SUITE_P(Devices, GatedValues, ::testing::ValuesIn(value_params()),
+                         [](const ::testing::TestParamInfo<ValueParam>& info) {
+                           return std::string(to_string(info.param.element)) + "_" +
+                                  std::string(to_string(info.param.device));
+                         });
+
+// ---------------------------------------------------------------------------------------------------
+// Every rejection of select, can_implement and run
+// ---------------------------------------------------------------------------------------------------
+
+GatedActivationDescriptor f32_desc(Shape s = Shape{4, 6}) {
+  return GatedActivationDescriptor().with_kind(GatedActivationKind::SwiGlu).with_element(ElementKind::F32).with_input_shape(s);
+}
+
+void expect_error(const Status& s, ErrorCode code, std::string_view plan) {
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.code(), code) << s.to_string();
+  EXPECT_NE(s.error().message.find(plan), std::string::npos) << "the message names the plan: " << s.to_string();
+}
+
+/// select of both plans fails with `code`.
+void expect_select_error(const Stream& stream, const GatedActivationDescriptor& d, ErrorCode code,
+                         PlanPreference pref = {}) {
+  expect_error(dynamic::GatedActivationPlan::select(stream, d, pref).status(), code, "GatedActivationPlan");
+  expect_error(dynamic::GatedActivationBackwardPlan::select(stream, d, pref).status(), code,
+               "GatedActivationBackwardPlan");
+}
+
+TEST(GatedReject, TypedPlanWrongTypeOrRank) {
+  expect_error(GatedActivationPlan<double, 2>::select(Stream::host(), f32_desc()).status(), ErrorCode::InvalidProblem,
+               "GatedActivationPlan");
+  expect_error(GatedActivationPlan<float, 3>::select(Stream::host(), f32_desc()).status(), ErrorCode::InvalidProblem,
+               "GatedActivationPlan");
+  expect_error(GatedActivationBackwardPlan<__half, 2>::select(Stream::host(), f32_desc()).status(),
+               ErrorCode::InvalidProblem, "GatedActivationBackwardPlan");
+  expect_error(GatedActivationBackwardPlan<float, 1>::select(Stream::host(), f32_desc()).status(),
+               ErrorCode::InvalidProblem, "GatedActivationBackwardPlan");
+}
+
+TEST(GatedReject, UnsupportedElementKinds) {
+  for (ElementKind k : {ElementKind::S32, ElementKind::U8, ElementKind::Bool, ElementKind::Fp8E4M3, ElementKind::S4})
+    for (DeviceKind d : {DeviceKind::Host, DeviceKind::Sim})
+      expect_select_error(*Stream::for_device(d), f32_desc().with_element(k), ErrorCode::Unsupported);
+}
+
+TEST(GatedReject, SplitDim) {
+  expect_select_error(Stream::host(), f32_desc().with_split_dim(2), ErrorCode::InvalidProblem);
+  expect_select_error(Stream::host(), f32_desc().with_split_dim(-3), ErrorCode::InvalidProblem);
+  expect_select_error(Stream::host(), f32_desc(Shape{4, 7}), ErrorCode::InvalidProblem);  // odd extent
+  expect_select_error(Stream::host(), f32_desc(Shape{5, 6}).with_split_dim(0), ErrorCode::InvalidProblem);
+  expect_select_error(Stream::host(), f32_desc(Shape{}), ErrorCode::InvalidProblem);  // rank 0: nothing to split
+}
+
+TEST(GatedReject, BadDescriptor) {
+  expect_select_error(Stream::host(), f32_desc(Shape{1, 1, 1, 1, 1, 1, 1, 1, 2}), ErrorCode::InvalidProblem);
+  expect_select_error(Stream::host(), f32_desc(Shape{-2, 6}), ErrorCode::InvalidProblem);
+  expect_select_error(Stream::host(), f32_desc().with_element(static_cast<ElementKind>(14)), ErrorCode::InvalidProblem);
+  expect_select_error(Stream::host(), f32_desc().with_kind(static_cast<GatedActivationKind>(6)),
+                      ErrorCode::InvalidProblem);
+  expect_select_error(Stream::host(), f32_desc().with_layout(static_cast<GateLayout>(3)), ErrorCode::InvalidProblem);
+}
+
+TEST(GatedReject, AlphaAndLimit) {
+  for (GatedActivationKind k : {GatedActivationKind::SwiGluClamped, GatedActivationKind::Glu}) {
+    const GatedActivationDescriptor d = f32_desc().with_kind(k);
+    for (double limit : {0.0, -1.0, -kInf, kNaN})
+      expect_select_error(Stream::host(), GatedActivationDescriptor(d).with_limit(limit), ErrorCode::InvalidProblem);
+    for (double alpha : {0.0, -1.702, kInf, -kInf, kNaN})
+      expect_select_error(Stream::host(), GatedActivationDescriptor(d).with_alpha(alpha), ErrorCode::InvalidProblem);
+  }
+  // +inf disables the clamps: accepted.
+  EXPECT_TRUE(dynamic::GatedActivationPlan::select(
+      Stream::host(), f32_desc().with_kind(GatedActivationKind::SwiGluClamped).with_limit(kInf)));
+}
+
+TEST(GatedReject, ForcedBackendThatCannotServe) {
+  expect_select_error(Stream::host(), f32_desc(), ErrorCode::Unsupported, PlanPreference().with_backend(BackendKind::Sim));
+  expect_select_error(Stream::sim(), f32_desc(), ErrorCode::Unsupported,
+                      PlanPreference().with_backend(BackendKind::CublasLt));
+}
+
+TEST(GatedReject, CudaWithoutKernels) {
+  auto s = Stream::cuda(0, nullptr);
+  if (!s) GTEST_SKIP() << "no usable CUDA device: " << s.error().to_string();
+  auto p = dynamic::GatedActivationPlan::select(*s, f32_desc());
+  if (p) GTEST_SKIP() << "built with CUDA kernels";
+  EXPECT_EQ(p.error().code, ErrorCode::Unsupported);
+}
+
+TEST(GatedReject, RunOnAnotherDevice) {
+  alignas(16) float x[24] = {}, y[12] = {}, dx[24] = {};
+  const DynTensor xt = DynTensor::dense(x, ElementKind::F32, Shape{4, 6});
+  const DynTensor yt = DynTensor::dense(y, ElementKind::F32, Shape{4, 3});
+  const DynTensor dxt = DynTensor::dense(dx, ElementKind::F32, Shape{4, 6});
+  auto f = dynamic::GatedActivationPlan::select(Stream::host(), f32_desc());
+  ASSERT_TRUE(f);
+  expect_error(f->run(Stream::sim(), {}, xt, yt), ErrorCode::InvalidProblem, "GatedActivationPlan");
+  auto b = dynamic::GatedActivationBackwardPlan::select(Stream::host(), f32_desc());
+  ASSERT_TRUE(b);
+  expect_error(b->run(Stream::sim(), {}, yt, xt, dxt), ErrorCode::InvalidProblem, "GatedActivationBackwardPlan");
+}
+
+class GatedCanImplement : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    fwd_ = std::make_unique<dynamic::GatedActivationPlan>(*dynamic::GatedActivationPlan::select(Stream::host(), f32_desc()));
+    bwd_ = std::make_unique<dynamic::GatedActivationBackwardPlan>(
+        *dynamic::GatedActivationBackwardPlan::select(Stream::host(), f32_desc()));
+  }
+  DynTensor x() { return DynTensor::dense(x_, ElementKind::F32, Shape{4, 6}); }
+  DynTensor y() { return DynTensor::dense(y_, ElementKind::F32, Shape{4, 3}); }
+  DynTensor dy() { return DynTensor::dense(dy_, ElementKind::F32, Shape{4, 3}); }
+  DynTensor dx() { return DynTensor::dense(dx_, ElementKind::F32, Shape{4, 6}); }
+  void expect_fwd(const DynTensor& a, const DynTensor& b, ErrorCode code) {
+    expect_error(fwd_->can_implement(a, b), code, "GatedActivationPlan");
+    std::fill(std::begin(y_), std::end(y_), 7.0f);
+    expect_error(fwd_->run(Stream::host(), {}, a, b), code, "GatedActivationPlan");
+    for (float f : y_) EXPECT_EQ(f, 7.0f) << "run wrote despite the rejection";
+  }
+  void expect_bwd(const DynTensor& a, const DynTensor& b, const DynTensor& c, ErrorCode code) {
+    expect_error(bwd_->can_implement(a, b, c), code, "GatedActivationBackwardPlan");
+    std::fill(std::begin(dx_), std::end(dx_), 7.0f);
+    std::fill(std::begin(x_), std::end(x_), 7.0f);
+    expect_error(bwd_->run(Stream::host(), {}, a, b, c), code, "GatedActivationBackwardPlan");
+    for (float f : dx_) EXPECT_EQ(f, 7.0f) << "run wrote despite the rejection";
+    for (float f : x_) EXPECT_EQ(f, 7.0f) << "run wrote despite the rejection";
+  }
+  std::unique_ptr<dynamic::GatedActivationPlan> fwd_;
+  std::unique_ptr<dynamic::GatedActivationBackwardPlan> bwd_;
+  alignas(16) float x_[64] = {};
+  alignas(16) float y_[64] = {};
+  alignas(16) float dy_[64] = {};
+  alignas(16) float dx_[64] = {};
+};
+
+TEST_F(GatedCanImplement, AcceptsTheDescribedTensorsAndInPlace) {
+  EXPECT_TRUE(fwd_->can_implement(x(), y()));
+  EXPECT_TRUE(bwd_->can_implement(dy(), x(), dx()));
+  EXPECT_TRUE(bwd_->can_implement(dy(), x(), x()));  // in place
+  DynTensor bx = x();
+  bx.stride[0] = 0;  // inputs may broadcast
+  EXPECT_TRUE(fwd_->can_implement(bx, y()));
+}
+
+TEST_F(GatedCanImplement, OutputShapeNotHalved) {
+  expect_fwd(x(), DynTensor::dense(y_, ElementKind::F32, Shape{4, 6}), ErrorCode::InvalidProblem);
+  expect_fwd(x(), DynTensor::dense(y_, ElementKind::F32, Shape{2, 6}), ErrorCode::InvalidProblem);
+}
+
+TEST_F(GatedCanImplement, RankOrShapeMismatch) {
+  expect_fwd(DynTensor::dense(x_, ElementKind::F32, Shape{24}), y(), ErrorCode::InvalidProblem);
+  expect_fwd(DynTensor::dense(x_, ElementKind::F32, Shape{4, 6, 1}), y(), ErrorCode::InvalidProblem);
+  expect_bwd(DynTensor::dense(dy_, ElementKind::F32, Shape{4, 6}), x(), dx(), ErrorCode::InvalidProblem);  // dy
+  expect_bwd(dy(), DynTensor::dense(x_, ElementKind::F32, Shape{4, 3}), dx(), ErrorCode::InvalidProblem);   // x
+  expect_bwd(dy(), x(), DynTensor::dense(dx_, ElementKind::F32, Shape{4, 3}), ErrorCode::InvalidProblem);  // dx
+  expect_bwd(dy(), x(), DynTensor::dense(dx_, ElementKind::F32, Shape{8, 3}), ErrorCode::InvalidProblem);
+}
+
+TEST_F(GatedCanImplement, KindMismatch) {
+  expect_fwd(DynTensor::dense(x_, ElementKind::S32, Shape{4, 6}), y(), ErrorCode::InvalidProblem);
+  expect_fwd(x(), DynTensor::dense(y_, ElementKind::F64, Shape{4, 3}), ErrorCode::InvalidProblem);
+  expect_bwd(DynTensor::dense(dy_, ElementKind::F16, Shape{4, 3}), x(), dx(), ErrorCode::InvalidProblem);
+}
+
+TEST_F(GatedCanImplement, NullOrMisaligned) {
+  DynTensor a = x();
+  a.data = nullptr;
+  expect_fwd(a, y(), ErrorCode::InvalidProblem);
+  DynTensor b = dx();
+  b.data = reinterpret_cast<char*>(dx_) + 2;
+  expect_bwd(dy(), x(), b, ErrorCode::MisalignedOperand);
+}
+
+TEST_F(GatedCanImplement, StrideZeroOutput) {
+  DynTensor b = y();
+  b.stride[0] = 0;
+  expect_fwd(x(), b, ErrorCode::InvalidProblem);
+  DynTensor c = dx();
+  c.stride[1] = 0;
+  expect_bwd(dy(), x(), c, ErrorCode::InvalidProblem);
+}
+
+TEST_F(GatedCanImplement, InPlaceWithOtherStrides) {
+  DynTensor a = x();
+  a.stride = {1, 4};  // the same memory read transposed
+  EXPECT_TRUE(bwd_->can_implement(dy(), a, dx())) << "x may be any view when dx is elsewhere";
+  expect_bwd(dy(), a, x(), ErrorCode::InvalidProblem);  // dx over x with other strides
+}
+
+TEST_F(GatedCanImplement, DyAliasesDx) {
+  DynTensor d = dy();
+  d.data = dx_;
+  expect_bwd(d, x(), dx(), ErrorCode::InvalidProblem);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The host reference rounds once: its f16/bf16/f32 results are its double results correctly rounded
+// ---------------------------------------------------------------------------------------------------
+
+/// `h` (an element of kind k) is `v` rounded to nearest, ties to even: no neighbour of h is closer to v.
+bool correctly_rounded(ElementKind k, const uint8_t* h, double v) {
+  const double hv = decode_value(k, h);
+  if (std::isnan(v) || std::isnan(hv)) return std::isnan(v) && std::isnan(hv);
+  if (std::isinf(v)) return hv == v;
+  const uint64_t bits = load_bits(k, h);
+  const int w = element_bytes(k);
+  const uint64_t sign = uint64_t{1} << (8 * w - 1);
+  // The neighbours of hv: one step up and one down in magnitude (across zero for ±0).
+  std::vector<double> near;
+  for (int step : {-1, 1}) {
+    uint64_t b = bits;
+    if ((bits & ~sign) == 0 && step < 0) b = (bits ^ sign) + 1;  // from ±0 to the other side's smallest
+    else b = bits + static_cast<uint64_t>(static_cast<int64_t>(step));
+    std::vector<uint8_t> nb(static_cast<size_t>(w));
+    store_bits(k, nb.data(), b);
+    near.push_back(decode_value(k, nb.data()));
+  }
+  for (double n : near) {
+    if (std::isnan(n)) continue;
+    const double dh = std::fabs(v - hv), dn = std::fabs(v - n);
+    if (dn < dh) return false;
+    if (dn == dh && (bits & 1)) return false;  // a tie must go to the even significand
+  }
+  return true;
+}
+
+TEST(GatedHost, RoundsOnceFromDouble) {
+  const Shape in{9, 40};
+  for (const KindInfo& info : catalog())
+    for (GateLayout layout : kLayouts)
+      for (ElementKind k : {ElementKind::F16, ElementKind::Bf16, ElementKind::F32}) {
+        SCOPED_TRACE(info.name + " " + std::string(to_string(k)) + " " + std::string(to_string(layout)));
+        const GatedActivationDescriptor d =
+            f32_desc(in).with_kind(info.kind).with_element(k).with_layout(layout).with_limit(3.0);
+        GatedActivationDescriptor d64 = d;
+        d64.element = ElementKind::F64;
+        std::vector<double> xv, dyv;
+        // Wide enough for tiny results (σ(−30) ≈ 1e-13: subnormal or zero in f16) and both clamp sides.
+        const std::vector<uint8_t> x = random_floats(k, in.numel(), -30, 30, seed_of(info.name) + 1, &xv);
+        const std::vector<uint8_t> dy = random_floats(k, in.numel() / 2, -3, 3, seed_of(info.name) + 2, &dyv);
+        auto f64_bytes = [](const std::vector<double>& v) {
+          std::vector<uint8_t> b(v.size() * 8);
+          std::memcpy(b.data(), v.data(), b.size());
+          return b;
+        };
+        // The host computes f64 data with α and limit in double, f32-class data with them rounded to f32;
+        // α = 1.702 differs, so compare against an f64 problem with α already rounded to f32.
+        d64.alpha = static_cast<float>(d.alpha);
+        const std::vector<double> y64 = values_of(ElementKind::F64, host_forward(d64, f64_bytes(xv)));
+        const std::vector<double> dx64 = values_of(ElementKind::F64, host_backward(d64, f64_bytes(dyv), f64_bytes(xv)));
+        const std::vector<uint8_t> y = host_forward(d, x);
+        const std::vector<uint8_t> dx = host_backward(d, dy, x);
+        const int w = element_bytes(k);
+        int bad = 0;
+        for (size_t i = 0; i < y64.size(); ++i)
+          if (!correctly_rounded(k, &y[i * w], y64[i]) && bad++ < 4)
+            ADD_FAILURE() << "y[" << i << "] = " << describe(k, &y[i * w]) << " for " << y64[i];
+        for (size_t i = 0; i < dx64.size(); ++i)
+          if (!correctly_rounded(k, &dx[i * w], dx64[i]) && bad++ < 8)
+            ADD_FAILURE() << "dx[" << i << "] = " << describe(k, &dx[i * w]) << " for " << dx64[i];
+      }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The API around the plans
+// ---------------------------------------------------------------------------------------------------
+
+TEST(GatedPlanApi, SkuNamesPrecisionAndHash) {
+  auto f = dynamic::GatedActivationPlan::select(Stream::host(), f32_desc());
+  ASSERT_TRUE(f);
+  EXPECT_EQ(to_string(f->sku()), "swiglu/f32/host/f32/elementwise");
+  EXPECT_EQ(f->sku().category, OpCategory::GatedActivation);
+  auto b = dynamic::GatedActivationBackwardPlan::select(Stream::sim(), f32_desc().with_element(ElementKind::F64));
+  ASSERT_TRUE(b);
+  EXPECT_EQ(to_string(b->sku()), "swiglu_backward/f64/sim/f64/elementwise");
+  EXPECT_EQ(b->precision_guarantee().math_precision, MathPrecision::F64);
+  EXPECT_TRUE(b->precision_guarantee().deterministic);
+  EXPECT_EQ(f->workspace_size(), 0u);
+  EXPECT_EQ(b->workspace_size(), 0u);
+  for (const KindInfo& k : catalog()) EXPECT_EQ(to_string(k.kind), k.name);
+  EXPECT_EQ(to_string(static_cast<GatedActivationKind>(99)), "?");
+  EXPECT_EQ(to_string(GateLayout::Interleaved), "interleaved");
+  EXPECT_EQ(catalog().size(), kNumGatedActivationKinds);
+  const GatedActivationDescriptor d = f32_desc();
+  EXPECT_EQ(d.hash(), f32_desc().hash());
+  EXPECT_NE(d.hash(), GatedActivationDescriptor(d).with_layout(GateLayout::FirstHalf).hash());
+  EXPECT_NE(d.hash(), GatedActivationDescriptor(d).with_limit(6.0).hash());
+  EXPECT_TRUE(GatedActivationDescriptor(d).with_split_dim(1).output_shape() == (Shape{4, 3}));
+  EXPECT_TRUE(GatedActivationDescriptor(d).with_split_dim(-2).output_shape() == (Shape{2, 6}));
+}
+
+TEST(GatedPlanApi, NegativeSplitDimIsTheSameAxis) {
+  const Shape in{4, 6, 2};
+  std::vector<double> unused;
+  const std::vector<uint8_t> x = random_floats(ElementKind::F32, in.numel(), -3, 3, 11, &unused);
+  for (auto [neg, pos] : {std::pair{-1, 2}, std::pair{-2, 1}, std::pair{-3, 0}}) {
+    const GatedActivationDescriptor a = f32_desc(in).with_split_dim(neg);
+    const GatedActivationDescriptor b = f32_desc(in).with_split_dim(pos);
+    EXPECT_EQ(host_forward(a, x), host_forward(b, x));
+  }
+}
+
+TEST(GatedPlanApi, TypedWrappersAndInPlaceBackward) {
+  // Llama order (gate first), sim device: y = silu(g)·l, then dx over x.
+  alignas(16) float x[8] = {1, -2, 0.5f, 3, 2, 4, -1, 0.25f};  // [1, 8]: g = x[0:4], l = x[4:8]
+  alignas(16) float y[4] = {};
+  alignas(16) float dy[4] = {1, 1, 1, 1};
+  const GatedActivationDescriptor d =
+      f32_desc(Shape{1, 8}).with_layout(GateLayout::FirstHalf);
+  auto f = GatedActivationPlan<float, 2>::select(Stream::sim(), d);
+  ASSERT_TRUE(f) << f.error().to_string();
+  ASSERT_TRUE(f->run(Stream::sim(), {}, {TensorRef<float, 2>::dense(x, {1, 8}), TensorMut<float, 2>::dense(y, {1, 4})}));
+  for (int i = 0; i < 4; ++i) {
+    const double g = x[i], l = x[4 + i];
+    EXPECT_NEAR(y[i], g / (1 + std::exp(-g)) * l, 1e-6 * (1 + std::fabs(y[i])));
+  }
+  float saved[8];
+  std::memcpy(saved, x, sizeof x);
+  auto b = GatedActivationBackwardPlan<float, 2>::select(Stream::sim(), d);
+  ASSERT_TRUE(b) << b.error().to_string();
+  auto xv = TensorMut<float, 2>::dense(x, {1, 8});
+  ASSERT_TRUE(b->can_implement({TensorRef<float, 2>::dense(dy, {1, 4}), xv, xv}));
+  ASSERT_TRUE(b->run(Stream::sim(), {}, {TensorRef<float, 2>::dense(dy, {1, 4}), xv, xv}));
+  for (int i = 0; i < 4; ++i) {
+    const double g = saved[i], l = saved[4 + i], s = 1 / (1 + std::exp(-g));
+    EXPECT_NEAR(x[i], l * s * (1 + g * (1 - s)), 1e-6 * (1 + std::fabs(x[i])));  // dg
+    EXPECT_NEAR(x[4 + i], g * s, 1e-6 * (1 + std::fabs(x[4 + i])));              // dl
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The docs table is the catalog's
+// ---------------------------------------------------------------------------------------------------
+
+std::string catalog_table() {
+  std::string t = "| kind | `GatedActivationKind` | y = act(g) · lin(l) | gradients | dtypes |\n|---|---|---|---|---|\n";
+  for (const KindInfo& k : catalog()) {
+    std::string types;
+    for (ElementKind e : k.elements) types += (types.empty() ? "" : ", ") + std::string(to_string(e));
+    std::string kind_name;
+#define BARACUDA_GATED_OP(Kind, name, Gate, types_, fwd_tol, bwd_tol, act_doc, grad_doc) \
+  if (k.kind == GatedActivationKind::Kind) kind_name = #Kind;
+#include "ops/gated_activation/gated_activation.def"
+#undef BARACUDA_GATED_OP
+    t += "| `" + k.name + "` | `" + kind_name + "` | " + k.act_doc + " | " + k.grad_doc + " | " + types + " |\n";
+  }
+  return t;
+}
+
+TEST(GatedDocs, TableIsTheCatalog) {
+  const std::string path = std::string(BARACUDA_TEST_DATA_DIR) + "/../../docs/ops/gated_activation.md";
+  std::ifstream f(path);
+  ASSERT_TRUE(f) << path;
+  std::stringstream ss;
+  ss << f.rdbuf();
+  const std::string doc = ss.str();
+  const std::string begin = "<!-- catalog-table:begin (generated from gated_activation.def; checked by "
+                            "gated_activation_test) -->\n";
+  const std::string end = "<!-- catalog-table:end -->";
+  const size_t a = doc.find(begin), b = doc.find(end);
+  ASSERT_TRUE(a != std::string::npos && b != std::string::npos && a < b) << "markers missing in " << path;
+  EXPECT_EQ(doc.substr(a + begin.size(), b - a - begin.size()), catalog_table())
+      << "docs/ops/gated_activation.md's table differs from the catalog; the expected table is:\n"
+      << catalog_table();
+}
+
+}  // namespace
+}  // namespace baracuda::test
