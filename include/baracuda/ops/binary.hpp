@@ -1,0 +1,376 @@
+/// \file
+/// \brief The binary elementwise family: `BinaryPlan` (`out = op(a, b)`: add, sub, mul, div, pow, maximum,
+/// minimum, atan2, fmod, remainder, copysign, hypot), `ComparePlan` (eq, ne, lt, le, gt, ge → Bool) and
+/// `BinaryBackwardPlan` (dA and dB of a BinaryPlan in one pass), all with NumPy/PyTorch broadcasting.
+///
+/// The ops, their kinds and one-line semantics are listed once, in `binary_ops.def` (the catalog that
+/// also generates the enums below); docs/ops/binary.md has the full table.
+///
+/// - **Broadcasting:** the descriptor holds the shapes of `a` and `b`; the output has their broadcast
+///   shape (`broadcast_shapes`: right-aligned, an extent 1 stretches, a missing leading dimension counts
+///   as 1; e.g. [3, 1, 5] and [4, 1] give [3, 4, 5]). Shapes that do not broadcast are `InvalidProblem`
+///   at `select`. `a` and `b` are passed with their own shapes and strides; the plan views them as
+///   stride-0 tensors over the output shape.
+/// - **Kinds:** a, b and out share one kind (no type promotion; ComparePlan writes Bool). f16, bf16, f32,
+///   f64 for every op; s8, u8, s32, s64 also for add, sub, mul, maximum, minimum, fmod, remainder and
+///   every comparison. Other (op, kind) pairs are `Unsupported`.
+/// - **Math:** f16/bf16 load to f32, compute in f32 and round once to the element type; f32 computes in
+///   f32; f64 in f64 (never through f32). Semantics are PyTorch's (`torch.add` … `torch.hypot`):
+///   maximum/minimum propagate NaN; pow(x, 0) = 1 (also for NaN), a negative base with a non-integer
+///   exponent is NaN; fmod has the sign of the dividend, remainder of the divisor, computed as PyTorch
+///   does: `m = fmod(a, b); if (m != 0 && (b < 0) != (m < 0)) m += b` (so remainder(-1, inf) = inf and
+///   remainder(-4, 2) = -0). Where PyTorch is unspecified, baracuda picks (and every device agrees):
+///   maximum(-0, +0) = +0, minimum(-0, +0) = -0; a NaN result's sign and payload are unspecified.
+/// - **Integers:** two's-complement wrap-around for add, sub, mul (as PyTorch). fmod truncates (sign of
+///   the dividend), remainder floors (sign of the divisor). **Division by zero gives 0** for integer
+///   fmod and remainder (PyTorch raises ZeroDivisionError on the CPU and is undefined on CUDA; baracuda
+///   cannot raise from a kernel, and 0 is what NumPy returns), and `MIN fmod -1 = MIN remainder -1 = 0`
+///   (the mathematical result; the C++ `%` is undefined there).
+/// - **Comparisons** are exact (16-bit kinds compare their exact f32 values); NaN compares false except
+///   for `ne`, which is true.
+/// - **Layout:** rank ≤ 8 per operand, any strides (negative ones included); inputs may broadcast with
+///   stride 0 themselves; the output may not have stride 0. **Aliasing:** in place when `out` is the same
+///   view as `a` or `b` (same pointer and strides; the input then has the output's shape); other overlaps
+///   are undefined. **Alignment:** pointers aligned to the element size.
+/// - **Workspace:** none. **Determinism:** bit-exact run to run; safe under CUDA-graph capture.
+///
+/// **Backward (`BinaryBackwardPlan`, floating-point kinds):** given the output gradient `dy` (output
+/// shape) and the forward inputs `a`, `b` (their own shapes), it writes `da` and `db` **at the output
+/// (broadcast) shape**, in one elementwise pass, with PyTorch's formulas (derivatives.yaml):
+///
+/// | op | da | db |
+/// |---|---|---|
+/// | add / sub | dy | dy / −dy |
+/// | mul | dy·b | dy·a |
+/// | div | dy / b | −dy·((a / b) / b) |
+/// | pow | 0 where b = 0, else dy·(b·a^(b−1)) | 0 where a = 0 and b ≥ 0, else dy·(y·log a) |
+/// | maximum | dy where a > b, dy/2 where a = b, else 0 (NaN: dy) | dy where b > a, dy/2 where equal, else 0 (NaN: dy) |
+/// | minimum | dy where a < b, dy/2 where a = b, else 0 (NaN: dy) | mirror of da |
+/// | atan2 | dy·b / (a² + b²) | −dy·a / (a² + b²) |
+/// | fmod / remainder | dy | −dy·trunc(a / b) / −dy·floor(a / b) (PyTorch's `div(rounding_mode=…)`) |
+/// | copysign | dy·(y / a), 0 where a = 0 | 0 |
+/// | hypot | dy·a / y | dy·b / y |
+///
+/// where y is the forward result, recomputed in registers from a and b and rounded to the element kind
+/// (the value PyTorch saves; nothing extra is read). Intermediate values stay in f32 (f64 for f64) and
+/// each gradient is rounded once, where PyTorch's 16-bit autograd rounds after every operation.
+///
+/// **Broadcast gradients are not reduced.** When `a` (or `b`) was broadcast, its true gradient is `da`
+/// summed over the broadcast dimensions (PyTorch's `sum_to_size(a.shape)`). That reduction is left to
+/// the caller until baracuda has a reduction family: `da`/`db` always have the output shape, and for an
+/// input that was not broadcast they are its gradient as is.
+///
+/// Either output may be omitted: a `da` or `db` whose `data` is null is not computed (its kind, shape and
+/// strides are ignored); at least one must be given unless the problem is empty. The same kernel serves
+/// all three cases (when one output is omitted, the kernel writes the wanted gradient to both of its
+/// output slots, which point at the same memory). `da`/`db` may be the same view as `dy`, `a` or `b`
+/// (in place), but not the same memory as each other.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "baracuda/core/dyn_tensor.hpp"
+#include "baracuda/core/plan.hpp"
+#include "baracuda/core/sku.hpp"
+#include "baracuda/core/stream.hpp"
+#include "baracuda/core/tensor.hpp"
+#include "baracuda/core/workspace.hpp"
+
+namespace baracuda {
+
+/// The kinds every comparison and the integer-capable binary ops accept: f16, bf16, f32, f64, s8, u8, s32, s64.
+using BinaryNumericTypes = type_list<__half, __nv_bfloat16, float, double, int8_t, uint8_t, int32_t, int64_t>;
+
+/// The arithmetic ops of `BinaryPlan` / `BinaryBackwardPlan` (generated from binary_ops.def).
+enum class BinaryOp : uint8_t {
+#define BARACUDA_BINARY_OP(Enum, name, types, backward, agreement, tol, grad_tol, doc) Enum,
+#include "baracuda/ops/binary_ops.def"
+#undef BARACUDA_BINARY_OP
+};
+/// The comparisons of `ComparePlan` (generated from binary_ops.def).
+enum class CompareOp : uint8_t {
+#define BARACUDA_COMPARE_OP(Enum, name, types, doc) Enum,
+#include "baracuda/ops/binary_ops.def"
+#undef BARACUDA_COMPARE_OP
+};
+
+inline constexpr size_t kNumBinaryOps = 0
+#define BARACUDA_BINARY_OP(Enum, name, types, backward, agreement, tol, grad_tol, doc) +1
+#include "baracuda/ops/binary_ops.def"
+#undef BARACUDA_BINARY_OP
+    ;
+inline constexpr size_t kNumCompareOps = 0
+#define BARACUDA_COMPARE_OP(Enum, name, types, doc) +1
+#include "baracuda/ops/binary_ops.def"
+#undef BARACUDA_COMPARE_OP
+    ;
+
+/// The catalog name ("add", "remainder", ...).
+constexpr std::string_view to_string(BinaryOp op) {
+  switch (op) {
+#define BARACUDA_BINARY_OP(Enum, name, types, backward, agreement, tol, grad_tol, doc) \
+  case BinaryOp::Enum:                                                                  \
+    return #name;
+#include "baracuda/ops/binary_ops.def"
+#undef BARACUDA_BINARY_OP
+  }
+  return "?";
+}
+/// The catalog name ("eq", "lt", ...).
+constexpr std::string_view to_string(CompareOp op) {
+  switch (op) {
+#define BARACUDA_COMPARE_OP(Enum, name, types, doc) \
+  case CompareOp::Enum:                             \
+    return #name;
+#include "baracuda/ops/binary_ops.def"
+#undef BARACUDA_COMPARE_OP
+  }
+  return "?";
+}
+/// Parses a catalog name; false when unknown.
+bool parse_binary_op(std::string_view name, BinaryOp* out);
+bool parse_compare_op(std::string_view name, CompareOp* out);
+
+/// The broadcast of two shapes (NumPy/PyTorch rules: right-aligned; equal extents, or one of them 1; a
+/// missing leading dimension counts as 1). `InvalidProblem` when they do not broadcast or a shape is
+/// invalid (rank above kMaxRank, a negative extent).
+Result<Shape> broadcast_shapes(const Shape& a, const Shape& b);
+
+/// The problem of a BinaryPlan (and of its BinaryBackwardPlan): the op, the element kind, and the shapes
+/// of a and b (the output shape is their broadcast).
+struct BinaryDescriptor {
+  BinaryOp op = BinaryOp::Add;
+  ElementKind element = ElementKind::F32;
+  Shape a_shape;
+  Shape b_shape;
+
+  BinaryDescriptor& with_op(BinaryOp o) { op = o; return *this; }
+  BinaryDescriptor& with_element(ElementKind k) { element = k; return *this; }
+  /// The shapes of a and b.
+  BinaryDescriptor& with_shapes(const Shape& a, const Shape& b) { a_shape = a; b_shape = b; return *this; }
+  /// a and b of the same shape.
+  BinaryDescriptor& with_shape(const Shape& s) { return with_shapes(s, s); }
+  friend bool operator==(const BinaryDescriptor&, const BinaryDescriptor&) = default;
+  size_t hash() const;
+};
+
+/// The problem of a ComparePlan: the comparison, the kind of a and b, and their shapes.
+struct CompareDescriptor {
+  CompareOp op = CompareOp::Eq;
+  ElementKind element = ElementKind::F32;
+  Shape a_shape;
+  Shape b_shape;
+
+  CompareDescriptor& with_op(CompareOp o) { op = o; return *this; }
+  CompareDescriptor& with_element(ElementKind k) { element = k; return *this; }
+  CompareDescriptor& with_shapes(const Shape& a, const Shape& b) { a_shape = a; b_shape = b; return *this; }
+  CompareDescriptor& with_shape(const Shape& s) { return with_shapes(s, s); }
+  friend bool operator==(const CompareDescriptor&, const CompareDescriptor&) = default;
+  size_t hash() const;
+};
+
+namespace detail {
+struct BinaryLaunch;
+struct BinaryBackwardLaunch;
+using BinaryFn = Status (*)(const ExecContext&, const BinaryLaunch&);
+using CompareFn = Status (*)(const ExecContext&, const BinaryLaunch&);
+using BinaryBackwardFn = Status (*)(const ExecContext&, const BinaryBackwardLaunch&);
+}  // namespace detail
+
+namespace dynamic {
+
+/// The dtype/rank-erased BinaryPlan: `out = op(a, b)` with broadcasting.
+class BinaryPlan {
+ public:
+  static Result<BinaryPlan> select(const Stream& stream, const BinaryDescriptor& desc, PlanPreference pref = {});
+  /// a and b with the descriptor's shapes, out with `output_shape()`, all of the descriptor's kind.
+  Status can_implement(const DynTensor& a, const DynTensor& b, const DynTensor& out) const;
+  size_t workspace_size() const { return 0; }
+  KernelSku sku() const { return sku_; }
+  PrecisionGuarantee precision_guarantee() const;
+  Status run(const Stream& stream, Workspace workspace, const DynTensor& a, const DynTensor& b,
+             const DynTensor& out) const;
+  const BinaryDescriptor& descriptor() const { return desc_; }
+  /// The broadcast of the descriptor's shapes.
+  const Shape& output_shape() const { return out_shape_; }
+
+ private:
+  BinaryDescriptor desc_;
+  Shape out_shape_;
+  KernelSku sku_;
+  DeviceKind device_ = DeviceKind::Host;
+  int device_index_ = 0;
+  detail::BinaryFn fn_ = nullptr;
+};
+
+/// The dtype/rank-erased ComparePlan: `out = a <op> b` (Bool) with broadcasting.
+class ComparePlan {
+ public:
+  static Result<ComparePlan> select(const Stream& stream, const CompareDescriptor& desc, PlanPreference pref = {});
+  /// a and b with the descriptor's shapes and kind, out Bool with `output_shape()`.
+  Status can_implement(const DynTensor& a, const DynTensor& b, const DynTensor& out) const;
+  size_t workspace_size() const { return 0; }
+  KernelSku sku() const { return sku_; }
+  PrecisionGuarantee precision_guarantee() const;
+  Status run(const Stream& stream, Workspace workspace, const DynTensor& a, const DynTensor& b,
+             const DynTensor& out) const;
+  const CompareDescriptor& descriptor() const { return desc_; }
+  const Shape& output_shape() const { return out_shape_; }
+
+ private:
+  CompareDescriptor desc_;
+  Shape out_shape_;
+  KernelSku sku_;
+  DeviceKind device_ = DeviceKind::Host;
+  int device_index_ = 0;
+  detail::CompareFn fn_ = nullptr;
+};
+
+/// The dtype/rank-erased BinaryBackwardPlan for the BinaryPlan of the same descriptor (floating kinds).
+class BinaryBackwardPlan {
+ public:
+  static Result<BinaryBackwardPlan> select(const Stream& stream, const BinaryDescriptor& desc,
+                                           PlanPreference pref = {});
+  /// dy with `output_shape()`, a and b with the descriptor's shapes; da and db (each omitted when its
+  /// data is null) with `output_shape()`. All of the descriptor's kind.
+  Status can_implement(const DynTensor& dy, const DynTensor& a, const DynTensor& b, const DynTensor& da,
+                       const DynTensor& db) const;
+  size_t workspace_size() const { return 0; }
+  KernelSku sku() const { return sku_; }
+  PrecisionGuarantee precision_guarantee() const;
+  Status run(const Stream& stream, Workspace workspace, const DynTensor& dy, const DynTensor& a, const DynTensor& b,
+             const DynTensor& da, const DynTensor& db) const;
+  const BinaryDescriptor& descriptor() const { return desc_; }
+  /// The shape of dy, da and db: the broadcast of the descriptor's shapes.
+  const Shape& output_shape() const { return out_shape_; }
+
+ private:
+  BinaryDescriptor desc_;
+  Shape out_shape_;
+  KernelSku sku_;
+  DeviceKind device_ = DeviceKind::Host;
+  int device_index_ = 0;
+  detail::BinaryBackwardFn fn_ = nullptr;
+};
+
+}  // namespace dynamic
+
+/// Arguments of a typed BinaryPlan: a and b of rank N (extent 1 where they broadcast), out of rank N.
+template <class T, size_t N>
+struct BinaryArgs {
+  TensorRef<T, N> a;
+  TensorRef<T, N> b;
+  TensorMut<T, N> out;
+};
+
+/// Typed BinaryPlan; the descriptor's a and b shapes must both have rank N. See the file comment.
+template <class T, size_t N>
+class BinaryPlan {
+ public:
+  static Result<BinaryPlan> select(const Stream& stream, const BinaryDescriptor& desc, PlanPreference pref = {}) {
+    BARACUDA_TRY(detail::check_typed_element("BinaryPlan", "a/b/out", desc.element, kind_of<T>));
+    BARACUDA_TRY(detail::check_typed_rank("BinaryPlan", desc.a_shape.rank, static_cast<int>(N)));
+    BARACUDA_TRY(detail::check_typed_rank("BinaryPlan", desc.b_shape.rank, static_cast<int>(N)));
+    auto p = dynamic::BinaryPlan::select(stream, desc, pref);
+    if (!p) return p.error();
+    return BinaryPlan(std::move(p).value());
+  }
+  Status can_implement(const BinaryArgs<T, N>& x) const {
+    return plan_.can_implement(DynTensor::of(x.a), DynTensor::of(x.b), DynTensor::of(x.out));
+  }
+  size_t workspace_size() const { return plan_.workspace_size(); }
+  KernelSku sku() const { return plan_.sku(); }
+  PrecisionGuarantee precision_guarantee() const { return plan_.precision_guarantee(); }
+  Status run(const Stream& stream, Workspace ws, const BinaryArgs<T, N>& x) const {
+    return plan_.run(stream, ws, DynTensor::of(x.a), DynTensor::of(x.b), DynTensor::of(x.out));
+  }
+  const Shape& output_shape() const { return plan_.output_shape(); }
+  const dynamic::BinaryPlan& erased() const { return plan_; }
+
+ private:
+  explicit BinaryPlan(dynamic::BinaryPlan p) : plan_(std::move(p)) {}
+  dynamic::BinaryPlan plan_;
+};
+
+/// Arguments of a typed ComparePlan: a and b of rank N, a Bool out of rank N.
+template <class T, size_t N>
+struct CompareArgs {
+  TensorRef<T, N> a;
+  TensorRef<T, N> b;
+  TensorMut<bool, N> out;
+};
+
+/// Typed ComparePlan; the descriptor's a and b shapes must both have rank N.
+template <class T, size_t N>
+class ComparePlan {
+ public:
+  static Result<ComparePlan> select(const Stream& stream, const CompareDescriptor& desc, PlanPreference pref = {}) {
+    BARACUDA_TRY(detail::check_typed_element("ComparePlan", "a/b", desc.element, kind_of<T>));
+    BARACUDA_TRY(detail::check_typed_rank("ComparePlan", desc.a_shape.rank, static_cast<int>(N)));
+    BARACUDA_TRY(detail::check_typed_rank("ComparePlan", desc.b_shape.rank, static_cast<int>(N)));
+    auto p = dynamic::ComparePlan::select(stream, desc, pref);
+    if (!p) return p.error();
+    return ComparePlan(std::move(p).value());
+  }
+  Status can_implement(const CompareArgs<T, N>& x) const {
+    return plan_.can_implement(DynTensor::of(x.a), DynTensor::of(x.b), DynTensor::of(x.out));
+  }
+  size_t workspace_size() const { return plan_.workspace_size(); }
+  KernelSku sku() const { return plan_.sku(); }
+  PrecisionGuarantee precision_guarantee() const { return plan_.precision_guarantee(); }
+  Status run(const Stream& stream, Workspace ws, const CompareArgs<T, N>& x) const {
+    return plan_.run(stream, ws, DynTensor::of(x.a), DynTensor::of(x.b), DynTensor::of(x.out));
+  }
+  const Shape& output_shape() const { return plan_.output_shape(); }
+  const dynamic::ComparePlan& erased() const { return plan_; }
+
+ private:
+  explicit ComparePlan(dynamic::ComparePlan p) : plan_(std::move(p)) {}
+  dynamic::ComparePlan plan_;
+};
+
+/// Arguments of a typed BinaryBackwardPlan: dy, da, db of rank N with the output shape; a and b of rank N.
+/// Leave `da` or `db` default-constructed (null data) to skip it.
+template <class T, size_t N>
+struct BinaryBackwardArgs {
+  TensorRef<T, N> dy;
+  TensorRef<T, N> a;
+  TensorRef<T, N> b;
+  TensorMut<T, N> da;
+  TensorMut<T, N> db;
+};
+
+/// Typed BinaryBackwardPlan; the descriptor's a and b shapes must both have rank N.
+template <class T, size_t N>
+class BinaryBackwardPlan {
+ public:
+  static Result<BinaryBackwardPlan> select(const Stream& stream, const BinaryDescriptor& desc,
+                                           PlanPreference pref = {}) {
+    BARACUDA_TRY(detail::check_typed_element("BinaryBackwardPlan", "dy/a/b/da/db", desc.element, kind_of<T>));
+    BARACUDA_TRY(detail::check_typed_rank("BinaryBackwardPlan", desc.a_shape.rank, static_cast<int>(N)));
+    BARACUDA_TRY(detail::check_typed_rank("BinaryBackwardPlan", desc.b_shape.rank, static_cast<int>(N)));
+    auto p = dynamic::BinaryBackwardPlan::select(stream, desc, pref);
+    if (!p) return p.error();
+    return BinaryBackwardPlan(std::move(p).value());
+  }
+  Status can_implement(const BinaryBackwardArgs<T, N>& x) const {
+    return plan_.can_implement(DynTensor::of(x.dy), DynTensor::of(x.a), DynTensor::of(x.b), DynTensor::of(x.da),
+                               DynTensor::of(x.db));
+  }
+  size_t workspace_size() const { return plan_.workspace_size(); }
+  KernelSku sku() const { return plan_.sku(); }
+  PrecisionGuarantee precision_guarantee() const { return plan_.precision_guarantee(); }
+  Status run(const Stream& stream, Workspace ws, const BinaryBackwardArgs<T, N>& x) const {
+    return plan_.run(stream, ws, DynTensor::of(x.dy), DynTensor::of(x.a), DynTensor::of(x.b), DynTensor::of(x.da),
+                     DynTensor::of(x.db));
+  }
+  const Shape& output_shape() const { return plan_.output_shape(); }
+  const dynamic::BinaryBackwardPlan& erased() const { return plan_; }
+
+ private:
+  explicit BinaryBackwardPlan(dynamic::BinaryBackwardPlan p) : plan_(std::move(p)) {}
+  dynamic::BinaryBackwardPlan plan_;
+};
+
+}  // namespace baracuda

@@ -1,0 +1,353 @@
+// BinaryPlan, ComparePlan, BinaryBackwardPlan: select (validate, broadcast the shapes, resolve the backend,
+// look (op, kind) up in the device's table), can_implement (the shared tensor and aliasing checks on the
+// broadcast views), run (re-validate, one indirect call).
+#include <algorithm>
+#include <array>
+#include <string>
+
+#include "baracuda/ops/binary.hpp"
+#include "core/exec_context.hpp"
+#include "core/hashing.hpp"
+#include "core/validate.hpp"
+#include "ops/binary/dispatch.hpp"
+
+namespace baracuda {
+namespace {
+
+constexpr std::string_view kBinary = "BinaryPlan";
+constexpr std::string_view kCompare = "ComparePlan";
+constexpr std::string_view kBackward = "BinaryBackwardPlan";
+
+/// Catalog facts the plans need at run time.
+struct BinaryOpInfo {
+  std::string_view name;
+  std::string_view backward_name;
+  bool has_backward;
+};
+constexpr std::array<BinaryOpInfo, kNumBinaryOps> kBinaryInfo = {{
+#define BARACUDA_BINARY_OP(Enum, name, types, backward, agreement, tol, grad_tol, doc) \
+  {#name, #name "_backward", backward},
+#include "baracuda/ops/binary_ops.def"
+#undef BARACUDA_BINARY_OP
+}};
+
+const detail::BinaryTables* cuda_binary_tables() {
+#if BARACUDA_HAVE_CUDA_KERNELS
+  return &device_cuda::binary_tables();
+#else
+  return nullptr;
+#endif
+}
+
+std::string str(std::string_view v) { return std::string(v); }
+
+MathPrecision math_precision(ElementKind k) {
+  if (is_integral(k)) return MathPrecision::Exact;
+  return k == ElementKind::F64 ? MathPrecision::F64 : MathPrecision::F32;
+}
+
+/// The kinds a table row serves, e.g. "f16, bf16, f32, f64".
+template <class Fn>
+std::string kinds_of(const detail::KindTable<Fn>& row) {
+  std::string r;
+  for (size_t k = 0; k < kNumElementKinds; ++k)
+    if (row[k] != nullptr) r += (r.empty() ? "" : ", ") + str(to_string(static_cast<ElementKind>(k)));
+  return r.empty() ? "none" : r;
+}
+
+/// What every plan of the family checks in select: valid shapes and kind, the broadcast output shape,
+/// the backend, and the device's tables.
+struct Selected {
+  Shape out_shape;
+  BackendKind backend;
+  const detail::BinaryTables* tables;
+};
+Result<Selected> select_common(std::string_view plan, const Stream& stream, ElementKind element, const Shape& a,
+                               const Shape& b, const PlanPreference& pref) {
+  BARACUDA_TRY(detail::check_shape(plan, "the descriptor's a shape", a));
+  BARACUDA_TRY(detail::check_shape(plan, "the descriptor's b shape", b));
+  if (detail::kind_index(element) >= kNumElementKinds)
+    return Error::invalid(str(plan) + ": the descriptor's element kind is not a valid ElementKind");
+  auto out = broadcast_shapes(a, b);
+  if (!out) return Error::invalid(str(plan) + ": " + out.error().message);
+  auto backend = detail::resolve_bespoke_backend(plan, stream, pref);
+  if (!backend) return backend.error();
+  const detail::BinaryTables* tables = detail::table_for_device(stream.device(), reference::binary_tables(),
+                                                                device_sim::binary_tables(), cuda_binary_tables());
+  if (tables == nullptr)
+    return Error::unsupported(str(plan) +
+                              ": this library was built without CUDA kernels (BARACUDA_CUDA_KERNELS=OFF); "
+                              "use the sim or host device");
+  return Selected{*out, *backend, tables};
+}
+
+/// `t` viewed over `out` (a shape it broadcasts to): leading dimensions added, stride 0 where t has
+/// extent 1 and the output does not.
+DynTensor broadcast_view(const DynTensor& t, const Shape& out) {
+  DynTensor v = t;
+  v.shape = out;
+  v.stride = {};
+  const int lead = out.rank - t.shape.rank;
+  for (int d = 0; d < out.rank; ++d) {
+    const int src = d - lead;
+    if (src < 0) continue;
+    v.stride[d] = (t.shape.dims[src] == 1 && out.dims[d] != 1) ? 0 : t.stride[src];
+  }
+  return v;
+}
+
+KernelSku make_sku(OpCategory cat, std::string_view op, ElementKind element, const Stream& stream,
+                   BackendKind backend) {
+  KernelSku s;
+  s.category = cat;
+  s.op = op;
+  s.element = element;
+  s.sm = stream.sm();
+  s.backend = backend;
+  s.precision = math_precision(element);
+  s.variant = "elementwise";
+  return s;
+}
+
+bool valid_op(BinaryOp op) { return static_cast<size_t>(op) < kNumBinaryOps; }
+bool valid_op(CompareOp op) { return static_cast<size_t>(op) < kNumCompareOps; }
+
+/// The forward and compare plans' argument checks (they differ in the output kind only).
+Status check_forward_args(std::string_view plan, ElementKind in_kind, ElementKind out_kind, const Shape& a_shape,
+                          const Shape& b_shape, const Shape& out_shape, const DynTensor& a, const DynTensor& b,
+                          const DynTensor& out) {
+  BARACUDA_TRY(detail::check_tensor(plan, "a", a, in_kind, a_shape, detail::Access::Read));
+  BARACUDA_TRY(detail::check_tensor(plan, "b", b, in_kind, b_shape, detail::Access::Read));
+  BARACUDA_TRY(detail::check_tensor(plan, "out", out, out_kind, out_shape, detail::Access::Write));
+  BARACUDA_TRY(detail::check_alias(plan, broadcast_view(a, out_shape), out));
+  return detail::check_alias(plan, broadcast_view(b, out_shape), out);
+}
+
+bool wanted(const DynTensor& t) { return t.data != nullptr; }
+
+}  // namespace
+
+bool parse_binary_op(std::string_view name, BinaryOp* out) {
+  for (size_t i = 0; i < kNumBinaryOps; ++i)
+    if (kBinaryInfo[i].name == name) {
+      *out = static_cast<BinaryOp>(i);
+      return true;
+    }
+  return false;
+}
+
+bool parse_compare_op(std::string_view name, CompareOp* out) {
+  for (size_t i = 0; i < kNumCompareOps; ++i)
+    if (to_string(static_cast<CompareOp>(i)) == name) {
+      *out = static_cast<CompareOp>(i);
+      return true;
+    }
+  return false;
+}
+
+Result<Shape> broadcast_shapes(const Shape& a, const Shape& b) {
+  if (!a.valid() || !b.valid())
+    return Error::invalid("broadcast_shapes: " + to_string(a.valid() ? b : a) +
+                          " is not a valid shape (rank 0.." + std::to_string(kMaxRank) + ", extents >= 0)");
+  Shape out;
+  out.rank = std::max(a.rank, b.rank);
+  for (int i = 1; i <= out.rank; ++i) {  // i-th dimension from the right
+    const int64_t da = i <= a.rank ? a.dims[a.rank - i] : 1;
+    const int64_t db = i <= b.rank ? b.dims[b.rank - i] : 1;
+    if (da != db && da != 1 && db != 1)
+      return Error::invalid("shapes " + to_string(a) + " and " + to_string(b) + " do not broadcast (extents " +
+                            std::to_string(da) + " and " + std::to_string(db) + " in dimension -" + std::to_string(i) +
+                            ")");
+    out.dims[out.rank - i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+size_t BinaryDescriptor::hash() const {
+  size_t h = std::hash<int>{}(static_cast<int>(op));
+  detail::hash_combine(h, static_cast<int>(element));
+  detail::hash_combine(h, a_shape.hash());
+  detail::hash_combine(h, b_shape.hash());
+  return h;
+}
+
+size_t CompareDescriptor::hash() const {
+  size_t h = std::hash<int>{}(static_cast<int>(op) + 1000);
+  detail::hash_combine(h, static_cast<int>(element));
+  detail::hash_combine(h, a_shape.hash());
+  detail::hash_combine(h, b_shape.hash());
+  return h;
+}
+
+namespace dynamic {
+
+// ---------------------------------------------------------------------------------------------------
+// BinaryPlan
+// ---------------------------------------------------------------------------------------------------
+
+Result<BinaryPlan> BinaryPlan::select(const Stream& stream, const BinaryDescriptor& desc, PlanPreference pref) {
+  if (!valid_op(desc.op)) return Error::invalid(str(kBinary) + ": the descriptor's op is not a valid BinaryOp");
+  auto s = select_common(kBinary, stream, desc.element, desc.a_shape, desc.b_shape, pref);
+  if (!s) return s.error();
+  const auto& row = s->tables->forward[static_cast<size_t>(desc.op)];
+  const detail::BinaryFn fn = row[detail::kind_index(desc.element)];
+  const std::string_view name = kBinaryInfo[static_cast<size_t>(desc.op)].name;
+  if (fn == nullptr)
+    return Error::unsupported(str(kBinary) + ": " + str(name) + " does not support element kind " +
+                              str(to_string(desc.element)) + " (it supports " + kinds_of(row) + ")");
+  BinaryPlan p;
+  p.desc_ = desc;
+  p.out_shape_ = s->out_shape;
+  p.sku_ = make_sku(OpCategory::BinaryElementwise, name, desc.element, stream, s->backend);
+  p.device_ = stream.device();
+  p.device_index_ = stream.device_index();
+  p.fn_ = fn;
+  return p;
+}
+
+Status BinaryPlan::can_implement(const DynTensor& a, const DynTensor& b, const DynTensor& out) const {
+  return check_forward_args(kBinary, desc_.element, desc_.element, desc_.a_shape, desc_.b_shape, out_shape_, a, b,
+                            out);
+}
+
+PrecisionGuarantee BinaryPlan::precision_guarantee() const {
+  const MathPrecision p = math_precision(desc_.element);
+  return {p, p, true, true};
+}
+
+Status BinaryPlan::run(const Stream& stream, Workspace, const DynTensor& a, const DynTensor& b,
+                       const DynTensor& out) const {
+  if (fn_ == nullptr) return Error::invalid(str(kBinary) + ": run on a plan that select did not produce");
+  BARACUDA_TRY(detail::check_same_device(kBinary, device_, device_index_, stream));
+  BARACUDA_TRY(can_implement(a, b, out));
+  if (out.numel() == 0) return {};
+  auto ctx = detail::make_exec_context(stream);
+  if (!ctx) return ctx.error();
+  return fn_(*ctx, detail::BinaryLaunch{broadcast_view(a, out_shape_), broadcast_view(b, out_shape_), out});
+}
+
+// ---------------------------------------------------------------------------------------------------
+// ComparePlan
+// ---------------------------------------------------------------------------------------------------
+
+Result<ComparePlan> ComparePlan::select(const Stream& stream, const CompareDescriptor& desc, PlanPreference pref) {
+  if (!valid_op(desc.op)) return Error::invalid(str(kCompare) + ": the descriptor's op is not a valid CompareOp");
+  auto s = select_common(kCompare, stream, desc.element, desc.a_shape, desc.b_shape, pref);
+  if (!s) return s.error();
+  const auto& row = s->tables->compare[static_cast<size_t>(desc.op)];
+  const detail::CompareFn fn = row[detail::kind_index(desc.element)];
+  if (fn == nullptr)
+    return Error::unsupported(str(kCompare) + ": " + str(to_string(desc.op)) + " does not support element kind " +
+                              str(to_string(desc.element)) + " (it supports " + kinds_of(row) + ")");
+  ComparePlan p;
+  p.desc_ = desc;
+  p.out_shape_ = s->out_shape;
+  p.sku_ = make_sku(OpCategory::BinaryElementwise, to_string(desc.op), desc.element, stream, s->backend);
+  p.sku_.aux_element = ElementKind::Bool;
+  p.sku_.precision = MathPrecision::Exact;
+  p.device_ = stream.device();
+  p.device_index_ = stream.device_index();
+  p.fn_ = fn;
+  return p;
+}
+
+Status ComparePlan::can_implement(const DynTensor& a, const DynTensor& b, const DynTensor& out) const {
+  return check_forward_args(kCompare, desc_.element, ElementKind::Bool, desc_.a_shape, desc_.b_shape, out_shape_,
+                            a, b, out);
+}
+
+PrecisionGuarantee ComparePlan::precision_guarantee() const {
+  return {MathPrecision::Exact, MathPrecision::Exact, true, true};
+}
+
+Status ComparePlan::run(const Stream& stream, Workspace, const DynTensor& a, const DynTensor& b,
+                        const DynTensor& out) const {
+  if (fn_ == nullptr) return Error::invalid(str(kCompare) + ": run on a plan that select did not produce");
+  BARACUDA_TRY(detail::check_same_device(kCompare, device_, device_index_, stream));
+  BARACUDA_TRY(can_implement(a, b, out));
+  if (out.numel() == 0) return {};
+  auto ctx = detail::make_exec_context(stream);
+  if (!ctx) return ctx.error();
+  return fn_(*ctx, detail::BinaryLaunch{broadcast_view(a, out_shape_), broadcast_view(b, out_shape_), out});
+}
+
+// ---------------------------------------------------------------------------------------------------
+// BinaryBackwardPlan
+// ---------------------------------------------------------------------------------------------------
+
+Result<BinaryBackwardPlan> BinaryBackwardPlan::select(const Stream& stream, const BinaryDescriptor& desc,
+                                                      PlanPreference pref) {
+  if (!valid_op(desc.op)) return Error::invalid(str(kBackward) + ": the descriptor's op is not a valid BinaryOp");
+  auto s = select_common(kBackward, stream, desc.element, desc.a_shape, desc.b_shape, pref);
+  if (!s) return s.error();
+  const BinaryOpInfo& info = kBinaryInfo[static_cast<size_t>(desc.op)];
+  if (!info.has_backward) return Error::unsupported(str(kBackward) + ": " + str(info.name) + " has no backward");
+  if (!is_floating(desc.element))
+    return Error::unsupported(str(kBackward) + ": element kind " + str(to_string(desc.element)) +
+                              " has no gradient (the backward is defined for floating-point kinds)");
+  const auto& row = s->tables->backward[static_cast<size_t>(desc.op)];
+  const detail::BinaryBackwardFn fn = row[detail::kind_index(desc.element)];
+  if (fn == nullptr)
+    return Error::unsupported(str(kBackward) + ": " + str(info.name) + " does not support element kind " +
+                              str(to_string(desc.element)) + " (it supports " + kinds_of(row) + ")");
+  BinaryBackwardPlan p;
+  p.desc_ = desc;
+  p.out_shape_ = s->out_shape;
+  p.sku_ = make_sku(OpCategory::BinaryElementwise, info.backward_name, desc.element, stream, s->backend);
+  p.device_ = stream.device();
+  p.device_index_ = stream.device_index();
+  p.fn_ = fn;
+  return p;
+}
+
+Status BinaryBackwardPlan::can_implement(const DynTensor& dy, const DynTensor& a, const DynTensor& b,
+                                         const DynTensor& da, const DynTensor& db) const {
+  const ElementKind k = desc_.element;
+  BARACUDA_TRY(detail::check_tensor(kBackward, "dy", dy, k, out_shape_, detail::Access::Read));
+  BARACUDA_TRY(detail::check_tensor(kBackward, "a", a, k, desc_.a_shape, detail::Access::Read));
+  BARACUDA_TRY(detail::check_tensor(kBackward, "b", b, k, desc_.b_shape, detail::Access::Read));
+  if (!wanted(da) && !wanted(db) && out_shape_.numel() > 0)
+    return Error::invalid(str(kBackward) + ": neither da nor db is requested (both have null data)");
+  const DynTensor av = broadcast_view(a, out_shape_);
+  const DynTensor bv = broadcast_view(b, out_shape_);
+  auto check_output = [&](std::string_view name, const DynTensor& g) -> Status {
+    if (!wanted(g)) return {};
+    BARACUDA_TRY(detail::check_tensor(kBackward, name, g, k, out_shape_, detail::Access::Write));
+    BARACUDA_TRY(detail::check_alias(kBackward, dy, g));
+    BARACUDA_TRY(detail::check_alias(kBackward, av, g));
+    return detail::check_alias(kBackward, bv, g);
+  };
+  BARACUDA_TRY(check_output("da", da));
+  BARACUDA_TRY(check_output("db", db));
+  if (wanted(da) && wanted(db) && da.data == db.data && out_shape_.numel() > 0)
+    return Error::invalid(str(kBackward) + ": da and db are the same memory; they must not overlap");
+  return {};
+}
+
+PrecisionGuarantee BinaryBackwardPlan::precision_guarantee() const {
+  const MathPrecision p = math_precision(desc_.element);
+  return {p, p, true, true};
+}
+
+Status BinaryBackwardPlan::run(const Stream& stream, Workspace, const DynTensor& dy, const DynTensor& a,
+                               const DynTensor& b, const DynTensor& da, const DynTensor& db) const {
+  if (fn_ == nullptr) return Error::invalid(str(kBackward) + ": run on a plan that select did not produce");
+  BARACUDA_TRY(detail::check_same_device(kBackward, device_, device_index_, stream));
+  BARACUDA_TRY(can_implement(dy, a, b, da, db));
+  if (out_shape_.numel() == 0) return {};
+  auto ctx = detail::make_exec_context(stream);
+  if (!ctx) return ctx.error();
+  detail::BinaryBackwardLaunch l{dy, broadcast_view(a, out_shape_), broadcast_view(b, out_shape_), da, db,
+                                 detail::GradOutputs::Both};
+  if (!wanted(db)) {
+    l.db = da;
+    l.outputs = detail::GradOutputs::OnlyA;
+  } else if (!wanted(da)) {
+    l.da = db;
+    l.outputs = detail::GradOutputs::OnlyB;
+  }
+  return fn_(*ctx, l);
+}
+
+}  // namespace dynamic
+}  // namespace baracuda

@@ -1,0 +1,13 @@
+// The binary family's dispatch tables for the sim device (the kernels of kernels.cuh compiled against the
+// SIMT emulator).
+#include "ops/binary/kernels.cuh"
+
+BARACUDA_DEVICE_NAMESPACE_BEGIN
+
+const ::baracuda::detail::BinaryTables& binary_tables() {
+  static constexpr ::baracuda::detail::BinaryTables tables =
+      binary::make_binary_tables<::baracuda::BinaryNumericTypes>();
+  return tables;
+}
+
+BARACUDA_DEVICE_NAMESPACE_END
