@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Resource usage of every CUDA kernel baracuda builds, from ptxas, plus a 128-bit-access check of its PTX.
 
-For each src/ops/<family>/cuda.cu and each architecture, the file is compiled again with the exact flags
+For each src/ops/<family>/cuda*.cu (the family's kernels instantiated for the cuda device) and each architecture, the file is compiled again with the exact flags
 of the build (taken from compile_commands.json), once to a cubin with `-Xptxas -v` (registers, spill
 stores/loads, stack, shared memory per kernel) and once to PTX, where each kernel's body is searched for
 128-bit global accesses (ld/st.global .v4 of 32-bit, .v2 of 64-bit, or .b128).
@@ -74,9 +74,14 @@ def demangle(names):
         return {n: n for n in names}
 
 
+def stem(source):
+    """'affine.cuda' for src/ops/affine/cuda.cu: a unique name for the scratch files of one source."""
+    return f"{os.path.basename(os.path.dirname(source))}.{os.path.splitext(os.path.basename(source))[0]}"
+
+
 def ptxas_usage(nvcc, directory, flags, source, arch, work):
     """{mangled kernel: {regs, spill_st, spill_ld, stack, smem}} from `-Xptxas -v`."""
-    cubin = os.path.join(work, f"{os.path.basename(os.path.dirname(source))}.sm_{arch}.cubin")
+    cubin = os.path.join(work, f"{stem(source)}.sm_{arch}.cubin")
     cmd = [nvcc, *flags, f"-arch=sm_{arch}", "-cubin", "-Xptxas", "-v", source, "-o", cubin]
     r = subprocess.run(cmd, cwd=directory, capture_output=True, text=True)
     if r.returncode != 0:
@@ -103,7 +108,7 @@ def ptxas_usage(nvcc, directory, flags, source, arch, work):
 
 def ptx_vec128(nvcc, directory, flags, source, arch, work):
     """{mangled kernel: True when its PTX has a 128-bit global load or store}."""
-    ptx = os.path.join(work, f"{os.path.basename(os.path.dirname(source))}.compute_{arch}.ptx")
+    ptx = os.path.join(work, f"{stem(source)}.compute_{arch}.ptx")
     cmd = [nvcc, *flags, f"-arch=compute_{arch}", "-ptx", source, "-o", ptx]
     r = subprocess.run(cmd, cwd=directory, capture_output=True, text=True)
     if r.returncode != 0:
@@ -163,7 +168,7 @@ def main():
     widths = [max(len(str(r[i])) for r in [head, *rows]) for i in range(len(head) - 1)]
     spills = [r for r in rows if r[3] or r[4]]
     lines = [
-        "# ptxas report: resource usage of every kernel in src/ops/*/cuda.cu",
+        "# ptxas report: resource usage of every kernel in src/ops/*/cuda*.cu",
         f"# nvcc {nvcc_version(nvcc_used)}; architectures {';'.join(archs)}; "
         "regenerate: cmake --build <build-dir> --target ptxas-report",
         "# regs = registers per thread; spill_st/spill_ld/stack/smem in bytes (smem: static shared memory);",
@@ -176,9 +181,10 @@ def main():
     groups = {}
     for r in rows:
         groups.setdefault((r[0], r[1]), []).append(r)
-    lines.append(f"{'source':<28}{'arch':<7}{'kernels':>8}{'max_regs':>10}{'spilling':>10}{'vec128':>8}")
+    sw = max(len("source"), *(len(src) for src, _ in groups)) + 2
+    lines.append(f"{'source':<{sw}}{'arch':<7}{'kernels':>8}{'max_regs':>10}{'spilling':>10}{'vec128':>8}")
     for (src, arch), g in sorted(groups.items()):
-        lines.append(f"{src:<28}{arch:<7}{len(g):>8}{max(r[2] for r in g):>10}"
+        lines.append(f"{src:<{sw}}{arch:<7}{len(g):>8}{max(r[2] for r in g):>10}"
                      f"{sum(1 for r in g if r[3] or r[4]):>10}{sum(1 for r in g if r[7] == 'yes'):>8}")
     lines += [
         "",
