@@ -1,0 +1,1046 @@
+// Tests of the binary family (BinaryPlan, ComparePlan, BinaryBackwardPlan), generated from the catalog
+// (include/baracuda/ops/binary_ops.def):
+// - BinarySweep / BackwardSweep: every (op, kind, device) × layout (empty, one, 257×259 — 67×131 on sim —,
+//   broadcasts [N,1]×[1,M], [3,1,5]×[4,1], scalar-like [1] and rank 0, rank 8, strided, reversed, a
+//   stride-0 input, unaligned, in place; backward also only-da / only-db), against the host reference run
+//   on dense copies of the same inputs: bit for bit for the host device, for `bitwise` ops, integers and
+//   comparisons; within the catalog's tolerance otherwise. sim/cuda run twice (determinism), and elements
+//   outside the output views must stay untouched.
+// - BinaryGolden: PyTorch's results (tests/data/binary_golden.txt, gen_binary_golden.py): forward values
+//   and comparisons for every kind, autograd gradients in f32 and f64, special values included.
+// - BinaryGradCheck: backward vs central finite differences of the forward, in f64, at smooth points.
+// - BinaryValues: hand-computed special values (integer division by zero, MIN % -1, wrap-around, signed
+//   zeros, pow's and remainder's edge cases, NaN in comparisons).
+// - BinaryReject / BinaryCanImplement / BackwardCanImplement: a negative test for every rejection.
+// - BroadcastShapes, BinaryPlanApi: the broadcast helper, SKUs, hashes, names, typed wrappers.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "binary_test_support.hpp"
+
+namespace baracuda::test {
+namespace {
+
+constexpr uint8_t kSentinel = 0xA5;
+
+BackendKind backend_of(DeviceKind d) {
+  return d == DeviceKind::Host ? BackendKind::Host : d == DeviceKind::Sim ? BackendKind::Sim : BackendKind::Bespoke;
+}
+
+std::vector<uint8_t> sentinel_storage(ElementKind k, int64_t elements) {
+  return std::vector<uint8_t>(static_cast<size_t>(storage_bytes(k, elements)), kSentinel);
+}
+
+int64_t elements_in(ElementKind k, const std::vector<uint8_t>& storage) {
+  return static_cast<int64_t>(storage.size()) / element_bytes(k);
+}
+
+uint64_t seed_of(const std::string& s) { return std::hash<std::string>{}(s) & 0xffffffffu; }
+
+/// A dense tensor on `stream` holding the row-major element bytes `logical` (one element at least).
+Result<DeviceTensor> dense_tensor(const Stream& stream, ElementKind k, const Shape& shape,
+                                  const std::vector<uint8_t>& logical) {
+  std::vector<uint8_t> init = logical;
+  if (init.empty()) init.resize(static_cast<size_t>(element_bytes(k)), 0);
+  return make_device_tensor(stream, k, shape, dense_layout(shape), init, elements_in(k, init));
+}
+
+std::vector<double> values_of(ElementKind k, const std::vector<uint8_t>& bytes) {
+  std::vector<double> v(static_cast<size_t>(elements_in(k, bytes)));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = decode_value(k, &bytes[i * element_bytes(k)]);
+  return v;
+}
+
+/// Device results compared with the host reference's: bits (NaN = NaN) for the host itself, for `bitwise`
+/// ops and for integer and Bool outputs; the resolved tolerance otherwise.
+::testing::AssertionResult matches_reference(ElementKind k, bool bitwise, const Tolerance& tol,
+                                             const std::vector<uint8_t>& got, const std::vector<uint8_t>& want) {
+  if (bitwise || !is_floating(k)) return same_elements(k, got, want, elements_in(k, want));
+  return close_elements(k, got, values_of(k, want), tol);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Forward and compare sweep
+// ---------------------------------------------------------------------------------------------------
+
+struct ForwardCase {
+  OpEntry op;
+  ElementKind kind;
+  DeviceKind device;
+  BinaryLayout layout;
+};
+
+void PrintTo(const ForwardCase& c, std::ostream* os) {
+  *os << c.op.name << " " << to_string(c.kind) << " " << c.layout.name << " on " << to_string(c.device);
+}
+
+std::vector<ForwardCase> forward_cases() {
+  std::vector<ForwardCase> v;
+  for (const auto* catalog : {&binary_catalog(), &compare_catalog()})
+    for (const OpEntry& e : *catalog)
+      for (ElementKind k : e.kinds)
+        for (DeviceKind d : kTestDevices)
+          for (const BinaryLayout& l : forward_layouts(d == DeviceKind::Sim, !e.is_compare)) v.push_back({e, k, d, l});
+  return v;
+}
+
+/// Runs a forward/compare plan on `stream` over the layout's views of `a_st`/`b_st`; returns the storage
+/// of the output (a's or b's for the in-place layouts).
+std::vector<uint8_t> run_forward_layout(const Stream& stream, const ForwardRun& run, ElementKind k, ElementKind out_k,
+                                        const BinaryLayout& l, const std::vector<uint8_t>& a_st,
+                                        const std::vector<uint8_t>& b_st) {
+  auto a = make_device_tensor(stream, k, l.a_shape, l.a, a_st, elements_in(k, a_st));
+  auto b = make_device_tensor(stream, k, l.b_shape, l.b, b_st, elements_in(k, b_st));
+  EXPECT_TRUE(a && b);
+  if (!a || !b) return {};
+  if (l.alias != Alias::None) {
+    DeviceTensor& io = l.alias == Alias::OutIsA ? *a : *b;
+    const Status s = run(stream, a->view, b->view, io.view);
+    EXPECT_TRUE(s) << s.to_string();
+    return download(io);
+  }
+  auto out = make_device_tensor(stream, out_k, l.out_shape, l.out,
+                                sentinel_storage(out_k, storage_elements(l.out_shape, l.out)));
+  EXPECT_TRUE(out) << out.error().to_string();
+  if (!out) return {};
+  const Status s = run(stream, a->view, b->view, out->view);
+  EXPECT_TRUE(s) << s.to_string();
+  return download(*out);
+}
+
+/// The host reference's logical output for logical (row-major) inputs.
+std::vector<uint8_t> host_forward(const OpEntry& e, ElementKind k, ElementKind out_k, const Shape& a_shape,
+                                  const Shape& b_shape, const std::vector<uint8_t>& a, const std::vector<uint8_t>& b) {
+  const Stream host = Stream::host();
+  auto sel = select_forward(host, e, k, a_shape, b_shape);
+  EXPECT_TRUE(sel) << sel.error().to_string();
+  if (!sel) return {};
+  const Shape out_shape = must_broadcast(a_shape, b_shape);
+  auto ta = dense_tensor(host, k, a_shape, a);
+  auto tb = dense_tensor(host, k, b_shape, b);
+  auto to = dense_tensor(host, out_k, out_shape, sentinel_storage(out_k, out_shape.numel()));
+  EXPECT_TRUE(ta && tb && to);
+  if (!ta || !tb || !to) return {};
+  const Status s = sel->run(host, ta->view, tb->view, to->view);
+  EXPECT_TRUE(s) << s.to_string();
+  std::vector<uint8_t> out = download(*to);
+  out.resize(static_cast<size_t>(out_shape.numel() * element_bytes(out_k)));
+  return out;
+}
+
+class BinarySweep : public ::testing::TestWithParam<ForwardCase> {};
+
+TEST_P(BinarySweep, MatchesHostReference) {
+  const ForwardCase& c = GetParam();
+  BARACUDA_TEST_STREAM(stream, c.device);
+  const BinaryLayout& l = c.layout;
+  auto sel = select_forward(stream, c.op, c.kind, l.a_shape, l.b_shape);
+  BARACUDA_SKIP_IF_NO_CUDA_KERNELS(sel, c.device);
+  ASSERT_TRUE(sel) << sel.error().to_string();
+  EXPECT_EQ(sel->sku.backend, backend_of(c.device));
+  EXPECT_EQ(sel->sku.op, c.op.name);
+  const ElementKind out_k = c.op.is_compare ? ElementKind::Bool : c.kind;
+
+  const uint64_t seed = seed_of(c.op.name + std::string(to_string(c.kind)) + l.name);
+  const std::vector<uint8_t> a_st =
+      make_input(c.op, c.kind, std::max<int64_t>(storage_elements(l.a_shape, l.a), 1), 0, seed);
+  const std::vector<uint8_t> b_st =
+      make_input(c.op, c.kind, std::max<int64_t>(storage_elements(l.b_shape, l.b), 1), 1, seed + 1);
+  const std::vector<uint8_t> want = host_forward(c.op, c.kind, out_k, l.a_shape, l.b_shape,
+                                                 gather(c.kind, a_st, l.a_shape, l.a),
+                                                 gather(c.kind, b_st, l.b_shape, l.b));
+  const std::vector<uint8_t> got_st = run_forward_layout(stream, sel->run, c.kind, out_k, l, a_st, b_st);
+  if (HasFailure()) return;
+  const Strided& out_layout = l.alias == Alias::OutIsA ? l.a : l.alias == Alias::OutIsB ? l.b : l.out;
+  const std::vector<uint8_t> got = gather(out_k, got_st, l.out_shape, out_layout);
+  EXPECT_TRUE(matches_reference(out_k, c.device == DeviceKind::Host || c.op.bitwise, resolve(c.op.tol, c.kind), got,
+                                want));
+  if (l.alias == Alias::None) {
+    std::vector<uint8_t> untouched = sentinel_storage(out_k, storage_elements(l.out_shape, l.out));
+    scatter(out_k, got, &untouched, l.out_shape, l.out);
+    EXPECT_EQ(got_st, untouched) << "elements outside the output view changed";
+  }
+  if (c.device != DeviceKind::Host) {
+    EXPECT_EQ(run_forward_layout(stream, sel->run, c.kind, out_k, l, a_st, b_st), got_st)
+        << "two runs gave different bits";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Catalog, BinarySweep, ::testing::ValuesIn(forward_cases()),
+                         [](const ::testing::TestParamInfo<ForwardCase>& info) {
+                           const ForwardCase& c = info.param;
+                           return c.op.name + "_" + std::string(to_string(c.kind)) + "_" + c.layout.name + "_" +
+                                  std::string(to_string(c.device));
+                         });
+
+// ---------------------------------------------------------------------------------------------------
+// Backward sweep
+// ---------------------------------------------------------------------------------------------------
+
+struct BackwardCase {
+  OpEntry op;
+  ElementKind kind;
+  DeviceKind device;
+  GradLayout layout;
+};
+
+void PrintTo(const BackwardCase& c, std::ostream* os) {
+  *os << c.op.name << "_backward " << to_string(c.kind) << " " << c.layout.name << " on " << to_string(c.device);
+}
+
+std::vector<BackwardCase> backward_cases() {
+  std::vector<BackwardCase> v;
+  for (const OpEntry& e : binary_catalog()) {
+    if (!e.has_backward) continue;
+    for (ElementKind k : e.kinds) {
+      if (!is_floating(k)) continue;
+      for (DeviceKind d : kTestDevices)
+        for (const GradLayout& l : backward_layouts(d == DeviceKind::Sim)) v.push_back({e, k, d, l});
+    }
+  }
+  return v;
+}
+
+struct GradInputs {
+  std::vector<uint8_t> dy, a, b;  // storage
+};
+
+GradInputs grad_inputs(const OpEntry& e, ElementKind k, const GradLayout& l, uint64_t seed) {
+  std::vector<double> unused;
+  GradInputs in;
+  in.dy = random_floats(k, std::max<int64_t>(storage_elements(l.out_shape, l.dy), 1), -2, 2, seed, &unused);
+  in.a = make_input(e, k, std::max<int64_t>(storage_elements(l.a_shape, l.a), 1), 0, seed + 1);
+  in.b = make_input(e, k, std::max<int64_t>(storage_elements(l.b_shape, l.b), 1), 1, seed + 2);
+  return in;
+}
+
+struct GradStorage {
+  std::vector<uint8_t> da, db;  // storage of each output (empty when not wanted)
+};
+
+GradStorage run_backward_layout(const Stream& stream, const BackwardRun& run, ElementKind k, const GradLayout& l,
+                                const GradInputs& in) {
+  auto dy = make_device_tensor(stream, k, l.out_shape, l.dy, in.dy, elements_in(k, in.dy));
+  auto a = make_device_tensor(stream, k, l.a_shape, l.a, in.a, elements_in(k, in.a));
+  auto b = make_device_tensor(stream, k, l.b_shape, l.b, in.b, elements_in(k, in.b));
+  EXPECT_TRUE(dy && a && b);
+  if (!dy || !a || !b) return {};
+  GradStorage r;
+  if (l.in_place) {  // da overwrites dy, db overwrites b
+    const Status s = run(stream, dy->view, a->view, b->view, dy->view, b->view);
+    EXPECT_TRUE(s) << s.to_string();
+    r.da = download(*dy);
+    r.db = download(*b);
+    return r;
+  }
+  auto da = make_device_tensor(stream, k, l.out_shape, l.da, sentinel_storage(k, storage_elements(l.out_shape, l.da)));
+  auto db = make_device_tensor(stream, k, l.out_shape, l.db, sentinel_storage(k, storage_elements(l.out_shape, l.db)));
+  EXPECT_TRUE(da && db);
+  if (!da || !db) return {};
+  const Status s =
+      run(stream, dy->view, a->view, b->view, l.want_da ? da->view : DynTensor{}, l.want_db ? db->view : DynTensor{});
+  EXPECT_TRUE(s) << s.to_string();
+  r.da = download(*da);
+  r.db = download(*db);
+  return r;
+}
+
+/// The host reference's logical (da, db) for logical inputs.
+std::pair<std::vector<uint8_t>, std::vector<uint8_t>> host_backward(const OpEntry& e, ElementKind k,
+                                                                    const Shape& a_shape, const Shape& b_shape,
+                                                                    const std::vector<uint8_t>& dy,
+                                                                    const std::vector<uint8_t>& a,
+                                                                    const std::vector<uint8_t>& b) {
+  const Stream host = Stream::host();
+  auto sel = select_backward(host, e, k, a_shape, b_shape);
+  EXPECT_TRUE(sel) << sel.error().to_string();
+  if (!sel) return {};
+  const Shape o = must_broadcast(a_shape, b_shape);
+  auto tdy = dense_tensor(host, k, o, dy);
+  auto ta = dense_tensor(host, k, a_shape, a);
+  auto tb = dense_tensor(host, k, b_shape, b);
+  auto tda = dense_tensor(host, k, o, sentinel_storage(k, o.numel()));
+  auto tdb = dense_tensor(host, k, o, sentinel_storage(k, o.numel()));
+  EXPECT_TRUE(tdy && ta && tb && tda && tdb);
+  if (!tdy || !ta || !tb || !tda || !tdb) return {};
+  const Status s = sel->run(host, tdy->view, ta->view, tb->view, tda->view, tdb->view);
+  EXPECT_TRUE(s) << s.to_string();
+  auto da = download(*tda), db = download(*tdb);
+  da.resize(static_cast<size_t>(o.numel() * element_bytes(k)));
+  db.resize(da.size());
+  return {da, db};
+}
+
+class BackwardSweep : public ::testing::TestWithParam<BackwardCase> {};
+
+TEST_P(BackwardSweep, MatchesHostReference) {
+  const BackwardCase& c = GetParam();
+  BARACUDA_TEST_STREAM(stream, c.device);
+  const GradLayout& l = c.layout;
+  auto sel = select_backward(stream, c.op, c.kind, l.a_shape, l.b_shape);
+  BARACUDA_SKIP_IF_NO_CUDA_KERNELS(sel, c.device);
+  ASSERT_TRUE(sel) << sel.error().to_string();
+  EXPECT_EQ(sel->sku.backend, backend_of(c.device));
+  EXPECT_EQ(sel->sku.op, c.op.name + "_backward");
+
+  const GradInputs in = grad_inputs(c.op, c.kind, l, seed_of(c.op.name + std::string(to_string(c.kind)) + l.name));
+  const auto [want_da, want_db] =
+      host_backward(c.op, c.kind, l.a_shape, l.b_shape, gather(c.kind, in.dy, l.out_shape, l.dy),
+                    gather(c.kind, in.a, l.a_shape, l.a), gather(c.kind, in.b, l.b_shape, l.b));
+  const GradStorage got = run_backward_layout(stream, sel->run, c.kind, l, in);
+  if (HasFailure()) return;
+  const bool bits = c.device == DeviceKind::Host;
+  const Tolerance tol = resolve(c.op.grad_tol, c.kind);
+  const Strided& da_layout = l.in_place ? l.dy : l.da;
+  const Strided& db_layout = l.in_place ? l.b : l.db;
+  if (l.want_da) {
+    SCOPED_TRACE("da");
+    EXPECT_TRUE(matches_reference(c.kind, bits, tol, gather(c.kind, got.da, l.out_shape, da_layout), want_da));
+  }
+  if (l.want_db) {
+    SCOPED_TRACE("db");
+    EXPECT_TRUE(matches_reference(c.kind, bits, tol, gather(c.kind, got.db, l.out_shape, db_layout), want_db));
+  }
+  if (!l.in_place) {  // unwanted outputs are not written at all; wanted ones only inside their views
+    for (const auto& [st, layout, wanted] : {std::tuple{&got.da, &l.da, l.want_da}, {&got.db, &l.db, l.want_db}}) {
+      std::vector<uint8_t> untouched = sentinel_storage(c.kind, storage_elements(l.out_shape, *layout));
+      if (wanted) scatter(c.kind, gather(c.kind, *st, l.out_shape, *layout), &untouched, l.out_shape, *layout);
+      EXPECT_EQ(*st, untouched) << "elements outside the wanted outputs changed";
+    }
+  }
+  if (c.device != DeviceKind::Host) {
+    const GradStorage again = run_backward_layout(stream, sel->run, c.kind, l, in);
+    EXPECT_TRUE(again.da == got.da && again.db == got.db) << "two runs gave different bits";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Catalog, BackwardSweep, ::testing::ValuesIn(backward_cases()),
+                         [](const ::testing::TestParamInfo<BackwardCase>& info) {
+                           const BackwardCase& c = info.param;
+                           return c.op.name + "_" + std::string(to_string(c.kind)) + "_" + c.layout.name + "_" +
+                                  std::string(to_string(c.device));
+                         });
+
+// ---------------------------------------------------------------------------------------------------
+// Golden data from PyTorch (tests/data/gen_binary_golden.py)
+// ---------------------------------------------------------------------------------------------------
+
+/// The rows of one op in one section: columns of element bytes (forward/compare: a, b, out; backward:
+/// dy, a, b, da, db).
+struct GoldenGroup {
+  std::string section;  // "forward", "compare", "backward"
+  ElementKind kind;
+  std::string op;
+  std::vector<std::vector<uint8_t>> cols;
+  int64_t n = 0;
+};
+
+std::vector<GoldenGroup> load_golden(std::string* error) {
+  const std::string path = std::string(BARACUDA_TEST_DATA_DIR) + "/binary_golden.txt";
+  std::ifstream f(path);
+  if (!f) {
+    *error = "cannot open " + path;
+    return {};
+  }
+  std::vector<GoldenGroup> groups;
+  std::string line, section;
+  ElementKind kind = ElementKind::F32;
+  while (std::getline(f, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    if (line[0] == '[') {
+      std::stringstream h(line.substr(1, line.size() - 2));
+      std::string k;
+      h >> section >> k;
+      if (!parse_element_kind(k, &kind)) *error = "bad section " + line;
+      continue;
+    }
+    std::stringstream fields(line);
+    std::string op, tok;
+    fields >> op;
+    if (groups.empty() || groups.back().op != op || groups.back().section != section || groups.back().kind != kind)
+      groups.push_back({section, kind, op, std::vector<std::vector<uint8_t>>(section == "backward" ? 5 : 3), 0});
+    GoldenGroup& g = groups.back();
+    for (size_t c = 0; c < g.cols.size(); ++c) {
+      fields >> tok;
+      const ElementKind ck = (section == "compare" && c == 2) ? ElementKind::Bool : kind;
+      const size_t at = g.cols[c].size();
+      g.cols[c].resize(at + static_cast<size_t>(element_bytes(ck)));
+      store_bits(ck, g.cols[c].data() + at, std::stoull(tok, nullptr, 16));
+    }
+    ++g.n;
+  }
+  return groups;
+}
+
+class BinaryGolden : public ::testing::TestWithParam<DeviceKind> {};
+
+TEST_P(BinaryGolden, MatchesPyTorch) {
+  BARACUDA_TEST_STREAM(stream, GetParam());
+  std::string error;
+  const std::vector<GoldenGroup> groups = load_golden(&error);
+  ASSERT_TRUE(error.empty()) << error;
+  std::map<std::string, int64_t> checked;
+  for (const GoldenGroup& g : groups) {
+    SCOPED_TRACE(g.section + " " + g.op + " " + std::string(to_string(g.kind)));
+    const OpEntry& e = entry_named(g.op);
+    const Shape shape{g.n};
+    if (g.section == "backward") {
+      auto sel = select_backward(stream, e, g.kind, shape, shape);
+      BARACUDA_SKIP_IF_NO_CUDA_KERNELS(sel, GetParam());
+      ASSERT_TRUE(sel) << sel.error().to_string();
+      auto dy = dense_tensor(stream, g.kind, shape, g.cols[0]);
+      auto a = dense_tensor(stream, g.kind, shape, g.cols[1]);
+      auto b = dense_tensor(stream, g.kind, shape, g.cols[2]);
+      auto da = dense_tensor(stream, g.kind, shape, sentinel_storage(g.kind, g.n));
+      auto db = dense_tensor(stream, g.kind, shape, sentinel_storage(g.kind, g.n));
+      ASSERT_TRUE(dy && a && b && da && db);
+      ASSERT_TRUE(sel->run(stream, dy->view, a->view, b->view, da->view, db->view));
+      const Tolerance tol = resolve(e.grad_tol, g.kind);
+      EXPECT_TRUE(close_elements(g.kind, download(*da), values_of(g.kind, g.cols[3]), tol)) << "da";
+      EXPECT_TRUE(close_elements(g.kind, download(*db), values_of(g.kind, g.cols[4]), tol)) << "db";
+    } else {
+      auto sel = select_forward(stream, e, g.kind, shape, shape);
+      BARACUDA_SKIP_IF_NO_CUDA_KERNELS(sel, GetParam());
+      ASSERT_TRUE(sel) << sel.error().to_string();
+      const ElementKind out_k = e.is_compare ? ElementKind::Bool : g.kind;
+      auto a = dense_tensor(stream, g.kind, shape, g.cols[0]);
+      auto b = dense_tensor(stream, g.kind, shape, g.cols[1]);
+      auto out = dense_tensor(stream, out_k, shape, sentinel_storage(out_k, g.n));
+      ASSERT_TRUE(a && b && out);
+      ASSERT_TRUE(sel->run(stream, a->view, b->view, out->view));
+      // Exactly PyTorch's bits (NaN = any NaN, signed zeros included) for correctly rounded ops, integers
+      // and comparisons; libm-style ops (pow, atan2, hypot) within the tolerance.
+      EXPECT_TRUE(matches_reference(out_k, e.bitwise, resolve(e.tol, g.kind), download(*out), g.cols[2]));
+    }
+    checked[g.section] += g.n;
+  }
+  EXPECT_GT(checked["forward"], 10000);
+  EXPECT_GT(checked["compare"], 5000);
+  EXPECT_GT(checked["backward"], 4000);
+}
+
+INSTANTIATE_TEST_SUITE_P(Devices, BinaryGolden, ::testing::ValuesIn(kTestDevices),
+                         [](const auto& info) { return std::string(to_string(info.param)); });
+
+// ---------------------------------------------------------------------------------------------------
+// Gradients against central finite differences (f64, smooth points)
+// ---------------------------------------------------------------------------------------------------
+
+/// Points (a, b) where op is smooth: away from kinks, poles and the discontinuities of fmod/remainder.
+bool smooth_at(BinaryOp op, double a, double b) {
+  switch (op) {
+    case BinaryOp::Div:
+      return std::fabs(b) > 0.5;
+    case BinaryOp::Pow:
+      return a > 0.25;
+    case BinaryOp::Maximum:
+    case BinaryOp::Minimum:
+      return std::fabs(a - b) > 0.1;
+    case BinaryOp::Atan2:
+    case BinaryOp::Hypot:
+      return std::hypot(a, b) > 0.5;
+    case BinaryOp::Fmod:
+    case BinaryOp::Remainder: {
+      const double q = a / b, frac = q - std::floor(q);
+      return std::fabs(b) > 0.5 && frac > 0.1 && frac < 0.9;
+    }
+    case BinaryOp::Copysign:
+      return std::fabs(a) > 0.1 && std::fabs(b) > 0.1;
+    default:
+      return true;
+  }
+}
+
+class BinaryGradCheck : public ::testing::TestWithParam<DeviceKind> {};
+
+TEST_P(BinaryGradCheck, MatchesFiniteDifferencesInF64) {
+  BARACUDA_TEST_STREAM(stream, GetParam());
+  const ElementKind k = ElementKind::F64;
+  constexpr int64_t n = 64;
+  const Shape shape{n};
+  for (const OpEntry& e : binary_catalog()) {
+    if (!e.has_backward) continue;
+    SCOPED_TRACE(e.name);
+    Rng rng(seed_of(e.name));
+    std::vector<double> a, b, dy;
+    while (static_cast<int64_t>(a.size()) < n) {
+      const double x = rng.uniform(-3, 3), y = rng.uniform(-3, 3);
+      if (!smooth_at(e.op, x, y)) continue;
+      a.push_back(x), b.push_back(y), dy.push_back(rng.uniform(-2, 2));
+    }
+    auto bytes = [](const std::vector<double>& v) {
+      std::vector<uint8_t> r(v.size() * 8);
+      std::memcpy(r.data(), v.data(), r.size());
+      return r;
+    };
+    auto fwd = [&](const std::vector<double>& x, const std::vector<double>& y) {
+      std::vector<double> r(n);
+      const std::vector<uint8_t> out = host_forward(e, k, k, shape, shape, bytes(x), bytes(y));
+      std::memcpy(r.data(), out.data(), out.size());
+      return r;
+    };
+    auto bwd = select_backward(stream, e, k, shape, shape);
+    BARACUDA_SKIP_IF_NO_CUDA_KERNELS(bwd, GetParam());
+    ASSERT_TRUE(bwd) << bwd.error().to_string();
+    auto tdy = dense_tensor(stream, k, shape, bytes(dy));
+    auto ta = dense_tensor(stream, k, shape, bytes(a));
+    auto tb = dense_tensor(stream, k, shape, bytes(b));
+    auto tda = dense_tensor(stream, k, shape, sentinel_storage(k, n));
+    auto tdb = dense_tensor(stream, k, shape, sentinel_storage(k, n));
+    ASSERT_TRUE(tdy && ta && tb && tda && tdb);
+    ASSERT_TRUE(bwd->run(stream, tdy->view, ta->view, tb->view, tda->view, tdb->view));
+    std::vector<double> da(n), db(n);
+    std::memcpy(da.data(), download(*tda).data(), n * 8);
+    std::memcpy(db.data(), download(*tdb).data(), n * 8);
+
+    const double h = 1e-6;
+    std::vector<double> ap = a, am = a, bp = b, bm = b;
+    for (int64_t i = 0; i < n; ++i) ap[i] += h, am[i] -= h, bp[i] += h, bm[i] -= h;
+    const std::vector<double> fap = fwd(ap, b), fam = fwd(am, b), fbp = fwd(a, bp), fbm = fwd(a, bm);
+    for (int64_t i = 0; i < n; ++i) {
+      const double fd_a = dy[i] * (fap[i] - fam[i]) / (2 * h);
+      const double fd_b = dy[i] * (fbp[i] - fbm[i]) / (2 * h);
+      EXPECT_NEAR(da[i], fd_a, 1e-6 * (1 + std::fabs(fd_a))) << "da at a=" << a[i] << " b=" << b[i];
+      EXPECT_NEAR(db[i], fd_b, 1e-6 * (1 + std::fabs(fd_b))) << "db at a=" << a[i] << " b=" << b[i];
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Devices, BinaryGradCheck, ::testing::ValuesIn(kTestDevices),
+                         [](const auto& info) { return std::string(to_string(info.param)); });
+
+// ---------------------------------------------------------------------------------------------------
+// Values worked out by hand
+// ---------------------------------------------------------------------------------------------------
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+struct HandCase {
+  std::string op;
+  ElementKind kind;
+  double a, b, want;  // integers: exact values up to 2^53; kNaN: any NaN; signed zeros must match
+};
+
+/// Integers that double cannot hold (s64 extremes) go as raw bits.
+struct HandBitsCase {
+  std::string op;
+  ElementKind kind;
+  uint64_t a, b, want;
+};
+
+std::vector<HandCase> hand_cases() {
+  using K = ElementKind;
+  const double pi = 3.14159265358979323846;
+  return {
+      // Integer division by zero is 0 (baracuda's choice; PyTorch raises on the CPU), and MIN % -1 = 0.
+      {"fmod", K::S32, 7, 0, 0},        {"remainder", K::S32, -7, 0, 0},   {"fmod", K::U8, 200, 0, 0},
+      {"remainder", K::S8, -128, 0, 0}, {"fmod", K::S8, -128, -1, 0},      {"remainder", K::S8, -128, -1, 0},
+      {"fmod", K::S32, -2147483648.0, -1, 0}, {"remainder", K::S32, -2147483648.0, -1, 0},
+      // fmod has the dividend's sign, remainder the divisor's.
+      {"fmod", K::S8, -7, 3, -1},       {"remainder", K::S8, -7, 3, 2},     {"fmod", K::S32, 7, -3, 1},
+      {"remainder", K::S32, 7, -3, -2}, {"remainder", K::S64, -9, -4, -1},  {"fmod", K::U8, 255, 7, 3},
+      // Wrap-around.
+      {"add", K::S8, 127, 1, -128},     {"sub", K::S8, -128, 1, 127},       {"mul", K::U8, 200, 2, 144},
+      {"mul", K::S8, -128, -1, -128},   {"add", K::U8, 255, 1, 0},          {"sub", K::U8, 0, 1, 255},
+      {"add", K::S32, 2147483647.0, 1, -2147483648.0}, {"mul", K::S32, 65536, 65536, 0},
+      {"maximum", K::S8, -128, 127, 127}, {"minimum", K::U8, 0, 255, 0},
+      // Floats: division by zero, signed zeros, NaN.
+      {"div", K::F32, 1, 0, kInf},      {"div", K::F32, -1, 0, -kInf},      {"div", K::F64, 0, 0, kNaN},
+      {"div", K::F16, 1, -0.0, -kInf},  {"div", K::Bf16, 0, 5, 0},
+      {"maximum", K::F32, -0.0, 0.0, 0.0}, {"maximum", K::F32, 0.0, -0.0, 0.0}, {"minimum", K::F64, 0.0, -0.0, -0.0},
+      {"minimum", K::F16, -0.0, 0.0, -0.0}, {"maximum", K::Bf16, kNaN, 1, kNaN}, {"minimum", K::F64, 1, kNaN, kNaN},
+      {"maximum", K::F32, -kInf, kNaN, kNaN}, {"maximum", K::F64, 3, -kInf, 3},
+      // pow: pow(x, 0) = 1 even for NaN; 0^negative = inf; negative base, non-integer exponent: NaN.
+      {"pow", K::F32, 0, 0, 1},         {"pow", K::F64, kNaN, 0, 1},        {"pow", K::F16, 0, -1, kInf},
+      {"pow", K::F64, -8, 1.0 / 3, kNaN}, {"pow", K::F32, -2, 3, -8},       {"pow", K::Bf16, 1, kNaN, 1},
+      {"pow", K::F64, -0.0, -1, -kInf}, {"pow", K::F32, 2, -kInf, 0},
+      // fmod/remainder: signs, zeros and infinities as PyTorch.
+      {"fmod", K::F32, -4, 2, -0.0},    {"remainder", K::F32, -4, 2, -0.0}, {"remainder", K::F64, -1, kInf, kInf},
+      {"remainder", K::F64, 1, -kInf, -kInf}, {"fmod", K::F64, -1, kInf, -1}, {"fmod", K::F32, 5, 0, kNaN},
+      {"remainder", K::F16, 5, 0, kNaN}, {"remainder", K::F32, 5, -3, -1},  {"fmod", K::Bf16, -5, 3, -2},
+      {"remainder", K::F64, kInf, 2, kNaN},
+      // copysign, hypot, atan2 at their special points.
+      {"copysign", K::F32, 2, -0.0, -2}, {"copysign", K::F16, -3, kNaN, 3}, {"copysign", K::F64, 0, -1, -0.0},
+      {"hypot", K::F32, kInf, kNaN, kInf}, {"hypot", K::F64, kNaN, -kInf, kInf}, {"hypot", K::F32, 3, 4, 5},
+      {"atan2", K::F64, 0, -0.0, pi},   {"atan2", K::F64, -0.0, -0.0, -pi}, {"atan2", K::F64, 0, 0, 0},
+      {"atan2", K::F64, 1, 0, pi / 2},  {"add", K::F32, kInf, -kInf, kNaN}, {"mul", K::F64, 0, kInf, kNaN},
+      {"sub", K::F32, 0, 0, 0},         {"add", K::F64, -0.0, -0.0, -0.0},
+      {"add", K::F16, 65504, 15, 65504}, {"add", K::F16, 65504, 16, kInf}, {"mul", K::Bf16, 0x1p127, 2, kInf},
+      // Comparisons: NaN compares false except ne; -0 == +0.
+      {"eq", K::F32, kNaN, kNaN, 0},    {"ne", K::F32, kNaN, kNaN, 1},      {"lt", K::F64, kNaN, 1, 0},
+      {"ge", K::F16, 1, kNaN, 0},       {"eq", K::F64, -0.0, 0.0, 1},       {"le", K::Bf16, -0.0, 0.0, 1},
+      {"gt", K::S8, -128, 127, 0},      {"lt", K::U8, 0, 255, 1},           {"ge", K::S32, 5, 5, 1},
+      {"ne", K::S64, -1, -1, 0},
+  };
+}
+
+std::vector<HandBitsCase> hand_bits_cases() {
+  using K = ElementKind;
+  const uint64_t min64 = uint64_t{1} << 63, max64 = min64 - 1, m1 = ~uint64_t{0};
+  return {
+      {"fmod", K::S64, min64, m1, 0},        {"remainder", K::S64, min64, m1, 0},
+      {"remainder", K::S64, min64, 0, 0},    {"add", K::S64, max64, 1, min64},
+      {"sub", K::S64, min64, 1, max64},      {"mul", K::S64, min64, m1, min64},
+      {"mul", K::S64, uint64_t{1} << 32, uint64_t{1} << 32, 0},
+      {"maximum", K::S64, min64, max64, max64}, {"lt", K::S64, min64, max64, 1},
+  };
+}
+
+class BinaryValues : public ::testing::TestWithParam<DeviceKind> {};
+
+/// Runs op on n copies of (a, b) given as raw bits; returns the n output bit patterns.
+std::vector<uint8_t> run_filled(const Stream& stream, const OpEntry& e, ElementKind k, uint64_t a, uint64_t b,
+                                int64_t n) {
+  const Shape shape{n};
+  auto sel = select_forward(stream, e, k, shape, shape);
+  EXPECT_TRUE(sel) << sel.error().to_string();
+  if (!sel) return {};
+  const ElementKind out_k = e.is_compare ? ElementKind::Bool : k;
+  auto ta = dense_tensor(stream, k, shape, filled(k, n, a));
+  auto tb = dense_tensor(stream, k, shape, filled(k, n, b));
+  auto to = dense_tensor(stream, out_k, shape, sentinel_storage(out_k, n));
+  EXPECT_TRUE(ta && tb && to);
+  if (!ta || !tb || !to) return {};
+  EXPECT_TRUE(sel->run(stream, ta->view, tb->view, to->view));
+  return download(*to);
+}
+
+TEST_P(BinaryValues, HandComputed) {
+  BARACUDA_TEST_STREAM(stream, GetParam());
+  {
+    auto probe = dynamic::BinaryPlan::select(stream, BinaryDescriptor().with_shape(Shape{1}));
+    BARACUDA_SKIP_IF_NO_CUDA_KERNELS(probe, GetParam());
+  }
+  constexpr int64_t n = 37;  // a vector's worth of every width, and a tail
+  for (const HandCase& h : hand_cases()) {
+    SCOPED_TRACE(h.op + " " + std::string(to_string(h.kind)) + " a=" + std::to_string(h.a) +
+                 " b=" + std::to_string(h.b));
+    const OpEntry& e = entry_named(h.op);
+    uint8_t abuf[8] = {}, bbuf[8] = {};
+    ASSERT_TRUE(encode_exact(h.kind, h.a, abuf) && encode_exact(h.kind, h.b, bbuf)) << "inputs not exact";
+    const std::vector<uint8_t> got = run_filled(stream, e, h.kind, load_bits(h.kind, abuf), load_bits(h.kind, bbuf), n);
+    const ElementKind out_k = e.is_compare ? ElementKind::Bool : h.kind;
+    EXPECT_TRUE(close_elements(out_k, got, std::vector<double>(n, h.want), tolerances::exact));
+  }
+  for (const HandBitsCase& h : hand_bits_cases()) {
+    SCOPED_TRACE(h.op + " " + std::string(to_string(h.kind)));
+    const OpEntry& e = entry_named(h.op);
+    const ElementKind out_k = e.is_compare ? ElementKind::Bool : h.kind;
+    EXPECT_TRUE(same_elements(out_k, run_filled(stream, e, h.kind, h.a, h.b, n), filled(out_k, n, h.want), n));
+  }
+}
+
+TEST_P(BinaryValues, BackwardSpecialPoints) {
+  BARACUDA_TEST_STREAM(stream, GetParam());
+  struct G {
+    std::string op;
+    double dy, a, b, da, db;  // kNaN: any NaN; zeros compare by value
+  };
+  const G cases[] = {
+      {"pow", 1, 0, 0, 0, 0},        {"pow", 1, 0, 2, 0, 0},          {"pow", 1, 2, 0, 0, std::log(2.0)},
+      {"pow", 1, -2, 2, -4, kNaN},   {"pow", 1, 0, -1, -kInf, -kInf}, {"pow", 2, 4, 0.5, 0.5, 2 * 2 * std::log(4.0)},
+      {"maximum", 1, 1, 1, 0.5, 0.5}, {"maximum", 1, kNaN, 1, 1, 1},  {"maximum", 1, 3, 2, 1, 0},
+      {"minimum", 1, 3, 2, 0, 1},    {"minimum", 2, -0.0, 0, 1, 1},   {"copysign", 1, 0, -1, 0, 0},
+      {"copysign", 1, -2, 1, -1, 0}, {"copysign", 1, kInf, -1, kNaN, 0}, {"hypot", 1, 0, 0, kNaN, kNaN},
+      {"hypot", 1, 3, 4, 0.6, 0.8},  {"atan2", 1, 0, 0, kNaN, kNaN},  {"atan2", 1, 1, 1, 0.5, -0.5},
+      {"div", 1, 1, 0, kInf, -kInf}, {"div", 1, 1, 2, 0.5, -0.25},    {"fmod", 1, -7, 2, 1, 3},
+      {"remainder", 1, -7, 2, 1, 4}, {"remainder", 1, 5, 0, 1, -kInf}, {"remainder", 1, 1, kInf, 1, 0},
+      {"fmod", 1, 1, kInf, 1, 0},    {"sub", 3, 1, 2, 3, -3},         {"mul", 3, 2, 5, 15, 6},
+  };
+  for (ElementKind k : {ElementKind::F32, ElementKind::F64}) {
+    for (const G& g : cases) {
+      SCOPED_TRACE(g.op + " " + std::string(to_string(k)) + " a=" + std::to_string(g.a) + " b=" + std::to_string(g.b));
+      const Shape shape{5};
+      auto sel = select_backward(stream, entry_named(g.op), k, shape, shape);
+      BARACUDA_SKIP_IF_NO_CUDA_KERNELS(sel, GetParam());
+      ASSERT_TRUE(sel) << sel.error().to_string();
+      uint8_t x[8], y[8], d[8];
+      ASSERT_TRUE(encode_exact(k, g.a, x) && encode_exact(k, g.b, y) && encode_exact(k, g.dy, d));
+      auto dy = dense_tensor(stream, k, shape, filled(k, 5, load_bits(k, d)));
+      auto a = dense_tensor(stream, k, shape, filled(k, 5, load_bits(k, x)));
+      auto b = dense_tensor(stream, k, shape, filled(k, 5, load_bits(k, y)));
+      auto da = dense_tensor(stream, k, shape, sentinel_storage(k, 5));
+      auto db = dense_tensor(stream, k, shape, sentinel_storage(k, 5));
+      ASSERT_TRUE(dy && a && b && da && db);
+      ASSERT_TRUE(sel->run(stream, dy->view, a->view, b->view, da->view, db->view));
+      const Tolerance tol = default_tolerance(k);
+      EXPECT_TRUE(close_elements(k, download(*da), std::vector<double>(5, g.da), tol)) << "da";
+      EXPECT_TRUE(close_elements(k, download(*db), std::vector<double>(5, g.db), tol)) << "db";
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Devices, BinaryValues, ::testing::ValuesIn(kTestDevices),
+                         [](const auto& info) { return std::string(to_string(info.param)); });
+
+// ---------------------------------------------------------------------------------------------------
+// Every rejection of select, can_implement and run
+// ---------------------------------------------------------------------------------------------------
+
+BinaryDescriptor f32_desc(BinaryOp op = BinaryOp::Add) {
+  return BinaryDescriptor().with_op(op).with_element(ElementKind::F32).with_shapes(Shape{4, 3}, Shape{3});
+}
+
+void expect_error(const Status& s, ErrorCode code, std::string_view plan) {
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.code(), code) << s.to_string();
+  EXPECT_NE(s.error().message.find(plan), std::string::npos) << "the message names the plan: " << s.to_string();
+}
+
+TEST(BinaryReject, UnsupportedOpKindPairs) {
+  using K = ElementKind;
+  for (DeviceKind d : {DeviceKind::Host, DeviceKind::Sim}) {
+    const Stream s = *Stream::for_device(d);
+    // Integer kinds for float-only ops, and kinds no op supports.
+    for (BinaryOp op : {BinaryOp::Atan2, BinaryOp::Div, BinaryOp::Pow, BinaryOp::Copysign, BinaryOp::Hypot})
+      expect_error(dynamic::BinaryPlan::select(s, f32_desc(op).with_element(K::S32)).status(), ErrorCode::Unsupported,
+                   "BinaryPlan");
+    for (K k : {K::Bool, K::Fp8E4M3, K::U32, K::S4})
+      expect_error(dynamic::BinaryPlan::select(s, f32_desc().with_element(k)).status(), ErrorCode::Unsupported,
+                   "BinaryPlan");
+    expect_error(dynamic::ComparePlan::select(s, CompareDescriptor().with_element(K::Bool).with_shape(Shape{3})).status(),
+                 ErrorCode::Unsupported, "ComparePlan");
+    // No gradient for integer kinds.
+    expect_error(dynamic::BinaryBackwardPlan::select(s, f32_desc().with_element(K::S32)).status(),
+                 ErrorCode::Unsupported, "BinaryBackwardPlan");
+    expect_error(dynamic::BinaryBackwardPlan::select(s, f32_desc(BinaryOp::Maximum).with_element(K::U8)).status(),
+                 ErrorCode::Unsupported, "BinaryBackwardPlan");
+  }
+  auto r = dynamic::BinaryPlan::select(Stream::host(), f32_desc(BinaryOp::Atan2).with_element(K::S32));
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("f16, bf16, f32, f64"), std::string::npos) << r.error().message;
+}
+
+TEST(BinaryReject, NonBroadcastableShapes) {
+  for (auto [a, b] : {std::pair{Shape{4, 3}, Shape{4}}, {Shape{2, 3}, Shape{3, 2}}, {Shape{5, 1, 3}, Shape{2, 2}},
+                      {Shape{0}, Shape{2}}}) {
+    const BinaryDescriptor d = f32_desc().with_shapes(a, b);
+    expect_error(dynamic::BinaryPlan::select(Stream::host(), d).status(), ErrorCode::InvalidProblem, "BinaryPlan");
+    expect_error(dynamic::BinaryBackwardPlan::select(Stream::sim(), d).status(), ErrorCode::InvalidProblem,
+                 "BinaryBackwardPlan");
+    expect_error(
+        dynamic::ComparePlan::select(Stream::host(), CompareDescriptor().with_shapes(a, b)).status(),
+        ErrorCode::InvalidProblem, "ComparePlan");
+  }
+}
+
+TEST(BinaryReject, BadDescriptor) {
+  const Shape rank9{1, 1, 1, 1, 1, 1, 1, 1, 1};
+  expect_error(dynamic::BinaryPlan::select(Stream::host(), f32_desc().with_shapes(rank9, Shape{1})).status(),
+               ErrorCode::InvalidProblem, "BinaryPlan");
+  expect_error(dynamic::BinaryPlan::select(Stream::host(), f32_desc().with_shapes(Shape{3}, Shape{-3})).status(),
+               ErrorCode::InvalidProblem, "BinaryPlan");
+  expect_error(
+      dynamic::BinaryPlan::select(Stream::host(), f32_desc().with_element(static_cast<ElementKind>(14))).status(),
+      ErrorCode::InvalidProblem, "BinaryPlan");
+  expect_error(dynamic::BinaryPlan::select(Stream::host(), f32_desc(static_cast<BinaryOp>(kNumBinaryOps))).status(),
+               ErrorCode::InvalidProblem, "BinaryPlan");
+  expect_error(
+      dynamic::BinaryBackwardPlan::select(Stream::host(), f32_desc(static_cast<BinaryOp>(200))).status(),
+      ErrorCode::InvalidProblem, "BinaryBackwardPlan");
+  expect_error(dynamic::ComparePlan::select(Stream::host(), CompareDescriptor()
+                                                                .with_op(static_cast<CompareOp>(kNumCompareOps))
+                                                                .with_shape(Shape{2}))
+                   .status(),
+               ErrorCode::InvalidProblem, "ComparePlan");
+}
+
+TEST(BinaryReject, TypedPlanWrongTypeOrRank) {
+  expect_error(BinaryPlan<double, 2>::select(Stream::host(), f32_desc()).status(), ErrorCode::InvalidProblem,
+               "BinaryPlan");
+  // a has rank 2, b rank 1: the typed plan needs both of rank N.
+  expect_error(BinaryPlan<float, 2>::select(Stream::host(), f32_desc()).status(), ErrorCode::InvalidProblem,
+               "BinaryPlan");
+  expect_error(ComparePlan<float, 1>::select(Stream::host(), CompareDescriptor().with_shape(Shape{2, 2})).status(),
+               ErrorCode::InvalidProblem, "ComparePlan");
+  expect_error(BinaryBackwardPlan<__half, 2>::select(Stream::host(), f32_desc().with_shape(Shape{2, 2})).status(),
+               ErrorCode::InvalidProblem, "BinaryBackwardPlan");
+}
+
+TEST(BinaryReject, ForcedBackendThatCannotServe) {
+  const PlanPreference bespoke = PlanPreference().with_backend(BackendKind::Bespoke);
+  expect_error(dynamic::BinaryPlan::select(Stream::host(), f32_desc(), bespoke).status(), ErrorCode::Unsupported,
+               "BinaryPlan");
+  expect_error(dynamic::ComparePlan::select(Stream::sim(), CompareDescriptor().with_shape(Shape{2}),
+                                            PlanPreference().with_backend(BackendKind::CublasLt))
+                   .status(),
+               ErrorCode::Unsupported, "ComparePlan");
+  expect_error(dynamic::BinaryBackwardPlan::select(Stream::sim(), f32_desc(), PlanPreference().with_backend(BackendKind::Host))
+                   .status(),
+               ErrorCode::Unsupported, "BinaryBackwardPlan");
+}
+
+TEST(BinaryReject, RunOnAnotherDeviceOrUnselectedPlan) {
+  alignas(16) float buf[12] = {};
+  const DynTensor a = DynTensor::dense(buf, ElementKind::F32, Shape{4, 3});
+  const DynTensor b = DynTensor::dense(buf, ElementKind::F32, Shape{3});
+  auto p = dynamic::BinaryPlan::select(Stream::host(), f32_desc());
+  ASSERT_TRUE(p);
+  expect_error(p->run(Stream::sim(), {}, a, b, a), ErrorCode::InvalidProblem, "BinaryPlan");
+  auto bw = dynamic::BinaryBackwardPlan::select(Stream::sim(), f32_desc());
+  ASSERT_TRUE(bw);
+  expect_error(bw->run(Stream::host(), {}, a, a, b, a, DynTensor{}), ErrorCode::InvalidProblem, "BinaryBackwardPlan");
+  auto c = dynamic::ComparePlan::select(Stream::sim(), CompareDescriptor().with_shape(Shape{4, 3}));
+  ASSERT_TRUE(c);
+  bool flags[12];
+  expect_error(c->run(Stream::host(), {}, a, a, DynTensor::dense(flags, ElementKind::Bool, Shape{4, 3})),
+               ErrorCode::InvalidProblem, "ComparePlan");
+  expect_error(dynamic::BinaryPlan{}.run(Stream::host(), {}, a, b, a), ErrorCode::InvalidProblem, "BinaryPlan");
+  expect_error(dynamic::ComparePlan{}.run(Stream::host(), {}, a, b, a), ErrorCode::InvalidProblem, "ComparePlan");
+  expect_error(dynamic::BinaryBackwardPlan{}.run(Stream::host(), {}, a, a, b, a, DynTensor{}),
+               ErrorCode::InvalidProblem, "BinaryBackwardPlan");
+}
+
+/// can_implement and run of BinaryPlan / ComparePlan over host buffers: a [4, 3], b [3], out [4, 3].
+class BinaryCanImplement : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    plan_ = std::make_unique<dynamic::BinaryPlan>(*dynamic::BinaryPlan::select(Stream::host(), f32_desc()));
+    cmp_ = std::make_unique<dynamic::ComparePlan>(*dynamic::ComparePlan::select(
+        Stream::host(), CompareDescriptor().with_op(CompareOp::Lt).with_shapes(Shape{4, 3}, Shape{3})));
+  }
+  DynTensor a() { return DynTensor::dense(a_, ElementKind::F32, Shape{4, 3}); }
+  DynTensor b() { return DynTensor::dense(b_, ElementKind::F32, Shape{3}); }
+  DynTensor out() { return DynTensor::dense(out_, ElementKind::F32, Shape{4, 3}); }
+  DynTensor flags() { return DynTensor::dense(flags_, ElementKind::Bool, Shape{4, 3}); }
+  void expect(const DynTensor& x, const DynTensor& y, const DynTensor& o, ErrorCode code) {
+    expect_error(plan_->can_implement(x, y, o), code, "BinaryPlan");
+    std::fill(std::begin(out_), std::end(out_), 7.0f);
+    expect_error(plan_->run(Stream::host(), {}, x, y, o), code, "BinaryPlan");
+    for (float f : out_) EXPECT_EQ(f, 7.0f) << "run wrote despite the rejection";
+  }
+  std::unique_ptr<dynamic::BinaryPlan> plan_;
+  std::unique_ptr<dynamic::ComparePlan> cmp_;
+  alignas(16) float a_[32] = {};
+  alignas(16) float b_[32] = {};
+  alignas(16) float out_[32] = {};
+  alignas(16) bool flags_[32] = {};
+};
+
+TEST_F(BinaryCanImplement, AcceptsTheDescribedTensorsAndInPlace) {
+  EXPECT_TRUE(plan_->can_implement(a(), b(), out()));
+  EXPECT_TRUE(plan_->can_implement(out(), b(), out())) << "out may be a (same view)";
+  EXPECT_TRUE(cmp_->can_implement(a(), b(), flags()));
+  EXPECT_EQ(plan_->output_shape(), (Shape{4, 3}));
+}
+
+TEST_F(BinaryCanImplement, ShapeMismatch) {
+  expect(DynTensor::dense(a_, ElementKind::F32, Shape{4, 4}), b(), out(), ErrorCode::InvalidProblem);
+  expect(a(), DynTensor::dense(b_, ElementKind::F32, Shape{1, 3}), out(), ErrorCode::InvalidProblem);
+  expect(a(), b(), DynTensor::dense(out_, ElementKind::F32, Shape{12}), ErrorCode::InvalidProblem);
+}
+
+TEST_F(BinaryCanImplement, KindMismatch) {
+  expect(DynTensor::dense(a_, ElementKind::S32, Shape{4, 3}), b(), out(), ErrorCode::InvalidProblem);
+  expect(a(), b(), DynTensor::dense(out_, ElementKind::F64, Shape{4, 3}), ErrorCode::InvalidProblem);
+  expect_error(cmp_->can_implement(a(), b(), DynTensor::dense(flags_, ElementKind::U8, Shape{4, 3})),
+               ErrorCode::InvalidProblem, "ComparePlan");
+  expect_error(cmp_->can_implement(a(), b(), out()), ErrorCode::InvalidProblem, "ComparePlan");
+}
+
+TEST_F(BinaryCanImplement, NullData) {
+  DynTensor x = b();
+  x.data = nullptr;
+  expect(a(), x, out(), ErrorCode::InvalidProblem);
+}
+
+TEST_F(BinaryCanImplement, MisalignedPointer) {
+  DynTensor x = a();
+  x.data = reinterpret_cast<char*>(a_) + 2;
+  expect(x, b(), out(), ErrorCode::MisalignedOperand);
+}
+
+TEST_F(BinaryCanImplement, StrideZeroOutput) {
+  DynTensor o = out();
+  o.stride[0] = 0;
+  expect(a(), b(), o, ErrorCode::InvalidProblem);
+}
+
+TEST_F(BinaryCanImplement, BadAlias) {
+  DynTensor x = out();
+  x.stride = {1, 4};  // the output's memory read transposed
+  expect(x, b(), out(), ErrorCode::InvalidProblem);
+  // out may not be a broadcast input: b [3] read for every row while the rows are written.
+  const DynTensor small_out = DynTensor::dense(b_, ElementKind::F32, Shape{4, 3});
+  expect_error(plan_->can_implement(a(), b(), small_out), ErrorCode::InvalidProblem, "BinaryPlan");
+}
+
+TEST_F(BinaryCanImplement, EmptyProblemTouchesNothing) {
+  auto p = dynamic::BinaryPlan::select(Stream::sim(), f32_desc().with_shapes(Shape{0, 3}, Shape{3}));
+  ASSERT_TRUE(p);
+  DynTensor x = DynTensor::dense(nullptr, ElementKind::F32, Shape{0, 3});
+  EXPECT_TRUE(p->run(Stream::sim(), {}, x, b(), x));
+}
+
+/// can_implement and run of BinaryBackwardPlan: dy/da/db [4, 3], a [4, 3], b [3].
+class BackwardCanImplement : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    plan_ = std::make_unique<dynamic::BinaryBackwardPlan>(
+        *dynamic::BinaryBackwardPlan::select(Stream::host(), f32_desc(BinaryOp::Mul)));
+  }
+  DynTensor t(float* p, Shape s = Shape{4, 3}) { return DynTensor::dense(p, ElementKind::F32, s); }
+  void expect(const DynTensor& dy, const DynTensor& x, const DynTensor& y, const DynTensor& da, const DynTensor& db,
+              ErrorCode code) {
+    expect_error(plan_->can_implement(dy, x, y, da, db), code, "BinaryBackwardPlan");
+    std::fill(std::begin(da_), std::end(da_), 7.0f);
+    std::fill(std::begin(db_), std::end(db_), 7.0f);
+    expect_error(plan_->run(Stream::host(), {}, dy, x, y, da, db), code, "BinaryBackwardPlan");
+    for (float f : da_) EXPECT_EQ(f, 7.0f) << "run wrote despite the rejection";
+    for (float f : db_) EXPECT_EQ(f, 7.0f) << "run wrote despite the rejection";
+  }
+  std::unique_ptr<dynamic::BinaryBackwardPlan> plan_;
+  alignas(16) float dy_[32] = {};
+  alignas(16) float a_[32] = {};
+  alignas(16) float b_[32] = {};
+  alignas(16) float da_[32] = {};
+  alignas(16) float db_[32] = {};
+};
+
+TEST_F(BackwardCanImplement, AcceptsTheDescribedTensorsOneOutputAndInPlace) {
+  EXPECT_TRUE(plan_->can_implement(t(dy_), t(a_), t(b_, Shape{3}), t(da_), t(db_)));
+  EXPECT_TRUE(plan_->can_implement(t(dy_), t(a_), t(b_, Shape{3}), t(da_), DynTensor{}));
+  EXPECT_TRUE(plan_->can_implement(t(dy_), t(a_), t(b_, Shape{3}), DynTensor{}, t(db_)));
+  EXPECT_TRUE(plan_->can_implement(t(dy_), t(a_), t(b_, Shape{3}), t(dy_), t(a_))) << "da = dy, db = a in place";
+}
+
+TEST_F(BackwardCanImplement, NeitherOutput) {
+  expect(t(dy_), t(a_), t(b_, Shape{3}), DynTensor{}, DynTensor{}, ErrorCode::InvalidProblem);
+}
+
+TEST_F(BackwardCanImplement, SameMemoryForBothOutputs) {
+  expect(t(dy_), t(a_), t(b_, Shape{3}), t(da_), t(da_), ErrorCode::InvalidProblem);
+}
+
+TEST_F(BackwardCanImplement, ShapeKindAlignmentStride) {
+  expect(t(dy_, Shape{3}), t(a_), t(b_, Shape{3}), t(da_), t(db_), ErrorCode::InvalidProblem);       // dy shape
+  expect(t(dy_), t(a_, Shape{3}), t(b_, Shape{3}), t(da_), t(db_), ErrorCode::InvalidProblem);       // a shape
+  expect(t(dy_), t(a_), t(b_, Shape{3}), t(da_), t(db_, Shape{3}), ErrorCode::InvalidProblem);       // db at b's shape
+  DynTensor wrong_kind = t(db_);
+  wrong_kind.kind = ElementKind::F64;
+  expect(t(dy_), t(a_), t(b_, Shape{3}), t(da_), wrong_kind, ErrorCode::InvalidProblem);
+  DynTensor misaligned = t(da_);
+  misaligned.data = reinterpret_cast<char*>(da_) + 1;
+  expect(t(dy_), t(a_), t(b_, Shape{3}), misaligned, t(db_), ErrorCode::MisalignedOperand);
+  DynTensor stride0 = t(db_);
+  stride0.stride[0] = 0;
+  expect(t(dy_), t(a_), t(b_, Shape{3}), t(da_), stride0, ErrorCode::InvalidProblem);
+  DynTensor transposed = t(da_);
+  transposed.stride = {1, 4};
+  expect(t(da_), t(a_), t(b_, Shape{3}), transposed, t(db_), ErrorCode::InvalidProblem);  // da aliases dy, other strides
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The broadcast helper and the plan API
+// ---------------------------------------------------------------------------------------------------
+
+TEST(BroadcastShapes, NumPyRules) {
+  EXPECT_EQ(*broadcast_shapes(Shape{3, 1, 5}, Shape{4, 1}), (Shape{3, 4, 5}));
+  EXPECT_EQ(*broadcast_shapes(Shape{257, 1}, Shape{1, 259}), (Shape{257, 259}));
+  EXPECT_EQ(*broadcast_shapes(Shape{}, Shape{2, 3}), (Shape{2, 3}));
+  EXPECT_EQ(*broadcast_shapes(Shape{1}, Shape{0}), (Shape{0}));
+  EXPECT_EQ(*broadcast_shapes(Shape{2, 1}, Shape{2, 0}), (Shape{2, 0}));
+  EXPECT_EQ(*broadcast_shapes(Shape{7}, Shape{7}), (Shape{7}));
+  EXPECT_FALSE(broadcast_shapes(Shape{2, 3}, Shape{3, 2}));
+  EXPECT_FALSE(broadcast_shapes(Shape{0}, Shape{2}));
+  EXPECT_FALSE(broadcast_shapes(Shape{1, 1, 1, 1, 1, 1, 1, 1, 1}, Shape{1}));
+  EXPECT_FALSE(broadcast_shapes(Shape{-1}, Shape{1}));
+}
+
+TEST(BinaryPlanApi, NamesSkuPrecisionAndHash) {
+  for (size_t i = 0; i < kNumBinaryOps; ++i) {
+    BinaryOp op{};
+    ASSERT_TRUE(parse_binary_op(to_string(static_cast<BinaryOp>(i)), &op));
+    EXPECT_EQ(op, static_cast<BinaryOp>(i));
+  }
+  for (size_t i = 0; i < kNumCompareOps; ++i) {
+    CompareOp op{};
+    ASSERT_TRUE(parse_compare_op(to_string(static_cast<CompareOp>(i)), &op));
+    EXPECT_EQ(op, static_cast<CompareOp>(i));
+  }
+  BinaryOp unused{};
+  EXPECT_FALSE(parse_binary_op("nope", &unused));
+  EXPECT_EQ(kNumBinaryOps, 12u);
+  EXPECT_EQ(kNumCompareOps, 6u);
+
+  auto p = dynamic::BinaryPlan::select(Stream::host(), f32_desc(BinaryOp::Remainder));
+  ASSERT_TRUE(p);
+  EXPECT_EQ(to_string(p->sku()), "remainder/f32/host/f32/elementwise");
+  EXPECT_EQ(p->sku().category, OpCategory::BinaryElementwise);
+  EXPECT_EQ(p->precision_guarantee().math_precision, MathPrecision::F32);
+  auto i = dynamic::BinaryPlan::select(Stream::sim(), f32_desc().with_element(ElementKind::S64));
+  ASSERT_TRUE(i);
+  EXPECT_EQ(i->precision_guarantee().math_precision, MathPrecision::Exact);
+  auto c = dynamic::ComparePlan::select(Stream::sim(), CompareDescriptor().with_op(CompareOp::Ge).with_element(ElementKind::Bf16).with_shape(Shape{2}));
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->sku().aux_element, ElementKind::Bool);
+  EXPECT_EQ(c->sku().op, "ge");
+  auto g = dynamic::BinaryBackwardPlan::select(Stream::sim(), f32_desc(BinaryOp::Hypot).with_element(ElementKind::F64));
+  ASSERT_TRUE(g);
+  EXPECT_EQ(g->sku().op, "hypot_backward");
+  EXPECT_EQ(g->precision_guarantee().math_precision, MathPrecision::F64);
+  EXPECT_TRUE(g->precision_guarantee().deterministic);
+  EXPECT_EQ(g->output_shape(), (Shape{4, 3}));
+  EXPECT_EQ(g->workspace_size(), 0u);
+
+  EXPECT_NE(f32_desc().hash(), f32_desc(BinaryOp::Sub).hash());
+  EXPECT_NE(f32_desc().hash(), f32_desc().with_shapes(Shape{3}, Shape{4, 3}).hash());
+  EXPECT_EQ(f32_desc().hash(), f32_desc().hash());
+  EXPECT_NE(CompareDescriptor().with_op(CompareOp::Lt).hash(), CompareDescriptor().with_op(CompareOp::Gt).hash());
+}
+
+TEST(BinaryPlanApi, TypedWrappers) {
+  // out[i][j] = a[i][0] - b[0][j] on sim, in place into nothing: a [3, 1], b [1, 4].
+  alignas(16) float a[3] = {10, 20, 30};
+  alignas(16) float b[4] = {1, 2, 3, 4};
+  alignas(16) float out[12] = {};
+  auto p = BinaryPlan<float, 2>::select(
+      Stream::sim(),
+      BinaryDescriptor().with_op(BinaryOp::Sub).with_element(ElementKind::F32).with_shapes(Shape{3, 1}, Shape{1, 4}));
+  ASSERT_TRUE(p) << p.error().to_string();
+  EXPECT_EQ(p->output_shape(), (Shape{3, 4}));
+  const BinaryArgs<float, 2> args{TensorRef<float, 2>::dense(a, {3, 1}), TensorRef<float, 2>::dense(b, {1, 4}),
+                                  TensorMut<float, 2>::dense(out, {3, 4})};
+  ASSERT_TRUE(p->run(Stream::sim(), {}, args));
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 4; ++j) EXPECT_EQ(out[i * 4 + j], a[i] - b[j]);
+
+  alignas(16) int32_t x[4] = {1, 5, -3, 7};
+  alignas(16) int32_t y[1] = {4};
+  bool flags[4] = {};
+  auto c = ComparePlan<int32_t, 1>::select(
+      Stream::host(),
+      CompareDescriptor().with_op(CompareOp::Gt).with_element(ElementKind::S32).with_shapes(Shape{4}, Shape{1}));
+  ASSERT_TRUE(c) << c.error().to_string();
+  ASSERT_TRUE(c->run(Stream::host(), {},
+                     CompareArgs<int32_t, 1>{TensorRef<int32_t, 1>::dense(x, {4}), TensorRef<int32_t, 1>::dense(y, {1}),
+                                             TensorMut<bool, 1>::dense(flags, {4})}));
+  EXPECT_EQ(std::vector<bool>(flags, flags + 4), (std::vector<bool>{false, true, false, true}));
+
+  // Only db of mul, in place over dy: db = dy * a.
+  alignas(16) double dy[3] = {1, 2, 3};
+  alignas(16) double av[3] = {4, 5, 6};
+  alignas(16) double bv[3] = {7, 8, 9};
+  auto g = BinaryBackwardPlan<double, 1>::select(
+      Stream::sim(), BinaryDescriptor().with_op(BinaryOp::Mul).with_element(ElementKind::F64).with_shape(Shape{3}));
+  ASSERT_TRUE(g) << g.error().to_string();
+  const BinaryBackwardArgs<double, 1> gargs{TensorRef<double, 1>::dense(dy, {3}), TensorRef<double, 1>::dense(av, {3}),
+                                            TensorRef<double, 1>::dense(bv, {3}), {},
+                                            TensorMut<double, 1>::dense(dy, {3})};
+  ASSERT_TRUE(g->can_implement(gargs));
+  ASSERT_TRUE(g->run(Stream::sim(), {}, gargs));
+  EXPECT_EQ(std::vector<double>(dy, dy + 3), (std::vector<double>{4, 10, 18}));
+}
+
+}  // namespace
+}  // namespace baracuda::test
