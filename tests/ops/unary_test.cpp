@@ -1,0 +1,1108 @@
+// UnaryPlan and UnaryBackwardPlan tests, generated from the catalog (include/baracuda/ops/unary_ops.def):
+// - UnaryForwardSweep / UnaryBackwardSweep: every (op, dtype, device, layout): shapes 0, 1, 257×259 (a
+//   smaller odd shape on sim), strided in and out, broadcast, reversed, rank 8, in place (and, backward,
+//   dx in place of the saved operand); inputs random in the op's domain; against the host reference run
+//   on the same values densely (bit-exact on host, the catalog's tolerance elsewhere); elements outside
+//   the output view untouched; sim/cuda run twice and compared bit for bit (determinism).
+// - UnaryGolden: host, sim and cuda against PyTorch 1.13's values and autograd gradients, f64 and f32,
+//   over special values (±0, ±inf, NaN, huge |x|, domain edges, kinks) and random points
+//   (tests/data/unary_golden.txt, made by tests/data/gen_unary_golden.py).
+// - UnaryFiniteDifferences: every op's f64 backward against central differences of its forward.
+// - UnarySpecialValues: hand-checked results, zero signs and the documented conventions, all dtypes.
+// - UnaryReject / UnaryCanImplement / UnaryBackwardCanImplement: a negative test for every rejection,
+//   the parameter rules generated from the catalog's parameter strings.
+// - UnaryApi: names, catalog info, SKUs, precision, hashing, the typed wrappers.
+#include <gtest/gtest.h>
+
+#include <cctype>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "baracuda/baracuda.hpp"
+#include "baracuda/ops/unary.hpp"
+#include "ops/unary/param_spec.hpp"
+#include "support/compare.hpp"
+#include "support/devices.hpp"
+#include "support/numeric.hpp"
+#include "support/random.hpp"
+#include "support/tensor.hpp"
+#include "support/tolerance.hpp"
+#include "unary_tolerances.hpp"
+
+namespace baracuda::test {
+namespace {
+
+constexpr uint8_t kSentinel = 0xA5;
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+BackendKind backend_of(DeviceKind d) {
+  return d == DeviceKind::Host ? BackendKind::Host : d == DeviceKind::Sim ? BackendKind::Sim : BackendKind::Bespoke;
+}
+
+std::vector<uint8_t> sentinel_storage(ElementKind k, int64_t elements) {
+  return std::vector<uint8_t>(static_cast<size_t>(storage_bytes(k, elements)), kSentinel);
+}
+
+std::vector<double> values_of(ElementKind k, const std::vector<uint8_t>& bytes) {
+  const int w = element_bytes(k);
+  std::vector<double> v(bytes.size() / static_cast<size_t>(w));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = decode_value(k, &bytes[i * static_cast<size_t>(w)]);
+  return v;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The catalog, as the tests see it
+// ---------------------------------------------------------------------------------------------------
+
+struct CatalogOp {
+  UnaryKind kind;
+  std::string name;
+  UnarySaved saved;
+  UnaryDomain domain;
+  unary_tolerances::UnaryTolerance fwd_tol;
+  unary_tolerances::UnaryTolerance bwd_tol;
+  std::vector<ElementKind> kinds;
+};
+
+const std::vector<CatalogOp>& catalog() {
+  static const std::vector<CatalogOp> ops = [] {
+    std::vector<CatalogOp> v;
+#define BARACUDA_UNARY_OP(name, Enum, params, saved, types, domain, fwd_tol, bwd_tol, doc)                 \
+  {                                                                                                      \
+    CatalogOp c{UnaryKind::Enum,         #name, UnarySaved::saved, UnaryDomain domain,                   \
+                &unary_tolerances::fwd_tol, &unary_tolerances::bwd_tol, {}};                             \
+    for_each_type(types{}, [&]<class T>() { c.kinds.push_back(kind_of<T>); });                           \
+    v.push_back(c);                                                                                      \
+  }
+#include "baracuda/ops/unary_ops.def"
+#undef BARACUDA_UNARY_OP
+    return v;
+  }();
+  return ops;
+}
+
+const CatalogOp& op_of(UnaryKind k) { return catalog()[static_cast<size_t>(k)]; }
+
+const detail::ParamSpec& spec_of(UnaryKind k) { return detail::kUnaryParamSpecs[static_cast<size_t>(k)]; }
+
+/// The value the sweeps give each parameter (not the defaults, so that the parameters reach the kernels;
+/// every op's rules hold for them).
+double test_value(UnaryParam p) {
+  switch (p) {
+    case UnaryParam::NegativeSlope: return 0.2;
+    case UnaryParam::Alpha: return 1.5;
+    case UnaryParam::Beta: return 2.0;
+    case UnaryParam::Threshold: return 3.0;
+    case UnaryParam::Value: return -2.0;
+    case UnaryParam::Lambd: return 0.75;
+    case UnaryParam::MinVal: return -2.0;
+    case UnaryParam::MaxVal: return 0.5;
+    case UnaryParam::Eps: return 0.1;
+  }
+  return 0;
+}
+
+UnaryDescriptor test_desc(UnaryKind op, ElementKind k, const Shape& shape) {
+  UnaryDescriptor d = UnaryDescriptor().with_kind(op).with_element(k).with_shape(shape);
+  for (size_t i = 0; i < kNumUnaryParams; ++i)
+    if (spec_of(op).rules[i].applies) d.with_parameter(static_cast<UnaryParam>(i), test_value(static_cast<UnaryParam>(i)));
+  return d;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The host reference on dense host memory (the expectation of every sweep case)
+// ---------------------------------------------------------------------------------------------------
+
+std::vector<uint8_t> host_forward(UnaryDescriptor d, const std::vector<uint8_t>& x) {
+  const int64_t n = static_cast<int64_t>(x.size()) / element_bytes(d.element);
+  d.shape = Shape{n};
+  std::vector<uint8_t> y(x.size());
+  auto plan = dynamic::UnaryPlan::select(Stream::host(), d);
+  EXPECT_TRUE(plan) << plan.error().to_string();
+  if (!plan || n == 0) return y;
+  const Status s = plan->run(Stream::host(), {}, DynTensor::dense(const_cast<uint8_t*>(x.data()), d.element, d.shape),
+                             DynTensor::dense(y.data(), d.element, d.shape));
+  EXPECT_TRUE(s) << s.to_string();
+  return y;
+}
+
+std::vector<uint8_t> host_backward(UnaryDescriptor d, const std::vector<uint8_t>& dy, const std::vector<uint8_t>& saved) {
+  const int64_t n = static_cast<int64_t>(dy.size()) / element_bytes(d.element);
+  d.shape = Shape{n};
+  std::vector<uint8_t> dx(dy.size());
+  auto plan = dynamic::UnaryBackwardPlan::select(Stream::host(), d);
+  EXPECT_TRUE(plan) << plan.error().to_string();
+  if (!plan || n == 0) return dx;
+  const Status s =
+      plan->run(Stream::host(), {}, DynTensor::dense(const_cast<uint8_t*>(dy.data()), d.element, d.shape),
+                DynTensor::dense(const_cast<uint8_t*>(saved.data()), d.element, d.shape),
+                DynTensor::dense(dx.data(), d.element, d.shape));
+  EXPECT_TRUE(s) << s.to_string();
+  return dx;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The sweeps
+// ---------------------------------------------------------------------------------------------------
+
+/// The support library's layouts; on sim the 257×259 case becomes 61×67 (the emulator is slow).
+std::vector<LayoutCase> layouts_for(DeviceKind device, bool backward_with_saved) {
+  std::vector<LayoutCase> v;
+  for (LayoutCase l : unary_layouts()) {
+    if (device == DeviceKind::Sim && l.name == "257x259") {
+      l.name = "61x67";
+      l.shape = Shape{61, 67};
+      l.in = l.out = dense_layout(l.shape);
+    }
+    v.push_back(l);
+  }
+  if (backward_with_saved) {  // dx written over the saved operand
+    LayoutCase c{"inplace_saved", Shape{67, 33}, dense_layout(Shape{67, 33}), dense_layout(Shape{67, 33}), true};
+    v.push_back(c);
+  }
+  return v;
+}
+
+struct SweepCase {
+  UnaryKind op;
+  ElementKind kind;
+  DeviceKind device;
+  LayoutCase layout;
+};
+
+std::vector<SweepCase> sweep_cases(bool backward) {
+  std::vector<SweepCase> v;
+  for (const CatalogOp& op : catalog())
+    for (ElementKind k : op.kinds)
+      for (DeviceKind d : kTestDevices)
+        for (const LayoutCase& l : layouts_for(d, backward && op.saved != UnarySaved::None))
+          v.push_back({op.kind, k, d, l});
+  return v;
+}
+
+std::string sweep_name(const ::testing::TestParamInfo<SweepCase>& info) {
+  const SweepCase& c = info.param;
+  return std::string(to_string(c.op)) + "_" + std::string(to_string(c.kind)) + "_" + c.layout.name + "_" +
+         std::string(to_string(c.device));
+}
+
+uint64_t seed_of(const SweepCase& c, uint64_t salt) {
+  return 1000003ull * static_cast<uint64_t>(c.op) + 7919ull * static_cast<uint64_t>(c.kind) +
+         31ull * static_cast<uint64_t>(c.layout.shape.numel()) + salt;
+}
+
+/// Compares a device's logical output with the host reference's (bit-exact when the device is host).
+void expect_matches_reference(const SweepCase& c, unary_tolerances::UnaryTolerance tol,
+                              const std::vector<uint8_t>& got, const std::vector<uint8_t>& want) {
+  if (c.device == DeviceKind::Host) {
+    EXPECT_TRUE(same_elements(c.kind, got, want, static_cast<int64_t>(want.size()) / element_bytes(c.kind)))
+        << "the host device differs from the host reference on dense memory";
+    return;
+  }
+  EXPECT_TRUE(close_elements(c.kind, got, values_of(c.kind, want), tol(c.kind)));
+}
+
+void expect_untouched(const SweepCase& c, const std::vector<uint8_t>& storage, const std::vector<uint8_t>& logical,
+                      const Strided& layout) {
+  std::vector<uint8_t> untouched = sentinel_storage(c.kind, storage_elements(c.layout.shape, layout));
+  scatter(c.kind, logical, &untouched, c.layout.shape, layout);
+  EXPECT_EQ(storage, untouched) << "elements outside the output view changed";
+}
+
+class UnaryForwardSweep : public ::testing::TestWithParam<SweepCase> {};
+
+std::vector<uint8_t> run_forward(const Stream& stream, const SweepCase& c, const std::vector<uint8_t>& in_storage,
+                                 const dynamic::UnaryPlan& plan) {
+  const LayoutCase& l = c.layout;
+  auto in = make_device_tensor(stream, c.kind, l.shape, l.in, in_storage);
+  EXPECT_TRUE(in) << in.error().to_string();
+  if (!in) return {};
+  if (l.in_place) {
+    const Status s = plan.run(stream, {}, in->view, in->view);
+    EXPECT_TRUE(s) << s.to_string();
+    return download(*in);
+  }
+  auto out = make_device_tensor(stream, c.kind, l.shape, l.out, sentinel_storage(c.kind, storage_elements(l.shape, l.out)));
+  EXPECT_TRUE(out) << out.error().to_string();
+  if (!out) return {};
+  const Status s = plan.run(stream, {}, in->view, out->view);
+  EXPECT_TRUE(s) << s.to_string();
+  return download(*out);
+}
+
+TEST_P(UnaryForwardSweep, MatchesHostReference) {
+  const SweepCase& c = GetParam();
+  const CatalogOp& op = op_of(c.op);
+  BARACUDA_TEST_STREAM(stream, c.device);
+  const LayoutCase& l = c.layout;
+  const UnaryDescriptor desc = test_desc(c.op, c.kind, l.shape);
+  auto plan = dynamic::UnaryPlan::select(stream, desc);
+  BARACUDA_SKIP_IF_NO_CUDA_KERNELS(plan, c.device);
+  ASSERT_TRUE(plan) << plan.error().to_string();
+  EXPECT_EQ(plan->sku().backend, backend_of(c.device));
+  EXPECT_EQ(plan->sku().op, op.name);
+
+  std::vector<double> unused;
+  const std::vector<uint8_t> in_storage =
+      random_floats(c.kind, storage_elements(l.shape, l.in), op.domain.lo, op.domain.hi, seed_of(c, 1), &unused);
+  const std::vector<uint8_t> want = host_forward(desc, gather(c.kind, in_storage, l.shape, l.in));
+  const Strided& out_layout = l.in_place ? l.in : l.out;
+  const std::vector<uint8_t> got = run_forward(stream, c, in_storage, *plan);
+  if (HasFailure()) return;
+  const std::vector<uint8_t> logical = gather(c.kind, got, l.shape, out_layout);
+  expect_matches_reference(c, op.fwd_tol, logical, want);
+  if (!l.in_place) expect_untouched(c, got, logical, out_layout);
+  if (c.device != DeviceKind::Host)
+    EXPECT_EQ(run_forward(stream, c, in_storage, *plan), got) << "two runs gave different bits";
+}
+
+INSTANTIATE_TEST_SUITE_P(Catalog, UnaryForwardSweep, ::testing::ValuesIn(sweep_cases(false)), sweep_name);
+
+class UnaryBackwardSweep : public ::testing::TestWithParam<SweepCase> {};
+
+struct BackwardOperands {
+  std::vector<uint8_t> dy, saved;  // storage of the `in` layout
+};
+
+std::vector<uint8_t> run_backward(const Stream& stream, const SweepCase& c, const BackwardOperands& o,
+                                  const dynamic::UnaryBackwardPlan& plan) {
+  const LayoutCase& l = c.layout;
+  const bool uses_saved = plan.saved_operand() != UnarySaved::None;
+  auto dy = make_device_tensor(stream, c.kind, l.shape, l.in, o.dy);
+  auto saved = make_device_tensor(stream, c.kind, l.shape, l.in, o.saved);
+  EXPECT_TRUE(dy && saved);
+  if (!dy || !saved) return {};
+  const DynTensor saved_view = uses_saved ? saved->view : DynTensor{};  // not read: pass nothing
+  if (l.in_place) {
+    const bool over_saved = l.name == "inplace_saved";
+    const DeviceTensor& target = over_saved ? *saved : *dy;
+    const Status s = plan.run(stream, {}, dy->view, saved_view, target.view);
+    EXPECT_TRUE(s) << s.to_string();
+    return download(target);
+  }
+  auto dx = make_device_tensor(stream, c.kind, l.shape, l.out, sentinel_storage(c.kind, storage_elements(l.shape, l.out)));
+  EXPECT_TRUE(dx) << dx.error().to_string();
+  if (!dx) return {};
+  const Status s = plan.run(stream, {}, dy->view, saved_view, dx->view);
+  EXPECT_TRUE(s) << s.to_string();
+  return download(*dx);
+}
+
+TEST_P(UnaryBackwardSweep, MatchesHostReference) {
+  const SweepCase& c = GetParam();
+  const CatalogOp& op = op_of(c.op);
+  BARACUDA_TEST_STREAM(stream, c.device);
+  const LayoutCase& l = c.layout;
+  const UnaryDescriptor desc = test_desc(c.op, c.kind, l.shape);
+  auto plan = dynamic::UnaryBackwardPlan::select(stream, desc);
+  BARACUDA_SKIP_IF_NO_CUDA_KERNELS(plan, c.device);
+  ASSERT_TRUE(plan) << plan.error().to_string();
+  EXPECT_EQ(plan->sku().backend, backend_of(c.device));
+  EXPECT_EQ(plan->sku().op, op.name + "_backward");
+  EXPECT_EQ(plan->saved_operand(), op.saved);
+
+  const int64_t elems = storage_elements(l.shape, l.in);
+  std::vector<double> unused;
+  BackwardOperands o;
+  const std::vector<uint8_t> x = random_floats(c.kind, elems, op.domain.lo, op.domain.hi, seed_of(c, 2), &unused);
+  o.saved = op.saved == UnarySaved::Output ? host_forward(desc, x) : x;
+  o.dy = random_floats(c.kind, elems, -2.0, 2.0, seed_of(c, 3), &unused);
+  const std::vector<uint8_t> want =
+      host_backward(desc, gather(c.kind, o.dy, l.shape, l.in), gather(c.kind, o.saved, l.shape, l.in));
+  const Strided& out_layout = l.in_place ? l.in : l.out;
+  const std::vector<uint8_t> got = run_backward(stream, c, o, *plan);
+  if (HasFailure()) return;
+  const std::vector<uint8_t> logical = gather(c.kind, got, l.shape, out_layout);
+  expect_matches_reference(c, op.bwd_tol, logical, want);
+  if (!l.in_place) expect_untouched(c, got, logical, out_layout);
+  if (c.device != DeviceKind::Host)
+    EXPECT_EQ(run_backward(stream, c, o, *plan), got) << "two runs gave different bits";
+}
+
+INSTANTIATE_TEST_SUITE_P(Catalog, UnaryBackwardSweep, ::testing::ValuesIn(sweep_cases(true)), sweep_name);
+
+// ---------------------------------------------------------------------------------------------------
+// Golden data from PyTorch (tests/data/gen_unary_golden.py)
+// ---------------------------------------------------------------------------------------------------
+
+struct GoldenPoint {
+  uint64_t x, y, dy, dx;
+  bool has_y, has_dx;  // false: "-", not compared
+};
+
+struct GoldenSection {
+  std::string title;  // "softplus f64 beta=2.0 threshold=10.0"
+  UnaryDescriptor desc;
+  std::vector<GoldenPoint> points;
+};
+
+bool parse_section(const std::string& header, GoldenSection* s) {
+  std::istringstream is(header);
+  std::string op, dtype, kv;
+  is >> op >> dtype;
+  UnaryKind kind{};
+  ElementKind k{};
+  if (!parse_unary_kind(op, &kind) || !parse_element_kind(dtype, &k)) return false;
+  s->title = header;
+  s->desc = UnaryDescriptor().with_kind(kind).with_element(k);
+  while (is >> kv) {
+    const size_t eq = kv.find('=');
+    if (eq == std::string::npos) return false;
+    bool found = false;
+    for (size_t i = 0; i < kNumUnaryParams; ++i)
+      if (to_string(static_cast<UnaryParam>(i)) == kv.substr(0, eq)) {
+        s->desc.with_parameter(static_cast<UnaryParam>(i), std::stod(kv.substr(eq + 1)));
+        found = true;
+      }
+    if (!found) return false;
+  }
+  return true;
+}
+
+const std::vector<GoldenSection>& golden_sections(std::string* error) {
+  static std::string load_error;
+  static const std::vector<GoldenSection> sections = [] {
+    std::vector<GoldenSection> v;
+    std::ifstream f(std::string(BARACUDA_TEST_DATA_DIR) + "/unary_golden.txt");
+    if (!f) {
+      load_error = "cannot open unary_golden.txt";
+      return v;
+    }
+    std::string line;
+    while (std::getline(f, line)) {
+      if (line.empty() || line[0] == '#') continue;
+      if (line[0] == '[') {
+        GoldenSection s;
+        if (!parse_section(line.substr(1, line.size() - 2), &s)) {
+          load_error = "bad section header: " + line;
+          return std::vector<GoldenSection>{};
+        }
+        v.push_back(s);
+        continue;
+      }
+      std::istringstream is(line);
+      std::string x, y, dy, dx;
+      if (v.empty() || !(is >> x >> y >> dy >> dx)) {
+        load_error = "bad line: " + line;
+        return std::vector<GoldenSection>{};
+      }
+      auto hex = [](const std::string& t) { return t == "-" ? uint64_t{0} : std::stoull(t, nullptr, 16); };
+      v.back().points.push_back({hex(x), hex(y), hex(dy), hex(dx), y != "-", dx != "-"});
+    }
+    return v;
+  }();
+  *error = load_error;
+  return sections;
+}
+
+/// Where baracuda deliberately differs from PyTorch (documented in include/baracuda/ops/unary.hpp).
+bool known_deviation(UnaryKind op, bool backward, double x) {
+  // softsign' = dy/(1+|x|)² is 0 at ±inf; PyTorch's composite autograd gives NaN.
+  return op == UnaryKind::Softsign && backward && std::isinf(x);
+}
+
+/// got vs PyTorch's value: NaN with NaN, infinities exactly, finite values within `tol` (the sign of a zero
+/// is not compared: PyTorch's own CPU and CUDA kernels disagree about it, e.g. elu(-0)).
+bool golden_close(double got, double want, const Tolerance& tol) {
+  if (std::isnan(want) || std::isnan(got)) return std::isnan(want) && std::isnan(got);
+  if (std::isinf(want) || std::isinf(got) || tol.exact) return got == want;
+  return std::fabs(got - want) <= tol.atol + tol.rtol * std::fabs(want);
+}
+
+struct GoldenCase {
+  size_t section;
+  DeviceKind device;
+};
+
+std::vector<GoldenCase> golden_cases() {
+  std::string error;
+  const std::vector<GoldenSection>& sections = golden_sections(&error);
+  std::vector<GoldenCase> v;
+  for (size_t i = 0; i < std::max<size_t>(sections.size(), 1); ++i)
+    for (DeviceKind d : kTestDevices) v.push_back({i, d});
+  return v;
+}
+
+class UnaryGolden : public ::testing::TestWithParam<GoldenCase> {};
+
+TEST_P(UnaryGolden, MatchesPyTorch) {
+  std::string error;
+  const std::vector<GoldenSection>& sections = golden_sections(&error);
+  ASSERT_TRUE(error.empty()) << error;
+  ASSERT_LT(GetParam().section, sections.size());
+  const GoldenSection& g = sections[GetParam().section];
+  BARACUDA_TEST_STREAM(stream, GetParam().device);
+  SCOPED_TRACE(g.title);
+  const ElementKind k = g.desc.element;
+  const CatalogOp& op = op_of(g.desc.kind);
+  const int w = element_bytes(k);
+  const auto n = static_cast<int64_t>(g.points.size());
+  std::vector<uint8_t> x(static_cast<size_t>(n * w)), y(x.size()), dy(x.size());
+  for (int64_t i = 0; i < n; ++i) {
+    store_bits(k, &x[static_cast<size_t>(i * w)], g.points[static_cast<size_t>(i)].x);
+    store_bits(k, &y[static_cast<size_t>(i * w)], g.points[static_cast<size_t>(i)].y);
+    store_bits(k, &dy[static_cast<size_t>(i * w)], g.points[static_cast<size_t>(i)].dy);
+  }
+  UnaryDescriptor desc = g.desc;
+  desc.shape = Shape{n};
+  auto fwd = dynamic::UnaryPlan::select(stream, desc);
+  BARACUDA_SKIP_IF_NO_CUDA_KERNELS(fwd, GetParam().device);
+  ASSERT_TRUE(fwd) << fwd.error().to_string();
+  auto bwd = dynamic::UnaryBackwardPlan::select(stream, desc);
+  ASSERT_TRUE(bwd) << bwd.error().to_string();
+
+  auto tx = make_device_tensor(stream, k, desc.shape, dense_layout(desc.shape), x);
+  auto ty = make_device_tensor(stream, k, desc.shape, dense_layout(desc.shape), sentinel_storage(k, n));
+  auto tgy = make_device_tensor(stream, k, desc.shape, dense_layout(desc.shape), y);  // PyTorch's y
+  auto tdy = make_device_tensor(stream, k, desc.shape, dense_layout(desc.shape), dy);
+  auto tdx = make_device_tensor(stream, k, desc.shape, dense_layout(desc.shape), sentinel_storage(k, n));
+  ASSERT_TRUE(tx && ty && tgy && tdy && tdx);
+  ASSERT_TRUE(fwd->run(stream, {}, tx->view, ty->view));
+  const DynTensor& saved = op.saved == UnarySaved::Output ? tgy->view : tx->view;
+  ASSERT_TRUE(bwd->run(stream, {}, tdy->view, saved, tdx->view));
+  const std::vector<uint8_t> got_y = download(*ty), got_dx = download(*tdx);
+
+  const Tolerance fwd_tol = op.fwd_tol(k), bwd_tol = op.bwd_tol(k);
+  int reported = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const GoldenPoint& p = g.points[static_cast<size_t>(i)];
+    const double xv = decode_value(k, &x[static_cast<size_t>(i * w)]);
+    const double want_y = decode_value(k, &y[static_cast<size_t>(i * w)]);
+    const double gy = decode_value(k, &got_y[static_cast<size_t>(i * w)]);
+    if (p.has_y && !golden_close(gy, want_y, fwd_tol) && !known_deviation(g.desc.kind, false, xv) && reported++ < 8)
+      ADD_FAILURE() << "f(" << xv << ") = " << gy << ", PyTorch " << want_y;
+    if (!p.has_dx || (!p.has_y && op.saved == UnarySaved::Output) || known_deviation(g.desc.kind, true, xv))
+      continue;
+    uint8_t buf[8];
+    store_bits(k, buf, p.dx);
+    const double want_dx = decode_value(k, buf);
+    const double gdx = decode_value(k, &got_dx[static_cast<size_t>(i * w)]);
+    if (!golden_close(gdx, want_dx, bwd_tol) && reported++ < 8)
+      ADD_FAILURE() << "backward at x = " << xv << ", dy = " << decode_value(k, &dy[static_cast<size_t>(i * w)])
+                    << ": " << gdx << ", PyTorch " << want_dx;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(PyTorch, UnaryGolden, ::testing::ValuesIn(golden_cases()),
+                         [](const ::testing::TestParamInfo<GoldenCase>& info) {
+                           std::string error;
+                           const auto& sections = golden_sections(&error);
+                           std::string name = "missing_data";
+                           if (info.param.section < sections.size()) {
+                             name.clear();
+                             for (char ch : sections[info.param.section].title)
+                               name += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
+                           }
+                           return name + "_" + std::to_string(info.param.section) + "_" +
+                                  std::string(to_string(info.param.device));
+                         });
+
+// ---------------------------------------------------------------------------------------------------
+// Gradients against central finite differences (f64)
+// ---------------------------------------------------------------------------------------------------
+
+struct FdCase {
+  UnaryKind op;
+  DeviceKind device;
+};
+
+std::vector<FdCase> fd_cases() {
+  std::vector<FdCase> v;
+  for (const CatalogOp& op : catalog())
+    for (DeviceKind d : kTestDevices) v.push_back({op.kind, d});
+  return v;
+}
+
+class UnaryFiniteDifferences : public ::testing::TestWithParam<FdCase> {};
+
+std::vector<double> run_f64_forward(const Stream& stream, const dynamic::UnaryPlan& plan, std::vector<double> x) {
+  const Shape s{static_cast<int64_t>(x.size())};
+  std::vector<uint8_t> bytes(x.size() * 8);
+  std::memcpy(bytes.data(), x.data(), bytes.size());
+  auto in = make_device_tensor(stream, ElementKind::F64, s, dense_layout(s), bytes);
+  auto out = make_device_tensor(stream, ElementKind::F64, s, dense_layout(s), bytes);
+  EXPECT_TRUE(in && out && plan.run(stream, {}, in->view, out->view));
+  if (!in || !out) return {};
+  return values_of(ElementKind::F64, download(*out));
+}
+
+TEST_P(UnaryFiniteDifferences, BackwardMatchesCentralDifferences) {
+  const FdCase& c = GetParam();
+  const CatalogOp& op = op_of(c.op);
+  BARACUDA_TEST_STREAM(stream, c.device);
+  constexpr int64_t n = 64;
+  const Shape s{n};
+  const UnaryDescriptor desc = test_desc(c.op, ElementKind::F64, s);
+  auto fwd = dynamic::UnaryPlan::select(stream, desc);
+  BARACUDA_SKIP_IF_NO_CUDA_KERNELS(fwd, c.device);
+  ASSERT_TRUE(fwd) << fwd.error().to_string();
+  auto bwd = dynamic::UnaryBackwardPlan::select(stream, desc);
+  ASSERT_TRUE(bwd) << bwd.error().to_string();
+
+  std::vector<double> x, dy;
+  (void)random_floats(ElementKind::F64, n, op.domain.lo, op.domain.hi, 4242 + static_cast<uint64_t>(c.op), &x);
+  (void)random_floats(ElementKind::F64, n, -2.0, 2.0, 4343 + static_cast<uint64_t>(c.op), &dy);
+  std::vector<double> xp(n), xm(n);
+  for (int64_t i = 0; i < n; ++i) {
+    const double h = 1e-5 * std::max(1.0, std::fabs(x[i]));
+    xp[i] = x[i] + h;
+    xm[i] = x[i] - h;
+  }
+  const std::vector<double> y = run_f64_forward(stream, *fwd, x);
+  const std::vector<double> yp = run_f64_forward(stream, *fwd, xp);
+  const std::vector<double> ym = run_f64_forward(stream, *fwd, xm);
+  ASSERT_EQ(y.size(), static_cast<size_t>(n));
+
+  std::vector<uint8_t> dy_bytes(n * 8), saved_bytes(n * 8);
+  std::memcpy(dy_bytes.data(), dy.data(), dy_bytes.size());
+  std::memcpy(saved_bytes.data(), (op.saved == UnarySaved::Output ? y : x).data(), saved_bytes.size());
+  auto tdy = make_device_tensor(stream, ElementKind::F64, s, dense_layout(s), dy_bytes);
+  auto tsaved = make_device_tensor(stream, ElementKind::F64, s, dense_layout(s), saved_bytes);
+  auto tdx = make_device_tensor(stream, ElementKind::F64, s, dense_layout(s), sentinel_storage(ElementKind::F64, n));
+  ASSERT_TRUE(tdy && tsaved && tdx);
+  ASSERT_TRUE(bwd->run(stream, {}, tdy->view, tsaved->view, tdx->view));
+  const std::vector<double> dx = values_of(ElementKind::F64, download(*tdx));
+  for (int64_t i = 0; i < n; ++i) {
+    const double fd = dy[i] * (yp[i] - ym[i]) / (xp[i] - xm[i]);
+    // Truncation error ~h²·f''' and cancellation ~eps·|f|/h, both far below this.
+    const double tol = 1e-6 * (std::fabs(dx[i]) + std::fabs(fd)) + 1e-9 * (1 + std::fabs(y[i])) * std::fabs(dy[i]);
+    EXPECT_LE(std::fabs(dx[i] - fd), tol) << op.name << " at x = " << x[i] << ": backward " << dx[i]
+                                          << ", central difference " << fd;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Catalog, UnaryFiniteDifferences, ::testing::ValuesIn(fd_cases()),
+                         [](const ::testing::TestParamInfo<FdCase>& info) {
+                           return std::string(to_string(info.param.op)) + "_" + std::string(to_string(info.param.device));
+                         });
+
+// ---------------------------------------------------------------------------------------------------
+// Special values worked out by hand (all dtypes; zero signs compared)
+// ---------------------------------------------------------------------------------------------------
+
+constexpr double kSkip = 1234.5;  // "do not check"
+
+struct SpecialCase {
+  UnaryKind op;
+  ElementKind kind;
+  double x, y;    // y: expected forward value (NaN: any NaN; kSkip: not checked)
+  double dy, dx;  // backward with saved = x or y as the catalog says (dx kSkip: not checked)
+  std::vector<std::pair<UnaryParam, double>> params = {};
+};
+
+std::vector<SpecialCase> special_cases() {
+  using K = ElementKind;
+  using U = UnaryKind;
+  std::vector<SpecialCase> v = {
+      // Overflow and underflow of the 16-bit kinds (computed in f32, rounded once).
+      {U::Exp, K::F16, 12, kInf, 1, kInf},
+      {U::Exp, K::F16, -20, 0, 1, 0},
+      {U::Exp2, K::F16, 16, kInf, 1, kInf},
+      {U::Exp, K::Bf16, 89, kInf, 1, kInf},
+      {U::Sigmoid, K::F16, -20, 0, 1, 0},
+      {U::Sigmoid, K::F16, 20, 1, 1, 0},
+      {U::Sigmoid, K::Bf16, -100, 0, 1, 0},
+      {U::Tanh, K::F16, 10, 1, 1, 0},
+      {U::Softplus, K::F16, 60000, 60000, 1, 1},
+      {U::Softplus, K::F16, -60000, 0, 1, 0},
+      {U::Gelu, K::F16, 60000, 60000, 1, 1},
+      {U::Silu, K::F16, -60000, -0.0, 1, kSkip},
+      {U::Mish, K::Bf16, -0x1p100, -0.0, 1, kSkip},
+      // Huge |x|: sigmoid, softplus and exp overflow internally, the results do not.
+      {U::Sigmoid, K::F32, 0x1p100, 1, 1, 0},
+      {U::Sigmoid, K::F32, -0x1p100, 0, 1, 0},
+      {U::Sigmoid, K::F64, -1e300, 0, 1, 0},
+      {U::Softplus, K::F32, 0x1p100, 0x1p100, 1, 1},
+      {U::Softplus, K::F64, -1e300, 0, 1, 0},
+      {U::Exp, K::F32, 0x1p100, kInf, 1, kInf},
+      {U::Exp, K::F32, -0x1p100, 0, 1, 0},
+      {U::Silu, K::F32, 0x1p100, 0x1p100, 1, 1},
+      {U::Gelu, K::F64, -1e300, -0.0, 1, kSkip},
+      {U::Tanhshrink, K::F32, -kInf, -kInf, 1, 1},
+      // Domain edges.
+      {U::Log, K::F32, 0, -kInf, 1, kInf},
+      {U::Log, K::Bf16, -1, kNaN, 1, -1},
+      {U::Log1p, K::F64, -1, -kInf, 1, kInf},
+      {U::Sqrt, K::F16, -1, kNaN, 1, kNaN},
+      {U::Sqrt, K::F32, -0.0, -0.0, 1, -kInf},
+      {U::Sqrt, K::F64, 0, 0, 1, kInf},
+      {U::Rsqrt, K::F32, 0, kInf, 1, -kInf},
+      {U::Rsqrt, K::F64, -0.0, -kInf, 1, kInf},
+      {U::Reciprocal, K::Bf16, -0.0, -kInf, 1, -kInf},
+      {U::Acosh, K::F32, 0.5, kNaN, 1, kNaN},
+      {U::Acosh, K::F64, 1, 0, 1, kInf},
+      {U::Atanh, K::F16, 1, kInf, 1, kInf},
+      {U::Atanh, K::F32, -1, -kInf, 1, kInf},
+      {U::Asin, K::F64, 2, kNaN, 1, kNaN},
+      {U::Asin, K::F32, 1, kSkip, 1, kInf},
+      {U::Lgamma, K::F32, 0, kInf, 1, -kInf},
+      {U::Lgamma, K::F64, -0.0, kInf, 1, kInf},
+      {U::Lgamma, K::F64, -1, kInf, 1, kNaN},
+      {U::Lgamma, K::F16, 1, 0, 1, kSkip},
+      {U::Lgamma, K::Bf16, 2, 0, 1, kSkip},
+      {U::Logit, K::F32, 0, -kInf, 1, kInf},
+      {U::Logit, K::F64, 1, kInf, 1, kInf},
+      {U::Logit, K::F64, -0.5, kNaN, 1, kNaN},
+      {U::Logit, K::F32, 0.125, kSkip, 1, 0, {{UnaryParam::Eps, 0.25}}},
+      {U::Logit, K::F32, kNaN, kNaN, 1, kNaN, {{UnaryParam::Eps, 0.25}}},
+      {U::Logit, K::F64, -0.0, -kInf, 1.5, kInf},  // dy·inf at 0, as PyTorch
+      {U::Erfc, K::F64, 30, 0, 1, -0.0},
+      {U::Expm1, K::F32, -kInf, -1, 1, 0},
+      // Rounding: ties to even, signed zeros, ±inf, NaN.
+      {U::Round, K::F32, 2.5, 2, kNaN, 0},
+      {U::Round, K::F16, -0.5, -0.0, 1, 0},
+      {U::Round, K::F64, 0.5, 0, 1, 0},
+      {U::Round, K::Bf16, 3.5, 4, 1, 0},
+      {U::Floor, K::F64, -0.5, -1, 1, 0},
+      {U::Ceil, K::F32, -0.5, -0.0, 1, 0},
+      {U::Trunc, K::Bf16, -0.75, -0.0, 1, 0},
+      {U::Frac, K::F32, kInf, kNaN, 1.5, 1.5},
+      {U::Frac, K::F64, -2.5, -0.5, -3, -3},
+      {U::Frac, K::F16, -0.0, 0, 1, 1},
+      {U::Sign, K::F32, kNaN, 0, 1, 0},
+      {U::Sign, K::F64, -0.0, 0, 1, 0},
+      {U::Sign, K::Bf16, -3, -1, kInf, 0},
+      {U::Abs, K::F32, -0.0, 0, 1.25, 0},
+      {U::Abs, K::F64, kNaN, kNaN, 1.25, 0},
+      {U::Neg, K::F16, 0, -0.0, 2, -2},
+      // Activations at kinks and NaN (PyTorch's scalar kernels).
+      {U::Relu, K::F32, -0.0, 0, 1.5, 0},  // relu(-0) = +0, documented
+      {U::Relu, K::F64, kNaN, kNaN, 1.5, 1.5},
+      {U::Relu, K::Bf16, 0, 0, 1.5, 0},
+      {U::Relu6, K::F32, -0.0, -0.0, 1.5, 0},
+      {U::Relu6, K::F64, 6, 6, 1.5, 0},
+      {U::Relu6, K::F16, kNaN, kNaN, 1.5, 1.5},
+      {U::Hardtanh, K::F64, -1, -1, 1.5, 0},
+      {U::Hardtanh, K::F32, 1, 1, 1.5, 0},
+      {U::Hardtanh, K::F32, -0.0, -0.0, 1.5, 1.5},
+      {U::Hardtanh, K::F64, kNaN, kNaN, 1.5, 1.5},
+      {U::LeakyRelu, K::F64, 0, 0, 1, 0.01},
+      {U::LeakyRelu, K::F32, -0.0, -0.0, 2, kSkip},
+      {U::LeakyRelu, K::F64, kNaN, kNaN, 1, 0.01},
+      {U::Hardshrink, K::F64, 0.5, 0, 1.5, 0},
+      {U::Hardshrink, K::F32, -0.5, 0, 1.5, 0},
+      {U::Hardshrink, K::F32, kNaN, kNaN, 1.5, 1.5},
+      {U::Softshrink, K::F64, 0.5, 0, 1.5, 0},
+      {U::Softshrink, K::F32, kNaN, 0, 1.5, 1.5},
+      {U::Threshold, K::F32, 1, -2, 1.5, 0, {{UnaryParam::Threshold, 1}, {UnaryParam::Value, -2}}},
+      {U::Threshold, K::F32, kNaN, kNaN, 1.5, 1.5, {{UnaryParam::Threshold, 1}, {UnaryParam::Value, -2}}},
+      {U::Hardswish, K::F64, -3, -0.0, 1, -0.5},
+      {U::Hardswish, K::F32, 3, 3, 1, 1.5},
+      {U::Hardswish, K::F16, -kInf, kNaN, 1, 0},
+      {U::Hardsigmoid, K::F64, 3, 1, 1, 0},
+      {U::Hardsigmoid, K::F32, -3, 0, 1, 0},
+      {U::Hardsigmoid, K::F32, kNaN, kNaN, 1, 0},
+      {U::Elu, K::F64, 0, 0, 1.5, 1.5},
+      {U::Elu, K::F32, kNaN, kNaN, 1.5, 1.5},
+      {U::Selu, K::F64, kInf, kInf, 1, kSkip},
+      {U::Celu, K::F64, -kInf, -2, 1, 0, {{UnaryParam::Alpha, 2}}},
+      {U::Softsign, K::F32, kInf, kNaN, 1, 0},  // forward as PyTorch; backward 0 (documented)
+      {U::Softplus, K::F64, 800, 800, 1, 1, {{UnaryParam::Threshold, 1000}}},  // no overflow (PyTorch: inf)
+      {U::Gelu, K::F32, -kInf, kNaN, 1, kNaN},
+      {U::Silu, K::F32, -kInf, kNaN, 1, kNaN},
+      {U::Mish, K::F64, kInf, kInf, 1, kNaN},
+  };
+  return v;
+}
+
+class UnarySpecialValues : public ::testing::TestWithParam<DeviceKind> {};
+
+bool special_equal(double got, double want) {
+  if (want == kSkip) return true;
+  if (std::isnan(want)) return std::isnan(got);
+  return got == want && std::signbit(got) == std::signbit(want);
+}
+
+TEST_P(UnarySpecialValues, HandComputed) {
+  BARACUDA_TEST_STREAM(stream, GetParam());
+  const Shape s{3};
+  for (const SpecialCase& c : special_cases()) {
+    SCOPED_TRACE(std::string(to_string(c.op)) + " " + std::string(to_string(c.kind)) + " x=" + std::to_string(c.x));
+    UnaryDescriptor d = UnaryDescriptor().with_kind(c.op).with_element(c.kind).with_shape(s);
+    for (const auto& [p, value] : c.params) d.with_parameter(p, value);
+    auto fwd = dynamic::UnaryPlan::select(stream, d);
+    BARACUDA_SKIP_IF_NO_CUDA_KERNELS(fwd, GetParam());
+    ASSERT_TRUE(fwd) << fwd.error().to_string();
+    auto bwd = dynamic::UnaryBackwardPlan::select(stream, d);
+    ASSERT_TRUE(bwd) << bwd.error().to_string();
+    const int w = element_bytes(c.kind);
+    std::vector<uint8_t> xb(3 * w), dyb(3 * w);
+    for (int i = 0; i < 3; ++i) {
+      ASSERT_TRUE(encode_exact(c.kind, c.x, &xb[i * w]));
+      ASSERT_TRUE(encode_exact(c.kind, c.dy, &dyb[i * w]));
+    }
+    auto tx = make_device_tensor(stream, c.kind, s, dense_layout(s), xb);
+    auto ty = make_device_tensor(stream, c.kind, s, dense_layout(s), sentinel_storage(c.kind, 3));
+    auto tdy = make_device_tensor(stream, c.kind, s, dense_layout(s), dyb);
+    auto tdx = make_device_tensor(stream, c.kind, s, dense_layout(s), sentinel_storage(c.kind, 3));
+    ASSERT_TRUE(tx && ty && tdy && tdx);
+    ASSERT_TRUE(fwd->run(stream, {}, tx->view, ty->view));
+    const DynTensor saved = bwd->saved_operand() == UnarySaved::Output ? ty->view : tx->view;
+    ASSERT_TRUE(bwd->run(stream, {}, tdy->view, saved, tdx->view));
+    const std::vector<uint8_t> y = download(*ty), dx = download(*tdx);
+    for (int i = 0; i < 3; ++i) {
+      EXPECT_TRUE(special_equal(decode_value(c.kind, &y[i * w]), c.y))
+          << "forward: " << describe(c.kind, &y[i * w]) << ", expected " << c.y;
+      EXPECT_TRUE(special_equal(decode_value(c.kind, &dx[i * w]), c.dx))
+          << "backward: " << describe(c.kind, &dx[i * w]) << ", expected " << c.dx;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Devices, UnarySpecialValues, ::testing::ValuesIn(kTestDevices),
+                         [](const auto& info) { return std::string(to_string(info.param)); });
+
+// ---------------------------------------------------------------------------------------------------
+// Every rejection of select, can_implement and run
+// ---------------------------------------------------------------------------------------------------
+
+UnaryDescriptor f32_desc(UnaryKind op = UnaryKind::Exp, Shape s = Shape{4, 3}) {
+  return UnaryDescriptor().with_kind(op).with_element(ElementKind::F32).with_shape(s);
+}
+
+void expect_error(const Status& s, ErrorCode code, std::string_view plan = "UnaryPlan") {
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.code(), code) << s.to_string();
+  EXPECT_NE(s.error().message.find(plan), std::string::npos) << "the message names the plan: " << s.to_string();
+}
+
+template <class Plan>
+Status select_status(const Stream& stream, const UnaryDescriptor& d, PlanPreference pref = {}) {
+  return Plan::select(stream, d, pref).status();
+}
+
+void expect_both_reject(const Stream& stream, const UnaryDescriptor& d, ErrorCode code, PlanPreference pref = {}) {
+  expect_error(select_status<dynamic::UnaryPlan>(stream, d, pref), code, "UnaryPlan");
+  expect_error(select_status<dynamic::UnaryBackwardPlan>(stream, d, pref), code, "UnaryBackwardPlan");
+}
+
+TEST(UnaryReject, TypedPlanWrongTypeOrRank) {
+  expect_error(UnaryPlan<double, 2>::select(Stream::host(), f32_desc()).status(), ErrorCode::InvalidProblem);
+  expect_error(UnaryPlan<float, 1>::select(Stream::host(), f32_desc()).status(), ErrorCode::InvalidProblem);
+  expect_error(UnaryBackwardPlan<__half, 2>::select(Stream::host(), f32_desc()).status(), ErrorCode::InvalidProblem,
+               "UnaryBackwardPlan");
+  expect_error(UnaryBackwardPlan<float, 3>::select(Stream::host(), f32_desc()).status(), ErrorCode::InvalidProblem,
+               "UnaryBackwardPlan");
+}
+
+TEST(UnaryReject, UnsupportedKinds) {
+  for (ElementKind k : {ElementKind::S32, ElementKind::U8, ElementKind::Bool, ElementKind::Fp8E4M3, ElementKind::S4,
+                        ElementKind::S64})
+    for (DeviceKind d : {DeviceKind::Host, DeviceKind::Sim})
+      for (UnaryKind op : {UnaryKind::Exp, UnaryKind::Relu, UnaryKind::Floor})
+        expect_both_reject(*Stream::for_device(d), f32_desc(op).with_element(k), ErrorCode::Unsupported);
+}
+
+TEST(UnaryReject, BadDescriptor) {
+  expect_both_reject(Stream::host(), f32_desc(UnaryKind::Exp, Shape{1, 1, 1, 1, 1, 1, 1, 1, 1}),
+                     ErrorCode::InvalidProblem);
+  expect_both_reject(Stream::host(), f32_desc(UnaryKind::Exp, Shape{3, -3}), ErrorCode::InvalidProblem);
+  expect_both_reject(Stream::host(), f32_desc().with_element(static_cast<ElementKind>(14)), ErrorCode::InvalidProblem);
+  expect_both_reject(Stream::host(), f32_desc().with_kind(static_cast<UnaryKind>(kNumUnaryKinds)),
+                     ErrorCode::InvalidProblem);
+}
+
+/// A value that breaks `rule` of a parameter (given the other parameters' defaults).
+double violating_value(const detail::ParamSpec& spec, const detail::ParamRule& r) {
+  const double bound =
+      r.bound_is_param ? spec.rules[static_cast<size_t>(r.bound_param)].default_value : r.bound_value;
+  switch (r.compare) {
+    case detail::ParamCompare::Ge:
+    case detail::ParamCompare::Gt: return bound - 1;
+    case detail::ParamCompare::Le:
+    case detail::ParamCompare::Lt: return bound + 1;
+    case detail::ParamCompare::Ne: return bound;
+    case detail::ParamCompare::None: break;
+  }
+  return 0;
+}
+
+TEST(UnaryReject, ParametersAgainstTheCatalog) {
+  int rules = 0, required = 0;
+  for (const CatalogOp& op : catalog()) {
+    const detail::ParamSpec& spec = spec_of(op.kind);
+    UnaryDescriptor base = f32_desc(op.kind);
+    for (size_t i = 0; i < kNumUnaryParams; ++i)
+      if (spec.rules[i].required) base.with_parameter(static_cast<UnaryParam>(i), test_value(static_cast<UnaryParam>(i)));
+    ASSERT_TRUE(select_status<dynamic::UnaryPlan>(Stream::host(), base)) << op.name;
+    for (size_t i = 0; i < kNumUnaryParams; ++i) {
+      const auto p = static_cast<UnaryParam>(i);
+      const detail::ParamRule& r = spec.rules[i];
+      SCOPED_TRACE(op.name + " " + std::string(to_string(p)));
+      if (!r.applies) {  // a parameter the op does not take
+        expect_both_reject(Stream::host(), UnaryDescriptor(base).with_parameter(p, 1.0), ErrorCode::InvalidProblem);
+        continue;
+      }
+      for (double bad : {kNaN, kInf, -kInf})
+        expect_both_reject(Stream::host(), UnaryDescriptor(base).with_parameter(p, bad), ErrorCode::InvalidProblem);
+      if (r.required) {
+        ++required;
+        UnaryDescriptor d = base;
+        d.params[i].reset();
+        expect_both_reject(Stream::host(), d, ErrorCode::InvalidProblem);
+      }
+      if (r.compare != detail::ParamCompare::None) {
+        ++rules;
+        expect_both_reject(Stream::host(), UnaryDescriptor(base).with_parameter(p, violating_value(spec, r)),
+                           ErrorCode::InvalidProblem);
+      }
+    }
+  }
+  EXPECT_EQ(rules, 6);     // celu alpha, softplus beta, logit eps, hardtanh max_val, both shrinks' lambd
+  EXPECT_EQ(required, 2);  // threshold's threshold and value
+}
+
+TEST(UnaryReject, ParameterRulesByHand) {
+  const Stream h = Stream::host();
+  expect_both_reject(h, f32_desc(UnaryKind::Hardtanh).with_min_val(2).with_max_val(1), ErrorCode::InvalidProblem);
+  EXPECT_TRUE(select_status<dynamic::UnaryPlan>(h, f32_desc(UnaryKind::Hardtanh).with_min_val(1).with_max_val(1)));
+  expect_both_reject(h, f32_desc(UnaryKind::Hardtanh).with_min_val(2), ErrorCode::InvalidProblem);  // > default max 1
+  expect_both_reject(h, f32_desc(UnaryKind::Softplus).with_beta(0), ErrorCode::InvalidProblem);
+  EXPECT_TRUE(select_status<dynamic::UnaryPlan>(h, f32_desc(UnaryKind::Softplus).with_beta(-1)));
+  expect_both_reject(h, f32_desc(UnaryKind::Celu).with_alpha(0), ErrorCode::InvalidProblem);
+  EXPECT_TRUE(select_status<dynamic::UnaryPlan>(h, f32_desc(UnaryKind::Elu).with_alpha(0)));
+  expect_both_reject(h, f32_desc(UnaryKind::Logit).with_eps(0.6), ErrorCode::InvalidProblem);
+  EXPECT_TRUE(select_status<dynamic::UnaryPlan>(h, f32_desc(UnaryKind::Logit).with_eps(0.5)));
+  EXPECT_TRUE(select_status<dynamic::UnaryPlan>(h, f32_desc(UnaryKind::Logit).with_eps(-3)));
+  expect_both_reject(h, f32_desc(UnaryKind::Softshrink).with_lambd(-0.5), ErrorCode::InvalidProblem);
+  expect_both_reject(h, f32_desc(UnaryKind::Hardshrink).with_lambd(-0.5), ErrorCode::InvalidProblem);
+  expect_both_reject(h, f32_desc(UnaryKind::Threshold).with_threshold(1), ErrorCode::InvalidProblem);  // no value
+  expect_both_reject(h, f32_desc(UnaryKind::Relu).with_alpha(1), ErrorCode::InvalidProblem);
+  const Status s = select_status<dynamic::UnaryPlan>(h, f32_desc(UnaryKind::Hardtanh).with_min_val(2).with_max_val(1));
+  EXPECT_NE(s.error().message.find("max_val = 1 must be >= min_val = 2"), std::string::npos) << s.to_string();
+}
+
+TEST(UnaryReject, ForcedBackendThatCannotServe) {
+  for (BackendKind b : {BackendKind::Sim, BackendKind::Bespoke, BackendKind::Cudnn})
+    expect_both_reject(Stream::host(), f32_desc(), ErrorCode::Unsupported, PlanPreference().with_backend(b));
+  EXPECT_TRUE(select_status<dynamic::UnaryPlan>(Stream::sim(), f32_desc(), PlanPreference().with_backend(BackendKind::Sim)));
+}
+
+TEST(UnaryReject, RunOnAnotherDevice) {
+  float buf[12] = {};
+  const DynTensor t = DynTensor::dense(buf, ElementKind::F32, Shape{4, 3});
+  auto f = dynamic::UnaryPlan::select(Stream::host(), f32_desc());
+  auto b = dynamic::UnaryBackwardPlan::select(Stream::host(), f32_desc());
+  ASSERT_TRUE(f && b);
+  expect_error(f->run(Stream::sim(), {}, t, t), ErrorCode::InvalidProblem);
+  expect_error(b->run(Stream::sim(), {}, t, t, t), ErrorCode::InvalidProblem, "UnaryBackwardPlan");
+}
+
+TEST(UnaryReject, RunOnAPlanSelectDidNotMake) {
+  float buf[12] = {};
+  const DynTensor t = DynTensor::dense(buf, ElementKind::F32, Shape{4, 3});
+  expect_error(dynamic::UnaryPlan().run(Stream::host(), {}, t, t), ErrorCode::InvalidProblem);
+  expect_error(dynamic::UnaryBackwardPlan().run(Stream::host(), {}, t, t, t), ErrorCode::InvalidProblem,
+               "UnaryBackwardPlan");
+}
+
+TEST(UnaryReject, EveryOpHasABackwardOnEveryDeviceAndType) {
+  // The decision documented in unary.hpp: every op has a backward (zeros for sign and the rounding ops,
+  // as PyTorch), so "no backward" is never the answer for a catalog op.
+  for (const CatalogOp& op : catalog())
+    for (ElementKind k : op.kinds)
+      for (DeviceKind d : {DeviceKind::Host, DeviceKind::Sim})
+        EXPECT_TRUE(select_status<dynamic::UnaryBackwardPlan>(*Stream::for_device(d), test_desc(op.kind, k, Shape{2})))
+            << op.name << " " << to_string(k) << " " << to_string(d);
+}
+
+class UnaryCanImplement : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    plan_ = std::make_unique<dynamic::UnaryPlan>(*dynamic::UnaryPlan::select(Stream::host(), f32_desc()));
+  }
+  DynTensor in() { return DynTensor::dense(in_, ElementKind::F32, Shape{4, 3}); }
+  DynTensor out() { return DynTensor::dense(out_, ElementKind::F32, Shape{4, 3}); }
+  void expect(const DynTensor& a, const DynTensor& b, ErrorCode code) {
+    expect_error(plan_->can_implement(a, b), code);
+    std::fill(std::begin(out_), std::end(out_), 7.0f);
+    expect_error(plan_->run(Stream::host(), {}, a, b), code);
+    for (float f : out_) EXPECT_EQ(f, 7.0f) << "run wrote despite the rejection";
+  }
+  std::unique_ptr<dynamic::UnaryPlan> plan_;
+  alignas(16) float in_[32] = {};
+  alignas(16) float out_[32] = {};
+};
+
+TEST_F(UnaryCanImplement, AcceptsTheDescribedTensorsInPlaceAndBroadcast) {
+  EXPECT_TRUE(plan_->can_implement(in(), out()));
+  EXPECT_TRUE(plan_->can_implement(out(), out()));
+  DynTensor b = in();
+  b.stride[0] = 0;
+  EXPECT_TRUE(plan_->can_implement(b, out()));
+}
+TEST_F(UnaryCanImplement, ShapeMismatch) { expect(in(), DynTensor::dense(out_, ElementKind::F32, Shape{4, 4}), ErrorCode::InvalidProblem); }
+TEST_F(UnaryCanImplement, KindMismatch) { expect(DynTensor::dense(in_, ElementKind::F64, Shape{4, 3}), out(), ErrorCode::InvalidProblem); }
+TEST_F(UnaryCanImplement, NullData) {
+  DynTensor a = in();
+  a.data = nullptr;
+  expect(a, out(), ErrorCode::InvalidProblem);
+}
+TEST_F(UnaryCanImplement, MisalignedPointer) {
+  DynTensor a = in();
+  a.data = reinterpret_cast<char*>(in_) + 2;
+  expect(a, out(), ErrorCode::MisalignedOperand);
+}
+TEST_F(UnaryCanImplement, StrideZeroOutput) {
+  DynTensor b = out();
+  b.stride[0] = 0;
+  expect(in(), b, ErrorCode::InvalidProblem);
+}
+TEST_F(UnaryCanImplement, InPlaceWithOtherStrides) {
+  DynTensor a = out();
+  a.stride = {1, 4};
+  expect(a, out(), ErrorCode::InvalidProblem);
+}
+
+class UnaryBackwardCanImplement : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    plan_ = std::make_unique<dynamic::UnaryBackwardPlan>(
+        *dynamic::UnaryBackwardPlan::select(Stream::host(), f32_desc(UnaryKind::Sigmoid)));
+    ASSERT_EQ(plan_->saved_operand(), UnarySaved::Output);
+  }
+  DynTensor t(float* p, Shape s = Shape{4, 3}, ElementKind k = ElementKind::F32) { return DynTensor::dense(p, k, s); }
+  void expect(const DynTensor& dy, const DynTensor& saved, const DynTensor& dx, ErrorCode code) {
+    expect_error(plan_->can_implement(dy, saved, dx), code, "UnaryBackwardPlan");
+    std::fill(std::begin(dx_), std::end(dx_), 7.0f);
+    expect_error(plan_->run(Stream::host(), {}, dy, saved, dx), code, "UnaryBackwardPlan");
+    for (float f : dx_) EXPECT_EQ(f, 7.0f) << "run wrote despite the rejection";
+  }
+  std::unique_ptr<dynamic::UnaryBackwardPlan> plan_;
+  alignas(16) float dy_[32] = {};
+  alignas(16) float saved_[32] = {};
+  alignas(16) float dx_[32] = {};
+};
+
+TEST_F(UnaryBackwardCanImplement, AcceptsTheDescribedTensorsAndBothInPlaceForms) {
+  EXPECT_TRUE(plan_->can_implement(t(dy_), t(saved_), t(dx_)));
+  EXPECT_TRUE(plan_->can_implement(t(dx_), t(saved_), t(dx_)));
+  EXPECT_TRUE(plan_->can_implement(t(dy_), t(dx_), t(dx_)));
+}
+TEST_F(UnaryBackwardCanImplement, WrongSavedShape) { expect(t(dy_), t(saved_, Shape{3, 4}), t(dx_), ErrorCode::InvalidProblem); }
+TEST_F(UnaryBackwardCanImplement, MissingSaved) { expect(t(dy_), DynTensor{}, t(dx_), ErrorCode::InvalidProblem); }
+TEST_F(UnaryBackwardCanImplement, SavedKindMismatch) {
+  expect(t(dy_), t(saved_, Shape{4, 3}, ElementKind::F16), t(dx_), ErrorCode::InvalidProblem);
+}
+TEST_F(UnaryBackwardCanImplement, WrongDyShape) { expect(t(dy_, Shape{12}), t(saved_), t(dx_), ErrorCode::InvalidProblem); }
+TEST_F(UnaryBackwardCanImplement, WrongDxShape) { expect(t(dy_), t(saved_), t(dx_, Shape{4, 2}), ErrorCode::InvalidProblem); }
+TEST_F(UnaryBackwardCanImplement, StrideZeroDx) {
+  DynTensor dx = t(dx_);
+  dx.stride[1] = 0;
+  expect(t(dy_), t(saved_), dx, ErrorCode::InvalidProblem);
+}
+TEST_F(UnaryBackwardCanImplement, DxOverDyWithOtherStrides) {
+  DynTensor dy = t(dx_);
+  dy.stride = {1, 4};
+  expect(dy, t(saved_), t(dx_), ErrorCode::InvalidProblem);
+}
+TEST_F(UnaryBackwardCanImplement, DxOverSavedWithOtherStrides) {
+  DynTensor saved = t(dx_);
+  saved.stride = {1, 4};
+  expect(t(dy_), saved, t(dx_), ErrorCode::InvalidProblem);
+}
+TEST_F(UnaryBackwardCanImplement, MisalignedSaved) {
+  DynTensor saved = t(saved_);
+  saved.data = reinterpret_cast<char*>(saved_) + 1;
+  expect(t(dy_), saved, t(dx_), ErrorCode::MisalignedOperand);
+}
+TEST(UnaryBackwardCanImplementNone, SavedIsNotReadNorChecked) {
+  auto p = dynamic::UnaryBackwardPlan::select(Stream::host(), f32_desc(UnaryKind::Neg));
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->saved_operand(), UnarySaved::None);
+  alignas(16) float dy[12], dx[12];
+  for (int i = 0; i < 12; ++i) dy[i] = static_cast<float>(i);
+  const Shape s{4, 3};
+  ASSERT_TRUE(p->run(Stream::host(), {}, DynTensor::dense(dy, ElementKind::F32, s), DynTensor{},
+                     DynTensor::dense(dx, ElementKind::F32, s)));
+  for (int i = 0; i < 12; ++i) EXPECT_EQ(dx[i], -static_cast<float>(i));
+}
+
+// ---------------------------------------------------------------------------------------------------
+// API
+// ---------------------------------------------------------------------------------------------------
+
+TEST(UnaryApi, NamesAndCatalogInfo) {
+  EXPECT_EQ(kNumUnaryKinds, catalog().size());
+  for (const CatalogOp& op : catalog()) {
+    UnaryKind k{};
+    ASSERT_TRUE(parse_unary_kind(op.name, &k));
+    EXPECT_EQ(k, op.kind);
+    EXPECT_EQ(to_string(op.kind), op.name);
+    EXPECT_EQ(unary_op_info(op.kind).saved, op.saved);
+    EXPECT_LT(op.domain.lo, op.domain.hi);
+  }
+  UnaryKind k{};
+  EXPECT_FALSE(parse_unary_kind("cube", &k));
+  EXPECT_EQ(to_string(static_cast<UnaryKind>(250)), "?");
+  EXPECT_EQ(unary_op_info(UnaryKind::Softplus).params, "beta=1!=0 threshold=20");
+  EXPECT_EQ(unary_op_info(UnaryKind::Tanh).saved, UnarySaved::Output);
+  EXPECT_EQ(unary_op_info(UnaryKind::Floor).saved, UnarySaved::None);
+}
+
+TEST(UnaryApi, ParameterStringsParse) {
+  const detail::ParamSpec sp = detail::parse_param_spec("beta=1!=0 threshold=20");
+  EXPECT_TRUE(sp.error.empty());
+  const detail::ParamRule& beta = sp.rules[static_cast<size_t>(UnaryParam::Beta)];
+  EXPECT_TRUE(beta.applies && !beta.required && beta.default_value == 1 && beta.compare == detail::ParamCompare::Ne);
+  EXPECT_EQ(sp.rules[static_cast<size_t>(UnaryParam::Threshold)].default_value, 20);
+  EXPECT_EQ(detail::parse_param_spec("eps=-1<=0.5").rules[static_cast<size_t>(UnaryParam::Eps)].bound_value, 0.5);
+  EXPECT_EQ(detail::parse_param_spec("negative_slope=0.01").rules[0].default_value, 0.01);
+  EXPECT_FALSE(detail::parse_param_spec("gamma=1").error.empty());
+  EXPECT_FALSE(detail::parse_param_spec("beta=x").error.empty());
+  EXPECT_FALSE(detail::parse_param_spec("beta beta").error.empty());
+  EXPECT_FALSE(detail::parse_param_spec("max_val=1>=min_val").error.empty());  // names a parameter not taken
+  EXPECT_FALSE(detail::parse_param_spec("beta=1~0").error.empty());
+}
+
+TEST(UnaryApi, SkuPrecisionAndHash) {
+  auto f = dynamic::UnaryPlan::select(Stream::host(), f32_desc(UnaryKind::GeluTanh));
+  ASSERT_TRUE(f);
+  EXPECT_EQ(to_string(f->sku()), "gelu_tanh/f32/host/f32/elementwise");
+  EXPECT_EQ(f->workspace_size(), 0u);
+  auto b = dynamic::UnaryBackwardPlan::select(Stream::sim(), f32_desc(UnaryKind::Exp).with_element(ElementKind::F64));
+  ASSERT_TRUE(b);
+  EXPECT_EQ(to_string(b->sku()), "exp_backward/f64/sim/f64/elementwise");
+  EXPECT_EQ(b->precision_guarantee().math_precision, MathPrecision::F64);
+  EXPECT_TRUE(b->precision_guarantee().deterministic);
+  auto h = dynamic::UnaryPlan::select(Stream::sim(), f32_desc().with_element(ElementKind::Bf16));
+  ASSERT_TRUE(h);
+  EXPECT_EQ(h->precision_guarantee().math_precision, MathPrecision::F32);
+  const UnaryDescriptor a = f32_desc(UnaryKind::Softplus);
+  EXPECT_EQ(a.hash(), f32_desc(UnaryKind::Softplus).hash());
+  EXPECT_NE(a.hash(), UnaryDescriptor(a).with_beta(2).hash());
+  EXPECT_NE(a.hash(), UnaryDescriptor(a).with_beta(1).hash());  // set explicitly vs default
+  EXPECT_FALSE(a == UnaryDescriptor(a).with_beta(1));
+  EXPECT_NE(a.hash(), f32_desc(UnaryKind::Softsign).hash());
+}
+
+TEST(UnaryApi, TypedWrappersInPlace) {
+  alignas(16) double buf[6] = {-2, -1, 0, 1, 2, 3};
+  const UnaryDescriptor d =
+      UnaryDescriptor().with_kind(UnaryKind::LeakyRelu).with_element(ElementKind::F64).with_shape(Shape{6}).with_negative_slope(0.5);
+  auto p = UnaryPlan<double, 1>::select(Stream::sim(), d);
+  ASSERT_TRUE(p) << p.error().to_string();
+  auto view = TensorMut<double, 1>::dense(buf, {6});
+  ASSERT_TRUE(p->run(Stream::sim(), {}, UnaryArgs<double, 1>{view, view}));
+  const double want[6] = {-1, -0.5, 0, 1, 2, 3};
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(buf[i], want[i]);
+
+  alignas(16) double dy[6] = {1, 1, 1, 1, 1, 1};
+  auto bp = UnaryBackwardPlan<double, 1>::select(Stream::sim(), d);
+  ASSERT_TRUE(bp) << bp.error().to_string();
+  EXPECT_EQ(bp->saved_operand(), UnarySaved::Input);
+  auto dyv = TensorMut<double, 1>::dense(dy, {6});
+  ASSERT_TRUE(bp->run(Stream::sim(), {}, UnaryBackwardArgs<double, 1>{dyv, view, dyv}));  // dx over dy
+  const double dwant[6] = {0.5, 0.5, 0.5, 1, 1, 1};
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(dy[i], dwant[i]);
+}
+
+}  // namespace
+}  // namespace baracuda::test
