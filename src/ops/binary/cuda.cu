@@ -1,11 +1,14 @@
-// The binary family's dispatch tables for the cuda device (the kernels of kernels.cuh compiled by nvcc).
+// The binary family's dispatch tables for the cuda device (the kernels of kernels.cuh compiled by nvcc): the f32 and
+// f64 kernels, and the merge of the parts that cuda_16bit.cu (f16, bf16) and cuda_int.cu (s8, u8, s32, s64)
+// instantiate.
 #include "ops/binary/kernels.cuh"
 
 BARACUDA_DEVICE_NAMESPACE_BEGIN
 
 const ::baracuda::detail::BinaryTables& binary_tables() {
-  static constexpr ::baracuda::detail::BinaryTables tables =
-      binary::make_binary_tables<::baracuda::BinaryNumericTypes>();
+  static constexpr ::baracuda::detail::BinaryTables wide = binary::make_binary_tables<binary::WideFloatPart>();
+  static const ::baracuda::detail::BinaryTables tables =
+      ::baracuda::detail::merge_binary_tables({&wide, &binary::binary_tables_16bit(), &binary::binary_tables_int()});
   return tables;
 }
 

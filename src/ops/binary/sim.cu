@@ -1,12 +1,14 @@
-// The binary family's dispatch tables for the sim device (the kernels of kernels.cuh compiled against the
-// SIMT emulator).
+// The binary family's dispatch tables for the sim device (the kernels of kernels.cuh compiled against the SIMT emulator): the f32 and
+// f64 kernels, and the merge of the parts that sim_16bit.cu (f16, bf16) and sim_int.cu (s8, u8, s32, s64)
+// instantiate.
 #include "ops/binary/kernels.cuh"
 
 BARACUDA_DEVICE_NAMESPACE_BEGIN
 
 const ::baracuda::detail::BinaryTables& binary_tables() {
-  static constexpr ::baracuda::detail::BinaryTables tables =
-      binary::make_binary_tables<::baracuda::BinaryNumericTypes>();
+  static constexpr ::baracuda::detail::BinaryTables wide = binary::make_binary_tables<binary::WideFloatPart>();
+  static const ::baracuda::detail::BinaryTables tables =
+      ::baracuda::detail::merge_binary_tables({&wide, &binary::binary_tables_16bit(), &binary::binary_tables_int()});
   return tables;
 }
 
