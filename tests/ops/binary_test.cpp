@@ -1042,5 +1042,53 @@ TEST(BinaryPlanApi, TypedWrappers) {
   EXPECT_EQ(std::vector<double>(dy, dy + 3), (std::vector<double>{4, 10, 18}));
 }
 
+// ---------------------------------------------------------------------------------------------------
+// The docs tables are the catalog's
+// ---------------------------------------------------------------------------------------------------
+
+std::string kinds_text(const std::vector<ElementKind>& kinds) {
+  std::string r;
+  for (ElementKind k : kinds) r += (r.empty() ? "" : ", ") + std::string(to_string(k));
+  return r;
+}
+
+std::vector<ElementKind> floating(std::vector<ElementKind> kinds) {
+  std::erase_if(kinds, [](ElementKind k) { return !is_floating(k); });
+  return kinds;
+}
+
+std::string catalog_tables() {
+  std::string t =
+      "| op | `BinaryOp` | out[i] | kinds | backward | sim/cuda vs host |\n|---|---|---|---|---|---|\n";
+#define BARACUDA_BINARY_OP(Enum, name, types, has_bwd, agreement, tol, grad_tol, doc)                             \
+  t += "| `" #name "` | `" #Enum "` | " + std::string(doc) + " | " + kinds_text(kinds_of_list(types{})) + " | " + \
+       std::string(has_bwd ? kinds_text(floating(kinds_of_list(types{}))) : "no") + " | " +                     \
+       std::string(std::string_view(#agreement) == "bitwise" ? "bit for bit" : "within tolerance") + " |\n";
+#include "baracuda/ops/binary_ops.def"
+#undef BARACUDA_BINARY_OP
+  t += "\n| comparison | `CompareOp` | out[i] (Bool) | kinds |\n|---|---|---|---|\n";
+#define BARACUDA_COMPARE_OP(Enum, name, types, doc) \
+  t += "| `" #name "` | `" #Enum "` | " + std::string(doc) + " | " + kinds_text(kinds_of_list(types{})) + " |\n";
+#include "baracuda/ops/binary_ops.def"
+#undef BARACUDA_COMPARE_OP
+  return t;
+}
+
+TEST(BinaryDocs, TablesAreTheCatalog) {
+  const std::string path = std::string(BARACUDA_TEST_DATA_DIR) + "/../../docs/ops/binary.md";
+  std::ifstream f(path);
+  ASSERT_TRUE(f) << path;
+  std::stringstream ss;
+  ss << f.rdbuf();
+  const std::string doc = ss.str();
+  const std::string begin = "<!-- catalog-table:begin (generated from binary_ops.def; checked by binary_test) -->\n";
+  const std::string end = "<!-- catalog-table:end -->";
+  const size_t a = doc.find(begin), b = doc.find(end);
+  ASSERT_TRUE(a != std::string::npos && b != std::string::npos && a < b) << "markers missing in " << path;
+  EXPECT_EQ(doc.substr(a + begin.size(), b - a - begin.size()), catalog_tables())
+      << "docs/ops/binary.md's tables differ from the catalog; the expected tables are:\n"
+      << catalog_tables();
+}
+
 }  // namespace
 }  // namespace baracuda::test
