@@ -33,7 +33,8 @@
 /// of `SwiGluClamped` pass it where `g ≤ limit` and `−limit ≤ l ≤ limit` (boundaries included; NaN gets 0).
 /// **In place:** `dx` may be `x` itself (`dx.data == x.data` with equal strides): each element's inputs are
 /// read before its outputs are written, by the same thread, so the saved activation can be overwritten by
-/// its gradient (Liger-Kernel's memory saving). `dy` may not share `dx`'s storage.
+/// its gradient (Liger-Kernel's memory saving). `dx` over `x` with other strides, and `dy` at `dx`'s pointer,
+/// are rejected; any other overlap between operands is undefined.
 ///
 /// **Numerics.** f16/bf16/f32 compute in f32 (α and limit rounded to f32), f64 in f64; the activation,
 /// the product and each gradient are rounded **once** to the element type. (PyTorch eager, vLLM and Liger
