@@ -11,11 +11,13 @@
 // - UnarySpecialValues: hand-checked results, zero signs and the documented conventions, all dtypes.
 // - UnaryReject / UnaryCanImplement / UnaryBackwardCanImplement: a negative test for every rejection,
 //   the parameter rules generated from the catalog's parameter strings.
-// - UnaryApi: names, catalog info, SKUs, precision, hashing, the typed wrappers.
+// - UnaryApi: names, catalog info, parameter strings, SKUs, precision, hashing, the typed wrappers, and
+//   docs/ops/unary.md's op table (generated from the catalog).
 #include <gtest/gtest.h>
 
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <limits>
@@ -1102,6 +1104,46 @@ TEST(UnaryApi, TypedWrappersInPlace) {
   ASSERT_TRUE(bp->run(Stream::sim(), {}, UnaryBackwardArgs<double, 1>{dyv, view, dyv}));  // dx over dy
   const double dwant[6] = {0.5, 0.5, 0.5, 1, 1, 1};
   for (int i = 0; i < 6; ++i) EXPECT_EQ(dy[i], dwant[i]);
+}
+
+
+std::string number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+/// docs/ops/unary.md's op table, generated from the catalog.
+std::string catalog_table() {
+  std::string t = "| op | parameters | backward reads | exact | domain | computes |\n|---|---|---|---|---|---|\n";
+  for (const CatalogOp& op : catalog()) {
+    const UnaryOpInfo& info = unary_op_info(op.kind);
+    std::string exact;
+    if (op.fwd_tol == &unary_tolerances::exact) exact = "fwd";
+    if (op.bwd_tol == &unary_tolerances::exact) exact += exact.empty() ? "bwd" : ", bwd";
+    std::string doc;
+    for (char ch : info.doc) doc += ch == '|' ? std::string("\\|") : std::string(1, ch);
+    t += "| `" + op.name + "` | " + (info.params.empty() ? "" : "`" + std::string(info.params) + "`") + " | " +
+         std::string(to_string(op.saved)) + " | " + exact + " | [" + number(op.domain.lo) + ", " +
+         number(op.domain.hi) + "] | " + doc + " |\n";
+  }
+  return t;
+}
+
+TEST(UnaryApi, DocTableMatchesCatalog) {
+  const std::string path = std::string(BARACUDA_TEST_DATA_DIR) + "/../../docs/ops/unary.md";
+  std::ifstream f(path);
+  ASSERT_TRUE(f) << "cannot open " << path;
+  std::stringstream ss;
+  ss << f.rdbuf();
+  const std::string doc = ss.str();
+  const std::string begin = "<!-- catalog-table:begin (generated from unary_ops.def; checked by unary_test) -->\n";
+  const std::string end = "<!-- catalog-table:end -->";
+  const size_t a = doc.find(begin), b = doc.find(end);
+  ASSERT_TRUE(a != std::string::npos && b != std::string::npos && a < b) << "markers missing in " << path;
+  EXPECT_EQ(doc.substr(a + begin.size(), b - a - begin.size()), catalog_table())
+      << "docs/ops/unary.md's table differs from the catalog; the expected table is:\n"
+      << catalog_table();
 }
 
 }  // namespace
