@@ -11,6 +11,7 @@ std::span<const Scenario> scenarios() {
     add_fill_scenarios(v);
     add_cast_scenarios(v);
     add_affine_scenarios(v);
+    add_unary_scenarios(v);
     add_gated_activation_scenarios(v);
     return v;
   }();

@@ -13,6 +13,7 @@ namespace baracuda::profiler {
 void add_fill_scenarios(std::vector<Scenario>& out);
 void add_cast_scenarios(std::vector<Scenario>& out);
 void add_affine_scenarios(std::vector<Scenario>& out);
+void add_unary_scenarios(std::vector<Scenario>& out);
 void add_gated_activation_scenarios(std::vector<Scenario>& out);
 
 }  // namespace baracuda::profiler
