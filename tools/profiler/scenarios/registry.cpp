@@ -12,6 +12,7 @@ std::span<const Scenario> scenarios() {
     add_cast_scenarios(v);
     add_affine_scenarios(v);
     add_unary_scenarios(v);
+    add_binary_scenarios(v);
     add_gated_activation_scenarios(v);
     return v;
   }();

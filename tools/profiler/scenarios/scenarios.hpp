@@ -14,6 +14,7 @@ void add_fill_scenarios(std::vector<Scenario>& out);
 void add_cast_scenarios(std::vector<Scenario>& out);
 void add_affine_scenarios(std::vector<Scenario>& out);
 void add_unary_scenarios(std::vector<Scenario>& out);
+void add_binary_scenarios(std::vector<Scenario>& out);
 void add_gated_activation_scenarios(std::vector<Scenario>& out);
 
 }  // namespace baracuda::profiler
