@@ -13,5 +13,8 @@
 #include "baracuda/core/tensor.hpp"
 #include "baracuda/core/workspace.hpp"
 #include "baracuda/ops/affine.hpp"
+#include "baracuda/ops/binary.hpp"
 #include "baracuda/ops/cast.hpp"
 #include "baracuda/ops/fill.hpp"
+#include "baracuda/ops/gated_activation.hpp"
+#include "baracuda/ops/unary.hpp"
