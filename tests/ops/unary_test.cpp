@@ -261,8 +261,9 @@ TEST_P(UnaryForwardSweep, MatchesHostReference) {
   const std::vector<uint8_t> logical = gather(c.kind, got, l.shape, out_layout);
   expect_matches_reference(c, op.fwd_tol, logical, want);
   if (!l.in_place) expect_untouched(c, got, logical, out_layout);
-  if (c.device != DeviceKind::Host)
+  if (c.device != DeviceKind::Host) {
     EXPECT_EQ(run_forward(stream, c, in_storage, *plan), got) << "two runs gave different bits";
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Catalog, UnaryForwardSweep, ::testing::ValuesIn(sweep_cases(false)), sweep_name);
@@ -324,8 +325,9 @@ TEST_P(UnaryBackwardSweep, MatchesHostReference) {
   const std::vector<uint8_t> logical = gather(c.kind, got, l.shape, out_layout);
   expect_matches_reference(c, op.bwd_tol, logical, want);
   if (!l.in_place) expect_untouched(c, got, logical, out_layout);
-  if (c.device != DeviceKind::Host)
+  if (c.device != DeviceKind::Host) {
     EXPECT_EQ(run_backward(stream, c, o, *plan), got) << "two runs gave different bits";
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Catalog, UnaryBackwardSweep, ::testing::ValuesIn(sweep_cases(true)), sweep_name);
