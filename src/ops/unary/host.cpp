@@ -10,41 +10,13 @@
 #include <type_traits>
 
 #include "device/host_loop.hpp"
-#include "ops/cast/reference_formats.hpp"
+#include "core/reference_formats.hpp"
 #include "ops/unary/dispatch.hpp"
 
 namespace baracuda::reference {
 namespace {
 
 using LD = long double;
-
-template <class T>
-constexpr const BinaryFormat& format_of() {
-  constexpr ElementKind k = kind_of<T>;
-  if constexpr (k == ElementKind::F16)
-    return kFormatF16;
-  else if constexpr (k == ElementKind::Bf16)
-    return kFormatBf16;
-  else if constexpr (k == ElementKind::F32)
-    return kFormatF32;
-  else
-    return kFormatF64;
-}
-
-template <class T>
-LD value_of(const T& x) {
-  uint64_t b = 0;
-  std::memcpy(&b, &x, sizeof(T));
-  return decode(b, format_of<T>());
-}
-
-template <class T>
-T store(LD v) {
-  const uint64_t b = encode(v, format_of<T>());
-  T x;
-  std::memcpy(static_cast<void*>(&x), &b, sizeof(T));
-  return x;
-}
 
 /// The parameters, already rounded to the compute type (f32, or f64 for f64 elements).
 struct RP {
