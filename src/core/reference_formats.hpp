@@ -7,6 +7,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+
+#include "baracuda/core/element.hpp"
 
 namespace baracuda::reference {
 
@@ -90,6 +93,39 @@ inline uint64_t encode(long double v, const BinaryFormat& f, bool saturate = fal
   const auto ni = static_cast<uint64_t>(n);
   if (ni < (uint64_t{1} << f.mantissa_bits)) return sign | ni;  // subnormal (field stays 0)
   return sign | (static_cast<uint64_t>(field) << f.mantissa_bits) | (ni & f.mantissa_mask());
+}
+
+/// The format of a floating storage type (f16, bf16, f32, f64).
+template <class T>
+constexpr const BinaryFormat& format_of() {
+  constexpr ElementKind k = kind_of<T>;
+  static_assert(k == ElementKind::F16 || k == ElementKind::Bf16 || k == ElementKind::F32 || k == ElementKind::F64,
+                "format_of: a floating storage type");
+  if constexpr (k == ElementKind::F16)
+    return kFormatF16;
+  else if constexpr (k == ElementKind::Bf16)
+    return kFormatBf16;
+  else if constexpr (k == ElementKind::F32)
+    return kFormatF32;
+  else
+    return kFormatF64;
+}
+
+/// The exact value of a floating storage value.
+template <class T>
+long double value_of(const T& x) {
+  uint64_t b = 0;
+  std::memcpy(&b, &x, sizeof(T));
+  return decode(b, format_of<T>());
+}
+
+/// v rounded once (to nearest even) to the storage type T.
+template <class T>
+T store(long double v) {
+  const uint64_t b = encode(v, format_of<T>());
+  T x;
+  std::memcpy(static_cast<void*>(&x), &b, sizeof(T));
+  return x;
 }
 
 }  // namespace baracuda::reference

@@ -6,38 +6,10 @@
 
 #include "device/host_loop.hpp"
 #include "ops/affine/dispatch.hpp"
-#include "ops/cast/reference_formats.hpp"
+#include "core/reference_formats.hpp"
 
 namespace baracuda::reference {
 namespace {
-
-template <class T>
-constexpr const BinaryFormat& format_of() {
-  constexpr ElementKind k = kind_of<T>;
-  if constexpr (k == ElementKind::F16)
-    return kFormatF16;
-  else if constexpr (k == ElementKind::Bf16)
-    return kFormatBf16;
-  else if constexpr (k == ElementKind::F32)
-    return kFormatF32;
-  else
-    return kFormatF64;
-}
-
-template <class T>
-long double value_of(const T& x) {
-  uint64_t b = 0;
-  std::memcpy(&b, &x, sizeof(T));
-  return decode(b, format_of<T>());
-}
-
-template <class T>
-T store(long double v) {
-  const uint64_t b = encode(v, format_of<T>());
-  T x;
-  std::memcpy(static_cast<void*>(&x), &b, sizeof(T));
-  return x;
-}
 
 template <class T>
 Status host_affine(const detail::ExecContext&, const detail::AffineLaunch& a) {

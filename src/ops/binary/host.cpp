@@ -11,7 +11,7 @@
 
 #include "device/host_loop.hpp"
 #include "ops/binary/dispatch.hpp"
-#include "ops/cast/reference_formats.hpp"
+#include "core/reference_formats.hpp"
 
 namespace baracuda::reference {
 namespace {
@@ -22,19 +22,6 @@ using int128 = __int128;
 // Element values
 // ---------------------------------------------------------------------------------------------------
 
-template <class T>
-constexpr const BinaryFormat& format_of() {
-  constexpr ElementKind k = kind_of<T>;
-  if constexpr (k == ElementKind::F16)
-    return kFormatF16;
-  else if constexpr (k == ElementKind::Bf16)
-    return kFormatBf16;
-  else if constexpr (k == ElementKind::F32)
-    return kFormatF32;
-  else
-    return kFormatF64;
-}
-
 /// The working type: double for f64, long double otherwise.
 template <class T>
 using Work = std::conditional_t<std::is_same_v<T, double>, double, long double>;
@@ -44,14 +31,6 @@ Work<T> value_of(const T& x) {
   uint64_t b = 0;
   std::memcpy(&b, &x, sizeof(T));
   return static_cast<Work<T>>(decode(b, format_of<T>()));
-}
-
-template <class T>
-T store(long double v) {
-  const uint64_t b = encode(v, format_of<T>());
-  T x;
-  std::memcpy(static_cast<void*>(&x), &b, sizeof(T));
-  return x;
 }
 
 /// v rounded to T and back: the forward result as autograd saves it.

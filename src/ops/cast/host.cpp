@@ -8,7 +8,7 @@
 
 #include "device/host_loop.hpp"
 #include "ops/cast/dispatch.hpp"
-#include "ops/cast/reference_formats.hpp"
+#include "core/reference_formats.hpp"
 
 namespace baracuda::reference {
 namespace {

@@ -12,7 +12,7 @@
 #include <cstring>
 #include <type_traits>
 
-#include "ops/cast/reference_formats.hpp"
+#include "core/reference_formats.hpp"
 #include "ops/gated_activation/dispatch.hpp"
 
 namespace baracuda::reference {
@@ -110,19 +110,6 @@ struct SwiGluClamped {
 };
 
 }  // namespace gated
-
-template <class T>
-constexpr const BinaryFormat& format_of() {
-  constexpr ElementKind k = kind_of<T>;
-  if constexpr (k == ElementKind::F16)
-    return kFormatF16;
-  else if constexpr (k == ElementKind::Bf16)
-    return kFormatBf16;
-  else if constexpr (k == ElementKind::F32)
-    return kFormatF32;
-  else
-    return kFormatF64;
-}
 
 /// v rounded once, to nearest even, to `mant` fraction bits with minimum normal exponent `emin` (no
 /// overflow handling). Exact arithmetic in double for the 16-bit formats: v / quantum only scales by a power
