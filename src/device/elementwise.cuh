@@ -198,7 +198,7 @@ Status launch_elementwise_multi(std::string_view plan, const ::baracuda::detail:
   constexpr int N = K + static_cast<int>(sizeof...(TIn));
   std::array<const int64_t*, N> strides{};
   for (int k = 0; k < K; ++k) strides[k] = outs[k].stride.data();
-  {
+  if constexpr (sizeof...(TIn) > 0) {
     const std::array<const int64_t*, sizeof...(TIn)> in_strides{in.stride.data()...};
     for (size_t i = 0; i < in_strides.size(); ++i) strides[K + i] = in_strides[i];
   }
