@@ -1,6 +1,8 @@
 // baracuda-profiler: runs plans on a device, verifies them against the host device, reports time,
 // bandwidth and error. See --help and docs/profiler.md.
 #include <algorithm>
+#include <deque>
+#include <future>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -123,10 +125,26 @@ int main(int argc, char** argv) {
   const bp::RunSettings settings{o.warmup.value_or(bp::default_warmup(kind)), o.repeat.value_or(bp::default_repeat(kind))};
   std::vector<bp::Row> rows;
   int count[4] = {0, 0, 0, 0};  // indexed by RowStatus
+  // On cuda the host half of each case (the reference run and the comparison, seconds for 10^7 elements)
+  // overlaps the timing of the next cases on the GPU, on up to `workers` threads. On sim and host the
+  // timing itself runs on the CPU, so the cases run one after the other.
+  const unsigned workers = kind == baracuda::DeviceKind::Cuda ? bp::verification_workers() : 0;
+  std::deque<std::future<bp::Row>> pending;
+  auto collect = [&] {
+    rows.push_back(pending.front().get());
+    pending.pop_front();
+  };
   for (const auto& [scenario, problem] : *cases) {
-    rows.push_back(bp::run_case(*scenario, problem, device->stream, settings));
-    ++count[static_cast<int>(rows.back().status)];
+    bp::Measured m = bp::measure_case(*scenario, problem, device->stream, settings);
+    if (workers == 0) {
+      rows.push_back(bp::verify_case(*scenario, problem, std::move(m)));
+      continue;
+    }
+    pending.push_back(std::async(std::launch::async, bp::verify_case, std::cref(*scenario), problem, std::move(m)));
+    while (pending.size() > workers) collect();
   }
+  while (!pending.empty()) collect();
+  for (const bp::Row& r : rows) ++count[static_cast<int>(r.status)];
   bp::print_rows(std::cout, device->info, rows, o.format);
   const int passed = count[0], failed = count[1], unsupported = count[2], errors = count[3];
   if (o.format == bp::OutputFormat::Table)

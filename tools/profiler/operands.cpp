@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <thread>
 
 #include "elements.hpp"
 
@@ -66,15 +67,30 @@ ValueRange input_range(ElementKind in, ElementKind out) {
 
 Status fill_random(Operand& operand, const ValueRange& range, uint64_t seed) {
   const ElementKind kind = operand.view.kind;
-  const int64_t bits = element_bits(kind);
-  const int64_t count = static_cast<int64_t>(operand.buffer.size()) * 8 / bits;
+  const int64_t count = static_cast<int64_t>(operand.buffer.size()) * 8 / element_bits(kind);
   std::vector<uint8_t> host(operand.buffer.size());
-  uint64_t state = seed * 0x2545F4914F6CDD1Dull + static_cast<uint64_t>(kind);
-  for (int64_t i = 0; i < count; ++i) {
-    const double u = static_cast<double>(splitmix64(state) >> 11) * 0x1.0p-53;  // [0, 1)
-    double v = range.lo + u * (range.hi - range.lo);
-    if (range.integral) v = std::clamp(std::floor(v + 0.5), range.lo, range.hi);
-    store_element(kind, host.data(), i, v);
+  const uint64_t base = seed * 0x2545F4914F6CDD1Dull + static_cast<uint64_t>(kind);
+  // Element i is a function of (base, i) alone (splitmix64's i-th output), so chunks fill in parallel.
+  // Chunks start at even indices: two packed 4-bit elements share a byte.
+  auto fill = [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      uint64_t state = base + static_cast<uint64_t>(i) * 0x9E3779B97F4A7C15ull;
+      const double u = static_cast<double>(splitmix64(state) >> 11) * 0x1.0p-53;  // [0, 1)
+      double v = range.lo + u * (range.hi - range.lo);
+      if (range.integral) v = std::clamp(std::floor(v + 0.5), range.lo, range.hi);
+      store_element(kind, host.data(), i, v);
+    }
+  };
+  constexpr int64_t kChunk = int64_t{1} << 22;
+  const int64_t threads = std::min<int64_t>({count / kChunk + 1, std::max(1u, std::thread::hardware_concurrency()), 8});
+  if (threads <= 1) {
+    fill(0, count);
+  } else {
+    std::vector<std::thread> pool;
+    const int64_t per = (count / threads + 1) & ~int64_t{1};
+    for (int64_t t = 0; t < threads; ++t)
+      pool.emplace_back(fill, std::min(count, t * per), std::min(count, (t + 1) * per));
+    for (std::thread& th : pool) th.join();
   }
   return operand.buffer.copy_from_host(host.data(), host.size());
 }

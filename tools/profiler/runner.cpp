@@ -1,6 +1,8 @@
 #include "runner.hpp"
 
+#include <algorithm>
 #include <string>
+#include <thread>
 
 #include "timing.hpp"
 #include "verify.hpp"
@@ -45,8 +47,10 @@ std::string describe_kinds(const Scenario& s, const Problem& p) {
   return r;
 }
 
-Row run_case(const Scenario& scenario, const Problem& problem, const Stream& stream, const RunSettings& settings) {
-  Row r;
+Measured measure_case(const Scenario& scenario, const Problem& problem, const Stream& stream,
+                      const RunSettings& settings) {
+  Measured m;
+  Row& r = m.row;
   r.op = std::string(scenario.name);
   r.kinds = describe_kinds(scenario, problem);
   r.shape = shape_text(problem.shape);
@@ -56,22 +60,31 @@ Row run_case(const Scenario& scenario, const Problem& problem, const Stream& str
   r.flops = t.flops;
 
   auto inst = scenario.prepare(stream, problem);
-  if (!inst) return fail(std::move(r), inst.error(), "select");
+  if (!inst) return {fail(std::move(r), inst.error(), "select"), {}};
   r.sku = to_string((*inst)->sku());
-  if (Status s = (*inst)->check(); !s) return fail(std::move(r), s.error(), "can_implement");
+  if (Status s = (*inst)->check(); !s) return {fail(std::move(r), s.error(), "can_implement"), {}};
 
   auto timing = measure(stream, [&] { return (*inst)->run(stream); }, settings.warmup, settings.repeat);
-  if (!timing) return fail(std::move(r), timing.error(), "run");
+  if (!timing) return {fail(std::move(r), timing.error(), "run"), {}};
   r.time_s = timing->median_s;
   r.repeats = timing->repeats;
 
   auto out = (*inst)->outputs();
-  if (!out) return fail(std::move(r), out.error(), "download");
+  if (!out) return {fail(std::move(r), out.error(), "download"), {}};
+  m.outputs = std::move(out).value();
+  m.ran = true;
+  return m;
+}
+
+Row verify_case(const Scenario& scenario, const Problem& problem, Measured m) {
+  Row r = std::move(m.row);
+  if (!m.ran) return r;
   auto ref = reference_outputs(scenario, problem);
   if (!ref) return fail(std::move(r), ref.error(), "host reference");
   Verification v;
-  if (out->size() != ref->size()) v.problem = "the device and the host reference have different outputs";
-  for (size_t i = 0; i < out->size() && v.problem.empty(); ++i) v.merge(compare((*out)[i], (*ref)[i], scenario.comparison));
+  if (m.outputs.size() != ref->size()) v.problem = "the device and the host reference have different outputs";
+  for (size_t i = 0; i < m.outputs.size() && v.problem.empty(); ++i)
+    v.merge(compare(m.outputs[i], (*ref)[i], scenario.comparison));
   r.max_abs_error = v.max_abs_error;
   r.max_rel_error = v.max_rel_error;
   r.mismatches = v.mismatches;
@@ -81,6 +94,15 @@ Row run_case(const Scenario& scenario, const Problem& problem, const Stream& str
   else if (!v.passed())
     r.message = std::to_string(v.mismatches) + " of " + std::to_string(v.checked) + " elements differ from the host device";
   return r;
+}
+
+unsigned verification_workers() {
+  const unsigned hw = std::thread::hardware_concurrency();
+  return std::clamp(hw > 2 ? hw - 2 : 1u, 1u, 8u);
+}
+
+Row run_case(const Scenario& scenario, const Problem& problem, const Stream& stream, const RunSettings& settings) {
+  return verify_case(scenario, problem, measure_case(scenario, problem, stream, settings));
 }
 
 }  // namespace baracuda::profiler
