@@ -1,19 +1,22 @@
 #!/usr/bin/env python3
 """Resource usage of every CUDA kernel baracuda builds, from ptxas, plus a 128-bit-access check of its PTX.
 
-For each src/ops/<family>/cuda*.cu (the family's kernels instantiated for the cuda device) and each architecture, the file is compiled again with the exact flags
-of the build (taken from compile_commands.json), once to a cubin with `-Xptxas -v` (registers, spill
-stores/loads, stack, shared memory per kernel) and once to PTX, where each kernel's body is searched for
-128-bit global accesses (ld/st.global .v4 of 32-bit, .v2 of 64-bit, or .b128).
+For each src/ops/<family>/cuda*.cu (the family's kernels instantiated for the cuda device) and each
+architecture, the file is compiled again with the exact flags of the build (taken from
+compile_commands.json) to a cubin with `-Xptxas -v` (registers, spill stores/loads, stack, shared memory per
+kernel), keeping the PTX it was assembled from, where each kernel's body is searched for 128-bit global
+accesses (ld/st.global .v4 of 32-bit, .v2 of 64-bit, or .b128).
 
 Run it through the build: `cmake --build <dir> --target ptxas-report` writes <dir>/ptxas-report.txt.
 """
 
 import argparse
+import concurrent.futures
 import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 
@@ -79,15 +82,10 @@ def stem(source):
     return f"{os.path.basename(os.path.dirname(source))}.{os.path.splitext(os.path.basename(source))[0]}"
 
 
-def ptxas_usage(nvcc, directory, flags, source, arch, work):
-    """{mangled kernel: {regs, spill_st, spill_ld, stack, smem}} from `-Xptxas -v`."""
-    cubin = os.path.join(work, f"{stem(source)}.sm_{arch}.cubin")
-    cmd = [nvcc, *flags, f"-arch=sm_{arch}", "-cubin", "-Xptxas", "-v", source, "-o", cubin]
-    r = subprocess.run(cmd, cwd=directory, capture_output=True, text=True)
-    if r.returncode != 0:
-        sys.exit(f"ptxas_report: compiling {source} for sm_{arch} failed:\n{shlex.join(cmd)}\n{r.stderr}")
+def parse_ptxas(output):
+    """{mangled kernel: {regs, spill_st, spill_ld, stack, smem}} from the output of `-Xptxas -v`."""
     kernels, current = {}, None
-    for line in (r.stdout + r.stderr).splitlines():
+    for line in output.splitlines():
         m = PTXAS_FUNC.search(line)
         if m:
             current = kernels.setdefault(m.group(1), {"regs": 0, "spill_st": 0, "spill_ld": 0, "stack": 0, "smem": 0})
@@ -106,21 +104,33 @@ def ptxas_usage(nvcc, directory, flags, source, arch, work):
     return kernels
 
 
-def ptx_vec128(nvcc, directory, flags, source, arch, work):
+def parse_vec128(ptx_text):
     """{mangled kernel: True when its PTX has a 128-bit global load or store}."""
-    ptx = os.path.join(work, f"{stem(source)}.compute_{arch}.ptx")
-    cmd = [nvcc, *flags, f"-arch=compute_{arch}", "-ptx", source, "-o", ptx]
-    r = subprocess.run(cmd, cwd=directory, capture_output=True, text=True)
-    if r.returncode != 0:
-        sys.exit(f"ptxas_report: generating PTX of {source} for compute_{arch} failed:\n{shlex.join(cmd)}\n{r.stderr}")
-    with open(ptx) as f:
-        text = f.read()
-    starts = [(m.start(), m.group(1)) for m in ENTRY.finditer(text)]
+    starts = [(m.start(), m.group(1)) for m in ENTRY.finditer(ptx_text)]
     result = {}
     for i, (pos, name) in enumerate(starts):
-        end = starts[i + 1][0] if i + 1 < len(starts) else len(text)
-        result[name] = bool(VEC128.search(text, pos, end))
+        end = starts[i + 1][0] if i + 1 < len(starts) else len(ptx_text)
+        result[name] = bool(VEC128.search(ptx_text, pos, end))
     return result
+
+
+def analyse(nvcc, directory, flags, source, arch, work):
+    """One nvcc run for (source, arch): a cubin with `-Xptxas -v`, keeping the PTX it was assembled from.
+    Returns (usage per kernel, vec128 per kernel)."""
+    keep = os.path.join(work, f"{stem(source)}.sm_{arch}")
+    shutil.rmtree(keep, ignore_errors=True)
+    os.makedirs(keep)
+    cmd = [nvcc, *flags, f"-arch=sm_{arch}", "-cubin", "-Xptxas", "-v", "--keep", "--keep-dir", keep, source,
+           "-o", os.path.join(keep, "kernels.cubin")]
+    r = subprocess.run(cmd, cwd=directory, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"compiling {source} for sm_{arch} failed:\n{shlex.join(cmd)}\n{r.stderr}")
+    ptx_files = [f for f in os.listdir(keep) if f.endswith(".ptx")]
+    if len(ptx_files) != 1:
+        raise RuntimeError(f"expected one PTX file from {source} for sm_{arch} in {keep}, found {ptx_files}")
+    with open(os.path.join(keep, ptx_files[0])) as f:
+        vec = parse_vec128(f.read())
+    return parse_ptxas(r.stdout + r.stderr), vec
 
 
 def nvcc_version(nvcc):
@@ -139,6 +149,7 @@ def main():
     ap.add_argument("--source-dir", required=True, help="repository root (paths in the report are relative to it)")
     ap.add_argument("--work", required=True, help="scratch directory for cubins and PTX")
     ap.add_argument("--out", required=True)
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="parallel nvcc runs (default: all cores)")
     ap.add_argument("sources", nargs="+")
     a = ap.parse_args()
 
@@ -147,22 +158,32 @@ def main():
     os.makedirs(a.work, exist_ok=True)
     archs = [re.sub(r"-(real|virtual)$", "", x) for x in a.archs.replace(",", ";").split(";") if x]
 
-    rows, nvcc_used = [], None
+    tasks, nvcc_used = [], None
     for source in sorted(a.sources):
         found = build_flags(commands, source)
         if found is None:
             sys.exit(f"ptxas_report: {source} is not in {a.compile_commands} (configure with BARACUDA_CUDA_KERNELS=ON)")
         nvcc, directory, flags = found
         nvcc_used = nvcc
-        rel = os.path.relpath(source, a.source_dir)
         for arch in archs:
-            usage = ptxas_usage(nvcc, directory, flags, os.path.abspath(source), arch, a.work)
-            vec = ptx_vec128(nvcc, directory, flags, os.path.abspath(source), arch, a.work)
-            names = demangle(sorted(usage))
-            for mangled in sorted(usage, key=lambda n: names[n]):
-                u = usage[mangled]
-                rows.append((rel, f"sm_{arch}", u["regs"], u["spill_st"], u["spill_ld"], u["stack"], u["smem"],
-                             "yes" if vec.get(mangled) else "no", shorten(names[mangled])))
+            tasks.append((source, arch, nvcc, directory, flags))
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=a.jobs) as pool:
+        futures = [pool.submit(analyse, nvcc, directory, flags, os.path.abspath(source), arch, a.work)
+                   for source, arch, nvcc, directory, flags in tasks]
+        try:
+            results = [f.result() for f in futures]
+        except RuntimeError as e:
+            sys.exit(f"ptxas_report: {e}")
+
+    rows = []
+    for (source, arch, *_), (usage, vec) in zip(tasks, results):
+        rel = os.path.relpath(source, a.source_dir)
+        names = demangle(sorted(usage))
+        for mangled in sorted(usage, key=lambda n: names[n]):
+            u = usage[mangled]
+            rows.append((rel, f"sm_{arch}", u["regs"], u["spill_st"], u["spill_ld"], u["stack"], u["smem"],
+                         "yes" if vec.get(mangled) else "no", shorten(names[mangled])))
 
     head = ("source", "arch", "regs", "spill_st", "spill_ld", "stack", "smem", "vec128", "kernel")
     widths = [max(len(str(r[i])) for r in [head, *rows]) for i in range(len(head) - 1)]
