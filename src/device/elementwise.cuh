@@ -4,12 +4,15 @@
 /// strides of rank ≤ 8. See docs/elementwise.md.
 ///
 /// Paths, chosen per call by `launch_elementwise` from the coalesced geometry (elementwise_geometry.hpp):
-/// - **contiguous**: every operand dense after coalescing. When every pointer is 16-byte aligned each
-///   thread moves one `AlignedVector` per operand (16 bytes of the narrowest operand, so wider operands
-///   take several 128-bit accesses), then a scalar tail; otherwise a scalar loop.
-/// - **strided**: any strides (stride 0 broadcasts an input; negative strides are walked as given), the
-///   linear index decomposed over the coalesced dimensions; 32-bit index arithmetic when the element
-///   count and every operand's offsets fit in int32, 64-bit otherwise.
+/// - **row-vector**: every operand dense in the innermost coalesced dimension, every outer stride a
+///   multiple of the vector width and every pointer 16-byte aligned. Each thread moves one `AlignedVector`
+///   per operand (16 bytes of the narrowest operand, so wider operands take several 128-bit accesses),
+///   then each row's scalar tail. A dense tensor is one row; padded rows (the halves of a gated
+///   activation's input) and row-broadcast inputs (a bias) are several.
+/// - **strided**: anything else, unaligned pointers included: any strides (stride 0 broadcasts an input;
+///   negative strides are walked as given), the linear index decomposed over the coalesced dimensions;
+///   32-bit index arithmetic when the element count and every operand's offsets fit in int32, 64-bit
+///   otherwise.
 /// All loops are grid-stride loops, so the grid size (elementwise_tuning.hpp) only affects speed.
 ///
 /// An op is a `__host__ __device__` functor `TOut operator()(TIn... x) const` that computes in opmath
@@ -83,8 +86,8 @@ __device__ __forceinline__ void store_results(const OutPointers<TOut, K>& out, c
   }
 }
 
-template <int V, int K, class Op, class TOut, class... Vecs>
-__device__ __forceinline__ void apply_vectors(const Op& op, const OutPointers<TOut, K>& out, int64_t base,
+template <int V, int K, class Op, class TOut, class Offset, class... Vecs>
+__device__ __forceinline__ void apply_vectors(const Op& op, const OutPointers<TOut, K>& out, Offset offset,
                                               const Vecs&... in) {
   AlignedVector<TOut, V> r[K];
   BARACUDA_UNROLL
@@ -98,33 +101,76 @@ __device__ __forceinline__ void apply_vectors(const Op& op, const OutPointers<TO
     }
   }
   BARACUDA_UNROLL
-  for (int k = 0; k < K; ++k) store_vector<V>(out.p[k] + base, r[k]);
+  for (int k = 0; k < K; ++k) store_vector<V>(out.p[k] + offset(k), r[k]);
 }
 
-/// Contiguous operands: a vectorized grid-stride loop (when `vectorized`) and a scalar loop for the rest.
-/// Every input of an element is loaded before any output of it is stored (in-place safety).
-template <class Op, int K, class TOut, class... TIn>
-__global__ void contiguous_kernel(Op op, int64_t n, bool vectorized, OutPointers<TOut, K> out, const TIn*... in) {
-  constexpr int V = kVecElems<TOut, TIn...>;
-  const int64_t tid = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const int64_t nthreads = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  int64_t start = 0;
-  if (vectorized) {
-    const int64_t nvec = n / V;
-    for (int64_t v = tid; v < nvec; v += nthreads) {
-      const int64_t base = v * V;
-      apply_vectors<V, K>(op, out, base, load_vector<V>(in + base)...);
+template <int V, class Op, int K, int N, class TOut, class... TIn, size_t... Is>
+__device__ __forceinline__ void apply_vector_at(const Op& op, const int64_t (&off)[N], std::index_sequence<Is...>,
+                                                const OutPointers<TOut, K>& out, const TIn*... in) {
+  apply_vectors<V, K>(op, out, [&off](int k) { return off[k]; }, load_vector<V>(in + off[K + Is])...);
+}
+
+/// Adds to `off` each operand's offset of row `row` of a row geometry (dimensions 1.. of `p`; dimension 0
+/// is the dense row itself). The outermost dimension needs no division, so rank-2 problems need none.
+template <int N>
+__device__ __forceinline__ void add_row_offsets(const StridedParams<int64_t, N>& p, int64_t row, int64_t (&off)[N]) {
+  BARACUDA_UNROLL
+  for (int d = 1; d < kMaxRank; ++d) {
+    if (d == p.rank) break;
+    int64_t c = row;
+    if (d + 1 < p.rank) {
+      c = row % p.sizes[d];
+      row /= p.sizes[d];
     }
-    start = nvec * V;
+    BARACUDA_UNROLL
+    for (int k = 0; k < N; ++k) off[k] += c * p.strides[k][d];
   }
-  for (int64_t i = start + tid; i < n; i += nthreads)
-    store_results<K>(out, op(in[i]...), [i](int) { return i; });
 }
 
 template <class Op, int K, class IndexT, int NArgs, class TOut, class... TIn, size_t... Is>
 __device__ __forceinline__ void apply_at(const Op& op, const IndexT (&off)[NArgs], std::index_sequence<Is...>,
                                          const OutPointers<TOut, K>& out, const TIn*... in) {
   store_results<K>(out, op(in[off[K + Is]]...), [&off](int k) { return off[k]; });
+}
+
+/// Rows of 16-byte vectors (`row_vectorizable` geometry, 16-byte-aligned pointers): `rows` rows of
+/// `p.sizes[0]` dense elements, each walked as `vectors_per_row` `AlignedVector`s and then a scalar tail of
+/// `tail_per_row` elements. A dense tensor is the one-row case; padded rows (a gated activation's halves)
+/// and row-broadcast inputs (a bias) are the others. Consecutive threads take consecutive vectors of a row,
+/// so accesses coalesce. Every input of an element is loaded before any output of it is stored.
+template <class Op, int K, class TOut, class... TIn>
+__global__ void row_vector_kernel(Op op, StridedParams<int64_t, K + sizeof...(TIn)> p, int64_t rows,
+                                  int64_t vectors_per_row, int64_t tail_per_row, OutPointers<TOut, K> out,
+                                  const TIn*... in) {
+  constexpr int V = kVecElems<TOut, TIn...>;
+  constexpr int N = K + static_cast<int>(sizeof...(TIn));
+  const int64_t tid = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const int64_t nthreads = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  const int64_t nvec = rows * vectors_per_row;
+  // 32-bit division whenever the vector count allows (the usual case): 64-bit division is emulated.
+  const bool narrow = nvec <= static_cast<int64_t>(UINT32_MAX);
+  for (int64_t v = tid; v < nvec; v += nthreads) {
+    int64_t row = 0, col = v;
+    if (rows > 1) {
+      row = narrow ? static_cast<int64_t>(static_cast<uint32_t>(v) / static_cast<uint32_t>(vectors_per_row))
+                   : v / vectors_per_row;
+      col = v - row * vectors_per_row;
+    }
+    int64_t off[N];
+    BARACUDA_UNROLL
+    for (int k = 0; k < N; ++k) off[k] = col * V;
+    add_row_offsets(p, row, off);
+    apply_vector_at<V, Op, K>(op, off, std::index_sequence_for<TIn...>{}, out, in...);
+  }
+  const int64_t ntail = rows * tail_per_row;
+  for (int64_t t = tid; t < ntail; t += nthreads) {
+    const int64_t row = t / tail_per_row;
+    int64_t off[N];
+    BARACUDA_UNROLL
+    for (int k = 0; k < N; ++k) off[k] = vectors_per_row * V + (t - row * tail_per_row);
+    add_row_offsets(p, row, off);
+    apply_at<Op, K>(op, off, std::index_sequence_for<TIn...>{}, out, in...);
+  }
 }
 
 /// Any strides: each linear index is decomposed over the coalesced dimensions (innermost first).
@@ -214,13 +260,14 @@ Status launch_elementwise_multi(std::string_view plan, const ::baracuda::detail:
     outs_aligned = outs_aligned && aligned16(o.p[k]);
   }
 
-  if (g.contiguous()) {
-    constexpr int V = kVecElems<TOut, TIn...>;
-    const bool vectorized = (outs_aligned && ... && aligned16(in.data));
-    const int64_t work = vectorized ? (g.numel + V - 1) / V : g.numel;
-    const dim3 grid(grid_for(t, ctx, work));
-    BARACUDA_LAUNCH(grid, block, 0, ctx.stream, contiguous_kernel<Op, K, TOut, TIn...>)
-    (op, g.numel, vectorized, o, static_cast<const TIn*>(in.data)...);
+  constexpr int V = kVecElems<TOut, TIn...>;
+  if (g.row_vectorizable(V) && (outs_aligned && ... && aligned16(in.data))) {
+    const int64_t cols = g.sizes[0];
+    const int64_t rows = g.numel / cols;
+    const int64_t vectors_per_row = cols / V, tail_per_row = cols % V;
+    const dim3 grid(grid_for(t, ctx, rows * (vectors_per_row + tail_per_row)));
+    BARACUDA_LAUNCH(grid, block, 0, ctx.stream, row_vector_kernel<Op, K, TOut, TIn...>)
+    (op, strided_params<int64_t>(g), rows, vectors_per_row, tail_per_row, o, static_cast<const TIn*>(in.data)...);
   } else if (g.fits_int32()) {
     const dim3 grid(grid_for(t, ctx, g.numel));
     BARACUDA_LAUNCH(grid, block, 0, ctx.stream, strided_kernel<Op, K, int32_t, TOut, TIn...>)

@@ -22,12 +22,18 @@ struct ElementwiseGeometry {
   std::array<int64_t, kMaxRank> sizes{};
   std::array<std::array<int64_t, kMaxRank>, NArgs> strides{};
 
-  /// Every operand walks memory densely (stride 1) in one dimension, or there is a single element.
-  bool contiguous() const {
-    if (rank == 0) return true;
-    if (rank > 1) return false;
-    for (int k = 0; k < NArgs; ++k)
+  /// Rows of whole 16-byte vectors: every operand is dense (stride 1) in the innermost dimension and every
+  /// outer stride is a multiple of `v` elements, so with 16-byte-aligned base pointers each row starts
+  /// aligned and can be walked `v` elements at a time (a per-row scalar tail takes `sizes[0] % v`). Rows
+  /// narrower than `v` are left to the strided path. A single dense dimension is the one-row case.
+  bool row_vectorizable(int v) const {
+    if (rank == 0) return false;
+    if (rank > 1 && sizes[0] < v) return false;
+    for (int k = 0; k < NArgs; ++k) {
       if (strides[k][0] != 1) return false;
+      for (int d = 1; d < rank; ++d)
+        if (strides[k][d] % v != 0) return false;
+    }
     return true;
   }
   /// The element count and every operand's largest |offset| fit in int32 (the 32-bit index path).

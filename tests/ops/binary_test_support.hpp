@@ -212,7 +212,7 @@ inline std::vector<BinaryLayout> forward_layouts(bool small, bool with_in_place)
     l.a.stride = {0, 1};
     v.push_back(l);
   }
-  {  // Dense but one element off 16-byte alignment: the contiguous path's scalar loop.
+  {  // Dense but one element off 16-byte alignment: the strided path (unaligned).
     const Shape s{1001};
     BinaryLayout l{"unaligned", s, s, s, dense_layout(s), dense_layout(s), dense_layout(s), Alias::None};
     l.a.offset = 1;

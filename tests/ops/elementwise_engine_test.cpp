@@ -1,6 +1,6 @@
 // The elementwise engine's multi-output path (two outputs per element: what binary and gated backward
 // passes use) on the sim device against a host loop, over contiguous, unaligned, strided, broadcast and
-// in-place operands; and the mapping of a failed launch to `DeviceError`.
+// in-place operands, padded rows; and the mapping of a failed launch to `DeviceError`.
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -84,6 +84,40 @@ TEST(ElementwiseEngineSim, TwoOutputsInPlaceOverBothInputs) {
   for (int64_t i = 0; i < n; ++i) {
     ASSERT_EQ(a[i], a0[i] + b0[i]) << i;
     ASSERT_EQ(b[i], a0[i] - b0[i]) << i;
+  }
+}
+
+// Rows of 9 vectors + a 1-element tail in padded buffers, b broadcast over rows: the row-vector path.
+TEST(ElementwiseEngineSim, TwoOutputsPaddedRowsWithTailsAndRowBroadcast) {
+  const int64_t rows = 9, cols = 37, ls = 40, la = 44;  // row strides: multiples of 4 floats
+  auto a = iota_values(rows * la, 1.0f), b = iota_values(cols, 2.0f);
+  std::vector<float> s(rows * ls, 5.0f), d(rows * ls, 6.0f);
+  ASSERT_TRUE(sum_difference(sim_context(), view(s.data(), {rows, cols}, {ls, 1}),
+                             view(d.data(), {rows, cols}, {ls, 1}), view(a.data(), {rows, cols}, {la, 1}),
+                             view(b.data(), {rows, cols}, {0, 1})).is_ok());
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < cols; ++c) {
+      ASSERT_EQ(s[r * ls + c], a[r * la + c] + b[c]) << r << "," << c;
+      ASSERT_EQ(d[r * ls + c], a[r * la + c] - b[c]) << r << "," << c;
+    }
+    for (int64_t c = cols; c < ls; ++c) {  // padding untouched
+      ASSERT_EQ(s[r * ls + c], 5.0f);
+      ASSERT_EQ(d[r * ls + c], 6.0f);
+    }
+  }
+}
+
+// Rows indexed over two outer dimensions (a row's offset needs one division): [3, 5, 8] in [3, 6, 12].
+TEST(ElementwiseEngineSim, TwoOutputsRowsOverTwoOuterDimensions) {
+  const int64_t n0 = 3, n1 = 5, n2 = 8, s1 = 12, s0 = 6 * 12;
+  auto a = iota_values(n0 * s0, 1.0f), b = iota_values(n0 * s0, 0.5f);
+  std::vector<float> s(n0 * s0, 9.0f), d(n0 * s0, 9.0f);
+  auto v = [&](float* p) { return view(p, {n0, n1, n2}, {s0, s1, 1}); };
+  ASSERT_TRUE(sum_difference(sim_context(), v(s.data()), v(d.data()), v(a.data()), v(b.data())).is_ok());
+  for (int64_t i = 0; i < n0 * s0; ++i) {
+    const bool inside = (i % s0) / s1 < n1 && (i % s1) < n2;
+    ASSERT_EQ(s[i], inside ? a[i] + b[i] : 9.0f) << i;
+    ASSERT_EQ(d[i], inside ? a[i] - b[i] : 9.0f) << i;
   }
 }
 

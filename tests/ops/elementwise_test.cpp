@@ -27,7 +27,7 @@ TEST(ElementwiseGeometry, DenseTensorsBecomeOneDimension) {
   const auto g = coalesce<2>(shape, {out.data(), out.data()});
   EXPECT_EQ(g.rank, 1);
   EXPECT_EQ(g.sizes[0], 120);
-  EXPECT_TRUE(g.contiguous());
+  EXPECT_TRUE(g.row_vectorizable(4));  // one row
   EXPECT_TRUE(g.fits_int32());
 }
 
@@ -37,7 +37,7 @@ TEST(ElementwiseGeometry, ExtentOneDimensionsAreDroppedWhateverTheirStride) {
   const auto g = coalesce<1>(shape, {out.data()});
   EXPECT_EQ(g.rank, 1);
   EXPECT_EQ(g.sizes[0], 21);
-  EXPECT_TRUE(g.contiguous());
+  EXPECT_TRUE(g.row_vectorizable(4));  // one row
 }
 
 TEST(ElementwiseGeometry, PaddedRowsStayTwoDimensions) {
@@ -50,7 +50,36 @@ TEST(ElementwiseGeometry, PaddedRowsStayTwoDimensions) {
   EXPECT_EQ(g.sizes[1], 37);
   EXPECT_EQ(g.strides[0][1], 48);
   EXPECT_EQ(g.strides[1][1], 41);
-  EXPECT_FALSE(g.contiguous());
+  EXPECT_FALSE(g.row_vectorizable(4));  // the input's row stride 41 breaks 16-byte alignment
+}
+
+TEST(ElementwiseGeometry, PaddedRowsOfWholeVectorsAreRowVectorizable) {
+  const Shape shape{37, 41};
+  const auto out = strides({48, 1});
+  const auto in = strides({44, 1});
+  const auto g = coalesce<2>(shape, {out.data(), in.data()});
+  ASSERT_EQ(g.rank, 2);
+  EXPECT_TRUE(g.row_vectorizable(4));   // rows of 10 vectors and a 1-element tail
+  EXPECT_FALSE(g.row_vectorizable(8));  // 44 is not a multiple of 8
+  EXPECT_FALSE(g.row_vectorizable(64)); // rows narrower than a vector go to the strided path
+}
+
+TEST(ElementwiseGeometry, GatedHalvesOfTheLastDimensionAreRowVectorizable) {
+  const Shape shape{16, 4096};  // [T, H] halves of a [T, 2H] input
+  const auto out = strides({4096, 1});
+  const auto half = strides({8192, 1});
+  const auto g = coalesce<3>(shape, {out.data(), half.data(), half.data()});
+  ASSERT_EQ(g.rank, 2);
+  EXPECT_TRUE(g.row_vectorizable(8));
+}
+
+TEST(ElementwiseGeometry, RowBroadcastIsRowVectorizableButScalarBroadcastIsNot) {
+  const Shape shape{33, 64};
+  const auto out = strides({64, 1});
+  const auto row = strides({0, 1});
+  const auto scalar = strides({0, 0});
+  EXPECT_TRUE((coalesce<2>(shape, {out.data(), row.data()}).row_vectorizable(4)));
+  EXPECT_FALSE((coalesce<2>(shape, {out.data(), scalar.data()}).row_vectorizable(4)));
 }
 
 TEST(ElementwiseGeometry, BroadcastInputKeepsItsDimension) {
@@ -68,7 +97,7 @@ TEST(ElementwiseGeometry, TransposedOutputIsWalkedInMemoryOrder) {
   const auto in = strides({1, 19});
   const auto g = coalesce<2>(shape, {out.data(), in.data()});
   EXPECT_EQ(g.rank, 1);  // sorted by the output's strides, the two dimensions merge
-  EXPECT_TRUE(g.contiguous());
+  EXPECT_TRUE(g.row_vectorizable(4));  // one row
 }
 
 TEST(ElementwiseGeometry, LargeOffsetsNeedSixtyFourBitIndexing) {
