@@ -17,4 +17,6 @@
 #include "baracuda/ops/cast.hpp"
 #include "baracuda/ops/fill.hpp"
 #include "baracuda/ops/gated_activation.hpp"
+#include "baracuda/ops/quant_granularity.hpp"
+#include "baracuda/ops/quantize.hpp"
 #include "baracuda/ops/unary.hpp"

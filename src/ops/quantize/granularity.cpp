@@ -1,0 +1,164 @@
+// QuantGranularity: parameter shapes, names and hashing; and the expanded views every quantization kernel
+// iterates over (param_views.hpp).
+#include "baracuda/ops/quant_granularity.hpp"
+
+#include <string>
+
+#include "core/hashing.hpp"
+#include "ops/quantize/param_views.hpp"
+
+namespace baracuda {
+namespace {
+
+std::string s(std::string_view v) { return std::string(v); }
+
+// The axis in [0, rank), or an error naming the plan.
+Result<int> normalized_axis(std::string_view plan, int axis, int rank) {
+  if (axis < -rank || axis >= rank)
+    return Error::invalid(s(plan) + ": quantization axis " + std::to_string(axis) + " is out of range for rank " +
+                          std::to_string(rank));
+  return axis < 0 ? axis + rank : axis;
+}
+
+}  // namespace
+
+Result<Shape> QuantGranularity::param_shape(std::string_view plan, const Shape& shape) const {
+  if (!shape.valid()) return Error::invalid(s(plan) + ": invalid input shape");
+  switch (kind) {
+    case Kind::PerTensor:
+      return Shape{1};
+    case Kind::PerChannel: {
+      auto a = normalized_axis(plan, axis, shape.rank);
+      if (!a) return a.error();
+      return Shape{shape[*a]};
+    }
+    case Kind::PerToken: {
+      if (shape.rank < 2)
+        return Error::invalid(s(plan) + ": per-token quantization needs rank >= 2 ([tokens, hidden]); got rank " +
+                              std::to_string(shape.rank));
+      Shape p = shape;
+      p.rank = shape.rank - 1;
+      return p;
+    }
+    case Kind::PerGroup: {
+      auto a = normalized_axis(plan, axis, shape.rank);
+      if (!a) return a.error();
+      if (group_size <= 0)
+        return Error::invalid(s(plan) + ": group size must be positive; got " + std::to_string(group_size));
+      if (shape[*a] % group_size != 0)
+        return Error::invalid(s(plan) + ": group size " + std::to_string(group_size) + " does not divide extent " +
+                              std::to_string(shape[*a]) + " of axis " + std::to_string(*a) +
+                              " (ragged groups are not supported)");
+      Shape p = shape;
+      p.dims[*a] = shape[*a] / group_size;
+      return p;
+    }
+  }
+  return Error::invalid(s(plan) + ": invalid QuantGranularity kind");
+}
+
+std::string QuantGranularity::to_string() const {
+  switch (kind) {
+    case Kind::PerTensor: return "per_tensor";
+    case Kind::PerChannel: return "per_channel(axis=" + std::to_string(axis) + ")";
+    case Kind::PerToken: return "per_token";
+    case Kind::PerGroup:
+      return "per_group(axis=" + std::to_string(axis) + ", size=" + std::to_string(group_size) + ")";
+  }
+  return "?";
+}
+
+size_t QuantGranularity::hash() const {
+  size_t h = std::hash<int>{}(static_cast<int>(kind));
+  detail::hash_combine(h, axis);
+  detail::hash_combine(h, group_size);
+  return h;
+}
+
+namespace detail {
+
+Result<QuantLayout> quant_layout(std::string_view plan, const QuantGranularity& g, const Shape& shape) {
+  auto p = g.param_shape(plan, shape);
+  if (!p) return p.error();
+  QuantLayout l;
+  l.granularity = g;
+  l.shape = shape;
+  l.param_shape = *p;
+  l.iter = shape;
+  if (g.kind == QuantGranularity::Kind::PerChannel || g.kind == QuantGranularity::Kind::PerGroup)
+    l.axis = g.axis < 0 ? g.axis + shape.rank : g.axis;
+  if (g.kind == QuantGranularity::Kind::PerGroup) {
+    if (shape.rank + 1 > kMaxRank)
+      return Error::unsupported(s(plan) + ": per-group quantization of a rank-" + std::to_string(shape.rank) +
+                                " tensor needs rank " + std::to_string(shape.rank + 1) + " internally (max " +
+                                std::to_string(kMaxRank) + ")");
+    // Split the group axis into (groups, group_size).
+    l.iter.rank = shape.rank + 1;
+    for (int d = shape.rank; d > l.axis + 1; --d) l.iter.dims[d] = shape.dims[d - 1];
+    l.iter.dims[l.axis] = shape[l.axis] / g.group_size;
+    l.iter.dims[l.axis + 1] = g.group_size;
+  }
+  return l;
+}
+
+DynTensor QuantLayout::data_view(const DynTensor& t) const {
+  DynTensor v = t;
+  v.shape = iter;
+  if (granularity.kind == QuantGranularity::Kind::PerGroup) {
+    for (int d = shape.rank; d > axis + 1; --d) v.stride[d] = t.stride[d - 1];
+    v.stride[axis] = t.stride[axis] * granularity.group_size;
+    v.stride[axis + 1] = t.stride[axis];
+  }
+  return v;
+}
+
+DynTensor QuantLayout::param_view(const DynTensor& p) const {
+  DynTensor v = p;
+  v.shape = iter;
+  for (int d = 0; d < kMaxRank; ++d) v.stride[d] = 0;
+  switch (granularity.kind) {
+    case QuantGranularity::Kind::PerTensor: break;
+    case QuantGranularity::Kind::PerChannel: v.stride[axis] = p.stride[0]; break;
+    case QuantGranularity::Kind::PerToken:
+      for (int d = 0; d + 1 < shape.rank; ++d) v.stride[d] = p.stride[d];
+      break;
+    case QuantGranularity::Kind::PerGroup:
+      for (int d = 0; d < shape.rank; ++d) v.stride[d <= axis ? d : d + 1] = p.stride[d];
+      break;
+  }
+  return v;
+}
+
+uint32_t QuantLayout::param_dims_mask() const {
+  uint32_t m = 0;
+  switch (granularity.kind) {
+    case QuantGranularity::Kind::PerTensor: break;
+    case QuantGranularity::Kind::PerChannel: m = 1u << axis; break;
+    case QuantGranularity::Kind::PerToken:
+      for (int d = 0; d + 1 < shape.rank; ++d) m |= 1u << d;
+      break;
+    case QuantGranularity::Kind::PerGroup:
+      for (int d = 0; d <= shape.rank; ++d)
+        if (d != axis + 1) m |= 1u << d;
+      break;
+  }
+  return m;
+}
+
+DynTensor pair_view(const DynTensor& t, int which) {
+  DynTensor v = t;
+  const int last = t.shape.rank - 1;
+  v.shape.dims[last] = t.shape[last] / 2;
+  v.stride[last] = t.stride[last] * 2;
+  if (which == 1) v.data = static_cast<char*>(t.data) + t.stride[last] * (element_bits(t.kind) / 8);
+  return v;
+}
+
+DynTensor packed_bytes_view(const QuantLayout& layout, const DynTensor& packed) {
+  Shape bytes = layout.iter;
+  bytes.dims[bytes.rank - 1] /= 2;
+  return DynTensor::dense(packed.data, ElementKind::U8, bytes);
+}
+
+}  // namespace detail
+}  // namespace baracuda

@@ -1,0 +1,278 @@
+// The quantize family's host reference, written independently of the device code: it walks the logical
+// shape by index arithmetic, finds each element's parameters from the granularity directly (not through
+// the broadcast views of param_views.hpp), reads and writes packed nibbles by flat index, computes in the
+// opmath type with std:: math (the convention fixes f32 arithmetic for f16/bf16/f32 data), and rounds
+// results once with the reference formats of core/reference_formats.hpp.
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+#include <vector>
+
+#include "core/reference_formats.hpp"
+#include "ops/quantize/tables.hpp"
+
+namespace baracuda::reference {
+namespace {
+
+using detail::QuantizeLaunch;
+using Index = std::array<int64_t, kMaxRank>;
+
+template <class T>
+using Opmath = std::conditional_t<std::is_same_v<T, double>, double, float>;
+
+/// Calls f(idx) for every index of `shape`, row-major.
+template <class F>
+void for_each_index(const Shape& shape, F&& f) {
+  const int64_t n = shape.numel();
+  Index idx{};
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t rem = i;
+    for (int d = shape.rank - 1; d >= 0; --d) {
+      idx[d] = rem % shape.dims[d];
+      rem /= shape.dims[d];
+    }
+    f(idx);
+  }
+}
+
+int64_t offset_of(const DynTensor& t, const Index& idx) {
+  int64_t o = 0;
+  for (int d = 0; d < t.shape.rank; ++d) o += idx[d] * t.stride[d];
+  return o;
+}
+
+int64_t flat_of(const Shape& s, const Index& idx) {
+  int64_t f = 0;
+  for (int d = 0; d < s.rank; ++d) f = f * s.dims[d] + idx[d];
+  return f;
+}
+
+/// The element offset, in parameter tensor `p`, of the parameters of data element `idx`.
+int64_t param_offset(const QuantizeLaunch& a, const DynTensor& p, const Index& idx) {
+  const QuantGranularity& g = a.layout.granularity;
+  const int rank = a.layout.shape.rank;
+  const int axis = g.axis < 0 ? g.axis + rank : g.axis;
+  switch (g.kind) {
+    case QuantGranularity::Kind::PerTensor: return 0;
+    case QuantGranularity::Kind::PerChannel: return idx[axis] * p.stride[0];
+    case QuantGranularity::Kind::PerToken: {
+      int64_t o = 0;
+      for (int d = 0; d + 1 < rank; ++d) o += idx[d] * p.stride[d];
+      return o;
+    }
+    case QuantGranularity::Kind::PerGroup: {
+      int64_t o = 0;
+      for (int d = 0; d < rank; ++d) o += (d == axis ? idx[d] / g.group_size : idx[d]) * p.stride[d];
+      return o;
+    }
+  }
+  return 0;
+}
+
+template <class T>
+T* at(const DynTensor& t, int64_t offset) {
+  return static_cast<T*>(t.data) + offset;
+}
+
+/// Reads data element idx of a float tensor as its opmath type (exact).
+template <class T>
+Opmath<T> load(const DynTensor& t, const Index& idx) {
+  return static_cast<Opmath<T>>(value_of<T>(*at<T>(t, offset_of(t, idx))));
+}
+template <class T>
+void store_value(const DynTensor& t, const Index& idx, long double v) {
+  *at<T>(t, offset_of(t, idx)) = store<T>(v);
+}
+
+/// The quantized value of element idx (packed: the nibble of its flat index; even index low).
+template <class TQ>
+int32_t load_q(const DynTensor& q, const Index& idx) {
+  if constexpr (std::is_same_v<TQ, int4x2_t> || std::is_same_v<TQ, uint4x2_t>) {
+    const int64_t f = flat_of(q.shape, idx);
+    const uint8_t byte = static_cast<const uint8_t*>(q.data)[f / 2];
+    int32_t n = (f % 2 == 0) ? (byte & 0xF) : (byte >> 4);
+    if (std::is_same_v<TQ, int4x2_t> && n >= 8) n -= 16;
+    return n;
+  } else {
+    return static_cast<int32_t>(*at<TQ>(q, offset_of(q, idx)));
+  }
+}
+template <class TQ>
+void store_q(const DynTensor& q, const Index& idx, int32_t v) {
+  if constexpr (std::is_same_v<TQ, int4x2_t> || std::is_same_v<TQ, uint4x2_t>) {
+    const int64_t f = flat_of(q.shape, idx);
+    uint8_t& byte = static_cast<uint8_t*>(q.data)[f / 2];
+    const uint8_t nib = static_cast<uint8_t>(v) & 0xF;
+    byte = (f % 2 == 0) ? static_cast<uint8_t>((byte & 0xF0) | nib) : static_cast<uint8_t>((byte & 0x0F) | (nib << 4));
+  } else {
+    *at<TQ>(q, offset_of(q, idx)) = static_cast<TQ>(v);
+  }
+}
+
+/// The parameters of element idx: scale and zero point in opmath.
+template <class T, class ZP>
+struct Params {
+  Opmath<T> s;
+  Opmath<T> zp;
+};
+template <class T, class ZP>
+Params<T, ZP> params(const QuantizeLaunch& a, const Index& idx) {
+  using M = Opmath<T>;
+  const M s = *at<M>(a.t.scale, param_offset(a, a.t.scale, idx));
+  const ZP z = *at<ZP>(a.t.zero_point, param_offset(a, a.t.zero_point, idx));
+  if constexpr (std::is_same_v<ZP, int32_t>) {
+    return {s, static_cast<M>(z)};
+  } else {  // learnable: nearbyint, then clamp (a NaN zero point counts as 0)
+    const M r = std::isnan(z) ? M(0) : std::nearbyint(z);
+    return {s, std::fmin(std::fmax(r, static_cast<M>(a.qmin)), static_cast<M>(a.qmax))};
+  }
+}
+
+/// nearbyint(x / s) + zp before clamping; a NaN quotient counts as 0.
+template <class M>
+M unclamped(M x, M s, M zp) {
+  const M r = x / s;
+  return (std::isnan(r) ? M(0) : std::nearbyint(r)) + zp;
+}
+template <class M>
+int32_t clamped(M v, const QuantizeLaunch& a) {
+  if (v < static_cast<M>(a.qmin)) return a.qmin;
+  if (v > static_cast<M>(a.qmax)) return a.qmax;
+  return static_cast<int32_t>(v);
+}
+template <class M>
+bool inside(M v, const QuantizeLaunch& a) {
+  return v >= static_cast<M>(a.qmin) && v <= static_cast<M>(a.qmax);
+}
+
+template <class T, class TQ>
+Status quantize(const detail::ExecContext&, const QuantizeLaunch& a) {
+  for_each_index(a.layout.shape, [&](const Index& idx) {
+    const auto p = params<T, int32_t>(a, idx);
+    store_q<TQ>(a.t.q, idx, clamped(unclamped(load<T>(a.t.x, idx), p.s, p.zp), a));
+  });
+  return {};
+}
+
+template <class T, class TQ>
+Status dequantize(const detail::ExecContext&, const QuantizeLaunch& a) {
+  using M = Opmath<T>;
+  for_each_index(a.layout.shape, [&](const Index& idx) {
+    const auto p = params<T, int32_t>(a, idx);
+    const M v = (static_cast<M>(load_q<TQ>(a.t.q, idx)) - p.zp) * p.s;  // q − zp is exact in M
+    store_value<T>(a.t.y, idx, v);
+  });
+  return {};
+}
+
+template <class T>
+Status dequantize_backward(const detail::ExecContext&, const QuantizeLaunch& a) {
+  using M = Opmath<T>;
+  for_each_index(a.layout.shape, [&](const Index& idx) {
+    const M s = *at<M>(a.t.scale, param_offset(a, a.t.scale, idx));
+    store_value<T>(a.t.dx, idx, static_cast<M>(load<T>(a.t.dy, idx) * s));
+  });
+  return {};
+}
+
+template <class T>
+Status quantize_backward(const detail::ExecContext&, const QuantizeLaunch& a) {
+  using M = Opmath<T>;
+  for_each_index(a.layout.shape, [&](const Index& idx) {
+    const auto p = params<T, int32_t>(a, idx);
+    const M mask = inside(unclamped(load<T>(a.t.x, idx), p.s, p.zp), a) ? M(1) : M(0);
+    store_value<T>(a.t.dx, idx, static_cast<M>(load<T>(a.t.dy, idx) / p.s) * mask);
+  });
+  return {};
+}
+
+template <class T, class ZP>
+Status fake_quantize(const detail::ExecContext&, const QuantizeLaunch& a) {
+  using M = Opmath<T>;
+  for_each_index(a.layout.shape, [&](const Index& idx) {
+    const auto p = params<T, ZP>(a, idx);
+    const int32_t q = clamped(unclamped(load<T>(a.t.x, idx), p.s, p.zp), a);
+    store_value<T>(a.t.y, idx, static_cast<M>((static_cast<M>(q) - p.zp) * p.s));
+  });
+  return {};
+}
+
+template <class T, class ZP>
+Status fake_quantize_backward(const detail::ExecContext&, const QuantizeLaunch& a) {
+  using M = Opmath<T>;
+  for_each_index(a.layout.shape, [&](const Index& idx) {
+    const auto p = params<T, ZP>(a, idx);
+    const M mask = inside(unclamped(load<T>(a.t.x, idx), p.s, p.zp), a) ? M(1) : M(0);
+    store_value<T>(a.t.dx, idx, load<T>(a.t.dy, idx) * mask);
+  });
+  return {};
+}
+
+/// dscale and dzp of the learnable backward: per-element terms in opmath (as the devices compute them),
+/// summed per parameter in long double, times grad_factor, rounded once to the scale's type.
+template <class T>
+Status learnable_backward_grads(const detail::ExecContext&, const QuantizeLaunch& a) {
+  using M = Opmath<T>;
+  const Shape& ps = a.layout.param_shape;
+  std::vector<long double> ds(static_cast<size_t>(ps.numel()), 0.0L), dz(ds.size(), 0.0L);
+  // The row-major parameter number of element idx, from the same offsets a dense param tensor would have.
+  DynTensor dense_params = DynTensor::dense(nullptr, a.t.scale.kind, ps);
+  for_each_index(a.layout.shape, [&](const Index& idx) {
+    const auto p = params<T, M>(a, idx);
+    const M x = load<T>(a.t.x, idx), dy = load<T>(a.t.dy, idx);
+    const M v = unclamped(x, p.s, p.zp);
+    M gs = 0, gz = 0;
+    if (v < static_cast<M>(a.qmin)) {
+      gs = dy * (static_cast<M>(a.qmin) - p.zp);
+      gz = -dy * p.s;
+    } else if (v > static_cast<M>(a.qmax)) {
+      gs = dy * (static_cast<M>(a.qmax) - p.zp);
+      gz = -dy * p.s;
+    } else {
+      gs = dy * ((v - p.zp) * p.s - x) / p.s;
+    }
+    const auto k = static_cast<size_t>(param_offset(a, dense_params, idx));
+    ds[k] += gs;
+    dz[k] += gz;
+  });
+  Index pidx{};
+  for_each_index(ps, [&](const Index& i) {
+    pidx = i;
+    const auto k = static_cast<size_t>(flat_of(ps, pidx));
+    *at<M>(a.t.dscale, offset_of(a.t.dscale, pidx)) = static_cast<M>(ds[k] * a.grad_factor);
+    *at<M>(a.t.dzero_point, offset_of(a.t.dzero_point, pidx)) = static_cast<M>(dz[k] * a.grad_factor);
+  });
+  return {};
+}
+
+detail::QuantizeTables make_tables() {
+  detail::QuantizeTables t{};
+  for_each_type(detail::QuantizeFloatTypes{}, [&]<class T>() {
+    using M = Opmath<T>;
+    const size_t e = detail::kind_index(kind_of<T>);
+    t.quantize_backward[e] = &quantize_backward<T>;
+    t.dequantize_backward[e] = &dequantize_backward<T>;
+    t.fake_quantize[e] = &fake_quantize<T, int32_t>;
+    t.fake_quantize_backward[e] = &fake_quantize_backward<T, int32_t>;
+    t.learnable[e] = &fake_quantize<T, M>;
+    t.learnable_backward_dx[e] = &fake_quantize_backward<T, M>;
+    t.learnable_backward_grads[e] = &learnable_backward_grads<T>;
+    for_each_type(detail::QuantizedTypes{}, [&]<class TQ>() {
+      const size_t q = detail::kind_index(kind_of<TQ>);
+      t.quantize[e][q] = &quantize<T, TQ>;
+      t.dequantize[e][q] = &dequantize<T, TQ>;
+    });
+  });
+  return t;
+}
+
+}  // namespace
+
+const detail::QuantizeTables& quantize_tables() {
+  static const detail::QuantizeTables tables = make_tables();
+  return tables;
+}
+
+}  // namespace baracuda::reference

@@ -1,0 +1,44 @@
+// Internal: the iteration space shared by every quantization kernel. A granularity becomes plain
+// broadcasting: the input is iterated over `iter` (its own shape, with a per-group axis split into
+// (groups, group_size)), and a scale or zero-point tensor of `param_shape` is viewed over `iter` with
+// stride 0 along every dimension it does not vary in. The elementwise engine then needs no notion of
+// granularity, and a segmented reduction over the dimensions outside `param_dims_mask()` computes one
+// value per parameter (dynamic range, learnable fake-quantize gradients).
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "baracuda/core/dyn_tensor.hpp"
+#include "baracuda/ops/quant_granularity.hpp"
+
+namespace baracuda::detail {
+
+struct QuantLayout {
+  QuantGranularity granularity;
+  Shape shape;        ///< the input's shape
+  Shape param_shape;  ///< the scale / zero-point shape (QuantGranularity::param_shape)
+  Shape iter;         ///< the iteration shape: `shape`, the group axis split for PerGroup
+  int axis = 0;       ///< normalized axis (PerChannel, PerGroup)
+
+  /// A tensor of `shape` (input, output, gradient) as a view over `iter`.
+  DynTensor data_view(const DynTensor& t) const;
+  /// A tensor of `param_shape` as a broadcast view over `iter`.
+  DynTensor param_view(const DynTensor& p) const;
+  /// Bit d set when dimension d of `iter` indexes the parameters (the dimensions a per-parameter reduction
+  /// keeps); the others are reduced. Parameters are numbered row-major over the kept dimensions, which is
+  /// the row-major order of a dense `param_shape` tensor.
+  uint32_t param_dims_mask() const;
+};
+
+/// The even (`which` = 0) or odd (1) elements along the last dimension of a view: the last extent halved
+/// (it must be even), the last stride doubled. Packed 4-bit kernels read a pair per byte this way.
+DynTensor pair_view(const DynTensor& t, int which);
+/// A contiguous packed 4-bit tensor of logical shape `layout.shape` as bytes (kind U8) over `layout.iter`
+/// with the last extent halved: byte j of a row holds elements 2j (low nibble) and 2j + 1 (high nibble).
+DynTensor packed_bytes_view(const QuantLayout& layout, const DynTensor& packed);
+
+/// The layout of `g` over an input of `shape`, or the granularity's `InvalidProblem` naming `plan`.
+Result<QuantLayout> quant_layout(std::string_view plan, const QuantGranularity& g, const Shape& shape);
+
+}  // namespace baracuda::detail

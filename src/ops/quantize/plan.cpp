@@ -1,0 +1,274 @@
+// dynamic::QuantizePlan: select (the descriptor rules of include/baracuda/ops/quantize.hpp, the backend, the
+// device's function), can_implement (the operands each QuantizeOp reads and writes), run (one or two device
+// functions).
+#include <array>
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "baracuda/ops/quantize.hpp"
+#include "core/exec_context.hpp"
+#include "core/hashing.hpp"
+#include "core/validate.hpp"
+#include "ops/quantize/tables.hpp"
+
+namespace baracuda {
+namespace {
+
+constexpr std::string_view kPlan = "QuantizePlan";
+std::string s(std::string_view v) { return std::string(v); }
+
+const detail::QuantizeTables* cuda_tables() {
+#if BARACUDA_HAVE_CUDA_KERNELS
+  return &device_cuda::quantize_tables();
+#else
+  return nullptr;
+#endif
+}
+
+bool is_float_kind(ElementKind k) {
+  return k == ElementKind::F16 || k == ElementKind::Bf16 || k == ElementKind::F32 || k == ElementKind::F64;
+}
+bool is_quantized_kind(ElementKind k) {
+  return k == ElementKind::S8 || k == ElementKind::U8 || k == ElementKind::S4 || k == ElementKind::U4;
+}
+/// The representable range of a quantized kind.
+std::array<int32_t, 2> storage_range(ElementKind k) {
+  switch (k) {
+    case ElementKind::S8: return {-128, 127};
+    case ElementKind::U8: return {0, 255};
+    case ElementKind::S4: return {-8, 7};
+    case ElementKind::U4: return {0, 15};
+    default: return {0, 0};
+  }
+}
+
+bool has_quantized_operand(QuantizeOp op) { return op == QuantizeOp::Quantize || op == QuantizeOp::Dequantize; }
+bool is_learnable(QuantizeOp op) {
+  return op == QuantizeOp::FakeQuantizeLearnable || op == QuantizeOp::FakeQuantizeLearnableBackward;
+}
+
+/// The device function of `op` (the learnable backward's first pass, dx).
+detail::QuantizeFn function_of(const detail::QuantizeTables& t, QuantizeOp op, ElementKind e, ElementKind q) {
+  const size_t i = detail::kind_index(e), j = detail::kind_index(q);
+  switch (op) {
+    case QuantizeOp::Quantize: return t.quantize[i][j];
+    case QuantizeOp::QuantizeBackward: return t.quantize_backward[i];
+    case QuantizeOp::Dequantize: return t.dequantize[i][j];
+    case QuantizeOp::DequantizeBackward: return t.dequantize_backward[i];
+    case QuantizeOp::FakeQuantize: return t.fake_quantize[i];
+    case QuantizeOp::FakeQuantizeBackward: return t.fake_quantize_backward[i];
+    case QuantizeOp::FakeQuantizeLearnable: return t.learnable[i];
+    case QuantizeOp::FakeQuantizeLearnableBackward: return t.learnable_backward_dx[i];
+  }
+  return nullptr;
+}
+
+const detail::QuantizeTables* tables_for(DeviceKind d) {
+  return detail::table_for_device(d, reference::quantize_tables(), device_sim::quantize_tables(), cuda_tables());
+}
+
+}  // namespace
+
+std::string_view to_string(QuantizeOp op) {
+  switch (op) {
+    case QuantizeOp::Quantize: return "quantize";
+    case QuantizeOp::QuantizeBackward: return "quantize_backward";
+    case QuantizeOp::Dequantize: return "dequantize";
+    case QuantizeOp::DequantizeBackward: return "dequantize_backward";
+    case QuantizeOp::FakeQuantize: return "fake_quantize";
+    case QuantizeOp::FakeQuantizeBackward: return "fake_quantize_backward";
+    case QuantizeOp::FakeQuantizeLearnable: return "fake_quantize_learnable";
+    case QuantizeOp::FakeQuantizeLearnableBackward: return "fake_quantize_learnable_backward";
+  }
+  return "?";
+}
+
+size_t QuantizeDescriptor::hash() const {
+  size_t h = std::hash<int>{}(static_cast<int>(element));
+  detail::hash_combine(h, static_cast<int>(quantized));
+  detail::hash_combine(h, shape.hash());
+  detail::hash_combine(h, granularity.hash());
+  detail::hash_combine(h, quant_min.value_or(std::numeric_limits<int32_t>::min()));
+  detail::hash_combine(h, quant_max.value_or(std::numeric_limits<int32_t>::min()));
+  detail::hash_combine(h, grad_factor);
+  return h;
+}
+
+namespace dynamic {
+
+ElementKind QuantizePlan::scale_kind() const {
+  return desc_.element == ElementKind::F64 ? ElementKind::F64 : ElementKind::F32;
+}
+
+Result<QuantizePlan> QuantizePlan::select(const Stream& stream, QuantizeOp op, const QuantizeDescriptor& desc,
+                                          PlanPreference pref) {
+  if (static_cast<int>(op) > static_cast<int>(QuantizeOp::FakeQuantizeLearnableBackward))
+    return Error::invalid(s(kPlan) + ": invalid QuantizeOp");
+  BARACUDA_TRY(detail::check_shape(kPlan, "the descriptor's shape", desc.shape));
+  if (desc.shape.rank < 1)
+    return Error::invalid(s(kPlan) + ": the shape must have rank >= 1 (a scalar is a [1] tensor)");
+  if (!is_float_kind(desc.element))
+    return Error::unsupported(s(kPlan) + ": element kind " + s(to_string(desc.element)) +
+                              " is not supported (f16, bf16, f32 and f64 are)");
+  if (!is_quantized_kind(desc.quantized))
+    return Error::unsupported(s(kPlan) + ": quantized kind " + s(to_string(desc.quantized)) +
+                              " is not supported (s8, u8, s4 and u4 are)");
+  auto layout = detail::quant_layout(kPlan, desc.granularity, desc.shape);
+  if (!layout) return layout.error();
+
+  const auto [lo, hi] = storage_range(desc.quantized);
+  const int32_t qmin = desc.quant_min.value_or(lo), qmax = desc.quant_max.value_or(hi);
+  if (qmin > qmax)
+    return Error::invalid(s(kPlan) + ": quant_min " + std::to_string(qmin) + " > quant_max " + std::to_string(qmax));
+  if (qmin < lo || qmax > hi)
+    return Error::invalid(s(kPlan) + ": the range [" + std::to_string(qmin) + ", " + std::to_string(qmax) +
+                          "] exceeds what " + s(to_string(desc.quantized)) + " stores ([" + std::to_string(lo) +
+                          ", " + std::to_string(hi) + "])");
+  if (is_learnable(op) && (qmin > 0 || qmax < 0))
+    return Error::invalid(s(kPlan) + ": the learnable fake-quantize range must include 0 (quant_min <= 0 <= quant_max)");
+  if (op == QuantizeOp::FakeQuantizeLearnableBackward && !std::isfinite(desc.grad_factor))
+    return Error::invalid(s(kPlan) + ": grad_factor must be finite");
+  if (has_quantized_operand(op) && is_packed(desc.quantized)) {
+    const Shape& it = layout->iter;
+    if (it[it.rank - 1] % 2 != 0)
+      return Error::invalid(s(kPlan) + ": packed " + s(to_string(desc.quantized)) +
+                            " pairs elements along the last dimension, so its extent" +
+                            (it.rank > desc.shape.rank ? " (the group size)" : "") + " must be even; got " +
+                            std::to_string(it[it.rank - 1]));
+  }
+
+  auto backend = detail::resolve_bespoke_backend(kPlan, stream, pref);
+  if (!backend) return backend.error();
+  const detail::QuantizeTables* tables = tables_for(stream.device());
+  if (tables == nullptr)
+    return Error::unsupported(s(kPlan) +
+                              ": this library was built without CUDA kernels (BARACUDA_CUDA_KERNELS=OFF); "
+                              "use the sim or host device");
+  const detail::QuantizeFn fn = function_of(*tables, op, desc.element, desc.quantized);
+  if (fn == nullptr || (op == QuantizeOp::FakeQuantizeLearnableBackward &&
+                        tables->learnable_backward_grads[detail::kind_index(desc.element)] == nullptr))
+    return Error::unsupported(s(kPlan) + ": " + s(to_string(op)) + " is not available on this device for " +
+                              s(to_string(desc.element)));
+
+  QuantizePlan p;
+  p.op_ = op;
+  p.desc_ = desc;
+  p.qmin_ = qmin;
+  p.qmax_ = qmax;
+  p.param_shape_ = layout->param_shape;
+  p.sku_.category = OpCategory::Quantization;
+  p.sku_.op = to_string(op);
+  p.sku_.element = desc.element;
+  p.sku_.aux_element = desc.quantized;
+  p.sku_.sm = stream.sm();
+  p.sku_.backend = *backend;
+  p.sku_.precision = desc.element == ElementKind::F64 ? MathPrecision::F64 : MathPrecision::F32;
+  p.sku_.variant = desc.granularity.to_string();
+  p.device_ = stream.device();
+  p.device_index_ = stream.device_index();
+  p.fn_ = fn;
+  return p;
+}
+
+Status QuantizePlan::can_implement(const QuantizeTensors& t) const {
+  using detail::Access;
+  const ElementKind e = desc_.element, sk = scale_kind();
+  const ElementKind zk = is_learnable(op_) ? sk : ElementKind::S32;
+  const Shape& shape = desc_.shape;
+  const bool uses_x = op_ != QuantizeOp::Dequantize && op_ != QuantizeOp::DequantizeBackward;
+  const bool uses_zp = op_ != QuantizeOp::DequantizeBackward;
+  const bool uses_dy = op_ == QuantizeOp::QuantizeBackward || op_ == QuantizeOp::DequantizeBackward ||
+                       op_ == QuantizeOp::FakeQuantizeBackward || op_ == QuantizeOp::FakeQuantizeLearnableBackward;
+  const bool uses_y = op_ == QuantizeOp::Dequantize || op_ == QuantizeOp::FakeQuantize ||
+                      op_ == QuantizeOp::FakeQuantizeLearnable;
+  const bool uses_q = has_quantized_operand(op_);
+  const bool uses_dparams = op_ == QuantizeOp::FakeQuantizeLearnableBackward;
+
+  struct Operand {
+    std::string_view name;
+    const DynTensor* t;
+    bool used;
+    bool written;
+    ElementKind kind;
+    const Shape* shape;
+  };
+  const std::array<Operand, 9> operands{{
+      {"x", &t.x, uses_x, false, e, &shape},
+      {"q", &t.q, uses_q, op_ == QuantizeOp::Quantize, desc_.quantized, &shape},
+      {"scale", &t.scale, true, false, sk, &param_shape_},
+      {"zero_point", &t.zero_point, uses_zp, false, zk, &param_shape_},
+      {"y", &t.y, uses_y, true, e, &shape},
+      {"dy", &t.dy, uses_dy, false, e, &shape},
+      {"dx", &t.dx, uses_dy, true, e, &shape},
+      {"dscale", &t.dscale, uses_dparams, true, sk, &param_shape_},
+      {"dzero_point", &t.dzero_point, uses_dparams, true, sk, &param_shape_},
+  }};
+  for (const Operand& o : operands) {
+    if (!o.used) {
+      if (o.t->data != nullptr || o.t->shape.rank != 0)
+        return Error::invalid(s(kPlan) + ": " + s(to_string(op_)) + " does not use operand '" + s(o.name) +
+                              "'; leave it empty");
+      continue;
+    }
+    BARACUDA_TRY(detail::check_tensor(kPlan, o.name, *o.t, o.kind, *o.shape, o.written ? Access::Write : Access::Read));
+  }
+  // In place only as an exact alias (check_alias); any output over a parameter tensor is rejected.
+  for (const Operand& out : operands) {
+    if (!out.used || !out.written) continue;
+    for (const Operand& in : operands) {
+      if (!in.used || &in == &out) continue;
+      if (in.written) {
+        if (in.t->data != nullptr && in.t->data == out.t->data)
+          return Error::invalid(s(kPlan) + ": outputs '" + s(in.name) + "' and '" + s(out.name) + "' share memory");
+        continue;
+      }
+      const bool param = in.shape == &param_shape_ || out.shape == &param_shape_;
+      if (param && in.t->data != nullptr && in.t->data == out.t->data)
+        return Error::invalid(s(kPlan) + ": output '" + s(out.name) + "' may not overwrite '" + s(in.name) + "'");
+      BARACUDA_TRY(detail::check_alias(kPlan, *in.t, *out.t));
+    }
+  }
+  return {};
+}
+
+PrecisionGuarantee QuantizePlan::precision_guarantee() const {
+  const MathPrecision p = desc_.element == ElementKind::F64 ? MathPrecision::F64 : MathPrecision::F32;
+  const bool cross_device = op_ != QuantizeOp::FakeQuantizeLearnableBackward;
+  return {p, op_ == QuantizeOp::FakeQuantizeLearnableBackward ? MathPrecision::F64 : p, true, cross_device};
+}
+
+Status QuantizePlan::run(const Stream& stream, Workspace workspace, const QuantizeTensors& t) const {
+  if (fn_ == nullptr) return Error::invalid(s(kPlan) + ": run on a plan that select did not produce");
+  BARACUDA_TRY(detail::check_same_device(kPlan, device_, device_index_, stream));
+  BARACUDA_TRY(can_implement(t));
+  if (workspace.size < workspace_bytes_)
+    return Error::workspace_too_small(s(kPlan) + ": workspace too small", workspace_bytes_, workspace.size);
+  auto ctx = detail::make_exec_context(stream);
+  if (!ctx) return ctx.error();
+  auto layout = detail::quant_layout(kPlan, desc_.granularity, desc_.shape);
+  if (!layout) return layout.error();
+  const detail::QuantizeLaunch launch{*layout, t, qmin_, qmax_, desc_.grad_factor, workspace};
+  if (desc_.shape.numel() > 0) BARACUDA_TRY(fn_(*ctx, launch));
+  if (op_ == QuantizeOp::FakeQuantizeLearnableBackward) {
+    // dscale and dzp are sums over each parameter's elements (zero for an empty input).
+    const detail::QuantizeFn grads = tables_for(device_)->learnable_backward_grads[detail::kind_index(desc_.element)];
+    BARACUDA_TRY(grads(*ctx, launch));
+  }
+  return {};
+}
+
+}  // namespace dynamic
+
+namespace detail {
+
+QuantizeFn quantize_fn(DeviceKind device, QuantizeOp op, ElementKind element, ElementKind quantized) {
+  const QuantizeTables* t = tables_for(device);
+  if (t == nullptr || detail::kind_index(element) >= kNumElementKinds ||
+      detail::kind_index(quantized) >= kNumElementKinds)
+    return nullptr;
+  return function_of(*t, op, element, quantized);
+}
+
+}  // namespace detail
+}  // namespace baracuda

