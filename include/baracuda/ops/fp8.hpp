@@ -1,0 +1,314 @@
+/// \file
+/// \brief FP8 with per-tensor scaling and TransformerEngine's delayed-scaling recipe:
+/// `Fp8QuantizePlan` (scale, saturate to fp8, and the amax of the input in the same pass),
+/// `Fp8DequantizePlan` (fp8 · scale_inv) and `Fp8ScalingUpdatePlan` (amax history → scale, scale_inv).
+/// See docs/ops/fp8.md for the recipe step by step.
+///
+/// **Fp8QuantizePlan** — `y = saturate_to_fp8(x · scale)` and `amax = max |x|`:
+/// - **Dtypes:** x f16, bf16, f32 or f64; y fp8 E4M3 or E5M2; `scale` and `amax` f32. Other kinds:
+///   `Unsupported`.
+/// - **Math:** `x · scale` is one multiplication in opmath (f32 for f16/bf16/f32 inputs, f64 for f64,
+///   where the f32 scale widens exactly), then one rounding to fp8, to nearest even, saturating: finite
+///   overflow and ±inf give ±max finite (±448 E4M3, ±57344 E5M2), NaN gives NaN. (For f32 opmath the
+///   product is itself rounded to f32 first, as TransformerEngine and PyTorch compute it.)
+/// - **amax** is `max |x|` of the **unscaled** input, rounded to f32 (f64 inputs: |x| rounded to nearest,
+///   so beyond FLT_MAX it is +inf). **NaN propagates:** one NaN element makes amax the quiet NaN
+///   0x7FC00000 (TransformerEngine's fmaxf-based amax skips NaNs; we report them, and
+///   `Fp8ScalingUpdatePlan` then follows TransformerEngine, see below). Empty x: amax = 0.
+///   With `accumulate_amax` the plan writes `max(amax, max |x|)` instead (f32 values compared by their bit
+///   patterns as signed integers: a negative starting value counts as below 0, a NaN stays), so several
+///   quantizations of one step can share one history slot, as TransformerEngine's do.
+/// - **Layout:** x and y of the descriptor's shape, rank ≤ 8, any strides (negative included); x may
+///   broadcast (stride 0), y may not. `scale` and `amax` are shape [1] (any stride). Contiguous
+///   16-byte-aligned x and y take the vectorized path.
+/// - **Aliasing:** y must not be x (their element sizes differ); amax must not be scale. Other overlaps
+///   between operands are undefined.
+/// - **Workspace:** none. **Determinism:** bit-exact and deterministic: the amax is one atomicMax per block
+///   on the float's bit pattern, and a maximum does not depend on the order. Safe under CUDA-graph capture
+///   (`scale` and `amax` are device tensors, read and written by the kernels). Two kernels per run (the
+///   amax reset, then the fused pass; the reset is skipped with `accumulate_amax`).
+///
+/// **Fp8DequantizePlan** — `y = x · scale_inv`:
+/// - **Dtypes:** x fp8 E4M3 or E5M2; y f16, bf16, f32 or f64; `scale_inv` f32 [1].
+/// - **Math:** f32 product rounded once to y's kind (f64 output: the exact product in f64). NaN stays NaN,
+///   E5M2 ±inf stay ±inf (times a positive scale_inv). Same layout and aliasing rules as quantize, no
+///   amax. **Workspace:** none. **Determinism:** bit-exact.
+///
+/// **Fp8ScalingUpdatePlan** — one step of TransformerEngine's `DelayedScaling` recipe
+/// (`amax_and_scale_update`), on device tensors:
+/// - **Operands:** `amax_history` f32 [H] (any non-zero stride: a column of a TransformerEngine
+///   [H, num_scales] history works), `scale` f32 [1], `scale_inv` f32 [1]; all updated in place.
+/// - **History layout (TransformerEngine's):** slot 0 is the **current** step's amax — quantize writes it
+///   there (pass a [1] view of `amax_history[0]` as its amax). Slots 1…H−1 are the H−1 previous steps,
+///   oldest first.
+/// - **Step:** with `amax_compute_algo` Max, `amax = fmaxf` over all H slots (fmaxf: NaN entries are
+///   skipped, an all-NaN history gives NaN); MostRecent: `amax = history[0]`. Then
+///   `scale = fp8_max · 2^−margin / amax` when amax is finite and > 0, else the previous scale is kept;
+///   a scale that overflows f32 (a tiny amax) becomes FLT_MAX; `scale_inv = 1 / scale` (f32 division).
+///   Then the history rolls: `new[i] = old[i+1]` for 1 ≤ i < H−1, `new[H−1] = old[0]` (the amax just
+///   used), and `new[0] = 0`, which clears slot 0 for the **next** step's amax (the oldest, `old[1]`, is
+///   dropped).
+/// - **Workspace:** none. **Determinism:** bit-exact. One block, one launch; safe under graph capture.
+#pragma once
+
+#include "baracuda/core/dyn_tensor.hpp"
+#include "baracuda/core/plan.hpp"
+#include "baracuda/core/sku.hpp"
+#include "baracuda/core/stream.hpp"
+#include "baracuda/core/tensor.hpp"
+#include "baracuda/core/workspace.hpp"
+
+namespace baracuda {
+
+/// The largest finite value of an fp8 kind: 448 (E4M3), 57344 (E5M2); 0 for any other kind.
+constexpr float fp8_max_finite(ElementKind k) {
+  return k == ElementKind::Fp8E4M3 ? 448.0f : k == ElementKind::Fp8E5M2 ? 57344.0f : 0.0f;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Fp8QuantizePlan
+// ---------------------------------------------------------------------------------------------------
+
+struct Fp8QuantizeDescriptor {
+  ElementKind input = ElementKind::F32;      ///< f16, bf16, f32, f64
+  ElementKind output = ElementKind::Fp8E4M3;  ///< Fp8E4M3 or Fp8E5M2
+  Shape shape;
+  /// amax = max(amax, max |x|) instead of max |x| (several quantizations sharing one history slot).
+  bool accumulate_amax = false;
+
+  Fp8QuantizeDescriptor& with_input(ElementKind k) { input = k; return *this; }
+  Fp8QuantizeDescriptor& with_output(ElementKind k) { output = k; return *this; }
+  Fp8QuantizeDescriptor& with_shape(const Shape& s) { shape = s; return *this; }
+  Fp8QuantizeDescriptor& with_accumulate_amax(bool a) { accumulate_amax = a; return *this; }
+  friend bool operator==(const Fp8QuantizeDescriptor&, const Fp8QuantizeDescriptor&) = default;
+  size_t hash() const;
+};
+
+// ---------------------------------------------------------------------------------------------------
+// Fp8DequantizePlan
+// ---------------------------------------------------------------------------------------------------
+
+struct Fp8DequantizeDescriptor {
+  ElementKind input = ElementKind::Fp8E4M3;  ///< Fp8E4M3 or Fp8E5M2
+  ElementKind output = ElementKind::F32;     ///< f16, bf16, f32, f64
+  Shape shape;
+
+  Fp8DequantizeDescriptor& with_input(ElementKind k) { input = k; return *this; }
+  Fp8DequantizeDescriptor& with_output(ElementKind k) { output = k; return *this; }
+  Fp8DequantizeDescriptor& with_shape(const Shape& s) { shape = s; return *this; }
+  friend bool operator==(const Fp8DequantizeDescriptor&, const Fp8DequantizeDescriptor&) = default;
+  size_t hash() const;
+};
+
+// ---------------------------------------------------------------------------------------------------
+// Fp8ScalingUpdatePlan
+// ---------------------------------------------------------------------------------------------------
+
+/// How the amax that sets the scale is taken from the history (TransformerEngine's `amax_compute_algo`).
+enum class AmaxComputeAlgo : uint8_t {
+  Max,         ///< "max": the largest amax of the H slots (NaN entries skipped)
+  MostRecent,  ///< "most_recent": slot 0, the current step's amax
+};
+
+struct Fp8ScalingUpdateDescriptor {
+  ElementKind fp8_kind = ElementKind::Fp8E4M3;  ///< the format the scale targets (fp8_max 448 or 57344)
+  int64_t history_length = 1024;                ///< H ≥ 1 (TransformerEngine's `amax_history_len`)
+  AmaxComputeAlgo amax_compute_algo = AmaxComputeAlgo::Max;
+  /// scale = fp8_max · 2^−margin / amax; an integer in [−64, 64] (TransformerEngine's `margin`, default 0).
+  int margin = 0;
+
+  Fp8ScalingUpdateDescriptor& with_fp8_kind(ElementKind k) { fp8_kind = k; return *this; }
+  Fp8ScalingUpdateDescriptor& with_history_length(int64_t h) { history_length = h; return *this; }
+  Fp8ScalingUpdateDescriptor& with_amax_compute_algo(AmaxComputeAlgo a) { amax_compute_algo = a; return *this; }
+  Fp8ScalingUpdateDescriptor& with_margin(int m) { margin = m; return *this; }
+  friend bool operator==(const Fp8ScalingUpdateDescriptor&, const Fp8ScalingUpdateDescriptor&) = default;
+  size_t hash() const;
+};
+
+namespace detail {
+struct Fp8QuantizeLaunch;
+struct Fp8DequantizeLaunch;
+struct Fp8ScalingUpdateLaunch;
+using Fp8QuantizeFn = Status (*)(const ExecContext&, const Fp8QuantizeLaunch&);
+using Fp8DequantizeFn = Status (*)(const ExecContext&, const Fp8DequantizeLaunch&);
+using Fp8ScalingUpdateFn = Status (*)(const ExecContext&, const Fp8ScalingUpdateLaunch&);
+}  // namespace detail
+
+namespace dynamic {
+
+/// The dtype/rank-erased Fp8QuantizePlan. Operands: x (read), scale (read), y (write), amax (write).
+class Fp8QuantizePlan {
+ public:
+  static Result<Fp8QuantizePlan> select(const Stream& stream, const Fp8QuantizeDescriptor& desc,
+                                        PlanPreference pref = {});
+  Status can_implement(const DynTensor& x, const DynTensor& scale, const DynTensor& y, const DynTensor& amax) const;
+  size_t workspace_size() const { return 0; }
+  KernelSku sku() const { return sku_; }
+  PrecisionGuarantee precision_guarantee() const;
+  Status run(const Stream& stream, Workspace workspace, const DynTensor& x, const DynTensor& scale, const DynTensor& y,
+             const DynTensor& amax) const;
+  const Fp8QuantizeDescriptor& descriptor() const { return desc_; }
+
+ private:
+  Fp8QuantizeDescriptor desc_;
+  KernelSku sku_;
+  DeviceKind device_ = DeviceKind::Host;
+  int device_index_ = 0;
+  detail::Fp8QuantizeFn fn_ = nullptr;
+};
+
+/// The dtype/rank-erased Fp8DequantizePlan. Operands: x (read), scale_inv (read), y (write).
+class Fp8DequantizePlan {
+ public:
+  static Result<Fp8DequantizePlan> select(const Stream& stream, const Fp8DequantizeDescriptor& desc,
+                                          PlanPreference pref = {});
+  Status can_implement(const DynTensor& x, const DynTensor& scale_inv, const DynTensor& y) const;
+  size_t workspace_size() const { return 0; }
+  KernelSku sku() const { return sku_; }
+  PrecisionGuarantee precision_guarantee() const;
+  Status run(const Stream& stream, Workspace workspace, const DynTensor& x, const DynTensor& scale_inv,
+             const DynTensor& y) const;
+  const Fp8DequantizeDescriptor& descriptor() const { return desc_; }
+
+ private:
+  Fp8DequantizeDescriptor desc_;
+  KernelSku sku_;
+  DeviceKind device_ = DeviceKind::Host;
+  int device_index_ = 0;
+  detail::Fp8DequantizeFn fn_ = nullptr;
+};
+
+/// The erased Fp8ScalingUpdatePlan. Operands (all read and written): amax_history [H], scale [1],
+/// scale_inv [1], pairwise distinct.
+class Fp8ScalingUpdatePlan {
+ public:
+  static Result<Fp8ScalingUpdatePlan> select(const Stream& stream, const Fp8ScalingUpdateDescriptor& desc,
+                                             PlanPreference pref = {});
+  Status can_implement(const DynTensor& amax_history, const DynTensor& scale, const DynTensor& scale_inv) const;
+  size_t workspace_size() const { return 0; }
+  KernelSku sku() const { return sku_; }
+  PrecisionGuarantee precision_guarantee() const;
+  Status run(const Stream& stream, Workspace workspace, const DynTensor& amax_history, const DynTensor& scale,
+             const DynTensor& scale_inv) const;
+  const Fp8ScalingUpdateDescriptor& descriptor() const { return desc_; }
+
+ private:
+  Fp8ScalingUpdateDescriptor desc_;
+  KernelSku sku_;
+  DeviceKind device_ = DeviceKind::Host;
+  int device_index_ = 0;
+  detail::Fp8ScalingUpdateFn fn_ = nullptr;
+};
+
+}  // namespace dynamic
+
+// ---------------------------------------------------------------------------------------------------
+// Typed wrappers
+// ---------------------------------------------------------------------------------------------------
+
+template <class TIn, class TOut, size_t N>
+struct Fp8QuantizeArgs {
+  TensorRef<TIn, N> x;
+  TensorRef<float, 1> scale;  ///< [1]
+  TensorMut<TOut, N> y;
+  TensorMut<float, 1> amax;   ///< [1]
+};
+
+/// Typed Fp8QuantizePlan (TIn: __half, __nv_bfloat16, float, double; TOut: __nv_fp8_e4m3, __nv_fp8_e5m2).
+template <class TIn, class TOut, size_t N>
+class Fp8QuantizePlan {
+ public:
+  static Result<Fp8QuantizePlan> select(const Stream& stream, const Fp8QuantizeDescriptor& desc,
+                                        PlanPreference pref = {}) {
+    BARACUDA_TRY(detail::check_typed_element("Fp8QuantizePlan", "x", desc.input, kind_of<TIn>));
+    BARACUDA_TRY(detail::check_typed_element("Fp8QuantizePlan", "y", desc.output, kind_of<TOut>));
+    BARACUDA_TRY(detail::check_typed_rank("Fp8QuantizePlan", desc.shape.rank, static_cast<int>(N)));
+    auto p = dynamic::Fp8QuantizePlan::select(stream, desc, pref);
+    if (!p) return p.error();
+    return Fp8QuantizePlan(std::move(p).value());
+  }
+  Status can_implement(const Fp8QuantizeArgs<TIn, TOut, N>& a) const {
+    return plan_.can_implement(DynTensor::of(a.x), DynTensor::of(a.scale), DynTensor::of(a.y), DynTensor::of(a.amax));
+  }
+  size_t workspace_size() const { return plan_.workspace_size(); }
+  KernelSku sku() const { return plan_.sku(); }
+  PrecisionGuarantee precision_guarantee() const { return plan_.precision_guarantee(); }
+  Status run(const Stream& stream, Workspace ws, const Fp8QuantizeArgs<TIn, TOut, N>& a) const {
+    return plan_.run(stream, ws, DynTensor::of(a.x), DynTensor::of(a.scale), DynTensor::of(a.y),
+                     DynTensor::of(a.amax));
+  }
+  const dynamic::Fp8QuantizePlan& erased() const { return plan_; }
+
+ private:
+  explicit Fp8QuantizePlan(dynamic::Fp8QuantizePlan p) : plan_(std::move(p)) {}
+  dynamic::Fp8QuantizePlan plan_;
+};
+
+template <class TIn, class TOut, size_t N>
+struct Fp8DequantizeArgs {
+  TensorRef<TIn, N> x;
+  TensorRef<float, 1> scale_inv;  ///< [1]
+  TensorMut<TOut, N> y;
+};
+
+/// Typed Fp8DequantizePlan (TIn: __nv_fp8_e4m3, __nv_fp8_e5m2; TOut: __half, __nv_bfloat16, float, double).
+template <class TIn, class TOut, size_t N>
+class Fp8DequantizePlan {
+ public:
+  static Result<Fp8DequantizePlan> select(const Stream& stream, const Fp8DequantizeDescriptor& desc,
+                                          PlanPreference pref = {}) {
+    BARACUDA_TRY(detail::check_typed_element("Fp8DequantizePlan", "x", desc.input, kind_of<TIn>));
+    BARACUDA_TRY(detail::check_typed_element("Fp8DequantizePlan", "y", desc.output, kind_of<TOut>));
+    BARACUDA_TRY(detail::check_typed_rank("Fp8DequantizePlan", desc.shape.rank, static_cast<int>(N)));
+    auto p = dynamic::Fp8DequantizePlan::select(stream, desc, pref);
+    if (!p) return p.error();
+    return Fp8DequantizePlan(std::move(p).value());
+  }
+  Status can_implement(const Fp8DequantizeArgs<TIn, TOut, N>& a) const {
+    return plan_.can_implement(DynTensor::of(a.x), DynTensor::of(a.scale_inv), DynTensor::of(a.y));
+  }
+  size_t workspace_size() const { return plan_.workspace_size(); }
+  KernelSku sku() const { return plan_.sku(); }
+  PrecisionGuarantee precision_guarantee() const { return plan_.precision_guarantee(); }
+  Status run(const Stream& stream, Workspace ws, const Fp8DequantizeArgs<TIn, TOut, N>& a) const {
+    return plan_.run(stream, ws, DynTensor::of(a.x), DynTensor::of(a.scale_inv), DynTensor::of(a.y));
+  }
+  const dynamic::Fp8DequantizePlan& erased() const { return plan_; }
+
+ private:
+  explicit Fp8DequantizePlan(dynamic::Fp8DequantizePlan p) : plan_(std::move(p)) {}
+  dynamic::Fp8DequantizePlan plan_;
+};
+
+struct Fp8ScalingUpdateArgs {
+  TensorMut<float, 1> amax_history;  ///< [H]
+  TensorMut<float, 1> scale;         ///< [1]
+  TensorMut<float, 1> scale_inv;     ///< [1]
+};
+
+/// Typed Fp8ScalingUpdatePlan (all operands are f32 vectors).
+class Fp8ScalingUpdatePlan {
+ public:
+  static Result<Fp8ScalingUpdatePlan> select(const Stream& stream, const Fp8ScalingUpdateDescriptor& desc,
+                                             PlanPreference pref = {}) {
+    auto p = dynamic::Fp8ScalingUpdatePlan::select(stream, desc, pref);
+    if (!p) return p.error();
+    return Fp8ScalingUpdatePlan(std::move(p).value());
+  }
+  Status can_implement(const Fp8ScalingUpdateArgs& a) const {
+    return plan_.can_implement(DynTensor::of(a.amax_history), DynTensor::of(a.scale), DynTensor::of(a.scale_inv));
+  }
+  size_t workspace_size() const { return plan_.workspace_size(); }
+  KernelSku sku() const { return plan_.sku(); }
+  PrecisionGuarantee precision_guarantee() const { return plan_.precision_guarantee(); }
+  Status run(const Stream& stream, Workspace ws, const Fp8ScalingUpdateArgs& a) const {
+    return plan_.run(stream, ws, DynTensor::of(a.amax_history), DynTensor::of(a.scale), DynTensor::of(a.scale_inv));
+  }
+  const dynamic::Fp8ScalingUpdatePlan& erased() const { return plan_; }
+
+ private:
+  explicit Fp8ScalingUpdatePlan(dynamic::Fp8ScalingUpdatePlan p) : plan_(std::move(p)) {}
+  dynamic::Fp8ScalingUpdatePlan plan_;
+};
+
+}  // namespace baracuda

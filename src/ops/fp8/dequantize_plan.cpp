@@ -1,0 +1,83 @@
+// Fp8DequantizePlan: select (validate, resolve the backend, look the (x, y) kinds up in the device's
+// table), can_implement (x, y, scale_inv and their aliasing), run (re-validate, one indirect call).
+#include <string>
+
+#include "baracuda/ops/fp8.hpp"
+#include "core/exec_context.hpp"
+#include "core/hashing.hpp"
+#include "core/validate.hpp"
+#include "ops/fp8/dispatch.hpp"
+#include "ops/fp8/plan_common.hpp"
+
+namespace baracuda {
+namespace {
+constexpr std::string_view kPlan = "Fp8DequantizePlan";
+}  // namespace
+
+size_t Fp8DequantizeDescriptor::hash() const {
+  size_t h = std::hash<int>{}(static_cast<int>(input));
+  detail::hash_combine(h, static_cast<int>(output));
+  detail::hash_combine(h, shape.hash());
+  return h;
+}
+
+namespace dynamic {
+
+Result<Fp8DequantizePlan> Fp8DequantizePlan::select(const Stream& stream, const Fp8DequantizeDescriptor& desc,
+                                                    PlanPreference pref) {
+  BARACUDA_TRY(detail::check_shape(kPlan, "the descriptor's shape", desc.shape));
+  if (detail::kind_index(desc.input) >= kNumElementKinds || detail::kind_index(desc.output) >= kNumElementKinds)
+    return Error::invalid(std::string(kPlan) + ": the descriptor's element kinds are not valid ElementKinds");
+  auto backend = detail::resolve_bespoke_backend(kPlan, stream, pref);
+  if (!backend) return backend.error();
+  auto functions = detail::fp8_functions_for(kPlan, stream.device());
+  if (!functions) return functions.error();
+  const detail::Fp8DequantizeFn fn =
+      (*functions)->dequantize[detail::kind_index(desc.input)][detail::kind_index(desc.output)];
+  if (fn == nullptr)
+    return Error::unsupported(std::string(kPlan) + ": " + std::string(to_string(desc.input)) + " -> " +
+                              std::string(to_string(desc.output)) +
+                              " is not supported (x: fp8e4m3 or fp8e5m2; y: f16, bf16, f32 or f64)");
+
+  Fp8DequantizePlan p;
+  p.desc_ = desc;
+  p.sku_.category = OpCategory::Quantization;
+  p.sku_.op = "fp8_dequantize";
+  p.sku_.element = desc.input;
+  p.sku_.aux_element = desc.output;
+  p.sku_.sm = stream.sm();
+  p.sku_.backend = *backend;
+  p.sku_.precision = desc.output == ElementKind::F64 ? MathPrecision::F64 : MathPrecision::F32;
+  p.sku_.variant = "elementwise";
+  p.device_ = stream.device();
+  p.device_index_ = stream.device_index();
+  p.fn_ = fn;
+  return p;
+}
+
+Status Fp8DequantizePlan::can_implement(const DynTensor& x, const DynTensor& scale_inv, const DynTensor& y) const {
+  BARACUDA_TRY(detail::check_tensor(kPlan, "x", x, desc_.input, desc_.shape, detail::Access::Read));
+  BARACUDA_TRY(detail::check_f32_scalar(kPlan, "scale_inv", scale_inv, detail::Access::Read));
+  BARACUDA_TRY(detail::check_tensor(kPlan, "y", y, desc_.output, desc_.shape, detail::Access::Write));
+  BARACUDA_TRY(detail::check_alias(kPlan, x, y));  // different element sizes: never in place
+  return detail::check_distinct(kPlan, "y", y, "scale_inv", scale_inv);
+}
+
+PrecisionGuarantee Fp8DequantizePlan::precision_guarantee() const {
+  const MathPrecision p = desc_.output == ElementKind::F64 ? MathPrecision::F64 : MathPrecision::F32;
+  return {p, p, true, true};
+}
+
+Status Fp8DequantizePlan::run(const Stream& stream, Workspace, const DynTensor& x, const DynTensor& scale_inv,
+                              const DynTensor& y) const {
+  if (fn_ == nullptr) return Error::invalid(std::string(kPlan) + ": run on a plan that select did not produce");
+  BARACUDA_TRY(detail::check_same_device(kPlan, device_, device_index_, stream));
+  BARACUDA_TRY(can_implement(x, scale_inv, y));
+  if (y.numel() == 0) return {};
+  auto ctx = detail::make_exec_context(stream);
+  if (!ctx) return ctx.error();
+  return fn_(*ctx, detail::Fp8DequantizeLaunch{x, scale_inv, y});
+}
+
+}  // namespace dynamic
+}  // namespace baracuda

@@ -1,0 +1,61 @@
+// Internal: the fp8 family's launch records, dispatch-table types and the three devices' tables.
+#pragma once
+
+#include "baracuda/core/dyn_tensor.hpp"
+#include "baracuda/ops/fp8.hpp"
+#include "core/exec_context.hpp"
+#include "device/dispatch_table.hpp"
+
+namespace baracuda::detail {
+
+/// Validated views; x may be empty (the amax is still written unless accumulating).
+struct Fp8QuantizeLaunch {
+  DynTensor x;
+  DynTensor scale;
+  DynTensor y;
+  DynTensor amax;
+  bool accumulate_amax = false;
+};
+
+/// Validated, non-empty views.
+struct Fp8DequantizeLaunch {
+  DynTensor x;
+  DynTensor scale_inv;
+  DynTensor y;
+};
+
+/// Validated views; `scaled_max` = fp8_max · 2^−margin (exact in f32 for |margin| ≤ 64).
+struct Fp8ScalingUpdateLaunch {
+  DynTensor amax_history;
+  DynTensor scale;
+  DynTensor scale_inv;
+  AmaxComputeAlgo algo = AmaxComputeAlgo::Max;
+  float scaled_max = 448.0f;
+};
+
+/// Quantize: [input kind][fp8 kind]; dequantize: [fp8 kind][output kind]; nullptr = Unsupported.
+using Fp8QuantizeTable = KindPairTable<Fp8QuantizeFn>;
+using Fp8DequantizeTable = KindPairTable<Fp8DequantizeFn>;
+
+/// One device's functions of the family.
+struct Fp8Functions {
+  Fp8QuantizeTable quantize{};
+  Fp8DequantizeTable dequantize{};
+  Fp8ScalingUpdateFn scaling_update = nullptr;
+};
+
+}  // namespace baracuda::detail
+
+namespace baracuda {
+namespace reference {
+const detail::Fp8Functions& fp8_functions();  // host.cpp
+}
+inline namespace device_sim {
+const detail::Fp8Functions& fp8_functions();  // sim.cu
+}
+#if BARACUDA_HAVE_CUDA_KERNELS
+inline namespace device_cuda {
+const detail::Fp8Functions& fp8_functions();  // cuda.cu
+}
+#endif
+}  // namespace baracuda

@@ -1,0 +1,87 @@
+// Fp8QuantizePlan: select (validate, resolve the backend, look the (x, y) kinds up in the device's table),
+// can_implement (x, y, scale, amax and their aliasing), run (re-validate, one indirect call).
+#include <string>
+
+#include "baracuda/ops/fp8.hpp"
+#include "core/exec_context.hpp"
+#include "core/hashing.hpp"
+#include "core/validate.hpp"
+#include "ops/fp8/dispatch.hpp"
+#include "ops/fp8/plan_common.hpp"
+
+namespace baracuda {
+namespace {
+constexpr std::string_view kPlan = "Fp8QuantizePlan";
+}  // namespace
+
+size_t Fp8QuantizeDescriptor::hash() const {
+  size_t h = std::hash<int>{}(static_cast<int>(input));
+  detail::hash_combine(h, static_cast<int>(output));
+  detail::hash_combine(h, shape.hash());
+  detail::hash_combine(h, accumulate_amax);
+  return h;
+}
+
+namespace dynamic {
+
+Result<Fp8QuantizePlan> Fp8QuantizePlan::select(const Stream& stream, const Fp8QuantizeDescriptor& desc,
+                                                PlanPreference pref) {
+  BARACUDA_TRY(detail::check_shape(kPlan, "the descriptor's shape", desc.shape));
+  if (detail::kind_index(desc.input) >= kNumElementKinds || detail::kind_index(desc.output) >= kNumElementKinds)
+    return Error::invalid(std::string(kPlan) + ": the descriptor's element kinds are not valid ElementKinds");
+  auto backend = detail::resolve_bespoke_backend(kPlan, stream, pref);
+  if (!backend) return backend.error();
+  auto functions = detail::fp8_functions_for(kPlan, stream.device());
+  if (!functions) return functions.error();
+  const detail::Fp8QuantizeFn fn =
+      (*functions)->quantize[detail::kind_index(desc.input)][detail::kind_index(desc.output)];
+  if (fn == nullptr)
+    return Error::unsupported(std::string(kPlan) + ": " + std::string(to_string(desc.input)) + " -> " +
+                              std::string(to_string(desc.output)) +
+                              " is not supported (x: f16, bf16, f32 or f64; y: fp8e4m3 or fp8e5m2)");
+
+  Fp8QuantizePlan p;
+  p.desc_ = desc;
+  p.sku_.category = OpCategory::Quantization;
+  p.sku_.op = "fp8_quantize";
+  p.sku_.element = desc.input;
+  p.sku_.aux_element = desc.output;
+  p.sku_.sm = stream.sm();
+  p.sku_.backend = *backend;
+  p.sku_.precision = desc.input == ElementKind::F64 ? MathPrecision::F64 : MathPrecision::F32;
+  p.sku_.variant = "fused_amax";
+  p.device_ = stream.device();
+  p.device_index_ = stream.device_index();
+  p.fn_ = fn;
+  return p;
+}
+
+Status Fp8QuantizePlan::can_implement(const DynTensor& x, const DynTensor& scale, const DynTensor& y,
+                                      const DynTensor& amax) const {
+  BARACUDA_TRY(detail::check_tensor(kPlan, "x", x, desc_.input, desc_.shape, detail::Access::Read));
+  BARACUDA_TRY(detail::check_f32_scalar(kPlan, "scale", scale, detail::Access::Read));
+  BARACUDA_TRY(detail::check_tensor(kPlan, "y", y, desc_.output, desc_.shape, detail::Access::Write));
+  BARACUDA_TRY(detail::check_f32_scalar(kPlan, "amax", amax, detail::Access::Write));
+  BARACUDA_TRY(detail::check_alias(kPlan, x, y));  // different element sizes: never in place
+  return detail::check_distinct(kPlan, "amax", amax, "scale", scale);
+}
+
+PrecisionGuarantee Fp8QuantizePlan::precision_guarantee() const {
+  const MathPrecision p = desc_.input == ElementKind::F64 ? MathPrecision::F64 : MathPrecision::F32;
+  // The atomicMax combines a maximum, which does not depend on the order: deterministic.
+  return {p, p, true, true};
+}
+
+Status Fp8QuantizePlan::run(const Stream& stream, Workspace, const DynTensor& x, const DynTensor& scale,
+                            const DynTensor& y, const DynTensor& amax) const {
+  if (fn_ == nullptr) return Error::invalid(std::string(kPlan) + ": run on a plan that select did not produce");
+  BARACUDA_TRY(detail::check_same_device(kPlan, device_, device_index_, stream));
+  BARACUDA_TRY(can_implement(x, scale, y, amax));
+  auto ctx = detail::make_exec_context(stream);
+  if (!ctx) return ctx.error();
+  // An empty x still defines amax (0), so the function runs; it touches neither x nor y then.
+  return fn_(*ctx, detail::Fp8QuantizeLaunch{x, scale, y, amax, desc_.accumulate_amax});
+}
+
+}  // namespace dynamic
+}  // namespace baracuda

@@ -1,0 +1,89 @@
+// Fp8ScalingUpdatePlan: select (validate the recipe's parameters, resolve the backend), can_implement
+// (three distinct f32 operands of the described shapes), run (re-validate, one indirect call).
+#include <cmath>
+#include <string>
+
+#include "baracuda/ops/fp8.hpp"
+#include "core/exec_context.hpp"
+#include "core/hashing.hpp"
+#include "core/validate.hpp"
+#include "ops/fp8/dispatch.hpp"
+#include "ops/fp8/plan_common.hpp"
+
+namespace baracuda {
+namespace {
+constexpr std::string_view kPlan = "Fp8ScalingUpdatePlan";
+constexpr int kMaxMargin = 64;  // fp8_max · 2^±64 stays a normal f32, so scaled_max is exact
+}  // namespace
+
+size_t Fp8ScalingUpdateDescriptor::hash() const {
+  size_t h = std::hash<int>{}(static_cast<int>(fp8_kind));
+  detail::hash_combine(h, history_length);
+  detail::hash_combine(h, static_cast<int>(amax_compute_algo));
+  detail::hash_combine(h, margin);
+  return h;
+}
+
+namespace dynamic {
+
+Result<Fp8ScalingUpdatePlan> Fp8ScalingUpdatePlan::select(const Stream& stream, const Fp8ScalingUpdateDescriptor& desc,
+                                                          PlanPreference pref) {
+  if (!detail::is_fp8(desc.fp8_kind))
+    return Error::unsupported(std::string(kPlan) + ": fp8_kind " + std::string(to_string(desc.fp8_kind)) +
+                              " is not an fp8 kind (fp8e4m3 or fp8e5m2)");
+  if (desc.history_length < 1)
+    return Error::invalid(std::string(kPlan) + ": history_length must be at least 1, got " +
+                          std::to_string(desc.history_length));
+  if (desc.amax_compute_algo != AmaxComputeAlgo::Max && desc.amax_compute_algo != AmaxComputeAlgo::MostRecent)
+    return Error::invalid(std::string(kPlan) + ": amax_compute_algo is not a valid AmaxComputeAlgo");
+  if (desc.margin < -kMaxMargin || desc.margin > kMaxMargin)
+    return Error::invalid(std::string(kPlan) + ": margin must be in [-64, 64], got " + std::to_string(desc.margin));
+  auto backend = detail::resolve_bespoke_backend(kPlan, stream, pref);
+  if (!backend) return backend.error();
+  auto functions = detail::fp8_functions_for(kPlan, stream.device());
+  if (!functions) return functions.error();
+
+  Fp8ScalingUpdatePlan p;
+  p.desc_ = desc;
+  p.sku_.category = OpCategory::Quantization;
+  p.sku_.op = "fp8_scaling_update";
+  p.sku_.element = ElementKind::F32;
+  p.sku_.aux_element = desc.fp8_kind;
+  p.sku_.sm = stream.sm();
+  p.sku_.backend = *backend;
+  p.sku_.precision = MathPrecision::F32;
+  p.sku_.variant = desc.amax_compute_algo == AmaxComputeAlgo::Max ? "delayed_max" : "delayed_most_recent";
+  p.device_ = stream.device();
+  p.device_index_ = stream.device_index();
+  p.fn_ = (*functions)->scaling_update;
+  return p;
+}
+
+Status Fp8ScalingUpdatePlan::can_implement(const DynTensor& amax_history, const DynTensor& scale,
+                                           const DynTensor& scale_inv) const {
+  BARACUDA_TRY(detail::check_tensor(kPlan, "amax_history", amax_history, ElementKind::F32,
+                                    Shape{desc_.history_length}, detail::Access::Write));
+  BARACUDA_TRY(detail::check_f32_scalar(kPlan, "scale", scale, detail::Access::Write));
+  BARACUDA_TRY(detail::check_f32_scalar(kPlan, "scale_inv", scale_inv, detail::Access::Write));
+  BARACUDA_TRY(detail::check_distinct(kPlan, "amax_history", amax_history, "scale", scale));
+  BARACUDA_TRY(detail::check_distinct(kPlan, "amax_history", amax_history, "scale_inv", scale_inv));
+  return detail::check_distinct(kPlan, "scale", scale, "scale_inv", scale_inv);
+}
+
+PrecisionGuarantee Fp8ScalingUpdatePlan::precision_guarantee() const {
+  return {MathPrecision::F32, MathPrecision::F32, true, true};
+}
+
+Status Fp8ScalingUpdatePlan::run(const Stream& stream, Workspace, const DynTensor& amax_history,
+                                 const DynTensor& scale, const DynTensor& scale_inv) const {
+  if (fn_ == nullptr) return Error::invalid(std::string(kPlan) + ": run on a plan that select did not produce");
+  BARACUDA_TRY(detail::check_same_device(kPlan, device_, device_index_, stream));
+  BARACUDA_TRY(can_implement(amax_history, scale, scale_inv));
+  auto ctx = detail::make_exec_context(stream);
+  if (!ctx) return ctx.error();
+  const float scaled_max = std::ldexp(fp8_max_finite(desc_.fp8_kind), -desc_.margin);  // exact
+  return fn_(*ctx, detail::Fp8ScalingUpdateLaunch{amax_history, scale, scale_inv, desc_.amax_compute_algo, scaled_max});
+}
+
+}  // namespace dynamic
+}  // namespace baracuda

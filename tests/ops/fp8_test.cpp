@@ -1,0 +1,841 @@
+// Fp8QuantizePlan / Fp8DequantizePlan / Fp8ScalingUpdatePlan tests:
+// - Fp8QuantizeSweep: every (input kind × fp8 kind × device × layout): amax exact against max |x| computed
+//   here in double, y bit-exact against the host reference, no write outside y, two runs give equal bits.
+// - Fp8QuantizeGolden: NumPy/ml_dtypes golden bytes and amax (tests/data/gen_fp8_golden.py), every device.
+// - Fp8QuantizeSpecials: random bit patterns (NaN, ±inf, subnormals): saturation, NaN in y and amax.
+// - Fp8QuantizeAmaxModes: accumulate_amax, empty inputs.
+// - Fp8DequantizeSweep: every (fp8 kind × output kind × device × layout) against x·scale_inv rounded here.
+// - Fp8Recipe: several quantize → update steps with known amaxes against a model of TransformerEngine's
+//   amax_and_scale_update written here (history ring, scale, scale_inv), for both algorithms, H = 1, 4
+//   and 300 (more than one block of threads), a strided history column, margins, NaN/inf/0/tiny amaxes.
+// - Fp8Reject / Fp8CanImplement: a negative test for every rejection.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "baracuda/baracuda.hpp"
+#include "core/reference_formats.hpp"
+#include "support/compare.hpp"
+#include "support/devices.hpp"
+#include "support/numeric.hpp"
+#include "support/random.hpp"
+#include "support/tensor.hpp"
+
+namespace baracuda::test {
+namespace {
+
+using K = ElementKind;
+constexpr uint8_t kSentinel = 0xA5;
+constexpr K kInputs[] = {K::F16, K::Bf16, K::F32, K::F64};
+constexpr K kFp8[] = {K::Fp8E4M3, K::Fp8E5M2};
+constexpr uint32_t kQuietNaN = 0x7FC00000u;
+
+BackendKind backend_of(DeviceKind d) {
+  return d == DeviceKind::Host ? BackendKind::Host : d == DeviceKind::Sim ? BackendKind::Sim : BackendKind::Bespoke;
+}
+
+uint32_t bits_of(float f) {
+  uint32_t b;
+  std::memcpy(&b, &f, 4);
+  return b;
+}
+float float_of(uint32_t b) {
+  float f;
+  std::memcpy(&f, &b, 4);
+  return f;
+}
+std::vector<uint8_t> f32_bytes(const std::vector<float>& v) {
+  std::vector<uint8_t> b(v.size() * 4);
+  std::memcpy(b.data(), v.data(), b.size());
+  return b;
+}
+std::vector<float> f32_values(const std::vector<uint8_t>& b) {
+  std::vector<float> v(b.size() / 4);
+  std::memcpy(v.data(), b.data(), v.size() * 4);
+  return v;
+}
+bool fp8_is_nan(K k, uint8_t b) {
+  return k == K::Fp8E4M3 ? (b & 0x7F) == 0x7F : (b & 0x7C) == 0x7C && (b & 0x03) != 0;
+}
+/// A device tensor of one f32.
+Result<DeviceTensor> f32_scalar(const Stream& s, float v) {
+  return make_device_tensor(s, K::F32, Shape{1}, dense_layout(Shape{1}), f32_bytes({v}));
+}
+float download_f32(const DeviceTensor& t) { return f32_values(download(t))[0]; }
+std::string name_of(K k) { return std::string(to_string(k)); }
+
+/// The scale each fp8 kind's sweep uses, and the input range: a third of the values saturate.
+float sweep_scale(K fp8) { return fp8 == K::Fp8E4M3 ? 0.75f : 1.5f; }
+double sweep_range(K fp8) { return 1.5 * fp8_max_finite(fp8) / sweep_scale(fp8); }
+
+/// max |x| over the logical elements (NaN if any is NaN), rounded to f32 as the plan documents.
+uint32_t expected_amax(K k, const std::vector<uint8_t>& logical) {
+  double m = 0;
+  const int eb = element_bytes(k);
+  for (size_t i = 0; i < logical.size() / eb; ++i) {
+    const double v = decode_value(k, &logical[i * eb]);
+    if (std::isnan(v)) return kQuietNaN;
+    m = std::max(m, std::fabs(v));
+  }
+  return bits_of(static_cast<float>(m));
+}
+
+struct QuantizeOutputs {
+  std::vector<uint8_t> y;  // y's whole storage
+  uint32_t amax = 0;
+};
+
+/// Runs `plan` on `in_storage` (layout l.in) with a sentinel-filled y (layout l.out).
+QuantizeOutputs run_quantize(const Stream& s, const dynamic::Fp8QuantizePlan& plan, K in, K out, const LayoutCase& l,
+                             const std::vector<uint8_t>& in_storage, float scale, float amax_start = -7.0f) {
+  auto x = make_device_tensor(s, in, l.shape, l.in, in_storage, storage_elements(l.shape, l.in));
+  auto y = make_device_tensor(s, out, l.shape, l.out,
+                              std::vector<uint8_t>(static_cast<size_t>(storage_elements(l.shape, l.out)), kSentinel));
+  auto sc = f32_scalar(s, scale);
+  auto am = f32_scalar(s, amax_start);
+  EXPECT_TRUE(x && y && sc && am);
+  if (!(x && y && sc && am)) return {};
+  const Status st = plan.run(s, {}, x->view, sc->view, y->view, am->view);
+  EXPECT_TRUE(st) << st.to_string();
+  return {download(*y), bits_of(download_f32(*am))};
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Quantize sweep
+// ---------------------------------------------------------------------------------------------------
+
+struct QuantizeCase {
+  K in;
+  K out;
+  DeviceKind device;
+  LayoutCase layout;
+};
+
+std::vector<QuantizeCase> quantize_cases() {
+  std::vector<QuantizeCase> v;
+  for (K in : kInputs)
+    for (K out : kFp8)
+      for (DeviceKind d : kTestDevices)
+        for (const LayoutCase& l : unary_layouts())
+          if (!l.in_place) v.push_back({in, out, d, l});  // y never aliases x (different element sizes)
+  return v;
+}
+
+class Fp8QuantizeSweep : public ::testing::TestWithParam<QuantizeCase> {};
+
+TEST_P(Fp8QuantizeSweep, AmaxExactAndMatchesHostReference) {
+  const QuantizeCase& c = GetParam();
+  BARACUDA_TEST_STREAM(stream, c.device);
+  const LayoutCase& l = c.layout;
+  const Fp8QuantizeDescriptor desc = Fp8QuantizeDescriptor().with_input(c.in).with_output(c.out).with_shape(l.shape);
+  auto plan = dynamic::Fp8QuantizePlan::select(stream, desc);
+  BARACUDA_SKIP_IF_NO_CUDA_KERNELS(plan, c.device);
+  ASSERT_TRUE(plan) << plan.error().to_string();
+  EXPECT_EQ(plan->sku().backend, backend_of(c.device));
+
+  const int64_t in_elems = storage_elements(l.shape, l.in);
+  std::vector<double> unused;
+  const double r = sweep_range(c.out);
+  const std::vector<uint8_t> in_storage = random_floats(c.in, in_elems, -r, r, 31 + in_elems, &unused);
+  const float scale = sweep_scale(c.out);
+  const QuantizeOutputs got = run_quantize(stream, *plan, c.in, c.out, l, in_storage, scale);
+  if (HasFailure()) return;
+
+  EXPECT_EQ(got.amax, l.shape.numel() == 0 ? 0u : expected_amax(c.in, gather(c.in, in_storage, l.shape, l.in)))
+      << "amax " << float_of(got.amax);
+  // Saturation happened and every byte is a finite fp8 value.
+  const std::vector<uint8_t> y = gather(c.out, got.y, l.shape, l.out);
+  const uint8_t max_code = c.out == K::Fp8E4M3 ? 0x7E : 0x7B;
+  if (l.shape.numel() > 1000)
+    EXPECT_NE(std::count_if(y.begin(), y.end(), [&](uint8_t b) { return (b & 0x7F) == max_code; }), 0);
+  for (uint8_t b : y) ASSERT_LE(b & 0x7F, max_code) << "not a finite, saturated fp8 value";
+  std::vector<uint8_t> untouched(got.y.size(), kSentinel);
+  scatter(c.out, y, &untouched, l.shape, l.out);
+  EXPECT_EQ(got.y, untouched) << "elements outside the output view changed";
+
+  if (c.device != DeviceKind::Host) {
+    auto host_plan = dynamic::Fp8QuantizePlan::select(Stream::host(), desc);
+    ASSERT_TRUE(host_plan);
+    const QuantizeOutputs want = run_quantize(Stream::host(), *host_plan, c.in, c.out, l, in_storage, scale);
+    EXPECT_EQ(got.y, want.y) << "differs from the host reference";
+    EXPECT_EQ(got.amax, want.amax);
+    const QuantizeOutputs again = run_quantize(stream, *plan, c.in, c.out, l, in_storage, scale);
+    EXPECT_EQ(again.y, got.y) << "two runs gave different bits";
+    EXPECT_EQ(again.amax, got.amax);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(All, Fp8QuantizeSweep, ::testing::ValuesIn(quantize_cases()),
+                         [](const ::testing::TestParamInfo<QuantizeCase>& info) {
+                           const QuantizeCase& c = info.param;
+                           return name_of(c.in) + "_" + name_of(c.out) + "_" + c.layout.name + "_" +
+                                  std::string(to_string(c.device));
+                         });
+
+// ---------------------------------------------------------------------------------------------------
+// Golden data from NumPy / ml_dtypes
+// ---------------------------------------------------------------------------------------------------
+
+struct GoldenSection {
+  K in;
+  K out;
+  uint32_t scale_bits;
+  uint32_t amax_bits;
+  std::vector<uint64_t> x;
+  std::vector<uint8_t> y;
+};
+
+K kind_named(const std::string& n) {
+  for (K k : {K::F16, K::Bf16, K::F32, K::F64, K::Fp8E4M3, K::Fp8E5M2})
+    if (n == to_string(k)) return k;
+  ADD_FAILURE() << "unknown kind " << n;
+  return K::F32;
+}
+
+std::vector<GoldenSection> load_golden() {
+  std::ifstream f(std::string(BARACUDA_TEST_DATA_DIR) + "/fp8_golden.txt");
+  EXPECT_TRUE(f) << "cannot open fp8_golden.txt";
+  std::vector<GoldenSection> v;
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream ls(line);
+    if (line[0] == '[') {
+      std::string in, out;
+      GoldenSection s;
+      ls.ignore(1) >> in >> out >> std::hex >> s.scale_bits >> s.amax_bits;
+      s.in = kind_named(in);
+      s.out = kind_named(out);
+      v.push_back(std::move(s));
+    } else {
+      uint64_t x, y;
+      ls >> std::hex >> x >> y;
+      v.back().x.push_back(x);
+      v.back().y.push_back(static_cast<uint8_t>(y));
+    }
+  }
+  return v;
+}
+
+class Fp8QuantizeGolden : public ::testing::TestWithParam<DeviceKind> {};
+
+TEST_P(Fp8QuantizeGolden, BytesAndAmaxMatchMlDtypes) {
+  BARACUDA_TEST_STREAM(stream, GetParam());
+  const std::vector<GoldenSection> sections = load_golden();
+  ASSERT_EQ(sections.size(), 4u * 2u * 4u);
+  for (const GoldenSection& g : sections) {
+    SCOPED_TRACE(name_of(g.in) + "->" + name_of(g.out) + " scale=" + std::to_string(float_of(g.scale_bits)));
+    const Shape shape{static_cast<int64_t>(g.x.size())};
+    auto plan = dynamic::Fp8QuantizePlan::select(
+        stream, Fp8QuantizeDescriptor().with_input(g.in).with_output(g.out).with_shape(shape));
+    BARACUDA_SKIP_IF_NO_CUDA_KERNELS(plan, GetParam());
+    ASSERT_TRUE(plan) << plan.error().to_string();
+    std::vector<uint8_t> xb(g.x.size() * element_bytes(g.in));
+    for (size_t i = 0; i < g.x.size(); ++i) store_bits(g.in, &xb[i * element_bytes(g.in)], g.x[i]);
+    const LayoutCase l{"golden", shape, dense_layout(shape), dense_layout(shape), false};
+    const QuantizeOutputs got = run_quantize(stream, *plan, g.in, g.out, l, xb, float_of(g.scale_bits));
+    ASSERT_EQ(got.y.size(), g.y.size());
+    for (size_t i = 0; i < g.y.size(); ++i) {
+      if (fp8_is_nan(g.out, g.y[i]))
+        EXPECT_TRUE(fp8_is_nan(g.out, got.y[i])) << "x=" << describe(g.in, &xb[i * element_bytes(g.in)]);
+      else
+        EXPECT_EQ(got.y[i], g.y[i]) << "x=" << describe(g.in, &xb[i * element_bytes(g.in)]);
+    }
+    EXPECT_EQ(got.amax, g.amax_bits) << float_of(got.amax);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Devices, Fp8QuantizeGolden, ::testing::ValuesIn(kTestDevices),
+                         [](const auto& info) { return std::string(to_string(info.param)); });
+
+// ---------------------------------------------------------------------------------------------------
+// Special values and the amax modes
+// ---------------------------------------------------------------------------------------------------
+
+class Fp8QuantizeSpecials : public ::testing::TestWithParam<DeviceKind> {};
+
+TEST_P(Fp8QuantizeSpecials, RandomBitPatterns) {
+  BARACUDA_TEST_STREAM(stream, GetParam());
+  for (K in : kInputs)
+    for (K out : kFp8) {
+      SCOPED_TRACE(name_of(in) + "->" + name_of(out));
+      const Shape shape{1031};
+      auto plan = dynamic::Fp8QuantizePlan::select(
+          stream, Fp8QuantizeDescriptor().with_input(in).with_output(out).with_shape(shape));
+      BARACUDA_SKIP_IF_NO_CUDA_KERNELS(plan, GetParam());
+      ASSERT_TRUE(plan);
+      const LayoutCase l{"bits", shape, dense_layout(shape), dense_layout(shape), false};
+      std::vector<uint8_t> xb = random_bits(in, shape.numel(), 5 + static_cast<int>(in));
+      // Besides the random patterns: a NaN, -inf and the smallest subnormal for certain.
+      const uint64_t nan_bits = in == K::F16 ? 0x7E00 : in == K::Bf16 ? 0x7FC0 : in == K::F32 ? 0x7FC00000 : 0x7FF8ull << 48;
+      const uint64_t ninf_bits = in == K::F16 ? 0xFC00 : in == K::Bf16 ? 0xFF80 : in == K::F32 ? 0xFF800000 : 0xFFF0ull << 48;
+      store_bits(in, &xb[0], nan_bits);
+      store_bits(in, &xb[element_bytes(in)], ninf_bits);
+      store_bits(in, &xb[2 * element_bytes(in)], 1);
+      const QuantizeOutputs got = run_quantize(stream, *plan, in, out, l, xb, 1.0f);
+      auto host_plan = dynamic::Fp8QuantizePlan::select(
+          Stream::host(), Fp8QuantizeDescriptor().with_input(in).with_output(out).with_shape(shape));
+      const QuantizeOutputs want = run_quantize(Stream::host(), *host_plan, in, out, l, xb, 1.0f);
+      EXPECT_EQ(got.amax, expected_amax(in, xb));
+      EXPECT_EQ(got.amax, kQuietNaN) << "one NaN makes amax the quiet NaN";
+      const int eb = element_bytes(in);
+      for (int64_t i = 0; i < shape.numel(); ++i) {
+        const double x = decode_value(in, &xb[i * eb]);
+        const uint8_t yb = got.y[i];
+        if (std::isnan(x)) {
+          EXPECT_TRUE(fp8_is_nan(out, yb)) << describe(in, &xb[i * eb]);
+          continue;
+        }
+        ASSERT_FALSE(fp8_is_nan(out, yb)) << describe(in, &xb[i * eb]);
+        EXPECT_EQ(yb, want.y[i]) << describe(in, &xb[i * eb]);
+        const double yv = decode_value(out, &yb);
+        if (std::fabs(x) >= 2 * fp8_max_finite(out))  // far out of range, ±inf included: ±max finite
+          EXPECT_EQ(yv, std::copysign(static_cast<double>(fp8_max_finite(out)), x)) << describe(in, &xb[i * eb]);
+      }
+    }
+}
+
+TEST_P(Fp8QuantizeSpecials, HandPicked) {
+  BARACUDA_TEST_STREAM(stream, GetParam());
+  const Shape shape{8};
+  auto plan = dynamic::Fp8QuantizePlan::select(
+      stream, Fp8QuantizeDescriptor().with_input(K::F32).with_output(K::Fp8E4M3).with_shape(shape));
+  BARACUDA_SKIP_IF_NO_CUDA_KERNELS(plan, GetParam());
+  ASSERT_TRUE(plan);
+  const float inf = std::numeric_limits<float>::infinity();
+  // scale 2: 232·2 = 464 is the tie between 448 and 480 (→ 448, even); 1e30 and inf saturate; 2^-10·2 is
+  // E4M3's smallest subnormal 2^-9 (0x01); 2^-11·2 = 2^-10, the tie between 0 and 2^-9 (→ +0); -0 stays -0.
+  const std::vector<float> x = {232.0f, -1e30f, inf, -inf, 0x1p-10f, 0x1p-11f, -0.0f, 0.75f};
+  const std::vector<uint8_t> want = {0x7E, 0xFE, 0x7E, 0xFE, 0x01, 0x00, 0x80, 0x3C};
+  const LayoutCase l{"hand", shape, dense_layout(shape), dense_layout(shape), false};
+  const QuantizeOutputs got = run_quantize(stream, *plan, K::F32, K::Fp8E4M3, l, f32_bytes(x), 2.0f);
+  EXPECT_EQ(got.y, want);
+  EXPECT_EQ(got.amax, bits_of(inf)) << "amax is of the unscaled input; inf is its maximum";
+}
+
+TEST_P(Fp8QuantizeSpecials, AmaxModes) {
+  BARACUDA_TEST_STREAM(stream, GetParam());
+  const Shape shape{300};
+  const LayoutCase l{"modes", shape, dense_layout(shape), dense_layout(shape), false};
+  auto acc = dynamic::Fp8QuantizePlan::select(
+      stream, Fp8QuantizeDescriptor().with_input(K::F32).with_shape(shape).with_accumulate_amax(true));
+  BARACUDA_SKIP_IF_NO_CUDA_KERNELS(acc, GetParam());
+  ASSERT_TRUE(acc);
+  std::vector<float> x(300);
+  for (int i = 0; i < 300; ++i) x[i] = std::sin(0.1f * i) * 3.0f;  // max |x| just below 3
+  const uint32_t m = expected_amax(K::F32, f32_bytes(x));
+  EXPECT_EQ(run_quantize(stream, *acc, K::F32, K::Fp8E4M3, l, f32_bytes(x), 1.0f, 5.0f).amax, bits_of(5.0f));
+  EXPECT_EQ(run_quantize(stream, *acc, K::F32, K::Fp8E4M3, l, f32_bytes(x), 1.0f, 1.0f).amax, m);
+  EXPECT_EQ(run_quantize(stream, *acc, K::F32, K::Fp8E4M3, l, f32_bytes(x), 1.0f, -1.0f).amax, m)
+      << "a negative starting value counts as below 0";
+  EXPECT_EQ(run_quantize(stream, *acc, K::F32, K::Fp8E4M3, l, f32_bytes(x), 1.0f, NAN).amax, kQuietNaN);
+
+  const Shape empty{0, 5};
+  const LayoutCase le{"empty", empty, dense_layout(empty), dense_layout(empty), false};
+  auto acc0 = dynamic::Fp8QuantizePlan::select(
+      stream, Fp8QuantizeDescriptor().with_input(K::F32).with_shape(empty).with_accumulate_amax(true));
+  auto set0 = dynamic::Fp8QuantizePlan::select(stream, Fp8QuantizeDescriptor().with_input(K::F32).with_shape(empty));
+  ASSERT_TRUE(acc0 && set0);
+  EXPECT_EQ(run_quantize(stream, *acc0, K::F32, K::Fp8E4M3, le, {}, 1.0f, 2.5f).amax, bits_of(2.5f));
+  EXPECT_EQ(run_quantize(stream, *set0, K::F32, K::Fp8E4M3, le, {}, 1.0f, 2.5f).amax, 0u)
+      << "an empty input's amax is 0";
+}
+
+INSTANTIATE_TEST_SUITE_P(Devices, Fp8QuantizeSpecials, ::testing::ValuesIn(kTestDevices),
+                         [](const auto& info) { return std::string(to_string(info.param)); });
+
+// ---------------------------------------------------------------------------------------------------
+// Dequantize sweep
+// ---------------------------------------------------------------------------------------------------
+
+struct DequantizeCase {
+  K in;
+  K out;
+  DeviceKind device;
+  LayoutCase layout;
+};
+
+std::vector<DequantizeCase> dequantize_cases() {
+  std::vector<DequantizeCase> v;
+  for (K in : kFp8)
+    for (K out : kInputs)
+      for (DeviceKind d : kTestDevices)
+        for (const LayoutCase& l : unary_layouts())
+          if (!l.in_place) v.push_back({in, out, d, l});
+  return v;
+}
+
+/// x · scale_inv as the plan defines it, computed from the format model: exact product in double, rounded
+/// to f32 (a correctly rounded f32 product), then to 16 bits; f64: the exact product.
+uint64_t expected_dequantized(K out, double x, float scale_inv) {
+  using namespace reference;
+  const double p = x * static_cast<double>(scale_inv);  // exact: 4 × 24 significant bits
+  if (out == K::F64) {
+    uint64_t b;
+    std::memcpy(&b, &p, 8);
+    return b;
+  }
+  const long double p32 = decode(encode(p, kFormatF32), kFormatF32);
+  return encode(p32, out == K::F32 ? kFormatF32 : out == K::F16 ? kFormatF16 : kFormatBf16);
+}
+
+class Fp8DequantizeSweep : public ::testing::TestWithParam<DequantizeCase> {};
+
+TEST_P(Fp8DequantizeSweep, MatchesProductRoundedOnce) {
+  const DequantizeCase& c = GetParam();
+  BARACUDA_TEST_STREAM(stream, c.device);
+  const LayoutCase& l = c.layout;
+  auto plan = dynamic::Fp8DequantizePlan::select(
+      stream, Fp8DequantizeDescriptor().with_input(c.in).with_output(c.out).with_shape(l.shape));
+  BARACUDA_SKIP_IF_NO_CUDA_KERNELS(plan, c.device);
+  ASSERT_TRUE(plan) << plan.error().to_string();
+  const int64_t in_elems = storage_elements(l.shape, l.in);
+  const std::vector<uint8_t> in_storage = random_bits(c.in, in_elems, 99 + in_elems);  // every code
+  const float scale_inv = 1.0f / 0.3f;
+  auto x = make_device_tensor(stream, c.in, l.shape, l.in, in_storage, in_elems);
+  const int64_t out_elems = storage_elements(l.shape, l.out);
+  auto y = make_device_tensor(stream, c.out, l.shape, l.out,
+                              std::vector<uint8_t>(static_cast<size_t>(storage_bytes(c.out, out_elems)), kSentinel));
+  auto si = f32_scalar(stream, scale_inv);
+  ASSERT_TRUE(x && y && si);
+  ASSERT_TRUE(plan->run(stream, {}, x->view, si->view, y->view));
+  const std::vector<uint8_t> got = download(*y);
+  const std::vector<uint8_t> logical_in = gather(c.in, in_storage, l.shape, l.in);
+  const std::vector<uint8_t> logical_out = gather(c.out, got, l.shape, l.out);
+  const int eb = element_bytes(c.out);
+  for (size_t i = 0; i < logical_in.size(); ++i) {
+    const double xv = decode_value(c.in, &logical_in[i]);
+    if (std::isnan(xv)) {
+      ASSERT_TRUE(is_nan(c.out, &logical_out[i * eb]));
+      continue;
+    }
+    ASSERT_EQ(load_bits(c.out, &logical_out[i * eb]), expected_dequantized(c.out, xv, scale_inv))
+        << "x=" << describe(c.in, &logical_in[i]) << " got " << describe(c.out, &logical_out[i * eb]);
+  }
+  std::vector<uint8_t> untouched(got.size(), kSentinel);
+  scatter(c.out, logical_out, &untouched, l.shape, l.out);
+  EXPECT_EQ(got, untouched) << "elements outside the output view changed";
+}
+
+INSTANTIATE_TEST_SUITE_P(All, Fp8DequantizeSweep, ::testing::ValuesIn(dequantize_cases()),
+                         [](const ::testing::TestParamInfo<DequantizeCase>& info) {
+                           const DequantizeCase& c = info.param;
+                           return name_of(c.in) + "_" + name_of(c.out) + "_" + c.layout.name + "_" +
+                                  std::string(to_string(c.device));
+                         });
+
+// ---------------------------------------------------------------------------------------------------
+// The delayed-scaling recipe, step by step
+// ---------------------------------------------------------------------------------------------------
+
+/// TransformerEngine's amax_and_scale_update for one tensor, written from its definition: amax from the
+/// history (fmaxf from 0 over all slots, or slot 0), scale = fp8_max·2^-margin / amax when amax is finite
+/// and positive (else unchanged), inf → FLT_MAX, scale_inv = 1/scale; then roll left by one and clear slot 0.
+struct TeModel {
+  std::vector<float> history;
+  float scale = 1.0f;
+  float scale_inv = 1.0f;
+
+  void update(AmaxComputeAlgo algo, float fp8_max, int margin) {
+    float amax = 0.0f;
+    for (float a : history) amax = std::fmax(amax, a);
+    if (algo == AmaxComputeAlgo::MostRecent) amax = history[0];
+    const float scaled_max = fp8_max * std::pow(2.0f, static_cast<float>(-margin));
+    if (std::isfinite(amax) && amax > 0.0f) scale = scaled_max / amax;
+    if (std::isinf(scale)) scale = FLT_MAX;
+    scale_inv = 1.0f / scale;
+    std::rotate(history.begin(), history.begin() + 1, history.end());  // torch.roll(history, -1)
+    history[0] = 0.0f;
+  }
+};
+
+struct RecipeCase {
+  DeviceKind device;
+  AmaxComputeAlgo algo;
+  int64_t history_length;
+  int64_t history_stride;  // a column of a [H, stride] history
+  int margin;
+  K fp8;
+};
+
+class Fp8Recipe : public ::testing::TestWithParam<RecipeCase> {};
+
+TEST_P(Fp8Recipe, StepsMatchTransformerEngine) {
+  const RecipeCase& c = GetParam();
+  BARACUDA_TEST_STREAM(stream, c.device);
+  const int64_t H = c.history_length;
+  const Shape xs{7, 37};
+  auto quantize = dynamic::Fp8QuantizePlan::select(
+      stream, Fp8QuantizeDescriptor().with_input(K::Bf16).with_output(c.fp8).with_shape(xs));
+  auto update = dynamic::Fp8ScalingUpdatePlan::select(stream, Fp8ScalingUpdateDescriptor()
+                                                                  .with_fp8_kind(c.fp8)
+                                                                  .with_history_length(H)
+                                                                  .with_amax_compute_algo(c.algo)
+                                                                  .with_margin(c.margin));
+  BARACUDA_SKIP_IF_NO_CUDA_KERNELS(quantize, c.device);
+  ASSERT_TRUE(quantize && update) << (quantize ? update.error().to_string() : quantize.error().to_string());
+
+  // The history is column 1 of a [H, stride] f32 array; the other columns must stay untouched.
+  Strided hl;
+  hl.stride[0] = c.history_stride;
+  hl.offset = c.history_stride > 1 ? 1 : 0;
+  const int64_t hstore = storage_elements(Shape{H}, hl);
+  std::vector<float> hinit(static_cast<size_t>(hstore), -3.0f);
+  for (int64_t i = 0; i < H; ++i) hinit[hl.offset + i * hl.stride[0]] = 0.0f;
+  auto hist = make_device_tensor(stream, K::F32, Shape{H}, hl, f32_bytes(hinit), hstore);
+  auto scale = f32_scalar(stream, 1.0f);
+  auto scale_inv = f32_scalar(stream, 1.0f);
+  ASSERT_TRUE(hist && scale && scale_inv);
+  DynTensor slot0 = hist->view;  // quantize writes the current amax into history[0]
+  slot0.shape = Shape{1};
+
+  TeModel te;
+  te.history.assign(static_cast<size_t>(H), 0.0f);
+  // Known amaxes: ordinary values, a zero step, a NaN step, an inf step, a tiny one (scale → FLT_MAX).
+  const std::vector<float> amaxes = {2.0f, 0.5f, 100.0f, 0.0f, 3.0f, NAN, 7.0f, INFINITY, 1.5f, 1e-38f, 4.0f, 0.25f};
+  bool saw_flt_max = false;
+  for (size_t step = 0; step < amaxes.size(); ++step) {
+    SCOPED_TRACE("step " + std::to_string(step) + " amax " + std::to_string(amaxes[step]));
+    // x: small values, one element carrying the step's amax (its sign alternating).
+    std::vector<uint8_t> xb(static_cast<size_t>(xs.numel()) * 2);
+    for (int64_t i = 0; i < xs.numel(); ++i) {
+      const float v = !(amaxes[step] >= 0.01f) ? 0.0f : static_cast<float>((i % 5) - 2) * 0x1p-8f;
+      ASSERT_TRUE(encode_exact(K::Bf16, v, &xb[i * 2]));
+    }
+    const double carried = (step % 2 ? -1.0 : 1.0) * amaxes[step];
+    const uint64_t carried_bits = reference::encode(carried, reference::kFormatBf16);
+    store_bits(K::Bf16, &xb[2 * (step * 13 % xs.numel())], carried_bits);
+    const float amax_bf16 = std::isnan(amaxes[step]) ? NAN : static_cast<float>(std::fabs(
+                                                                  reference::decode(carried_bits, reference::kFormatBf16)));
+    auto x = make_device_tensor(stream, K::Bf16, xs, dense_layout(xs), xb);
+    auto y = make_device_tensor(stream, c.fp8, xs, dense_layout(xs), {});
+    ASSERT_TRUE(x && y);
+    ASSERT_TRUE(quantize->run(stream, {}, x->view, scale->view, y->view, slot0));
+
+    // The model: the same amax lands in slot 0, then TE's update.
+    te.history[0] = amax_bf16;
+    {
+      const std::vector<float> hnow = f32_values(download(*hist));
+      const float slot = hnow[hl.offset];
+      if (std::isnan(amax_bf16))
+        EXPECT_EQ(bits_of(slot), kQuietNaN);
+      else
+        EXPECT_EQ(slot, amax_bf16) << "quantize wrote the step's amax into slot 0";
+    }
+    // y used the scale of the previous update.
+    auto host_q = dynamic::Fp8QuantizePlan::select(
+        Stream::host(), Fp8QuantizeDescriptor().with_input(K::Bf16).with_output(c.fp8).with_shape(xs));
+    const LayoutCase l{"recipe", xs, dense_layout(xs), dense_layout(xs), false};
+    EXPECT_TRUE(same_elements(c.fp8, download(*y), run_quantize(Stream::host(), *host_q, K::Bf16, c.fp8, l, xb, te.scale).y,
+                              xs.numel()));
+
+    ASSERT_TRUE(update->run(stream, {}, hist->view, scale->view, scale_inv->view));
+    te.update(c.algo, fp8_max_finite(c.fp8), c.margin);
+    saw_flt_max = saw_flt_max || te.scale == FLT_MAX;
+
+    const std::vector<float> hnow = f32_values(download(*hist));
+    for (int64_t i = 0; i < H; ++i) {
+      const float got = hnow[hl.offset + i * hl.stride[0]];
+      EXPECT_TRUE(bits_of(got) == bits_of(te.history[i]) || (std::isnan(got) && std::isnan(te.history[i])))
+          << "history[" << i << "] = " << got << ", TransformerEngine: " << te.history[i];
+    }
+    EXPECT_EQ(hnow[hl.offset], 0.0f) << "slot 0 is cleared for the next step";
+    if (H > 1 && !std::isnan(amax_bf16)) EXPECT_EQ(hnow[hl.offset + (H - 1) * hl.stride[0]], amax_bf16);
+    for (int64_t j = 0; j < hstore; ++j)
+      if (j < hl.offset || (j - hl.offset) % hl.stride[0] != 0) EXPECT_EQ(hnow[j], -3.0f) << "other column changed";
+    EXPECT_EQ(bits_of(download_f32(*scale)), bits_of(te.scale)) << download_f32(*scale) << " vs " << te.scale;
+    EXPECT_EQ(bits_of(download_f32(*scale_inv)), bits_of(te.scale_inv));
+  }
+  if (c.algo == AmaxComputeAlgo::MostRecent || c.history_length == 1)
+    EXPECT_TRUE(saw_flt_max) << "the tiny amax's infinite scale became FLT_MAX";
+}
+
+std::vector<RecipeCase> recipe_cases() {
+  std::vector<RecipeCase> v;
+  for (DeviceKind d : kTestDevices)
+    for (AmaxComputeAlgo a : {AmaxComputeAlgo::Max, AmaxComputeAlgo::MostRecent}) {
+      v.push_back({d, a, 4, 1, 0, K::Fp8E4M3});
+      v.push_back({d, a, 1, 1, 0, K::Fp8E5M2});
+      v.push_back({d, a, 300, 3, 2, K::Fp8E4M3});
+      v.push_back({d, a, 5, 2, -1, K::Fp8E5M2});
+    }
+  return v;
+}
+
+INSTANTIATE_TEST_SUITE_P(Steps, Fp8Recipe, ::testing::ValuesIn(recipe_cases()),
+                         [](const ::testing::TestParamInfo<RecipeCase>& info) {
+                           const RecipeCase& c = info.param;
+                           return std::string(c.algo == AmaxComputeAlgo::Max ? "max" : "most_recent") + "_H" +
+                                  std::to_string(c.history_length) + "_stride" + std::to_string(c.history_stride) +
+                                  "_margin" + (c.margin < 0 ? "m" : "") + std::to_string(std::abs(c.margin)) + "_" +
+                                  name_of(c.fp8) + "_" + std::string(to_string(c.device));
+                         });
+
+// ---------------------------------------------------------------------------------------------------
+// Every rejection of select, can_implement and run
+// ---------------------------------------------------------------------------------------------------
+
+void expect_error(const Status& s, ErrorCode code, std::string_view plan) {
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.code(), code) << s.to_string();
+  EXPECT_NE(s.error().message.find(plan), std::string::npos) << "the message names the plan: " << s.to_string();
+}
+
+Fp8QuantizeDescriptor qdesc(Shape s = Shape{4, 3}) { return Fp8QuantizeDescriptor().with_input(K::F32).with_shape(s); }
+Fp8DequantizeDescriptor ddesc(Shape s = Shape{4, 3}) {
+  return Fp8DequantizeDescriptor().with_output(K::F32).with_shape(s);
+}
+Fp8ScalingUpdateDescriptor udesc() { return Fp8ScalingUpdateDescriptor().with_history_length(8); }
+
+TEST(Fp8Reject, QuantizeSelect) {
+  constexpr std::string_view p = "Fp8QuantizePlan";
+  for (DeviceKind d : {DeviceKind::Host, DeviceKind::Sim}) {
+    const Stream s = *Stream::for_device(d);
+    for (K k : {K::S32, K::U8, K::Fp8E4M3, K::S4})
+      expect_error(dynamic::Fp8QuantizePlan::select(s, qdesc().with_input(k)).status(), ErrorCode::Unsupported, p);
+    for (K k : {K::F16, K::S8, K::F32})
+      expect_error(dynamic::Fp8QuantizePlan::select(s, qdesc().with_output(k)).status(), ErrorCode::Unsupported, p);
+  }
+  expect_error(dynamic::Fp8QuantizePlan::select(Stream::host(), qdesc(Shape{3, -1})).status(),
+               ErrorCode::InvalidProblem, p);
+  expect_error(dynamic::Fp8QuantizePlan::select(Stream::host(), qdesc(Shape{1, 1, 1, 1, 1, 1, 1, 1, 1})).status(),
+               ErrorCode::InvalidProblem, p);
+  expect_error(dynamic::Fp8QuantizePlan::select(Stream::host(), qdesc().with_output(static_cast<K>(200))).status(),
+               ErrorCode::InvalidProblem, p);
+  expect_error(
+      dynamic::Fp8QuantizePlan::select(Stream::host(), qdesc(), PlanPreference().with_backend(BackendKind::Sim))
+          .status(),
+      ErrorCode::Unsupported, p);
+  expect_error(Fp8QuantizePlan<double, __nv_fp8_e4m3, 2>::select(Stream::host(), qdesc()).status(),
+               ErrorCode::InvalidProblem, p);
+  expect_error(Fp8QuantizePlan<float, __nv_fp8_e5m2, 2>::select(Stream::host(), qdesc()).status(),
+               ErrorCode::InvalidProblem, p);
+  expect_error(Fp8QuantizePlan<float, __nv_fp8_e4m3, 1>::select(Stream::host(), qdesc()).status(),
+               ErrorCode::InvalidProblem, p);
+}
+
+TEST(Fp8Reject, DequantizeSelect) {
+  constexpr std::string_view p = "Fp8DequantizePlan";
+  for (DeviceKind d : {DeviceKind::Host, DeviceKind::Sim}) {
+    const Stream s = *Stream::for_device(d);
+    for (K k : {K::F32, K::S8, K::U8})
+      expect_error(dynamic::Fp8DequantizePlan::select(s, ddesc().with_input(k)).status(), ErrorCode::Unsupported, p);
+    for (K k : {K::S32, K::Fp8E5M2, K::Bool})
+      expect_error(dynamic::Fp8DequantizePlan::select(s, ddesc().with_output(k)).status(), ErrorCode::Unsupported, p);
+  }
+  expect_error(dynamic::Fp8DequantizePlan::select(Stream::host(), ddesc(Shape{-2})).status(),
+               ErrorCode::InvalidProblem, p);
+  expect_error(dynamic::Fp8DequantizePlan::select(Stream::host(), ddesc().with_input(static_cast<K>(99))).status(),
+               ErrorCode::InvalidProblem, p);
+  expect_error(
+      dynamic::Fp8DequantizePlan::select(Stream::sim(), ddesc(), PlanPreference().with_backend(BackendKind::Host))
+          .status(),
+      ErrorCode::Unsupported, p);
+  expect_error(Fp8DequantizePlan<__nv_fp8_e5m2, float, 2>::select(Stream::host(), ddesc()).status(),
+               ErrorCode::InvalidProblem, p);
+  expect_error(Fp8DequantizePlan<__nv_fp8_e4m3, double, 2>::select(Stream::host(), ddesc()).status(),
+               ErrorCode::InvalidProblem, p);
+  expect_error(Fp8DequantizePlan<__nv_fp8_e4m3, float, 3>::select(Stream::host(), ddesc()).status(),
+               ErrorCode::InvalidProblem, p);
+}
+
+TEST(Fp8Reject, ScalingUpdateSelect) {
+  constexpr std::string_view p = "Fp8ScalingUpdatePlan";
+  const Stream s = Stream::host();
+  for (K k : {K::F32, K::F16, K::S8})
+    expect_error(dynamic::Fp8ScalingUpdatePlan::select(s, udesc().with_fp8_kind(k)).status(), ErrorCode::Unsupported,
+                 p);
+  expect_error(dynamic::Fp8ScalingUpdatePlan::select(s, udesc().with_history_length(0)).status(),
+               ErrorCode::InvalidProblem, p);
+  expect_error(
+      dynamic::Fp8ScalingUpdatePlan::select(s, udesc().with_amax_compute_algo(static_cast<AmaxComputeAlgo>(7))).status(),
+      ErrorCode::InvalidProblem, p);
+  expect_error(dynamic::Fp8ScalingUpdatePlan::select(s, udesc().with_margin(65)).status(), ErrorCode::InvalidProblem,
+               p);
+  expect_error(dynamic::Fp8ScalingUpdatePlan::select(s, udesc().with_margin(-65)).status(), ErrorCode::InvalidProblem,
+               p);
+  expect_error(dynamic::Fp8ScalingUpdatePlan::select(s, udesc(), PlanPreference().with_backend(BackendKind::Bespoke))
+                   .status(),
+               ErrorCode::Unsupported, p);
+  EXPECT_TRUE(Fp8ScalingUpdatePlan::select(s, udesc().with_margin(64)));
+}
+
+TEST(Fp8Reject, RunOnAnotherDevice) {
+  alignas(16) float buf[16] = {};
+  const DynTensor f = DynTensor::dense(buf, K::F32, Shape{4, 3});
+  const DynTensor one = DynTensor::dense(buf + 12, K::F32, Shape{1});
+  const DynTensor one2 = DynTensor::dense(buf + 13, K::F32, Shape{1});
+  const DynTensor hist = DynTensor::dense(buf, K::F32, Shape{8});
+  alignas(16) uint8_t q[16] = {};
+  const DynTensor fp8 = DynTensor::dense(q, K::Fp8E4M3, Shape{4, 3});
+  auto qp = dynamic::Fp8QuantizePlan::select(Stream::host(), qdesc());
+  auto dp = dynamic::Fp8DequantizePlan::select(Stream::host(), ddesc());
+  auto up = dynamic::Fp8ScalingUpdatePlan::select(Stream::host(), udesc());
+  ASSERT_TRUE(qp && dp && up);
+  expect_error(qp->run(Stream::sim(), {}, f, one, fp8, one2), ErrorCode::InvalidProblem, "Fp8QuantizePlan");
+  expect_error(dp->run(Stream::sim(), {}, fp8, one, f), ErrorCode::InvalidProblem, "Fp8DequantizePlan");
+  expect_error(up->run(Stream::sim(), {}, hist, one, one2), ErrorCode::InvalidProblem, "Fp8ScalingUpdatePlan");
+}
+
+class Fp8CanImplement : public ::testing::Test {
+ protected:
+  DynTensor x() { return DynTensor::dense(x_, K::F32, Shape{4, 3}); }
+  DynTensor y() { return DynTensor::dense(y_, K::Fp8E4M3, Shape{4, 3}); }
+  DynTensor s1() { return DynTensor::dense(&s_[0], K::F32, Shape{1}); }
+  DynTensor s2() { return DynTensor::dense(&s_[4], K::F32, Shape{1}); }
+  DynTensor hist() { return DynTensor::dense(h_, K::F32, Shape{8}); }
+  void quantize_rejects(const DynTensor& a, const DynTensor& sc, const DynTensor& b, const DynTensor& am,
+                        ErrorCode code) {
+    auto p = dynamic::Fp8QuantizePlan::select(Stream::host(), qdesc());
+    ASSERT_TRUE(p);
+    expect_error(p->can_implement(a, sc, b, am), code, "Fp8QuantizePlan");
+    std::fill(std::begin(y_), std::end(y_), uint8_t{7});
+    s_[4] = 9.0f;
+    expect_error(p->run(Stream::host(), {}, a, sc, b, am), code, "Fp8QuantizePlan");
+    for (uint8_t v : y_) EXPECT_EQ(v, 7) << "run wrote despite the rejection";
+    EXPECT_EQ(s_[4], 9.0f) << "run wrote amax despite the rejection";
+  }
+  void dequantize_rejects(const DynTensor& a, const DynTensor& si, const DynTensor& b, ErrorCode code) {
+    auto p = dynamic::Fp8DequantizePlan::select(Stream::host(), ddesc());
+    ASSERT_TRUE(p);
+    expect_error(p->can_implement(a, si, b), code, "Fp8DequantizePlan");
+    std::fill(std::begin(x_), std::end(x_), 7.0f);
+    expect_error(p->run(Stream::host(), {}, a, si, b), code, "Fp8DequantizePlan");
+    for (float v : x_) EXPECT_EQ(v, 7.0f) << "run wrote despite the rejection";
+  }
+  void update_rejects(const DynTensor& h, const DynTensor& sc, const DynTensor& si, ErrorCode code) {
+    auto p = dynamic::Fp8ScalingUpdatePlan::select(Stream::host(), udesc());
+    ASSERT_TRUE(p);
+    expect_error(p->can_implement(h, sc, si), code, "Fp8ScalingUpdatePlan");
+    std::fill(std::begin(h_), std::end(h_), 7.0f);
+    expect_error(p->run(Stream::host(), {}, h, sc, si), code, "Fp8ScalingUpdatePlan");
+    for (float v : h_) EXPECT_EQ(v, 7.0f) << "run wrote despite the rejection";
+  }
+  alignas(16) float x_[32] = {};
+  alignas(16) uint8_t y_[32] = {};
+  alignas(16) float s_[8] = {1.0f, 0, 0, 0, 0, 0, 0, 0};
+  alignas(16) float h_[16] = {};
+};
+
+TEST_F(Fp8CanImplement, AcceptsTheDescribedTensors) {
+  auto q = dynamic::Fp8QuantizePlan::select(Stream::host(), qdesc());
+  auto d = dynamic::Fp8DequantizePlan::select(Stream::host(), ddesc());
+  auto u = dynamic::Fp8ScalingUpdatePlan::select(Stream::host(), udesc());
+  ASSERT_TRUE(q && d && u);
+  EXPECT_TRUE(q->can_implement(x(), s1(), y(), s2()));
+  EXPECT_TRUE(d->can_implement(y(), s1(), x()));
+  EXPECT_TRUE(u->can_implement(hist(), s1(), s2()));
+}
+
+TEST_F(Fp8CanImplement, QuantizeOperands) {
+  const ErrorCode inv = ErrorCode::InvalidProblem;
+  quantize_rejects(DynTensor::dense(x_, K::F32, Shape{3, 4}), s1(), y(), s2(), inv);        // x shape
+  quantize_rejects(DynTensor::dense(x_, K::F16, Shape{4, 3}), s1(), y(), s2(), inv);        // x kind
+  quantize_rejects(x(), s1(), DynTensor::dense(y_, K::Fp8E5M2, Shape{4, 3}), s2(), inv);   // y kind
+  quantize_rejects(x(), s1(), DynTensor::dense(y_, K::Fp8E4M3, Shape{12}), s2(), inv);     // y shape
+  quantize_rejects(x(), DynTensor::dense(&s_[0], K::F16, Shape{1}), y(), s2(), inv);       // scale kind
+  quantize_rejects(x(), DynTensor::dense(&s_[0], K::F32, Shape{2}), y(), s2(), inv);       // scale shape
+  quantize_rejects(x(), DynTensor::dense(&s_[0], K::F32, Shape{}), y(), s2(), inv);        // scale rank 0
+  quantize_rejects(x(), s1(), y(), DynTensor::dense(&s_[4], K::F32, Shape{1, 1}), inv);    // amax shape
+  quantize_rejects(x(), s1(), y(), DynTensor::dense(&s_[4], K::Bf16, Shape{1}), inv);      // amax kind
+  quantize_rejects(x(), s1(), y(), s1(), inv);                                             // amax is scale
+  DynTensor yb = y();
+  yb.stride[0] = 0;
+  quantize_rejects(x(), s1(), yb, s2(), inv);  // y broadcasts
+  DynTensor xn = x();
+  xn.data = nullptr;
+  quantize_rejects(xn, s1(), y(), s2(), inv);
+  DynTensor sn = s1();
+  sn.data = nullptr;
+  quantize_rejects(x(), sn, y(), s2(), inv);
+  DynTensor am = s2();
+  am.data = reinterpret_cast<char*>(&s_[4]) + 2;
+  quantize_rejects(x(), s1(), y(), am, ErrorCode::MisalignedOperand);
+  quantize_rejects(x(), s1(), DynTensor::dense(x_, K::Fp8E4M3, Shape{4, 3}), s2(), inv);  // y is x
+}
+
+TEST_F(Fp8CanImplement, DequantizeOperands) {
+  const ErrorCode inv = ErrorCode::InvalidProblem;
+  dequantize_rejects(DynTensor::dense(y_, K::Fp8E4M3, Shape{4, 4}), s1(), x(), inv);   // x shape
+  dequantize_rejects(DynTensor::dense(y_, K::Fp8E5M2, Shape{4, 3}), s1(), x(), inv);   // x kind
+  dequantize_rejects(y(), s1(), DynTensor::dense(x_, K::F64, Shape{4, 3}), inv);       // y kind
+  dequantize_rejects(y(), DynTensor::dense(&s_[0], K::F32, Shape{3}), x(), inv);       // scale_inv shape
+  dequantize_rejects(y(), DynTensor::dense(&s_[0], K::S32, Shape{1}), x(), inv);       // scale_inv kind
+  dequantize_rejects(y(), DynTensor::dense(x_, K::F32, Shape{1}), x(), inv);           // y is scale_inv
+  dequantize_rejects(DynTensor::dense(x_, K::Fp8E4M3, Shape{4, 3}), s1(), x(), inv);   // y is x
+  DynTensor xb = x();
+  xb.stride[1] = 0;
+  dequantize_rejects(y(), s1(), xb, inv);
+  DynTensor xm = x();
+  xm.data = reinterpret_cast<char*>(x_) + 1;
+  dequantize_rejects(y(), s1(), xm, ErrorCode::MisalignedOperand);
+}
+
+TEST_F(Fp8CanImplement, ScalingUpdateOperands) {
+  const ErrorCode inv = ErrorCode::InvalidProblem;
+  update_rejects(DynTensor::dense(h_, K::F32, Shape{7}), s1(), s2(), inv);     // history length
+  update_rejects(DynTensor::dense(h_, K::F32, Shape{2, 4}), s1(), s2(), inv);  // history rank
+  update_rejects(DynTensor::dense(h_, K::F16, Shape{8}), s1(), s2(), inv);     // history kind
+  update_rejects(hist(), DynTensor::dense(&s_[0], K::F32, Shape{2}), s2(), inv);
+  update_rejects(hist(), s1(), DynTensor::dense(&s_[4], K::F64, Shape{1}), inv);
+  update_rejects(hist(), s1(), s1(), inv);                                          // scale is scale_inv
+  update_rejects(hist(), DynTensor::dense(h_, K::F32, Shape{1}), s2(), inv);        // history is scale
+  update_rejects(hist(), s1(), DynTensor::dense(h_, K::F32, Shape{1}), inv);        // history is scale_inv
+  DynTensor hb = hist();
+  hb.stride[0] = 0;
+  update_rejects(hb, s1(), s2(), inv);
+  DynTensor hm = hist();
+  hm.data = reinterpret_cast<char*>(h_) + 2;
+  update_rejects(hm, s1(), s2(), ErrorCode::MisalignedOperand);
+}
+
+TEST(Fp8PlanApi, SkusPrecisionHashAndTypedWrappers) {
+  auto q = dynamic::Fp8QuantizePlan::select(Stream::sim(), qdesc().with_output(K::Fp8E5M2));
+  ASSERT_TRUE(q);
+  EXPECT_EQ(to_string(q->sku()), "fp8_quantize/f32->fp8e5m2/sim/f32/fused_amax");
+  EXPECT_TRUE(q->precision_guarantee().deterministic);
+  EXPECT_NE(qdesc().hash(), qdesc().with_accumulate_amax(true).hash());
+  EXPECT_NE(udesc().hash(), udesc().with_margin(1).hash());
+  EXPECT_NE(ddesc().hash(), ddesc().with_output(K::F16).hash());
+  EXPECT_EQ(fp8_max_finite(K::Fp8E4M3), 448.0f);
+  EXPECT_EQ(fp8_max_finite(K::Fp8E5M2), 57344.0f);
+
+  // Typed: quantize → update → dequantize on sim.
+  alignas(16) float x[6] = {1.0f, -2.0f, 0.5f, 896.0f, -0.25f, 3.0f};
+  alignas(16) __nv_fp8_e4m3 y[6];
+  alignas(16) float back[6];
+  alignas(16) float hist[2] = {0.0f, 0.0f};
+  alignas(16) float scale = 0.5f, scale_inv = 2.0f;
+  auto tq = Fp8QuantizePlan<float, __nv_fp8_e4m3, 1>::select(Stream::sim(), qdesc(Shape{6}));
+  auto tu = Fp8ScalingUpdatePlan::select(Stream::sim(), udesc().with_history_length(2));
+  auto td = Fp8DequantizePlan<__nv_fp8_e4m3, float, 1>::select(Stream::sim(), ddesc(Shape{6}));
+  ASSERT_TRUE(tq && tu && td);
+  const auto xv = TensorRef<float, 1>::dense(x, {6});
+  const auto yv = TensorMut<__nv_fp8_e4m3, 1>::dense(y, {6});
+  ASSERT_TRUE(tq->run(Stream::sim(), {},
+                      {xv, TensorRef<float, 1>::dense(&scale, {1}), yv, TensorMut<float, 1>::dense(hist, {1})}));
+  EXPECT_EQ(hist[0], 896.0f);
+  EXPECT_EQ(y[3].__x, 0x7E) << "896 · 0.5 = 448";
+  ASSERT_TRUE(tu->run(Stream::sim(), {},
+                      {TensorMut<float, 1>::dense(hist, {2}), TensorMut<float, 1>::dense(&scale, {1}),
+                       TensorMut<float, 1>::dense(&scale_inv, {1})}));
+  EXPECT_EQ(scale, 0.5f);
+  EXPECT_EQ(scale_inv, 2.0f);
+  EXPECT_EQ(hist[0], 0.0f);
+  EXPECT_EQ(hist[1], 896.0f);
+  ASSERT_TRUE(td->run(Stream::sim(), {},
+                      {TensorRef<__nv_fp8_e4m3, 1>::dense(y, {6}), TensorRef<float, 1>::dense(&scale_inv, {1}),
+                       TensorMut<float, 1>::dense(back, {6})}));
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(back[i], x[i]) << "these values survive the round trip exactly";
+}
+
+}  // namespace
+}  // namespace baracuda::test
