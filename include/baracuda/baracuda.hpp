@@ -16,6 +16,7 @@
 #include "baracuda/ops/binary.hpp"
 #include "baracuda/ops/cast.hpp"
 #include "baracuda/ops/fill.hpp"
+#include "baracuda/ops/fp8.hpp"
 #include "baracuda/ops/gated_activation.hpp"
 #include "baracuda/ops/quant_granularity.hpp"
 #include "baracuda/ops/quantize.hpp"
