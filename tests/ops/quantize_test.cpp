@@ -239,6 +239,8 @@ std::vector<SweepCase> sweep_cases() {
       {Shape{6, 10}, {G::per_tensor(), G::per_channel(0), G::per_channel(-1), G::per_token(), G::per_group(-1, 2),
                       G::per_group(0, 3)}},
       {Shape{3, 5, 4}, {G::per_channel(1), G::per_token(), G::per_group(1, 5)}},
+      // Large enough for the learnable backward's two-pass per-tensor reduction on sim.
+      {Shape{160, 128}, {G::per_tensor(), G::per_group(-1, 64)}},
   };
   for (QuantizeOp op : ops)
     for_each_type(FloatTypes{}, [&]<class T>() {

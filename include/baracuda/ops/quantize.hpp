@@ -13,16 +13,21 @@
 ///   (inclusive, on the **unclamped** value, recomputed from the saved x); of fake-quantize `dx = dy · mask`
 ///   with the same mask; of dequantize `dq = dy · s` (the gradient with respect to q taken as real-valued).
 /// - learnable fake-quantize (LSQ, PyTorch's `_fake_quantize_learnable_per_{tensor,channel}_affine`): the
-///   zero point is real-valued; the forward uses `clamp(nearbyint(zp), qmin, qmax)`; the backward gives
-///   `dx = dy` inside the range and 0 outside, and per element `ds = dy·(y − x)/s` inside, `dy·(qmin − zp')`
-///   below, `dy·(qmax − zp')` above; `dzp = 0` inside and `−dy·s` outside; `ds` and `dzp` are multiplied by
-///   `grad_factor` and summed over each parameter's elements.
+///   zero point is real-valued and enters as `zp' = clamp(nearbyint(zp), qmin, qmax)`, in the forward and the
+///   backward alike. The backward gives `dx = dy` inside the range and 0 outside, and per element
+///   `ds = dy·(y − x)/s` inside, `dy·(qmin − zp')` below, `dy·(qmax − zp')` above; `dzp = 0` inside and
+///   `−dy·s` outside; `ds` and `dzp` are multiplied by `grad_factor` and summed over each parameter's
+///   elements (in f64, rounded once). Two PyTorch quirks are not reproduced, so that the gradient is the
+///   gradient of the forward actually computed: PyTorch's per-tensor backward rounds the zero point as
+///   `trunc(clamp(zp + 0.5))` (so −3.4 → −2 and 2.5 → 3 where its forward gives −3 and 2), and both its
+///   backward kernels add zp before rounding (which moves exact ties when zp' is odd).
 ///
 /// **Element kinds.** Float tensors (x, y, dx, dy): f16, bf16, f32, f64. Quantized: s8, u8, and packed s4/u4
 /// (two values per byte, the even index in the low nibble, along the **last** dimension, whose extent must be
 /// even; packed tensors are contiguous). Scale: f32 for f16/bf16/f32 data, f64 for f64 data (the opmath
 /// type); zero point: int32 (learnable: the scale's type). `qmin`/`qmax` default to the quantized kind's
-/// range and must lie inside it with `qmin ≤ qmax` (fake-quantize: any `qmin ≤ qmax` within int32).
+/// range and must lie inside it with `qmin ≤ qmax` (for fake-quantize, `quantized` only names that range;
+/// the learnable variant also needs `qmin ≤ 0 ≤ qmax`, as PyTorch does).
 /// Parameter values are data and are not inspected: a zero point outside `[qmin, qmax]` still gives
 /// clamped, well-defined results; s = 0 follows IEEE division (see above).
 ///

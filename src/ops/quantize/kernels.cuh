@@ -9,6 +9,7 @@
 
 #include "device/dispatch_table.hpp"
 #include "device/elementwise.cuh"
+#include "device/segment_reduce.cuh"
 #include "ops/quantize/dispatch.hpp"
 #include "ops/quantize/functors.cuh"
 #include "ops/quantize/param_views.hpp"
@@ -104,6 +105,65 @@ Status fake_quantize_backward_launch(const ExecContext& ctx, const QuantizeLaunc
       L.param_view(a.t.zero_point), L.data_view(a.t.dy));
 }
 
+/// Where the row-major parameter number `seg` lives in dscale and dzp (strided param_shape tensors).
+struct ParamIndex {
+  int rank;
+  int64_t dims[kMaxRank];
+  int64_t ds_stride[kMaxRank];
+  int64_t dz_stride[kMaxRank];
+};
+
+/// The learnable backward's dscale and dzp: per-element terms (learnable_grads) summed per parameter in
+/// f64 in the engine's fixed order, times grad_factor, rounded once to the scale's type.
+template <class T>
+struct LearnableGradsReduce {
+  using S = convert::opmath_t<T>;
+  struct Acc {
+    double ds;
+    double dzp;
+  };
+  Range<S> range;
+  double grad_factor;
+  S* dscale;
+  S* dzp;
+  ParamIndex index;
+
+  __host__ __device__ Acc identity() const { return {0.0, 0.0}; }
+  __host__ __device__ Acc map(T x, S s, S z, T dy) const {
+    const LearnableGrads<S> g = learnable_grads<T>(range, x, s, z, dy);
+    return {static_cast<double>(g.ds), static_cast<double>(g.dzp)};
+  }
+  __host__ __device__ Acc combine(Acc a, Acc b) const { return {a.ds + b.ds, a.dzp + b.dzp}; }
+  __device__ void finish(int64_t seg, Acc acc) const {
+    int64_t o_ds = 0, o_dz = 0;
+    for (int d = index.rank - 1; d >= 0; --d) {
+      const int64_t c = seg % index.dims[d];
+      seg /= index.dims[d];
+      o_ds += c * index.ds_stride[d];
+      o_dz += c * index.dz_stride[d];
+    }
+    dscale[o_ds] = static_cast<S>(acc.ds * grad_factor);
+    dzp[o_dz] = static_cast<S>(acc.dzp * grad_factor);
+  }
+};
+
+template <class T>
+Status learnable_backward_grads_launch(const ExecContext& ctx, const QuantizeLaunch& a) {
+  using S = convert::opmath_t<T>;
+  const auto& L = a.layout;
+  LearnableGradsReduce<T> op{range_of<T>(a), a.grad_factor, static_cast<S*>(a.t.dscale.data),
+                             static_cast<S*>(a.t.dzero_point.data), {}};
+  op.index.rank = L.param_shape.rank;
+  for (int d = 0; d < L.param_shape.rank; ++d) {
+    op.index.dims[d] = L.param_shape[d];
+    op.index.ds_stride[d] = a.t.dscale.stride[d];
+    op.index.dz_stride[d] = a.t.dzero_point.stride[d];
+  }
+  return segment_reduce::launch_segment_reduce<LearnableGradsReduce<T>, T, S, S, T>(
+      kPlan, ctx, op, L.iter, L.param_dims_mask(), a.workspace, L.data_view(a.t.x), L.param_view(a.t.scale),
+      L.param_view(a.t.zero_point), L.data_view(a.t.dy));
+}
+
 /// The entries over (float kind × quantized kind): quantize and dequantize.
 constexpr void add_pair_entries(::baracuda::detail::QuantizeTables& t) {
   for_each_type(::baracuda::detail::QuantizeFloatTypes{}, [&]<class T>() {
@@ -127,6 +187,7 @@ constexpr void add_float_entries(::baracuda::detail::QuantizeTables& t) {
     t.fake_quantize_backward[e] = &fake_quantize_backward_launch<T, int32_t>;
     t.learnable[e] = &fake_quantize_launch<T, S>;
     t.learnable_backward_dx[e] = &fake_quantize_backward_launch<T, S>;
+    t.learnable_backward_grads[e] = &learnable_backward_grads_launch<T>;
   });
 }
 

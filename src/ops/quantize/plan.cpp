@@ -10,6 +10,7 @@
 #include "core/exec_context.hpp"
 #include "core/hashing.hpp"
 #include "core/validate.hpp"
+#include "device/segment_reduce_geometry.hpp"
 #include "ops/quantize/tables.hpp"
 
 namespace baracuda {
@@ -41,6 +42,17 @@ std::array<int32_t, 2> storage_range(ElementKind k) {
     case ElementKind::U4: return {0, 15};
     default: return {0, 0};
   }
+}
+
+/// A static name (KernelSku holds string_views).
+std::string_view granularity_name(QuantGranularity::Kind k) {
+  switch (k) {
+    case QuantGranularity::Kind::PerTensor: return "per_tensor";
+    case QuantGranularity::Kind::PerChannel: return "per_channel";
+    case QuantGranularity::Kind::PerToken: return "per_token";
+    case QuantGranularity::Kind::PerGroup: return "per_group";
+  }
+  return "?";
 }
 
 bool has_quantized_operand(QuantizeOp op) { return op == QuantizeOp::Quantize || op == QuantizeOp::Dequantize; }
@@ -164,10 +176,17 @@ Result<QuantizePlan> QuantizePlan::select(const Stream& stream, QuantizeOp op, c
   p.sku_.sm = stream.sm();
   p.sku_.backend = *backend;
   p.sku_.precision = desc.element == ElementKind::F64 ? MathPrecision::F64 : MathPrecision::F32;
-  p.sku_.variant = desc.granularity.to_string();
+  p.sku_.variant = granularity_name(desc.granularity.kind);
   p.device_ = stream.device();
   p.device_index_ = stream.device_index();
   p.fn_ = fn;
+  if (op == QuantizeOp::FakeQuantizeLearnableBackward && stream.device() != DeviceKind::Host) {
+    // The two-pass reduction's partials: (Σ ds, Σ dzp) in f64 per (parameter, chunk).
+    auto ctx = detail::make_exec_context(stream);
+    if (!ctx) return ctx.error();
+    p.workspace_bytes_ =
+        detail::segment_reduce_workspace_bytes(*ctx, layout->iter, layout->param_dims_mask(), 2 * sizeof(double));
+  }
   return p;
 }
 
@@ -249,12 +268,13 @@ Status QuantizePlan::run(const Stream& stream, Workspace workspace, const Quanti
   auto layout = detail::quant_layout(kPlan, desc_.granularity, desc_.shape);
   if (!layout) return layout.error();
   const detail::QuantizeLaunch launch{*layout, t, qmin_, qmax_, desc_.grad_factor, workspace};
-  if (desc_.shape.numel() > 0) BARACUDA_TRY(fn_(*ctx, launch));
   if (op_ == QuantizeOp::FakeQuantizeLearnableBackward) {
-    // dscale and dzp are sums over each parameter's elements (zero for an empty input).
+    // dscale and dzp (sums over each parameter's elements; zero for an empty input) first: dx may
+    // overwrite dy in place.
     const detail::QuantizeFn grads = tables_for(device_)->learnable_backward_grads[detail::kind_index(desc_.element)];
     BARACUDA_TRY(grads(*ctx, launch));
   }
+  if (desc_.shape.numel() > 0) BARACUDA_TRY(fn_(*ctx, launch));
   return {};
 }
 

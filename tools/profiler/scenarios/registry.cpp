@@ -14,6 +14,7 @@ std::span<const Scenario> scenarios() {
     add_unary_scenarios(v);
     add_binary_scenarios(v);
     add_gated_activation_scenarios(v);
+    add_quantize_scenarios(v);
     return v;
   }();
   return list;

@@ -16,5 +16,6 @@ void add_affine_scenarios(std::vector<Scenario>& out);
 void add_unary_scenarios(std::vector<Scenario>& out);
 void add_binary_scenarios(std::vector<Scenario>& out);
 void add_gated_activation_scenarios(std::vector<Scenario>& out);
+void add_quantize_scenarios(std::vector<Scenario>& out);
 
 }  // namespace baracuda::profiler

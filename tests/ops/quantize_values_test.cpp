@@ -1,0 +1,366 @@
+// QuantizePlan, hand-computed: values that pin the convention itself on every device (ties to even, zp added
+// after rounding, clamping, NaN → zp, s = 0, qmin = qmax, the STE mask on the unclamped value, the packed
+// nibble order, per-channel and per-group parameter mapping, dequantize, the learnable gradients); and a
+// negative test for every select / can_implement / run rejection.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "baracuda/baracuda.hpp"
+#include "support/devices.hpp"
+
+namespace baracuda::test {
+namespace {
+
+using G = QuantGranularity;
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+/// A dense device copy of a host vector, downloaded again by `get`.
+template <class T>
+struct On {
+  Buffer buffer;
+  DynTensor view;
+  On(const Stream& stream, const std::vector<T>& v, const Shape& shape) {
+    auto b = Buffer::allocate(stream, std::max<size_t>(1, v.size() * sizeof(T)));
+    EXPECT_TRUE(b.is_ok());
+    buffer = std::move(b).value();
+    if (!v.empty()) EXPECT_TRUE(buffer.copy_from_host(v.data(), v.size() * sizeof(T)).is_ok());
+    view = DynTensor::dense(buffer.data(), kind_of<T>, shape);
+  }
+  std::vector<T> get(const Stream& stream, size_t n) const {
+    EXPECT_TRUE(stream.synchronize().is_ok());
+    std::vector<T> out(n);
+    EXPECT_TRUE(buffer.copy_to_host(out.data(), n * sizeof(T)).is_ok());
+    return out;
+  }
+};
+
+dynamic::QuantizePlan must_select(const Stream& s, QuantizeOp op, const QuantizeDescriptor& d) {
+  auto p = dynamic::QuantizePlan::select(s, op, d);
+  EXPECT_TRUE(p.is_ok()) << (p ? "" : p.error().message);
+  return std::move(p).value();
+}
+
+Status run(const Stream& s, const dynamic::QuantizePlan& p, const QuantizeTensors& t) {
+  Buffer ws;
+  if (p.workspace_size() > 0) ws = std::move(Buffer::allocate(s, p.workspace_size())).value();
+  return p.run(s, Workspace(ws.data(), p.workspace_size()), t);
+}
+
+class QuantizeValues : public ::testing::TestWithParam<DeviceKind> {};
+
+// s = 0.5, zp = 1 (odd, so adding zp before rounding would move every tie): 1.25 / 0.5 = 2.5 → 2 → 3;
+// 3.5 → 4 → 5; −2.5 → −2 → −1; ±0.5 → ±0 → 1; far values clamp; NaN → zp; 1/0 = inf clamps.
+TEST_P(QuantizeValues, TiesToEvenThenZeroPointThenClamp) {
+  BARACUDA_TEST_STREAM(stream, GetParam());
+  const Shape shape{9};
+  const auto d = QuantizeDescriptor{}.with_element(ElementKind::F32).with_quantized(ElementKind::S8).with_shape(shape);
+  auto plan = dynamic::QuantizePlan::select(stream, QuantizeOp::Quantize, d);
+  BARACUDA_SKIP_IF_NO_CUDA_KERNELS(plan, GetParam());
+  On<float> x(stream, {1.25f, 1.75f, -1.25f, 0.25f, -0.25f, 100.0f, -100.0f, kNaN, kInf}, shape);
+  On<float> s(stream, {0.5f}, Shape{1});
+  On<int32_t> z(stream, {1}, Shape{1});
+  On<int8_t> q(stream, std::vector<int8_t>(9, 99), shape);
+  QuantizeTensors t;
+  t.x = x.view, t.scale = s.view, t.zero_point = z.view, t.q = q.view;
+  ASSERT_TRUE(run(stream, *plan, t).is_ok());
+  EXPECT_EQ(q.get(stream, 9), (std::vector<int8_t>{3, 5, -1, 1, 1, 127, -128, 1, 127}));
+}
+
+TEST_P(QuantizeValues, ZeroScaleAndSingletonRange) {
+  BARACUDA_TEST_STREAM(stream, GetParam());
+  const Shape shape{3};
+  auto d = QuantizeDescriptor{}.with_element(ElementKind::F64).with_quantized(ElementKind::U8).with_shape(shape);
+  auto plan = dynamic::QuantizePlan::select(stream, QuantizeOp::Quantize, d);
+  BARACUDA_SKIP_IF_NO_CUDA_KERNELS(plan, GetParam());
+  On<double> x(stream, {1.0, -1.0, 0.0}, shape);
+  On<double> s(stream, {0.0}, Shape{1});
+  On<int32_t> z(stream, {7}, Shape{1});
+  On<uint8_t> q(stream, std::vector<uint8_t>(3, 99), shape);
+  QuantizeTensors t;
+  t.x = x.view, t.scale = s.view, t.zero_point = z.view, t.q = q.view;
+  ASSERT_TRUE(run(stream, *plan, t).is_ok());
+  EXPECT_EQ(q.get(stream, 3), (std::vector<uint8_t>{255, 0, 7}));  // +inf, −inf, 0/0 = NaN → zp
+
+  const auto single = must_select(stream, QuantizeOp::Quantize, d.with_range(5, 5));
+  On<double> s1(stream, {1.0}, Shape{1});
+  t.scale = s1.view;
+  ASSERT_TRUE(run(stream, single, t).is_ok());
+  EXPECT_EQ(q.get(stream, 3), (std::vector<uint8_t>{5, 5, 5}));
+}
+
+// Even index in the low nibble; s4 two's complement, u4 plain.
+TEST_P(QuantizeValues, PackedNibbleOrder) {
+  BARACUDA_TEST_STREAM(stream, GetParam());
+  const Shape shape{6};
+  const auto d = QuantizeDescriptor{}.with_element(ElementKind::F32).with_quantized(ElementKind::S4).with_shape(shape);
+  auto plan = dynamic::QuantizePlan::select(stream, QuantizeOp::Quantize, d);
+  BARACUDA_SKIP_IF_NO_CUDA_KERNELS(plan, GetParam());
+  On<float> x(stream, {-1, 2, 7, -8, 9, -9}, shape);
+  On<float> s(stream, {1.0f}, Shape{1});
+  On<int32_t> z(stream, {0}, Shape{1});
+  On<uint8_t> q(stream, {0, 0, 0}, shape);
+  QuantizeTensors t;
+  t.x = x.view, t.scale = s.view, t.zero_point = z.view, t.q = q.view;
+  t.q.kind = ElementKind::S4;
+  ASSERT_TRUE(run(stream, *plan, t).is_ok());
+  EXPECT_EQ(q.get(stream, 3), (std::vector<uint8_t>{0x2F, 0x87, 0x87}));
+
+  // Dequantize the same bytes back: s4 values −1, 2, 7, −8, 7, −8 with zp 1, s 0.5.
+  const auto dq = must_select(stream, QuantizeOp::Dequantize, d);
+  On<float> s2(stream, {0.5f}, Shape{1});
+  On<int32_t> z2(stream, {1}, Shape{1});
+  On<float> y(stream, std::vector<float>(6, 0.0f), shape);
+  QuantizeTensors u;
+  u.q = t.q, u.scale = s2.view, u.zero_point = z2.view, u.y = y.view;
+  ASSERT_TRUE(run(stream, dq, u).is_ok());
+  EXPECT_EQ(y.get(stream, 6), (std::vector<float>{-1.0f, 0.5f, 3.0f, -4.5f, 3.0f, -4.5f}));
+
+  // u4 with zp 8: −1 → 7, 2 → 10.
+  const auto du = must_select(stream, QuantizeOp::Quantize, QuantizeDescriptor{d}.with_quantized(ElementKind::U4).with_shape(Shape{2}));
+  On<float> x2(stream, {-1, 2}, Shape{2});
+  On<int32_t> z8(stream, {8}, Shape{1});
+  On<uint8_t> q2(stream, {0}, Shape{2});
+  QuantizeTensors w;
+  w.x = x2.view, w.scale = s.view, w.zero_point = z8.view, w.q = q2.view;
+  w.q.kind = ElementKind::U4;
+  ASSERT_TRUE(run(stream, du, w).is_ok());
+  EXPECT_EQ(q2.get(stream, 1), (std::vector<uint8_t>{0xA7}));
+}
+
+// The straight-through mask is taken on the unclamped nearbyint(x / s) + zp, both ends inclusive.
+TEST_P(QuantizeValues, StraightThroughMaskIsInclusiveOnTheUnclampedValue) {
+  BARACUDA_TEST_STREAM(stream, GetParam());
+  const Shape shape{5};
+  const auto d = QuantizeDescriptor{}
+                     .with_element(ElementKind::F32)
+                     .with_quantized(ElementKind::S8)
+                     .with_shape(shape)
+                     .with_range(-2, 2);
+  auto plan = dynamic::QuantizePlan::select(stream, QuantizeOp::QuantizeBackward, d);
+  BARACUDA_SKIP_IF_NO_CUDA_KERNELS(plan, GetParam());
+  On<float> x(stream, {1.0f, 1.25f, 1.5f, -1.25f, -1.5f}, shape);  // /0.5: 2, 2.5→2, 3, −2.5→−2, −3
+  On<float> s(stream, {0.5f}, Shape{1});
+  On<int32_t> z(stream, {0}, Shape{1});
+  On<float> dy(stream, {1, 1, 1, 1, 1}, shape);
+  On<float> dx(stream, std::vector<float>(5, 9.0f), shape);
+  QuantizeTensors t;
+  t.x = x.view, t.scale = s.view, t.zero_point = z.view, t.dy = dy.view, t.dx = dx.view;
+  ASSERT_TRUE(run(stream, *plan, t).is_ok());
+  EXPECT_EQ(dx.get(stream, 5), (std::vector<float>{2, 2, 0, 2, 0}));  // dy / s inside, 0 outside
+
+  const auto fq = must_select(stream, QuantizeOp::FakeQuantizeBackward, d);
+  ASSERT_TRUE(run(stream, fq, t).is_ok());
+  EXPECT_EQ(dx.get(stream, 5), (std::vector<float>{1, 1, 0, 1, 0}));  // dy inside, 0 outside
+}
+
+// Per-channel along axis 1 of [2, 3] and per-group of 2 along the last axis of [2, 4].
+TEST_P(QuantizeValues, ChannelAndGroupParameterMapping) {
+  BARACUDA_TEST_STREAM(stream, GetParam());
+  auto d = QuantizeDescriptor{}
+               .with_element(ElementKind::F32)
+               .with_quantized(ElementKind::S8)
+               .with_shape(Shape{2, 3})
+               .with_granularity(G::per_channel(1));
+  auto plan = dynamic::QuantizePlan::select(stream, QuantizeOp::Quantize, d);
+  BARACUDA_SKIP_IF_NO_CUDA_KERNELS(plan, GetParam());
+  EXPECT_EQ(plan->param_shape(), (Shape{3}));
+  On<float> x(stream, {8, 8, 8, -4, -4, -4}, Shape{2, 3});
+  On<float> s(stream, {1, 2, 4}, Shape{3});
+  On<int32_t> z(stream, {0, 1, 2}, Shape{3});
+  On<int8_t> q(stream, std::vector<int8_t>(6), Shape{2, 3});
+  QuantizeTensors t;
+  t.x = x.view, t.scale = s.view, t.zero_point = z.view, t.q = q.view;
+  ASSERT_TRUE(run(stream, *plan, t).is_ok());
+  EXPECT_EQ(q.get(stream, 6), (std::vector<int8_t>{8, 5, 4, -4, -1, 1}));
+
+  d.with_shape(Shape{2, 4}).with_granularity(G::per_group(-1, 2));
+  const auto grouped = must_select(stream, QuantizeOp::Quantize, d);
+  EXPECT_EQ(grouped.param_shape(), (Shape{2, 2}));
+  On<float> xg(stream, {1, 1, 4, 4, 8, 8, 8, 8}, Shape{2, 4});
+  On<float> sg(stream, {1, 2, 4, 8}, Shape{2, 2});
+  On<int32_t> zg(stream, {0, 0, 0, 0}, Shape{2, 2});
+  On<int8_t> qg(stream, std::vector<int8_t>(8), Shape{2, 4});
+  QuantizeTensors u;
+  u.x = xg.view, u.scale = sg.view, u.zero_point = zg.view, u.q = qg.view;
+  ASSERT_TRUE(run(stream, grouped, u).is_ok());
+  EXPECT_EQ(qg.get(stream, 8), (std::vector<int8_t>{1, 1, 2, 2, 2, 2, 1, 1}));
+}
+
+// zp 0.6 rounds to 1; range [−4, 3]; s = 0.5; grad_factor 0.5. x = 0.375 → 0.75 → 1 + 1 = 2 inside
+// (y = 0.5, ds = (0.5 − 0.375)/0.5 = 0.25); x = 5 → 11 above (ds = 3 − 1 = 2, dzp = −0.5); x = −5 → −9 below
+// (ds = −4 − 1 = −5, dzp = −0.5). Σ ds · 0.5 = −1.375, Σ dzp · 0.5 = −0.5; dx = (1, 0, 0).
+TEST_P(QuantizeValues, LearnableForwardAndGradients) {
+  BARACUDA_TEST_STREAM(stream, GetParam());
+  const Shape shape{3};
+  const auto d = QuantizeDescriptor{}
+                     .with_element(ElementKind::F32)
+                     .with_quantized(ElementKind::S8)
+                     .with_shape(shape)
+                     .with_range(-4, 3)
+                     .with_grad_factor(0.5);
+  auto plan = dynamic::QuantizePlan::select(stream, QuantizeOp::FakeQuantizeLearnableBackward, d);
+  BARACUDA_SKIP_IF_NO_CUDA_KERNELS(plan, GetParam());
+  On<float> x(stream, {0.375f, 5.0f, -5.0f}, shape);
+  On<float> s(stream, {0.5f}, Shape{1});
+  On<float> z(stream, {0.6f}, Shape{1});
+  On<float> dy(stream, {1, 1, 1}, shape);
+  On<float> dx(stream, {9, 9, 9}, shape), ds(stream, {9}, Shape{1}), dz(stream, {9}, Shape{1});
+  QuantizeTensors t;
+  t.x = x.view, t.scale = s.view, t.zero_point = z.view, t.dy = dy.view, t.dx = dx.view;
+  t.dscale = ds.view, t.dzero_point = dz.view;
+  ASSERT_TRUE(run(stream, *plan, t).is_ok());
+  EXPECT_EQ(dx.get(stream, 3), (std::vector<float>{1, 0, 0}));
+  EXPECT_EQ(ds.get(stream, 1), (std::vector<float>{-1.375f}));
+  EXPECT_EQ(dz.get(stream, 1), (std::vector<float>{-0.5f}));
+
+  const auto fwd = must_select(stream, QuantizeOp::FakeQuantizeLearnable, d);
+  On<float> y(stream, {9, 9, 9}, shape);
+  QuantizeTensors u;
+  u.x = x.view, u.scale = s.view, u.zero_point = z.view, u.y = y.view;
+  ASSERT_TRUE(run(stream, fwd, u).is_ok());
+  EXPECT_EQ(y.get(stream, 3), (std::vector<float>{0.5f, 1.0f, -2.5f}));  // (3 − 1)·0.5, (−4 − 1)·0.5
+}
+
+INSTANTIATE_TEST_SUITE_P(Devices, QuantizeValues, ::testing::ValuesIn(kTestDevices),
+                         [](const auto& info) { return std::string(to_string(info.param)); });
+
+// ---------------------------------------------------------------------------------------------------
+// Rejections
+// ---------------------------------------------------------------------------------------------------
+
+QuantizeDescriptor base() {
+  return QuantizeDescriptor{}.with_element(ElementKind::F32).with_quantized(ElementKind::S8).with_shape(Shape{4, 6});
+}
+
+void expect_rejected(QuantizeOp op, const QuantizeDescriptor& d, ErrorCode code, std::string_view fragment) {
+  for (const Stream& s : {Stream::host(), Stream::sim()}) {
+    auto p = dynamic::QuantizePlan::select(s, op, d);
+    ASSERT_FALSE(p.is_ok()) << fragment;
+    EXPECT_EQ(p.error().code, code) << p.error().message;
+    EXPECT_NE(p.error().message.find(fragment), std::string::npos) << p.error().message;
+  }
+}
+
+TEST(QuantizeReject, Select) {
+  using O = QuantizeOp;
+  expect_rejected(O::Quantize, base().with_element(ElementKind::S8), ErrorCode::Unsupported, "element kind s8");
+  expect_rejected(O::Quantize, base().with_quantized(ElementKind::F16), ErrorCode::Unsupported, "quantized kind f16");
+  expect_rejected(O::Quantize, base().with_shape(Shape{}), ErrorCode::InvalidProblem, "rank >= 1");
+  expect_rejected(O::Quantize, base().with_shape(Shape{4, -1}), ErrorCode::InvalidProblem, "shape");
+  expect_rejected(O::Quantize, base().with_granularity(G::per_channel(2)), ErrorCode::InvalidProblem, "axis 2");
+  expect_rejected(O::Quantize, base().with_granularity(G::per_channel(-3)), ErrorCode::InvalidProblem, "axis -3");
+  expect_rejected(O::Quantize, base().with_shape(Shape{8}).with_granularity(G::per_token()),
+                  ErrorCode::InvalidProblem, "per-token");
+  expect_rejected(O::Quantize, base().with_granularity(G::per_group(-1, 0)), ErrorCode::InvalidProblem,
+                  "group size must be positive");
+  expect_rejected(O::Quantize, base().with_granularity(G::per_group(-1, 4)), ErrorCode::InvalidProblem,
+                  "does not divide");
+  expect_rejected(O::Quantize, base().with_granularity(G{static_cast<G::Kind>(9), 0, 0}), ErrorCode::InvalidProblem,
+                  "invalid QuantGranularity");
+  expect_rejected(O::Quantize, base().with_shape(Shape{1, 1, 1, 1, 1, 1, 1, 4}).with_granularity(G::per_group(-1, 2)),
+                  ErrorCode::Unsupported, "needs rank 9");
+  expect_rejected(O::Quantize, base().with_range(3, 2), ErrorCode::InvalidProblem, "quant_min 3 > quant_max 2");
+  expect_rejected(O::Quantize, base().with_range(-129, 0), ErrorCode::InvalidProblem, "exceeds what s8 stores");
+  expect_rejected(O::Quantize, base().with_quantized(ElementKind::U4).with_range(0, 16), ErrorCode::InvalidProblem,
+                  "exceeds what u4 stores");
+  expect_rejected(O::FakeQuantizeLearnable, base().with_quantized(ElementKind::U8).with_range(1, 255),
+                  ErrorCode::InvalidProblem, "must include 0");
+  expect_rejected(O::FakeQuantizeLearnableBackward, base().with_grad_factor(std::nan("")), ErrorCode::InvalidProblem,
+                  "grad_factor");
+  expect_rejected(O::Quantize, base().with_quantized(ElementKind::S4).with_shape(Shape{4, 5}),
+                  ErrorCode::InvalidProblem, "must be even");
+  expect_rejected(O::Dequantize,
+                  base().with_quantized(ElementKind::U4).with_shape(Shape{4, 6}).with_granularity(G::per_group(-1, 3)),
+                  ErrorCode::InvalidProblem, "(the group size) must be even");
+  expect_rejected(static_cast<O>(42), base(), ErrorCode::InvalidProblem, "invalid QuantizeOp");
+}
+
+TEST(QuantizeReject, CanImplementAndRun) {
+  const Stream host = Stream::host();
+  const auto plan = must_select(host, QuantizeOp::Quantize, base());
+  std::vector<float> xs(24), ss(1), big(64);
+  std::vector<int32_t> zs(1);
+  std::vector<int8_t> qs(24);
+  QuantizeTensors ok;
+  ok.x = DynTensor::dense(xs.data(), ElementKind::F32, Shape{4, 6});
+  ok.scale = DynTensor::dense(ss.data(), ElementKind::F32, Shape{1});
+  ok.zero_point = DynTensor::dense(zs.data(), ElementKind::S32, Shape{1});
+  ok.q = DynTensor::dense(qs.data(), ElementKind::S8, Shape{4, 6});
+  ASSERT_TRUE(plan.can_implement(ok).is_ok());
+
+  auto expect = [&](const QuantizeTensors& t, std::string_view fragment) {
+    const Status st = plan.can_implement(t);
+    ASSERT_FALSE(st.is_ok()) << fragment;
+    EXPECT_NE(st.error().message.find(fragment), std::string::npos) << st.error().message;
+    EXPECT_FALSE(plan.run(host, {}, t).is_ok());
+  };
+  QuantizeTensors t = ok;
+  t.scale.kind = ElementKind::F16;
+  expect(t, "scale");
+  t = ok;
+  t.zero_point = DynTensor::dense(zs.data(), ElementKind::S32, Shape{4});
+  expect(t, "zero_point");
+  t = ok;
+  t.y = DynTensor::dense(big.data(), ElementKind::F32, Shape{4, 6});
+  expect(t, "does not use operand 'y'");
+  t = ok;
+  t.q.data = nullptr;
+  expect(t, "q");
+  t = ok;
+  t.q = DynTensor::dense(ss.data(), ElementKind::S8, Shape{4, 6});  // over the scale
+  expect(t, "may not overwrite 'scale'");
+
+  // Outputs sharing memory; in place with other strides; a strided packed tensor.
+  const auto lb = must_select(host, QuantizeOp::FakeQuantizeLearnableBackward, base());
+  std::vector<float> dys(24), dxs(24), dss(1), dzs(1), zf(1);
+  QuantizeTensors b;
+  b.x = ok.x;
+  b.scale = ok.scale;
+  b.zero_point = DynTensor::dense(zf.data(), ElementKind::F32, Shape{1});
+  b.dy = DynTensor::dense(dys.data(), ElementKind::F32, Shape{4, 6});
+  b.dx = DynTensor::dense(dxs.data(), ElementKind::F32, Shape{4, 6});
+  b.dscale = DynTensor::dense(dss.data(), ElementKind::F32, Shape{1});
+  b.dzero_point = DynTensor::dense(dzs.data(), ElementKind::F32, Shape{1});
+  ASSERT_TRUE(lb.can_implement(b).is_ok());
+  QuantizeTensors c = b;
+  c.dzero_point = c.dscale;
+  EXPECT_NE(lb.can_implement(c).error().message.find("share memory"), std::string::npos);
+  c = b;
+  c.dx = c.dy;
+  c.dx.stride = {1, 4};  // same pointer, other strides
+  c.dx.shape = Shape{4, 6};
+  EXPECT_FALSE(lb.can_implement(c).is_ok());
+
+  const auto packed = must_select(host, QuantizeOp::Quantize, base().with_quantized(ElementKind::S4));
+  QuantizeTensors p = ok;
+  p.q = DynTensor::dense(qs.data(), ElementKind::S4, Shape{4, 6});
+  ASSERT_TRUE(packed.can_implement(p).is_ok());
+  p.q.stride = {12, 2};
+  EXPECT_FALSE(packed.can_implement(p).is_ok());
+
+  // A run with a too-small workspace (the learnable backward's two-pass reduction on sim).
+  const Stream sim = Stream::sim();
+  const auto big_desc = base().with_shape(Shape{512, 512});
+  const auto lsim = must_select(sim, QuantizeOp::FakeQuantizeLearnableBackward, big_desc);
+  ASSERT_GT(lsim.workspace_size(), 0u) << "expected the two-pass schedule for a 2^18-element per-tensor sum";
+  std::vector<float> bx(512 * 512), bdy(512 * 512), bdx(512 * 512);
+  QuantizeTensors w = b;
+  w.x = DynTensor::dense(bx.data(), ElementKind::F32, Shape{512, 512});
+  w.dy = DynTensor::dense(bdy.data(), ElementKind::F32, Shape{512, 512});
+  w.dx = DynTensor::dense(bdx.data(), ElementKind::F32, Shape{512, 512});
+  const Status st = lsim.run(sim, Workspace(nullptr, 0), w);
+  ASSERT_FALSE(st.is_ok());
+  EXPECT_EQ(st.error().code, ErrorCode::WorkspaceTooSmall);
+
+  // A run on another device than the plan's.
+  EXPECT_FALSE(plan.run(sim, {}, ok).is_ok());
+}
+
+}  // namespace
+}  // namespace baracuda::test

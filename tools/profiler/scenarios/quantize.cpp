@@ -1,0 +1,161 @@
+// QuantizePlan: per-token quantize (float → int8, the W8A8 activation step), per-token dequantize, and
+// per-channel fake-quantize forward and backward (quantization-aware training). The default cuda shape is
+// an LLM activation [8192, 4096]. Traffic: every data tensor read or written once; the parameter tensors
+// (one value per row or channel) are counted too. Outputs compare bit for bit with the host device.
+#include <baracuda/ops/quantize.hpp>
+
+#include "common.hpp"
+#include "scenarios.hpp"
+
+namespace baracuda::profiler {
+namespace {
+
+/// One profiled op per scenario variant.
+constexpr QuantizeOp kOps[] = {QuantizeOp::Quantize, QuantizeOp::Dequantize, QuantizeOp::FakeQuantize,
+                               QuantizeOp::FakeQuantizeBackward};
+
+QuantizeOp op_of(const Problem& p) { return kOps[p.variant]; }
+ElementKind float_kind(const Problem& p) { return op_of(p) == QuantizeOp::Dequantize ? p.out_dtype : p.dtype; }
+ElementKind quantized_kind(const Problem& p) {
+  return op_of(p) == QuantizeOp::Quantize ? p.out_dtype : op_of(p) == QuantizeOp::Dequantize ? p.dtype : ElementKind::S8;
+}
+ElementKind scale_kind(const Problem& p) { return float_kind(p) == ElementKind::F64 ? ElementKind::F64 : ElementKind::F32; }
+
+QuantizeDescriptor descriptor(const Problem& p) {
+  const bool per_token = op_of(p) == QuantizeOp::Quantize || op_of(p) == QuantizeOp::Dequantize;
+  const int rank = p.shape.rank;
+  return QuantizeDescriptor()
+      .with_element(float_kind(p))
+      .with_quantized(quantized_kind(p))
+      .with_shape(p.shape)
+      .with_granularity(per_token && rank >= 2 ? QuantGranularity::per_token() : QuantGranularity::per_channel(0));
+}
+
+/// Binds the profiler's positional operands to the plan's roles: (inputs..., outputs...) in the order
+/// x|q, scale, zero_point[, dy] then q|y|dx.
+struct PositionalQuantizePlan {
+  dynamic::QuantizePlan plan;
+
+  QuantizeTensors bind(const DynTensor& a, const DynTensor& s, const DynTensor& z, const DynTensor& out) const {
+    QuantizeTensors t;
+    t.scale = s;
+    t.zero_point = z;
+    switch (plan.op()) {
+      case QuantizeOp::Quantize: t.x = a, t.q = out; break;
+      case QuantizeOp::Dequantize: t.q = a, t.y = out; break;
+      default: t.x = a, t.y = out; break;
+    }
+    return t;
+  }
+  QuantizeTensors bind(const DynTensor& x, const DynTensor& s, const DynTensor& z, const DynTensor& dy,
+                       const DynTensor& dx) const {
+    QuantizeTensors t;
+    t.x = x, t.scale = s, t.zero_point = z, t.dy = dy, t.dx = dx;
+    return t;
+  }
+  template <class... T>
+  Status can_implement(const T&... t) const { return plan.can_implement(bind(t...)); }
+  template <class... T>
+  Status run(const Stream& stream, Workspace ws, const T&... t) const { return plan.run(stream, ws, bind(t...)); }
+  size_t workspace_size() const { return plan.workspace_size(); }
+  KernelSku sku() const { return plan.sku(); }
+};
+
+Result<KernelSku> select_sku(const Stream& s, const Problem& p) {
+  return sku_of(dynamic::QuantizePlan::select(s, op_of(p), descriptor(p)));
+}
+
+Result<std::unique_ptr<Instance>> prepare(const Stream& s, const Problem& p) {
+  auto plan = dynamic::QuantizePlan::select(s, op_of(p), descriptor(p));
+  if (!plan) return plan.error();
+  const Shape ps = plan->param_shape();
+  const OperandSpec scale{scale_kind(p), ps, ValueRange{0.01, 0.1, false}};
+  const OperandSpec zp{ElementKind::S32, ps, ValueRange{-8, 8, true}};
+  const ElementKind f = float_kind(p), q = quantized_kind(p);
+  const OperandSpec x{f, p.shape, ValueRange{-12, 12, false}};
+  PositionalQuantizePlan bound{std::move(plan).value()};
+  switch (op_of(p)) {
+    case QuantizeOp::Quantize:
+      return PlanInstance<PositionalQuantizePlan, 3, 1>::make(s, std::move(bound), p, {x, scale, zp},
+                                                              {OperandSpec{q, p.shape, {}}});
+    case QuantizeOp::Dequantize:
+      return PlanInstance<PositionalQuantizePlan, 3, 1>::make(
+          s, std::move(bound), p, {OperandSpec{q, p.shape, ValueRange{-128, 127, true}}, scale, zp},
+          {OperandSpec{f, p.shape, {}}});
+    case QuantizeOp::FakeQuantize:
+      return PlanInstance<PositionalQuantizePlan, 3, 1>::make(s, std::move(bound), p, {x, scale, zp},
+                                                              {OperandSpec{f, p.shape, {}}});
+    default:
+      return PlanInstance<PositionalQuantizePlan, 4, 1>::make(
+          s, std::move(bound), p, {x, scale, zp, OperandSpec{f, p.shape, ValueRange{-1, 1, false}}},
+          {OperandSpec{f, p.shape, {}}});
+  }
+}
+
+Traffic traffic(const Problem& p) {
+  const int64_t n = p.shape.numel();
+  auto plan = dynamic::QuantizePlan::select(Stream::host(), op_of(p), descriptor(p));
+  const int64_t np = plan ? plan->param_shape().numel() : 0;
+  const double params = static_cast<double>(np) * (element_bits(scale_kind(p)) / 8 + 4);
+  const double f = static_cast<double>(storage_bytes(float_kind(p), n));
+  const double q = static_cast<double>(storage_bytes(quantized_kind(p), n));
+  switch (op_of(p)) {
+    case QuantizeOp::Quantize:
+    case QuantizeOp::Dequantize: return Traffic{f + q + params, 0};
+    case QuantizeOp::FakeQuantize: return Traffic{2 * f + params, 0};
+    default: return Traffic{3 * f + params, 0};
+  }
+}
+
+std::vector<Shape> default_shapes(DeviceKind device) {
+  if (device == DeviceKind::Cuda) return {Shape{8192, 4096}};
+  return {Shape{257, 258}, Shape{64, 1024}};
+}
+
+std::vector<Problem> float_to_int8(uint32_t v) {
+  std::vector<Problem> r;
+  for (ElementKind k : {ElementKind::Bf16, ElementKind::F16, ElementKind::F32}) r.push_back({k, ElementKind::S8, {}, false, v});
+  return r;
+}
+std::vector<Problem> int8_to_float(uint32_t v) {
+  std::vector<Problem> r;
+  for (ElementKind k : {ElementKind::Bf16, ElementKind::F16, ElementKind::F32}) r.push_back({ElementKind::S8, k, {}, false, v});
+  return r;
+}
+std::vector<Problem> float_only(uint32_t v) {
+  std::vector<Problem> r;
+  for (ElementKind k : {ElementKind::Bf16, ElementKind::F32}) r.push_back({k, k, {}, false, v});
+  return r;
+}
+
+Scenario make(uint32_t variant, std::string_view name, std::string_view summary, OutputKind out,
+              std::vector<Problem> (*kinds)(uint32_t)) {
+  return Scenario{
+      .name = name,
+      .family = "quantize",
+      .summary = summary,
+      .variant = variant,
+      .output = out,
+      .comparison = Comparison::Exact,
+      .default_kinds = kinds,
+      .default_shapes = default_shapes,
+      .select = select_sku,
+      .prepare = prepare,
+      .traffic = traffic,
+  };
+}
+
+}  // namespace
+
+void add_quantize_scenarios(std::vector<Scenario>& out) {
+  out.push_back(make(0, "quantize", "q = clamp(rint(x / s[token]) + zp[token]) to int8, per token", OutputKind::Chosen,
+                     float_to_int8));
+  out.push_back(make(1, "dequantize", "y = (q - zp[token]) * s[token] from int8, per token", OutputKind::Chosen,
+                     int8_to_float));
+  out.push_back(make(2, "fake_quantize", "y = (clamp(rint(x / s[c]) + zp[c]) - zp[c]) * s[c], per channel",
+                     OutputKind::SameAsInput, float_only));
+  out.push_back(make(3, "fake_quantize_backward", "dx = dy * [qmin <= rint(x / s[c]) + zp[c] <= qmax], per channel",
+                     OutputKind::SameAsInput, float_only));
+}
+
+}  // namespace baracuda::profiler
