@@ -15,6 +15,7 @@ std::span<const Scenario> scenarios() {
     add_binary_scenarios(v);
     add_gated_activation_scenarios(v);
     add_quantize_scenarios(v);
+    add_fp8_scenarios(v);
     return v;
   }();
   return list;
