@@ -41,8 +41,8 @@
 /// - **History layout (TransformerEngine's):** slot 0 is the **current** step's amax — quantize writes it
 ///   there (pass a [1] view of `amax_history[0]` as its amax). Slots 1…H−1 are the H−1 previous steps,
 ///   oldest first.
-/// - **Step:** with `amax_compute_algo` Max, `amax = fmaxf` over all H slots (fmaxf: NaN entries are
-///   skipped, an all-NaN history gives NaN); MostRecent: `amax = history[0]`. Then
+/// - **Step:** with `amax_compute_algo` Max, `amax = fmaxf(0, fmaxf over all H slots)` (NaN entries are
+///   skipped; an all-NaN history gives 0); MostRecent: `amax = history[0]`. Then
 ///   `scale = fp8_max · 2^−margin / amax` when amax is finite and > 0, else the previous scale is kept;
 ///   a scale that overflows f32 (a tiny amax) becomes FLT_MAX; `scale_inv = 1 / scale` (f32 division).
 ///   Then the history rolls: `new[i] = old[i+1]` for 1 ≤ i < H−1, `new[H−1] = old[0]` (the amax just
