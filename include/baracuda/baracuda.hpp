@@ -15,6 +15,7 @@
 #include "baracuda/ops/affine.hpp"
 #include "baracuda/ops/binary.hpp"
 #include "baracuda/ops/cast.hpp"
+#include "baracuda/ops/dynamic_range_quantize.hpp"
 #include "baracuda/ops/fill.hpp"
 #include "baracuda/ops/fp8.hpp"
 #include "baracuda/ops/gated_activation.hpp"

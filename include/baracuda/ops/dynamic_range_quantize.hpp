@@ -1,0 +1,126 @@
+/// \file
+/// \brief `DynamicRangeQuantizePlan`: quantization with parameters computed from the data itself — each
+/// segment's range is measured, a (scale, zero point) derived from it, and the tensor quantized with them
+/// (LLM activations per token, weights per channel or per group, a whole tensor).
+///
+/// **Convention** (docs/ops/dynamic_range_quantize.md; DESIGN §7), per segment of the granularity, over the
+/// segment's range `[lo, hi]` widened to include 0 (`lo' = min(lo, 0)`, `hi' = max(hi, 0)`):
+/// - symmetric: `s = max(−lo', hi') / qmax`, `zp = 0`;
+/// - asymmetric: `s = (hi' − lo') / (qmax − qmin)`, `zp = clamp(qmin − nearbyint(lo' / s), qmin, qmax)`;
+/// - `s == 0` (an all-zero or empty segment, or a range so small that s underflows): `s = 1, zp = 0`;
+/// - a segment holding NaN: `s = NaN, zp = 0` (NaN propagates, as `torch.aminmax` does), so every element
+///   of it quantizes to 0 (quantize maps NaN quotients to zp); ±inf without NaN: `s = +inf, zp = 0`, so
+///   finite elements quantize to 0 and ±inf to NaN/inf → zp (see quantize.hpp).
+/// Each step is one IEEE operation in opmath — f32 for f16/bf16/f32 input, f64 for f64 — rounding to
+/// nearest even; `nearbyint` rounds half to even. Then `q = clamp(nearbyint(x / s) + zp, qmin, qmax)`
+/// exactly as `QuantizePlan` does (quantize.hpp).
+///
+/// **Element kinds.** x: f16, bf16, f32, f64. q: s8, u8, packed s4/u4 (two per byte, even index in the low
+/// nibble, along the last dimension, whose extent must be even; packed q is contiguous). scale: f32 (f64
+/// for f64 x); zero point: int32. **Range:** `qmin`/`qmax` default to q's full range; they must lie in it,
+/// satisfy `qmin ≤ 0 ≤ qmax` (PyTorch's observers require the range to contain 0, so 0 is exactly
+/// representable) and `qmax > 0` (symmetric) or `qmin < qmax` (asymmetric); `InvalidProblem` otherwise.
+///
+/// **Shapes.** x and q: the descriptor's shape (rank 1..8); scale and zero point: the granularity's
+/// parameter shape (quant_granularity.hpp). **Layout:** x any strides (negative and broadcast included);
+/// q, scale and zero point any strides without broadcast (packed q contiguous). **Aliasing:** none of the
+/// four may overlap. The zero point is optional in symmetric mode (it is then kept in the workspace);
+/// asymmetric mode requires it.
+///
+/// **Execution.** Two passes: a segmented reduction (src/device/segment_reduce.cuh) computes each
+/// segment's (min, max) and writes scale and zero point; the quantize family's kernel then quantizes x.
+/// **Workspace:** `workspace_size()` bytes (256-byte aligned): the reduction's partials when few long
+/// segments are split across blocks, plus room for the zero point in symmetric mode; 0 often.
+/// **Determinism:** bit-stable run to run. Scale and zero point are exact functions of (min, max), which do
+/// not depend on the reduction order, so every device (host reference included) gives identical q, scale
+/// and zero point.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "baracuda/core/dyn_tensor.hpp"
+#include "baracuda/core/plan.hpp"
+#include "baracuda/core/sku.hpp"
+#include "baracuda/core/stream.hpp"
+#include "baracuda/core/tensor.hpp"
+#include "baracuda/core/workspace.hpp"
+#include "baracuda/ops/quant_granularity.hpp"
+
+namespace baracuda {
+
+/// How a segment's range becomes (scale, zero point); see the file comment.
+enum class DynamicRangeMode : uint8_t {
+  Symmetric = 0,   ///< `s = max|x| / qmax`, `zp = 0`
+  Asymmetric = 1,  ///< `s = (max − min) / (qmax − qmin)` over the range widened to 0, `zp = qmin − nearbyint(min / s)`
+};
+
+/// Describes a dynamic-range quantization problem.
+struct DynamicRangeQuantizeDescriptor {
+  ElementKind element = ElementKind::F32;                          ///< x: f16, bf16, f32, f64
+  ElementKind quantized = ElementKind::S8;                         ///< q: s8, u8, s4, u4
+  Shape shape;                                                     ///< x's shape, rank 1..8
+  QuantGranularity granularity = QuantGranularity::per_token();    ///< the scope: one (scale, zp) per segment
+  DynamicRangeMode mode = DynamicRangeMode::Symmetric;
+  std::optional<int32_t> quant_min;                                ///< default: q's smallest value
+  std::optional<int32_t> quant_max;                                ///< default: q's largest value
+
+  DynamicRangeQuantizeDescriptor& with_element(ElementKind k) { element = k; return *this; }
+  DynamicRangeQuantizeDescriptor& with_quantized(ElementKind k) { quantized = k; return *this; }
+  DynamicRangeQuantizeDescriptor& with_shape(const Shape& s) { shape = s; return *this; }
+  DynamicRangeQuantizeDescriptor& with_granularity(const QuantGranularity& g) { granularity = g; return *this; }
+  DynamicRangeQuantizeDescriptor& with_mode(DynamicRangeMode m) { mode = m; return *this; }
+  DynamicRangeQuantizeDescriptor& with_range(int32_t qmin, int32_t qmax) {
+    quant_min = qmin;
+    quant_max = qmax;
+    return *this;
+  }
+  friend bool operator==(const DynamicRangeQuantizeDescriptor&, const DynamicRangeQuantizeDescriptor&) = default;
+  size_t hash() const;
+};
+
+/// The operands: x is read; q, scale and zero_point are written (zero_point may be empty in symmetric mode).
+struct DynamicRangeQuantizeTensors {
+  DynTensor x;
+  DynTensor q;
+  DynTensor scale;
+  DynTensor zero_point;
+};
+
+namespace dynamic {
+
+/// The dtype/rank-erased DynamicRangeQuantizePlan.
+class DynamicRangeQuantizePlan {
+ public:
+  /// Validates the descriptor (kinds, shape, granularity, range rules of the file comment).
+  static Result<DynamicRangeQuantizePlan> select(const Stream& stream, const DynamicRangeQuantizeDescriptor& desc,
+                                                 PlanPreference pref = {});
+  /// Kinds, shapes, alignment, no broadcast in outputs, no overlap.
+  Status can_implement(const DynamicRangeQuantizeTensors& t) const;
+  size_t workspace_size() const { return workspace_bytes_; }
+  KernelSku sku() const { return sku_; }
+  PrecisionGuarantee precision_guarantee() const;
+  Status run(const Stream& stream, Workspace workspace, const DynamicRangeQuantizeTensors& t) const;
+  const DynamicRangeQuantizeDescriptor& descriptor() const { return desc_; }
+  int32_t quant_min() const { return qmin_; }
+  int32_t quant_max() const { return qmax_; }
+  /// The scale / zero-point shape.
+  const Shape& param_shape() const { return param_shape_; }
+  /// f32, or f64 for f64 x.
+  ElementKind scale_kind() const { return desc_.element == ElementKind::F64 ? ElementKind::F64 : ElementKind::F32; }
+
+ private:
+  DynamicRangeQuantizeDescriptor desc_;
+  KernelSku sku_;
+  DeviceKind device_ = DeviceKind::Host;
+  int device_index_ = 0;
+  int32_t qmin_ = 0, qmax_ = 0;
+  Shape param_shape_;
+  size_t zp_scratch_bytes_ = 0;  // symmetric: room for the zero point when the caller passes none
+  size_t workspace_bytes_ = 0;
+  const void* params_fn_ = nullptr;    // pass 1: range → scale, zero point
+  const void* quantize_fn_ = nullptr;  // pass 2: the quantize family's function
+};
+
+}  // namespace dynamic
+}  // namespace baracuda

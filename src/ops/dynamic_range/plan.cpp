@@ -1,0 +1,222 @@
+// DynamicRangeQuantizePlan: select (validate the descriptor, resolve the two passes' functions and the
+// workspace), can_implement (operands), run (parameter pass, then the quantize family's kernel).
+#include <algorithm>
+#include <limits>
+#include <string>
+
+#include "baracuda/ops/dynamic_range_quantize.hpp"
+#include "core/exec_context.hpp"
+#include "core/hashing.hpp"
+#include "core/validate.hpp"
+#include "device/segment_reduce_geometry.hpp"
+#include "ops/dynamic_range/dispatch.hpp"
+#include "ops/quantize/dispatch.hpp"
+
+namespace baracuda {
+namespace {
+
+constexpr std::string_view kPlan = "DynamicRangeQuantizePlan";
+constexpr size_t kAlign = 256;  // workspace sub-buffers start 256-byte aligned
+
+std::string s(std::string_view v) { return std::string(v); }
+
+const detail::DynamicRangeParamsTable* cuda_params_table() {
+#if BARACUDA_HAVE_CUDA_KERNELS
+  return &device_cuda::dynamic_range_params_table();
+#else
+  return nullptr;
+#endif
+}
+
+bool is_float_kind(ElementKind k) {
+  return k == ElementKind::F16 || k == ElementKind::Bf16 || k == ElementKind::F32 || k == ElementKind::F64;
+}
+
+// The values a quantized kind stores, or {1, 0} (empty) for other kinds.
+std::pair<int32_t, int32_t> storage_range(ElementKind k) {
+  switch (k) {
+    case ElementKind::S8: return {-128, 127};
+    case ElementKind::U8: return {0, 255};
+    case ElementKind::S4: return {-8, 7};
+    case ElementKind::U4: return {0, 15};
+    default: return {1, 0};
+  }
+}
+
+size_t round_up(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
+
+// Byte interval [first, last] a non-empty view touches (negative strides included).
+std::pair<int64_t, int64_t> byte_extent(const DynTensor& t) {
+  int64_t lo = 0, hi = 0;
+  for (int d = 0; d < t.shape.rank; ++d) {
+    const int64_t reach = (t.shape.dims[d] - 1) * t.stride[d];
+    (reach < 0 ? lo : hi) += reach;
+  }
+  const auto base = reinterpret_cast<int64_t>(t.data);
+  return {base - (lo < 0 ? storage_bytes(t.kind, -lo) : 0), base + storage_bytes(t.kind, hi + 1) - 1};
+}
+
+}  // namespace
+
+size_t DynamicRangeQuantizeDescriptor::hash() const {
+  size_t h = std::hash<int>{}(static_cast<int>(element));
+  detail::hash_combine(h, static_cast<int>(quantized));
+  detail::hash_combine(h, shape.hash());
+  detail::hash_combine(h, granularity.hash());
+  detail::hash_combine(h, static_cast<int>(mode));
+  detail::hash_combine(h, quant_min.value_or(std::numeric_limits<int32_t>::min()));
+  detail::hash_combine(h, quant_max.value_or(std::numeric_limits<int32_t>::max()));
+  return h;
+}
+
+namespace dynamic {
+
+Result<DynamicRangeQuantizePlan> DynamicRangeQuantizePlan::select(const Stream& stream,
+                                                                  const DynamicRangeQuantizeDescriptor& desc,
+                                                                  PlanPreference pref) {
+  BARACUDA_TRY(detail::check_shape(kPlan, "the descriptor's shape", desc.shape));
+  if (desc.shape.rank < 1) return Error::invalid(s(kPlan) + ": the shape must have rank >= 1 (a scalar is a [1] tensor)");
+  if (!is_float_kind(desc.element))
+    return Error::unsupported(s(kPlan) + ": element kind " + s(to_string(desc.element)) +
+                              " is not supported (f16, bf16, f32 and f64 are)");
+  const auto [lo, hi] = storage_range(desc.quantized);
+  if (lo > hi)
+    return Error::unsupported(s(kPlan) + ": quantized kind " + s(to_string(desc.quantized)) +
+                              " is not supported (s8, u8, s4 and u4 are)");
+  if (desc.mode != DynamicRangeMode::Symmetric && desc.mode != DynamicRangeMode::Asymmetric)
+    return Error::invalid(s(kPlan) + ": invalid DynamicRangeMode");
+  const int32_t qmin = desc.quant_min.value_or(lo), qmax = desc.quant_max.value_or(hi);
+  const std::string range = "[" + std::to_string(qmin) + ", " + std::to_string(qmax) + "]";
+  if (qmin > qmax) return Error::invalid(s(kPlan) + ": quant_min > quant_max in the range " + range);
+  if (qmin < lo || qmax > hi)
+    return Error::invalid(s(kPlan) + ": the range " + range + " exceeds what " + s(to_string(desc.quantized)) +
+                          " stores ([" + std::to_string(lo) + ", " + std::to_string(hi) + "])");
+  if (qmin > 0 || qmax < 0)
+    return Error::invalid(s(kPlan) + ": the range " + range + " must include 0 (quant_min <= 0 <= quant_max)");
+  if (desc.mode == DynamicRangeMode::Symmetric && qmax == 0)
+    return Error::invalid(s(kPlan) + ": symmetric mode needs quant_max > 0 (s = max|x| / quant_max); got " + range);
+  if (desc.mode == DynamicRangeMode::Asymmetric && qmin == qmax)
+    return Error::invalid(s(kPlan) + ": asymmetric mode needs quant_min < quant_max; got " + range);
+  auto layout = detail::quant_layout(kPlan, desc.granularity, desc.shape);
+  if (!layout) return layout.error();
+  if (is_packed(desc.quantized) && desc.shape[desc.shape.rank - 1] % 2 != 0)
+    return Error::invalid(s(kPlan) + ": packed " + s(to_string(desc.quantized)) +
+                          " pairs elements along the last dimension, so its extent must be even; got " +
+                          std::to_string(desc.shape[desc.shape.rank - 1]));
+
+  auto backend = detail::resolve_bespoke_backend(kPlan, stream, pref);
+  if (!backend) return backend.error();
+  const detail::DynamicRangeParamsTable* table = detail::table_for_device(
+      stream.device(), reference::dynamic_range_params_table(), device_sim::dynamic_range_params_table(),
+      cuda_params_table());
+  if (table == nullptr)
+    return Error::unsupported(s(kPlan) +
+                              ": this library was built without CUDA kernels (BARACUDA_CUDA_KERNELS=OFF); "
+                              "use the sim or host device");
+  const detail::DynamicRangeParamsFn params_fn = (*table)[detail::kind_index(desc.element)];
+  const detail::QuantizeFn quantize_fn =
+      detail::quantize_fn(stream.device(), QuantizeOp::Quantize, desc.element, desc.quantized);
+  if (params_fn == nullptr || quantize_fn == nullptr)
+    return Error::unsupported(s(kPlan) + ": " + s(to_string(desc.element)) + " → " + s(to_string(desc.quantized)) +
+                              " is not available on this device");
+
+  DynamicRangeQuantizePlan p;
+  p.desc_ = desc;
+  p.qmin_ = qmin;
+  p.qmax_ = qmax;
+  p.param_shape_ = layout->param_shape;
+  p.sku_.category = OpCategory::Quantization;
+  p.sku_.op = desc.mode == DynamicRangeMode::Symmetric ? "dynamic_range_quantize_symmetric"
+                                                       : "dynamic_range_quantize_asymmetric";
+  p.sku_.element = desc.element;
+  p.sku_.aux_element = desc.quantized;
+  p.sku_.sm = stream.sm();
+  p.sku_.backend = *backend;
+  p.sku_.precision = desc.element == ElementKind::F64 ? MathPrecision::F64 : MathPrecision::F32;
+  p.sku_.variant = "segment_reduce+quantize";
+  p.device_ = stream.device();
+  p.device_index_ = stream.device_index();
+  p.params_fn_ = reinterpret_cast<const void*>(params_fn);
+  p.quantize_fn_ = reinterpret_cast<const void*>(quantize_fn);
+  if (desc.mode == DynamicRangeMode::Symmetric)
+    p.zp_scratch_bytes_ = round_up(static_cast<size_t>(layout->param_shape.numel()) * sizeof(int32_t));
+  size_t partials = 0;
+  if (stream.device() != DeviceKind::Host) {
+    auto ctx = detail::make_exec_context(stream);
+    if (!ctx) return ctx.error();
+    const size_t acc = 2 * (desc.element == ElementKind::F64 ? sizeof(double) : sizeof(float));
+    partials = detail::segment_reduce_workspace_bytes(*ctx, layout->iter, layout->param_dims_mask(), acc);
+  }
+  p.workspace_bytes_ = p.zp_scratch_bytes_ + partials;
+  return p;
+}
+
+Status DynamicRangeQuantizePlan::can_implement(const DynamicRangeQuantizeTensors& t) const {
+  using detail::Access;
+  BARACUDA_TRY(detail::check_tensor(kPlan, "x", t.x, desc_.element, desc_.shape, Access::Read));
+  BARACUDA_TRY(detail::check_tensor(kPlan, "q", t.q, desc_.quantized, desc_.shape, Access::Write));
+  BARACUDA_TRY(detail::check_tensor(kPlan, "scale", t.scale, scale_kind(), param_shape_, Access::Write));
+  const bool has_zp = t.zero_point.data != nullptr || t.zero_point.shape.rank != 0;
+  if (!has_zp && desc_.mode == DynamicRangeMode::Asymmetric)
+    return Error::invalid(s(kPlan) + ": asymmetric mode writes a zero point; pass a zero_point tensor");
+  if (has_zp)
+    BARACUDA_TRY(detail::check_tensor(kPlan, "zero_point", t.zero_point, ElementKind::S32, param_shape_, Access::Write));
+  // No two operands may share memory (outputs are written while x is still read by the other pass).
+  const std::array<std::pair<std::string_view, const DynTensor*>, 4> ops{
+      {{"x", &t.x}, {"q", &t.q}, {"scale", &t.scale}, {"zero_point", &t.zero_point}}};
+  for (size_t i = 0; i < ops.size(); ++i) {
+    for (size_t j = i + 1; j < ops.size(); ++j) {
+      const DynTensor& a = *ops[i].second;
+      const DynTensor& b = *ops[j].second;
+      if (a.data == nullptr || b.data == nullptr || a.numel() == 0 || b.numel() == 0) continue;
+      const auto [a0, a1] = byte_extent(a);
+      const auto [b0, b1] = byte_extent(b);
+      if (a0 <= b1 && b0 <= a1)
+        return Error::invalid(s(kPlan) + ": '" + s(ops[i].first) + "' and '" + s(ops[j].first) + "' overlap in memory");
+    }
+  }
+  return {};
+}
+
+PrecisionGuarantee DynamicRangeQuantizePlan::precision_guarantee() const {
+  const MathPrecision p = desc_.element == ElementKind::F64 ? MathPrecision::F64 : MathPrecision::F32;
+  return {p, p, true, true};
+}
+
+Status DynamicRangeQuantizePlan::run(const Stream& stream, Workspace workspace,
+                                     const DynamicRangeQuantizeTensors& t) const {
+  if (params_fn_ == nullptr) return Error::invalid(s(kPlan) + ": run on a plan that select did not produce");
+  BARACUDA_TRY(detail::check_same_device(kPlan, device_, device_index_, stream));
+  BARACUDA_TRY(can_implement(t));
+  if (param_shape_.numel() == 0) return {};
+  if (workspace.size < workspace_bytes_ || (workspace_bytes_ > 0 && workspace.data == nullptr))
+    return Error::workspace_too_small(s(kPlan) + ": workspace too small", workspace_bytes_,
+                                      workspace.data == nullptr ? 0 : workspace.size);
+  if (workspace_bytes_ > 0 && reinterpret_cast<uintptr_t>(workspace.data) % kAlign != 0)
+    return Error::misaligned(s(kPlan) + ": the workspace must be 256-byte aligned");
+  auto ctx = detail::make_exec_context(stream);
+  if (!ctx) return ctx.error();
+  auto layout = detail::quant_layout(kPlan, desc_.granularity, desc_.shape);
+  if (!layout) return layout.error();
+
+  DynTensor zp = t.zero_point;
+  if (zp.data == nullptr) zp = DynTensor::dense(workspace.data, ElementKind::S32, param_shape_);
+  const Workspace partials(workspace_bytes_ > zp_scratch_bytes_ ? static_cast<char*>(workspace.data) + zp_scratch_bytes_
+                                                                 : nullptr,
+                           workspace_bytes_ - zp_scratch_bytes_);
+  // Pass 1: (min, max) per segment → scale, zero point. Segments without elements get s = 1, zp = 0.
+  const detail::DynamicRangeLaunch params{*layout, t.x, t.scale, zp, desc_.mode, qmin_, qmax_, partials};
+  BARACUDA_TRY(reinterpret_cast<detail::DynamicRangeParamsFn>(params_fn_)(*ctx, params));
+  if (desc_.shape.numel() == 0) return {};
+  // Pass 2: the quantize family's kernel with those parameters.
+  QuantizeTensors qt;
+  qt.x = t.x;
+  qt.q = t.q;
+  qt.scale = t.scale;
+  qt.zero_point = zp;
+  const detail::QuantizeLaunch quantize{*layout, qt, qmin_, qmax_, 1.0, Workspace{}};
+  return reinterpret_cast<detail::QuantizeFn>(quantize_fn_)(*ctx, quantize);
+}
+
+}  // namespace dynamic
+}  // namespace baracuda

@@ -1,0 +1,296 @@
+// DynamicRangeQuantizePlan: every (x kind × q kind × scope × mode) on the sim (and cuda) device against the
+// host reference — q, scale and zero point compared bit for bit — over 0-size, one-element, odd, strided
+// and long-row shapes with an all-zero segment; hand-computed values (ties, the asymmetric zero point),
+// NaN / inf / underflow rules; and a negative test per rejection.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "baracuda/baracuda.hpp"
+#include "support/compare.hpp"
+#include "support/devices.hpp"
+#include "support/random.hpp"
+#include "support/tensor.hpp"
+
+namespace baracuda::test {
+namespace {
+
+using Desc = DynamicRangeQuantizeDescriptor;
+
+struct Outputs {
+  std::vector<uint8_t> q, scale, zp;
+};
+
+// Runs the plan on `stream` over x (its storage bytes and layout) with dense outputs.
+Result<Outputs> run_plan(const Stream& stream, const Desc& desc, const std::vector<uint8_t>& x_storage,
+                         const Strided& x_layout, bool pass_zp = true) {
+  auto plan = dynamic::DynamicRangeQuantizePlan::select(stream, desc);
+  if (!plan) return plan.error();
+  const Shape ps = plan->param_shape();
+  auto x = make_device_tensor(stream, desc.element, desc.shape, x_layout, x_storage);
+  auto q = make_device_tensor(stream, desc.quantized, desc.shape, dense_layout(desc.shape), {});
+  auto s = make_device_tensor(stream, plan->scale_kind(), ps, dense_layout(ps), {});
+  auto z = make_device_tensor(stream, ElementKind::S32, ps, dense_layout(ps), {});
+  if (!x || !q || !s || !z) return Error::internal("allocation failed");
+  auto ws = Buffer::allocate(stream, plan->workspace_size());
+  if (!ws) return ws.error();
+  DynamicRangeQuantizeTensors t{x->view, q->view, s->view, pass_zp ? z->view : DynTensor{}};
+  BARACUDA_TRY(plan->run(stream, Workspace(ws->data(), plan->workspace_size()), t));
+  BARACUDA_TRY(stream.synchronize());
+  return Outputs{download(*q), download(*s), pass_zp ? download(*z) : std::vector<uint8_t>{}};
+}
+
+Stream host() { return Stream::host(); }
+
+void expect_same(const Outputs& got, const Outputs& want, const Desc& d, int64_t q_n, int64_t p_n) {
+  const ElementKind sk = d.element == ElementKind::F64 ? ElementKind::F64 : ElementKind::F32;
+  EXPECT_TRUE(same_elements(d.quantized, got.q, want.q, is_packed(d.quantized) ? q_n / 2 : q_n)) << "q";
+  EXPECT_TRUE(same_elements(sk, got.scale, want.scale, p_n)) << "scale";
+  if (!want.zp.empty()) {
+    EXPECT_TRUE(same_elements(ElementKind::S32, got.zp, want.zp, p_n)) << "zero point";
+  }
+}
+
+struct ShapeCase {
+  std::string name;
+  Shape shape;
+  bool transposed = false;  // x viewed column-major (rank 2)
+};
+
+std::vector<ShapeCase> shape_cases() {
+  return {{"6x8", Shape{6, 8}},     {"1x2", Shape{1, 2}},        {"3x5x6", Shape{3, 5, 6}},
+          {"0x8", Shape{0, 8}},     {"5x0", Shape{5, 0}},        {"7x4_transposed", Shape{7, 4}, true},
+          {"2x1030", Shape{2, 1030}}, {"1x2100", Shape{1, 2100}}};
+}
+
+std::vector<QuantGranularity> scopes() {
+  return {QuantGranularity::per_token(),         QuantGranularity::per_tensor(),
+          QuantGranularity::per_channel(0),      QuantGranularity::per_channel(-1),
+          QuantGranularity::per_group(-1, 2),    QuantGranularity::per_group(0, 1)};
+}
+
+class DynamicRangeSweep : public ::testing::TestWithParam<DeviceKind> {};
+
+TEST_P(DynamicRangeSweep, EveryKindScopeAndModeMatchesTheHostReference) {
+  BARACUDA_TEST_STREAM(stream, GetParam());
+  const ElementKind xs[] = {ElementKind::F16, ElementKind::Bf16, ElementKind::F32, ElementKind::F64};
+  const ElementKind qs[] = {ElementKind::S8, ElementKind::U8, ElementKind::S4, ElementKind::U4};
+  uint64_t seed = 1;
+  for (const ShapeCase& c : shape_cases()) {
+    const int64_t n = c.shape.numel();
+    Strided layout = dense_layout(c.shape);
+    if (c.transposed) layout.stride = {1, c.shape[0]};
+    for (ElementKind xk : xs) {
+      std::vector<double> values;
+      auto x = random_floats(xk, n, -3.0, 2.0, seed++, &values);
+      // An all-zero segment: the first row (per token) / the first elements.
+      const int64_t zeros = std::min<int64_t>(n, c.shape[c.shape.rank - 1]);
+      std::memset(x.data(), 0, static_cast<size_t>(storage_bytes(xk, zeros)));
+      for (ElementKind qk : qs)
+        for (const QuantGranularity& g : scopes())
+          for (DynamicRangeMode m : {DynamicRangeMode::Symmetric, DynamicRangeMode::Asymmetric}) {
+            SCOPED_TRACE(c.name + " " + std::string(to_string(xk)) + "→" + std::string(to_string(qk)) + " " +
+                         g.to_string() + (m == DynamicRangeMode::Symmetric ? " symmetric" : " asymmetric"));
+            const Desc d = Desc{}.with_element(xk).with_quantized(qk).with_shape(c.shape).with_granularity(g).with_mode(m);
+            auto want_plan = dynamic::DynamicRangeQuantizePlan::select(host(), d);
+            if (!want_plan) {  // the shape does not fit this scope or packing: every device must agree
+              auto p = dynamic::DynamicRangeQuantizePlan::select(stream, d);
+              ASSERT_FALSE(p.is_ok());
+              EXPECT_EQ(p.error().code, want_plan.error().code);
+              continue;
+            }
+            auto want = run_plan(host(), d, x, layout);
+            ASSERT_TRUE(want.is_ok()) << want.error().to_string();
+            auto got = run_plan(stream, d, x, layout);
+            ASSERT_TRUE(got.is_ok()) << got.error().to_string();
+            expect_same(*got, *want, d, n, want_plan->param_shape().numel());
+          }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Devices, DynamicRangeSweep, ::testing::Values(DeviceKind::Sim, DeviceKind::Cuda),
+                         [](const auto& info) { return std::string(to_string(info.param)); });
+
+// Hand-computed values, on every device.
+class DynamicRangeValues : public ::testing::TestWithParam<DeviceKind> {};
+
+std::vector<uint8_t> f32_bytes(const std::vector<float>& v) {
+  std::vector<uint8_t> b(v.size() * 4);
+  std::memcpy(b.data(), v.data(), b.size());
+  return b;
+}
+float f32_at(const std::vector<uint8_t>& b, size_t i) {
+  float v;
+  std::memcpy(&v, b.data() + 4 * i, 4);
+  return v;
+}
+int32_t s32_at(const std::vector<uint8_t>& b, size_t i) {
+  int32_t v;
+  std::memcpy(&v, b.data() + 4 * i, 4);
+  return v;
+}
+
+TEST_P(DynamicRangeValues, SymmetricTiesRoundHalfToEven) {
+  BARACUDA_TEST_STREAM(stream, GetParam());
+  const std::vector<float> x{127, 2.5f, 3.5f, -2.5f, -0.5f, 0.5f, 1.5f, -127};  // max|x| = 127: s = 1
+  const Desc d = Desc{}.with_shape(Shape{1, 8});
+  auto out = run_plan(stream, d, f32_bytes(x), dense_layout(d.shape));
+  ASSERT_TRUE(out.is_ok()) << out.error().to_string();
+  EXPECT_EQ(f32_at(out->scale, 0), 1.0f);
+  EXPECT_EQ(s32_at(out->zp, 0), 0);
+  const std::vector<int8_t> want{127, 2, 4, -2, 0, 0, 2, -127};
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(static_cast<int8_t>(out->q[i]), want[i]) << i;
+}
+
+TEST_P(DynamicRangeValues, AsymmetricZeroPointAndWideningToZero) {
+  BARACUDA_TEST_STREAM(stream, GetParam());
+  // Row 0: [-1, 3] → s = 4/255, zp = 0 − nearbyint(−1 / s) = 64 (−63.75 rounds to −64).
+  // Row 1: [2, 6] widens to [0, 6] → s = 6/255, zp = 0.
+  const std::vector<float> x{-1, 0, 3, 2, 4, 6};
+  const Desc d = Desc{}.with_quantized(ElementKind::U8).with_shape(Shape{2, 3}).with_mode(DynamicRangeMode::Asymmetric);
+  auto out = run_plan(stream, d, f32_bytes(x), dense_layout(d.shape));
+  ASSERT_TRUE(out.is_ok()) << out.error().to_string();
+  EXPECT_EQ(f32_at(out->scale, 0), 4.0f / 255.0f);
+  EXPECT_EQ(s32_at(out->zp, 0), 64);
+  EXPECT_EQ(f32_at(out->scale, 1), 6.0f / 255.0f);
+  EXPECT_EQ(s32_at(out->zp, 1), 0);
+  EXPECT_EQ(out->q[0], 0);    // −1
+  EXPECT_EQ(out->q[1], 64);   // 0 maps to the zero point exactly
+  EXPECT_EQ(out->q[2], 255);  // 3
+  EXPECT_EQ(out->q[5], 255);  // 6
+}
+
+TEST_P(DynamicRangeValues, NanPropagatesInfSaturatesUnderflowIsAllZero) {
+  BARACUDA_TEST_STREAM(stream, GetParam());
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  const float tiny = std::numeric_limits<float>::denorm_min();
+  const std::vector<float> x{1, nan, -2, 3,  /* NaN row */ 1, inf, -2, 3, /* inf row */
+                             tiny, 0, -tiny, 0, /* s underflows */ 0, 0, 0, 0 /* all zero */};
+  for (DynamicRangeMode m : {DynamicRangeMode::Symmetric, DynamicRangeMode::Asymmetric}) {
+    const Desc d = Desc{}.with_shape(Shape{4, 4}).with_mode(m);
+    auto out = run_plan(stream, d, f32_bytes(x), dense_layout(d.shape));
+    ASSERT_TRUE(out.is_ok()) << out.error().to_string();
+    EXPECT_TRUE(std::isnan(f32_at(out->scale, 0)));
+    EXPECT_EQ(f32_at(out->scale, 1), inf);
+    EXPECT_EQ(f32_at(out->scale, 2), 1.0f);
+    EXPECT_EQ(f32_at(out->scale, 3), 1.0f);
+    for (int r = 0; r < 4; ++r) EXPECT_EQ(s32_at(out->zp, r), 0) << "row " << r;
+    for (int i = 0; i < 16; ++i) EXPECT_EQ(out->q[i], 0) << i;  // everything quantizes to zp = 0
+    // Compared with the host reference bit for bit, too.
+    auto want = run_plan(host(), d, f32_bytes(x), dense_layout(d.shape));
+    ASSERT_TRUE(want.is_ok());
+    expect_same(*out, *want, d, 16, 4);
+  }
+}
+
+TEST_P(DynamicRangeValues, SymmetricZeroPointMayBeOmitted) {
+  BARACUDA_TEST_STREAM(stream, GetParam());
+  std::vector<double> values;
+  const Desc d = Desc{}.with_shape(Shape{5, 300});
+  const auto x = random_floats(ElementKind::F32, 1500, -1, 1, 42, &values);
+  auto with = run_plan(stream, d, x, dense_layout(d.shape), true);
+  auto without = run_plan(stream, d, x, dense_layout(d.shape), false);
+  ASSERT_TRUE(with.is_ok() && without.is_ok());
+  EXPECT_EQ(with->q, without->q);
+  EXPECT_EQ(with->scale, without->scale);
+}
+
+TEST_P(DynamicRangeValues, BitIdenticalRunToRun) {
+  BARACUDA_TEST_STREAM(stream, GetParam());
+  std::vector<double> values;
+  const Desc d = Desc{}.with_shape(Shape{4100}).with_granularity(QuantGranularity::per_tensor())
+                     .with_mode(DynamicRangeMode::Asymmetric).with_quantized(ElementKind::U8);
+  const auto x = random_floats(ElementKind::F32, 4100, -5, 7, 43, &values);
+  auto a = run_plan(stream, d, x, dense_layout(d.shape));
+  auto b = run_plan(stream, d, x, dense_layout(d.shape));
+  ASSERT_TRUE(a.is_ok() && b.is_ok());
+  EXPECT_EQ(a->q, b->q);
+  EXPECT_EQ(a->scale, b->scale);
+  EXPECT_EQ(a->zp, b->zp);
+}
+
+INSTANTIATE_TEST_SUITE_P(Devices, DynamicRangeValues,
+                         ::testing::Values(DeviceKind::Host, DeviceKind::Sim, DeviceKind::Cuda),
+                         [](const auto& info) { return std::string(to_string(info.param)); });
+
+// Rejections (host device: validation does not depend on it).
+void expect_rejected(const Desc& d, ErrorCode code, const std::string& words) {
+  auto p = dynamic::DynamicRangeQuantizePlan::select(host(), d);
+  ASSERT_FALSE(p.is_ok());
+  EXPECT_EQ(p.error().code, code) << p.error().to_string();
+  EXPECT_NE(p.error().message.find(words), std::string::npos) << p.error().message;
+  EXPECT_NE(p.error().message.find("DynamicRangeQuantizePlan"), std::string::npos);
+}
+
+TEST(DynamicRangeRejects, DescriptorRules) {
+  const Desc ok = Desc{}.with_shape(Shape{4, 8});
+  ASSERT_TRUE(dynamic::DynamicRangeQuantizePlan::select(host(), ok).is_ok());
+  expect_rejected(Desc{ok}.with_element(ElementKind::S32), ErrorCode::Unsupported, "element kind");
+  expect_rejected(Desc{ok}.with_quantized(ElementKind::F16), ErrorCode::Unsupported, "quantized kind");
+  expect_rejected(Desc{ok}.with_range(5, -5), ErrorCode::InvalidProblem, "quant_min > quant_max");
+  expect_rejected(Desc{ok}.with_range(-129, 127), ErrorCode::InvalidProblem, "exceeds");
+  expect_rejected(Desc{ok}.with_quantized(ElementKind::U4).with_range(0, 16), ErrorCode::InvalidProblem, "exceeds");
+  expect_rejected(Desc{ok}.with_range(1, 100), ErrorCode::InvalidProblem, "must include 0");
+  expect_rejected(Desc{ok}.with_range(-100, -1), ErrorCode::InvalidProblem, "must include 0");
+  expect_rejected(Desc{ok}.with_range(-8, 0), ErrorCode::InvalidProblem, "quant_max > 0");
+  expect_rejected(Desc{ok}.with_range(0, 0).with_mode(DynamicRangeMode::Asymmetric), ErrorCode::InvalidProblem,
+                  "quant_min < quant_max");
+  expect_rejected(Desc{ok}.with_shape(Shape{}), ErrorCode::InvalidProblem, "rank >= 1");
+  expect_rejected(Desc{ok}.with_shape(Shape{8}), ErrorCode::InvalidProblem, "per-token");
+  expect_rejected(Desc{ok}.with_granularity(QuantGranularity::per_group(-1, 3)), ErrorCode::InvalidProblem,
+                  "does not divide");
+  expect_rejected(Desc{ok}.with_quantized(ElementKind::S4).with_shape(Shape{4, 7}), ErrorCode::InvalidProblem,
+                  "must be even");
+  auto m = Desc{ok};
+  m.mode = static_cast<DynamicRangeMode>(7);
+  expect_rejected(m, ErrorCode::InvalidProblem, "invalid DynamicRangeMode");
+  // Asymmetric with its full default range, and a custom symmetric range, are fine.
+  EXPECT_TRUE(dynamic::DynamicRangeQuantizePlan::select(host(), Desc{ok}.with_mode(DynamicRangeMode::Asymmetric)).is_ok());
+  EXPECT_TRUE(dynamic::DynamicRangeQuantizePlan::select(host(), Desc{ok}.with_range(-127, 127)).is_ok());
+}
+
+TEST(DynamicRangeRejects, OperandRules) {
+  const Stream st = Stream::sim();
+  const Desc d = Desc{}.with_shape(Shape{4, 8}).with_mode(DynamicRangeMode::Asymmetric);
+  auto plan = dynamic::DynamicRangeQuantizePlan::select(st, d);
+  ASSERT_TRUE(plan.is_ok());
+  std::vector<float> x(32, 1.0f), scale(4);
+  std::vector<int8_t> q(32);
+  std::vector<int32_t> zp(4);
+  const DynTensor xv = DynTensor::dense(x.data(), ElementKind::F32, d.shape);
+  const DynTensor qv = DynTensor::dense(q.data(), ElementKind::S8, d.shape);
+  const DynTensor sv = DynTensor::dense(scale.data(), ElementKind::F32, Shape{4});
+  const DynTensor zv = DynTensor::dense(zp.data(), ElementKind::S32, Shape{4});
+  EXPECT_TRUE(plan->can_implement({xv, qv, sv, zv}).is_ok());
+  auto invalid = [&](const DynamicRangeQuantizeTensors& t, const std::string& words) {
+    const Status s = plan->can_implement(t);
+    ASSERT_FALSE(s.is_ok());
+    EXPECT_NE(s.error().message.find(words), std::string::npos) << s.error().message;
+  };
+  invalid({xv, qv, sv, DynTensor{}}, "pass a zero_point");                                   // asymmetric needs zp
+  invalid({xv, qv, DynTensor::dense(scale.data(), ElementKind::F64, Shape{4}), zv}, "scale");  // wrong kind
+  invalid({xv, qv, DynTensor::dense(scale.data(), ElementKind::F32, Shape{8}), zv}, "scale");  // wrong shape
+  invalid({xv, qv, sv, DynTensor::dense(x.data() + 2, ElementKind::S32, Shape{4})}, "overlap");
+  DynTensor broadcast_q = qv;
+  broadcast_q.stride[0] = 0;
+  invalid({xv, broadcast_q, sv, zv}, "q");
+  // Too small a workspace (a per-tensor problem long enough for two passes on sim).
+  const Desc big = Desc{}.with_shape(Shape{4096}).with_granularity(QuantGranularity::per_tensor());
+  auto bp = dynamic::DynamicRangeQuantizePlan::select(st, big);
+  ASSERT_TRUE(bp.is_ok());
+  ASSERT_GT(bp->workspace_size(), 0u);
+  std::vector<float> bx(4096);
+  std::vector<int8_t> bq(4096);
+  const Status s = bp->run(st, Workspace{}, {DynTensor::dense(bx.data(), ElementKind::F32, Shape{4096}),
+                                             DynTensor::dense(bq.data(), ElementKind::S8, Shape{4096}),
+                                             DynTensor::dense(scale.data(), ElementKind::F32, Shape{1}), DynTensor{}});
+  EXPECT_EQ(s.code(), ErrorCode::WorkspaceTooSmall);
+}
+
+}  // namespace
+}  // namespace baracuda::test
