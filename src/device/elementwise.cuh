@@ -4,8 +4,9 @@
 /// strides of rank ≤ 8. See docs/elementwise.md.
 ///
 /// Paths, chosen per call by `launch_elementwise` from the coalesced geometry (elementwise_geometry.hpp):
-/// - **row-vector**: every operand dense in the innermost coalesced dimension, every outer stride a
-///   multiple of the vector width and every pointer 16-byte aligned. Each thread moves one `AlignedVector`
+/// - **row-vector**: every operand dense in the innermost coalesced dimension (or, for an input, constant
+///   along it: a per-row scale), every outer stride a multiple of the vector width and every pointer
+///   16-byte aligned. Each thread moves one `AlignedVector`
 ///   per operand (16 bytes of the narrowest operand, so wider operands take several 128-bit accesses),
 ///   then each row's scalar tail. A dense tensor is one row; padded rows (the halves of a gated
 ///   activation's input) and row-broadcast inputs (a bias) are several.
@@ -104,10 +105,24 @@ __device__ __forceinline__ void apply_vectors(const Op& op, const OutPointers<TO
   for (int k = 0; k < K; ++k) store_vector<V>(out.p[k] + offset(k), r[k]);
 }
 
+/// V elements of an input at `p`: a 16-byte-aligned vector load, or — for an input constant along the row
+/// (`splat`) — one element repeated.
+template <int V, class T>
+__device__ __forceinline__ AlignedVector<T, V> load_or_splat(const T* p, bool splat) {
+  if (!splat) return load_vector<V>(p);
+  AlignedVector<T, V> r;
+  const T v = *p;
+  BARACUDA_UNROLL
+  for (int j = 0; j < V; ++j) r.val[j] = v;
+  return r;
+}
+
 template <int V, class Op, int K, int N, class TOut, class... TIn, size_t... Is>
 __device__ __forceinline__ void apply_vector_at(const Op& op, const int64_t (&off)[N], std::index_sequence<Is...>,
-                                                const OutPointers<TOut, K>& out, const TIn*... in) {
-  apply_vectors<V, K>(op, out, [&off](int k) { return off[k]; }, load_vector<V>(in + off[K + Is])...);
+                                                uint32_t row_broadcast, const OutPointers<TOut, K>& out,
+                                                const TIn*... in) {
+  apply_vectors<V, K>(op, out, [&off](int k) { return off[k]; },
+                      load_or_splat<V>(in + off[K + Is], ((row_broadcast >> Is) & 1u) != 0)...);
 }
 
 /// Adds to `off` each operand's offset of row `row` of a row geometry (dimensions 1.. of `p`; dimension 0
@@ -137,11 +152,12 @@ __device__ __forceinline__ void apply_at(const Op& op, const IndexT (&off)[NArgs
 /// `p.sizes[0]` dense elements, each walked as `vectors_per_row` `AlignedVector`s and then a scalar tail of
 /// `tail_per_row` elements. A dense tensor is the one-row case; padded rows (a gated activation's halves)
 /// and row-broadcast inputs (a bias) are the others. Consecutive threads take consecutive vectors of a row,
-/// so accesses coalesce. Every input of an element is loaded before any output of it is stored.
+/// so accesses coalesce. Inputs flagged in `row_broadcast` (bit i: input i has stride 0 along the row) are
+/// read as one element per vector. Every input of an element is loaded before any output of it is stored.
 template <class Op, int K, class TOut, class... TIn>
 __global__ void row_vector_kernel(Op op, StridedParams<int64_t, K + sizeof...(TIn)> p, int64_t rows,
-                                  int64_t vectors_per_row, int64_t tail_per_row, OutPointers<TOut, K> out,
-                                  const TIn*... in) {
+                                  int64_t vectors_per_row, int64_t tail_per_row, uint32_t row_broadcast,
+                                  OutPointers<TOut, K> out, const TIn*... in) {
   constexpr int V = kVecElems<TOut, TIn...>;
   constexpr int N = K + static_cast<int>(sizeof...(TIn));
   const int64_t tid = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -158,16 +174,16 @@ __global__ void row_vector_kernel(Op op, StridedParams<int64_t, K + sizeof...(TI
     }
     int64_t off[N];
     BARACUDA_UNROLL
-    for (int k = 0; k < N; ++k) off[k] = col * V;
+    for (int k = 0; k < N; ++k) off[k] = col * V * p.strides[k][0];  // stride 1, or 0 for a row broadcast
     add_row_offsets(p, row, off);
-    apply_vector_at<V, Op, K>(op, off, std::index_sequence_for<TIn...>{}, out, in...);
+    apply_vector_at<V, Op, K>(op, off, std::index_sequence_for<TIn...>{}, row_broadcast, out, in...);
   }
   const int64_t ntail = rows * tail_per_row;
   for (int64_t t = tid; t < ntail; t += nthreads) {
     const int64_t row = t / tail_per_row;
     int64_t off[N];
     BARACUDA_UNROLL
-    for (int k = 0; k < N; ++k) off[k] = vectors_per_row * V + (t - row * tail_per_row);
+    for (int k = 0; k < N; ++k) off[k] = (vectors_per_row * V + (t - row * tail_per_row)) * p.strides[k][0];
     add_row_offsets(p, row, off);
     apply_at<Op, K>(op, off, std::index_sequence_for<TIn...>{}, out, in...);
   }
@@ -261,13 +277,25 @@ Status launch_elementwise_multi(std::string_view plan, const ::baracuda::detail:
   }
 
   constexpr int V = kVecElems<TOut, TIn...>;
-  if (g.row_vectorizable(V) && (outs_aligned && ... && aligned16(in.data))) {
+  // Inputs constant along the row are read one element per vector and need no alignment.
+  uint32_t row_broadcast = 0;
+  bool ins_aligned = true;
+  if constexpr (sizeof...(TIn) > 0) {
+    const std::array<const void*, sizeof...(TIn)> in_data{in.data...};
+    for (size_t i = 0; i < in_data.size(); ++i) {
+      const bool splat = g.rank > 0 && g.strides[K + i][0] == 0;
+      row_broadcast |= splat ? (1u << i) : 0u;
+      ins_aligned = ins_aligned && (splat || aligned16(in_data[i]));
+    }
+  }
+  if (outs_aligned && ins_aligned && g.row_vectorizable(V, K)) {
     const int64_t cols = g.sizes[0];
     const int64_t rows = g.numel / cols;
     const int64_t vectors_per_row = cols / V, tail_per_row = cols % V;
     const dim3 grid(grid_for(t, ctx, rows * (vectors_per_row + tail_per_row)));
     BARACUDA_LAUNCH(grid, block, 0, ctx.stream, row_vector_kernel<Op, K, TOut, TIn...>)
-    (op, strided_params<int64_t>(g), rows, vectors_per_row, tail_per_row, o, static_cast<const TIn*>(in.data)...);
+    (op, strided_params<int64_t>(g), rows, vectors_per_row, tail_per_row, row_broadcast, o,
+     static_cast<const TIn*>(in.data)...);
   } else if (g.fits_int32()) {
     const dim3 grid(grid_for(t, ctx, g.numel));
     BARACUDA_LAUNCH(grid, block, 0, ctx.stream, strided_kernel<Op, K, int32_t, TOut, TIn...>)

@@ -24,12 +24,15 @@ struct ElementwiseGeometry {
 
   /// Rows of whole 16-byte vectors: every operand is dense (stride 1) in the innermost dimension and every
   /// outer stride is a multiple of `v` elements, so with 16-byte-aligned base pointers each row starts
-  /// aligned and can be walked `v` elements at a time (a per-row scalar tail takes `sizes[0] % v`). Rows
-  /// narrower than `v` are left to the strided path. A single dense dimension is the one-row case.
-  bool row_vectorizable(int v) const {
+  /// aligned and can be walked `v` elements at a time (a per-row scalar tail takes `sizes[0] % v`); an
+  /// input (operand index ≥ `outputs`) may instead be constant along the row (innermost stride 0: a
+  /// per-row scale, a scalar), read once per vector whatever its alignment. Rows narrower than `v` are left
+  /// to the strided path. A single dense dimension is the one-row case.
+  bool row_vectorizable(int v, int outputs = 1) const {
     if (rank == 0) return false;
     if (rank > 1 && sizes[0] < v) return false;
     for (int k = 0; k < NArgs; ++k) {
+      if (k >= outputs && strides[k][0] == 0) continue;
       if (strides[k][0] != 1) return false;
       for (int d = 1; d < rank; ++d)
         if (strides[k][d] % v != 0) return false;

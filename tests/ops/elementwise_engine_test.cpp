@@ -121,6 +121,22 @@ TEST(ElementwiseEngineSim, TwoOutputsRowsOverTwoOuterDimensions) {
   }
 }
 
+// An input constant along each row (a per-row scale, stride 0 innermost) at an unaligned address, with a
+// 1-element tail per row: the row-vector path splats it.
+TEST(ElementwiseEngineSim, TwoOutputsPerRowBroadcastInput) {
+  const int64_t rows = 7, cols = 37;
+  auto a = iota_values(rows * cols + 1, 1.0f), scale = iota_values(rows + 1, 2.0f);
+  std::vector<float> s(rows * cols + 1, 5.0f), d(rows * cols + 1, 6.0f);
+  ASSERT_TRUE(sum_difference(sim_context(), view(s.data(), {rows, cols}, {cols, 1}),
+                             view(d.data(), {rows, cols}, {cols, 1}), view(a.data(), {rows, cols}, {cols, 1}),
+                             view(scale.data() + 1, {rows, cols}, {1, 0})).is_ok());
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) {
+      ASSERT_EQ(s[r * cols + c], a[r * cols + c] + scale[r + 1]) << r << "," << c;
+      ASSERT_EQ(d[r * cols + c], a[r * cols + c] - scale[r + 1]) << r << "," << c;
+    }
+}
+
 TEST(ElementwiseEngineSim, FailedLaunchIsADeviceError) {
   const Status s = launch_oversized_block(sim_context());
   ASSERT_FALSE(s.is_ok());

@@ -73,13 +73,17 @@ TEST(ElementwiseGeometry, GatedHalvesOfTheLastDimensionAreRowVectorizable) {
   EXPECT_TRUE(g.row_vectorizable(8));
 }
 
-TEST(ElementwiseGeometry, RowBroadcastIsRowVectorizableButScalarBroadcastIsNot) {
+TEST(ElementwiseGeometry, BroadcastInputsAreRowVectorizableButBroadcastOutputsAreNot) {
   const Shape shape{33, 64};
   const auto out = strides({64, 1});
-  const auto row = strides({0, 1});
+  const auto row = strides({0, 1});          // a bias: the same row for every row
+  const auto per_row = strides({1, 0});      // a per-token scale: one value per row
   const auto scalar = strides({0, 0});
   EXPECT_TRUE((coalesce<2>(shape, {out.data(), row.data()}).row_vectorizable(4)));
-  EXPECT_FALSE((coalesce<2>(shape, {out.data(), scalar.data()}).row_vectorizable(4)));
+  EXPECT_TRUE((coalesce<2>(shape, {out.data(), per_row.data()}).row_vectorizable(4)));
+  EXPECT_TRUE((coalesce<2>(shape, {out.data(), scalar.data()}).row_vectorizable(4)));
+  EXPECT_FALSE((coalesce<2>(shape, {per_row.data(), out.data()}).row_vectorizable(4)));  // operand 0 is the output
+  EXPECT_TRUE((coalesce<2>(shape, {per_row.data(), out.data()}).row_vectorizable(4, 0)));
 }
 
 TEST(ElementwiseGeometry, BroadcastInputKeepsItsDimension) {
