@@ -16,6 +16,7 @@ std::span<const Scenario> scenarios() {
     add_gated_activation_scenarios(v);
     add_quantize_scenarios(v);
     add_fp8_scenarios(v);
+    add_dynamic_range_quantize_scenarios(v);
     return v;
   }();
   return list;

@@ -1,0 +1,103 @@
+// DynamicRangeQuantizePlan: per-token dynamic quantization of an activation (the W8A8 activation step with
+// the scale measured from the data), symmetric and asymmetric, bf16/f16/f32 → s8. The default cuda shape is
+// an LLM activation [8192, 4096]. Traffic: the bytes the op must move — x read once, q written once, one
+// scale and one zero point written per token — whatever the number of passes the chosen path makes.
+// Outputs (q, scale, zero point) compare bit for bit with the host device.
+#include <baracuda/ops/dynamic_range_quantize.hpp>
+
+#include "common.hpp"
+#include "scenarios.hpp"
+
+namespace baracuda::profiler {
+namespace {
+
+constexpr DynamicRangeMode kModes[] = {DynamicRangeMode::Symmetric, DynamicRangeMode::Asymmetric};
+
+DynamicRangeQuantizeDescriptor descriptor(const Problem& p) {
+  // Per token needs rank >= 2; a rank-1 --shape is one token.
+  const Shape shape = p.shape.rank == 1 ? Shape{1, p.shape[0]} : p.shape;
+  return DynamicRangeQuantizeDescriptor()
+      .with_element(p.dtype)
+      .with_quantized(p.out_dtype)
+      .with_shape(shape)
+      .with_granularity(QuantGranularity::per_token())
+      .with_mode(kModes[p.variant]);
+}
+
+ElementKind scale_kind(const Problem& p) { return p.dtype == ElementKind::F64 ? ElementKind::F64 : ElementKind::F32; }
+
+/// Binds the profiler's positional operands (x, then q, scale, zero point) to the plan's roles.
+struct PositionalDynamicRangePlan {
+  dynamic::DynamicRangeQuantizePlan plan;
+
+  Status can_implement(const DynTensor& x, const DynTensor& q, const DynTensor& s, const DynTensor& z) const {
+    return plan.can_implement({x, q, s, z});
+  }
+  Status run(const Stream& stream, Workspace ws, const DynTensor& x, const DynTensor& q, const DynTensor& s,
+             const DynTensor& z) const {
+    return plan.run(stream, ws, {x, q, s, z});
+  }
+  size_t workspace_size() const { return plan.workspace_size(); }
+  KernelSku sku() const { return plan.sku(); }
+};
+
+Result<KernelSku> select_sku(const Stream& s, const Problem& p) {
+  return sku_of(dynamic::DynamicRangeQuantizePlan::select(s, descriptor(p)));
+}
+
+Result<std::unique_ptr<Instance>> prepare(const Stream& s, const Problem& p) {
+  const DynamicRangeQuantizeDescriptor d = descriptor(p);
+  auto plan = dynamic::DynamicRangeQuantizePlan::select(s, d);
+  if (!plan) return plan.error();
+  const Shape ps = plan->param_shape();
+  return PlanInstance<PositionalDynamicRangePlan, 1, 3>::make(
+      s, PositionalDynamicRangePlan{std::move(plan).value()}, p, {OperandSpec{p.dtype, d.shape, ValueRange{-12, 9, false}}},
+      {OperandSpec{p.out_dtype, d.shape, {}}, OperandSpec{scale_kind(p), ps, {}}, OperandSpec{ElementKind::S32, ps, {}}});
+}
+
+Traffic traffic(const Problem& p) {
+  const DynamicRangeQuantizeDescriptor d = descriptor(p);
+  const int64_t n = d.shape.numel();
+  const int64_t tokens = n == 0 ? 0 : n / d.shape[d.shape.rank - 1];
+  const double params = static_cast<double>(tokens) * (element_bits(scale_kind(p)) / 8 + 4);
+  return Traffic{static_cast<double>(storage_bytes(p.dtype, n) + storage_bytes(p.out_dtype, n)) + params, 0};
+}
+
+std::vector<Shape> default_shapes(DeviceKind device) {
+  if (device == DeviceKind::Cuda) return {Shape{8192, 4096}};
+  return {Shape{257, 258}, Shape{16, 4096}, Shape{3, 9000}};
+}
+
+std::vector<Problem> float_to_int8(uint32_t v) {
+  std::vector<Problem> r;
+  for (ElementKind k : {ElementKind::Bf16, ElementKind::F16, ElementKind::F32}) r.push_back({k, ElementKind::S8, {}, false, v});
+  return r;
+}
+
+Scenario make(uint32_t variant, std::string_view name, std::string_view summary) {
+  return Scenario{
+      .name = name,
+      .family = "dynamic_range_quantize",
+      .summary = summary,
+      .variant = variant,
+      .output = OutputKind::Chosen,
+      .comparison = Comparison::Exact,
+      .default_kinds = float_to_int8,
+      .default_shapes = default_shapes,
+      .select = select_sku,
+      .prepare = prepare,
+      .traffic = traffic,
+  };
+}
+
+}  // namespace
+
+void add_dynamic_range_quantize_scenarios(std::vector<Scenario>& out) {
+  out.push_back(make(0, "dynamic_quantize_symmetric",
+                     "s[t] = max|x[t]| / qmax, q = clamp(rint(x / s[t])) to int8, per token"));
+  out.push_back(make(1, "dynamic_quantize_asymmetric",
+                     "s[t] = (max - min) / (qmax - qmin), zp[t] = qmin - rint(min / s), q = clamp(rint(x / s) + zp), "
+                     "per token"));
+}
+
+}  // namespace baracuda::profiler
