@@ -1,7 +1,8 @@
 // DynamicRangeQuantizePlan: every (x kind × q kind × scope × mode) on the sim (and cuda) device against the
 // host reference — q, scale and zero point compared bit for bit — over 0-size, one-element, odd, strided
 // and long-row shapes with an all-zero segment; hand-computed values (ties, the asymmetric zero point),
-// NaN / inf / underflow rules; and a negative test per rejection.
+// NaN / inf / underflow rules; the fused single-pass path and its fallback (SKU variant, edge-case rows,
+// strided and unaligned operands); and a negative test per rejection.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -114,6 +115,148 @@ TEST_P(DynamicRangeSweep, EveryKindScopeAndModeMatchesTheHostReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Devices, DynamicRangeSweep, ::testing::Values(DeviceKind::Sim, DeviceKind::Cuda),
+                         [](const auto& info) { return std::string(to_string(info.param)); });
+
+// The fused single-pass path (a warp or a block per row) and its fallback to the two passes: the plan's
+// SKU variant names the path, and q, scale and zero point match the host reference bit for bit over rows
+// that are all zero, all −0, hold NaN / +inf / −inf, have odd lengths (tails, rows not 16-byte aligned),
+// strided x, per-group and per-channel segments that are rows, and rows too long for shared memory.
+class DynamicRangeFused : public ::testing::TestWithParam<DeviceKind> {};
+
+// Sets storage element i of a float kind to v (NaN, ±inf, −0 included).
+void set_special(ElementKind k, std::vector<uint8_t>& x, int64_t i, double v) {
+  const size_t at = static_cast<size_t>(i);
+  if (k == ElementKind::F32) {
+    const float f = static_cast<float>(v);
+    std::memcpy(x.data() + 4 * at, &f, 4);
+  } else if (k == ElementKind::F64) {
+    std::memcpy(x.data() + 8 * at, &v, 8);
+  } else {  // f16 / bf16: the bit patterns of NaN, ±inf, −0
+    const bool h = k == ElementKind::F16;
+    uint16_t b = 0;
+    if (v != v) b = h ? 0x7E00 : 0x7FC0;
+    else if (std::isinf(v)) b = static_cast<uint16_t>((v < 0 ? 0x8000 : 0) | (h ? 0x7C00 : 0x7F80));
+    else if (v == 0 && std::signbit(v)) b = 0x8000;
+    std::memcpy(x.data() + 2 * at, &b, 2);
+  }
+}
+
+// The path the plan must pick on sim/cuda (the rule of ops/dynamic_range/dispatch.hpp, restated).
+std::string expected_variant(bool rows_are_segments, int64_t len, ElementKind xk) {
+  const int64_t bytes = len * (xk == ElementKind::F64 ? 8 : xk == ElementKind::F32 ? 4 : 2);
+  if (!rows_are_segments) return "segment_reduce+quantize";
+  if (len <= 1024 && bytes <= 4096) return "fused_rows_warp";
+  if (bytes <= 48 * 1024 - 256) return "fused_rows_block";
+  return "segment_reduce+quantize";
+}
+
+TEST_P(DynamicRangeFused, BothPathsMatchTheHostReferenceOnEdgeCases) {
+  BARACUDA_TEST_STREAM(stream, GetParam());
+  struct Case {
+    std::string name;
+    Shape shape;
+    QuantGranularity g;
+    bool rows_are_segments;  // the segments are the rows of the (split) last dimension
+    int64_t len;             // elements per segment row
+    bool transposed = false;
+  };
+  const std::vector<Case> cases{
+      {"5x7", Shape{5, 7}, QuantGranularity::per_token(), true, 7},
+      {"9x33", Shape{9, 33}, QuantGranularity::per_token(), true, 33},
+      {"300x6 (grid-stride)", Shape{300, 6}, QuantGranularity::per_token(), true, 6},
+      {"2x3x40", Shape{2, 3, 40}, QuantGranularity::per_token(), true, 40},
+      {"6x1030", Shape{6, 1030}, QuantGranularity::per_token(), true, 1030},
+      {"40x1100 (grid-stride)", Shape{40, 1100}, QuantGranularity::per_token(), true, 1100},
+      {"5x2051", Shape{5, 2051}, QuantGranularity::per_token(), true, 2051},
+      {"2x12500 (fallback for f32/f64)", Shape{2, 12500}, QuantGranularity::per_token(), true, 12500},
+      {"2x25000 (fallback)", Shape{2, 25000}, QuantGranularity::per_token(), true, 25000},
+      {"6x16 per group 4", Shape{6, 16}, QuantGranularity::per_group(-1, 4), true, 4},
+      {"5x8 per channel 0", Shape{5, 8}, QuantGranularity::per_channel(0), true, 8},
+      {"100 per tensor", Shape{100}, QuantGranularity::per_tensor(), true, 100},
+      {"7x6 transposed x", Shape{7, 6}, QuantGranularity::per_token(), true, 6, true},
+      {"6x8 per channel -1", Shape{6, 8}, QuantGranularity::per_channel(-1), false, 6},
+      {"4x8 per tensor", Shape{4, 8}, QuantGranularity::per_tensor(), false, 32},
+  };
+  const ElementKind xs[] = {ElementKind::F16, ElementKind::Bf16, ElementKind::F32, ElementKind::F64};
+  const ElementKind qs[] = {ElementKind::S8, ElementKind::U8, ElementKind::S4, ElementKind::U4};
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  uint64_t seed = 100;
+  for (const Case& c : cases) {
+    const int64_t n = c.shape.numel();
+    const int64_t last = c.shape[c.shape.rank - 1];
+    Strided layout = dense_layout(c.shape);
+    if (c.transposed) layout.stride = {1, c.shape[0]};
+    for (ElementKind xk : xs) {
+      std::vector<double> values;
+      auto x = random_floats(xk, n, -3.0, 2.0, seed++, &values);
+      // Row 0 all zero, row 1 all −0, a NaN in row 2, +inf in row 3, −inf in row 4 (storage rows).
+      for (int64_t i = 0; i < std::min(n, last); ++i) set_special(xk, x, i, 0.0);
+      if (n >= 2 * last)
+        for (int64_t i = last; i < 2 * last; ++i) set_special(xk, x, i, -0.0);
+      if (n >= 3 * last) set_special(xk, x, 2 * last + last / 2, nan);
+      if (n >= 4 * last) set_special(xk, x, 4 * last - 1, inf);
+      if (n >= 5 * last) set_special(xk, x, 4 * last, -inf);
+      for (ElementKind qk : qs)
+        for (DynamicRangeMode m : {DynamicRangeMode::Symmetric, DynamicRangeMode::Asymmetric}) {
+          SCOPED_TRACE(c.name + " " + std::string(to_string(xk)) + "→" + std::string(to_string(qk)) +
+                       (m == DynamicRangeMode::Symmetric ? " symmetric" : " asymmetric"));
+          const Desc d = Desc{}.with_element(xk).with_quantized(qk).with_shape(c.shape).with_granularity(c.g).with_mode(m);
+          auto want_plan = dynamic::DynamicRangeQuantizePlan::select(host(), d);
+          if (!want_plan) {  // odd last extent with packed q
+            ASSERT_TRUE(is_packed(qk)) << want_plan.error().to_string();
+            continue;
+          }
+          auto plan = dynamic::DynamicRangeQuantizePlan::select(stream, d);
+          ASSERT_TRUE(plan.is_ok()) << plan.error().to_string();
+          EXPECT_EQ(plan->sku().variant, expected_variant(c.rows_are_segments, c.len, xk));
+          EXPECT_EQ(want_plan->sku().variant, "segment_reduce+quantize");  // the reference is the two passes
+          auto want = run_plan(host(), d, x, layout);
+          ASSERT_TRUE(want.is_ok()) << want.error().to_string();
+          auto got = run_plan(stream, d, x, layout);
+          ASSERT_TRUE(got.is_ok()) << got.error().to_string();
+          expect_same(*got, *want, d, n, want_plan->param_shape().numel());
+          // The fused path needs no reduction workspace.
+          if (plan->sku().variant != "segment_reduce+quantize" && m == DynamicRangeMode::Asymmetric)
+            EXPECT_EQ(plan->workspace_size(), 0u);
+        }
+    }
+  }
+}
+
+TEST_P(DynamicRangeFused, StridedOutputsAndUnalignedRows) {
+  BARACUDA_TEST_STREAM(stream, GetParam());
+  // x offset by one element (rows never 16-byte aligned) and q / scale / zp written through strided views.
+  const Shape shape{9, 64};
+  const Desc d = Desc{}.with_element(ElementKind::Bf16).with_shape(shape).with_mode(DynamicRangeMode::Asymmetric);
+  std::vector<double> values;
+  const auto x = random_floats(ElementKind::Bf16, 9 * 64 + 1, -4, 1, 7, &values);
+  auto run = [&](const Stream& st) -> Result<Outputs> {
+    auto plan = dynamic::DynamicRangeQuantizePlan::select(st, d);
+    if (!plan) return plan.error();
+    Strided xl = dense_layout(shape);
+    xl.offset = 1;
+    auto xt = make_device_tensor(st, ElementKind::Bf16, shape, xl, x);
+    Strided ql = dense_layout(shape);
+    ql.stride = {128, 2};
+    auto qt = make_device_tensor(st, ElementKind::S8, shape, ql, {});
+    Strided pl = dense_layout(Shape{9});
+    pl.stride = {3};
+    auto s = make_device_tensor(st, ElementKind::F32, Shape{9}, pl, {});
+    auto z = make_device_tensor(st, ElementKind::S32, Shape{9}, pl, {});
+    if (!xt || !qt || !s || !z) return Error::internal("allocation failed");
+    BARACUDA_TRY(plan->run(st, Workspace{}, {xt->view, qt->view, s->view, z->view}));
+    BARACUDA_TRY(st.synchronize());
+    return Outputs{gather(ElementKind::S8, download(*qt), shape, ql), gather(ElementKind::F32, download(*s), Shape{9}, pl),
+                   gather(ElementKind::S32, download(*z), Shape{9}, pl)};
+  };
+  auto want = run(host());
+  ASSERT_TRUE(want.is_ok()) << want.error().to_string();
+  auto got = run(stream);
+  ASSERT_TRUE(got.is_ok()) << got.error().to_string();
+  expect_same(*got, *want, d, 9 * 64, 9);
+}
+
+INSTANTIATE_TEST_SUITE_P(Devices, DynamicRangeFused, ::testing::Values(DeviceKind::Sim, DeviceKind::Cuda),
                          [](const auto& info) { return std::string(to_string(info.param)); });
 
 // Hand-computed values, on every device.

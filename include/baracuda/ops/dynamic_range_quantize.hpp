@@ -27,8 +27,16 @@
 /// four may overlap. The zero point is optional in symmetric mode (it is then kept in the workspace);
 /// asymmetric mode requires it.
 ///
-/// **Execution.** Two passes: a segmented reduction (src/device/segment_reduce.cuh) computes each
-/// segment's (min, max) and writes scale and zero point; the quantize family's kernel then quantizes x.
+/// **Execution.** On sim and cuda, when the segments are the rows of the last dimension (per token; per
+/// group along the last axis; per channel of axis 0 of a matrix; per tensor of a vector) and a row of x fits
+/// in 48 KiB of shared memory, one fused kernel: a warp (rows of ≤ 1024 elements and ≤ 4 KiB) or a block
+/// owns a row, reads it once into shared memory (16-byte loads when unit-stride and aligned), reduces its
+/// (min, max), writes scale and zero point, and quantizes from shared memory (16-byte stores when q is
+/// unit-stride and aligned) — SKU variant `fused_rows_warp` / `fused_rows_block`. Otherwise (and on the
+/// host) two passes (`segment_reduce+quantize`): a segmented reduction (src/device/segment_reduce.cuh)
+/// computes each segment's (min, max) and writes scale and zero point; the quantize family's kernel then
+/// quantizes x. Both paths use the same parameter formula and quantize functors, so their outputs are
+/// bit-identical. The path is chosen by `select`.
 /// **Workspace:** `workspace_size()` bytes (256-byte aligned): the reduction's partials when few long
 /// segments are split across blocks, plus room for the zero point in symmetric mode; 0 often.
 /// **Determinism:** bit-stable run to run. Scale and zero point are exact functions of (min, max), which do
@@ -120,6 +128,7 @@ class DynamicRangeQuantizePlan {
   size_t workspace_bytes_ = 0;
   const void* params_fn_ = nullptr;    // pass 1: range → scale, zero point
   const void* quantize_fn_ = nullptr;  // pass 2: the quantize family's function
+  const void* fused_fn_ = nullptr;     // the fused single-pass path, when it serves (then the only launch)
 };
 
 }  // namespace dynamic

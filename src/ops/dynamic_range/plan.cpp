@@ -28,6 +28,16 @@ const detail::DynamicRangeParamsTable* cuda_params_table() {
 #endif
 }
 
+const detail::DynamicRangeFusedTable* fused_table(DeviceKind d) {
+  switch (d) {
+    case DeviceKind::Sim: return &device_sim::dynamic_range_fused_table();
+#if BARACUDA_HAVE_CUDA_KERNELS
+    case DeviceKind::Cuda: return &device_cuda::dynamic_range_fused_table();
+#endif
+    default: return nullptr;  // the host reference is the two-pass definition
+  }
+}
+
 bool is_float_kind(ElementKind k) {
   return k == ElementKind::F16 || k == ElementKind::Bf16 || k == ElementKind::F32 || k == ElementKind::F64;
 }
@@ -133,15 +143,27 @@ Result<DynamicRangeQuantizePlan> DynamicRangeQuantizePlan::select(const Stream& 
   p.sku_.sm = stream.sm();
   p.sku_.backend = *backend;
   p.sku_.precision = desc.element == ElementKind::F64 ? MathPrecision::F64 : MathPrecision::F32;
-  p.sku_.variant = "segment_reduce+quantize";
+  // The fused single-pass path where the segments are the rows of the last dimension and a row fits on chip
+  // (ops/dynamic_range/dispatch.hpp); otherwise the two passes.
+  const detail::FusedRowSchedule sched =
+      detail::fused_row_schedule(*layout, desc.element == ElementKind::F64 ? 8 : element_bits(desc.element) / 8);
+  const detail::DynamicRangeFusedTable* fused = fused_table(stream.device());
+  const detail::DynamicRangeFusedFn fused_fn =
+      sched == detail::FusedRowSchedule::None || fused == nullptr
+          ? nullptr
+          : (*fused)[detail::kind_index(desc.element)][detail::kind_index(desc.quantized)];
+  p.sku_.variant = fused_fn == nullptr                                 ? "segment_reduce+quantize"
+                   : sched == detail::FusedRowSchedule::WarpPerRow ? "fused_rows_warp"
+                                                                     : "fused_rows_block";
   p.device_ = stream.device();
   p.device_index_ = stream.device_index();
   p.params_fn_ = reinterpret_cast<const void*>(params_fn);
   p.quantize_fn_ = reinterpret_cast<const void*>(quantize_fn);
+  p.fused_fn_ = reinterpret_cast<const void*>(fused_fn);
   if (desc.mode == DynamicRangeMode::Symmetric)
     p.zp_scratch_bytes_ = round_up(static_cast<size_t>(layout->param_shape.numel()) * sizeof(int32_t));
   size_t partials = 0;
-  if (stream.device() != DeviceKind::Host) {
+  if (stream.device() != DeviceKind::Host && fused_fn == nullptr) {
     auto ctx = detail::make_exec_context(stream);
     if (!ctx) return ctx.error();
     const size_t acc = 2 * (desc.element == ElementKind::F64 ? sizeof(double) : sizeof(float));
@@ -204,8 +226,12 @@ Status DynamicRangeQuantizePlan::run(const Stream& stream, Workspace workspace,
   const Workspace partials(workspace_bytes_ > zp_scratch_bytes_ ? static_cast<char*>(workspace.data) + zp_scratch_bytes_
                                                                  : nullptr,
                            workspace_bytes_ - zp_scratch_bytes_);
+  if (fused_fn_ != nullptr) {  // one kernel: range, parameters and q per row
+    const detail::DynamicRangeLaunch fused{*layout, t.x, t.scale, zp, desc_.mode, qmin_, qmax_, Workspace{}, t.q};
+    return reinterpret_cast<detail::DynamicRangeFusedFn>(fused_fn_)(*ctx, fused);
+  }
   // Pass 1: (min, max) per segment → scale, zero point. Segments without elements get s = 1, zp = 0.
-  const detail::DynamicRangeLaunch params{*layout, t.x, t.scale, zp, desc_.mode, qmin_, qmax_, partials};
+  const detail::DynamicRangeLaunch params{*layout, t.x, t.scale, zp, desc_.mode, qmin_, qmax_, partials, DynTensor{}};
   BARACUDA_TRY(reinterpret_cast<detail::DynamicRangeParamsFn>(params_fn_)(*ctx, params));
   if (desc_.shape.numel() == 0) return {};
   // Pass 2: the quantize family's kernel with those parameters.

@@ -1,10 +1,15 @@
-// The dynamic-range family's parameter-pass table for the sim device (kernels.cuh compiled against the SIMT emulator).
+// The dynamic-range family's parameter-pass and fused-path tables for the sim device (kernels.cuh compiled against the SIMT emulator).
 #include "ops/dynamic_range/kernels.cuh"
 
 BARACUDA_DEVICE_NAMESPACE_BEGIN
 
 const ::baracuda::detail::DynamicRangeParamsTable& dynamic_range_params_table() {
   static constexpr ::baracuda::detail::DynamicRangeParamsTable table = dynamic_range::make_params_table();
+  return table;
+}
+
+const ::baracuda::detail::DynamicRangeFusedTable& dynamic_range_fused_table() {
+  static constexpr ::baracuda::detail::DynamicRangeFusedTable table = dynamic_range::make_fused_table();
   return table;
 }
 
