@@ -259,6 +259,36 @@ TEST_P(DynamicRangeFused, StridedOutputsAndUnalignedRows) {
 INSTANTIATE_TEST_SUITE_P(Devices, DynamicRangeFused, ::testing::Values(DeviceKind::Sim, DeviceKind::Cuda),
                          [](const auto& info) { return std::string(to_string(info.param)); });
 
+// The typed wrapper runs the dynamic plan: same outputs as the host reference; kind and rank mismatches rejected.
+TEST_P(DynamicRangeFused, TypedPlanMatchesTheDynamicPlan) {
+  BARACUDA_TEST_STREAM(stream, GetParam());
+  const Desc d = Desc{}.with_shape(Shape{3, 40}).with_mode(DynamicRangeMode::Asymmetric).with_quantized(ElementKind::U8);
+  auto plan = DynamicRangeQuantizePlan<float, uint8_t, 2>::select(stream, d);
+  ASSERT_TRUE(plan.is_ok()) << plan.error().to_string();
+  EXPECT_EQ(plan->sku().variant, "fused_rows_warp");
+  std::vector<double> values;
+  const auto xb = random_floats(ElementKind::F32, 120, -2, 5, 11, &values);
+  auto x = make_device_tensor(stream, ElementKind::F32, d.shape, dense_layout(d.shape), xb);
+  auto q = make_device_tensor(stream, ElementKind::U8, d.shape, dense_layout(d.shape), {});
+  auto sc = make_device_tensor(stream, ElementKind::F32, Shape{3}, dense_layout(Shape{3}), {});
+  auto zp = make_device_tensor(stream, ElementKind::S32, Shape{3}, dense_layout(Shape{3}), {});
+  ASSERT_TRUE(x && q && sc && zp);
+  const std::array<int64_t, 2> shape{3, 40};
+  const auto xv = TensorRef<float, 2>::dense(static_cast<const float*>(x->view.data), shape);
+  const auto qv = TensorMut<uint8_t, 2>::dense(static_cast<uint8_t*>(q->view.data), shape);
+  ASSERT_TRUE(plan->can_implement(xv, qv, sc->view, zp->view).is_ok());
+  auto ws = Buffer::allocate(stream, plan->workspace_size());
+  ASSERT_TRUE(ws.is_ok());
+  ASSERT_TRUE(plan->run(stream, Workspace(ws->data(), plan->workspace_size()), xv, qv, sc->view, zp->view).is_ok());
+  ASSERT_TRUE(stream.synchronize().is_ok());
+  auto want = run_plan(host(), d, xb, dense_layout(d.shape));
+  ASSERT_TRUE(want.is_ok());
+  expect_same(Outputs{download(*q), download(*sc), download(*zp)}, *want, d, 120, 3);
+  EXPECT_FALSE((DynamicRangeQuantizePlan<__half, uint8_t, 2>::select(stream, d).is_ok()));
+  EXPECT_FALSE((DynamicRangeQuantizePlan<float, int8_t, 2>::select(stream, d).is_ok()));
+  EXPECT_FALSE((DynamicRangeQuantizePlan<float, uint8_t, 3>::select(stream, d).is_ok()));
+}
+
 // Hand-computed values, on every device.
 class DynamicRangeValues : public ::testing::TestWithParam<DeviceKind> {};
 

@@ -46,6 +46,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <type_traits>
 
 #include "baracuda/core/dyn_tensor.hpp"
 #include "baracuda/core/plan.hpp"
@@ -132,4 +133,41 @@ class DynamicRangeQuantizePlan {
 };
 
 }  // namespace dynamic
+
+/// Typed dynamic-range quantize over the dynamic plan: x is `TensorRef<T, N>` (T: __half, __nv_bfloat16,
+/// float, double), q is `TensorMut<TQ, N>` (TQ: int8_t, uint8_t, int4x2_t, uint4x2_t; packed tensors count
+/// logical elements in their shape). `scale` (S: float, or double for double x) and `zero_point` (int32_t)
+/// are DynTensor views of `param_shape()` (their rank depends on the granularity, not on N); the zero
+/// point may be an empty DynTensor in symmetric mode.
+template <class T, class TQ, size_t N>
+class DynamicRangeQuantizePlan {
+ public:
+  using S = std::conditional_t<std::is_same_v<T, double>, double, float>;
+  static Result<DynamicRangeQuantizePlan> select(const Stream& stream, const DynamicRangeQuantizeDescriptor& desc,
+                                                 PlanPreference pref = {}) {
+    BARACUDA_TRY(detail::check_typed_element("DynamicRangeQuantizePlan", "x", desc.element, kind_of<T>));
+    BARACUDA_TRY(detail::check_typed_element("DynamicRangeQuantizePlan", "q", desc.quantized, kind_of<TQ>));
+    BARACUDA_TRY(detail::check_typed_rank("DynamicRangeQuantizePlan", desc.shape.rank, static_cast<int>(N)));
+    auto p = dynamic::DynamicRangeQuantizePlan::select(stream, desc, pref);
+    if (!p) return p.error();
+    return DynamicRangeQuantizePlan(std::move(p).value());
+  }
+  Status can_implement(TensorRef<T, N> x, TensorMut<TQ, N> q, const DynTensor& scale, const DynTensor& zero_point) const {
+    return plan_.can_implement({DynTensor::of(x), DynTensor::of(q), scale, zero_point});
+  }
+  size_t workspace_size() const { return plan_.workspace_size(); }
+  KernelSku sku() const { return plan_.sku(); }
+  PrecisionGuarantee precision_guarantee() const { return plan_.precision_guarantee(); }
+  const Shape& param_shape() const { return plan_.param_shape(); }
+  Status run(const Stream& stream, Workspace ws, TensorRef<T, N> x, TensorMut<TQ, N> q, const DynTensor& scale,
+             const DynTensor& zero_point) const {
+    return plan_.run(stream, ws, {DynTensor::of(x), DynTensor::of(q), scale, zero_point});
+  }
+  const dynamic::DynamicRangeQuantizePlan& erased() const { return plan_; }
+
+ private:
+  explicit DynamicRangeQuantizePlan(dynamic::DynamicRangeQuantizePlan p) : plan_(std::move(p)) {}
+  dynamic::DynamicRangeQuantizePlan plan_;
+};
+
 }  // namespace baracuda
