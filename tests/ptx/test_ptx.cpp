@@ -1,0 +1,354 @@
+// PTX wrapper self-tests: every wrapper of src/device/ptx/ runs in a kernel on random, non-uniform inputs,
+// and the results are compared bit for bit with values computed here from the PTX ISA definitions (the
+// fragment layouts of research/simt-emulation.md §2, written out independently of the emulation). Each test
+// runs on the sim device and, when the build has CUDA kernels and a GPU is usable, on the cuda device.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <ostream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "baracuda/core/stream.hpp"
+#include "ptx_selftest.hpp"
+
+#ifndef PTXTEST_HAVE_CUDA
+#define PTXTEST_HAVE_CUDA 0
+#endif
+
+namespace {
+
+using ptxtest::kWarps;
+using ptxtest::LaunchError;
+
+enum class Dev { Sim, Cuda };
+void PrintTo(Dev d, std::ostream* os) { *os << (d == Dev::Sim ? "sim" : "cuda"); }
+
+// Calls launcher `fn` of the test's device, or skips (cuda without kernels or without a usable GPU).
+#if PTXTEST_HAVE_CUDA
+#define PTX_CALL(fn, ...) \
+  (GetParam() == Dev::Sim ? ptxtest::device_sim::fn(__VA_ARGS__) : ptxtest::device_cuda::fn(__VA_ARGS__))
+#else
+#define PTX_CALL(fn, ...) ptxtest::device_sim::fn(__VA_ARGS__)
+#endif
+
+class Ptx : public ::testing::TestWithParam<Dev> {
+ protected:
+  void SetUp() override {
+    if (GetParam() != Dev::Cuda) return;
+    if (!PTXTEST_HAVE_CUDA) GTEST_SKIP() << "built without CUDA kernels (BARACUDA_CUDA_KERNELS=OFF)";
+    const auto& a = baracuda::cuda_availability();
+    if (!a.usable) GTEST_SKIP() << "no usable CUDA device: " << a.reason;
+  }
+  std::mt19937 rng{12345};
+  unsigned u32() { return static_cast<unsigned>(rng()); }
+};
+
+// ---- fragment layouts (PTX ISA, "Matrix Fragments for mma.m16n8k32" and "...m16n8k16") ----------------
+// g = groupID = lane / 4, t = threadID_in_group = lane % 4.
+int grp(int lane) { return lane / 4; }
+int tig(int lane) { return lane % 4; }
+// m16n8k32, 8-bit: a0..a15 (register i/4, byte i%4), b0..b7, c0..c3.
+int k32_a_row(int lane, int i) { return ((i >= 4 && i < 8) || i >= 12) ? grp(lane) + 8 : grp(lane); }
+int k32_a_col(int lane, int i) { return tig(lane) * 4 + (i % 4) + (i >= 8 ? 16 : 0); }
+int k32_b_row(int lane, int i) { return tig(lane) * 4 + (i % 4) + (i >= 4 ? 16 : 0); }
+// m16n8k16, 16-bit: a0..a7 (register i/2, half i%2), b0..b3.
+int k16_a_row(int lane, int i) { return (i == 2 || i == 3 || i == 6 || i == 7) ? grp(lane) + 8 : grp(lane); }
+int k16_a_col(int lane, int i) { return tig(lane) * 2 + (i % 2) + (i >= 4 ? 8 : 0); }
+int k16_b_row(int lane, int i) { return tig(lane) * 2 + (i % 2) + (i >= 2 ? 8 : 0); }
+// Accumulators (both shapes): c0..c3.
+int acc_row(int lane, int i) { return i < 2 ? grp(lane) : grp(lane) + 8; }
+int acc_col(int lane, int i) { return tig(lane) * 2 + (i % 2); }
+
+std::string where(int w, int lane, int i) {
+  return "warp " + std::to_string(w) + " lane " + std::to_string(lane) + " element " + std::to_string(i);
+}
+
+// ---- mma.m16n8k32 s8/u8 -----------------------------------------------------------------------------
+
+TEST_P(Ptx, MmaM16n8k32AllSignedness) {
+  const int n = kWarps * 32;
+  for (int combo = 0; combo < 4; ++combo) {
+    const bool as = combo & 1, bs = combo & 2;
+    std::vector<unsigned> a(n * 4), b(n * 2);
+    std::vector<int> c(n * 4), d(n * 4, 0x5a5a5a5a);
+    for (auto& x : a) x = u32();
+    for (auto& x : b) x = u32();
+    for (int i = 0; i < n * 4; ++i) {
+      // Full-range accumulators (near INT_MAX/INT_MIN in part) so the wrap-around of s32 shows.
+      c[i] = static_cast<int>(i % 3 == 0 ? 0x7fff0000u + (u32() & 0xffffu) : u32());
+    }
+    const LaunchError e = PTX_CALL(mma_i8, as, bs, a.data(), b.data(), c.data(), d.data(), kWarps);
+    ASSERT_FALSE(e.failed) << e.message;
+    auto elem = [](unsigned reg, int i, bool sgn) {
+      const unsigned byte = (reg >> (8 * (i % 4))) & 0xff;
+      return sgn ? static_cast<long long>(byte) - (byte >= 128 ? 256 : 0) : static_cast<long long>(byte);
+    };
+    for (int w = 0; w < kWarps; ++w) {
+      long long A[16][32], B[32][8], C[16][8];
+      for (int lane = 0; lane < 32; ++lane) {
+        const int li = w * 32 + lane;
+        for (int i = 0; i < 16; ++i) A[k32_a_row(lane, i)][k32_a_col(lane, i)] = elem(a[li * 4 + i / 4], i, as);
+        for (int i = 0; i < 8; ++i) B[k32_b_row(lane, i)][grp(lane)] = elem(b[li * 2 + i / 4], i, bs);
+        for (int i = 0; i < 4; ++i) C[acc_row(lane, i)][acc_col(lane, i)] = c[li * 4 + i];
+      }
+      for (int lane = 0; lane < 32; ++lane)
+        for (int i = 0; i < 4; ++i) {
+          const int m = acc_row(lane, i), nn = acc_col(lane, i);
+          long long s = C[m][nn];
+          for (int k = 0; k < 32; ++k) s += A[m][k] * B[k][nn];
+          const auto expect = static_cast<std::int32_t>(static_cast<std::uint32_t>(s & 0xffffffffLL));
+          ASSERT_EQ(expect, d[(w * 32 + lane) * 4 + i]) << (as ? "s8" : "u8") << "." << (bs ? "s8" : "u8") << " "
+                                                         << where(w, lane, i);
+        }
+    }
+  }
+}
+
+// ---- mma.m16n8k16 f16/bf16 --------------------------------------------------------------------------
+
+unsigned short to_f16_bits(double v) {  // exact for the test's values (small integers times powers of 2)
+  int e = 0;
+  const double m = std::frexp(std::fabs(v), &e);  // v = m * 2^e, m in [0.5, 1)
+  if (v == 0) return 0;
+  const unsigned mant = static_cast<unsigned>(std::ldexp(m, 11)) - 1024;  // 11 significant bits
+  const unsigned bits = (static_cast<unsigned>(e - 1 + 15) << 10) | mant;
+  return static_cast<unsigned short>(bits | (v < 0 ? 0x8000u : 0u));
+}
+unsigned short to_bf16_bits(double v) {
+  const float f = static_cast<float>(v);
+  unsigned u;
+  std::memcpy(&u, &f, 4);
+  return static_cast<unsigned short>(u >> 16);  // exact: the test's values have <= 8 significant bits
+}
+
+TEST_P(Ptx, MmaM16n8k16F16AndBf16) {
+  const int n = kWarps * 32;
+  for (int bf = 0; bf < 2; ++bf) {
+    // Values k * 2^e, |k| <= 15, e in [-2, 2]: products are multiples of 2^-4 below 3600 and every partial sum
+    // (with c a multiple of 2^-4 below 2^16) is exact in f32, whatever the hardware's summation order.
+    std::uniform_int_distribution<int> kd(-15, 15), ed(-2, 2);
+    std::vector<double> av(n * 8), bv(n * 4);
+    std::vector<unsigned> a(n * 4, 0), b(n * 2, 0);
+    std::vector<float> c(n * 4), d(n * 4, -1.f);
+    for (int i = 0; i < n * 8; ++i) av[i] = std::ldexp(kd(rng), ed(rng));
+    for (int i = 0; i < n * 4; ++i) bv[i] = std::ldexp(kd(rng), ed(rng));
+    for (auto& x : c) x = std::ldexp(static_cast<float>(static_cast<int>(u32() % (1u << 21)) - (1 << 20)), -4);
+    auto bits = [&](double v) -> unsigned { return bf ? to_bf16_bits(v) : to_f16_bits(v); };
+    for (int i = 0; i < n * 8; ++i) a[i / 2] |= bits(av[i]) << (16 * (i % 2));
+    for (int i = 0; i < n * 4; ++i) b[i / 2] |= bits(bv[i]) << (16 * (i % 2));
+    const LaunchError e = PTX_CALL(mma_f16, bf != 0, a.data(), b.data(), c.data(), d.data(), kWarps);
+    ASSERT_FALSE(e.failed) << e.message;
+    for (int w = 0; w < kWarps; ++w) {
+      double A[16][16], B[16][8], C[16][8];
+      for (int lane = 0; lane < 32; ++lane) {
+        const int li = w * 32 + lane;
+        for (int i = 0; i < 8; ++i) A[k16_a_row(lane, i)][k16_a_col(lane, i)] = av[li * 8 + i];
+        for (int i = 0; i < 4; ++i) B[k16_b_row(lane, i)][grp(lane)] = bv[li * 4 + i];
+        for (int i = 0; i < 4; ++i) C[acc_row(lane, i)][acc_col(lane, i)] = c[li * 4 + i];
+      }
+      for (int lane = 0; lane < 32; ++lane)
+        for (int i = 0; i < 4; ++i) {
+          const int m = acc_row(lane, i), nn = acc_col(lane, i);
+          double s = C[m][nn];
+          for (int k = 0; k < 16; ++k) s += A[m][k] * B[k][nn];
+          const float expect = static_cast<float>(s);
+          const float got = d[(w * 32 + lane) * 4 + i];
+          ASSERT_EQ(0, std::memcmp(&expect, &got, 4))
+              << (bf ? "bf16 " : "f16 ") << where(w, lane, i) << ": expected " << expect << " got " << got;
+        }
+    }
+  }
+}
+
+// ---- ldmatrix ---------------------------------------------------------------------------------------
+
+TEST_P(Ptx, LdmatrixX1X2X4Trans) {
+  for (int nm : {1, 2, 4})
+    for (bool trans : {false, true}) {
+      std::vector<unsigned> tile(kWarps * 64 * 4), out(kWarps * 32 * 4, 0);
+      std::vector<int> row(kWarps * 32);
+      for (auto& x : tile) x = u32();
+      for (int w = 0; w < kWarps; ++w) {  // 32 distinct rows out of 64, in random order
+        std::vector<int> rows(64);
+        for (int r = 0; r < 64; ++r) rows[r] = r;
+        std::shuffle(rows.begin(), rows.end(), rng);
+        for (int l = 0; l < 32; ++l) row[w * 32 + l] = rows[l];
+      }
+      const LaunchError e = PTX_CALL(ldmatrix, nm, trans, tile.data(), row.data(), out.data(), kWarps);
+      ASSERT_FALSE(e.failed) << e.message;
+      // Element (r, col) of matrix j: 16-bit column col of the row that lane 8j + r points at.
+      auto element = [&](int w, int j, int r, int col) -> unsigned {
+        const int tr = row[w * 32 + 8 * j + r];
+        const unsigned word = tile[(w * 64 + tr) * 4 + col / 2];
+        return (word >> (16 * (col % 2))) & 0xffffu;
+      };
+      for (int w = 0; w < kWarps; ++w)
+        for (int l = 0; l < 32; ++l)
+          for (int j = 0; j < nm; ++j) {
+            // Register j of lane l: row l/4, columns 2(l%4), 2(l%4)+1; with .trans, column l/4 of those rows.
+            const unsigned lo = trans ? element(w, j, 2 * (l % 4), l / 4) : element(w, j, l / 4, 2 * (l % 4));
+            const unsigned hi = trans ? element(w, j, 2 * (l % 4) + 1, l / 4) : element(w, j, l / 4, 2 * (l % 4) + 1);
+            ASSERT_EQ(lo | (hi << 16), out[(w * 32 + l) * 4 + j])
+                << "x" << nm << (trans ? ".trans" : "") << " warp " << w << " lane " << l << " register " << j;
+          }
+    }
+}
+
+// ---- cp.async ---------------------------------------------------------------------------------------
+
+TEST_P(Ptx, CpAsyncSizesAndZeroFill) {
+  constexpr int kT = ptxtest::kCpThreads;
+  struct Case {
+    int mode, bytes;
+  };
+  const Case cases[] = {{ptxtest::kCa, 4},      {ptxtest::kCa, 8},      {ptxtest::kCa, 16}, {ptxtest::kCaZfill, 4},
+                        {ptxtest::kCaZfill, 8}, {ptxtest::kCaZfill, 16}, {ptxtest::kCg, 16}, {ptxtest::kCgZfill, 16}};
+  for (const Case& cs : cases) {
+    const bool zfill = cs.mode == ptxtest::kCaZfill || cs.mode == ptxtest::kCgZfill;
+    std::vector<unsigned char> src(2 * kT * cs.bytes), out(src.size(), 0x11);
+    std::vector<int> size(2 * kT);
+    for (auto& x : src) x = static_cast<unsigned char>(u32() | 1u);  // never zero, so a zero fill shows
+    for (int i = 0; i < 2 * kT; ++i) size[i] = i % 4 == 0 ? cs.bytes : (i % 4 == 1 ? 0 : static_cast<int>(u32() % (cs.bytes + 1)));
+    const LaunchError e = PTX_CALL(cp_async, cs.mode, cs.bytes, src.data(), size.data(), out.data());
+    ASSERT_FALSE(e.failed) << e.message;
+    for (int op = 0; op < 2 * kT; ++op) {
+      const int copied = zfill ? size[op] : cs.bytes;
+      for (int k = 0; k < cs.bytes; ++k) {
+        const unsigned char expect = k < copied ? src[op * cs.bytes + k] : 0;
+        ASSERT_EQ(expect, out[op * cs.bytes + k]) << "mode " << cs.mode << " cp-size " << cs.bytes << " op " << op
+                                                  << " src-size " << size[op] << " byte " << k;
+      }
+    }
+  }
+}
+
+// ---- cvt.rn.{f16,bf16}x2.f32 ------------------------------------------------------------------------
+
+// Round to nearest, ties to even, by search over every value of the format (independent of bit tricks).
+class Format {
+ public:
+  // Non-negative finite values with bits 0..max_finite, and infinity (bits inf_bits) as the value inf_value:
+  // it ranks as "even", so ties at the overflow threshold go to infinity, as IEEE 754 specifies.
+  Format(int man_bits, int bias, unsigned max_finite, unsigned inf_bits, double inf_value) : inf_bits_(inf_bits) {
+    for (unsigned b = 0; b <= max_finite; ++b) {
+      const unsigned e = b >> man_bits, m = b & ((1u << man_bits) - 1);
+      const double v = e == 0 ? std::ldexp(m, 1 - bias - man_bits) : std::ldexp((1u << man_bits) + m, int(e) - bias - man_bits);
+      vals_.push_back(v);
+    }
+    vals_.push_back(inf_value);
+  }
+  unsigned short round(float x) const {
+    if (std::isnan(x)) return 0x7fff;  // canonical NaN
+    const unsigned sign = std::signbit(x) ? 0x8000u : 0u;
+    const double a = std::fabs(static_cast<double>(x));
+    if (std::isinf(x)) return static_cast<unsigned short>(sign | inf_bits_);
+    const auto it = std::lower_bound(vals_.begin(), vals_.end(), a);
+    std::size_t i = static_cast<std::size_t>(it - vals_.begin());
+    if (i == vals_.size()) i = vals_.size() - 1;  // beyond the inf "value": infinity
+    else if (vals_[i] != a && i > 0) {
+      const double lo = vals_[i - 1], hi = vals_[i];
+      if (a - lo < hi - a || (a - lo == hi - a && (i - 1) % 2 == 0)) i = i - 1;
+    }
+    const unsigned bits = i == vals_.size() - 1 ? inf_bits_ : static_cast<unsigned>(i);
+    return static_cast<unsigned short>(sign | bits);
+  }
+
+ private:
+  std::vector<double> vals_;
+  unsigned inf_bits_;
+};
+
+TEST_P(Ptx, CvtRnF16x2AndBf16x2) {
+  static const Format f16(10, 15, 0x7bff, 0x7c00, 65536.0);
+  static const Format bf16(7, 127, 0x7f7f, 0x7f80, std::ldexp(1.0, 128));
+  std::vector<float> lo, hi;
+  auto add = [&](float x) { (lo.size() == hi.size() ? lo : hi).push_back(x); };
+  const float specials[] = {0.f, -0.f, 1.f, -1.f, 65504.f, 65519.f, 65520.f, 65536.f, -65520.f, 1e-8f, -1e-8f,
+                            std::ldexp(1.f, -24), std::ldexp(1.f, -25), std::ldexp(3.f, -26), std::ldexp(1.f, -14),
+                            INFINITY, -INFINITY, NAN, -NAN, 3.3895314e38f, 3.4028235e38f, std::ldexp(1.f, -133),
+                            std::ldexp(1.f, -134), std::ldexp(1.f, -126), 1.00390625f, 1.01171875f, 1.0009765625f,
+                            1.0029296875f};
+  for (float x : specials) add(x);
+  // Ties of each format (a representable value plus half an ulp) and random bit patterns of every class.
+  for (int i = 0; i < 2000; ++i) {
+    const unsigned r = u32();
+    unsigned u;
+    switch (i % 4) {
+      case 0: u = r; break;                                                 // any float, NaN/inf included
+      case 1: u = (r & 0x8fffffffu) | 0x30000000u; break;                   // around the f16 range
+      case 2: u = (r & 0xffffe000u) | 0x1000u; break;                       // f16 ties (normal range)
+      default: u = (r & 0xffff0000u) | 0x8000u; break;                      // bf16 ties
+    }
+    float x;
+    std::memcpy(&x, &u, 4);
+    add(x);
+  }
+  if (hi.size() < lo.size()) hi.push_back(2.f);
+  const int n = static_cast<int>(lo.size());
+  std::vector<unsigned> out(n * 4, 0);
+  const LaunchError e = PTX_CALL(cvt, lo.data(), hi.data(), out.data(), n);
+  ASSERT_FALSE(e.failed) << e.message;
+  for (int i = 0; i < n; ++i) {
+    const unsigned ef = f16.round(lo[i]) | (static_cast<unsigned>(f16.round(hi[i])) << 16);
+    const unsigned eb = bf16.round(lo[i]) | (static_cast<unsigned>(bf16.round(hi[i])) << 16);
+    ASSERT_EQ(ef, out[i * 4 + 0]) << "f16x2 of (" << lo[i] << ", " << hi[i] << ") index " << i;
+    ASSERT_EQ(ef, out[i * 4 + 1]) << "__half2 of (" << lo[i] << ", " << hi[i] << ")";
+    ASSERT_EQ(eb, out[i * 4 + 2]) << "bf16x2 of (" << lo[i] << ", " << hi[i] << ") index " << i;
+    ASSERT_EQ(eb, out[i * 4 + 3]) << "__nv_bfloat162 of (" << lo[i] << ", " << hi[i] << ")";
+  }
+}
+
+// ---- prmt, lop3 -------------------------------------------------------------------------------------
+
+TEST_P(Ptx, PrmtAndLop3) {
+  const int n = 1024;
+  std::vector<unsigned> a(n), b(n), c(n), out(n * ptxtest::kBitopsOut, 0);
+  for (int i = 0; i < n; ++i) a[i] = u32(), b[i] = u32(), c[i] = u32();
+  c[0] = 0x3210, c[1] = 0x7654, c[2] = 0x8888, c[3] = 0xf4e0, c[4] = 0x5140;  // identity, b, sign fills, mixes
+  const LaunchError e = PTX_CALL(bitops, a.data(), b.data(), c.data(), out.data(), n);
+  ASSERT_FALSE(e.failed) << e.message;
+  // The lop3 functions, as expressions of a, b, c (in kLop3Luts order).
+  auto lop = [](int k, unsigned x, unsigned y, unsigned z) -> unsigned {
+    switch (k) {
+      case 0: return 0u;
+      case 1: return ~0u;
+      case 2: return x;
+      case 3: return y;
+      case 4: return z;
+      case 5: return (x & y) | z;
+      case 6: return x ^ y ^ z;
+      case 7: return (x & y) | (x & z) | (y & z);
+      case 8: return (x & y) ^ z;
+      case 9: return x ^ (y | z);
+      case 10: return x & y & z;
+      case 11: return x | y | z;
+      default: return (x & y) | (~x & z);
+    }
+  };
+  for (int i = 0; i < n; ++i) {
+    unsigned char bytes[8];
+    for (int k = 0; k < 4; ++k) bytes[k] = static_cast<unsigned char>(a[i] >> (8 * k));
+    for (int k = 0; k < 4; ++k) bytes[4 + k] = static_cast<unsigned char>(b[i] >> (8 * k));
+    unsigned expect = 0;
+    for (int k = 0; k < 4; ++k) {
+      const unsigned sel = (c[i] >> (4 * k)) & 15u;
+      const unsigned char v = bytes[sel % 8];
+      const unsigned byte = sel >= 8 ? (v >= 128 ? 0xffu : 0u) : v;
+      expect |= byte << (8 * k);
+    }
+    ASSERT_EQ(expect, out[i * ptxtest::kBitopsOut]) << "prmt " << std::hex << a[i] << " " << b[i] << " " << c[i];
+    for (int k = 0; k + 1 < ptxtest::kBitopsOut; ++k)
+      ASSERT_EQ(lop(k, a[i], b[i], c[i]), out[i * ptxtest::kBitopsOut + 1 + k])
+          << "lop3 lut 0x" << std::hex << int(ptxtest::kLop3Luts[k]);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Devices, Ptx, ::testing::Values(Dev::Sim, Dev::Cuda),
+                         [](const auto& info) { return info.param == Dev::Sim ? std::string("sim") : std::string("cuda"); });
+
+}  // namespace
