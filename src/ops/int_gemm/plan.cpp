@@ -1,0 +1,489 @@
+// IntGemmPlan, QuantizedLinearPlan and SmoothQuantLinearPlan: select (the descriptor rules of
+// include/baracuda/ops/int_gemm.hpp, the device's function), can_implement (the operands: kinds, shapes, the
+// 16-byte cp.async alignment rules, no overlap), run (QuantizedLinear: the per-token quantization into the
+// workspace, then the fused GEMM + epilogue; the others: one call).
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+
+#include "baracuda/ops/int_gemm.hpp"
+#include "core/exec_context.hpp"
+#include "core/hashing.hpp"
+#include "core/validate.hpp"
+#include "ops/int_gemm/tables.hpp"
+
+namespace baracuda {
+namespace {
+
+constexpr std::string_view kIntGemm = "IntGemmPlan";
+constexpr std::string_view kQLinear = "QuantizedLinearPlan";
+constexpr std::string_view kSqLinear = "SmoothQuantLinearPlan";
+constexpr size_t kAlign = 256;     // workspace sub-buffers start 256-byte aligned
+constexpr int64_t kKAlign = 16;    // K and the A/B row strides: multiples of 16 elements (16 bytes)
+constexpr uintptr_t kPtrAlign = 16;
+
+std::string s(std::string_view v) { return std::string(v); }
+std::string n2s(int64_t v) { return std::to_string(v); }
+size_t round_up(size_t v) { return (v + kAlign - 1) / kAlign * kAlign; }
+
+bool is_int8_kind(ElementKind k) { return k == ElementKind::S8 || k == ElementKind::U8; }
+bool is_float_kind(ElementKind k) {
+  return k == ElementKind::F16 || k == ElementKind::Bf16 || k == ElementKind::F32 || k == ElementKind::F64;
+}
+ElementKind opmath_of(ElementKind out) { return out == ElementKind::F64 ? ElementKind::F64 : ElementKind::F32; }
+
+const detail::IntGemmTables* cuda_tables() {
+#if BARACUDA_HAVE_CUDA_KERNELS
+  return &device_cuda::int_gemm_tables();
+#else
+  return nullptr;
+#endif
+}
+const detail::IntGemmTables* tables_for(DeviceKind d) {
+  return detail::table_for_device(d, reference::int_gemm_tables(), device_sim::int_gemm_tables(), cuda_tables());
+}
+
+/// The tables of `stream`'s device, or the reason there are none.
+Result<const detail::IntGemmTables*> tables_or_error(std::string_view plan, const Stream& stream) {
+  const detail::IntGemmTables* t = tables_for(stream.device());
+  if (t == nullptr)
+    return Error::unsupported(s(plan) + ": this library was built without CUDA kernels (BARACUDA_CUDA_KERNELS=OFF); "
+                              "use the host device");
+  return t;
+}
+/// The empty-slot message: on sim/cuda the kernel does not exist yet (honestly, and temporarily).
+Error no_function(std::string_view plan, const Stream& stream, const std::string& what) {
+  if (stream.device() != DeviceKind::Host)
+    return Error::unsupported(s(plan) + ": the int8 tensor-core kernel is not built yet (issue #5), so the " +
+                              s(to_string(stream.device())) + " device cannot run " + what +
+                              "; use the host device (the reference)");
+  return Error::unsupported(s(plan) + ": " + what + " is not supported");
+}
+
+Status check_mnk(std::string_view plan, int64_t m, int64_t n, int64_t k) {
+  if (m < 0 || n < 0 || k < 0)
+    return Error::invalid(s(plan) + ": M, N and K must be >= 0; got M = " + n2s(m) + ", N = " + n2s(n) +
+                          ", K = " + n2s(k));
+  if (k % kKAlign != 0)
+    return Error::invalid(s(plan) + ": K must be a multiple of 16 (16-byte cp.async rows of int8); got K = " + n2s(k) +
+                          " (pad K with zeros in both operands)");
+  return {};
+}
+
+Status check_max_k(std::string_view plan, int64_t k, int64_t max_k, const std::string& why) {
+  if (k > max_k)
+    return Error::invalid(s(plan) + ": K = " + n2s(k) + " exceeds " + n2s(max_k) + ", the largest K whose " + why +
+                          " sums cannot overflow the s32 accumulator");
+  return {};
+}
+
+/// A K-contiguous int8 GEMM operand `[rows, K]`: kind and shape (check_tensor), then the cp.async rules.
+Status check_k_operand(std::string_view plan, std::string_view name, const DynTensor& t, ElementKind kind,
+                       int64_t rows, int64_t k) {
+  BARACUDA_TRY(detail::check_tensor(plan, name, t, kind, Shape{rows, k}, detail::Access::Read));
+  if (t.numel() == 0) return {};
+  if (t.stride[1] != 1)
+    return Error::misaligned(s(plan) + ": " + s(name) + " must be contiguous along K (stride 1); its stride is " +
+                             n2s(t.stride[1]));
+  if (rows > 1 && (t.stride[0] < k || t.stride[0] % kKAlign != 0))
+    return Error::misaligned(s(plan) + ": " + s(name) + "'s row stride must be a multiple of 16 elements and >= K = " +
+                             n2s(k) + "; got " + n2s(t.stride[0]));
+  if (reinterpret_cast<uintptr_t>(t.data) % kPtrAlign != 0)
+    return Error::misaligned(s(plan) + ": " + s(name) + " must be 16-byte aligned (cp.async)");
+  return {};
+}
+
+/// An `[M, N]` output: kind, shape, unit stride along N, row stride >= N.
+Status check_output(std::string_view plan, std::string_view name, const DynTensor& t, ElementKind kind, int64_t m,
+                    int64_t n) {
+  BARACUDA_TRY(detail::check_tensor(plan, name, t, kind, Shape{m, n}, detail::Access::Write));
+  if (t.numel() == 0) return {};
+  if (n > 1 && t.stride[1] != 1)
+    return Error::misaligned(s(plan) + ": " + s(name) + " must be contiguous along N (stride 1); its stride is " +
+                             n2s(t.stride[1]));
+  if (m > 1 && t.stride[0] < n)
+    return Error::invalid(s(plan) + ": " + s(name) + "'s row stride " + n2s(t.stride[0]) +
+                          " is below N = " + n2s(n) + " (rows would overlap)");
+  return {};
+}
+
+/// `InvalidProblem` when the bytes `out` may write intersect those `in` may read.
+Status check_no_overlap(std::string_view plan, std::string_view out_name, const DynTensor& out,
+                        std::string_view in_name, const DynTensor& in) {
+  if (out.numel() == 0 || in.numel() == 0 || out.data == nullptr || in.data == nullptr) return {};
+  const auto o = reinterpret_cast<uintptr_t>(out.data), i = reinterpret_cast<uintptr_t>(in.data);
+  const auto oe = o + static_cast<uintptr_t>(out.span_bytes()), ie = i + static_cast<uintptr_t>(in.span_bytes());
+  if (o < ie && i < oe)
+    return Error::invalid(s(plan) + ": " + s(out_name) + " overlaps " + s(in_name) + " (no aliasing is allowed)");
+  return {};
+}
+
+/// A `[N]` or `[1]` vector parameter of `kind`, any stride.
+Status check_weight_scale(std::string_view plan, const DynTensor& t, ElementKind kind, WeightScaleGranularity g,
+                          int64_t n) {
+  const int64_t len = g == WeightScaleGranularity::PerChannel ? n : 1;
+  return detail::check_tensor(plan, g == WeightScaleGranularity::PerChannel ? "weight_scale (per channel: [N])"
+                                                                             : "weight_scale (per tensor: [1])",
+                              t, kind, Shape{len}, detail::Access::Read);
+}
+
+Status check_bias(std::string_view plan, const DynTensor& t, bool has_bias, ElementKind kind, int64_t n) {
+  if (!has_bias) {
+    if (t.data != nullptr || t.shape.rank != 0)
+      return Error::invalid(s(plan) + ": the descriptor has no bias; leave 'bias' empty (or use with_bias())");
+    return {};
+  }
+  return detail::check_tensor(plan, "bias", t, kind, Shape{n}, detail::Access::Read);
+}
+
+std::optional<EpilogueKind> epilogue_kind(bool bias, LinearActivation a) {
+  if (!bias) return a == LinearActivation::None ? std::optional(EpilogueKind::Identity) : std::nullopt;
+  switch (a) {
+    case LinearActivation::None: return EpilogueKind::Bias;
+    case LinearActivation::Relu: return EpilogueKind::BiasRelu;
+    case LinearActivation::GeluErf: return EpilogueKind::BiasGelu;
+    case LinearActivation::Silu: return EpilogueKind::BiasSilu;
+    default: return std::nullopt;
+  }
+}
+
+Status check_activation(std::string_view plan, LinearActivation a) {
+  if (static_cast<int>(a) > static_cast<int>(LinearActivation::GeluTanh))
+    return Error::invalid(s(plan) + ": invalid LinearActivation");
+  return {};
+}
+Status check_scale_granularity(std::string_view plan, WeightScaleGranularity g) {
+  if (g != WeightScaleGranularity::PerChannel && g != WeightScaleGranularity::PerTensor)
+    return Error::invalid(s(plan) + ": invalid WeightScaleGranularity");
+  return {};
+}
+
+}  // namespace
+
+int64_t int_gemm_max_k(ElementKind a_kind, ElementKind b_kind, int64_t a_max_abs) {
+  auto max_abs = [](ElementKind k) -> int64_t {
+    return k == ElementKind::S8 ? 128 : k == ElementKind::U8 ? 255 : 0;
+  };
+  const int64_t a = a_max_abs > 0 ? a_max_abs : max_abs(a_kind), b = max_abs(b_kind);
+  if (max_abs(a_kind) == 0 || b == 0) return 0;
+  return int64_t{std::numeric_limits<int32_t>::max()} / (a * b);
+}
+
+std::string_view to_string(LinearActivation a) {
+  switch (a) {
+    case LinearActivation::None: return "none";
+    case LinearActivation::Relu: return "relu";
+    case LinearActivation::Silu: return "silu";
+    case LinearActivation::GeluErf: return "gelu_erf";
+    case LinearActivation::GeluTanh: return "gelu_tanh";
+  }
+  return "?";
+}
+
+size_t IntGemmDescriptor::hash() const {
+  size_t h = std::hash<int64_t>{}(m);
+  detail::hash_combine(h, n);
+  detail::hash_combine(h, k);
+  detail::hash_combine(h, static_cast<int>(a));
+  detail::hash_combine(h, static_cast<int>(b));
+  detail::hash_combine(h, static_cast<int>(c));
+  return h;
+}
+size_t QuantizedLinearDescriptor::hash() const {
+  size_t h = std::hash<int64_t>{}(m);
+  for (int64_t v : {n, k}) detail::hash_combine(h, v);
+  for (int v : {static_cast<int>(element), static_cast<int>(output), static_cast<int>(activation_quantized),
+                static_cast<int>(weight), static_cast<int>(mode), static_cast<int>(weight_scale),
+                static_cast<int>(has_bias), static_cast<int>(activation)})
+    detail::hash_combine(h, v);
+  return h;
+}
+size_t SmoothQuantLinearDescriptor::hash() const {
+  size_t h = std::hash<int64_t>{}(m);
+  for (int64_t v : {n, k}) detail::hash_combine(h, v);
+  detail::hash_combine(h, act_scale);
+  for (int v : {static_cast<int>(activation_quantized), static_cast<int>(weight), static_cast<int>(output),
+                static_cast<int>(weight_scale), static_cast<int>(has_bias), static_cast<int>(activation)})
+    detail::hash_combine(h, v);
+  return h;
+}
+
+namespace dynamic {
+
+// ---------------------------------------------------------------------------------------------- IntGemm
+
+Result<IntGemmPlan> IntGemmPlan::select(const Stream& stream, const IntGemmDescriptor& desc, PlanPreference pref) {
+  if (!is_int8_kind(desc.a) || !is_int8_kind(desc.b))
+    return Error::unsupported(s(kIntGemm) + ": A and B must be s8 or u8; got " + s(to_string(desc.a)) + " and " +
+                              s(to_string(desc.b)));
+  if (desc.c != ElementKind::S32)
+    return Error::unsupported(s(kIntGemm) + ": C must be s32; got " + s(to_string(desc.c)));
+  BARACUDA_TRY(check_mnk(kIntGemm, desc.m, desc.n, desc.k));
+  BARACUDA_TRY(check_max_k(kIntGemm, desc.k, int_gemm_max_k(desc.a, desc.b),
+                           s(to_string(desc.a)) + " x " + s(to_string(desc.b))));
+  auto backend = detail::resolve_bespoke_backend(kIntGemm, stream, pref);
+  if (!backend) return backend.error();
+  auto tables = tables_or_error(kIntGemm, stream);
+  if (!tables) return tables.error();
+  const detail::IntGemmFn fn = (*tables)->int_gemm[detail::kind_index(desc.a)][detail::kind_index(desc.b)];
+  if (fn == nullptr)
+    return no_function(kIntGemm, stream, s(to_string(desc.a)) + " x " + s(to_string(desc.b)) + " -> s32");
+  IntGemmPlan p;
+  p.desc_ = desc;
+  p.sku_.category = OpCategory::Gemm;
+  p.sku_.op = "int_gemm";
+  p.sku_.element = desc.a;
+  p.sku_.aux_element = desc.b;
+  p.sku_.layout = LayoutKind::Rcr;
+  p.sku_.epilogue = EpilogueKind::Identity;
+  p.sku_.sm = stream.sm();
+  p.sku_.backend = *backend;
+  p.sku_.precision = MathPrecision::Int8;
+  p.sku_.variant = "reference";
+  p.device_ = stream.device();
+  p.device_index_ = stream.device_index();
+  p.fn_ = fn;
+  return p;
+}
+
+Status IntGemmPlan::can_implement(const IntGemmTensors& t) const {
+  BARACUDA_TRY(check_k_operand(kIntGemm, "A", t.a, desc_.a, desc_.m, desc_.k));
+  BARACUDA_TRY(check_k_operand(kIntGemm, "B", t.b, desc_.b, desc_.n, desc_.k));
+  BARACUDA_TRY(check_output(kIntGemm, "C", t.c, ElementKind::S32, desc_.m, desc_.n));
+  BARACUDA_TRY(check_no_overlap(kIntGemm, "C", t.c, "A", t.a));
+  BARACUDA_TRY(check_no_overlap(kIntGemm, "C", t.c, "B", t.b));
+  return {};
+}
+
+PrecisionGuarantee IntGemmPlan::precision_guarantee() const {
+  return {MathPrecision::Int8, MathPrecision::Exact, true, true};
+}
+
+Status IntGemmPlan::run(const Stream& stream, Workspace, const IntGemmTensors& t) const {
+  if (fn_ == nullptr) return Error::invalid(s(kIntGemm) + ": run on a plan that select did not produce");
+  BARACUDA_TRY(detail::check_same_device(kIntGemm, device_, device_index_, stream));
+  BARACUDA_TRY(can_implement(t));
+  if (desc_.m == 0 || desc_.n == 0) return {};
+  auto ctx = detail::make_exec_context(stream);
+  if (!ctx) return ctx.error();
+  return fn_(*ctx, detail::IntGemmLaunch{desc_.m, desc_.n, desc_.k, t.a, t.b, t.c});
+}
+
+// -------------------------------------------------------------------------------------- QuantizedLinear
+
+Result<QuantizedLinearPlan> QuantizedLinearPlan::select(const Stream& stream, const QuantizedLinearDescriptor& desc,
+                                                        PlanPreference pref) {
+  const std::string_view P = kQLinear;
+  if (!is_float_kind(desc.element))
+    return Error::unsupported(s(P) + ": x must be f16, bf16, f32 or f64; got " + s(to_string(desc.element)));
+  if (desc.element == ElementKind::F64 ? desc.output != ElementKind::F64
+                                       : !(is_float_kind(desc.output) && desc.output != ElementKind::F64))
+    return Error::unsupported(s(P) + ": output " + s(to_string(desc.output)) + " with x " +
+                              s(to_string(desc.element)) +
+                              ": f16/bf16/f32 x gives f16, bf16 or f32 (f32 epilogue); f64 x gives f64 only");
+  if (desc.weight != ElementKind::S8)
+    return Error::unsupported(s(P) + ": the weight must be s8 (symmetric); got " + s(to_string(desc.weight)));
+  if (desc.mode != DynamicRangeMode::Symmetric && desc.mode != DynamicRangeMode::Asymmetric)
+    return Error::invalid(s(P) + ": invalid DynamicRangeMode");
+  const bool asym = desc.mode == DynamicRangeMode::Asymmetric;
+  if (!(desc.activation_quantized == ElementKind::S8 || (asym && desc.activation_quantized == ElementKind::U8)))
+    return Error::unsupported(s(P) + ": the activation quantizes to s8 (symmetric or asymmetric) or u8 "
+                              "(asymmetric only); got " + s(to_string(desc.activation_quantized)) +
+                              (asym ? "" : " in symmetric mode"));
+  BARACUDA_TRY(check_activation(P, desc.activation));
+  BARACUDA_TRY(check_scale_granularity(P, desc.weight_scale));
+  BARACUDA_TRY(check_mnk(P, desc.m, desc.n, desc.k));
+  BARACUDA_TRY(check_max_k(P, desc.k, int_gemm_max_k(desc.activation_quantized, ElementKind::S8, asym ? 255 : 0),
+                           asym ? "zero-point-corrected" : "s8 x s8"));
+  auto backend = detail::resolve_bespoke_backend(P, stream, pref);
+  if (!backend) return backend.error();
+  auto tables = tables_or_error(P, stream);
+  if (!tables) return tables.error();
+  const detail::LinearFn fn =
+      (*tables)->linear[detail::kind_index(desc.activation_quantized)][detail::kind_index(desc.output)];
+  if (fn == nullptr)
+    return no_function(P, stream, s(to_string(desc.activation_quantized)) + " x s8 -> " + s(to_string(desc.output)));
+
+  QuantizedLinearPlan p;
+  if (desc.m > 0 && desc.k > 0) {
+    auto q = DynamicRangeQuantizePlan::select(stream, DynamicRangeQuantizeDescriptor{}
+                                                          .with_element(desc.element)
+                                                          .with_quantized(desc.activation_quantized)
+                                                          .with_shape(Shape{desc.m, desc.k})
+                                                          .with_granularity(QuantGranularity::per_token())
+                                                          .with_mode(desc.mode),
+                                              pref);
+    if (!q) return Error{q.error().code, s(P) + ": the per-token quantization: " + q.error().message};
+    p.quantize_ = std::move(q).value();
+  }
+  const size_t opmath_bytes = desc.element == ElementKind::F64 ? 8 : 4;
+  const auto m = static_cast<size_t>(desc.m), k = static_cast<size_t>(desc.k);
+  p.q_offset_ = 0;
+  p.scale_offset_ = round_up(m * k);
+  p.zp_offset_ = p.scale_offset_ + round_up(m * opmath_bytes);
+  p.quantize_ws_offset_ = p.zp_offset_ + round_up(m * 4);
+  p.workspace_bytes_ = desc.m > 0 && desc.k > 0 ? p.quantize_ws_offset_ + round_up(p.quantize_.workspace_size()) : 0;
+  if (p.workspace_bytes_ > pref.max_workspace_bytes)
+    return Error::unsupported(s(P) + ": needs " + n2s(static_cast<int64_t>(p.workspace_bytes_)) +
+                              " bytes of workspace, above the preference's max_workspace_bytes");
+  p.desc_ = desc;
+  p.sku_.category = OpCategory::Gemm;
+  p.sku_.op = "quantized_linear";
+  p.sku_.element = desc.element;
+  p.sku_.aux_element = desc.output;
+  p.sku_.layout = LayoutKind::Rcr;
+  p.sku_.epilogue = epilogue_kind(desc.has_bias, desc.activation);
+  p.sku_.sm = stream.sm();
+  p.sku_.backend = *backend;
+  p.sku_.precision = MathPrecision::Int8;
+  p.sku_.variant = asym ? "reference_per_token_asym" : "reference_per_token_sym";
+  p.device_ = stream.device();
+  p.device_index_ = stream.device_index();
+  p.fn_ = fn;
+  return p;
+}
+
+DynTensor QuantizedLinearPlan::quantized_activation(Workspace ws) const {
+  return DynTensor::dense(static_cast<char*>(ws.data) + q_offset_, desc_.activation_quantized, Shape{desc_.m, desc_.k});
+}
+DynTensor QuantizedLinearPlan::activation_scale(Workspace ws) const {
+  return DynTensor::dense(static_cast<char*>(ws.data) + scale_offset_, opmath_of(desc_.output), Shape{desc_.m});
+}
+DynTensor QuantizedLinearPlan::activation_zero_point(Workspace ws) const {
+  return DynTensor::dense(static_cast<char*>(ws.data) + zp_offset_, ElementKind::S32, Shape{desc_.m});
+}
+
+Status QuantizedLinearPlan::can_implement(const QuantizedLinearTensors& t) const {
+  const std::string_view P = kQLinear;
+  BARACUDA_TRY(detail::check_tensor(P, "x", t.x, desc_.element, Shape{desc_.m, desc_.k}, detail::Access::Read));
+  BARACUDA_TRY(check_k_operand(P, "weight", t.weight, desc_.weight, desc_.n, desc_.k));
+  BARACUDA_TRY(check_weight_scale(P, t.weight_scale, opmath_of(desc_.output), desc_.weight_scale, desc_.n));
+  BARACUDA_TRY(check_bias(P, t.bias, desc_.has_bias, desc_.output, desc_.n));
+  BARACUDA_TRY(check_output(P, "y", t.y, desc_.output, desc_.m, desc_.n));
+  BARACUDA_TRY(check_no_overlap(P, "y", t.y, "x", t.x));
+  BARACUDA_TRY(check_no_overlap(P, "y", t.y, "weight", t.weight));
+  BARACUDA_TRY(check_no_overlap(P, "y", t.y, "weight_scale", t.weight_scale));
+  BARACUDA_TRY(check_no_overlap(P, "y", t.y, "bias", t.bias));
+  return {};
+}
+
+PrecisionGuarantee QuantizedLinearPlan::precision_guarantee() const {
+  return {desc_.output == ElementKind::F64 ? MathPrecision::F64 : MathPrecision::F32, MathPrecision::Exact, true, true};
+}
+
+Status QuantizedLinearPlan::run(const Stream& stream, Workspace ws, const QuantizedLinearTensors& t) const {
+  const std::string_view P = kQLinear;
+  if (fn_ == nullptr) return Error::invalid(s(P) + ": run on a plan that select did not produce");
+  BARACUDA_TRY(detail::check_same_device(P, device_, device_index_, stream));
+  BARACUDA_TRY(can_implement(t));
+  if (ws.size < workspace_bytes_ || (workspace_bytes_ > 0 && ws.data == nullptr))
+    return Error::workspace_too_small(s(P) + ": workspace too small", workspace_bytes_,
+                                      ws.data == nullptr ? 0 : ws.size);
+  if (workspace_bytes_ > 0 && reinterpret_cast<uintptr_t>(ws.data) % kAlign != 0)
+    return Error::misaligned(s(P) + ": the workspace must be 256-byte aligned");
+  if (desc_.m == 0 || desc_.n == 0) return {};
+  if (workspace_bytes_ > 0) {
+    const DynTensor ws_view = DynTensor::dense(ws.data, ElementKind::U8, Shape{static_cast<int64_t>(workspace_bytes_)});
+    BARACUDA_TRY(check_no_overlap(P, "the workspace", ws_view, "x", t.x));
+    BARACUDA_TRY(check_no_overlap(P, "the workspace", ws_view, "weight", t.weight));
+    BARACUDA_TRY(check_no_overlap(P, "y", t.y, "the workspace", ws_view));
+  }
+  auto ctx = detail::make_exec_context(stream);
+  if (!ctx) return ctx.error();
+  detail::LinearLaunch l;
+  l.m = desc_.m, l.n = desc_.n, l.k = desc_.k;
+  l.w = t.weight, l.w_scale = t.weight_scale, l.bias = t.bias, l.y = t.y, l.activation = desc_.activation;
+  if (desc_.k > 0) {
+    l.a = quantized_activation(ws);
+    l.a_scale = activation_scale(ws);
+    l.a_zero_point = activation_zero_point(ws);
+    const Workspace qws(static_cast<char*>(ws.data) + quantize_ws_offset_, workspace_bytes_ - quantize_ws_offset_);
+    BARACUDA_TRY(quantize_.run(stream, qws, {t.x, l.a, l.a_scale, l.a_zero_point}));
+    if (desc_.mode == DynamicRangeMode::Symmetric) l.a_zero_point = DynTensor{};
+  } else {
+    l.a = DynTensor::dense(nullptr, desc_.activation_quantized, Shape{desc_.m, 0});
+    l.a_scale_scalar = 1.0;  // an empty segment's scale (dynamic_range_quantize.hpp)
+  }
+  return fn_(*ctx, l);
+}
+
+// ----------------------------------------------------------------------------------- SmoothQuantLinear
+
+Result<SmoothQuantLinearPlan> SmoothQuantLinearPlan::select(const Stream& stream,
+                                                            const SmoothQuantLinearDescriptor& desc,
+                                                            PlanPreference pref) {
+  const std::string_view P = kSqLinear;
+  if (desc.activation_quantized != ElementKind::S8)
+    return Error::unsupported(s(P) + ": the activation must be s8; got " + s(to_string(desc.activation_quantized)));
+  if (desc.weight != ElementKind::S8)
+    return Error::unsupported(s(P) + ": the weight must be s8; got " + s(to_string(desc.weight)));
+  if (!is_float_kind(desc.output))
+    return Error::unsupported(s(P) + ": the output must be f16, bf16, f32 or f64; got " + s(to_string(desc.output)));
+  if (!std::isfinite(desc.act_scale))
+    return Error::invalid(s(P) + ": act_scale must be finite; got " + std::to_string(desc.act_scale));
+  BARACUDA_TRY(check_activation(P, desc.activation));
+  BARACUDA_TRY(check_scale_granularity(P, desc.weight_scale));
+  BARACUDA_TRY(check_mnk(P, desc.m, desc.n, desc.k));
+  BARACUDA_TRY(check_max_k(P, desc.k, int_gemm_max_k(ElementKind::S8, ElementKind::S8), "s8 x s8"));
+  auto backend = detail::resolve_bespoke_backend(P, stream, pref);
+  if (!backend) return backend.error();
+  auto tables = tables_or_error(P, stream);
+  if (!tables) return tables.error();
+  const detail::LinearFn fn = (*tables)->linear[detail::kind_index(ElementKind::S8)][detail::kind_index(desc.output)];
+  if (fn == nullptr) return no_function(P, stream, "s8 x s8 -> " + s(to_string(desc.output)));
+  SmoothQuantLinearPlan p;
+  p.desc_ = desc;
+  p.sku_.category = OpCategory::Gemm;
+  p.sku_.op = "smooth_quant_linear";
+  p.sku_.element = ElementKind::S8;
+  p.sku_.aux_element = desc.output;
+  p.sku_.layout = LayoutKind::Rcr;
+  p.sku_.epilogue = epilogue_kind(desc.has_bias, desc.activation);
+  p.sku_.sm = stream.sm();
+  p.sku_.backend = *backend;
+  p.sku_.precision = MathPrecision::Int8;
+  p.sku_.variant = "reference";
+  p.device_ = stream.device();
+  p.device_index_ = stream.device_index();
+  p.fn_ = fn;
+  return p;
+}
+
+Status SmoothQuantLinearPlan::can_implement(const SmoothQuantLinearTensors& t) const {
+  const std::string_view P = kSqLinear;
+  BARACUDA_TRY(check_k_operand(P, "act_q", t.act_q, desc_.activation_quantized, desc_.m, desc_.k));
+  BARACUDA_TRY(check_k_operand(P, "weight", t.weight, desc_.weight, desc_.n, desc_.k));
+  BARACUDA_TRY(check_weight_scale(P, t.weight_scale, opmath_of(desc_.output), desc_.weight_scale, desc_.n));
+  BARACUDA_TRY(check_bias(P, t.bias, desc_.has_bias, desc_.output, desc_.n));
+  BARACUDA_TRY(check_output(P, "y", t.y, desc_.output, desc_.m, desc_.n));
+  BARACUDA_TRY(check_no_overlap(P, "y", t.y, "act_q", t.act_q));
+  BARACUDA_TRY(check_no_overlap(P, "y", t.y, "weight", t.weight));
+  BARACUDA_TRY(check_no_overlap(P, "y", t.y, "weight_scale", t.weight_scale));
+  BARACUDA_TRY(check_no_overlap(P, "y", t.y, "bias", t.bias));
+  return {};
+}
+
+PrecisionGuarantee SmoothQuantLinearPlan::precision_guarantee() const {
+  return {desc_.output == ElementKind::F64 ? MathPrecision::F64 : MathPrecision::F32, MathPrecision::Exact, true, true};
+}
+
+Status SmoothQuantLinearPlan::run(const Stream& stream, Workspace, const SmoothQuantLinearTensors& t) const {
+  const std::string_view P = kSqLinear;
+  if (fn_ == nullptr) return Error::invalid(s(P) + ": run on a plan that select did not produce");
+  BARACUDA_TRY(detail::check_same_device(P, device_, device_index_, stream));
+  BARACUDA_TRY(can_implement(t));
+  if (desc_.m == 0 || desc_.n == 0) return {};
+  auto ctx = detail::make_exec_context(stream);
+  if (!ctx) return ctx.error();
+  detail::LinearLaunch l;
+  l.m = desc_.m, l.n = desc_.n, l.k = desc_.k;
+  l.a = t.act_q, l.w = t.weight, l.w_scale = t.weight_scale, l.bias = t.bias, l.y = t.y;
+  l.a_scale_scalar = static_cast<double>(desc_.act_scale);
+  l.activation = desc_.activation;
+  return fn_(*ctx, l);
+}
+
+}  // namespace dynamic
+}  // namespace baracuda

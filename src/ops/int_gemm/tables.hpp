@@ -1,0 +1,57 @@
+// Internal: the int_gemm family's launch records and dispatch tables (one per device: host reference, sim,
+// cuda). The sim and cuda tables are empty until the int8 tensor-core kernel is built (issue #5); select
+// reports an empty slot as Unsupported, so filling them is all it takes to enable those devices.
+#pragma once
+
+#include "baracuda/core/element.hpp"
+#include "baracuda/ops/int_gemm.hpp"
+#include "core/exec_context.hpp"
+#include "device/dispatch_table.hpp"
+
+namespace baracuda::detail {
+
+/// IntGemm: validated operands (A [M,K], B [N,K], C [M,N]; K-contiguous A and B).
+struct IntGemmLaunch {
+  int64_t m = 0, n = 0, k = 0;
+  DynTensor a, b, c;
+};
+
+/// The fused W8A8 linear (QuantizedLinear and SmoothQuantLinear share it): see int_gemm.hpp's epilogue.
+struct LinearLaunch {
+  int64_t m = 0, n = 0, k = 0;
+  DynTensor a;                  ///< [M, K] s8/u8, K-contiguous
+  DynTensor w;                  ///< [N, K] s8, K-contiguous
+  DynTensor a_scale;            ///< [M] opmath kind; empty: use a_scale_scalar for every row
+  double a_scale_scalar = 1.0;  ///< SmoothQuant's act_scale (a float, exactly)
+  DynTensor a_zero_point;       ///< [M] s32, or empty (symmetric)
+  DynTensor w_scale;            ///< [N] or [1] opmath kind
+  DynTensor bias;               ///< [N] output kind, or empty
+  LinearActivation activation = LinearActivation::None;
+  DynTensor y;                  ///< [M, N]
+};
+
+/// IntGemm functions by [A kind][B kind]; the linear epilogue by [activation-quantized kind][output kind].
+struct IntGemmTables {
+  KindPairTable<IntGemmFn> int_gemm{};
+  KindPairTable<LinearFn> linear{};
+};
+
+/// The quantized operand kinds (A and B of IntGemm) and the linear plans' output kinds.
+using IntGemmOperandTypes = type_list<int8_t, uint8_t>;
+using LinearOutputTypes = FloatTypes;
+
+}  // namespace baracuda::detail
+
+namespace baracuda {
+namespace reference {
+const detail::IntGemmTables& int_gemm_tables();  // host.cpp
+}
+inline namespace device_sim {
+const detail::IntGemmTables& int_gemm_tables();  // device_tables.cpp (empty for now)
+}
+#if BARACUDA_HAVE_CUDA_KERNELS
+inline namespace device_cuda {
+const detail::IntGemmTables& int_gemm_tables();  // device_tables.cpp (empty for now)
+}
+#endif
+}  // namespace baracuda

@@ -1,0 +1,636 @@
+// The int_gemm family on the host device (the only device that runs it until the int8 tensor-core kernel is
+// built): IntGemm exactly against an independent int64 loop on ragged shapes and every (s8/u8)² pair;
+// SmoothQuantLinear and QuantizedLinear against a double-precision recomputation, against the documented
+// f32 epilogue bit for bit, and against the float x·Wᵀ within the derived quantization bound; SmoothQuant's
+// smoothing utilities against hand-computed values; every rejection; and sim/cuda select reporting that the
+// kernel is not built yet (this test flips when it lands).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "baracuda/baracuda.hpp"
+#include "support/devices.hpp"
+
+namespace baracuda::test {
+namespace {
+
+/// Host memory, 256-byte aligned (the host device runs on plain host pointers).
+template <class T>
+struct Arr {
+  std::unique_ptr<T[], void (*)(void*)> p{nullptr, std::free};
+  size_t n = 0;
+  explicit Arr(size_t count, T fill = T{}) : n(count) {
+    p.reset(static_cast<T*>(std::aligned_alloc(256, ((std::max<size_t>(count, 1) * sizeof(T) + 255) / 256) * 256)));
+    for (size_t i = 0; i < n; ++i) p[i] = fill;
+  }
+  T* data() const { return p.get(); }
+  T& operator[](size_t i) { return p[i]; }
+  const T& operator[](size_t i) const { return p[i]; }
+};
+
+DynTensor mat(void* p, ElementKind k, int64_t rows, int64_t cols, int64_t ld) {
+  DynTensor t = DynTensor::dense(p, k, Shape{rows, cols});
+  t.stride[0] = ld;
+  return t;
+}
+DynTensor vec(void* p, ElementKind k, int64_t n) { return DynTensor::dense(p, k, Shape{n}); }
+
+template <class T>
+void fill_random(Arr<T>& a, uint64_t seed) {
+  std::mt19937_64 g(seed);
+  std::uniform_int_distribution<int> d(std::numeric_limits<T>::min(), std::numeric_limits<T>::max());
+  for (size_t i = 0; i < a.n; ++i) a[i] = static_cast<T>(d(g));
+}
+
+// ------------------------------------------------------------------------------------------ IntGemm
+
+struct GemmShape {
+  int64_t m, n, k;
+};
+const GemmShape kShapes[] = {{1, 1, 32}, {17, 33, 64}, {129, 65, 96}, {1, 40, 48}, {3, 1, 16}, {5, 7, 16 * 13}};
+
+template <class TA, class TB>
+void check_int_gemm(const GemmShape& sh, bool padded) {
+  const Stream host = Stream::host();
+  const ElementKind ka = kind_of<TA>, kb = kind_of<TB>;
+  const int64_t lda = padded ? sh.k + 32 : sh.k, ldb = padded ? sh.k + 16 : sh.k, ldc = padded ? sh.n + 3 : sh.n;
+  Arr<TA> a(sh.m * lda);
+  Arr<TB> b(sh.n * ldb);
+  Arr<int32_t> c(sh.m * ldc, 0x5a5a5a5a);
+  fill_random(a, 1 + sh.m), fill_random(b, 2 + sh.n);
+  auto plan = dynamic::IntGemmPlan::select(host, IntGemmDescriptor{}.with_shape(sh.m, sh.n, sh.k).with_kinds(ka, kb));
+  ASSERT_TRUE(plan.is_ok()) << plan.error().to_string();
+  const IntGemmTensors t{mat(a.data(), ka, sh.m, sh.k, lda), mat(b.data(), kb, sh.n, sh.k, ldb),
+                         mat(c.data(), ElementKind::S32, sh.m, sh.n, ldc)};
+  ASSERT_TRUE(plan->run(host, Workspace{}, t).is_ok());
+  for (int64_t m = 0; m < sh.m; ++m)
+    for (int64_t n = 0; n < ldc; ++n) {
+      if (n >= sh.n) {  // the padding is untouched
+        ASSERT_EQ(c[m * ldc + n], 0x5a5a5a5a);
+        continue;
+      }
+      int64_t ref = 0;
+      for (int64_t k = 0; k < sh.k; ++k) ref += int64_t(a[m * lda + k]) * int64_t(b[n * ldb + k]);
+      ASSERT_EQ(c[m * ldc + n], ref) << sh.m << "x" << sh.n << "x" << sh.k << " at (" << m << ", " << n << ")";
+    }
+}
+
+TEST(IntGemm, ExactOnRaggedShapesEveryKindPair) {
+  for (const GemmShape& sh : kShapes)
+    for (bool padded : {false, true}) {
+      check_int_gemm<int8_t, int8_t>(sh, padded);
+      check_int_gemm<uint8_t, int8_t>(sh, padded);
+      check_int_gemm<int8_t, uint8_t>(sh, padded);
+      check_int_gemm<uint8_t, uint8_t>(sh, padded);
+    }
+}
+
+// The K bound is tight: at K = int_gemm_max_k the extreme sum still fits s32 exactly.
+TEST(IntGemm, LargestKExtremeValues) {
+  EXPECT_EQ(int_gemm_max_k(ElementKind::S8, ElementKind::S8), 131071);
+  EXPECT_EQ(int_gemm_max_k(ElementKind::U8, ElementKind::U8), 33025);
+  EXPECT_EQ(int_gemm_max_k(ElementKind::S8, ElementKind::S8, 255), 65793);
+  EXPECT_EQ(int_gemm_max_k(ElementKind::F32, ElementKind::S8), 0);
+  const int64_t k = 131056;  // the largest multiple of 16 ≤ 131071
+  Arr<int8_t> a(k, -128), b(2 * k, -128);
+  for (int64_t i = 0; i < k; ++i) b[k + i] = 127;
+  Arr<int32_t> c(2);
+  const Stream host = Stream::host();
+  auto plan = dynamic::IntGemmPlan::select(host, IntGemmDescriptor{}.with_shape(1, 2, k));
+  ASSERT_TRUE(plan.is_ok()) << plan.error().to_string();
+  ASSERT_TRUE(plan->run(host, {}, {mat(a.data(), ElementKind::S8, 1, k, k), mat(b.data(), ElementKind::S8, 2, k, k),
+                                   mat(c.data(), ElementKind::S32, 1, 2, 2)})
+                  .is_ok());
+  EXPECT_EQ(c[0], k * 16384);
+  EXPECT_EQ(c[1], -k * 16256);
+  EXPECT_EQ(plan->precision_guarantee().deterministic, true);
+  EXPECT_EQ(to_string(plan->sku()).find("int_gemm") != std::string::npos, true) << to_string(plan->sku());
+}
+
+TEST(IntGemm, EmptyProblemsTouchNothing) {
+  const Stream host = Stream::host();
+  for (GemmShape sh : {GemmShape{0, 5, 16}, GemmShape{5, 0, 16}, GemmShape{3, 4, 0}}) {
+    Arr<int8_t> a(std::max<int64_t>(sh.m * sh.k, 1)), b(std::max<int64_t>(sh.n * sh.k, 1));
+    Arr<int32_t> c(std::max<int64_t>(sh.m * sh.n, 1), 7);
+    auto plan = dynamic::IntGemmPlan::select(host, IntGemmDescriptor{}.with_shape(sh.m, sh.n, sh.k));
+    ASSERT_TRUE(plan.is_ok()) << plan.error().to_string();
+    ASSERT_TRUE(plan->run(host, {}, {mat(a.data(), ElementKind::S8, sh.m, sh.k, std::max<int64_t>(sh.k, 16)),
+                                     mat(b.data(), ElementKind::S8, sh.n, sh.k, std::max<int64_t>(sh.k, 16)),
+                                     mat(c.data(), ElementKind::S32, sh.m, sh.n, std::max<int64_t>(sh.n, 1))})
+                    .is_ok());
+    if (sh.k == 0)
+      for (size_t i = 0; i < c.n; ++i) EXPECT_EQ(c[i], 0);  // an empty sum is 0
+  }
+}
+
+void expect_error(const Status& s, ErrorCode code, const std::string& needle) {
+  ASSERT_FALSE(s.is_ok()) << "expected " << to_string(code) << " containing '" << needle << "'";
+  EXPECT_EQ(s.code(), code) << s.to_string();
+  EXPECT_NE(s.error().message.find(needle), std::string::npos) << s.to_string();
+}
+template <class R>
+void expect_select_error(const R& r, ErrorCode code, const std::string& needle) {
+  expect_error(r.status(), code, needle);
+}
+
+TEST(IntGemm, SelectRejections) {
+  const Stream host = Stream::host();
+  using D = IntGemmDescriptor;
+  expect_select_error(dynamic::IntGemmPlan::select(host, D{}.with_shape(4, 4, 24)), ErrorCode::InvalidProblem,
+                      "multiple of 16");
+  expect_select_error(dynamic::IntGemmPlan::select(host, D{}.with_shape(-1, 4, 16)), ErrorCode::InvalidProblem, ">= 0");
+  expect_select_error(dynamic::IntGemmPlan::select(host, D{}.with_shape(1, 1, 131072)), ErrorCode::InvalidProblem,
+                      "overflow");
+  expect_select_error(dynamic::IntGemmPlan::select(host, D{}.with_shape(1, 1, 33040).with_kinds(ElementKind::U8, ElementKind::U8)),
+                      ErrorCode::InvalidProblem, "overflow");
+  expect_select_error(dynamic::IntGemmPlan::select(host, D{}.with_shape(1, 1, 16).with_kinds(ElementKind::F32, ElementKind::S8)),
+                      ErrorCode::Unsupported, "s8 or u8");
+  D bad_c = D{}.with_shape(1, 1, 16);
+  bad_c.c = ElementKind::F32;
+  expect_select_error(dynamic::IntGemmPlan::select(host, bad_c), ErrorCode::Unsupported, "C must be s32");
+  expect_select_error(dynamic::IntGemmPlan::select(host, D{}.with_shape(1, 1, 16),
+                                                   PlanPreference{}.with_backend(BackendKind::CublasLt)),
+                      ErrorCode::Unsupported, "preferred backend");
+}
+
+TEST(IntGemm, CanImplementRejections) {
+  const Stream host = Stream::host();
+  const int64_t M = 4, N = 5, K = 32;
+  Arr<int8_t> a(M * 64 + 64), b(N * 64);
+  Arr<int32_t> c(M * 8);
+  auto plan = dynamic::IntGemmPlan::select(host, IntGemmDescriptor{}.with_shape(M, N, K));
+  ASSERT_TRUE(plan.is_ok());
+  const IntGemmTensors ok{mat(a.data(), ElementKind::S8, M, K, K), mat(b.data(), ElementKind::S8, N, K, K),
+                          mat(c.data(), ElementKind::S32, M, N, N)};
+  ASSERT_TRUE(plan->can_implement(ok).is_ok());
+  auto with = [&](auto f) { IntGemmTensors t = ok; f(t); return plan->can_implement(t); };
+  expect_error(with([&](IntGemmTensors& t) { t.a.kind = ElementKind::U8; }), ErrorCode::InvalidProblem, "element kind");
+  expect_error(with([&](IntGemmTensors& t) { t.b = mat(b.data(), ElementKind::S8, N + 1, K, K); }),
+               ErrorCode::InvalidProblem, "shape");
+  expect_error(with([&](IntGemmTensors& t) { t.a = mat(a.data(), ElementKind::S8, M, K, 40); }),
+               ErrorCode::MisalignedOperand, "row stride");
+  expect_error(with([&](IntGemmTensors& t) { t.a = mat(a.data(), ElementKind::S8, M, K, 16); }),
+               ErrorCode::MisalignedOperand, "row stride");  // < K
+  expect_error(with([&](IntGemmTensors& t) { t.a.stride[1] = 2, t.a.stride[0] = 64; }), ErrorCode::MisalignedOperand,
+               "contiguous along K");
+  expect_error(with([&](IntGemmTensors& t) { t.a.data = a.data() + 8; }), ErrorCode::MisalignedOperand, "16-byte");
+  expect_error(with([&](IntGemmTensors& t) { t.b.data = b.data() + 1; }), ErrorCode::MisalignedOperand, "16-byte");
+  expect_error(with([&](IntGemmTensors& t) { t.c.stride[1] = 2; t.c.stride[0] = 16; }), ErrorCode::MisalignedOperand,
+               "contiguous along N");
+  expect_error(with([&](IntGemmTensors& t) { t.c.stride[0] = N - 1; }), ErrorCode::InvalidProblem, "below N");
+  expect_error(with([&](IntGemmTensors& t) { t.c.stride[0] = 0; }), ErrorCode::InvalidProblem, "stride 0");
+  expect_error(with([&](IntGemmTensors& t) { t.c.kind = ElementKind::F32; }), ErrorCode::InvalidProblem, "element kind");
+  expect_error(with([&](IntGemmTensors& t) { t.a.data = nullptr; }), ErrorCode::InvalidProblem, "null");
+  expect_error(with([&](IntGemmTensors& t) { t.c = mat(a.data(), ElementKind::S32, M, N, N); }),
+               ErrorCode::InvalidProblem, "overlaps A");
+  // run re-validates and checks the device.
+  expect_error(plan->run(host, {}, IntGemmTensors{}), ErrorCode::InvalidProblem, "element kind");
+  expect_error(plan->run(Stream::sim(), {}, ok), ErrorCode::InvalidProblem, "selected for the host");
+  expect_error(dynamic::IntGemmPlan{}.run(host, {}, ok), ErrorCode::InvalidProblem, "select did not produce");
+}
+
+// ---------------------------------------------------------------- sim / cuda: not built yet (flips later)
+
+TEST(IntGemmDevices, SimAndCudaReportTheMissingKernel) {
+  for (DeviceKind d : {DeviceKind::Sim, DeviceKind::Cuda}) {
+    std::string why;
+    auto stream = stream_for(d, &why);
+    if (!stream) continue;  // no usable GPU
+    auto g = dynamic::IntGemmPlan::select(*stream, IntGemmDescriptor{}.with_shape(8, 8, 32));
+    auto q = dynamic::QuantizedLinearPlan::select(*stream, QuantizedLinearDescriptor{}.with_shape(8, 8, 32));
+    auto sq = dynamic::SmoothQuantLinearPlan::select(*stream, SmoothQuantLinearDescriptor{}.with_shape(8, 8, 32));
+    for (const Status& st : {g.status(), q.status(), sq.status()}) {
+      if (d == DeviceKind::Cuda && !st.is_ok() && st.error().message.find("without CUDA kernels") != std::string::npos)
+        continue;
+      expect_error(st, ErrorCode::Unsupported, "the int8 tensor-core kernel is not built yet");
+    }
+  }
+}
+
+// -------------------------------------------------------------------------------- SmoothQuantLinear
+
+/// f16/bf16/f32/f64 output element as double.
+double read_out(ElementKind k, const void* p, int64_t i) {
+  switch (k) {
+    case ElementKind::F32: return static_cast<const float*>(p)[i];
+    case ElementKind::F64: return static_cast<const double*>(p)[i];
+    case ElementKind::F16: return static_cast<float>(static_cast<const __half*>(p)[i]);
+    case ElementKind::Bf16: return static_cast<float>(static_cast<const __nv_bfloat16*>(p)[i]);
+    default: return NAN;
+  }
+}
+/// The unit roundoff of an output kind.
+double unit_roundoff(ElementKind k) {
+  switch (k) {
+    case ElementKind::F16: return std::ldexp(1.0, -11);
+    case ElementKind::Bf16: return std::ldexp(1.0, -8);
+    case ElementKind::F32: return std::ldexp(1.0, -24);
+    default: return std::ldexp(1.0, -53);
+  }
+}
+void write_float(ElementKind k, void* p, int64_t i, double v) {
+  switch (k) {
+    case ElementKind::F32: static_cast<float*>(p)[i] = static_cast<float>(v); break;
+    case ElementKind::F64: static_cast<double*>(p)[i] = v; break;
+    case ElementKind::F16: static_cast<__half*>(p)[i] = __float2half(static_cast<float>(v)); break;
+    case ElementKind::Bf16: static_cast<__nv_bfloat16*>(p)[i] = __float2bfloat16(static_cast<float>(v)); break;
+    default: break;
+  }
+}
+
+struct SqCase {
+  GemmShape sh;
+  ElementKind out;
+  WeightScaleGranularity g;
+  bool bias;
+  LinearActivation act;
+};
+
+TEST(SmoothQuantLinear, AgainstDoubleRecomputation) {
+  const Stream host = Stream::host();
+  const SqCase cases[] = {
+      {{17, 33, 64}, ElementKind::F32, WeightScaleGranularity::PerChannel, true, LinearActivation::None},
+      {{1, 40, 48}, ElementKind::F16, WeightScaleGranularity::PerChannel, false, LinearActivation::Relu},
+      {{129, 65, 96}, ElementKind::Bf16, WeightScaleGranularity::PerTensor, true, LinearActivation::Relu},
+      {{5, 7, 32}, ElementKind::F64, WeightScaleGranularity::PerChannel, true, LinearActivation::None},
+      {{4, 9, 32}, ElementKind::F32, WeightScaleGranularity::PerChannel, true, LinearActivation::Silu},
+      {{4, 9, 32}, ElementKind::F32, WeightScaleGranularity::PerChannel, true, LinearActivation::GeluErf},
+      {{4, 9, 32}, ElementKind::F32, WeightScaleGranularity::PerChannel, false, LinearActivation::GeluTanh},
+  };
+  for (const SqCase& c : cases) {
+    const auto [M, N, K] = c.sh;
+    const float act_scale = 0.0173f;
+    const bool f64 = c.out == ElementKind::F64;
+    const ElementKind sk = f64 ? ElementKind::F64 : ElementKind::F32;
+    Arr<int8_t> a(M * K), w(N * K);
+    fill_random(a, 11 + M), fill_random(w, 13 + N);
+    const int64_t ns = c.g == WeightScaleGranularity::PerChannel ? N : 1;
+    Arr<double> sw(ns), bias(N);
+    Arr<uint8_t> sw_mem(ns * 8), bias_mem(N * 8), y(M * N * 8);
+    std::mt19937_64 g(5);
+    std::uniform_real_distribution<double> du(0.001, 0.01), db(-3, 3);
+    for (int64_t i = 0; i < ns; ++i) {
+      sw[i] = f64 ? du(g) : static_cast<float>(du(g));
+      write_float(sk, sw_mem.data(), i, sw[i]);
+    }
+    for (int64_t i = 0; i < N; ++i) {
+      write_float(c.out, bias_mem.data(), i, db(g));
+      bias[i] = read_out(c.out, bias_mem.data(), i);  // the exact stored bias
+    }
+    const auto desc = SmoothQuantLinearDescriptor{}
+                          .with_shape(M, N, K)
+                          .with_act_scale(act_scale)
+                          .with_output(c.out)
+                          .with_weight_scale(c.g)
+                          .with_bias(c.bias)
+                          .with_activation(c.act);
+    auto plan = dynamic::SmoothQuantLinearPlan::select(host, desc);
+    ASSERT_TRUE(plan.is_ok()) << plan.error().to_string();
+    EXPECT_EQ(plan->workspace_size(), 0u);
+    SmoothQuantLinearTensors t{mat(a.data(), ElementKind::S8, M, K, K), mat(w.data(), ElementKind::S8, N, K, K),
+                               vec(sw_mem.data(), sk, ns), c.bias ? vec(bias_mem.data(), c.out, N) : DynTensor{},
+                               mat(y.data(), c.out, M, N, N)};
+    ASSERT_TRUE(plan->run(host, {}, t).is_ok());
+    // Rounding errors of the f32 (f64) epilogue: the int → float conversion, two products and the fma each
+    // contribute ≤ u·|value| (u the opmath unit roundoff), so |v − v_exact| ≤ 4u·(|s_a·s_w·acc| + |bias|);
+    // the output rounding adds u_out·|v|; activations are 1-Lipschitz-ish (|f'| ≤ 1.13) plus their own libm
+    // error (a few u·|v|).
+    const double u = f64 ? std::ldexp(1.0, -53) : std::ldexp(1.0, -24);
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t n = 0; n < N; ++n) {
+        int64_t acc = 0;
+        for (int64_t k = 0; k < K; ++k) acc += int64_t(a[m * K + k]) * w[n * K + k];
+        const double prod = double(act_scale) * sw[ns == N ? n : 0] * double(acc);
+        const double pre = prod + (c.bias ? bias[n] : 0.0);
+        double ref = pre;
+        switch (c.act) {
+          case LinearActivation::Relu: ref = pre > 0 ? pre : 0; break;
+          case LinearActivation::Silu: ref = pre / (1 + std::exp(-pre)); break;
+          case LinearActivation::GeluErf: ref = 0.5 * pre * std::erfc(-pre / std::sqrt(2.0)); break;
+          case LinearActivation::GeluTanh:
+            ref = 0.5 * pre * (1 + std::tanh(std::sqrt(2 / M_PI) * (pre + 0.044715 * pre * pre * pre)));
+            break;
+          default: break;
+        }
+        const double got = read_out(c.out, y.data(), m * N + n);
+        const double tol = 1.2 * 4 * u * (std::abs(prod) + (c.bias ? std::abs(bias[n]) : 0)) +
+                           unit_roundoff(c.out) * std::abs(ref) + 8 * u * std::abs(ref) + 1e-300;
+        ASSERT_NEAR(got, ref, tol) << to_string(c.out) << " " << M << "x" << N << "x" << K << " at (" << m << ", "
+                                   << n << ") act " << to_string(c.act);
+      }
+  }
+}
+
+// The epilogue order of int_gemm.hpp, bit for bit: t = s_w·float(acc); v = fmaf(s_a, t, bias); one rounding.
+// This is what the tensor-core kernel will be held to.
+TEST(SmoothQuantLinear, EpilogueOrderBitExact) {
+  const Stream host = Stream::host();
+  const int64_t M = 9, N = 11, K = 16 * 70;
+  Arr<int8_t> a(M * K), w(N * K);
+  fill_random(a, 3), fill_random(w, 4);
+  Arr<float> sw(N), bias(N), y(M * N);
+  for (int64_t n = 0; n < N; ++n) sw[n] = 0.00123f * float(n + 1), bias[n] = 0.37f * float(n) - 1.9f;
+  const float sa = 0.0371f;
+  auto plan = dynamic::SmoothQuantLinearPlan::select(
+      host, SmoothQuantLinearDescriptor{}.with_shape(M, N, K).with_act_scale(sa).with_output(ElementKind::F32).with_bias());
+  ASSERT_TRUE(plan.is_ok());
+  ASSERT_TRUE(plan->run(host, {}, {mat(a.data(), ElementKind::S8, M, K, K), mat(w.data(), ElementKind::S8, N, K, K),
+                                   vec(sw.data(), ElementKind::F32, N), vec(bias.data(), ElementKind::F32, N),
+                                   mat(y.data(), ElementKind::F32, M, N, N)})
+                  .is_ok());
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t n = 0; n < N; ++n) {
+      int32_t acc = 0;
+      for (int64_t k = 0; k < K; ++k) acc += int32_t(a[m * K + k]) * w[n * K + k];
+      volatile float t = sw[n] * static_cast<float>(acc);
+      const float want = std::fmaf(sa, t, bias[n]);
+      uint32_t gb, wb;
+      std::memcpy(&gb, &y[m * N + n], 4), std::memcpy(&wb, &want, 4);
+      ASSERT_EQ(gb, wb) << "(" << m << ", " << n << "): " << y[m * N + n] << " vs " << want;
+    }
+}
+
+TEST(SmoothQuantLinear, Rejections) {
+  const Stream host = Stream::host();
+  using D = SmoothQuantLinearDescriptor;
+  const D ok = D{}.with_shape(4, 5, 32).with_output(ElementKind::F32);
+  expect_select_error(dynamic::SmoothQuantLinearPlan::select(host, D(ok).with_act_scale(NAN)), ErrorCode::InvalidProblem,
+                      "act_scale must be finite");
+  expect_select_error(dynamic::SmoothQuantLinearPlan::select(host, D(ok).with_act_scale(INFINITY)),
+                      ErrorCode::InvalidProblem, "act_scale must be finite");
+  expect_select_error(dynamic::SmoothQuantLinearPlan::select(host, D(ok).with_shape(4, 5, 40)),
+                      ErrorCode::InvalidProblem, "multiple of 16");
+  expect_select_error(dynamic::SmoothQuantLinearPlan::select(host, D(ok).with_output(ElementKind::S32)),
+                      ErrorCode::Unsupported, "output must be");
+  D u8 = ok;
+  u8.activation_quantized = ElementKind::U8;
+  expect_select_error(dynamic::SmoothQuantLinearPlan::select(host, u8), ErrorCode::Unsupported, "activation must be s8");
+  D wu8 = ok;
+  wu8.weight = ElementKind::U8;
+  expect_select_error(dynamic::SmoothQuantLinearPlan::select(host, wu8), ErrorCode::Unsupported, "weight must be s8");
+  expect_select_error(dynamic::SmoothQuantLinearPlan::select(host, D(ok).with_activation(static_cast<LinearActivation>(9))),
+                      ErrorCode::InvalidProblem, "LinearActivation");
+
+  auto plan = dynamic::SmoothQuantLinearPlan::select(host, D(ok).with_bias());
+  ASSERT_TRUE(plan.is_ok());
+  Arr<int8_t> a(4 * 32), w(5 * 32);
+  Arr<float> sw(5), bias(5), y(20);
+  Arr<double> swd(5);
+  const SmoothQuantLinearTensors good{mat(a.data(), ElementKind::S8, 4, 32, 32), mat(w.data(), ElementKind::S8, 5, 32, 32),
+                                      vec(sw.data(), ElementKind::F32, 5), vec(bias.data(), ElementKind::F32, 5),
+                                      mat(y.data(), ElementKind::F32, 4, 5, 5)};
+  ASSERT_TRUE(plan->can_implement(good).is_ok());
+  auto with = [&](auto f) { SmoothQuantLinearTensors t = good; f(t); return plan->can_implement(t); };
+  expect_error(with([&](auto& t) { t.weight_scale = vec(sw.data(), ElementKind::F32, 1); }), ErrorCode::InvalidProblem,
+               "weight_scale (per channel: [N])");
+  expect_error(with([&](auto& t) { t.weight_scale = vec(swd.data(), ElementKind::F64, 5); }), ErrorCode::InvalidProblem,
+               "element kind");
+  expect_error(with([&](auto& t) { t.bias = DynTensor{}; }), ErrorCode::InvalidProblem, "bias");
+  expect_error(with([&](auto& t) { t.bias = vec(bias.data(), ElementKind::F32, 4); }), ErrorCode::InvalidProblem, "bias");
+  expect_error(with([&](auto& t) { t.y.kind = ElementKind::F16; }), ErrorCode::InvalidProblem, "element kind");
+  expect_error(with([&](auto& t) { t.act_q.kind = ElementKind::U8; }), ErrorCode::InvalidProblem, "element kind");
+  expect_error(with([&](auto& t) { t.act_q.data = a.data() + 4; }), ErrorCode::MisalignedOperand, "16-byte");
+  expect_error(with([&](auto& t) { t.y = mat(bias.data(), ElementKind::F32, 4, 5, 5); }), ErrorCode::InvalidProblem,
+               "overlaps");
+  auto nobias = dynamic::SmoothQuantLinearPlan::select(host, ok);
+  ASSERT_TRUE(nobias.is_ok());
+  expect_error(nobias->can_implement(good), ErrorCode::InvalidProblem, "has no bias");
+  auto per_tensor = dynamic::SmoothQuantLinearPlan::select(host, D(ok).with_weight_scale(WeightScaleGranularity::PerTensor));
+  ASSERT_TRUE(per_tensor.is_ok());
+  SmoothQuantLinearTensors pt = good;
+  pt.bias = DynTensor{};
+  expect_error(per_tensor->can_implement(pt), ErrorCode::InvalidProblem, "weight_scale (per tensor: [1])");
+}
+
+// -------------------------------------------------------------------------------- QuantizedLinear
+
+struct QlCase {
+  GemmShape sh;
+  ElementKind x;
+  ElementKind out;
+  DynamicRangeMode mode;
+  ElementKind aq;
+  bool bias;
+};
+
+TEST(QuantizedLinear, AgainstDoubleAndFloatReference) {
+  const Stream host = Stream::host();
+  const QlCase cases[] = {
+      {{17, 33, 64}, ElementKind::F32, ElementKind::F32, DynamicRangeMode::Symmetric, ElementKind::S8, true},
+      {{1, 40, 48}, ElementKind::F16, ElementKind::F16, DynamicRangeMode::Symmetric, ElementKind::S8, false},
+      {{129, 65, 96}, ElementKind::Bf16, ElementKind::Bf16, DynamicRangeMode::Symmetric, ElementKind::S8, true},
+      {{17, 33, 64}, ElementKind::F32, ElementKind::F32, DynamicRangeMode::Asymmetric, ElementKind::S8, true},
+      {{9, 10, 32}, ElementKind::F16, ElementKind::F32, DynamicRangeMode::Asymmetric, ElementKind::U8, false},
+      {{6, 7, 48}, ElementKind::F64, ElementKind::F64, DynamicRangeMode::Asymmetric, ElementKind::S8, true},
+      {{6, 7, 48}, ElementKind::F64, ElementKind::F64, DynamicRangeMode::Symmetric, ElementKind::S8, false},
+  };
+  for (const QlCase& c : cases) {
+    const auto [M, N, K] = c.sh;
+    const bool f64 = c.out == ElementKind::F64;
+    const ElementKind sk = f64 ? ElementKind::F64 : ElementKind::F32;
+    std::mt19937_64 g(M * 131 + N);
+    // Activations with an outlier channel and (asymmetric) a positive shift, as LLM activations have.
+    std::uniform_real_distribution<double> dx(-2, 2), dw(-0.5, 0.5), db(-1, 1);
+    Arr<uint8_t> x(M * K * 8), y(M * N * 8), sw_mem(N * 8), bias_mem(N * 8);
+    std::vector<double> xv(M * K), wf(N * K), sw(N), bias(N);
+    for (int64_t i = 0; i < M * K; ++i) {
+      double v = dx(g) * (i % K == 3 ? 20 : 1) + (c.mode == DynamicRangeMode::Asymmetric ? 1.5 : 0);
+      write_float(c.x, x.data(), i, v);
+      xv[i] = read_out(c.x, x.data(), i);
+    }
+    // The weight: float, quantized per output channel symmetric (s = max|w|/127).
+    Arr<int8_t> wq(N * K);
+    for (int64_t n = 0; n < N; ++n) {
+      double mx = 0;
+      for (int64_t k = 0; k < K; ++k) wf[n * K + k] = dw(g), mx = std::max(mx, std::abs(wf[n * K + k]));
+      sw[n] = f64 ? mx / 127 : double(float(mx / 127));
+      write_float(sk, sw_mem.data(), n, sw[n]);
+      for (int64_t k = 0; k < K; ++k) wq[n * K + k] = static_cast<int8_t>(std::nearbyint(wf[n * K + k] / sw[n]));
+      write_float(c.out, bias_mem.data(), n, db(g));
+      bias[n] = read_out(c.out, bias_mem.data(), n);
+    }
+    const auto desc = QuantizedLinearDescriptor{}
+                          .with_shape(M, N, K)
+                          .with_element(c.x)
+                          .with_output(c.out)
+                          .with_mode(c.mode)
+                          .with_activation_quantized(c.aq)
+                          .with_bias(c.bias);
+    auto plan = dynamic::QuantizedLinearPlan::select(host, desc);
+    ASSERT_TRUE(plan.is_ok()) << plan.error().to_string();
+    ASSERT_GE(plan->workspace_size(), size_t(M * K + M * 8));
+    Arr<uint8_t> ws(plan->workspace_size());
+    const Workspace wsv(ws.data(), plan->workspace_size());
+    QuantizedLinearTensors t{mat(x.data(), c.x, M, K, K), mat(wq.data(), ElementKind::S8, N, K, K),
+                             vec(sw_mem.data(), sk, N), c.bias ? vec(bias_mem.data(), c.out, N) : DynTensor{},
+                             mat(y.data(), c.out, M, N, N)};
+    ASSERT_TRUE(plan->run(host, wsv, t).is_ok());
+    const DynTensor qa = plan->quantized_activation(wsv), sa_t = plan->activation_scale(wsv),
+                    zp_t = plan->activation_zero_point(wsv);
+    const double u = f64 ? std::ldexp(1.0, -53) : std::ldexp(1.0, -24);
+    for (int64_t m = 0; m < M; ++m) {
+      const double sa = read_out(sk, sa_t.data, m);
+      const int32_t zp = c.mode == DynamicRangeMode::Symmetric ? 0 : static_cast<const int32_t*>(zp_t.data)[m];
+      // The per-token parameters (dynamic_range_quantize.hpp), recomputed independently.
+      double lo = 0, hi = 0;
+      for (int64_t k = 0; k < K; ++k) lo = std::min(lo, xv[m * K + k]), hi = std::max(hi, xv[m * K + k]);
+      if (c.mode == DynamicRangeMode::Symmetric) {
+        const double s_ref = f64 ? std::max(-lo, hi) / 127 : double(float(std::max(-lo, hi)) / 127.0f);
+        ASSERT_EQ(sa, s_ref) << m;
+      } else {
+        ASSERT_NEAR(sa, (hi - lo) / 255, 1e-6 * (hi - lo));
+      }
+      auto qv = [&](int64_t k) {
+        return c.aq == ElementKind::U8 ? int(static_cast<const uint8_t*>(qa.data)[m * K + k])
+                                       : int(static_cast<const int8_t*>(qa.data)[m * K + k]);
+      };
+      for (int64_t n = 0; n < N; ++n) {
+        // (1) vs the double recomputation from the plan's own quantized activation.
+        int64_t acc = 0, sabs = 0;
+        double xa = 0, sum_abs_x = 0, sum_abs_wd = 0;
+        for (int64_t k = 0; k < K; ++k) {
+          acc += int64_t(qv(k) - zp) * wq[n * K + k];
+          sabs += std::abs(wq[n * K + k]);
+          xa += xv[m * K + k] * (sw[n] * wq[n * K + k]);
+          sum_abs_x += std::abs(xv[m * K + k]);
+          sum_abs_wd += std::abs(sw[n] * wq[n * K + k]);
+        }
+        const double prod = sa * sw[n] * double(acc);
+        const double ref = prod + (c.bias ? bias[n] : 0.0);
+        const double got = read_out(c.out, y.data(), m * N + n);
+        const double tol_round = 4.8 * u * (std::abs(prod) + std::abs(bias[n])) + unit_roundoff(c.out) * std::abs(ref);
+        ASSERT_NEAR(got, ref, tol_round + 1e-300) << "double recomputation (" << m << ", " << n << ")";
+        // (2) vs the float x·Ŵᵀ (Ŵ the dequantized weight the plan was given): the activation's quantization
+        // error is |x − s_a(q − zp)| ≤ s_a/2 per element (round to nearest, no clamping: the range is the row's
+        // own), so |Σ x·ŵ − Σ x̂·ŵ| ≤ (s_a/2)·Σ|ŵ|.
+        const double bound_a = 0.5 * sa * sum_abs_wd * (1 + 1e-6);
+        ASSERT_NEAR(got, xa + (c.bias ? bias[n] : 0.0), bound_a + tol_round + 1e-12) << "vs x·Ŵᵀ (" << m << ", " << n << ")";
+        // (3) vs the float x·Wᵀ of the unquantized weight: add |x|·|w − ŵ| ≤ (s_w/2)·Σ|x|.
+        double xw = 0;
+        for (int64_t k = 0; k < K; ++k) xw += xv[m * K + k] * wf[n * K + k];
+        const double bound = bound_a + 0.5 * sw[n] * sum_abs_x * (1 + 1e-6) + 1e-7 * std::abs(xw);
+        ASSERT_NEAR(got, xw + (c.bias ? bias[n] : 0.0), bound + tol_round + 1e-12) << "vs x·Wᵀ (" << m << ", " << n << ")";
+        (void)sabs;
+      }
+    }
+  }
+}
+
+TEST(QuantizedLinear, Rejections) {
+  const Stream host = Stream::host();
+  using D = QuantizedLinearDescriptor;
+  const D ok = D{}.with_shape(4, 5, 32).with_element(ElementKind::F32).with_output(ElementKind::F32);
+  auto sel = [&](const D& d) { return dynamic::QuantizedLinearPlan::select(host, d); };
+  expect_select_error(sel(D(ok).with_shape(4, 5, 8)), ErrorCode::InvalidProblem, "multiple of 16");
+  expect_select_error(sel(D(ok).with_element(ElementKind::S8)), ErrorCode::Unsupported, "x must be");
+  expect_select_error(sel(D(ok).with_output(ElementKind::F64)), ErrorCode::Unsupported, "f64 x gives f64 only");
+  expect_select_error(sel(D(ok).with_element(ElementKind::F64).with_output(ElementKind::F16)), ErrorCode::Unsupported,
+                      "f64 x gives f64 only");
+  expect_select_error(sel(D(ok).with_activation_quantized(ElementKind::U8)), ErrorCode::Unsupported,
+                      "u8 (asymmetric only)");
+  expect_select_error(sel(D(ok).with_activation_quantized(ElementKind::S4).with_mode(DynamicRangeMode::Asymmetric)),
+                      ErrorCode::Unsupported, "activation quantizes to");
+  D wu8 = ok;
+  wu8.weight = ElementKind::U8;
+  expect_select_error(sel(wu8), ErrorCode::Unsupported, "weight must be s8");
+  expect_select_error(sel(D(ok).with_shape(1, 1, 65808).with_mode(DynamicRangeMode::Asymmetric)),
+                      ErrorCode::InvalidProblem, "overflow");
+  expect_select_error(sel(D(ok).with_mode(static_cast<DynamicRangeMode>(7))), ErrorCode::InvalidProblem, "DynamicRangeMode");
+  expect_select_error(dynamic::QuantizedLinearPlan::select(host, ok, PlanPreference{}.with_max_workspace_bytes(16)),
+                      ErrorCode::Unsupported, "max_workspace_bytes");
+
+  auto plan = sel(ok);
+  ASSERT_TRUE(plan.is_ok());
+  Arr<float> x(4 * 32), sw(5), y(20), bias(5);
+  Arr<int8_t> w(5 * 32);
+  Arr<uint8_t> ws(plan->workspace_size() + 256);
+  const QuantizedLinearTensors good{mat(x.data(), ElementKind::F32, 4, 32, 32), mat(w.data(), ElementKind::S8, 5, 32, 32),
+                                    vec(sw.data(), ElementKind::F32, 5), DynTensor{}, mat(y.data(), ElementKind::F32, 4, 5, 5)};
+  ASSERT_TRUE(plan->can_implement(good).is_ok());
+  auto with = [&](auto f) { QuantizedLinearTensors t = good; f(t); return plan->can_implement(t); };
+  expect_error(with([&](auto& t) { t.x.kind = ElementKind::F16; }), ErrorCode::InvalidProblem, "element kind");
+  expect_error(with([&](auto& t) { t.weight = mat(w.data(), ElementKind::S8, 5, 32, 24); }), ErrorCode::MisalignedOperand,
+               "row stride");
+  expect_error(with([&](auto& t) { t.weight_scale = vec(sw.data(), ElementKind::F32, 4); }), ErrorCode::InvalidProblem,
+               "weight_scale");
+  expect_error(with([&](auto& t) { t.bias = vec(bias.data(), ElementKind::F32, 5); }), ErrorCode::InvalidProblem, "has no bias");
+  expect_error(with([&](auto& t) { t.y = mat(x.data(), ElementKind::F32, 4, 5, 5); }), ErrorCode::InvalidProblem, "overlaps x");
+  expect_error(plan->run(host, Workspace(ws.data(), plan->workspace_size() - 1), good), ErrorCode::WorkspaceTooSmall,
+               "workspace too small");
+  expect_error(plan->run(host, Workspace{}, good), ErrorCode::WorkspaceTooSmall, "workspace too small");
+  expect_error(plan->run(host, Workspace(ws.data() + 16, plan->workspace_size()), good), ErrorCode::MisalignedOperand,
+               "256-byte");
+  expect_error(plan->run(host, Workspace(x.data(), plan->workspace_size()), good), ErrorCode::InvalidProblem, "overlaps");
+  ASSERT_TRUE(plan->run(host, Workspace(ws.data(), plan->workspace_size()), good).is_ok());
+}
+
+// An empty reduction (K = 0) gives y = act(bias); M = 0 touches nothing.
+TEST(QuantizedLinear, EmptyProblems) {
+  const Stream host = Stream::host();
+  auto plan = dynamic::QuantizedLinearPlan::select(
+      host, QuantizedLinearDescriptor{}.with_shape(2, 3, 0).with_element(ElementKind::F32).with_output(ElementKind::F32)
+                .with_bias().with_activation(LinearActivation::Relu));
+  ASSERT_TRUE(plan.is_ok()) << plan.error().to_string();
+  EXPECT_EQ(plan->workspace_size(), 0u);
+  Arr<float> x(1), sw(3, 0.5f), bias(3), y(6, 9.0f);
+  Arr<int8_t> w(16);
+  bias[0] = -1, bias[1] = 2, bias[2] = 0.25f;
+  ASSERT_TRUE(plan->run(host, {}, {mat(x.data(), ElementKind::F32, 2, 0, 1), mat(w.data(), ElementKind::S8, 3, 0, 16),
+                                   vec(sw.data(), ElementKind::F32, 3), vec(bias.data(), ElementKind::F32, 3),
+                                   mat(y.data(), ElementKind::F32, 2, 3, 3)})
+                  .is_ok());
+  EXPECT_EQ(std::vector<float>(y.data(), y.data() + 6), (std::vector<float>{0, 2, 0.25f, 0, 2, 0.25f}));
+}
+
+// ---------------------------------------------------------------------------------- smoothing utilities
+
+TEST(SmoothQuant, FactorsHandComputed) {
+  // α = 0.5: √4/√1 = 2; √1/√4 = 0.5; 0 → clamped to 1e-5; √9/√(max(0, 1e-5)) = 3/√1e-5.
+  const std::vector<double> x{4, 1, 0, 9}, w{1, 4, 2, 0};
+  auto s = smooth_quant_factors(x, w, 0.5);
+  ASSERT_TRUE(s.is_ok());
+  EXPECT_DOUBLE_EQ((*s)[0], 2.0);
+  EXPECT_DOUBLE_EQ((*s)[1], 0.5);
+  EXPECT_DOUBLE_EQ((*s)[2], 1e-5);
+  EXPECT_DOUBLE_EQ((*s)[3], 3.0 / std::sqrt(1e-5));
+  // α = 0.8 on one channel: 16^0.8 / 2^0.2 = 2^3.2 / 2^0.2 = 8.
+  auto s8 = smooth_quant_factors(std::vector<double>{16}, std::vector<double>{2}, 0.8);
+  ASSERT_TRUE(s8.is_ok());
+  EXPECT_NEAR((*s8)[0], 8.0, 1e-12);
+  // α = 0: 1/max|W|; α = 1: max|X|.
+  EXPECT_DOUBLE_EQ((*smooth_quant_factors(std::vector<double>{5}, std::vector<double>{4}, 0.0))[0], 0.25);
+  EXPECT_DOUBLE_EQ((*smooth_quant_factors(std::vector<double>{5}, std::vector<double>{4}, 1.0))[0], 5.0);
+
+  expect_error(smooth_quant_factors(x, std::vector<double>{1}, 0.5).status(), ErrorCode::InvalidProblem, "channels");
+  expect_error(smooth_quant_factors(x, w, 1.5).status(), ErrorCode::InvalidProblem, "alpha");
+  expect_error(smooth_quant_factors(x, w, NAN).status(), ErrorCode::InvalidProblem, "alpha");
+  expect_error(smooth_quant_factors(std::vector<double>{-1}, std::vector<double>{1}, 0.5).status(),
+               ErrorCode::InvalidProblem, "finite and >= 0");
+  expect_error(smooth_quant_factors(std::vector<double>{1}, std::vector<double>{NAN}, 0.5).status(),
+               ErrorCode::InvalidProblem, "finite and >= 0");
+}
+
+TEST(SmoothQuant, ApplyToWeightAndActivation) {
+  const std::vector<double> s{2, 0.5};
+  std::vector<float> w{1, 2, 3, 4};  // [2, 2]
+  ASSERT_TRUE(smooth_quant_scale_weight(w, s).is_ok());
+  EXPECT_EQ(w, (std::vector<float>{2, 1, 6, 2}));
+  std::vector<float> x{1, 2, 3, 4, 5, 6};  // [3, 2]
+  ASSERT_TRUE(smooth_quant_scale_activation(x, s).is_ok());
+  EXPECT_EQ(x, (std::vector<float>{0.5f, 4, 1.5f, 8, 2.5f, 12}));
+  std::vector<float> odd{1, 2, 3};
+  expect_error(smooth_quant_scale_weight(odd, s), ErrorCode::InvalidProblem, "multiple of K");
+  expect_error(smooth_quant_scale_activation(x, std::vector<double>{1, 0}), ErrorCode::InvalidProblem, "> 0");
+  expect_error(smooth_quant_scale_weight(w, std::vector<double>{}), ErrorCode::InvalidProblem, "no factors");
+}
+
+}  // namespace
+}  // namespace baracuda::test
