@@ -3,11 +3,11 @@
 /// `QuantizedLinearPlan` (float activation quantized per token inside the plan, int8 weight) and
 /// `SmoothQuantLinearPlan` (caller-quantized int8 activation with a static per-tensor scale).
 ///
-/// **Status of the backends (temporary, tracked by issue #5).** Only the `host` device runs these plans
-/// today, through the reference of src/ops/int_gemm/host.cpp. The int8 tensor-core kernel (cp.async tiles,
-/// ldmatrix, mma.sync.m16n8k32, the fused epilogue below) is not built yet: `select` on `sim` and `cuda`
-/// returns `Unsupported` ("the int8 tensor-core kernel is not built yet"). The alignment rules below are
-/// already those of that kernel, so code written against the host today keeps working when it lands.
+/// **Backends.** `host` runs the reference of src/ops/int_gemm/host.cpp; `sim` and `cuda` run the int8
+/// tensor-core kernel of src/ops/int_gemm/kernels.cuh (cp.async multi-stage tiles, ldmatrix,
+/// mma.sync.m16n8k32, the fused epilogue below; tiles in tuning.hpp), which matches the host bit for bit
+/// (SiLU/GELU within libm's ulp). f64 outputs (the f64 epilogue) are the host reference's only: `select`
+/// on `sim`/`cuda` returns `Unsupported` for them.
 ///
 /// **Layouts (all three plans).** `A` (the activation) is `[M, K]` and `B` (the weight) is `[N, K]` —
 /// PyTorch's `nn.Linear.weight` layout, so `C = A · Bᵀ` (a "TN" GEMM: both operands K-contiguous). `C`/`y`

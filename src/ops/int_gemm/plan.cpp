@@ -53,13 +53,24 @@ Result<const detail::IntGemmTables*> tables_or_error(std::string_view plan, cons
                               "use the host device");
   return t;
 }
-/// The empty-slot message: on sim/cuda the kernel does not exist yet (honestly, and temporarily).
+/// The empty-slot message: on sim/cuda the tensor-core kernel serves f16/bf16/f32 outputs only (the f64
+/// epilogue is the host reference's).
 Error no_function(std::string_view plan, const Stream& stream, const std::string& what) {
   if (stream.device() != DeviceKind::Host)
-    return Error::unsupported(s(plan) + ": the int8 tensor-core kernel is not built yet (issue #5), so the " +
-                              s(to_string(stream.device())) + " device cannot run " + what +
-                              "; use the host device (the reference)");
+    return Error::unsupported(s(plan) + ": the int8 tensor-core kernel of the " + s(to_string(stream.device())) +
+                              " device does not serve " + what +
+                              " (f64 outputs run on the host device, the reference)");
   return Error::unsupported(s(plan) + ": " + what + " is not supported");
+}
+/// The SKU variant (a static string: KernelSku holds a string_view): the host reference or the tensor-core
+/// kernel; QuantizedLinear adds its activation quantization (0: none, 1: per-token symmetric, 2: asymmetric).
+std::string_view variant_of(const Stream& stream, int quant = 0) {
+  const bool host = stream.device() == DeviceKind::Host;
+  switch (quant) {
+    case 1: return host ? "reference_per_token_sym" : "tc_m16n8k32_per_token_sym";
+    case 2: return host ? "reference_per_token_asym" : "tc_m16n8k32_per_token_asym";
+    default: return host ? "reference" : "tc_m16n8k32";
+  }
 }
 
 Status check_mnk(std::string_view plan, int64_t m, int64_t n, int64_t k) {
@@ -241,7 +252,7 @@ Result<IntGemmPlan> IntGemmPlan::select(const Stream& stream, const IntGemmDescr
   p.sku_.sm = stream.sm();
   p.sku_.backend = *backend;
   p.sku_.precision = MathPrecision::Int8;
-  p.sku_.variant = "reference";
+  p.sku_.variant = variant_of(stream);
   p.device_ = stream.device();
   p.device_index_ = stream.device_index();
   p.fn_ = fn;
@@ -338,7 +349,7 @@ Result<QuantizedLinearPlan> QuantizedLinearPlan::select(const Stream& stream, co
   p.sku_.sm = stream.sm();
   p.sku_.backend = *backend;
   p.sku_.precision = MathPrecision::Int8;
-  p.sku_.variant = asym ? "reference_per_token_asym" : "reference_per_token_sym";
+  p.sku_.variant = variant_of(stream, asym ? 2 : 1);
   p.device_ = stream.device();
   p.device_index_ = stream.device_index();
   p.fn_ = fn;
@@ -444,7 +455,7 @@ Result<SmoothQuantLinearPlan> SmoothQuantLinearPlan::select(const Stream& stream
   p.sku_.sm = stream.sm();
   p.sku_.backend = *backend;
   p.sku_.precision = MathPrecision::Int8;
-  p.sku_.variant = "reference";
+  p.sku_.variant = variant_of(stream);
   p.device_ = stream.device();
   p.device_index_ = stream.device_index();
   p.fn_ = fn;

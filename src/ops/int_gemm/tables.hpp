@@ -1,6 +1,6 @@
 // Internal: the int_gemm family's launch records and dispatch tables (one per device: host reference, sim,
-// cuda). The sim and cuda tables are empty until the int8 tensor-core kernel is built (issue #5); select
-// reports an empty slot as Unsupported, so filling them is all it takes to enable those devices.
+// cuda). The sim and cuda tables hold the int8 tensor-core kernel (kernels.cuh); their f64 linear slots are
+// empty (the f64 epilogue is the host reference's) and select reports an empty slot as Unsupported.
 #pragma once
 
 #include "baracuda/core/element.hpp"
@@ -47,11 +47,11 @@ namespace reference {
 const detail::IntGemmTables& int_gemm_tables();  // host.cpp
 }
 inline namespace device_sim {
-const detail::IntGemmTables& int_gemm_tables();  // device_tables.cpp (empty for now)
+const detail::IntGemmTables& int_gemm_tables();  // sim.cu / cuda.cu (kernels.cuh)
 }
 #if BARACUDA_HAVE_CUDA_KERNELS
 inline namespace device_cuda {
-const detail::IntGemmTables& int_gemm_tables();  // device_tables.cpp (empty for now)
+const detail::IntGemmTables& int_gemm_tables();  // sim.cu / cuda.cu (kernels.cuh)
 }
 #endif
 }  // namespace baracuda

@@ -1,0 +1,345 @@
+// Device code of the int_gemm family: one tiled int8 tensor-core GEMM template, C = A·Bᵀ with A [M, K] and
+// B [N, K] (both K-contiguous), instantiated for the s8/u8 operand kinds and for two epilogues: IntGemm's
+// s32 store and the W8A8 linear epilogue of include/baracuda/ops/int_gemm.hpp (steps 1-5, f32 opmath).
+//
+// A block computes a BM×BN tile of C (tuning.hpp). K is streamed in BK slices through `stages` shared
+// buffers filled by 16-byte cp.async copies (.cg, zero-fill past the M/N/K edges; K % 16 == 0 so a 16-byte
+// chunk is either wholly inside K or wholly outside), one commit group per slice, wait_group stages-2 and a
+// barrier before a slice is read. Rows of a slice are BK bytes; the 16-byte chunks of a row are XOR-swizzled
+// with the row index so that the 8 rows an ldmatrix phase reads hit 8 distinct bank groups. Each warp owns
+// a (BM/warps_m)×(BN/warps_n) warp tile: per 32-wide k step, ldmatrix.x4 loads an A fragment (16×32 int8 =
+// 16×16 b16) per 16 rows and an x4 loads the B fragments of two n8 tiles (B [N, K] non-transposed is the
+// "col" operand), then mma.sync.m16n8k32 accumulates in s32 (exact: select bounds K).
+//
+// The linear epilogue runs on the accumulators in registers: the asymmetric correction acc − zp[m]·Σ_k w[n,k]
+// (the column sums are accumulated from the B slices already in shared memory, in wrap-around s32, which is
+// exact because the corrected result fits), then t = s_w[n]·f32(acc), v = s_a[m]·t or fma(s_a[m], t, bias),
+// the activation, one rounding to the output type; pairs of adjacent columns are stored as one vector
+// where the address is aligned, the edges with guarded scalar stores.
+#pragma once
+
+#include "sim/compat.cuh"  // first: the device namespace, launch macros and device API
+
+#include <cstdint>
+#include <string>
+#include <type_traits>
+
+#include "device/convert.cuh"
+#include "device/elementwise.cuh"  // BARACUDA_UNROLL
+#include "device/ptx/cp_async.cuh"
+#include "device/ptx/ldmatrix.cuh"
+#include "device/ptx/mma.cuh"
+#include "ops/int_gemm/tables.hpp"
+#include "ops/int_gemm/tuning.hpp"
+
+BARACUDA_DEVICE_NAMESPACE_BEGIN
+namespace int_gemm {
+
+/// The kernel's parameters (one struct for both epilogues; the linear fields are unused by IntGemm).
+struct GemmParams {
+  const unsigned char* a = nullptr;
+  const unsigned char* b = nullptr;
+  int64_t lda = 0, ldb = 0;  // bytes (= elements)
+  int m = 0, n = 0, k = 0;
+  void* c = nullptr;
+  int64_t ldc = 0;  // elements
+  // linear epilogue
+  const float* a_scale = nullptr;  // [M] or nullptr: a_scale_scalar
+  int64_t a_scale_stride = 0;
+  float a_scale_scalar = 1.0f;
+  const int32_t* a_zp = nullptr;  // [M] or nullptr (symmetric)
+  int64_t a_zp_stride = 0;
+  const float* w_scale = nullptr;  // [N] (stride) or [1] (stride 0)
+  int64_t w_scale_stride = 0;
+  const void* bias = nullptr;  // [N] of the output type, or nullptr
+  int64_t bias_stride = 0;
+  int activation = 0;  // LinearActivation
+};
+
+template <class T>
+struct alignas(2 * sizeof(T)) Pair2 {
+  T x, y;
+};
+
+/// Step 4 of the epilogue, as the host reference computes it (f32).
+__device__ __forceinline__ float activate(int act, float v) {
+  switch (act) {
+    case 1: return v > 0.0f ? v : (v != v ? v : 0.0f);
+    case 2: {
+      const float s = v >= 0.0f ? 1.0f / (1.0f + expf(-v)) : expf(v) / (1.0f + expf(v));
+      return v * s;
+    }
+    case 3: return 0.5f * v * erfcf(-v * 0.70710678118654752440f);
+    case 4: {
+      const float inner = 0.79788456080286535588f * (v + 0.044715f * v * v * v);
+      return 0.5f * v * (1.0f + tanhf(inner));
+    }
+    default: return v;
+  }
+}
+
+/// Byte offset of 16-byte chunk `c` of row `r` in a slice with CPR chunks per row (XOR swizzle).
+template <int CPR>
+__device__ __forceinline__ int swz(int r, int c) {
+  constexpr int kMask = (CPR >= 8 ? 8 : CPR) - 1;
+  constexpr int kShift = CPR >= 8 ? 0 : CPR == 4 ? 1 : CPR == 2 ? 2 : 3;
+  return r * (CPR * 16) + ((c ^ ((r >> kShift) & kMask)) * 16);
+}
+
+template <class TA, class TB, class TOut, int BM, int BN, int BK, int WM, int WN, int ST>
+__global__ void __launch_bounds__(WM * WN * 32) int_gemm_kernel(GemmParams p) {
+  constexpr int NT = WM * WN * 32;
+  constexpr int CPR = BK / 16;
+  constexpr int WTM = BM / WM, WTN = BN / WN;
+  constexpr int MI = WTM / 16, NI = WTN / 8;
+  constexpr int kStageBytes = (BM + BN) * BK;
+  static_assert(BK % 32 == 0 && (CPR <= 8 || CPR % 8 == 0), "BK: a multiple of 32 (and of 128 above 128)");
+  static_assert(WTM % 16 == 0 && WTN % 16 == 0, "warp tiles: multiples of 16×16");
+  static_assert(ST >= 2, "at least two stages");
+  static_assert(BN <= NT, "one thread per column for the column sums");
+  constexpr bool kLinear = !std::is_same_v<TOut, int32_t>;
+
+  BARACUDA_DYNAMIC_SHARED(unsigned char, smem);
+  const int tid = static_cast<int>(threadIdx.x);
+  const int lane = tid & 31, warp = tid >> 5;
+  const int wm0 = (warp / WN) * WTM, wn0 = (warp % WN) * WTN;
+  const int m0 = static_cast<int>(blockIdx.y) * BM, n0 = static_cast<int>(blockIdx.x) * BN;
+  const int ktiles = (p.k + BK - 1) / BK;
+  const bool asym = kLinear && p.a_zp != nullptr;
+
+  auto load_slice = [&](int stage, int kt) {
+    unsigned char* as = smem + stage * kStageBytes;
+    unsigned char* bs = as + BM * BK;
+    const int k0 = kt * BK;
+    for (int i = tid; i < BM * CPR; i += NT) {
+      const int r = i / CPR, c = i % CPR, gm = m0 + r, gk = k0 + c * 16;
+      const bool ok = gm < p.m && gk < p.k;
+      const unsigned char* src = ok ? p.a + static_cast<int64_t>(gm) * p.lda + gk : p.a;
+      ptx::cp_async_cg_zfill(as + swz<CPR>(r, c), src, ok ? 16 : 0);
+    }
+    for (int i = tid; i < BN * CPR; i += NT) {
+      const int r = i / CPR, c = i % CPR, gn = n0 + r, gk = k0 + c * 16;
+      const bool ok = gn < p.n && gk < p.k;
+      const unsigned char* src = ok ? p.b + static_cast<int64_t>(gn) * p.ldb + gk : p.b;
+      ptx::cp_async_cg_zfill(bs + swz<CPR>(r, c), src, ok ? 16 : 0);
+    }
+  };
+
+  int acc[MI][NI][4];
+BARACUDA_UNROLL
+  for (int i = 0; i < MI; ++i)
+BARACUDA_UNROLL
+    for (int j = 0; j < NI; ++j)
+BARACUDA_UNROLL
+      for (int e = 0; e < 4; ++e) acc[i][j][e] = 0;
+  int colsum = 0;  // Σ_k b[n0 + tid, k] (asymmetric linear only)
+
+BARACUDA_UNROLL
+  for (int s = 0; s < ST - 1; ++s) {
+    if (s < ktiles) load_slice(s, s);
+    ptx::cp_async_commit();
+  }
+
+  for (int kt = 0; kt < ktiles; ++kt) {
+    ptx::cp_async_wait<ST - 2>();  // this thread's copies of slice kt have landed
+    __syncthreads();               // everyone's have; and everyone is done with the stage refilled below
+    {
+      const int next = kt + ST - 1;
+      if (next < ktiles) load_slice(next % ST, next);
+      ptx::cp_async_commit();
+    }
+    const unsigned char* as = smem + (kt % ST) * kStageBytes;
+    const unsigned char* bs = as + BM * BK;
+BARACUDA_UNROLL
+    for (int kk = 0; kk < BK / 32; ++kk) {
+      unsigned af[MI][4];
+      unsigned bf[NI][2];
+BARACUDA_UNROLL
+      for (int mi = 0; mi < MI; ++mi) {
+        const int r = wm0 + mi * 16 + ((lane >> 3) & 1) * 8 + (lane & 7);
+        ptx::ldmatrix<4>(af[mi], as + swz<CPR>(r, kk * 2 + (lane >> 4)));
+      }
+BARACUDA_UNROLL
+      for (int nj = 0; nj < NI / 2; ++nj) {
+        const int r = wn0 + nj * 16 + (lane >> 4) * 8 + (lane & 7);
+        unsigned q[4];
+        ptx::ldmatrix<4>(q, bs + swz<CPR>(r, kk * 2 + ((lane >> 3) & 1)));
+        bf[2 * nj][0] = q[0], bf[2 * nj][1] = q[1];
+        bf[2 * nj + 1][0] = q[2], bf[2 * nj + 1][1] = q[3];
+      }
+BARACUDA_UNROLL
+      for (int mi = 0; mi < MI; ++mi)
+BARACUDA_UNROLL
+        for (int ni = 0; ni < NI; ++ni) ptx::mma_m16n8k32<TA, TB>(acc[mi][ni], af[mi], bf[ni], acc[mi][ni]);
+    }
+    if (asym && tid < BN) {
+BARACUDA_UNROLL
+      for (int c = 0; c < CPR; ++c) {
+        const unsigned char* row = bs + swz<CPR>(tid, c);
+BARACUDA_UNROLL
+        for (int e = 0; e < 16; ++e)
+          colsum += std::is_same_v<TB, int8_t> ? static_cast<int>(static_cast<int8_t>(row[e])) : static_cast<int>(row[e]);
+      }
+    }
+  }
+
+  const int g = lane >> 2, t4 = lane & 3;
+  if constexpr (!kLinear) {
+    int32_t* c = static_cast<int32_t*>(p.c);
+BARACUDA_UNROLL
+    for (int mi = 0; mi < MI; ++mi)
+BARACUDA_UNROLL
+      for (int ni = 0; ni < NI; ++ni)
+BARACUDA_UNROLL
+        for (int h = 0; h < 2; ++h) {
+          const int row = m0 + wm0 + mi * 16 + g + h * 8, col = n0 + wn0 + ni * 8 + 2 * t4;
+          if (row >= p.m || col >= p.n) continue;
+          int32_t* dst = c + static_cast<int64_t>(row) * p.ldc + col;
+          if (col + 1 < p.n && (reinterpret_cast<uintptr_t>(dst) & 7) == 0) {
+            *reinterpret_cast<Pair2<int32_t>*>(dst) = Pair2<int32_t>{acc[mi][ni][2 * h], acc[mi][ni][2 * h + 1]};
+          } else {
+            dst[0] = acc[mi][ni][2 * h];
+            if (col + 1 < p.n) dst[1] = acc[mi][ni][2 * h + 1];
+          }
+        }
+  } else {
+    int* colsum_s = reinterpret_cast<int*>(smem);
+    if (asym) {
+      ptx::cp_async_wait_all();
+      __syncthreads();  // every warp is done reading the pipeline buffers
+      if (tid < BN) colsum_s[tid] = colsum;
+      __syncthreads();
+    }
+    TOut* y = static_cast<TOut*>(p.c);
+    const TOut* bias = static_cast<const TOut*>(p.bias);
+BARACUDA_UNROLL
+    for (int mi = 0; mi < MI; ++mi)
+BARACUDA_UNROLL
+      for (int h = 0; h < 2; ++h) {
+        const int row = m0 + wm0 + mi * 16 + g + h * 8;
+        if (row >= p.m) continue;
+        const float sa = p.a_scale != nullptr ? p.a_scale[row * p.a_scale_stride] : p.a_scale_scalar;
+        const unsigned zp = asym ? static_cast<unsigned>(p.a_zp[row * p.a_zp_stride]) : 0u;
+BARACUDA_UNROLL
+        for (int ni = 0; ni < NI; ++ni) {
+          const int col = n0 + wn0 + ni * 8 + 2 * t4;
+          if (col >= p.n) continue;
+          TOut out[2];
+BARACUDA_UNROLL
+          for (int e = 0; e < 2; ++e) {
+            const int cc = col + e < p.n ? col + e : col;  // the pair's second column may be past N
+            int a32 = acc[mi][ni][2 * h + e];
+            if (asym)  // exact in wrap-around s32: the corrected sum fits (select's K bound)
+              a32 = static_cast<int>(static_cast<unsigned>(a32) -
+                                     zp * static_cast<unsigned>(colsum_s[cc - n0]));
+            const float sw = p.w_scale[cc * p.w_scale_stride];
+            const float tt = __fmul_rn(sw, static_cast<float>(a32));
+            float v = bias != nullptr ? __fmaf_rn(sa, tt, convert::to_opmath(bias[cc * p.bias_stride]))
+                                      : __fmul_rn(sa, tt);
+            v = activate(p.activation, v);
+            out[e] = convert::from_opmath<TOut>(v);
+          }
+          TOut* dst = y + static_cast<int64_t>(row) * p.ldc + col;
+          if (col + 1 < p.n && (reinterpret_cast<uintptr_t>(dst) % (2 * sizeof(TOut))) == 0) {
+            Pair2<TOut> pr;
+            pr.x = out[0], pr.y = out[1];
+            *reinterpret_cast<Pair2<TOut>*>(dst) = pr;
+          } else {
+            dst[0] = out[0];
+            if (col + 1 < p.n) dst[1] = out[1];
+          }
+        }
+      }
+  }
+}
+
+template <class TA, class TB, class TOut, ::baracuda::detail::IntGemmTile kT>
+Status launch_tile(const ::baracuda::detail::ExecContext& ctx, const GemmParams& p, const char* plan) {
+  const dim3 grid(static_cast<unsigned>((p.n + kT.bn - 1) / kT.bn), static_cast<unsigned>((p.m + kT.bm - 1) / kT.bm));
+  const dim3 block(static_cast<unsigned>(kT.threads()));
+  const size_t smem = static_cast<size_t>(kT.smem_bytes());
+  BARACUDA_LAUNCH(grid, block, smem, ctx.stream,
+                  int_gemm_kernel<TA, TB, TOut, kT.bm, kT.bn, kT.bk, kT.warps_m, kT.warps_n, kT.stages>)(p);
+  const auto e = launch::take_last_error();
+  if (!e.failed) return {};
+  return Error::device(std::string(plan) + ": kernel launch failed: " + e.message, e.code);
+}
+
+/// The tile of this device (tuning.hpp): the emulator's, or the architecture's on a GPU.
+template <class TA, class TB, class TOut>
+Status launch(const ::baracuda::detail::ExecContext& ctx, const GemmParams& p, const char* plan) {
+  if (p.m == 0 || p.n == 0) return {};
+#if BARACUDA_SIM
+  return launch_tile<TA, TB, TOut, ::baracuda::detail::kIntGemmTileSim>(ctx, p, plan);
+#else
+  if constexpr (::baracuda::detail::kIntGemmTileSm90 == ::baracuda::detail::kIntGemmTileSm80) {
+    return launch_tile<TA, TB, TOut, ::baracuda::detail::kIntGemmTileSm80>(ctx, p, plan);
+  } else {
+    if (ctx.sm >= 90) return launch_tile<TA, TB, TOut, ::baracuda::detail::kIntGemmTileSm90>(ctx, p, plan);
+    return launch_tile<TA, TB, TOut, ::baracuda::detail::kIntGemmTileSm80>(ctx, p, plan);
+  }
+#endif
+}
+
+template <class TA, class TB>
+Status int_gemm_fn(const ::baracuda::detail::ExecContext& ctx, const ::baracuda::detail::IntGemmLaunch& l) {
+  GemmParams p;
+  p.a = static_cast<const unsigned char*>(l.a.data);
+  p.b = static_cast<const unsigned char*>(l.b.data);
+  p.lda = l.a.stride[0], p.ldb = l.b.stride[0];
+  p.m = static_cast<int>(l.m), p.n = static_cast<int>(l.n), p.k = static_cast<int>(l.k);
+  p.c = l.c.data;
+  p.ldc = l.c.stride[0];
+  return launch<TA, TB, int32_t>(ctx, p, "IntGemmPlan");
+}
+
+template <class TA, class T>
+Status linear_fn(const ::baracuda::detail::ExecContext& ctx, const ::baracuda::detail::LinearLaunch& l) {
+  GemmParams p;
+  p.a = static_cast<const unsigned char*>(l.a.data);
+  p.b = static_cast<const unsigned char*>(l.w.data);
+  p.lda = l.a.stride[0], p.ldb = l.w.stride[0];
+  p.m = static_cast<int>(l.m), p.n = static_cast<int>(l.n), p.k = static_cast<int>(l.k);
+  p.c = l.y.data;
+  p.ldc = l.y.stride[0];
+  p.a_scale = static_cast<const float*>(l.a_scale.data);
+  p.a_scale_stride = l.a_scale.data != nullptr ? l.a_scale.stride[0] : 0;
+  p.a_scale_scalar = static_cast<float>(l.a_scale_scalar);
+  p.a_zp = static_cast<const int32_t*>(l.a_zero_point.data);
+  p.a_zp_stride = l.a_zero_point.data != nullptr ? l.a_zero_point.stride[0] : 0;
+  p.w_scale = static_cast<const float*>(l.w_scale.data);
+  p.w_scale_stride = l.w_scale.shape.dims[0] == l.n && l.n > 1 ? l.w_scale.stride[0] : 0;
+  p.bias = l.bias.data;
+  p.bias_stride = l.bias.data != nullptr ? l.bias.stride[0] : 0;
+  p.activation = static_cast<int>(l.activation);
+  return launch<TA, int8_t, T>(ctx, p, "QuantizedLinearPlan/SmoothQuantLinearPlan");
+}
+
+template <class TA, class TB>
+struct IntGemmEntry {
+  static constexpr ::baracuda::detail::IntGemmFn fn = &int_gemm_fn<TA, TB>;
+};
+/// f64 outputs (f64 epilogue) are the host reference's only: their slots stay empty.
+template <class TA, class T>
+constexpr ::baracuda::detail::LinearFn linear_ptr() {
+  if constexpr (std::is_same_v<T, double>)
+    return nullptr;
+  else
+    return &linear_fn<TA, T>;
+}
+template <class TA, class T>
+struct LinearEntry {
+  static constexpr ::baracuda::detail::LinearFn fn = linear_ptr<TA, T>();
+};
+
+constexpr ::baracuda::detail::IntGemmTables make_tables() {
+  ::baracuda::detail::IntGemmTables t{};
+  ::baracuda::detail::add_kind_pair_entries<::baracuda::detail::IntGemmFn, IntGemmEntry>(
+      t.int_gemm, ::baracuda::detail::IntGemmOperandTypes{}, ::baracuda::detail::IntGemmOperandTypes{});
+  ::baracuda::detail::add_kind_pair_entries<::baracuda::detail::LinearFn, LinearEntry>(
+      t.linear, ::baracuda::detail::IntGemmOperandTypes{}, ::baracuda::detail::LinearOutputTypes{});
+  return t;
+}
+
+}  // namespace int_gemm
+BARACUDA_DEVICE_NAMESPACE_END
