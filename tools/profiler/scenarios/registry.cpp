@@ -17,6 +17,7 @@ std::span<const Scenario> scenarios() {
     add_quantize_scenarios(v);
     add_fp8_scenarios(v);
     add_dynamic_range_quantize_scenarios(v);
+    add_int_gemm_scenarios(v);
     return v;
   }();
   return list;

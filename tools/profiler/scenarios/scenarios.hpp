@@ -19,5 +19,6 @@ void add_gated_activation_scenarios(std::vector<Scenario>& out);
 void add_quantize_scenarios(std::vector<Scenario>& out);
 void add_fp8_scenarios(std::vector<Scenario>& out);
 void add_dynamic_range_quantize_scenarios(std::vector<Scenario>& out);
+void add_int_gemm_scenarios(std::vector<Scenario>& out);
 
 }  // namespace baracuda::profiler

@@ -1,0 +1,223 @@
+// The int8 GEMM family: IntGemmPlan (s8 × s8 → s32), SmoothQuantLinearPlan (s8 activation with a static
+// per-tensor scale, per-channel weight scale, bias, bf16/f16 out) and QuantizedLinearPlan (bf16/f16
+// activation quantized per token inside the plan, symmetric, per-channel weight scale, bias, bf16/f16 out).
+// A is the activation [M, K], B the weight [N, K] (nn.Linear's layout), the output [M, N].
+//
+// Shapes. The problem's shape is the output [M, N]; K comes from a fixed mapping: K = N rounded up to a
+// multiple of 16 (a square weight; the plans need K % 16 == 0). A rank-3 shape [M, N, K] (--shape MxNxK)
+// gives K explicitly, and a rank-1 shape [N] is one token (M = 1). Defaults: on cuda the LLM linear layers
+// of a 7B model, M ∈ {1, 16, 128, 2048, 8192} tokens × (N, K) ∈ {(4096, 4096) (q/k/v/o), (11008, 4096)
+// (gate/up), (4096, 11008) (down)}; on host/sim two tiny ragged problems ([17, 64] with K = 96, [33, 48]
+// with K = 64: M and N not multiples of the sim tile), because sim runs the tensor-core GEMM thread by
+// thread.
+//
+// Traffic: A, B, the weight scales and the bias read once, the output written once; flops = 2·M·N·K (the
+// table shows TOPS). QuantizedLinear's quantized activation round trip through the workspace is not counted.
+// Outputs compare bit for bit with the host device (int_gemm.hpp promises it for IntGemm and for the linear
+// plans without activation; these scenarios use none).
+//
+// --strided: the profiler's strided views have stride 2 along K, which the int8 GEMM's 16-byte cp.async
+// rule forbids (A and B must be K-contiguous with 16-byte-aligned rows), so can_implement rejects them and
+// the cases are reported `unsupported`. (QuantizedLinear's x, bias and weight scale may be strided; its
+// weight may not.)
+#include <algorithm>
+#include <utility>
+
+#include <baracuda/ops/int_gemm.hpp>
+
+#include "common.hpp"
+#include "scenarios.hpp"
+
+namespace baracuda::profiler {
+namespace {
+
+enum Variant : uint32_t { kIntGemm = 0, kSmoothQuant = 1, kQuantized = 2 };
+
+/// The static per-tensor activation scale SmoothQuantLinear's descriptor carries.
+constexpr float kActScale = 0.0125f;
+
+struct Mnk {
+  int64_t m = 0, n = 0, k = 0;
+};
+
+/// [M, N] → K = N rounded up to a multiple of 16; [M, N, K] explicit; [N] → M = 1.
+Mnk mnk(const Problem& p) {
+  const Shape& s = p.shape;
+  if (s.rank == 0) return {1, 1, 16};
+  if (s.rank == 1) return {1, s[0], std::max<int64_t>(16, (s[0] + 15) / 16 * 16)};
+  if (s.rank >= 3) return {s[0], s[1], s[2]};
+  return {s[0], s[1], std::max<int64_t>(16, (s[1] + 15) / 16 * 16)};
+}
+
+IntGemmDescriptor int_gemm_descriptor(const Problem& p) {
+  const Mnk d = mnk(p);
+  IntGemmDescriptor r = IntGemmDescriptor().with_shape(d.m, d.n, d.k).with_kinds(p.dtype, p.dtype);
+  r.c = p.out_dtype;
+  return r;
+}
+
+SmoothQuantLinearDescriptor smooth_quant_descriptor(const Problem& p) {
+  const Mnk d = mnk(p);
+  SmoothQuantLinearDescriptor r = SmoothQuantLinearDescriptor()
+                                      .with_shape(d.m, d.n, d.k)
+                                      .with_act_scale(kActScale)
+                                      .with_output(p.out_dtype)
+                                      .with_weight_scale(WeightScaleGranularity::PerChannel)
+                                      .with_bias();
+  r.activation_quantized = p.dtype;
+  return r;
+}
+
+QuantizedLinearDescriptor quantized_descriptor(const Problem& p) {
+  const Mnk d = mnk(p);
+  return QuantizedLinearDescriptor()
+      .with_shape(d.m, d.n, d.k)
+      .with_element(p.dtype)
+      .with_output(p.out_dtype)
+      .with_activation_quantized(ElementKind::S8)
+      .with_mode(DynamicRangeMode::Symmetric)
+      .with_weight_scale(WeightScaleGranularity::PerChannel)
+      .with_bias();
+}
+
+/// The weight-scale kind the linear plans want (f64 only with an f64 output).
+ElementKind scale_kind(const Problem& p) { return p.out_dtype == ElementKind::F64 ? ElementKind::F64 : ElementKind::F32; }
+
+/// Binds the profiler's positional operands (a, b, then c) to IntGemmTensors.
+struct PositionalIntGemmPlan {
+  dynamic::IntGemmPlan plan;
+  Status can_implement(const DynTensor& a, const DynTensor& b, const DynTensor& c) const {
+    return plan.can_implement({a, b, c});
+  }
+  Status run(const Stream& stream, Workspace ws, const DynTensor& a, const DynTensor& b, const DynTensor& c) const {
+    return plan.run(stream, ws, {a, b, c});
+  }
+  size_t workspace_size() const { return plan.workspace_size(); }
+  KernelSku sku() const { return plan.sku(); }
+};
+
+/// Binds (activation, weight, weight scale, bias, then y) to a linear plan's tensors struct.
+template <class Plan, class Tensors>
+struct PositionalLinearPlan {
+  Plan plan;
+  Status can_implement(const DynTensor& a, const DynTensor& w, const DynTensor& s, const DynTensor& bias,
+                       const DynTensor& y) const {
+    return plan.can_implement(Tensors{a, w, s, bias, y});
+  }
+  Status run(const Stream& stream, Workspace ws, const DynTensor& a, const DynTensor& w, const DynTensor& s,
+             const DynTensor& bias, const DynTensor& y) const {
+    return plan.run(stream, ws, Tensors{a, w, s, bias, y});
+  }
+  size_t workspace_size() const { return plan.workspace_size(); }
+  KernelSku sku() const { return plan.sku(); }
+};
+using PositionalSmoothQuantPlan = PositionalLinearPlan<dynamic::SmoothQuantLinearPlan, SmoothQuantLinearTensors>;
+using PositionalQuantizedPlan = PositionalLinearPlan<dynamic::QuantizedLinearPlan, QuantizedLinearTensors>;
+
+Result<KernelSku> select_sku(const Stream& s, const Problem& p) {
+  switch (p.variant) {
+    case kIntGemm: return sku_of(dynamic::IntGemmPlan::select(s, int_gemm_descriptor(p)));
+    case kSmoothQuant: return sku_of(dynamic::SmoothQuantLinearPlan::select(s, smooth_quant_descriptor(p)));
+    default: return sku_of(dynamic::QuantizedLinearPlan::select(s, quantized_descriptor(p)));
+  }
+}
+
+/// An int8 operand's values: the full s8 range (u8: 0..255).
+ValueRange int8_range(ElementKind k) {
+  return k == ElementKind::U8 ? ValueRange{0, 255, true} : ValueRange{-128, 127, true};
+}
+
+Result<std::unique_ptr<Instance>> prepare(const Stream& s, const Problem& p) {
+  const Mnk d = mnk(p);
+  const Shape a_shape{d.m, d.k}, w_shape{d.n, d.k}, y_shape{d.m, d.n}, n_shape{d.n};
+  // Symmetric weights (-127..127, as quantizers produce); scales so that y stays O(1)..O(100).
+  const OperandSpec weight{ElementKind::S8, w_shape, ValueRange{-127, 127, true}};
+  const OperandSpec w_scale{scale_kind(p), n_shape, ValueRange{0.0005, 0.004, false}};
+  const OperandSpec bias{p.out_dtype, n_shape, ValueRange{-2, 2, false}};
+  const OperandSpec y{p.out_dtype, y_shape, {}};
+  switch (p.variant) {
+    case kIntGemm: {
+      auto plan = dynamic::IntGemmPlan::select(s, int_gemm_descriptor(p));
+      if (!plan) return plan.error();
+      return PlanInstance<PositionalIntGemmPlan, 2, 1>::make(
+          s, PositionalIntGemmPlan{std::move(plan).value()}, p,
+          {OperandSpec{p.dtype, a_shape, int8_range(p.dtype)}, OperandSpec{p.dtype, w_shape, int8_range(p.dtype)}},
+          {OperandSpec{p.out_dtype, y_shape, {}}});
+    }
+    case kSmoothQuant: {
+      auto plan = dynamic::SmoothQuantLinearPlan::select(s, smooth_quant_descriptor(p));
+      if (!plan) return plan.error();
+      return PlanInstance<PositionalSmoothQuantPlan, 4, 1>::make(
+          s, PositionalSmoothQuantPlan{std::move(plan).value()}, p,
+          {OperandSpec{p.dtype, a_shape, int8_range(p.dtype)}, weight, w_scale, bias}, {y});
+    }
+    default: {
+      auto plan = dynamic::QuantizedLinearPlan::select(s, quantized_descriptor(p));
+      if (!plan) return plan.error();
+      return PlanInstance<PositionalQuantizedPlan, 4, 1>::make(
+          s, PositionalQuantizedPlan{std::move(plan).value()}, p,
+          {OperandSpec{p.dtype, a_shape, ValueRange{-6, 6, false}}, weight, w_scale, bias}, {y});
+    }
+  }
+}
+
+Traffic traffic(const Problem& p) {
+  const Mnk d = mnk(p);
+  const double a = static_cast<double>(storage_bytes(p.dtype, d.m * d.k));
+  const double w = static_cast<double>(storage_bytes(p.variant == kIntGemm ? p.dtype : ElementKind::S8, d.n * d.k));
+  const double y = static_cast<double>(storage_bytes(p.out_dtype, d.m * d.n));
+  const double params = p.variant == kIntGemm ? 0.0
+                                              : static_cast<double>(storage_bytes(scale_kind(p), d.n) +
+                                                                    storage_bytes(p.out_dtype, d.n));
+  return Traffic{a + w + y + params, 2.0 * static_cast<double>(d.m) * static_cast<double>(d.n) * static_cast<double>(d.k)};
+}
+
+std::vector<Shape> default_shapes(DeviceKind device) {
+  if (device == DeviceKind::Cuda) {
+    std::vector<Shape> r;
+    for (int64_t m : {1, 16, 128, 2048, 8192})
+      for (auto [n, k] : {std::pair<int64_t, int64_t>{4096, 4096}, {11008, 4096}, {4096, 11008}})
+        r.push_back(Shape{m, n, k});
+    return r;
+  }
+  return {Shape{17, 64, 96}, Shape{33, 48, 64}};
+}
+
+std::vector<Problem> int_gemm_kinds(uint32_t v) { return {{ElementKind::S8, ElementKind::S32, {}, false, v}}; }
+std::vector<Problem> smooth_quant_kinds(uint32_t v) {
+  return {{ElementKind::S8, ElementKind::Bf16, {}, false, v}, {ElementKind::S8, ElementKind::F16, {}, false, v}};
+}
+std::vector<Problem> quantized_kinds(uint32_t v) {
+  return {{ElementKind::Bf16, ElementKind::Bf16, {}, false, v}, {ElementKind::F16, ElementKind::F16, {}, false, v}};
+}
+
+Scenario make(uint32_t variant, std::string_view name, std::string_view summary,
+              std::vector<Problem> (*kinds)(uint32_t)) {
+  return Scenario{
+      .name = name,
+      .family = "int_gemm",
+      .summary = summary,
+      .variant = variant,
+      .output = OutputKind::Chosen,
+      .comparison = Comparison::Exact,
+      .default_kinds = kinds,
+      .default_shapes = default_shapes,
+      .select = select_sku,
+      .prepare = prepare,
+      .traffic = traffic,
+  };
+}
+
+}  // namespace
+
+void add_int_gemm_scenarios(std::vector<Scenario>& out) {
+  out.push_back(make(kIntGemm, "int_gemm", "C[m, n] = sum_k A[m, k] * B[n, k], s8 x s8 -> s32, exact", int_gemm_kinds));
+  out.push_back(make(kSmoothQuant, "smooth_quant_linear",
+                     "y = act_scale * (s_w[n] * sum_k a_q[m, k] * w[n, k]) + bias[n], s8 activation and weight",
+                     smooth_quant_kinds));
+  out.push_back(make(kQuantized, "quantized_linear",
+                     "y = s_a[m] * (s_w[n] * sum_k q(x)[m, k] * w[n, k]) + bias[n], x quantized per token (symmetric)",
+                     quantized_kinds));
+}
+
+}  // namespace baracuda::profiler
