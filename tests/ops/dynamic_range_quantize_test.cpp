@@ -90,7 +90,7 @@ TEST_P(DynamicRangeSweep, EveryKindScopeAndModeMatchesTheHostReference) {
       auto x = random_floats(xk, n, -3.0, 2.0, seed++, &values);
       // An all-zero segment: the first row (per token) / the first elements.
       const int64_t zeros = std::min<int64_t>(n, c.shape[c.shape.rank - 1]);
-      std::memset(x.data(), 0, static_cast<size_t>(storage_bytes(xk, zeros)));
+      if (zeros > 0) std::memset(x.data(), 0, static_cast<size_t>(storage_bytes(xk, zeros)));
       for (ElementKind qk : qs)
         for (const QuantGranularity& g : scopes())
           for (DynamicRangeMode m : {DynamicRangeMode::Symmetric, DynamicRangeMode::Asymmetric}) {

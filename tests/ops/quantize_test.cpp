@@ -132,8 +132,12 @@ std::map<std::string, std::vector<uint8_t>> run(const Stream& stream, const Prob
     std::vector<uint8_t> storage(static_cast<size_t>(storage_bytes(k, storage_elements(shape, l))), 0xA5);
     auto in = p.inputs.find(role);
     if (in != p.inputs.end()) {
-      if (is_packed(k)) std::memcpy(storage.data(), in->second.data(), std::min(storage.size(), in->second.size()));
-      else scatter(k, in->second, &storage, shape, l);
+      if (is_packed(k)) {
+        const size_t bytes = std::min(storage.size(), in->second.size());
+        if (bytes > 0) std::memcpy(storage.data(), in->second.data(), bytes);
+      } else {
+        scatter(k, in->second, &storage, shape, l);
+      }
     }
     auto dt = make_device_tensor(stream, k, shape, l, storage);
     EXPECT_TRUE(dt.is_ok());
