@@ -164,8 +164,10 @@ Status learnable_backward_grads_launch(const ExecContext& ctx, const QuantizeLau
       L.param_view(a.t.zero_point), L.data_view(a.t.dy));
 }
 
-/// The entries over (float kind × quantized kind): quantize and dequantize.
-constexpr void add_pair_entries(::baracuda::detail::QuantizeTables& t) {
+/// The entries over (float kind × quantized kind): quantize and dequantize. (A template, like
+/// add_float_entries, so that only the translation unit calling it instantiates its kernels.)
+template <class Tables>
+constexpr void add_pair_entries(Tables& t) {
   for_each_type(::baracuda::detail::QuantizeFloatTypes{}, [&]<class T>() {
     const size_t e = ::baracuda::detail::kind_index(kind_of<T>);
     for_each_type(::baracuda::detail::QuantizedTypes{}, [&]<class TQ>() {
@@ -177,7 +179,8 @@ constexpr void add_pair_entries(::baracuda::detail::QuantizeTables& t) {
 }
 
 /// The entries over the float kind alone: the backward passes and fake-quantize.
-constexpr void add_float_entries(::baracuda::detail::QuantizeTables& t) {
+template <class Tables>
+constexpr void add_float_entries(Tables& t) {
   for_each_type(::baracuda::detail::QuantizeFloatTypes{}, [&]<class T>() {
     using S = convert::opmath_t<T>;
     const size_t e = ::baracuda::detail::kind_index(kind_of<T>);
