@@ -38,15 +38,6 @@
 #include "device/vector_access.cuh"
 #include "sim/compat.cuh"
 
-/// `#pragma unroll` for nvcc; nothing for host compilers (which would warn about an unknown pragma).
-#ifndef BARACUDA_UNROLL
-#if defined(__CUDACC__)
-#define BARACUDA_UNROLL _Pragma("unroll")
-#else
-#define BARACUDA_UNROLL
-#endif
-#endif
-
 BARACUDA_DEVICE_NAMESPACE_BEGIN
 namespace elementwise {
 

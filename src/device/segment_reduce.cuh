@@ -39,14 +39,6 @@
 #include "device/segment_reduce_geometry.hpp"
 #include "sim/compat.cuh"
 
-#ifndef BARACUDA_UNROLL
-#if defined(__CUDACC__)
-#define BARACUDA_UNROLL _Pragma("unroll")
-#else
-#define BARACUDA_UNROLL
-#endif
-#endif
-
 BARACUDA_DEVICE_NAMESPACE_BEGIN
 namespace segment_reduce {
 

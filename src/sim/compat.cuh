@@ -104,6 +104,13 @@ inline LaunchError take_last_error() { return ::baracuda::simt::take_last_error(
 
 #endif
 
+/// `#pragma unroll` for nvcc; nothing for host compilers (which would warn about an unknown pragma).
+#if defined(__CUDACC__)
+#define BARACUDA_UNROLL _Pragma("unroll")
+#else
+#define BARACUDA_UNROLL
+#endif
+
 #define BARACUDA_DEVICE_NAMESPACE_BEGIN \
   namespace baracuda {                  \
   inline namespace BARACUDA_DEVICE_ABI {
