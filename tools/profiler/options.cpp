@@ -1,6 +1,8 @@
 #include "options.hpp"
 
 #include <charconv>
+#include <cstdlib>
+#include <string>
 #include <string_view>
 
 namespace baracuda::profiler {
@@ -99,6 +101,15 @@ Result<Options> parse_options(int argc, const char* const* argv) {
       auto n = count(arg);
       if (!n) return n.error();
       o.warmup = *n;
+    } else if (arg == "--verify-limit") {
+      auto v = next(arg);
+      if (!v) return v.error();
+      char* end = nullptr;
+      const std::string text(*v);
+      const double limit = std::strtod(text.c_str(), &end);
+      if (text.empty() || *end != '\0' || !(limit >= 0))
+        return bad("--verify-limit needs a flop count such as 2e10 (0: no limit), got '" + text + "'");
+      o.verify_limit = limit;
     } else if (arg == "--repeat") {
       auto n = count(arg);
       if (!n) return n.error();
@@ -130,6 +141,8 @@ Options:
   --device D        auto (default: cuda when a GPU is usable, else host), cuda, sim or host
   --warmup N        untimed runs before timing (default: 5 on cuda, 1 on sim and host)
   --repeat N        timed runs; the median is reported (default: 20 on cuda, 3 on sim, 5 on host)
+  --verify-limit F  cases doing more than F flops (GEMMs) are timed but not checked by the host reference
+                    ("timed" instead of "ok"); 0: check every case; default: 2e10
   --strided         every operand is a strided view (innermost stride 2) instead of a dense tensor
   --csv, --json     machine-readable output instead of the table
   -h, --help        this text
@@ -137,10 +150,13 @@ Options:
 Each case selects the plan on the device, times it (CUDA events on cuda, steady_clock elsewhere), then runs
 the same plan selected on the host device over the same inputs and compares the outputs: exact ops count
 mismatching elements, floating-point ops report max abs/rel error against torch.testing's tolerances.
-GB/s counts the bytes each run must read and write. Exit status: 0 when every case that ran passed, 1 when
+GB/s counts the bytes each run must read and write. On cuda the L2 cache is flushed before each timed run,
+and GEMM scenarios also time cuBLAS fp16 GEMM of the same shape (the speedup column). Exit status: 0 when every case that ran passed, 1 when
 one failed (or none could run), 2 on a usage error, 3 when the requested device is not usable.
 )";
 }
+
+double default_verify_limit() { return 2e10; }
 
 int default_warmup(DeviceKind d) { return d == DeviceKind::Cuda ? 5 : 1; }
 int default_repeat(DeviceKind d) {

@@ -22,6 +22,7 @@ struct Options {
   std::optional<int> repeat;    ///< default: see default_repeat()
   OutputFormat format = OutputFormat::Table;
   bool strided = false;
+  std::optional<double> verify_limit;  ///< --verify-limit; default: see default_verify_limit()
 };
 
 /// Parses argv; `InvalidProblem` with a message naming the bad argument.
@@ -33,5 +34,7 @@ bool parse_shape(std::string_view text, Shape* out);
 
 int default_warmup(DeviceKind d);
 int default_repeat(DeviceKind d);
+/// Flops over which a case's host reference is skipped: 2e10 (about ten seconds of a CPU core).
+double default_verify_limit();
 
 }  // namespace baracuda::profiler

@@ -14,7 +14,10 @@ std::string fmt(const char* f, double v) {
 }
 std::string err_text(double e) { return e == 0 ? "0" : fmt("%.2e", e); }
 
-bool ran(const Row& r) { return r.status == RowStatus::Passed || r.status == RowStatus::Failed; }
+bool ran(const Row& r) {
+  return r.status == RowStatus::Passed || r.status == RowStatus::Failed || r.status == RowStatus::Unverified;
+}
+bool verified(const Row& r) { return r.status == RowStatus::Passed || r.status == RowStatus::Failed; }
 
 std::string json_escape(std::string_view s) {
   std::string r;
@@ -44,6 +47,10 @@ void print_table(std::ostream& os, const std::vector<Row>& rows) {
   const bool any_flops = std::any_of(rows.begin(), rows.end(), [](const Row& r) { return r.flops > 0; });
   std::vector<std::string> head = {"op", "kinds", "shape", "layout", "sku", "time(us)", "GB/s"};
   if (any_flops) head.push_back("TFLOP/s");
+  std::string baseline;
+  for (const Row& r : rows)
+    if (r.baseline_s > 0) baseline = r.baseline;
+  if (!baseline.empty()) head.push_back("speedup");
   for (const char* h : {"max_abs_err", "max_rel_err", "mismatches", "status"}) head.push_back(h);
 
   std::vector<std::vector<std::string>> cells;
@@ -53,9 +60,11 @@ void print_table(std::ostream& os, const std::vector<Row>& rows) {
     c.push_back(timed ? fmt("%.2f", r.time_s * 1e6) : "-");
     c.push_back(timed ? fmt("%.1f", r.gbps()) : "-");
     if (any_flops) c.push_back(timed && r.flops > 0 ? fmt("%.2f", r.tflops()) : "-");
-    c.push_back(timed ? err_text(r.max_abs_error) : "-");
-    c.push_back(timed ? err_text(r.max_rel_error) : "-");
-    c.push_back(timed ? std::to_string(r.mismatches) : "-");
+    if (!baseline.empty()) c.push_back(r.speedup() > 0 ? fmt("%.2fx", r.speedup()) : "-");
+    const bool compared = verified(r);
+    c.push_back(compared ? err_text(r.max_abs_error) : "-");
+    c.push_back(compared ? err_text(r.max_rel_error) : "-");
+    c.push_back(compared ? std::to_string(r.mismatches) : "-");
     c.push_back(std::string(to_string(r.status)));
     cells.push_back(std::move(c));
   }
@@ -73,6 +82,7 @@ void print_table(std::ostream& os, const std::vector<Row>& rows) {
   };
   line(head);
   for (const auto& c : cells) line(c);
+  if (!baseline.empty()) os << "speedup: the time of " << baseline << " on the same shape over this time\n";
   for (const Row& r : rows)
     if (!r.message.empty())
       os << "  " << r.op << ' ' << r.kinds << ' ' << r.shape << ' ' << r.layout << ": " << to_string(r.status)
@@ -81,14 +91,15 @@ void print_table(std::ostream& os, const std::vector<Row>& rows) {
 
 void print_csv(std::ostream& os, const RunInfo& info, const std::vector<Row>& rows) {
   os << "device,op,kinds,shape,layout,sku,status,time_us,repeats,bytes,gbps,flops,tflops,max_abs_err,"
-        "max_rel_err,mismatches,checked,message\n";
+        "max_rel_err,mismatches,checked,baseline,baseline_us,speedup,message\n";
   for (const Row& r : rows) {
     os << info.device << ',' << r.op << ',' << r.kinds << ',' << r.shape << ',' << r.layout << ','
        << csv_field(r.sku) << ',' << to_string(r.status) << ',' << fmt("%.3f", r.time_s * 1e6) << ','
        << r.repeats << ',' << fmt("%.0f", r.bytes) << ',' << fmt("%.3f", r.gbps()) << ','
        << fmt("%.0f", r.flops) << ',' << fmt("%.4f", r.tflops()) << ',' << fmt("%.6g", r.max_abs_error) << ','
-       << fmt("%.6g", r.max_rel_error) << ',' << r.mismatches << ',' << r.checked << ','
-       << csv_field(r.message) << '\n';
+       << fmt("%.6g", r.max_rel_error) << ',' << r.mismatches << ',' << r.checked << ',' << csv_field(r.baseline)
+       << ',' << fmt("%.3f", r.baseline_s * 1e6) << ',' << fmt("%.4f", r.speedup()) << ',' << csv_field(r.message)
+       << '\n';
   }
 }
 
@@ -105,6 +116,8 @@ void print_json(std::ostream& os, const RunInfo& info, const std::vector<Row>& r
        << ", \"flops\": " << json_number(r.flops) << ", \"tflops\": " << json_number(r.tflops())
        << ", \"max_abs_err\": " << json_number(r.max_abs_error) << ", \"max_rel_err\": "
        << json_number(r.max_rel_error) << ", \"mismatches\": " << r.mismatches << ", \"checked\": " << r.checked
+       << ", \"baseline\": \"" << json_escape(r.baseline) << "\", \"baseline_us\": " << json_number(r.baseline_s * 1e6)
+       << ", \"speedup\": " << json_number(r.speedup())
        << ", \"message\": \"" << json_escape(r.message) << "\"}";
   }
   os << "\n  ]\n}\n";
@@ -117,6 +130,7 @@ std::string_view to_string(RowStatus s) {
     case RowStatus::Passed: return "ok";
     case RowStatus::Failed: return "FAILED";
     case RowStatus::Unsupported: return "unsupported";
+    case RowStatus::Unverified: return "timed";
     case RowStatus::Error: return "ERROR";
   }
   return "?";

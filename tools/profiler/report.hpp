@@ -14,6 +14,7 @@ enum class RowStatus {
   Passed,       ///< ran and matched the host device
   Failed,       ///< ran and did not match
   Unsupported,  ///< the plan cannot serve this case on this device (select or can_implement said so)
+  Unverified,   ///< ran and was timed; the host reference was not run (over --verify-limit)
   Error,        ///< something else went wrong (a device error, an internal error)
 };
 std::string_view to_string(RowStatus s);
@@ -34,6 +35,11 @@ struct Row {
   double max_rel_error = 0;
   int64_t mismatches = 0;
   int64_t checked = 0;
+  std::string baseline;   ///< the scenario's baseline_name, when it was timed
+  double baseline_s = 0;  ///< its median time (0: not timed)
+
+  /// Baseline time over this time: > 1 when the plan is faster than the library routine.
+  double speedup() const { return time_s > 0 && baseline_s > 0 ? baseline_s / time_s : 0; }
 
   double gbps() const { return time_s > 0 ? bytes / time_s * 1e-9 : 0; }
   double tflops() const { return time_s > 0 ? flops / time_s * 1e-12 : 0; }

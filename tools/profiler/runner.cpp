@@ -1,6 +1,7 @@
 #include "runner.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <string>
 #include <thread>
 
@@ -68,6 +69,15 @@ Measured measure_case(const Scenario& scenario, const Problem& problem, const St
   if (!timing) return {fail(std::move(r), timing.error(), "run"), {}};
   r.time_s = timing->median_s;
   r.repeats = timing->repeats;
+  if (scenario.baseline && stream.device() == DeviceKind::Cuda) {
+    auto b = scenario.baseline(stream, problem, settings.warmup, settings.repeat);
+    if (b) {
+      r.baseline = std::string(scenario.baseline_name);
+      r.baseline_s = *b;
+    } else {
+      r.message = "baseline not timed: " + b.error().to_string();
+    }
+  }
 
   auto out = (*inst)->outputs();
   if (!out) return {fail(std::move(r), out.error(), "download"), {}};
@@ -76,9 +86,17 @@ Measured measure_case(const Scenario& scenario, const Problem& problem, const St
   return m;
 }
 
-Row verify_case(const Scenario& scenario, const Problem& problem, Measured m) {
+Row verify_case(const Scenario& scenario, const Problem& problem, Measured m, const RunSettings& settings) {
   Row r = std::move(m.row);
   if (!m.ran) return r;
+  if (settings.verify_limit_flops > 0 && r.flops > settings.verify_limit_flops) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "not verified: the host reference would do %.3g flops (--verify-limit %.3g)",
+                  r.flops, settings.verify_limit_flops);
+    r.status = RowStatus::Unverified;
+    r.message = r.message.empty() ? std::string(buf) : std::string(buf) + "; " + r.message;
+    return r;
+  }
   auto ref = reference_outputs(scenario, problem);
   if (!ref) return fail(std::move(r), ref.error(), "host reference");
   Verification v;
@@ -92,7 +110,8 @@ Row verify_case(const Scenario& scenario, const Problem& problem, Measured m) {
   r.status = v.passed() ? RowStatus::Passed : RowStatus::Failed;
   if (!v.problem.empty()) r.message = v.problem;
   else if (!v.passed())
-    r.message = std::to_string(v.mismatches) + " of " + std::to_string(v.checked) + " elements differ from the host device";
+    r.message = std::to_string(v.mismatches) + " of " + std::to_string(v.checked) +
+                " elements differ from the host device" + (r.message.empty() ? "" : "; " + r.message);
   return r;
 }
 
@@ -102,7 +121,7 @@ unsigned verification_workers() {
 }
 
 Row run_case(const Scenario& scenario, const Problem& problem, const Stream& stream, const RunSettings& settings) {
-  return verify_case(scenario, problem, measure_case(scenario, problem, stream, settings));
+  return verify_case(scenario, problem, measure_case(scenario, problem, stream, settings), settings);
 }
 
 }  // namespace baracuda::profiler

@@ -76,6 +76,11 @@ struct Scenario {
   /// Selects the plan on `stream` and prepares operands; the error of `select` when it fails.
   Result<std::unique_ptr<Instance>> (*prepare)(const Stream& stream, const Problem& problem);
   Traffic (*traffic)(const Problem& problem);
+  /// The library routine this op is compared with on cuda ("cuBLAS f16 GEMM"); empty when there is none.
+  std::string_view baseline_name = {};
+  /// The baseline's median time for `problem` on `stream` (a cuda stream), timed as the plan is; null when
+  /// there is none.
+  Result<double> (*baseline)(const Stream& stream, const Problem& problem, int warmup, int repeat) = nullptr;
 
   /// Whether `--op name` selects this scenario (its own name or its family's).
   bool matches(std::string_view op) const { return op.empty() || op == name || op == family; }

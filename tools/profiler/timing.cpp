@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace baracuda::profiler {
@@ -24,7 +25,23 @@ struct EventPair {
   }
 };
 
-Result<double> time_once_cuda(const Stream& stream, const std::function<Status()>& launch, EventPair& ev) {
+/// A device buffer twice the size of the L2 cache, written before each timed run so that no run finds its
+/// operands (a GEMM's weight, a small tensor) left in L2 by the previous one. Allocated once per process.
+Result<std::pair<void*, size_t>> l2_flush_buffer(int device) {
+  static void* buffer = nullptr;
+  static size_t bytes = 0;
+  if (buffer) return std::pair{buffer, bytes};
+  int l2 = 0;
+  BARACUDA_TRY(cuda_check(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device), "cudaDeviceGetAttribute"));
+  bytes = 2 * static_cast<size_t>(std::max(l2, 1 << 20));
+  BARACUDA_TRY(cuda_check(cudaMalloc(&buffer, bytes), "cudaMalloc (L2 flush buffer)"));
+  return std::pair{buffer, bytes};
+}
+
+Result<double> time_once_cuda(const Stream& stream, const std::function<Status()>& launch, EventPair& ev,
+                              std::pair<void*, size_t> flush, int round) {
+  BARACUDA_TRY(cuda_check(cudaMemsetAsync(flush.first, round & 0xff, flush.second, stream.cuda_stream()),
+                          "cudaMemsetAsync (L2 flush)"));
   BARACUDA_TRY(cuda_check(cudaEventRecord(ev.start, stream.cuda_stream()), "cudaEventRecord"));
   BARACUDA_TRY(launch());
   BARACUDA_TRY(cuda_check(cudaEventRecord(ev.stop, stream.cuda_stream()), "cudaEventRecord"));
@@ -46,7 +63,11 @@ Result<double> time_once_host(const std::function<Status()>& launch) {
 Result<Timing> measure(const Stream& stream, const std::function<Status()>& launch, int warmup, int repeat) {
   const bool cuda = stream.device() == DeviceKind::Cuda;
   EventPair ev;
+  std::pair<void*, size_t> flush{nullptr, 0};
   if (cuda) {
+    auto f = l2_flush_buffer(stream.device_index());
+    if (!f) return f.error();
+    flush = *f;
     BARACUDA_TRY(cuda_check(cudaSetDevice(stream.device_index()), "cudaSetDevice"));
     BARACUDA_TRY(cuda_check(cudaEventCreate(&ev.start), "cudaEventCreate"));
     BARACUDA_TRY(cuda_check(cudaEventCreate(&ev.stop), "cudaEventCreate"));
@@ -56,7 +77,7 @@ Result<Timing> measure(const Stream& stream, const std::function<Status()>& laun
 
   std::vector<double> samples;
   for (int i = 0; i < repeat; ++i) {
-    Result<double> t = cuda ? time_once_cuda(stream, launch, ev) : time_once_host(launch);
+    Result<double> t = cuda ? time_once_cuda(stream, launch, ev, flush, i) : time_once_host(launch);
     if (!t) return t.error();
     samples.push_back(*t);
   }

@@ -14,7 +14,11 @@
 // Traffic: A, B, the weight scales and the bias read once, the output written once; flops = 2·M·N·K (the
 // table shows TOPS). QuantizedLinear's quantized activation round trip through the workspace is not counted.
 // Outputs compare bit for bit with the host device (int_gemm.hpp promises it for IntGemm and for the linear
-// plans without activation; these scenarios use none).
+// plans without activation; these scenarios use none). Cases over --verify-limit flops (M ≥ 2048 on the
+// cuda shapes) are timed only; the GPU test suite checks the same kernel bit for bit on smaller shapes.
+//
+// Baseline: on cuda each case also times cuBLAS fp16 GEMM of the same [M, N, K] (cublas_gemm.hpp); the
+// speedup column is its time over the plan's.
 //
 // --strided: the profiler's strided views have stride 2 along K, which the int8 GEMM's 16-byte cp.async
 // rule forbids (A and B must be K-contiguous with 16-byte-aligned rows), so can_implement rejects them and
@@ -25,6 +29,7 @@
 
 #include <baracuda/ops/int_gemm.hpp>
 
+#include "../cublas_gemm.hpp"
 #include "common.hpp"
 #include "scenarios.hpp"
 
@@ -183,6 +188,12 @@ std::vector<Shape> default_shapes(DeviceKind device) {
   return {Shape{17, 64, 96}, Shape{33, 48, 64}};
 }
 
+/// cuBLAS fp16 GEMM of the same [M, N, K]: the half-precision linear layer these plans replace.
+Result<double> cublas_baseline(const Stream& s, const Problem& p, int warmup, int repeat) {
+  const Mnk d = mnk(p);
+  return cublas_f16_gemm_seconds(s, d.m, d.n, d.k, warmup, repeat);
+}
+
 std::vector<Problem> int_gemm_kinds(uint32_t v) { return {{ElementKind::S8, ElementKind::S32, {}, false, v}}; }
 std::vector<Problem> smooth_quant_kinds(uint32_t v) {
   return {{ElementKind::S8, ElementKind::Bf16, {}, false, v}, {ElementKind::S8, ElementKind::F16, {}, false, v}};
@@ -205,6 +216,8 @@ Scenario make(uint32_t variant, std::string_view name, std::string_view summary,
       .select = select_sku,
       .prepare = prepare,
       .traffic = traffic,
+      .baseline_name = "cuBLAS f16 GEMM",
+      .baseline = cublas_baseline,
   };
 }
 

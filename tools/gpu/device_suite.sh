@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# The whole GPU check in one command, for a lent GPU machine (no network, ~10 minutes a command): unpacks
+# .gpu-bundle/bundle.tar.xz (tools/gpu/make_bundle.sh), then
+#   1. every test executable's cuda cases (--gtest_filter '*cuda*:*Cuda*'),
+#   2. the profiler: the int8 GEMM family (with its cuBLAS fp16 baseline), then every other family,
+#   3. compute-sanitizer memcheck and racecheck over the int8 GEMM and PTX-layer GPU tests, memcheck over
+#      the quantization families' GPU tests.
+# Each step has a time cap so that the results of the earlier ones always come back. Results go to $OUT:
+# env.txt, tests.log, profile.csv (one CSV, a header per family), profile.err, sanitizer.log.
+# Usage (repository root): tools/gpu/device_suite.sh [steps, default "tests profile sanitize"]
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+steps=${1:-tests profile sanitize}
+OUT=${OUT:-/tmp/baracuda-gpu-out}
+mkdir -p "$OUT"
+b=/tmp/baracuda-bundle
+rm -rf "$b" && mkdir -p "$b" && xz -dc .gpu-bundle/bundle.tar.xz | tar -C "$b" -xf - || exit 1
+# Golden data: the tests look for the source tree at the path they were configured in.
+src=$(cat "$b/source_dir")
+if [[ ! -d "$src/tests/data" ]]; then mkdir -p "$(dirname "$src")" && ln -sfn "$(pwd)" "$src"; fi
+export LD_LIBRARY_PATH="$b/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
+for lib in libcublas.so.13 libcudart.so.13; do
+  if ! ldconfig -p | grep -q "$lib" && [[ ! -e /usr/local/cuda/lib64/$lib ]]; then
+    f=$(find / -name "$lib" -not -path '*/proc/*' 2>/dev/null | head -1)
+    [[ -n "$f" ]] && export LD_LIBRARY_PATH="$(dirname "$f"):$LD_LIBRARY_PATH"
+  fi
+done
+bin=$b/bin
+
+{
+  date -u; cat "$b/commit"; nvidia-smi; nvcc --version | tail -2
+  echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"; ldd "$bin/baracuda-profiler" | grep -E 'cuda|cublas|boost|not found'
+} > "$OUT/env.txt" 2>&1
+
+if [[ " $steps " == *" tests "* ]]; then
+  echo "== tests (cuda cases)"
+  logs=/tmp/baracuda-test-logs && rm -rf $logs && mkdir -p $logs
+  ls "$bin" | grep -E '_test$' | xargs -P 8 -I{} sh -c \
+    "timeout 150 $bin/{} --gtest_filter='*cuda*:*Cuda*' --gtest_brief=1 > $logs/{}.log 2>&1; echo \"{} exit \$?\" >> $logs/{}.log"
+  timeout 60 "$bin/baracuda-smooth-quant" > $logs/example_smooth_quant.log 2>&1; echo "example exit $?" >> $logs/example_smooth_quant.log
+  for f in $logs/*.log; do echo "### $(basename "$f")"; cat "$f"; done > "$OUT/tests.log"
+  grep -E ' exit [0-9]+$' "$OUT/tests.log"
+fi
+
+if [[ " $steps " == *" profile "* ]]; then
+  echo "== profiler"
+  : > "$OUT/profile.csv"; : > "$OUT/profile.err"
+  prof() {  # cap, then profiler arguments
+    local cap=$1; shift
+    echo "# $*" >> "$OUT/profile.csv"
+    timeout "$cap" "$bin/baracuda-profiler" --device cuda --csv "$@" >> "$OUT/profile.csv" 2>> "$OUT/profile.err"
+    echo "profiler $* exit $?"
+  }
+  prof 120 --op int_gemm
+  prof 40 --op gated_activation
+  prof 40 --op quantize
+  prof 20 --op fp8
+  prof 30 --op dynamic_range_quantize
+  prof 25 --op cast
+  prof 10 --op fill
+  prof 10 --op affine
+  prof 45 --op unary --repeat 10 --warmup 2
+  prof 45 --op binary --repeat 10 --warmup 2
+fi
+
+if [[ " $steps " == *" sanitize "* ]]; then
+  echo "== compute-sanitizer"
+  cs() {  # cap, tool, test, filter
+    echo "### $2 $3 $4"
+    timeout "$1" compute-sanitizer --tool "$2" --error-exitcode 9 "$bin/$3" --gtest_filter="$4" --gtest_brief=1 2>&1 | tail -n 25
+    echo "$2 $3 exit ${PIPESTATUS[0]}"
+  }
+  {
+    cs 60 memcheck int_gemm_test '*cuda*'
+    cs 60 racecheck int_gemm_test '*IntGemmOnDevice.ExactOnRagged*cuda*'
+    cs 30 memcheck ptx_test '*cuda*'
+    cs 30 racecheck ptx_test '*cuda*'
+    cs 40 memcheck dynamic_range_quantize_test '*cuda*'
+    cs 40 memcheck fp8_test '*cuda*'
+  } > "$OUT/sanitizer.log" 2>&1
+  grep -E ' exit [0-9]+$' "$OUT/sanitizer.log"
+fi
+echo "== done"

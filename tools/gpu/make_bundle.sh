@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Packs a `gpu`-preset build (nvcc for sm_90 only) into .gpu-bundle/bundle.tar.xz for a GPU machine that has
+# the CUDA toolkit but not the build's other dependencies: the test executables, the profiler and the
+# examples, plus the shared libraries they need that such a machine lacks (Boost.Context). The CUDA
+# libraries (cudart, cuBLAS) are the machine's own. tools/gpu/device_suite.sh unpacks and runs it.
+# Usage: tools/gpu/make_bundle.sh [build dir, default build/gpu]
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+build=${1:-build/gpu}
+out=.gpu-bundle
+rm -rf "$out"
+mkdir -p "$out/bin" "$out/lib"
+find "$build/tests" "$build/tools" "$build/examples" -type f -executable \
+  \( -name '*_test' -o -name 'sim_selftest' -o -name 'baracuda-*' \) -exec cp {} "$out/bin/" \;
+for lib in $(ldd "$out"/bin/* 2>/dev/null | awk '/libboost/ {print $3}' | sort -u); do cp "$lib" "$out/lib/"; done
+strip --strip-unneeded "$out"/bin/* 2>/dev/null || true
+# The tests read golden data from the source tree they were configured in.
+pwd > "$out/source_dir"
+git rev-parse HEAD > "$out/commit"
+git status --porcelain --untracked-files=no | grep -q . && echo dirty >> "$out/commit"
+tar -C "$out" -cf - bin lib source_dir commit | xz -T0 -6 > "$out.tar.xz"
+rm -rf "$out"
+mkdir "$out"
+mv "$out.tar.xz" "$out/bundle.tar.xz"
+du -sh "$out/bundle.tar.xz"
