@@ -18,6 +18,11 @@ namespace tolerances {
 inline constexpr Tolerance exact{0, 0, true};
 /// The element kind's default from `default_tolerance` (integer kinds are exact).
 inline constexpr Tolerance dtype_default{-1, -1, false};
+/// Twice the default: a result computed from an intermediate that is itself rounded to the element kind
+/// (PyTorch's saved output, e.g. pow's backward uses y = a^b rounded to f16), after a libm-style function
+/// whose last f32 bit may differ between devices; a 1-ulp difference in the intermediate can then move the
+/// result by 2 ulps of a 16-bit kind.
+inline constexpr Tolerance rounded_intermediate{-2, -2, false};
 }  // namespace tolerances
 
 /// torch.testing defaults: f16 (1e-3, 1e-5), bf16 (1.6e-2, 1e-5), f32 (1.3e-6, 1e-5), f64 (1e-7, 1e-7);
@@ -42,9 +47,11 @@ constexpr Tolerance default_tolerance(ElementKind k) {
   }
 }
 
-/// A catalog tolerance resolved for one element kind.
+/// A catalog tolerance resolved for one element kind (a negative entry scales the kind's default by −entry).
 constexpr Tolerance resolve(const Tolerance& catalog, ElementKind k) {
-  return (catalog.rtol < 0) ? default_tolerance(k) : catalog;
+  if (catalog.rtol >= 0) return catalog;
+  const Tolerance d = default_tolerance(k);
+  return d.exact ? d : Tolerance{d.rtol * -catalog.rtol, d.atol * -catalog.atol, false};
 }
 
 }  // namespace baracuda::test
