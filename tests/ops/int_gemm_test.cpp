@@ -643,8 +643,13 @@ DeviceTensor upload_vec(const Stream& st, ElementKind k, int64_t n, const void* 
 
 class IntGemmOnDevice : public ::testing::TestWithParam<DeviceKind> {};
 
-const GemmShape kDeviceShapes[] = {{1, 1, 16},  {1, 1, 32},  {17, 33, 64}, {129, 65, 96}, {1, 70, 96},
-                                   {40, 100, 48}, {33, 129, 16}, {5, 7, 16 * 13}, {64, 64, 160}};
+// Every tile of the set (tuning.hpp: decode M ≤ 16, medium M ≤ 128, large), at its M bounds, with ragged
+// edges, and with K long enough for the pipeline to wrap around its stages (decode 4 × 256, medium 3 × 128,
+// large 3 × 64 bytes of K per round).
+const GemmShape kDeviceShapes[] = {{1, 1, 16},      {1, 1, 32},     {17, 33, 64},    {129, 65, 96},
+                                   {1, 70, 96},     {40, 100, 48},  {33, 129, 16},   {5, 7, 16 * 13},
+                                   {64, 64, 160},   {16, 65, 272},  {1, 40, 1040},   {128, 33, 48},
+                                   {33, 70, 400},   {130, 40, 272}};
 
 template <class TA, class TB>
 void device_int_gemm(const Stream& dev, const GemmShape& sh, bool padded) {

@@ -4,10 +4,14 @@
 #   1. every test executable's cuda cases (--gtest_filter '*cuda*:*Cuda*'),
 #   2. the profiler: the int8 GEMM family (with its cuBLAS fp16 baseline), then every other family,
 #   3. compute-sanitizer memcheck and racecheck over the int8 GEMM and PTX-layer GPU tests, memcheck over
-#      the quantization families' GPU tests.
+#      the quantization families' GPU tests,
+#   4. (step `tiles`) the int8 GEMM tile candidates (tools/tuning/int_gemm_tiles.cu) and the resource usage
+#      (registers, stack, spills) of every kernel of the bundle.
 # Each step has a time cap so that the results of the earlier ones always come back. Results go to $OUT:
-# env.txt, tests.log, profile.csv (one CSV, a header per family), profile.err, sanitizer.log.
+# env.txt, tests.log, profile.csv (one CSV, a header per family), profile.err, sanitizer.log, tiles.csv,
+# resources.txt.
 # Usage (repository root): tools/gpu/device_suite.sh [steps, default "tests profile sanitize"]
+# PROFILE_OPS (default: every family) narrows the profiler step, e.g. PROFILE_OPS="int_gemm unary".
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 steps=${1:-tests profile sanitize}
@@ -51,16 +55,29 @@ if [[ " $steps " == *" profile "* ]]; then
     timeout "$cap" "$bin/baracuda-profiler" --device cuda --csv "$@" >> "$OUT/profile.csv" 2>> "$OUT/profile.err"
     echo "profiler $* exit $?"
   }
-  prof 120 --op int_gemm
-  prof 40 --op gated_activation
-  prof 40 --op quantize
-  prof 20 --op fp8
-  prof 30 --op dynamic_range_quantize
-  prof 25 --op cast
-  prof 10 --op fill
-  prof 10 --op affine
-  prof 45 --op unary --repeat 10 --warmup 2
-  prof 45 --op binary --repeat 10 --warmup 2
+  ops=" ${PROFILE_OPS:-int_gemm gated_activation quantize fp8 dynamic_range_quantize cast fill affine unary binary} "
+  want() { [[ "$ops" == *" $1 "* ]]; }
+  want int_gemm && prof 120 --op int_gemm
+  want gated_activation && prof 40 --op gated_activation
+  want quantize && prof 40 --op quantize
+  want fp8 && prof 20 --op fp8
+  want dynamic_range_quantize && prof 30 --op dynamic_range_quantize
+  want cast && prof 25 --op cast
+  want fill && prof 10 --op fill
+  want affine && prof 10 --op affine
+  want unary && prof 150 --op unary --repeat 10 --warmup 2
+  want binary && prof 150 --op binary --repeat 10 --warmup 2
+fi
+
+if [[ " $steps " == *" tiles "* ]]; then
+  echo "== int8 GEMM tiles"
+  timeout 240 "$bin/int_gemm_tiles" 10 > "$OUT/tiles.csv" 2>&1; echo "int_gemm_tiles exit $?"
+  for f in int_gemm_tiles baracuda-profiler; do
+    echo "### $f"
+    cuobjdump --dump-resource-usage "$bin/$f" 2>&1 | grep -E 'Function|REG' | paste - - | \
+      sed -E 's/.*Function ([^:]*):.*REG:([0-9]+) STACK:([0-9]+) SHARED:([0-9]+) LOCAL:([0-9]+).*/\2 regs \3 stack \5 local \1/' | \
+      c++filt | grep -E 'int_gemm|local [1-9]|stack [1-9]'
+  done > "$OUT/resources.txt" 2>&1
 fi
 
 if [[ " $steps " == *" sanitize "* ]]; then

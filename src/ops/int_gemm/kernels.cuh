@@ -86,7 +86,9 @@ __device__ __forceinline__ int swz(int r, int c) {
   return r * (CPR * 16) + ((c ^ ((r >> kShift) & kMask)) * 16);
 }
 
-template <class TA, class TB, class TOut, int BM, int BN, int BK, int WM, int WN, int ST>
+/// kAsym: the linear epilogue's zero-point correction (asymmetric activations); the symmetric kernels carry
+/// no column-sum code in their main loop.
+template <class TA, class TB, class TOut, bool kAsym, int BM, int BN, int BK, int WM, int WN, int ST>
 __global__ void __launch_bounds__(WM * WN * 32) int_gemm_kernel(GemmParams p) {
   constexpr int NT = WM * WN * 32;
   constexpr int CPR = BK / 16;
@@ -96,8 +98,9 @@ __global__ void __launch_bounds__(WM * WN * 32) int_gemm_kernel(GemmParams p) {
   static_assert(BK % 32 == 0 && (CPR <= 8 || CPR % 8 == 0), "BK: a multiple of 32 (and of 128 above 128)");
   static_assert(WTM % 16 == 0 && WTN % 16 == 0, "warp tiles: multiples of 16×16");
   static_assert(ST >= 2, "at least two stages");
-  static_assert(BN <= NT, "one thread per column for the column sums");
+  static_assert(!kAsym || BN <= NT, "one thread per column for the column sums");
   constexpr bool kLinear = !std::is_same_v<TOut, int32_t>;
+  static_assert(kLinear || !kAsym, "IntGemm has no zero point");
 
   BARACUDA_DYNAMIC_SHARED(unsigned char, smem);
   const int tid = static_cast<int>(threadIdx.x);
@@ -105,7 +108,6 @@ __global__ void __launch_bounds__(WM * WN * 32) int_gemm_kernel(GemmParams p) {
   const int wm0 = (warp / WN) * WTM, wn0 = (warp % WN) * WTN;
   const int m0 = static_cast<int>(blockIdx.y) * BM, n0 = static_cast<int>(blockIdx.x) * BN;
   const int ktiles = (p.k + BK - 1) / BK;
-  const bool asym = kLinear && p.a_zp != nullptr;
 
   auto load_slice = [&](int stage, int kt) {
     unsigned char* as = smem + stage * kStageBytes;
@@ -172,7 +174,7 @@ BARACUDA_UNROLL
 BARACUDA_UNROLL
         for (int ni = 0; ni < NI; ++ni) ptx::mma_m16n8k32<TA, TB>(acc[mi][ni], af[mi], bf[ni], acc[mi][ni]);
     }
-    if (asym && tid < BN) {
+    if (kAsym && tid < BN) {
 BARACUDA_UNROLL
       for (int c = 0; c < CPR; ++c) {
         const unsigned char* row = bs + swz<CPR>(tid, c);
@@ -204,7 +206,7 @@ BARACUDA_UNROLL
         }
   } else {
     int* colsum_s = reinterpret_cast<int*>(smem);
-    if (asym) {
+    if constexpr (kAsym) {
       ptx::cp_async_wait_all();
       __syncthreads();  // every warp is done reading the pipeline buffers
       if (tid < BN) colsum_s[tid] = colsum;
@@ -219,7 +221,7 @@ BARACUDA_UNROLL
         const int row = m0 + wm0 + mi * 16 + g + h * 8;
         if (row >= p.m) continue;
         const float sa = p.a_scale != nullptr ? p.a_scale[row * p.a_scale_stride] : p.a_scale_scalar;
-        const unsigned zp = asym ? static_cast<unsigned>(p.a_zp[row * p.a_zp_stride]) : 0u;
+        const unsigned zp = kAsym ? static_cast<unsigned>(p.a_zp[row * p.a_zp_stride]) : 0u;
 BARACUDA_UNROLL
         for (int ni = 0; ni < NI; ++ni) {
           const int col = n0 + wn0 + ni * 8 + 2 * t4;
@@ -229,7 +231,7 @@ BARACUDA_UNROLL
           for (int e = 0; e < 2; ++e) {
             const int cc = col + e < p.n ? col + e : col;  // the pair's second column may be past N
             int a32 = acc[mi][ni][2 * h + e];
-            if (asym)  // exact in wrap-around s32: the corrected sum fits (select's K bound)
+            if constexpr (kAsym)  // exact in wrap-around s32: the corrected sum fits (select's K bound)
               a32 = static_cast<int>(static_cast<unsigned>(a32) -
                                      zp * static_cast<unsigned>(colsum_s[cc - n0]));
             const float sw = p.w_scale[cc * p.w_scale_stride];
@@ -253,30 +255,46 @@ BARACUDA_UNROLL
   }
 }
 
-template <class TA, class TB, class TOut, ::baracuda::detail::IntGemmTile kT>
+template <class TA, class TB, class TOut, bool kAsym, ::baracuda::detail::IntGemmTile kT>
 Status launch_tile(const ::baracuda::detail::ExecContext& ctx, const GemmParams& p, const char* plan) {
   const dim3 grid(static_cast<unsigned>((p.n + kT.bn - 1) / kT.bn), static_cast<unsigned>((p.m + kT.bm - 1) / kT.bm));
   const dim3 block(static_cast<unsigned>(kT.threads()));
   const size_t smem = static_cast<size_t>(kT.smem_bytes());
-  BARACUDA_LAUNCH(grid, block, smem, ctx.stream,
-                  int_gemm_kernel<TA, TB, TOut, kT.bm, kT.bn, kT.bk, kT.warps_m, kT.warps_n, kT.stages>)(p);
+  auto* kernel = &int_gemm_kernel<TA, TB, TOut, kAsym, kT.bm, kT.bn, kT.bk, kT.warps_m, kT.warps_n, kT.stages>;
+#if !BARACUDA_SIM
+  // Above 48 KiB a block's dynamic shared memory needs the kernel's opt-in (per device, so on every launch).
+  if (smem > 48 * 1024) {
+    const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
+    if (e != cudaSuccess)
+      return Error::device(std::string(plan) + ": cudaFuncSetAttribute: " + cudaGetErrorString(e), e);
+  }
+#endif
+  BARACUDA_LAUNCH(grid, block, smem, ctx.stream, kernel)(p);
   const auto e = launch::take_last_error();
   if (!e.failed) return {};
   return Error::device(std::string(plan) + ": kernel launch failed: " + e.message, e.code);
 }
 
-/// The tile of this device (tuning.hpp): the emulator's, or the architecture's on a GPU.
-template <class TA, class TB, class TOut>
+/// The tile set's tile for this M (tuning.hpp).
+template <class TA, class TB, class TOut, bool kAsym, ::baracuda::detail::IntGemmTileSet kSet>
+Status launch_from_set(const ::baracuda::detail::ExecContext& ctx, const GemmParams& p, const char* plan) {
+  if (p.m <= kSet.decode_max_m) return launch_tile<TA, TB, TOut, kAsym, kSet.decode>(ctx, p, plan);
+  if (p.m <= kSet.medium_max_m) return launch_tile<TA, TB, TOut, kAsym, kSet.medium>(ctx, p, plan);
+  return launch_tile<TA, TB, TOut, kAsym, kSet.large>(ctx, p, plan);
+}
+
+/// The tile set of this device: the emulator runs the sm_90 set (the same kernels a GPU runs).
+template <class TA, class TB, class TOut, bool kAsym>
 Status launch(const ::baracuda::detail::ExecContext& ctx, const GemmParams& p, const char* plan) {
   if (p.m == 0 || p.n == 0) return {};
 #if BARACUDA_SIM
-  return launch_tile<TA, TB, TOut, ::baracuda::detail::kIntGemmTileSim>(ctx, p, plan);
+  return launch_from_set<TA, TB, TOut, kAsym, ::baracuda::detail::kIntGemmTilesSm90>(ctx, p, plan);
 #else
-  if constexpr (::baracuda::detail::kIntGemmTileSm90 == ::baracuda::detail::kIntGemmTileSm80) {
-    return launch_tile<TA, TB, TOut, ::baracuda::detail::kIntGemmTileSm80>(ctx, p, plan);
+  if constexpr (::baracuda::detail::kIntGemmTilesSm90 == ::baracuda::detail::kIntGemmTilesSm80) {
+    return launch_from_set<TA, TB, TOut, kAsym, ::baracuda::detail::kIntGemmTilesSm80>(ctx, p, plan);
   } else {
-    if (ctx.sm >= 90) return launch_tile<TA, TB, TOut, ::baracuda::detail::kIntGemmTileSm90>(ctx, p, plan);
-    return launch_tile<TA, TB, TOut, ::baracuda::detail::kIntGemmTileSm80>(ctx, p, plan);
+    if (ctx.sm >= 90) return launch_from_set<TA, TB, TOut, kAsym, ::baracuda::detail::kIntGemmTilesSm90>(ctx, p, plan);
+    return launch_from_set<TA, TB, TOut, kAsym, ::baracuda::detail::kIntGemmTilesSm80>(ctx, p, plan);
   }
 #endif
 }
@@ -290,7 +308,7 @@ Status int_gemm_fn(const ::baracuda::detail::ExecContext& ctx, const ::baracuda:
   p.m = static_cast<int>(l.m), p.n = static_cast<int>(l.n), p.k = static_cast<int>(l.k);
   p.c = l.c.data;
   p.ldc = l.c.stride[0];
-  return launch<TA, TB, int32_t>(ctx, p, "IntGemmPlan");
+  return launch<TA, TB, int32_t, false>(ctx, p, "IntGemmPlan");
 }
 
 template <class TA, class T>
@@ -312,7 +330,9 @@ Status linear_fn(const ::baracuda::detail::ExecContext& ctx, const ::baracuda::d
   p.bias = l.bias.data;
   p.bias_stride = l.bias.data != nullptr ? l.bias.stride[0] : 0;
   p.activation = static_cast<int>(l.activation);
-  return launch<TA, int8_t, T>(ctx, p, "QuantizedLinearPlan/SmoothQuantLinearPlan");
+  constexpr const char* kPlan = "QuantizedLinearPlan/SmoothQuantLinearPlan";
+  if (p.a_zp != nullptr) return launch<TA, int8_t, T, true>(ctx, p, kPlan);
+  return launch<TA, int8_t, T, false>(ctx, p, kPlan);
 }
 
 template <class TA, class TB>

@@ -1,0 +1,182 @@
+// int_gemm_tiles: times candidate tiles of the int8 tensor-core GEMM (src/ops/int_gemm/kernels.cuh) on the
+// GPU of this machine, to choose tuning.hpp's tile set from measurements. For each [M, N, K] of the
+// profiler's LLM shapes and each candidate tile it runs
+//   - IntGemm (s8 × s8 → s32), checked bit for bit against the library's own launch (the tile set in use),
+//   - the linear epilogue (bf16 output, per-channel weight scale, per-token activation scale, bias),
+// timed with CUDA events as the profiler does (median of --repeat runs, L2 flushed before each), and prints
+// one CSV row per (shape, tile, variant). Built with -DBARACUDA_BUILD_TUNING=ON (the `gpu` preset).
+#include "ops/int_gemm/kernels.cuh"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+namespace {
+
+namespace ig = baracuda::device_cuda::int_gemm;
+using baracuda::detail::ExecContext;
+using baracuda::detail::IntGemmTile;
+
+#define CHECK(x)                                                                              \
+  do {                                                                                        \
+    const cudaError_t e_ = (x);                                                               \
+    if (e_ != cudaSuccess) {                                                                  \
+      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+      std::exit(1);                                                                           \
+    }                                                                                         \
+  } while (0)
+
+/// The candidates: the sets' tiles and their neighbours (deeper pipelines, wider warp tiles).
+constexpr IntGemmTile kCandidates[] = {
+    {16, 32, 256, 1, 2, 4},   {16, 64, 256, 1, 2, 4},  {16, 32, 128, 1, 2, 6},  {16, 64, 128, 1, 4, 4},
+    {32, 64, 128, 1, 2, 4},   {64, 64, 128, 2, 2, 3},  {64, 64, 64, 2, 2, 4},   {64, 128, 64, 2, 2, 4},
+    {128, 128, 64, 2, 4, 3},  {128, 128, 64, 2, 4, 4}, {128, 128, 128, 2, 4, 3}, {128, 256, 64, 2, 4, 3},
+    {256, 128, 64, 4, 2, 3},
+};
+
+struct Buffers {
+  void* a = nullptr;
+  void* b = nullptr;
+  void* c = nullptr;
+  void* y = nullptr;
+  void* a_scale = nullptr;
+  void* w_scale = nullptr;
+  void* bias = nullptr;
+  void* flush = nullptr;
+  size_t flush_bytes = 0;
+};
+
+void upload_random(void** dst, size_t bytes, unsigned seed, int mode) {
+  std::vector<unsigned char> h(bytes);
+  unsigned s = seed * 2654435761u + 7;
+  for (size_t i = 0; i < bytes; ++i) {
+    s = s * 1664525u + 1013904223u;
+    h[i] = static_cast<unsigned char>(s >> 24);
+  }
+  if (mode == 1) {  // f32 scales in [0.0005, 0.004]
+    for (size_t i = 0; i + 4 <= bytes; i += 4) {
+      s = s * 1664525u + 1013904223u;
+      const float v = 0.0005f + 0.0035f * static_cast<float>(s >> 8) / 16777216.0f;
+      std::memcpy(&h[i], &v, 4);
+    }
+  } else if (mode == 2) {  // bf16 bias in [-2, 2]
+    for (size_t i = 0; i + 2 <= bytes; i += 2) {
+      s = s * 1664525u + 1013904223u;
+      const float v = -2.0f + 4.0f * static_cast<float>(s >> 8) / 16777216.0f;
+      unsigned u;
+      std::memcpy(&u, &v, 4);
+      const unsigned short hb = static_cast<unsigned short>(u >> 16);
+      std::memcpy(&h[i], &hb, 2);
+    }
+  }
+  CHECK(cudaMalloc(dst, bytes));
+  CHECK(cudaMemcpy(*dst, h.data(), bytes, cudaMemcpyHostToDevice));
+}
+
+template <class F>
+double median_us(const Buffers& buf, F&& launch, int repeat) {
+  cudaEvent_t e0, e1;
+  CHECK(cudaEventCreate(&e0));
+  CHECK(cudaEventCreate(&e1));
+  for (int i = 0; i < 3; ++i) launch();
+  CHECK(cudaDeviceSynchronize());
+  std::vector<double> t;
+  for (int i = 0; i < repeat; ++i) {
+    CHECK(cudaMemsetAsync(buf.flush, i & 0xff, buf.flush_bytes));
+    CHECK(cudaEventRecord(e0));
+    launch();
+    CHECK(cudaEventRecord(e1));
+    CHECK(cudaEventSynchronize(e1));
+    float ms = 0;
+    CHECK(cudaEventElapsedTime(&ms, e0, e1));
+    t.push_back(ms * 1e3);
+  }
+  CHECK(cudaEventDestroy(e0));
+  CHECK(cudaEventDestroy(e1));
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+template <IntGemmTile kT>
+void run_tile(const ExecContext& ctx, const Buffers& buf, const ig::GemmParams& gemm, const ig::GemmParams& linear,
+              const std::vector<int32_t>& want, int repeat) {
+  const double flops = 2.0 * gemm.m * gemm.n * static_cast<double>(gemm.k);
+  char tile[64];
+  std::snprintf(tile, sizeof tile, "%dx%dx%d_w%dx%d_s%d", kT.bm, kT.bn, kT.bk, kT.warps_m, kT.warps_n, kT.stages);
+  // IntGemm, checked against the library's launch.
+  CHECK(cudaMemset(buf.c, 0x5a, static_cast<size_t>(gemm.m) * gemm.n * 4));
+  if (!ig::launch_tile<int8_t, int8_t, int32_t, false, kT>(ctx, gemm, "tiles")) {
+    std::printf("%d,%d,%d,%s,int_gemm,launch failed\n", gemm.m, gemm.n, gemm.k, tile);
+    return;
+  }
+  CHECK(cudaDeviceSynchronize());
+  std::vector<int32_t> got(want.size());
+  CHECK(cudaMemcpy(got.data(), buf.c, got.size() * 4, cudaMemcpyDeviceToHost));
+  const bool same = got == want;
+  const double us = median_us(buf, [&] { (void)ig::launch_tile<int8_t, int8_t, int32_t, false, kT>(ctx, gemm, "tiles"); }, repeat);
+  const double us_lin =
+      median_us(buf, [&] { (void)ig::launch_tile<int8_t, int8_t, __nv_bfloat16, false, kT>(ctx, linear, "tiles"); }, repeat);
+  CHECK(cudaGetLastError());
+  std::printf("%d,%d,%d,%s,int_gemm,%.2f,%.1f,%s\n", gemm.m, gemm.n, gemm.k, tile, us, flops / us * 1e-6,
+              same ? "exact" : "MISMATCH");
+  std::printf("%d,%d,%d,%s,linear_bf16,%.2f,%.1f,-\n", gemm.m, gemm.n, gemm.k, tile, us_lin, flops / us_lin * 1e-6);
+  std::fflush(stdout);
+}
+
+template <size_t... I>
+void run_all(const ExecContext& ctx, const Buffers& buf, const ig::GemmParams& g, const ig::GemmParams& l,
+             const std::vector<int32_t>& want, int repeat, std::index_sequence<I...>) {
+  (run_tile<kCandidates[I]>(ctx, buf, g, l, want, repeat), ...);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int repeat = argc > 1 ? std::atoi(argv[1]) : 10;
+  int dev = 0, l2 = 0;
+  CHECK(cudaSetDevice(dev));
+  cudaDeviceProp prop;
+  CHECK(cudaGetDeviceProperties(&prop, dev));
+  CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
+  ExecContext ctx;
+  ctx.device = baracuda::DeviceKind::Cuda;
+  ctx.sm = prop.major * 10 + prop.minor;
+  ctx.multiprocessor_count = prop.multiProcessorCount;
+  std::printf("# %s, sm_%d, %d SMs; median of %d runs, L2 flushed\n", prop.name, ctx.sm, prop.multiProcessorCount,
+              repeat);
+  std::printf("m,n,k,tile,variant,us,tops,check\n");
+  const int ms[] = {1, 16, 64, 128, 512, 2048, 8192};
+  const int nk[][2] = {{4096, 4096}, {11008, 4096}, {4096, 11008}};
+  for (const auto& [n, k] : nk)
+    for (int m : ms) {
+      Buffers buf;
+      buf.flush_bytes = 2 * static_cast<size_t>(l2);
+      CHECK(cudaMalloc(&buf.flush, buf.flush_bytes));
+      upload_random(&buf.a, static_cast<size_t>(m) * k, 1 + m, 0);
+      upload_random(&buf.b, static_cast<size_t>(n) * k, 2 + n, 0);
+      upload_random(&buf.a_scale, static_cast<size_t>(m) * 4, 3, 1);
+      upload_random(&buf.w_scale, static_cast<size_t>(n) * 4, 4, 1);
+      upload_random(&buf.bias, static_cast<size_t>(n) * 2, 5, 2);
+      CHECK(cudaMalloc(&buf.c, static_cast<size_t>(m) * n * 4));
+      CHECK(cudaMalloc(&buf.y, static_cast<size_t>(m) * n * 2));
+      ig::GemmParams g;
+      g.a = static_cast<const unsigned char*>(buf.a), g.b = static_cast<const unsigned char*>(buf.b);
+      g.lda = k, g.ldb = k, g.m = m, g.n = n, g.k = k, g.c = buf.c, g.ldc = n;
+      ig::GemmParams l = g;
+      l.c = buf.y;
+      l.a_scale = static_cast<const float*>(buf.a_scale), l.a_scale_stride = 1;
+      l.w_scale = static_cast<const float*>(buf.w_scale), l.w_scale_stride = 1;
+      l.bias = buf.bias, l.bias_stride = 1;
+      // The reference: the library's own launch with its tile set.
+      CHECK(cudaMemset(buf.c, 0, static_cast<size_t>(m) * n * 4));
+      if (!ig::launch<int8_t, int8_t, int32_t, false>(ctx, g, "reference")) return 1;
+      CHECK(cudaDeviceSynchronize());
+      std::vector<int32_t> want(static_cast<size_t>(m) * n);
+      CHECK(cudaMemcpy(want.data(), buf.c, want.size() * 4, cudaMemcpyDeviceToHost));
+      run_all(ctx, buf, g, l, want, repeat, std::make_index_sequence<std::size(kCandidates)>{});
+      for (void* p : {buf.a, buf.b, buf.c, buf.y, buf.a_scale, buf.w_scale, buf.bias, buf.flush}) CHECK(cudaFree(p));
+    }
+  return 0;
+}
