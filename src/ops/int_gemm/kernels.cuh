@@ -214,14 +214,38 @@ BARACUDA_UNROLL
     }
     TOut* y = static_cast<TOut*>(p.c);
     const TOut* bias = static_cast<const TOut*>(p.bias);
+    // Every parameter is loaded before the first store: the bias has the output's type, so the compiler
+    // must assume a store to y may change it, and loads interleaved with the stores would each wait for
+    // the store before them (measured: a third of the large GEMM's time on an H100).
+    float sw[NI][2], bv[NI][2];
+    int cs[NI][2];
+BARACUDA_UNROLL
+    for (int ni = 0; ni < NI; ++ni)
+BARACUDA_UNROLL
+      for (int e = 0; e < 2; ++e) {
+        const int col = n0 + wn0 + ni * 8 + 2 * t4 + e;
+        const int cc = col < p.n ? col : p.n - 1;  // columns past N are computed, never stored
+        sw[ni][e] = p.w_scale[cc * p.w_scale_stride];
+        bv[ni][e] = bias != nullptr ? convert::to_opmath(bias[cc * p.bias_stride]) : 0.0f;
+        cs[ni][e] = kAsym ? colsum_s[cc - n0] : 0;
+      }
+    float sa[MI][2];
+    unsigned zp[MI][2];
+BARACUDA_UNROLL
+    for (int mi = 0; mi < MI; ++mi)
+BARACUDA_UNROLL
+      for (int h = 0; h < 2; ++h) {
+        const int row = m0 + wm0 + mi * 16 + g + h * 8;
+        const int rr = row < p.m ? row : p.m - 1;
+        sa[mi][h] = p.a_scale != nullptr ? p.a_scale[rr * p.a_scale_stride] : p.a_scale_scalar;
+        zp[mi][h] = kAsym ? static_cast<unsigned>(p.a_zp[rr * p.a_zp_stride]) : 0u;
+      }
 BARACUDA_UNROLL
     for (int mi = 0; mi < MI; ++mi)
 BARACUDA_UNROLL
       for (int h = 0; h < 2; ++h) {
         const int row = m0 + wm0 + mi * 16 + g + h * 8;
         if (row >= p.m) continue;
-        const float sa = p.a_scale != nullptr ? p.a_scale[row * p.a_scale_stride] : p.a_scale_scalar;
-        const unsigned zp = kAsym ? static_cast<unsigned>(p.a_zp[row * p.a_zp_stride]) : 0u;
 BARACUDA_UNROLL
         for (int ni = 0; ni < NI; ++ni) {
           const int col = n0 + wn0 + ni * 8 + 2 * t4;
@@ -229,15 +253,11 @@ BARACUDA_UNROLL
           TOut out[2];
 BARACUDA_UNROLL
           for (int e = 0; e < 2; ++e) {
-            const int cc = col + e < p.n ? col + e : col;  // the pair's second column may be past N
             int a32 = acc[mi][ni][2 * h + e];
             if constexpr (kAsym)  // exact in wrap-around s32: the corrected sum fits (select's K bound)
-              a32 = static_cast<int>(static_cast<unsigned>(a32) -
-                                     zp * static_cast<unsigned>(colsum_s[cc - n0]));
-            const float sw = p.w_scale[cc * p.w_scale_stride];
-            const float tt = __fmul_rn(sw, static_cast<float>(a32));
-            float v = bias != nullptr ? __fmaf_rn(sa, tt, convert::to_opmath(bias[cc * p.bias_stride]))
-                                      : __fmul_rn(sa, tt);
+              a32 = static_cast<int>(static_cast<unsigned>(a32) - zp[mi][h] * static_cast<unsigned>(cs[ni][e]));
+            const float tt = __fmul_rn(sw[ni][e], static_cast<float>(a32));
+            float v = bias != nullptr ? __fmaf_rn(sa[mi][h], tt, bv[ni][e]) : __fmul_rn(sa[mi][h], tt);
             v = activate(p.activation, v);
             out[e] = convert::from_opmath<TOut>(v);
           }
@@ -275,11 +295,15 @@ Status launch_tile(const ::baracuda::detail::ExecContext& ctx, const GemmParams&
   return Error::device(std::string(plan) + ": kernel launch failed: " + e.message, e.code);
 }
 
-/// The tile set's tile for this M (tuning.hpp).
+/// The set's tile for this problem on this device (tuning.hpp's `choose`).
 template <class TA, class TB, class TOut, bool kAsym, ::baracuda::detail::IntGemmTileSet kSet>
 Status launch_from_set(const ::baracuda::detail::ExecContext& ctx, const GemmParams& p, const char* plan) {
-  if (p.m <= kSet.decode_max_m) return launch_tile<TA, TB, TOut, kAsym, kSet.decode>(ctx, p, plan);
-  if (p.m <= kSet.medium_max_m) return launch_tile<TA, TB, TOut, kAsym, kSet.medium>(ctx, p, plan);
+  using ::baracuda::detail::IntGemmTileKind;
+  switch (::baracuda::detail::choose(kSet, p.m, p.n, ctx.multiprocessor_count)) {
+    case IntGemmTileKind::Decode: return launch_tile<TA, TB, TOut, kAsym, kSet.decode>(ctx, p, plan);
+    case IntGemmTileKind::Medium: return launch_tile<TA, TB, TOut, kAsym, kSet.medium>(ctx, p, plan);
+    case IntGemmTileKind::Large: break;
+  }
   return launch_tile<TA, TB, TOut, kAsym, kSet.large>(ctx, p, plan);
 }
 
@@ -299,8 +323,7 @@ Status launch(const ::baracuda::detail::ExecContext& ctx, const GemmParams& p, c
 #endif
 }
 
-template <class TA, class TB>
-Status int_gemm_fn(const ::baracuda::detail::ExecContext& ctx, const ::baracuda::detail::IntGemmLaunch& l) {
+inline GemmParams gemm_params(const ::baracuda::detail::IntGemmLaunch& l) {
   GemmParams p;
   p.a = static_cast<const unsigned char*>(l.a.data);
   p.b = static_cast<const unsigned char*>(l.b.data);
@@ -308,11 +331,15 @@ Status int_gemm_fn(const ::baracuda::detail::ExecContext& ctx, const ::baracuda:
   p.m = static_cast<int>(l.m), p.n = static_cast<int>(l.n), p.k = static_cast<int>(l.k);
   p.c = l.c.data;
   p.ldc = l.c.stride[0];
-  return launch<TA, TB, int32_t, false>(ctx, p, "IntGemmPlan");
+  return p;
 }
 
-template <class TA, class T>
-Status linear_fn(const ::baracuda::detail::ExecContext& ctx, const ::baracuda::detail::LinearLaunch& l) {
+template <class TA, class TB>
+Status int_gemm_fn(const ::baracuda::detail::ExecContext& ctx, const ::baracuda::detail::IntGemmLaunch& l) {
+  return launch<TA, TB, int32_t, false>(ctx, gemm_params(l), "IntGemmPlan");
+}
+
+inline GemmParams linear_params(const ::baracuda::detail::LinearLaunch& l) {
   GemmParams p;
   p.a = static_cast<const unsigned char*>(l.a.data);
   p.b = static_cast<const unsigned char*>(l.w.data);
@@ -330,6 +357,12 @@ Status linear_fn(const ::baracuda::detail::ExecContext& ctx, const ::baracuda::d
   p.bias = l.bias.data;
   p.bias_stride = l.bias.data != nullptr ? l.bias.stride[0] : 0;
   p.activation = static_cast<int>(l.activation);
+  return p;
+}
+
+template <class TA, class T>
+Status linear_fn(const ::baracuda::detail::ExecContext& ctx, const ::baracuda::detail::LinearLaunch& l) {
+  const GemmParams p = linear_params(l);
   constexpr const char* kPlan = "QuantizedLinearPlan/SmoothQuantLinearPlan";
   if (p.a_zp != nullptr) return launch<TA, int8_t, T, true>(ctx, p, kPlan);
   return launch<TA, int8_t, T, false>(ctx, p, kPlan);

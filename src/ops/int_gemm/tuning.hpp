@@ -3,13 +3,15 @@
 /// tile of C with warps_m×warps_n warps, each owning a (BM/warps_m)×(BN/warps_n) warp tile of m16n8k32
 /// MMAs, and streams K in BK slices through `stages` shared-memory buffers fed by cp.async.
 ///
-/// A device has three tiles, chosen by M (the token count of a linear layer):
-/// - decode (M ≤ decode_max_m): a 16-row tile, narrow in N and deep in K, so that a weight-streaming
-///   product (memory-bound: the weight is read once, the activation is a few rows) has enough blocks over N
-///   to cover every SM and enough bytes in flight per SM to approach the memory bandwidth;
-/// - medium (M ≤ medium_max_m): 64×64 tiles, still enough blocks over N for a few hundred tokens;
-/// - large: the compute-bound tile.
-/// The emulator runs the sm_90 set, so the kernels a GPU runs are the kernels CI runs.
+/// A device has three tiles (measured on an H100 by tools/tuning/int_gemm_tiles.cu over the LLM linear
+/// shapes, docs/perf/int_gemm_tiles.md):
+/// - decode, for M ≤ decode_max_m tokens: a 16-row tile, narrow in N and deep in K. The product is
+///   weight-streaming (memory-bound): narrow tiles give enough blocks over N to cover every SM, and the deep
+///   pipeline keeps enough bytes in flight per SM;
+/// - large, the compute-bound tile, when it still gives at least half a block per SM;
+/// - medium, when it does; otherwise decode again (few tokens and a narrow N).
+/// `choose` is the rule; the emulator runs the sm_90 set with its one "SM", so the plan tests there take
+/// decode and large, and tests/ops/int_gemm_tiles_test runs every tile directly.
 #pragma once
 
 namespace baracuda::detail {
@@ -29,20 +31,34 @@ struct IntGemmTileSet {
   IntGemmTile decode;
   int decode_max_m;
   IntGemmTile medium;
-  int medium_max_m;
   IntGemmTile large;
 
   friend constexpr bool operator==(const IntGemmTileSet&, const IntGemmTileSet&) = default;
 };
 
+enum class IntGemmTileKind { Decode, Medium, Large };
+
+constexpr long long int_gemm_blocks(const IntGemmTile& t, long long m, long long n) {
+  return ((m + t.bm - 1) / t.bm) * ((n + t.bn - 1) / t.bn);
+}
+
+/// The tile of `set` for an M×N output on a device with `sms` multiprocessors.
+constexpr IntGemmTileKind choose(const IntGemmTileSet& set, long long m, long long n, int sms) {
+  if (m <= set.decode_max_m) return IntGemmTileKind::Decode;
+  if (2 * int_gemm_blocks(set.large, m, n) >= sms) return IntGemmTileKind::Large;
+  if (2 * int_gemm_blocks(set.medium, m, n) >= sms) return IntGemmTileKind::Medium;
+  return IntGemmTileKind::Decode;
+}
+
 /// sm_80 / sm_90:
 /// - decode 16×32×256, 2 warps (16×16 warp tiles), 4 stages = 48 KiB: N = 4096 gives 128 blocks, each
 ///   keeping 3 slices of 8 KiB of weight in flight;
 /// - medium 64×64×128, 4 warps (32×32), 3 stages = 48 KiB;
-/// - large 128×128×64, 8 warps (2×4, 64×32 warp tiles: 4×4 MMAs, 64 s32 accumulators per thread),
-///   3 stages = 48 KiB.
+/// - large 128×128×128, 8 warps (2×4, 64×32 warp tiles: 4×4 MMAs, 64 s32 accumulators per thread),
+///   3 stages = 96 KiB (two blocks per SM). On the H100 it beat 128×128×64 with 3 or 4 stages, 128×256×64
+///   and 256×128×64 by 20–25 % at M ≥ 512.
 inline constexpr IntGemmTileSet kIntGemmTilesSm80{
-    {16, 32, 256, 1, 2, 4}, 16, {64, 64, 128, 2, 2, 3}, 128, {128, 128, 64, 2, 4, 3}};
+    {16, 32, 256, 1, 2, 4}, 16, {64, 64, 128, 2, 2, 3}, {128, 128, 128, 2, 4, 3}};
 inline constexpr IntGemmTileSet kIntGemmTilesSm90 = kIntGemmTilesSm80;
 
 }  // namespace baracuda::detail

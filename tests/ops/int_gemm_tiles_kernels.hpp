@@ -1,0 +1,17 @@
+// Launchers that run one chosen tile of the int8 GEMM's sm_90 tile set (src/ops/int_gemm/tuning.hpp) on the
+// sim device, bypassing the rule that picks a tile, so that every tile the GPU may run is checked in CI.
+#pragma once
+
+#include "baracuda/core/status.hpp"
+#include "core/exec_context.hpp"
+#include "ops/int_gemm/tables.hpp"
+#include "ops/int_gemm/tuning.hpp"
+
+namespace baracuda::test {
+
+/// IntGemm (s8 × s8 → s32) with `tile`.
+Status int_gemm_with_tile(detail::IntGemmTileKind tile, const detail::ExecContext& ctx, const detail::IntGemmLaunch& l);
+/// The linear epilogue (s8 activation, bf16 output; asymmetric when `l.a_zero_point` is set) with `tile`.
+Status linear_bf16_with_tile(detail::IntGemmTileKind tile, const detail::ExecContext& ctx, const detail::LinearLaunch& l);
+
+}  // namespace baracuda::test

@@ -1,0 +1,121 @@
+// The int8 GEMM's tile set (src/ops/int_gemm/tuning.hpp): the rule that picks a tile, and every tile of the
+// sm_90 set run directly on the sim device (int_gemm_tiles_kernels.cu) against the host reference, at
+// shapes where each tile has ragged M/N/K edges and a K long enough for its pipeline to wrap around its
+// stages. The plans' own tests (int_gemm_test) go through the rule, which on sim's one multiprocessor picks
+// decode or large; this is where the medium tile runs in CI.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "baracuda/baracuda.hpp"
+#include "int_gemm_tiles_kernels.hpp"
+#include "support/random.hpp"
+
+namespace baracuda::test {
+namespace {
+
+using detail::IntGemmTileKind;
+constexpr detail::IntGemmTileSet kSet = detail::kIntGemmTilesSm90;
+
+TEST(IntGemmTiles, RuleOnAnH100) {
+  constexpr int kSms = 132;
+  // Decode for a handful of tokens, whatever N.
+  EXPECT_EQ(detail::choose(kSet, 1, 4096, kSms), IntGemmTileKind::Decode);
+  EXPECT_EQ(detail::choose(kSet, 16, 11008, kSms), IntGemmTileKind::Decode);
+  // Large when it gives at least half a block per SM, medium when only medium does, else decode.
+  EXPECT_EQ(detail::choose(kSet, 64, 11008, kSms), IntGemmTileKind::Large);   // 86 large blocks
+  EXPECT_EQ(detail::choose(kSet, 128, 4096, kSms), IntGemmTileKind::Medium);  // 32 large, 128 medium
+  EXPECT_EQ(detail::choose(kSet, 64, 4096, kSms), IntGemmTileKind::Decode);   // 32 large, 64 medium
+  EXPECT_EQ(detail::choose(kSet, 2048, 4096, kSms), IntGemmTileKind::Large);
+  // The emulator's single multiprocessor: large for anything past decode.
+  EXPECT_EQ(detail::choose(kSet, 17, 1, 1), IntGemmTileKind::Large);
+}
+
+struct TileCase {
+  IntGemmTileKind tile;
+  int64_t m, n, k;
+};
+
+const TileCase kCases[] = {
+    {IntGemmTileKind::Decode, 1, 40, 1040},  {IntGemmTileKind::Decode, 16, 65, 272},
+    {IntGemmTileKind::Decode, 9, 33, 16},    {IntGemmTileKind::Medium, 33, 70, 400},
+    {IntGemmTileKind::Medium, 64, 129, 48},  {IntGemmTileKind::Medium, 65, 64, 16},
+    {IntGemmTileKind::Large, 130, 40, 400},  {IntGemmTileKind::Large, 17, 129, 528},
+};
+
+std::string name(const TileCase& c) {
+  const char* t = c.tile == IntGemmTileKind::Decode ? "decode" : c.tile == IntGemmTileKind::Medium ? "medium" : "large";
+  return std::string(t) + " " + std::to_string(c.m) + "x" + std::to_string(c.n) + "x" + std::to_string(c.k);
+}
+
+DynTensor mat(void* p, ElementKind k, int64_t rows, int64_t cols) { return DynTensor::dense(p, k, Shape{rows, cols}); }
+DynTensor vec(void* p, ElementKind k, int64_t n) { return DynTensor::dense(p, k, Shape{n}); }
+
+detail::ExecContext sim_context() {
+  auto ctx = detail::make_exec_context(Stream::sim());
+  EXPECT_TRUE(ctx.is_ok());
+  return *ctx;
+}
+
+TEST(IntGemmTiles, EveryTileExactOnSim) {
+  const detail::ExecContext sim = sim_context();
+  const detail::ExecContext host = *detail::make_exec_context(Stream::host());
+  const detail::IntGemmFn reference = reference::int_gemm_tables().int_gemm[detail::kind_index(ElementKind::S8)]
+                                                                           [detail::kind_index(ElementKind::S8)];
+  ASSERT_NE(reference, nullptr);
+  for (const TileCase& c : kCases) {
+    SCOPED_TRACE(name(c));
+    std::vector<uint8_t> a = random_bits(ElementKind::S8, c.m * c.k, 1 + c.m);
+    std::vector<uint8_t> b = random_bits(ElementKind::S8, c.n * c.k, 2 + c.n);
+    std::vector<int32_t> want(c.m * c.n, 0x5a5a5a5a), got(c.m * c.n, 0x5a5a5a5a);
+    detail::IntGemmLaunch l{c.m, c.n, c.k, mat(a.data(), ElementKind::S8, c.m, c.k),
+                            mat(b.data(), ElementKind::S8, c.n, c.k), mat(want.data(), ElementKind::S32, c.m, c.n)};
+    ASSERT_TRUE(reference(host, l).is_ok());
+    l.c = mat(got.data(), ElementKind::S32, c.m, c.n);
+    const Status s = int_gemm_with_tile(c.tile, sim, l);
+    ASSERT_TRUE(s.is_ok()) << s.error().to_string();
+    EXPECT_EQ(got, want);
+  }
+}
+
+// The linear epilogue (bias, per-token and per-channel scales; symmetric and asymmetric) at every tile:
+// bit for bit with the host reference (int_gemm.hpp's promise without an activation).
+TEST(IntGemmTiles, EveryTileLinearEpilogueOnSim) {
+  const detail::ExecContext sim = sim_context();
+  const detail::ExecContext host = *detail::make_exec_context(Stream::host());
+  const detail::LinearFn reference =
+      reference::int_gemm_tables().linear[detail::kind_index(ElementKind::S8)][detail::kind_index(ElementKind::Bf16)];
+  ASSERT_NE(reference, nullptr);
+  for (const TileCase& c : kCases)
+    for (bool asym : {false, true}) {
+      SCOPED_TRACE(name(c) + (asym ? " asymmetric" : " symmetric"));
+      std::vector<uint8_t> a = random_bits(ElementKind::S8, c.m * c.k, 3 + c.m);
+      std::vector<uint8_t> w = random_bits(ElementKind::S8, c.n * c.k, 4 + c.n);
+      std::vector<double> unused;
+      std::vector<uint8_t> a_scale = random_floats(ElementKind::F32, c.m, 1e-3, 1e-2, 5, &unused);
+      std::vector<uint8_t> w_scale = random_floats(ElementKind::F32, c.n, 1e-3, 4e-3, 6, &unused);
+      std::vector<uint8_t> bias = random_floats(ElementKind::Bf16, c.n, -2, 2, 7, &unused);
+      std::vector<int32_t> zp(c.m);
+      for (int64_t i = 0; i < c.m; ++i) zp[i] = static_cast<int32_t>((i * 37) % 41) - 20;
+      std::vector<uint16_t> want(c.m * c.n, 0x7fc1), got(c.m * c.n, 0x7fc1);
+      detail::LinearLaunch l;
+      l.m = c.m, l.n = c.n, l.k = c.k;
+      l.a = mat(a.data(), ElementKind::S8, c.m, c.k);
+      l.w = mat(w.data(), ElementKind::S8, c.n, c.k);
+      l.a_scale = vec(a_scale.data(), ElementKind::F32, c.m);
+      if (asym) l.a_zero_point = vec(zp.data(), ElementKind::S32, c.m);
+      l.w_scale = vec(w_scale.data(), ElementKind::F32, c.n);
+      l.bias = vec(bias.data(), ElementKind::Bf16, c.n);
+      l.y = mat(want.data(), ElementKind::Bf16, c.m, c.n);
+      ASSERT_TRUE(reference(host, l).is_ok());
+      l.y = mat(got.data(), ElementKind::Bf16, c.m, c.n);
+      const Status s = linear_bf16_with_tile(c.tile, sim, l);
+      ASSERT_TRUE(s.is_ok()) << s.error().to_string();
+      EXPECT_EQ(got, want);
+    }
+}
+
+}  // namespace
+}  // namespace baracuda::test
