@@ -4,7 +4,7 @@
 /// MMAs, and streams K in BK slices through `stages` shared-memory buffers fed by cp.async.
 ///
 /// A device has three tiles (measured on an H100 by tools/tuning/int_gemm_tiles.cu over the LLM linear
-/// shapes, docs/perf/int_gemm_tiles.md):
+/// shapes, docs/perf/2026-11-22-h100/int_gemm_tiles.csv):
 /// - decode, for M ≤ decode_max_m tokens: a 16-row tile, narrow in N and deep in K. The product is
 ///   weight-streaming (memory-bound): narrow tiles give enough blocks over N to cover every SM, and the deep
 ///   pipeline keeps enough bytes in flight per SM;
