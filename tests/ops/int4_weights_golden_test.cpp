@@ -1,0 +1,335 @@
+// The int4_weights family against independent golden data: tests/data/w4a16_golden.txt, made by
+// tests/data/gen_w4a16_golden.py (numpy, written from the GPTQ / AWQ / vLLM sources; its header states the
+// quantizer convention and every layout fact). Per case, byte for byte:
+// - quantize_int4 on w_f16 (with gptq_g_idx for act-order cases) gives q, scales_f16 and zeros;
+// - dequantize_int4 of that gives w_deq_f32;
+// - gptq_pack / awq_pack give the GPTQ / AWQ checkpoint tensors the case carries;
+// - gptq_to_marlin (with the act-order perm) and awq_to_marlin, each from the golden checkpoint tensors, give
+//   marlin_qweight, marlin_scales, marlin_zp and marlin_perm;
+// - int4_from_marlin of the golden Marlin tensors, dequantized, gives w_deq_f32 again (original row order).
+// A missing or truncated golden file fails the test ("missing golden data"); it never passes vacuously.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "baracuda/baracuda.hpp"
+
+namespace baracuda::test {
+namespace {
+
+const std::string kGoldenPath = std::string(BARACUDA_TEST_DATA_DIR) + "/w4a16_golden.txt";
+
+struct GoldenTensor {
+  std::string kind;  // i32 | u16 | f32
+  int64_t d0 = 0, d1 = 0;
+  std::vector<uint32_t> bits;  // raw bits, row-major
+};
+
+struct GoldenCase {
+  std::string name;
+  Int4Shape shape;
+  bool sym = true;
+  bool act_order = false;
+  std::map<std::string, GoldenTensor> t;
+
+  bool has(const std::string& name) const { return t.count(name) != 0; }
+  const GoldenTensor& at(const std::string& name) const { return t.at(name); }
+  Int4Scheme scheme() const { return sym ? Int4Scheme::Symmetric : Int4Scheme::Asymmetric; }
+};
+
+/// Parses the golden file; `error` names what is wrong with it (empty when it parsed).
+std::vector<GoldenCase> load_golden(std::string* error) {
+  std::vector<GoldenCase> cases;
+  std::ifstream file(kGoldenPath);
+  if (!file) {
+    *error = "missing golden data: cannot open " + kGoldenPath + " (run tests/data/gen_w4a16_golden.py)";
+    return cases;
+  }
+  std::string line;
+  int line_no = 0;
+  while (std::getline(file, line)) {
+    ++line_no;
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream in(line);
+    std::string word;
+    in >> word;
+    if (word == "case") {
+      GoldenCase c;
+      std::string kk, nn, gg, ss, aa;
+      int sym = 0, act = 0;
+      in >> c.name >> kk >> c.shape.k >> nn >> c.shape.n >> gg >> c.shape.group >> ss >> sym >> aa >> act;
+      if (!in || kk != "K" || nn != "N" || gg != "group" || ss != "sym" || aa != "act_order") {
+        *error = "line " + std::to_string(line_no) + ": malformed case header";
+        return {};
+      }
+      c.sym = sym != 0;
+      c.act_order = act != 0;
+      cases.push_back(std::move(c));
+      continue;
+    }
+    if (cases.empty()) {
+      *error = "line " + std::to_string(line_no) + ": tensor before the first case";
+      return {};
+    }
+    GoldenTensor g;
+    std::string dims;
+    in >> g.kind >> dims;
+    const auto x = dims.find('x');
+    if (!in || x == std::string::npos || (g.kind != "i32" && g.kind != "u16" && g.kind != "f32")) {
+      *error = "line " + std::to_string(line_no) + ": malformed tensor line";
+      return {};
+    }
+    g.d0 = std::stoll(dims.substr(0, x));
+    g.d1 = std::stoll(dims.substr(x + 1));
+    std::string hex;
+    while (in >> hex) g.bits.push_back(static_cast<uint32_t>(std::stoul(hex, nullptr, 16)));
+    if (static_cast<int64_t>(g.bits.size()) != g.d0 * g.d1) {
+      *error = "line " + std::to_string(line_no) + ": " + word + " has " + std::to_string(g.bits.size()) +
+               " values for " + dims;
+      return {};
+    }
+    cases.back().t[word] = std::move(g);
+  }
+  if (cases.empty()) *error = "missing golden data: " + kGoldenPath + " holds no case";
+  return cases;
+}
+
+const std::vector<GoldenCase>& golden(std::string* error) {
+  static std::string err;
+  static const std::vector<GoldenCase> cases = load_golden(&err);
+  *error = err;
+  return cases;
+}
+
+// ------------------------------------------------------------------------------------------ conversions
+
+std::vector<int32_t> as_i32(const GoldenTensor& g) { return {g.bits.begin(), g.bits.end()}; }
+
+std::vector<__half> as_f16(const GoldenTensor& g) {
+  std::vector<__half> out(g.bits.size());
+  for (size_t i = 0; i < out.size(); ++i) {
+    __half_raw r;
+    r.x = static_cast<uint16_t>(g.bits[i]);
+    out[i] = __half(r);
+  }
+  return out;
+}
+
+std::vector<float> f16_to_f32(const GoldenTensor& g) {
+  std::vector<float> out;
+  for (const __half& h : as_f16(g)) out.push_back(__half2float(h));
+  return out;
+}
+
+std::vector<uint32_t> bits_of(std::span<const __half> v) {
+  std::vector<uint32_t> out(v.size());
+  for (size_t i = 0; i < v.size(); ++i) {
+    out[i] = static_cast<__half_raw>(v[i]).x;
+  }
+  return out;
+}
+std::vector<uint32_t> bits_of(std::span<const float> v) {
+  std::vector<uint32_t> out(v.size());
+  std::memcpy(out.data(), v.data(), v.size() * 4);
+  return out;
+}
+template <class T>
+std::vector<uint32_t> bits_of_int(const std::vector<T>& v) {
+  std::vector<uint32_t> out;
+  for (T x : v) out.push_back(static_cast<uint32_t>(x));
+  return out;
+}
+
+/// Compares our bits with the golden tensor's; reports the count and the first few differences.
+void expect_bits(const GoldenCase& c, const std::string& name, const std::vector<uint32_t>& ours,
+                 const std::string& via) {
+  SCOPED_TRACE(c.name + ": " + name + " via " + via);
+  ASSERT_TRUE(c.has(name)) << "the golden case has no " << name;
+  const GoldenTensor& g = c.at(name);
+  ASSERT_EQ(ours.size(), g.bits.size());
+  int64_t bad = 0;
+  std::ostringstream first;
+  for (size_t i = 0; i < ours.size(); ++i)
+    if (ours[i] != g.bits[i]) {
+      if (bad < 5)
+        first << "\n  [" << i / g.d1 << ", " << i % g.d1 << "]: ours 0x" << std::hex << ours[i] << ", golden 0x"
+              << g.bits[i] << std::dec;
+      ++bad;
+    }
+  EXPECT_EQ(bad, 0) << bad << " of " << ours.size() << " differ; first:" << first.str();
+}
+
+// ------------------------------------------------------------------------------------------ tests
+
+TEST(Int4WeightsGolden, FilePresentAndCoversEveryFormat) {
+  std::string error;
+  const auto& cases = golden(&error);
+  ASSERT_TRUE(error.empty()) << error;
+  bool sym = false, asym = false, act = false, per_channel = false, grouped = false, gptq = false, awq = false;
+  for (const GoldenCase& c : cases) {
+    sym |= c.sym;
+    asym |= !c.sym;
+    act |= c.act_order;
+    per_channel |= !c.shape.marlin_grouped();
+    grouped |= c.shape.marlin_grouped();
+    gptq |= c.has("gptq_qweight");
+    awq |= c.has("awq_qweight");
+    for (const char* name : {"w_f16", "q", "scales_f16", "zeros", "marlin_qweight", "marlin_scales", "w_deq_f32"})
+      EXPECT_TRUE(c.has(name)) << c.name << " lacks " << name;
+    if (!c.sym) {
+      EXPECT_TRUE(c.has("marlin_zp")) << c.name;
+    }
+    if (c.act_order) {
+      EXPECT_TRUE(c.has("marlin_perm") && c.has("gptq_g_idx")) << c.name;
+    }
+  }
+  EXPECT_TRUE(sym && asym && act && per_channel && grouped && gptq && awq)
+      << "missing golden data: the file does not cover symmetric, asymmetric, act-order, per-channel, grouped, "
+         "GPTQ and AWQ cases";
+}
+
+TEST(Int4WeightsGolden, QuantizerAndDequantize) {
+  std::string error;
+  const auto& cases = golden(&error);
+  ASSERT_TRUE(error.empty()) << error;
+  for (const GoldenCase& c : cases) {
+    const std::vector<float> w = f16_to_f32(c.at("w_f16"));
+    std::vector<int32_t> g_idx;
+    if (c.act_order) g_idx = as_i32(c.at("gptq_g_idx"));
+    auto r = quantize_int4(w, c.shape, c.scheme(), g_idx);
+    ASSERT_TRUE(r.is_ok()) << c.name << ": " << r.error().to_string();
+    const Int4Weights& qw = r.value();
+    expect_bits(c, "q", bits_of_int(qw.q), "quantize_int4");
+    expect_bits(c, "scales_f16", bits_of(qw.scales), "quantize_int4");
+    if (c.sym) {
+      EXPECT_TRUE(qw.zeros.empty());
+      for (uint32_t z : c.at("zeros").bits) EXPECT_EQ(z, 8u) << c.name << ": symmetric golden zeros are 8";
+    } else {
+      expect_bits(c, "zeros", bits_of_int(qw.zeros), "quantize_int4");
+    }
+    auto d = dequantize_int4(qw);
+    ASSERT_TRUE(d.is_ok()) << d.error().to_string();
+    expect_bits(c, "w_deq_f32", bits_of(std::span<const float>(d.value())), "dequantize_int4(quantize_int4)");
+  }
+}
+
+TEST(Int4WeightsGolden, CheckpointPackers) {
+  std::string error;
+  const auto& cases = golden(&error);
+  ASSERT_TRUE(error.empty()) << error;
+  int gptq_cases = 0, awq_cases = 0;
+  for (const GoldenCase& c : cases) {
+    // Logical weights straight from the golden q / scales / zeros (not through our quantizer).
+    Int4Weights w;
+    w.shape = c.shape;
+    w.scheme = c.scheme();
+    for (uint32_t v : c.at("q").bits) w.q.push_back(static_cast<uint8_t>(v));
+    w.scales = as_f16(c.at("scales_f16"));
+    if (!c.sym)
+      for (uint32_t v : c.at("zeros").bits) w.zeros.push_back(static_cast<uint8_t>(v));
+    if (c.act_order) w.g_idx = as_i32(c.at("gptq_g_idx"));
+    if (c.has("gptq_qweight")) {
+      ++gptq_cases;
+      auto g = gptq_pack(w);
+      ASSERT_TRUE(g.is_ok()) << c.name << ": " << g.error().to_string();
+      expect_bits(c, "gptq_qweight", bits_of_int(g->qweight), "gptq_pack");
+      expect_bits(c, "gptq_qzeros", bits_of_int(g->qzeros), "gptq_pack");
+      expect_bits(c, "gptq_scales", bits_of(g->scales), "gptq_pack");
+      expect_bits(c, "gptq_g_idx", bits_of_int(g->g_idx), "gptq_pack");
+    }
+    if (c.has("awq_qweight")) {
+      ++awq_cases;
+      auto a = awq_pack(w);
+      ASSERT_TRUE(a.is_ok()) << c.name << ": " << a.error().to_string();
+      expect_bits(c, "awq_qweight", bits_of_int(a->qweight), "awq_pack");
+      expect_bits(c, "awq_qzeros", bits_of_int(a->qzeros), "awq_pack");
+      expect_bits(c, "awq_scales", bits_of(a->scales), "awq_pack");
+    }
+  }
+  EXPECT_GT(gptq_cases, 0) << "missing golden data: no GPTQ tensors";
+  EXPECT_GT(awq_cases, 0) << "missing golden data: no AWQ tensors";
+}
+
+TEST(Int4WeightsGolden, GptqToMarlin) {
+  std::string error;
+  const auto& cases = golden(&error);
+  ASSERT_TRUE(error.empty()) << error;
+  int n = 0;
+  for (const GoldenCase& c : cases) {
+    if (!c.has("gptq_qweight")) continue;
+    ++n;
+    const auto qweight = as_i32(c.at("gptq_qweight"));
+    const auto qzeros = as_i32(c.at("gptq_qzeros"));
+    const auto scales = as_f16(c.at("gptq_scales"));
+    const auto g_idx = as_i32(c.at("gptq_g_idx"));
+    auto m = gptq_to_marlin({qweight, qzeros, scales, g_idx}, c.shape, c.scheme(), c.act_order);
+    ASSERT_TRUE(m.is_ok()) << c.name << ": " << m.error().to_string();
+    expect_bits(c, "marlin_qweight", bits_of_int(m->qweight), "gptq_to_marlin");
+    expect_bits(c, "marlin_scales", bits_of(m->scales), "gptq_to_marlin");
+    if (c.act_order) {
+      expect_bits(c, "marlin_perm", bits_of_int(m->perm), "gptq_to_marlin");
+    } else {
+      EXPECT_TRUE(m->perm.empty()) << c.name;
+    }
+    if (c.has("marlin_zp")) expect_bits(c, "marlin_zp", bits_of_int(m->zeros), "gptq_to_marlin");
+  }
+  EXPECT_GT(n, 0) << "missing golden data: no GPTQ case";
+}
+
+TEST(Int4WeightsGolden, AwqToMarlin) {
+  std::string error;
+  const auto& cases = golden(&error);
+  ASSERT_TRUE(error.empty()) << error;
+  int n = 0;
+  for (const GoldenCase& c : cases) {
+    if (!c.has("awq_qweight")) continue;
+    ++n;
+    const auto qweight = as_i32(c.at("awq_qweight"));
+    const auto qzeros = as_i32(c.at("awq_qzeros"));
+    const auto scales = as_f16(c.at("awq_scales"));
+    auto m = awq_to_marlin({qweight, qzeros, scales}, c.shape);
+    ASSERT_TRUE(m.is_ok()) << c.name << ": " << m.error().to_string();
+    expect_bits(c, "marlin_qweight", bits_of_int(m->qweight), "awq_to_marlin");
+    expect_bits(c, "marlin_scales", bits_of(m->scales), "awq_to_marlin");
+    if (c.has("marlin_zp")) {
+      expect_bits(c, "marlin_zp", bits_of_int(m->zeros), "awq_to_marlin");
+    } else {  // a symmetric weight in AWQ's format: every zero point is 8
+      auto z = marlin_unpack_zeros(m->zeros, c.shape);
+      ASSERT_TRUE(z.is_ok()) << z.error().to_string();
+      for (uint8_t v : z.value()) EXPECT_EQ(v, 8) << c.name;
+    }
+  }
+  EXPECT_GT(n, 0) << "missing golden data: no AWQ case";
+}
+
+TEST(Int4WeightsGolden, MarlinTensorsDequantizeToReference) {
+  std::string error;
+  const auto& cases = golden(&error);
+  ASSERT_TRUE(error.empty()) << error;
+  for (const GoldenCase& c : cases) {
+    const auto qweight = as_i32(c.at("marlin_qweight"));
+    const auto scales = as_f16(c.at("marlin_scales"));
+    std::vector<int32_t> zeros, perm, sorted_g_idx;
+    if (c.has("marlin_zp")) zeros = as_i32(c.at("marlin_zp"));
+    if (c.act_order) {
+      perm = as_i32(c.at("marlin_perm"));
+      const auto g_idx = as_i32(c.at("gptq_g_idx"));
+      for (int32_t p : perm) sorted_g_idx.push_back(g_idx.at(p));
+    }
+    auto w = int4_from_marlin({qweight, scales, zeros, perm, sorted_g_idx}, c.shape, c.scheme());
+    ASSERT_TRUE(w.is_ok()) << c.name << ": " << w.error().to_string();
+    expect_bits(c, "q", bits_of_int(w->q), "int4_from_marlin");
+    auto d = dequantize_int4(w.value());
+    ASSERT_TRUE(d.is_ok()) << d.error().to_string();
+    expect_bits(c, "w_deq_f32", bits_of(std::span<const float>(d.value())), "int4_from_marlin + dequantize_int4");
+  }
+}
+
+}  // namespace
+}  // namespace baracuda::test

@@ -1,0 +1,824 @@
+// The int4_weights family (host only): the Marlin layout against an independent construction (vLLM's
+// marlin_weights recipe: 16×16 tile reshape, a 1024-entry fragment permutation list, the nibble interleave,
+// packing — built here differently from the library's per-word index map), exact round trips of every
+// packer on random non-uniform values for several shapes and every group size, hand-checked words (lane 0 of
+// the first tile, a single 0xF nibble per fragment element, the f16 0x6400 dequantization of a word, scale and
+// zero-point orders, GPTQ and AWQ nibble positions), the quantizer's formulas on hand-made columns (ties,
+// all-zero groups, the f16 scale rounding) and its error bound, and every rejection.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "baracuda/baracuda.hpp"
+#include "support/random.hpp"
+
+namespace baracuda::test {
+namespace {
+
+constexpr Int4Scheme kSym = Int4Scheme::Symmetric;
+constexpr Int4Scheme kAsym = Int4Scheme::Asymmetric;
+constexpr int64_t kGroups[] = {-1, 32, 64, 128};
+
+// ------------------------------------------------------------------------------------------ helpers
+
+/// Non-uniform random nibbles: mostly near the middle, with every value 0..15 present.
+std::vector<uint8_t> random_q(int64_t count, uint64_t seed) {
+  Rng rng(seed);
+  std::vector<uint8_t> q(static_cast<size_t>(count));
+  for (auto& v : q) {
+    const uint64_t r = rng.below(4);
+    v = static_cast<uint8_t>(r == 0 ? rng.below(16) : 8 + static_cast<int>(rng.below(7)) - 3);
+  }
+  for (int64_t i = 0; i < std::min<int64_t>(count, 16); ++i) q[rng.below(count)] = static_cast<uint8_t>(i);
+  return q;
+}
+
+std::vector<__half> random_scales(int64_t count, uint64_t seed) {
+  Rng rng(seed);
+  std::vector<__half> s(static_cast<size_t>(count));
+  for (auto& v : s) v = __float2half_rn(static_cast<float>(rng.uniform(1e-4, 1e-1)));
+  return s;
+}
+
+uint16_t bits(__half h) { return static_cast<__half_raw>(h).x; }
+__half from_bits(uint16_t b) {
+  __half_raw r;
+  r.x = b;
+  return __half(r);
+}
+std::vector<uint16_t> bits(const std::vector<__half>& v) {
+  std::vector<uint16_t> out;
+  for (const __half& h : v) out.push_back(bits(h));
+  return out;
+}
+
+/// Random logical weights of a shape: q, scales, zeros (asymmetric, in 1..15 so GPTQ can hold them), and
+/// optionally an act-order g_idx (a random permutation of the plain grouping, as GPTQ's desc_act makes).
+Int4Weights random_weights(const Int4Shape& shape, Int4Scheme scheme, bool act_order, uint64_t seed) {
+  Int4Weights w;
+  w.shape = shape;
+  w.scheme = scheme;
+  w.q = random_q(shape.k * shape.n, seed);
+  w.scales = random_scales(shape.num_groups() * shape.n, seed + 1);
+  if (scheme == kAsym) {
+    Rng rng(seed + 2);
+    w.zeros.resize(static_cast<size_t>(shape.num_groups() * shape.n));
+    for (auto& z : w.zeros) z = static_cast<uint8_t>(1 + rng.below(15));
+  }
+  if (act_order) {
+    std::vector<int32_t> order(static_cast<size_t>(shape.k));
+    std::iota(order.begin(), order.end(), 0);
+    Rng rng(seed + 3);
+    for (size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[rng.below(i)]);
+    w.g_idx.resize(static_cast<size_t>(shape.k));
+    for (int64_t i = 0; i < shape.k; ++i) w.g_idx[order[i]] = static_cast<int32_t>(i / shape.group_rows());
+  }
+  return w;
+}
+
+void expect_same(const Int4Weights& a, const Int4Weights& b) {
+  EXPECT_EQ(a.shape.k, b.shape.k);
+  EXPECT_EQ(a.shape.n, b.shape.n);
+  EXPECT_EQ(a.shape.group, b.shape.group);
+  EXPECT_EQ(a.scheme, b.scheme);
+  EXPECT_EQ(a.q, b.q);
+  EXPECT_EQ(bits(a.scales), bits(b.scales));
+  EXPECT_EQ(a.zeros, b.zeros);
+  EXPECT_EQ(a.g_idx, b.g_idx);
+}
+
+/// `s` is an InvalidProblem whose message names `fn` and contains `phrase`.
+void expect_invalid(const Status& s, const std::string& fn, const std::string& phrase) {
+  ASSERT_FALSE(s.is_ok()) << fn << ": expected a rejection containing \"" << phrase << "\"";
+  EXPECT_EQ(s.code(), ErrorCode::InvalidProblem) << s.to_string();
+  EXPECT_NE(s.error().message.find(fn), std::string::npos) << s.to_string();
+  EXPECT_NE(s.error().message.find(phrase), std::string::npos) << s.to_string();
+}
+
+struct KN {
+  int64_t k, n;
+};
+const KN kMarlinShapes[] = {{16, 64}, {32, 128}, {128, 64}, {256, 192}, {384, 320}, {128, 512}};
+
+// ------------------------------------------------------------------------------------------ the independent Marlin construction
+
+/// vLLM's marlin_weights recipe, built as data: (1) q [K, N] viewed as [K/16, 16, N/16, 16], tiles moved
+/// next to each other ([K/16, N/16, 16, 16] = rows of 16N values); (2) the 1024-entry permutation list of
+/// get_weight_perm — for lane i: col = i/4, for block 0, 1 the rows 2(i%4), 2(i%4)+1, 2(i%4+4), 2(i%4+4)+1
+/// give 16·row + col + 8·block, repeated for the four 16×16 tiles (+256 each); then (3) each run of 8 of the
+/// list reordered {0, 2, 4, 6, 1, 3, 5, 7}; (4) every 1024-chunk of each row gathered by the list and packed
+/// 8 per word, element i at bits 4i.
+std::vector<int32_t> reference_marlin(const std::vector<uint8_t>& q, int64_t K, int64_t N) {
+  std::vector<int> perm;
+  for (int i = 0; i < 32; ++i) {
+    std::vector<int> one;
+    const int col = i / 4;
+    for (int block = 0; block < 2; ++block)
+      for (int row : {2 * (i % 4), 2 * (i % 4) + 1, 2 * (i % 4 + 4), 2 * (i % 4 + 4) + 1})
+        one.push_back(16 * row + col + 8 * block);
+    for (int j = 0; j < 4; ++j)
+      for (int p : one) perm.push_back(p + 256 * j);
+  }
+  const int inter[8] = {0, 2, 4, 6, 1, 3, 5, 7};
+  std::vector<int> perm2(perm.size());
+  for (size_t r = 0; r < perm.size(); r += 8)
+    for (int i = 0; i < 8; ++i) perm2[r + i] = perm[r + inter[i]];
+  // (1) the tiled rows
+  std::vector<uint8_t> tiled(q.size());
+  for (int64_t kt = 0; kt < K / 16; ++kt)
+    for (int64_t nt = 0; nt < N / 16; ++nt)
+      for (int r = 0; r < 16; ++r)
+        for (int c = 0; c < 16; ++c)
+          tiled[kt * 16 * N + nt * 256 + r * 16 + c] = q[(kt * 16 + r) * N + nt * 16 + c];
+  // (4) gather and pack
+  std::vector<int32_t> out;
+  for (size_t base = 0; base < tiled.size(); base += 1024)
+    for (int w = 0; w < 128; ++w) {
+      uint32_t word = 0;
+      for (int i = 0; i < 8; ++i) word |= static_cast<uint32_t>(tiled[base + perm2[8 * w + i]]) << (4 * i);
+      out.push_back(static_cast<int32_t>(word));
+    }
+  return out;
+}
+
+// ------------------------------------------------------------------------------------------ Marlin weights
+
+TEST(MarlinPack, MatchesTheIndependentConstruction) {
+  uint64_t seed = 1;
+  for (const KN& s : kMarlinShapes) {
+    SCOPED_TRACE("K " + std::to_string(s.k) + " N " + std::to_string(s.n));
+    const auto q = random_q(s.k * s.n, seed++);
+    auto p = marlin_pack(q, s.k, s.n);
+    ASSERT_TRUE(p.is_ok()) << p.error().to_string();
+    EXPECT_EQ(p.value().size(), static_cast<size_t>(s.k / 16 * 2 * s.n));
+    EXPECT_EQ(p.value(), reference_marlin(q, s.k, s.n));
+  }
+}
+
+TEST(MarlinPack, UnpackInvertsPackExactly) {
+  uint64_t seed = 100;
+  for (const KN& s : kMarlinShapes) {
+    const auto q = random_q(s.k * s.n, seed++);
+    auto p = marlin_pack(q, s.k, s.n);
+    ASSERT_TRUE(p.is_ok());
+    auto u = marlin_unpack(p.value(), s.k, s.n);
+    ASSERT_TRUE(u.is_ok()) << u.error().to_string();
+    EXPECT_EQ(u.value(), q) << "K " << s.k << " N " << s.n;
+    // and pack(unpack(words)) == words for arbitrary words (the layout is a bijection)
+    Rng rng(seed++);
+    std::vector<int32_t> words(p.value().size());
+    for (auto& v : words) v = static_cast<int32_t>(static_cast<uint32_t>(rng.next()));
+    auto uq = marlin_unpack(words, s.k, s.n);
+    ASSERT_TRUE(uq.is_ok());
+    auto back = marlin_pack(uq.value(), s.k, s.n);
+    ASSERT_TRUE(back.is_ok());
+    EXPECT_EQ(back.value(), words);
+  }
+}
+
+TEST(MarlinPack, Lane0OfTheFirstTileHoldsItsFragmentInInterleavedOrder) {
+  // Lane 0, sub-tile 0: rows 0, 1, 8, 9 of columns 0 and 8. Fragment element e: e = 0..3 → column 0 rows
+  // {0, 1, 8, 9}; e = 4..7 → column 8. Nibble p holds element {0, 2, 4, 6, 1, 3, 5, 7}[p].
+  const int64_t K = 32, N = 128;
+  std::vector<uint8_t> q(K * N, 0);
+  auto at = [&](int64_t r, int64_t c) -> uint8_t& { return q[r * N + c]; };
+  at(0, 0) = 1;  // e0 → nibble 0
+  at(8, 0) = 2;  // e2 → nibble 1
+  at(0, 8) = 3;  // e4 → nibble 2
+  at(8, 8) = 4;  // e6 → nibble 3
+  at(1, 0) = 5;  // e1 → nibble 4
+  at(9, 0) = 6;  // e3 → nibble 5
+  at(1, 8) = 7;  // e5 → nibble 6
+  at(9, 8) = 8;  // e7 → nibble 7
+  auto p = marlin_pack(q, K, N);
+  ASSERT_TRUE(p.is_ok());
+  EXPECT_EQ(static_cast<uint32_t>(p.value()[0]), 0x87654321u);
+  for (size_t i = 1; i < p.value().size(); ++i) EXPECT_EQ(p.value()[i], 0) << "word " << i;
+}
+
+TEST(MarlinPack, EachFragmentElementLandsInItsNibble) {
+  // Lane 5 (rows 2(5 % 4) + {0, 1, 8, 9} = 2, 3, 10, 11; column 5/4 = 1 and 9) of sub-tile 2 (+32 columns)
+  // in k-tile 1 and 64-column block 1 of a 32 × 128 weight: word 1·2N + 128 + 4·5 + 2. A single 15 at
+  // fragment element e shows up as 0xF in nibble p with {0, 2, 4, 6, 1, 3, 5, 7}[p] = e.
+  const int64_t K = 32, N = 128;
+  const int rows[4] = {2, 3, 10, 11};
+  const int nib_of_e[8] = {0, 4, 1, 5, 2, 6, 3, 7};
+  const size_t word = 1 * 2 * N + 128 + 4 * 5 + 2;
+  for (int e = 0; e < 8; ++e) {
+    std::vector<uint8_t> q(K * N, 0);
+    q[(16 + rows[e % 4]) * N + 64 + 32 + 1 + 8 * (e / 4)] = 15;
+    auto p = marlin_pack(q, K, N);
+    ASSERT_TRUE(p.is_ok());
+    EXPECT_EQ(static_cast<uint32_t>(p.value()[word]), 0xFu << (4 * nib_of_e[e])) << "element " << e;
+  }
+}
+
+TEST(MarlinPack, F16MagicDequantizationRecoversFragments) {
+  // The kernel's dequantization (the FasterTransformer trick): (w & 0x000F000F) | 0x64006400 is the half2
+  // (1024 + e0, 1024 + e1); (w & 0x00F000F0) | 0x64006400 is (1024 + 16·e2, 1024 + 16·e3); w >> 8 gives
+  // e4..e7 the same way. Subtracting 1032, or scaling by 1/16 and adding −72, gives q − 8.
+  const int64_t K = 16, N = 64;
+  const auto q = random_q(K * N, 7);
+  auto p = marlin_pack(q, K, N);
+  ASSERT_TRUE(p.is_ok());
+  for (int t = 0; t < 32; ++t)
+    for (int j = 0; j < 4; ++j) {
+      const auto w = static_cast<uint32_t>(p.value()[4 * t + j]);
+      float e[8];
+      for (int half = 0; half < 2; ++half) {
+        const uint32_t v = w >> (8 * half);
+        const uint32_t lo = (v & 0x000F000Fu) | 0x64006400u, hi = (v & 0x00F000F0u) | 0x64006400u;
+        e[4 * half + 0] = __half2float(from_bits(static_cast<uint16_t>(lo))) - 1032.0f;
+        e[4 * half + 1] = __half2float(from_bits(static_cast<uint16_t>(lo >> 16))) - 1032.0f;
+        e[4 * half + 2] = __half2float(from_bits(static_cast<uint16_t>(hi))) / 16.0f - 72.0f;
+        e[4 * half + 3] = __half2float(from_bits(static_cast<uint16_t>(hi >> 16))) / 16.0f - 72.0f;
+      }
+      const int row[4] = {0, 1, 8, 9};
+      for (int i = 0; i < 8; ++i) {
+        const int64_t r = 2 * (t % 4) + row[i % 4], c = 16 * j + t / 4 + 8 * (i / 4);
+        EXPECT_EQ(e[i], static_cast<float>(q[r * N + c]) - 8.0f) << "lane " << t << " sub-tile " << j;
+      }
+    }
+}
+
+// ------------------------------------------------------------------------------------------ scales and zero points
+
+TEST(MarlinScales, GroupedIsAnEightByEightTranspose) {
+  const Int4Shape shape{256, 128, 128};  // G = 2 > 1: grouped
+  ASSERT_TRUE(shape.marlin_grouped());
+  std::vector<__half> s(2 * 128);
+  for (size_t i = 0; i < s.size(); ++i) s[i] = __float2half_rn(static_cast<float>(i));
+  auto p = marlin_permute_scales(s, shape);
+  ASSERT_TRUE(p.is_ok());
+  for (int run = 0; run < 4; ++run)
+    for (int i = 0; i < 64; ++i)
+      EXPECT_EQ(__half2float(p.value()[run * 64 + i]), static_cast<float>(run * 64 + i / 8 + 8 * (i % 8)));
+  EXPECT_EQ(__half2float(p.value()[1]), 8.0f);
+  EXPECT_EQ(__half2float(p.value()[8]), 1.0f);
+}
+
+TEST(MarlinScales, PerChannelUsesTheSinglePermutation) {
+  // group −1 and group == K (one group) both take the 32-entry permutation.
+  for (const Int4Shape shape : {Int4Shape{64, 128, -1}, Int4Shape{128, 128, 128}}) {
+    ASSERT_FALSE(shape.marlin_grouped());
+    std::vector<__half> s(128);
+    for (size_t i = 0; i < s.size(); ++i) s[i] = __float2half_rn(static_cast<float>(i));
+    auto p = marlin_permute_scales(s, shape);
+    ASSERT_TRUE(p.is_ok());
+    const float first[9] = {0, 1, 8, 9, 16, 17, 24, 25, 2};
+    for (int i = 0; i < 9; ++i) EXPECT_EQ(__half2float(p.value()[i]), first[i]);
+    EXPECT_EQ(__half2float(p.value()[32]), 32.0f);  // runs of 32
+    EXPECT_EQ(__half2float(p.value()[31]), 31.0f);  // last of the first run: 2·3 + 25
+  }
+}
+
+TEST(MarlinScales, RoundTripEveryGroup) {
+  uint64_t seed = 300;
+  for (const KN& s : kMarlinShapes)
+    for (int64_t g : kGroups) {
+      if (g > 0 && s.k % g != 0) continue;
+      const Int4Shape shape{s.k, s.n, g};
+      const auto sc = random_scales(shape.num_groups() * s.n, seed++);
+      auto p = marlin_permute_scales(sc, shape);
+      ASSERT_TRUE(p.is_ok()) << p.error().to_string();
+      EXPECT_NE(bits(p.value()), bits(sc));
+      auto u = marlin_unpermute_scales(p.value(), shape);
+      ASSERT_TRUE(u.is_ok());
+      EXPECT_EQ(bits(u.value()), bits(sc)) << "K " << s.k << " N " << s.n << " group " << g;
+    }
+}
+
+TEST(MarlinZeros, HandCheckedWordAndRoundTrip) {
+  // z[g, c] = c / 8 for the first 64 columns: after the 64-entry permutation positions 0..7 hold columns
+  // 0, 8, ..., 56 (values 0..7), and the interleave puts value {0, 2, 4, 6, 1, 3, 5, 7}[i] in nibble i.
+  const Int4Shape shape{128, 64, -1};
+  std::vector<uint8_t> z(64);
+  for (int c = 0; c < 64; ++c) z[c] = static_cast<uint8_t>(c / 8);
+  auto p = marlin_pack_zeros(z, shape);
+  ASSERT_TRUE(p.is_ok());
+  ASSERT_EQ(p.value().size(), 8u);
+  EXPECT_EQ(static_cast<uint32_t>(p.value()[0]), 0x75316420u);
+  uint64_t seed = 400;
+  for (const KN& s : kMarlinShapes)
+    for (int64_t g : kGroups) {
+      if (g > 0 && s.k % g != 0) continue;
+      const Int4Shape sh{s.k, s.n, g};
+      const auto zz = random_q(sh.num_groups() * s.n, seed++);
+      auto pz = marlin_pack_zeros(zz, sh);
+      ASSERT_TRUE(pz.is_ok());
+      EXPECT_EQ(pz.value().size(), static_cast<size_t>(sh.num_groups() * s.n / 8));
+      auto u = marlin_unpack_zeros(pz.value(), sh);
+      ASSERT_TRUE(u.is_ok());
+      EXPECT_EQ(u.value(), zz);
+    }
+}
+
+// ------------------------------------------------------------------------------------------ logical ↔ Marlin
+
+TEST(MarlinConvert, RoundTripEveryShapeGroupAndScheme) {
+  uint64_t seed = 500;
+  for (const KN& s : kMarlinShapes)
+    for (int64_t g : kGroups)
+      for (Int4Scheme scheme : {kSym, kAsym}) {
+        if (g > 0 && s.k % g != 0) continue;
+        const Int4Shape shape{s.k, s.n, g};
+        SCOPED_TRACE("K " + std::to_string(s.k) + " N " + std::to_string(s.n) + " group " + std::to_string(g));
+        const Int4Weights w = random_weights(shape, scheme, false, seed += 10);
+        auto m = marlin_from_int4(w, false);
+        ASSERT_TRUE(m.is_ok()) << m.error().to_string();
+        EXPECT_TRUE(m->perm.empty());
+        EXPECT_EQ(m->zeros.empty(), scheme == kSym);
+        auto back = int4_from_marlin({m->qweight, m->scales, m->zeros, m->perm, m->g_idx}, shape, scheme);
+        ASSERT_TRUE(back.is_ok()) << back.error().to_string();
+        expect_same(back.value(), w);
+      }
+}
+
+TEST(MarlinConvert, ActOrderSortsRowsStablyAndRoundTrips) {
+  uint64_t seed = 600;
+  for (const KN& s : kMarlinShapes)
+    for (int64_t g : {32, 64, 128}) {
+      if (s.k % g != 0 || s.k == g) continue;
+      const Int4Shape shape{s.k, s.n, g};
+      const Int4Weights w = random_weights(shape, kAsym, true, seed += 10);
+      auto m = marlin_from_int4(w, true);
+      ASSERT_TRUE(m.is_ok()) << m.error().to_string();
+      ASSERT_EQ(m->perm.size(), static_cast<size_t>(s.k));
+      for (int64_t i = 0; i < s.k; ++i) {
+        EXPECT_EQ(m->g_idx[i], i / g);  // every group has g rows, so sorted g_idx = i / g
+        EXPECT_EQ(m->g_idx[i], w.g_idx[m->perm[i]]);
+        if (i > 0 && m->g_idx[i] == m->g_idx[i - 1]) {
+          EXPECT_LT(m->perm[i - 1], m->perm[i]) << "not stable";
+        }
+      }
+      // The packed weight is marlin_pack of the gathered rows.
+      std::vector<uint8_t> rows(w.q.size());
+      for (int64_t i = 0; i < s.k; ++i)
+        std::copy_n(w.q.begin() + m->perm[i] * s.n, s.n, rows.begin() + i * s.n);
+      EXPECT_EQ(m->qweight, marlin_pack(rows, s.k, s.n).value());
+      auto back = int4_from_marlin({m->qweight, m->scales, m->zeros, m->perm, m->g_idx}, shape, kAsym);
+      ASSERT_TRUE(back.is_ok()) << back.error().to_string();
+      expect_same(back.value(), w);
+    }
+}
+
+TEST(MarlinConvert, ActOrderWithOneGroupIsIgnored) {
+  Int4Weights w = random_weights({128, 64, -1}, kSym, false, 700);
+  w.g_idx.assign(128, 0);
+  auto m = marlin_from_int4(w, true);
+  ASSERT_TRUE(m.is_ok()) << m.error().to_string();
+  EXPECT_TRUE(m->perm.empty());
+  EXPECT_TRUE(m->g_idx.empty());
+}
+
+TEST(MarlinConvert, EmptyProblems) {
+  for (const Int4Shape shape : {Int4Shape{0, 64, -1}, Int4Shape{16, 0, -1}, Int4Shape{0, 0, 32}}) {
+    Int4Weights w;
+    w.shape = shape;
+    w.q.resize(static_cast<size_t>(shape.k * shape.n));
+    w.scales.resize(static_cast<size_t>(shape.num_groups() * shape.n));
+    auto m = marlin_from_int4(w, false);
+    ASSERT_TRUE(m.is_ok()) << m.error().to_string();
+    EXPECT_TRUE(m->qweight.empty());
+    auto d = dequantize_int4(w);
+    ASSERT_TRUE(d.is_ok());
+    EXPECT_TRUE(d->empty());
+    auto q = quantize_int4({}, shape, kAsym);
+    ASSERT_TRUE(q.is_ok()) << q.error().to_string();
+  }
+}
+
+// ------------------------------------------------------------------------------------------ GPTQ and AWQ
+
+TEST(Gptq, HandCheckedWords) {
+  const Int4Shape shape{16, 8, -1};
+  Int4Weights w = random_weights(shape, kSym, false, 800);
+  for (int64_t k = 0; k < 16; ++k) w.q[k * 8 + 3] = static_cast<uint8_t>(k % 8 + 1);  // column 3: 1..8, 1..8
+  auto c = gptq_pack(w);
+  ASSERT_TRUE(c.is_ok()) << c.error().to_string();
+  ASSERT_EQ(c->qweight.size(), 2u * 8u);
+  EXPECT_EQ(static_cast<uint32_t>(c->qweight[0 * 8 + 3]), 0x87654321u);  // row 0 of qweight: k = 0..7
+  EXPECT_EQ(static_cast<uint32_t>(c->qweight[1 * 8 + 3]), 0x87654321u);  // k = 8..15
+  ASSERT_EQ(c->qzeros.size(), 1u);
+  EXPECT_EQ(static_cast<uint32_t>(c->qzeros[0]), 0x77777777u);  // z = 8 stored as 7
+  EXPECT_EQ(c->g_idx, std::vector<int32_t>(16, 0));
+  // Asymmetric: z − 1 in natural nibble order.
+  Int4Weights a = random_weights(shape, kAsym, false, 801);
+  for (int i = 0; i < 8; ++i) a.zeros[i] = static_cast<uint8_t>(i + 1);
+  auto ca = gptq_pack(a);
+  ASSERT_TRUE(ca.is_ok());
+  EXPECT_EQ(static_cast<uint32_t>(ca->qzeros[0]), 0x76543210u);
+}
+
+TEST(Gptq, RoundTripEveryGroupSchemeAndActOrder) {
+  uint64_t seed = 900;
+  for (const KN& s : kMarlinShapes)
+    for (int64_t g : kGroups)
+      for (Int4Scheme scheme : {kSym, kAsym})
+        for (bool act : {false, true}) {
+          if ((g > 0 && s.k % g != 0) || (act && (g == -1 || g == s.k))) continue;
+          const Int4Shape shape{s.k, s.n, g};
+          const Int4Weights w = random_weights(shape, scheme, act, seed += 10);
+          auto c = gptq_pack(w);
+          ASSERT_TRUE(c.is_ok()) << c.error().to_string();
+          EXPECT_EQ(c->qweight.size(), static_cast<size_t>(s.k / 8 * s.n));
+          EXPECT_EQ(c->qzeros.size(), static_cast<size_t>(shape.num_groups() * s.n / 8));
+          auto u = gptq_unpack({c->qweight, c->qzeros, c->scales, c->g_idx}, shape, scheme);
+          ASSERT_TRUE(u.is_ok()) << u.error().to_string();
+          Int4Weights expect = w;
+          if (!act) {  // gptq_pack writes the plain g_idx explicitly
+            expect.g_idx.resize(static_cast<size_t>(s.k));
+            for (int64_t k = 0; k < s.k; ++k) expect.g_idx[k] = static_cast<int32_t>(k / shape.group_rows());
+          }
+          expect_same(u.value(), expect);
+          // GPTQ → Marlin equals logical → Marlin.
+          auto m1 = gptq_to_marlin({c->qweight, c->qzeros, c->scales, c->g_idx}, shape, scheme, act);
+          auto m2 = marlin_from_int4(w, act);
+          ASSERT_TRUE(m1.is_ok() && m2.is_ok());
+          EXPECT_EQ(m1->qweight, m2->qweight);
+          EXPECT_EQ(bits(m1->scales), bits(m2->scales));
+          EXPECT_EQ(m1->zeros, m2->zeros);
+          EXPECT_EQ(m1->perm, m2->perm);
+        }
+}
+
+TEST(Gptq, SymmetricIgnoresQzeros) {
+  // vLLM's GPTQ-Marlin path does not read qzeros for sym=True (v1 checkpoints store 7s, v2 8s, or none).
+  const Int4Shape shape{64, 64, 32};
+  const Int4Weights w = random_weights(shape, kSym, false, 1000);
+  auto c = gptq_pack(w);
+  ASSERT_TRUE(c.is_ok());
+  std::vector<int32_t> v2(c->qzeros.size(), static_cast<int32_t>(0x88888888u));
+  auto a = gptq_unpack({c->qweight, v2, c->scales, {}}, shape, kSym);
+  auto b = gptq_unpack({c->qweight, {}, c->scales, {}}, shape, kSym);
+  ASSERT_TRUE(a.is_ok() && b.is_ok());
+  EXPECT_EQ(a->q, w.q);
+  EXPECT_EQ(b->q, w.q);
+  EXPECT_TRUE(a->zeros.empty());
+}
+
+TEST(Awq, HandCheckedWords) {
+  // Nibble i of a word holds column {0, 2, 4, 6, 1, 3, 5, 7}[i] of its run of 8.
+  const Int4Shape shape{32, 16, -1};
+  Int4Weights w = random_weights(shape, kAsym, false, 1100);
+  for (int c = 0; c < 8; ++c) w.q[8 + c] = static_cast<uint8_t>(c + 1);  // row 0, columns 8..15: 1..8
+  for (int c = 0; c < 8; ++c) w.zeros[c] = static_cast<uint8_t>(c);      // group 0, columns 0..7: 0..7
+  auto a = awq_pack(w);
+  ASSERT_TRUE(a.is_ok()) << a.error().to_string();
+  ASSERT_EQ(a->qweight.size(), 32u * 2u);
+  EXPECT_EQ(static_cast<uint32_t>(a->qweight[1]), 0x86427531u);
+  EXPECT_EQ(static_cast<uint32_t>(a->qzeros[0]), 0x75316420u);  // raw zero points, no −1
+  // Symmetric weights are stored with z = 8.
+  auto s = awq_pack(random_weights(shape, kSym, false, 1101));
+  ASSERT_TRUE(s.is_ok());
+  for (int32_t z : s->qzeros) EXPECT_EQ(static_cast<uint32_t>(z), 0x88888888u);
+}
+
+TEST(Awq, RoundTripEveryGroupAndToMarlin) {
+  uint64_t seed = 1200;
+  for (const KN& s : kMarlinShapes)
+    for (int64_t g : kGroups) {
+      if (g > 0 && s.k % g != 0) continue;
+      const Int4Shape shape{s.k, s.n, g};
+      Int4Weights w = random_weights(shape, kAsym, false, seed += 10);
+      for (size_t i = 0; i < w.zeros.size(); i += 7) w.zeros[i] = 0;  // AWQ stores z = 0 fine
+      auto a = awq_pack(w);
+      ASSERT_TRUE(a.is_ok()) << a.error().to_string();
+      EXPECT_EQ(a->qweight.size(), static_cast<size_t>(s.k * s.n / 8));
+      auto u = awq_unpack({a->qweight, a->qzeros, a->scales}, shape);
+      ASSERT_TRUE(u.is_ok()) << u.error().to_string();
+      expect_same(u.value(), w);
+      auto m1 = awq_to_marlin({a->qweight, a->qzeros, a->scales}, shape);
+      auto m2 = marlin_from_int4(w, false);
+      ASSERT_TRUE(m1.is_ok() && m2.is_ok());
+      EXPECT_EQ(m1->qweight, m2->qweight);
+      EXPECT_EQ(bits(m1->scales), bits(m2->scales));
+      EXPECT_EQ(m1->zeros, m2->zeros);
+      EXPECT_EQ(m1->scheme, kAsym);
+    }
+}
+
+TEST(Awq, SymmetricThroughAwqDequantizesAlike) {
+  const Int4Shape shape{128, 64, 64};
+  const Int4Weights w = random_weights(shape, kSym, false, 1300);
+  auto a = awq_pack(w);
+  ASSERT_TRUE(a.is_ok());
+  auto u = awq_unpack({a->qweight, a->qzeros, a->scales}, shape);
+  ASSERT_TRUE(u.is_ok());
+  auto d1 = dequantize_int4(w), d2 = dequantize_int4(u.value());
+  ASSERT_TRUE(d1.is_ok() && d2.is_ok());
+  EXPECT_EQ(d1.value(), d2.value());
+}
+
+// ------------------------------------------------------------------------------------------ quantizer
+
+TEST(QuantizeInt4, SymmetricHandMadeColumn) {
+  // One group of 32 rows, 8 columns. Column 0: max 7, min −8 → s = max(7/7, 8/8) = 1; ties round to even.
+  const Int4Shape shape{32, 8, 32};
+  std::vector<float> w(32 * 8, 0.0f);
+  const float col0[] = {-8, 7, 3.5f, 2.5f, -0.5f, 0.5f, 1.5f, -2.5f, 6.49f, -7.5f};
+  const int q0[] = {0, 15, 12, 10, 8, 8, 10, 6, 14, 0};  // −7.5 → −8 (even) → 0
+  for (int i = 0; i < 10; ++i) w[i * 8 + 0] = col0[i];
+  // Column 1: positive only: max 1.0, min 0.25 → s = max(1/7, 0.25/8) = f16(1/7).
+  for (int k = 0; k < 32; ++k) w[k * 8 + 1] = k == 0 ? 1.0f : 0.25f;
+  // Column 2 stays all zero → s = 1, q = 8.
+  // Column 3: a scale that overflows nothing but is not exact in f16: max 0.3 → s = f16(0.3f / 7).
+  for (int k = 0; k < 32; ++k) w[k * 8 + 3] = (k % 2 ? 0.3f : -0.1f);
+  auto r = quantize_int4(w, shape, kSym);
+  ASSERT_TRUE(r.is_ok()) << r.error().to_string();
+  const Int4Weights& q = r.value();
+  EXPECT_TRUE(q.zeros.empty());
+  EXPECT_EQ(__half2float(q.scales[0]), 1.0f);
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(q.q[i * 8 + 0], q0[i]) << "w = " << col0[i];
+  EXPECT_EQ(bits(q.scales[1]), bits(__float2half_rn(1.0f / 7.0f)));
+  EXPECT_EQ(bits(q.scales[2]), bits(__float2half_rn(1.0f)));
+  for (int k = 0; k < 32; ++k) EXPECT_EQ(q.q[k * 8 + 2], 8);
+  EXPECT_EQ(bits(q.scales[3]), bits(__float2half_rn(0.3f / 7.0f)));
+  const float s3 = __half2float(q.scales[3]);
+  EXPECT_EQ(q.q[1 * 8 + 3], static_cast<uint8_t>(std::nearbyint(0.3f / s3) + 8));
+  EXPECT_EQ(q.q[0 * 8 + 3], static_cast<uint8_t>(std::nearbyint(-0.1f / s3) + 8));
+}
+
+TEST(QuantizeInt4, AsymmetricHandMadeColumn) {
+  const Int4Shape shape{32, 8, -1};
+  std::vector<float> w(32 * 8, 0.0f);
+  // Column 0: min −1.5, max 6: s = 7.5 / 15 = 0.5, z = round(|−1.5 / 0.5|) = 3; q = round(w / 0.5) + 3.
+  const float col0[] = {-1.5f, 6.0f, 0.25f, 0.75f, -0.25f, 1.0f};
+  const int q0[] = {0, 15, 3, 5, 3, 5};  // 0.5 → 0, 1.5 → 2, −0.5 → −0 (ties to even)
+  for (int i = 0; i < 6; ++i) w[i * 8] = col0[i];
+  // Column 1 all zero: s = f16(1e-5 / 15) (a subnormal, 0x000b), z = 0, q = 0.
+  auto r = quantize_int4(w, shape, kAsym);
+  ASSERT_TRUE(r.is_ok()) << r.error().to_string();
+  const Int4Weights& q = r.value();
+  EXPECT_EQ(__half2float(q.scales[0]), 0.5f);
+  EXPECT_EQ(q.zeros[0], 3);
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(q.q[i * 8], q0[i]) << "w = " << col0[i];
+  EXPECT_EQ(bits(q.scales[1]), 0x000b);
+  EXPECT_EQ(q.zeros[1], 0);
+  for (int k = 0; k < 32; ++k) EXPECT_EQ(q.q[k * 8 + 1], 0);
+}
+
+TEST(QuantizeInt4, ErrorBoundAndDequantizeOnRandomWeights) {
+  // |w − dequant| ≤ s/2 wherever the value is inside the clamp range, for every group and both schemes.
+  Rng rng(1400);
+  for (int64_t g : kGroups)
+    for (Int4Scheme scheme : {kSym, kAsym}) {
+      const Int4Shape shape{256, 64, g};
+      std::vector<float> w(256 * 64);
+      for (auto& v : w) v = static_cast<float>(rng.uniform(-1, 1) * rng.uniform(0, 0.1));
+      auto r = quantize_int4(w, shape, scheme);
+      ASSERT_TRUE(r.is_ok()) << r.error().to_string();
+      auto d = dequantize_int4(r.value());
+      ASSERT_TRUE(d.is_ok());
+      int64_t clamped = 0;
+      for (int64_t k = 0; k < 256; ++k)
+        for (int64_t n = 0; n < 64; ++n) {
+          const int64_t gi = k / shape.group_rows();
+          const float s = __half2float(r->scales[gi * 64 + n]);
+          const float z = scheme == kSym ? 8.0f : r->zeros[gi * 64 + n];
+          const uint8_t qv = r->q[k * 64 + n];
+          EXPECT_EQ(d.value()[k * 64 + n], (static_cast<float>(qv) - z) * s);
+          if (qv == 0 || qv == 15) {
+            ++clamped;
+            continue;
+          }
+          EXPECT_LE(std::fabs(w[k * 64 + n] - d.value()[k * 64 + n]), 0.5f * s * (1 + 1e-6f));
+        }
+      EXPECT_LT(clamped, 256 * 64 / 8);
+    }
+}
+
+TEST(QuantizeInt4, GIdxEqualsQuantizingTheSortedRows) {
+  // Quantizing with an act-order g_idx gives, row for row, what plain groups give on the rows sorted by group.
+  const Int4Shape shape{128, 64, 32};
+  const Int4Weights ref = random_weights(shape, kSym, true, 1500);  // only its g_idx is used
+  Rng rng(1501);
+  std::vector<float> w(128 * 64);
+  for (auto& v : w) v = static_cast<float>(rng.uniform(-0.05, 0.05));
+  std::vector<int32_t> perm(128);
+  std::iota(perm.begin(), perm.end(), 0);
+  std::stable_sort(perm.begin(), perm.end(), [&](int a, int b) { return ref.g_idx[a] < ref.g_idx[b]; });
+  std::vector<float> sorted(w.size());
+  for (int i = 0; i < 128; ++i) std::copy_n(w.begin() + perm[i] * 64, 64, sorted.begin() + i * 64);
+  for (Int4Scheme scheme : {kSym, kAsym}) {
+    auto a = quantize_int4(w, shape, scheme, ref.g_idx);
+    auto b = quantize_int4(sorted, shape, scheme);
+    ASSERT_TRUE(a.is_ok() && b.is_ok());
+    EXPECT_EQ(bits(a->scales), bits(b->scales));
+    EXPECT_EQ(a->zeros, b->zeros);
+    EXPECT_EQ(a->g_idx, ref.g_idx);
+    for (int i = 0; i < 128; ++i)
+      for (int n = 0; n < 64; ++n) EXPECT_EQ(a->q[perm[i] * 64 + n], b->q[i * 64 + n]);
+  }
+}
+
+// ------------------------------------------------------------------------------------------ rejections
+
+TEST(Int4Rejections, Shapes) {
+  const std::vector<float> w(64 * 64, 0.0f);
+  expect_invalid(quantize_int4(w, {64, 64, 16}, kSym).status(), "quantize_int4", "group = 16 is not one of");
+  expect_invalid(quantize_int4(w, {64, 64, 0}, kSym).status(), "quantize_int4", "group = 0 is not one of");
+  expect_invalid(quantize_int4(w, {96, 64, 64}, kSym).status(), "quantize_int4", "not a multiple of group = 64");
+  expect_invalid(quantize_int4(w, {-64, 64, -1}, kSym).status(), "quantize_int4", "must be >= 0");
+  const std::vector<uint8_t> q(64 * 64, 0);
+  expect_invalid(marlin_pack(q, 8, 64).status(), "marlin_pack", "K = 8 is not a multiple of 16");
+  expect_invalid(marlin_pack(q, 64, 32).status(), "marlin_pack", "N = 32 is not a multiple of 64");
+  expect_invalid(marlin_unpack({}, 24, 64).status(), "marlin_unpack", "K = 24 is not a multiple of 16");
+  expect_invalid(marlin_permute_scales({}, {64, 96, -1}).status(), "marlin_permute_scales", "N = 96");
+  expect_invalid(marlin_unpermute_scales({}, {64, 64, 48}).status(), "marlin_unpermute_scales", "group = 48");
+  expect_invalid(marlin_pack_zeros({}, {8, 64, -1}).status(), "marlin_pack_zeros", "K = 8");
+  expect_invalid(marlin_unpack_zeros({}, {64, 64, 128}).status(), "marlin_unpack_zeros", "group = 128");
+  // GPTQ packs 8 rows / 8 columns per word; AWQ 8 columns.
+  Int4Weights odd;
+  odd.shape = {12, 8, -1};
+  odd.q.assign(12 * 8, 8);
+  odd.scales.assign(8, __float2half_rn(1.0f));
+  expect_invalid(gptq_pack(odd).status(), "gptq_pack", "K = 12 is not a multiple of 8");
+  odd.shape = {8, 12, -1};
+  odd.scales.assign(12, __float2half_rn(1.0f));
+  expect_invalid(gptq_pack(odd).status(), "gptq_pack", "N = 12 is not a multiple of 8");
+  expect_invalid(awq_pack(odd).status(), "awq_pack", "N = 12 is not a multiple of 8");
+  expect_invalid(gptq_unpack({}, {12, 8, -1}, kSym).status(), "gptq_unpack", "K = 12");
+  expect_invalid(awq_unpack({}, {8, 12, -1}).status(), "awq_unpack", "N = 12");
+  // Marlin converters need a Marlin shape (GPTQ/AWQ's own rules would allow 8 × 8).
+  const Int4Weights small = random_weights({8, 8, -1}, kSym, false, 1);
+  expect_invalid(marlin_from_int4(small, false).status(), "marlin_from_int4", "K = 8 is not a multiple of 16");
+  auto g = gptq_pack(small);
+  ASSERT_TRUE(g.is_ok());
+  expect_invalid(gptq_to_marlin({g->qweight, g->qzeros, g->scales, g->g_idx}, small.shape, kSym, false).status(),
+                 "gptq_to_marlin", "K = 8 is not a multiple of 16");
+  auto a = awq_pack(small);
+  ASSERT_TRUE(a.is_ok());
+  expect_invalid(awq_to_marlin({a->qweight, a->qzeros, a->scales}, small.shape).status(), "awq_to_marlin",
+                 "K = 8 is not a multiple of 16");
+  expect_invalid(int4_from_marlin({}, {16, 32, -1}, kSym).status(), "int4_from_marlin", "N = 32");
+}
+
+TEST(Int4Rejections, SpanSizes) {
+  const Int4Shape shape{32, 64, -1};
+  const std::vector<uint8_t> q(32 * 64 - 1, 0);
+  expect_invalid(marlin_pack(q, 32, 64).status(), "marlin_pack", "q has 2047 elements, expected 2048");
+  const std::vector<int32_t> words(32 * 64 / 8 + 1, 0);
+  expect_invalid(marlin_unpack(words, 32, 64).status(), "marlin_unpack", "packed has 257 elements, expected 256");
+  const std::vector<__half> s(63);
+  expect_invalid(marlin_permute_scales(s, shape).status(), "marlin_permute_scales", "scales has 63 elements");
+  expect_invalid(marlin_unpermute_scales(s, shape).status(), "marlin_unpermute_scales", "scales has 63 elements");
+  expect_invalid(marlin_pack_zeros(std::vector<uint8_t>(65), shape).status(), "marlin_pack_zeros",
+                 "zeros has 65 elements");
+  expect_invalid(marlin_unpack_zeros(std::vector<int32_t>(7), shape).status(), "marlin_unpack_zeros",
+                 "packed has 7 elements, expected 8");
+  expect_invalid(quantize_int4(std::vector<float>(10), shape, kSym).status(), "quantize_int4",
+                 "w has 10 elements");
+  // Logical weights (validate_int4_weights, through every consumer).
+  const Int4Weights good = random_weights(shape, kAsym, false, 2);
+  Int4Weights bad = good;
+  bad.q.pop_back();
+  expect_invalid(dequantize_int4(bad).status(), "dequantize_int4", "q has 2047 elements");
+  bad = good;
+  bad.scales.push_back(__half());
+  expect_invalid(marlin_from_int4(bad, false).status(), "marlin_from_int4", "scales has 65 elements");
+  bad = good;
+  bad.zeros.clear();
+  expect_invalid(gptq_pack(bad).status(), "gptq_pack", "zeros has 0 elements, expected 64");
+  bad = random_weights(shape, kSym, false, 3);
+  bad.zeros.assign(64, 8);
+  expect_invalid(awq_pack(bad).status(), "awq_pack", "zeros has 64 elements, expected 0");
+  expect_invalid(validate_int4_weights(bad), "validate_int4_weights", "none for Symmetric");
+  // Checkpoint views.
+  auto g = gptq_pack(good);
+  ASSERT_TRUE(g.is_ok());
+  std::vector<int32_t> short_qw(g->qweight.begin(), g->qweight.end() - 1);
+  expect_invalid(gptq_unpack({short_qw, g->qzeros, g->scales, g->g_idx}, shape, kAsym).status(), "gptq_unpack",
+                 "qweight has 255 elements, expected 256");
+  expect_invalid(gptq_unpack({g->qweight, {}, g->scales, g->g_idx}, shape, kAsym).status(), "gptq_unpack",
+                 "qzeros has 0 elements, expected 8");
+  expect_invalid(gptq_unpack({g->qweight, std::vector<int32_t>(3), g->scales, g->g_idx}, shape, kSym).status(),
+                 "gptq_unpack", "qzeros has 3 elements");
+  expect_invalid(gptq_unpack({g->qweight, g->qzeros, std::vector<__half>(5), g->g_idx}, shape, kAsym).status(),
+                 "gptq_unpack", "scales has 5 elements");
+  expect_invalid(gptq_unpack({g->qweight, g->qzeros, g->scales, std::vector<int32_t>(31)}, shape, kAsym).status(),
+                 "gptq_unpack", "g_idx has 31 elements, expected 32");
+  auto a = awq_pack(good);
+  ASSERT_TRUE(a.is_ok());
+  expect_invalid(awq_unpack({short_qw, a->qzeros, a->scales}, shape).status(), "awq_unpack",
+                 "qweight has 255 elements");
+  expect_invalid(awq_unpack({a->qweight, std::vector<int32_t>(9), a->scales}, shape).status(), "awq_unpack",
+                 "qzeros has 9 elements");
+  expect_invalid(awq_unpack({a->qweight, a->qzeros, std::vector<__half>(1)}, shape).status(), "awq_unpack",
+                 "scales has 1 elements");
+  // Marlin views.
+  auto m = marlin_from_int4(good, false);
+  ASSERT_TRUE(m.is_ok());
+  expect_invalid(int4_from_marlin({short_qw, m->scales, m->zeros, {}, {}}, shape, kAsym).status(),
+                 "int4_from_marlin", "qweight has 255 elements");
+  expect_invalid(int4_from_marlin({m->qweight, std::vector<__half>(2), m->zeros, {}, {}}, shape, kAsym).status(),
+                 "int4_from_marlin", "scales has 2 elements");
+  expect_invalid(int4_from_marlin({m->qweight, m->scales, m->zeros, {}, {}}, shape, kSym).status(),
+                 "int4_from_marlin", "zeros has 8 elements, expected 0");
+  expect_invalid(int4_from_marlin({m->qweight, m->scales, m->zeros, std::vector<int32_t>(32), {}}, shape, kAsym)
+                     .status(),
+                 "int4_from_marlin", "g_idx has 0 elements, expected 32");
+  expect_invalid(int4_from_marlin({m->qweight, m->scales, m->zeros, {}, std::vector<int32_t>(32)}, shape, kAsym)
+                     .status(),
+                 "int4_from_marlin", "perm has 0 elements, expected 32");
+}
+
+TEST(Int4Rejections, Values) {
+  const Int4Shape shape{32, 64, 32};
+  std::vector<uint8_t> q(32 * 64, 3);
+  q[77] = 16;
+  expect_invalid(marlin_pack(q, 32, 64).status(), "marlin_pack", "q[77] = 16 is not a 4-bit value");
+  std::vector<uint8_t> z(64, 1);
+  z[5] = 200;
+  expect_invalid(marlin_pack_zeros(z, shape).status(), "marlin_pack_zeros", "zeros[5] = 200 is not a 4-bit value");
+  Int4Weights w = random_weights(shape, kAsym, false, 4);
+  w.q[9] = 31;
+  expect_invalid(gptq_pack(w).status(), "gptq_pack", "q[9] = 31");
+  w = random_weights(shape, kAsym, false, 5);
+  w.zeros[2] = 16;
+  expect_invalid(awq_pack(w).status(), "awq_pack", "zeros[2] = 16");
+  // Non-finite weights, an f16-overflowing scale.
+  std::vector<float> x(32 * 64, 0.5f);
+  x[100] = NAN;
+  expect_invalid(quantize_int4(x, shape, kSym).status(), "quantize_int4", "w[100] is not finite");
+  x[100] = INFINITY;
+  expect_invalid(quantize_int4(x, shape, kAsym).status(), "quantize_int4", "w[100] is not finite");
+  x[100] = 1e6f;  // 1e6 / 7 > 65504
+  expect_invalid(quantize_int4(x, shape, kSym).status(), "quantize_int4", "overflows f16");
+  x[100] = 3e38f;
+  x[100 + 64] = -3e38f;  // same column: mx − mn overflows f32
+  expect_invalid(quantize_int4(x, {32, 64, -1}, kAsym).status(), "quantize_int4", "overflows f16");
+  expect_invalid(quantize_int4(std::vector<float>(32 * 64), shape, static_cast<Int4Scheme>(7)).status(),
+                 "quantize_int4", "unknown Int4Scheme");
+  // GPTQ's z − 1 storage: z = 0 cannot be packed, a stored 15 (z = 16) cannot be unpacked.
+  w = random_weights(shape, kAsym, false, 6);
+  w.zeros[10] = 0;
+  expect_invalid(gptq_pack(w).status(), "gptq_pack", "zeros[10] = 0 cannot be stored");
+  w.zeros[10] = 1;
+  auto g = gptq_pack(w);
+  ASSERT_TRUE(g.is_ok());
+  std::vector<int32_t> qz = g->qzeros;
+  qz[0] |= 0xF;
+  expect_invalid(gptq_unpack({g->qweight, qz, g->scales, g->g_idx}, shape, kAsym).status(), "gptq_unpack",
+                 "is 15: z = 16");
+  expect_invalid(gptq_unpack({g->qweight, qz, g->scales, g->g_idx}, shape, static_cast<Int4Scheme>(2)).status(),
+                 "gptq_unpack", "unknown Int4Scheme");
+  expect_invalid(int4_from_marlin({}, {0, 0, -1}, static_cast<Int4Scheme>(2)).status(), "int4_from_marlin",
+                 "unknown Int4Scheme");
+}
+
+TEST(Int4Rejections, GIdx) {
+  const Int4Shape shape{64, 64, 32};  // G = 2
+  std::vector<int32_t> g_idx(64, 0);
+  g_idx[40] = 2;
+  const std::vector<float> w(64 * 64, 0.25f);
+  expect_invalid(quantize_int4(w, shape, kSym, g_idx).status(), "quantize_int4",
+                 "g_idx[40] = 2 is outside [0, G = 2)");
+  g_idx[40] = -1;
+  expect_invalid(quantize_int4(w, shape, kSym, g_idx).status(), "quantize_int4", "g_idx[40] = -1");
+  expect_invalid(quantize_int4(w, shape, kSym, std::vector<int32_t>(63)).status(), "quantize_int4",
+                 "g_idx has 63 elements, expected 64");
+  expect_invalid(quantize_int4(w, shape, kSym, std::vector<int32_t>(64, 0)).status(), "quantize_int4",
+                 "leaves group 1 without rows");
+  Int4Weights act = random_weights(shape, kSym, true, 7);
+  Int4Weights bad = act;
+  bad.g_idx[3] = 5;
+  expect_invalid(dequantize_int4(bad).status(), "dequantize_int4", "g_idx[3] = 5");
+  expect_invalid(gptq_pack(bad).status(), "gptq_pack", "g_idx[3] = 5");
+  auto g = gptq_pack(act);
+  ASSERT_TRUE(g.is_ok());
+  std::vector<int32_t> gi = g->g_idx;
+  gi[0] = 9;
+  expect_invalid(gptq_unpack({g->qweight, g->qzeros, g->scales, gi}, shape, kSym).status(), "gptq_unpack",
+                 "g_idx[0] = 9");
+  expect_invalid(gptq_to_marlin({g->qweight, g->qzeros, g->scales, gi}, shape, kSym, true).status(), "gptq_unpack",
+                 "g_idx[0] = 9");
+  // A permuted grouping needs act_order (Marlin) and is not AWQ's.
+  expect_invalid(marlin_from_int4(act, false).status(), "marlin_from_int4", "convert with act_order = true");
+  expect_invalid(gptq_to_marlin({g->qweight, g->qzeros, g->scales, g->g_idx}, shape, kSym, false).status(),
+                 "marlin_from_int4", "convert with act_order = true");
+  expect_invalid(awq_pack(act).status(), "awq_pack", "AWQ has no act-order");
+  // Marlin's perm must be a permutation, its g_idx in range.
+  auto m = marlin_from_int4(act, true);
+  ASSERT_TRUE(m.is_ok());
+  std::vector<int32_t> perm = m->perm;
+  perm[1] = perm[0];
+  expect_invalid(int4_from_marlin({m->qweight, m->scales, m->zeros, perm, m->g_idx}, shape, kSym).status(),
+                 "int4_from_marlin", "perm is not a permutation of [0, K): perm[1]");
+  perm[1] = 64;
+  expect_invalid(int4_from_marlin({m->qweight, m->scales, m->zeros, perm, m->g_idx}, shape, kSym).status(),
+                 "int4_from_marlin", "perm[1] = 64");
+  std::vector<int32_t> sg = m->g_idx;
+  sg[63] = 2;
+  expect_invalid(int4_from_marlin({m->qweight, m->scales, m->zeros, m->perm, sg}, shape, kSym).status(),
+                 "int4_from_marlin", "g_idx[63] = 2");
+}
+
+}  // namespace
+}  // namespace baracuda::test
