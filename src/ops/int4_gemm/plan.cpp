@@ -1,0 +1,262 @@
+// Int4MarlinGemmPlan: select (the descriptor rules of include/baracuda/ops/int4_gemm.hpp, the device's
+// functions), can_implement (every tensor: kind, shape, strides, the 16-byte rules, presence as the
+// descriptor says, no overlap of c with an input), run (act-order: the column gather into the workspace;
+// then the GEMM).
+#include <cstdint>
+#include <string>
+#include <utility>
+
+#include "baracuda/ops/int4_gemm.hpp"
+#include "core/exec_context.hpp"
+#include "core/hashing.hpp"
+#include "core/validate.hpp"
+#include "ops/int4_gemm/tables.hpp"
+
+// Defined to 1 (by src/ops/int4_gemm/CMakeLists.txt) once the tensor-core kernel's sim.cu / cuda.cu are part
+// of the library; until then the sim and cuda tables do not exist and select on those devices is Unsupported.
+#ifndef BARACUDA_INT4_GEMM_DEVICE_KERNELS
+#define BARACUDA_INT4_GEMM_DEVICE_KERNELS 0
+#endif
+
+namespace baracuda {
+namespace {
+
+constexpr std::string_view P = "Int4MarlinGemmPlan";
+constexpr uintptr_t kPtrAlign = 16;  // the kernel's 16-byte loads and stores
+constexpr int64_t kRowAlign = 8;     // a and c row strides: multiples of 8 f16/bf16 elements (16 bytes)
+constexpr int64_t kNAlign = 64;      // Marlin's 64-column weight tiles
+constexpr int64_t kKAlign = 128;     // the kernel's K block
+
+std::string s(std::string_view v) { return std::string(v); }
+std::string n2s(int64_t v) { return std::to_string(v); }
+
+bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % kPtrAlign == 0; }
+
+/// The function tables of `d`, or the reason there are none.
+Result<const detail::Int4GemmTables*> tables_for(DeviceKind d) {
+  switch (d) {
+    case DeviceKind::Host:
+      return &reference::int4_gemm_tables();
+    case DeviceKind::Sim:
+    case DeviceKind::Cuda:
+#if BARACUDA_INT4_GEMM_DEVICE_KERNELS
+      if (d == DeviceKind::Sim) return &device_sim::int4_gemm_tables();
+#if BARACUDA_HAVE_CUDA_KERNELS
+      return &device_cuda::int4_gemm_tables();
+#else
+      return Error::unsupported(s(P) +
+                                ": this library was built without CUDA kernels (BARACUDA_CUDA_KERNELS=OFF); "
+                                "use the host device");
+#endif
+#else
+      return Error::unsupported(s(P) + ": no int4 kernel for this device yet (" + s(to_string(d)) +
+                                "); use the host device");
+#endif
+  }
+  return Error::unsupported(s(P) + ": unknown device");
+}
+
+/// The SKU variant (a static string): backend × scheme × act-order.
+std::string_view variant_of(DeviceKind d, Int4Scheme scheme, bool act_order) {
+  static constexpr std::string_view kNames[2][2][2] = {
+      {{"reference_sym", "reference_sym_act_order"}, {"reference_asym", "reference_asym_act_order"}},
+      {{"marlin_m16n8k16_sym", "marlin_m16n8k16_sym_act_order"},
+       {"marlin_m16n8k16_asym", "marlin_m16n8k16_asym_act_order"}}};
+  return kNames[d == DeviceKind::Host ? 0 : 1][scheme == Int4Scheme::Asymmetric ? 1 : 0][act_order ? 1 : 0];
+}
+
+/// `InvalidProblem` when the bytes `out` may write intersect those `in` may read.
+Status check_no_overlap(std::string_view out_name, const DynTensor& out, std::string_view in_name,
+                        const DynTensor& in) {
+  if (out.numel() == 0 || in.numel() == 0 || out.data == nullptr || in.data == nullptr) return {};
+  const auto o = reinterpret_cast<uintptr_t>(out.data), i = reinterpret_cast<uintptr_t>(in.data);
+  const auto oe = o + static_cast<uintptr_t>(out.span_bytes()), ie = i + static_cast<uintptr_t>(in.span_bytes());
+  if (o < ie && i < oe)
+    return Error::invalid(s(P) + ": " + s(out_name) + " overlaps " + s(in_name) + " (no aliasing is allowed)");
+  return {};
+}
+
+/// An `[rows, cols]` activation-kind matrix read or written in 16-byte chunks (a, c): kind and shape, unit
+/// innermost stride, row stride ≥ cols and a multiple of 8 elements, 16-byte aligned base.
+Status check_row_operand(std::string_view name, const DynTensor& t, ElementKind kind, int64_t rows, int64_t cols,
+                         detail::Access access) {
+  BARACUDA_TRY(detail::check_tensor(P, name, t, kind, Shape{rows, cols}, access));
+  if (t.numel() == 0) return {};
+  if (t.stride[1] != 1)
+    return Error::misaligned(s(P) + ": " + s(name) + " must have unit stride along its last dimension; its stride is " +
+                             n2s(t.stride[1]));
+  if (rows > 1 && (t.stride[0] < cols || t.stride[0] % kRowAlign != 0))
+    return Error::misaligned(s(P) + ": " + s(name) +
+                             "'s row stride must be a multiple of 8 elements (16 bytes) and >= " + n2s(cols) +
+                             "; got " + n2s(t.stride[0]));
+  if (!aligned16(t.data)) return Error::misaligned(s(P) + ": " + s(name) + " must be 16-byte aligned");
+  return {};
+}
+
+/// A dense, 16-byte aligned weight tensor (b_q, scales, zeros, perm).
+Status check_dense(std::string_view name, const DynTensor& t, ElementKind kind, const Shape& shape) {
+  BARACUDA_TRY(detail::check_tensor(P, name, t, kind, shape, detail::Access::Read));
+  if (t.numel() == 0) return {};
+  if (!t.is_contiguous())
+    return Error::invalid(s(P) + ": " + s(name) + " must be dense (row-major contiguous), as the packers produce it");
+  if (!aligned16(t.data)) return Error::misaligned(s(P) + ": " + s(name) + " must be 16-byte aligned");
+  return {};
+}
+
+/// A tensor the descriptor says is absent must be left empty.
+Status check_absent(std::string_view name, const DynTensor& t, std::string_view why) {
+  if (t.data != nullptr || t.shape.rank != 0)
+    return Error::invalid(s(P) + ": " + s(name) + " must be empty: " + s(why));
+  return {};
+}
+
+}  // namespace
+
+size_t Int4GemmDescriptor::hash() const {
+  size_t h = std::hash<int64_t>{}(m);
+  for (int64_t v : {n, k, group}) detail::hash_combine(h, v);
+  for (int v :
+       {static_cast<int>(scheme), static_cast<int>(act_order), static_cast<int>(element), static_cast<int>(has_bias)})
+    detail::hash_combine(h, v);
+  return h;
+}
+
+namespace dynamic {
+
+Result<Int4MarlinGemmPlan> Int4MarlinGemmPlan::select(const Stream& stream, const Int4GemmDescriptor& desc,
+                                                      PlanPreference pref) {
+  if (desc.element != ElementKind::F16 && desc.element != ElementKind::Bf16)
+    return Error::unsupported(s(P) + ": the activation kind must be f16 or bf16; got " + s(to_string(desc.element)));
+  if (desc.m < 0 || desc.n < 0 || desc.k < 0)
+    return Error::invalid(s(P) + ": M, N and K must be >= 0; got M = " + n2s(desc.m) + ", N = " + n2s(desc.n) +
+                          ", K = " + n2s(desc.k));
+  if (desc.group != -1 && desc.group != 32 && desc.group != 64 && desc.group != 128)
+    return Error::invalid(s(P) + ": group must be -1 (per channel), 32, 64 or 128; got " + n2s(desc.group));
+  if (desc.scheme != Int4Scheme::Symmetric && desc.scheme != Int4Scheme::Asymmetric)
+    return Error::invalid(s(P) + ": unknown Int4Scheme");
+  if (desc.n % kNAlign != 0)
+    return Error::invalid(s(P) + ": N must be a multiple of 64 (Marlin's 64-column weight tiles); got N = " +
+                          n2s(desc.n) + " (pad the weight's output columns)");
+  if (desc.k == 0 || desc.k % kKAlign != 0)
+    return Error::invalid(s(P) + ": K must be a positive multiple of 128 (the kernel's K block); got K = " +
+                          n2s(desc.k) + " (pad the weight with zero rows and the activation with zero columns)");
+
+  const bool act = desc.act_order_effective();
+  const size_t ws = act ? static_cast<size_t>(desc.m) * static_cast<size_t>(desc.k) *
+                              static_cast<size_t>(element_bits(desc.element) / 8)
+                        : 0;
+  if (ws > pref.max_workspace_bytes)
+    return Error::unsupported(s(P) + ": act-order needs " + n2s(static_cast<int64_t>(ws)) +
+                              " bytes of workspace (the permuted activation), above the preference's "
+                              "max_workspace_bytes");
+  auto backend = detail::resolve_bespoke_backend(P, stream, pref);
+  if (!backend) return backend.error();
+  auto tables = tables_for(stream.device());
+  if (!tables) return tables.error();
+  const size_t e = detail::kind_index(desc.element);
+  const detail::Int4GemmFn gemm = (*tables)->gemm[e];
+  const detail::PermuteColumnsFn permute = (*tables)->permute_columns[e];
+  if (gemm == nullptr || (act && permute == nullptr))
+    return Error::unsupported(s(P) + ": the " + s(to_string(stream.device())) + " device has no int4 GEMM for " +
+                              s(to_string(desc.element)) + " activations");
+
+  Int4MarlinGemmPlan p;
+  p.desc_ = desc;
+  p.sku_.category = OpCategory::Gemm;
+  p.sku_.op = "int4_marlin_gemm";
+  p.sku_.element = desc.element;
+  p.sku_.aux_element = ElementKind::U4;
+  p.sku_.layout = LayoutKind::Rrr;
+  p.sku_.epilogue = desc.has_bias ? EpilogueKind::Bias : EpilogueKind::Identity;
+  p.sku_.sm = stream.sm();
+  p.sku_.backend = *backend;
+  p.sku_.precision = MathPrecision::Int4;
+  p.sku_.variant = variant_of(stream.device(), desc.scheme, act);
+  p.device_ = stream.device();
+  p.device_index_ = stream.device_index();
+  p.workspace_bytes_ = ws;
+  p.gemm_ = gemm;
+  p.permute_ = act ? permute : nullptr;
+  return p;
+}
+
+Status Int4MarlinGemmPlan::can_implement(const Int4GemmTensors& t) const {
+  const Int4GemmDescriptor& d = desc_;
+  const ElementKind T = d.element;
+  const Int4Shape ws = d.weight_shape();
+  const int64_t G = ws.num_groups();
+  BARACUDA_TRY(check_row_operand("a", t.a, T, d.m, d.k, detail::Access::Read));
+  BARACUDA_TRY(check_dense("b_q", t.b_q, ElementKind::S32, Shape{d.k / 16, 2 * d.n}));
+  BARACUDA_TRY(check_dense("scales", t.scales, T, Shape{G, d.n}));
+  if (d.scheme == Int4Scheme::Asymmetric) {
+    BARACUDA_TRY(check_dense("zeros", t.zeros, ElementKind::S32, Shape{G, d.n / 8}));
+  } else {
+    BARACUDA_TRY(check_absent("zeros", t.zeros, "the scheme is Symmetric (z = 8)"));
+  }
+  if (d.act_order_effective()) {
+    BARACUDA_TRY(check_dense("perm", t.perm, ElementKind::S32, Shape{d.k}));
+  } else {
+    BARACUDA_TRY(check_absent("perm", t.perm,
+                              d.act_order ? "act-order with a single group is planned without it (no perm)"
+                                          : "the descriptor has no act-order"));
+  }
+  if (d.has_bias) {
+    BARACUDA_TRY(detail::check_tensor(P, "bias", t.bias, T, Shape{d.n}, detail::Access::Read));
+  } else {
+    BARACUDA_TRY(check_absent("bias", t.bias, "the descriptor has no bias (use with_bias())"));
+  }
+  BARACUDA_TRY(check_row_operand("c", t.c, T, d.m, d.n, detail::Access::Write));
+  BARACUDA_TRY(check_no_overlap("c", t.c, "a", t.a));
+  BARACUDA_TRY(check_no_overlap("c", t.c, "b_q", t.b_q));
+  BARACUDA_TRY(check_no_overlap("c", t.c, "scales", t.scales));
+  BARACUDA_TRY(check_no_overlap("c", t.c, "zeros", t.zeros));
+  BARACUDA_TRY(check_no_overlap("c", t.c, "perm", t.perm));
+  BARACUDA_TRY(check_no_overlap("c", t.c, "bias", t.bias));
+  return {};
+}
+
+PrecisionGuarantee Int4MarlinGemmPlan::precision_guarantee() const {
+  const MathPrecision math = desc_.element == ElementKind::Bf16 ? MathPrecision::Bf16 : MathPrecision::F16;
+  return {math, device_ == DeviceKind::Host ? MathPrecision::F64 : MathPrecision::F32, true, true};
+}
+
+Status Int4MarlinGemmPlan::run(const Stream& stream, Workspace ws, const Int4GemmTensors& t) const {
+  if (gemm_ == nullptr) return Error::invalid(s(P) + ": run on a plan that select did not produce");
+  BARACUDA_TRY(detail::check_same_device(P, device_, device_index_, stream));
+  BARACUDA_TRY(can_implement(t));
+  if (ws.size < workspace_bytes_ || (workspace_bytes_ > 0 && ws.data == nullptr))
+    return Error::workspace_too_small(s(P) + ": workspace too small (act-order: the permuted activation, M*K elements)",
+                                      workspace_bytes_, ws.data == nullptr ? 0 : ws.size);
+  if (workspace_bytes_ > 0 && !aligned16(ws.data))
+    return Error::misaligned(s(P) + ": the workspace must be 16-byte aligned");
+  if (desc_.m == 0 || desc_.n == 0) return {};
+
+  const Int4Shape shape = desc_.weight_shape();
+  detail::Int4GemmLaunch l;
+  l.m = desc_.m, l.n = desc_.n, l.k = desc_.k;
+  l.group_rows = shape.group_rows();
+  l.grouped = shape.marlin_grouped();
+  l.a = t.a, l.b = t.b_q, l.scales = t.scales, l.zeros = t.zeros, l.bias = t.bias, l.c = t.c;
+  if (desc_.scheme == Int4Scheme::Symmetric) l.zeros = DynTensor{};
+  if (!desc_.has_bias) l.bias = DynTensor{};
+
+  auto ctx = detail::make_exec_context(stream);
+  if (!ctx) return ctx.error();
+  if (permute_ != nullptr) {
+    const DynTensor permuted = DynTensor::dense(ws.data, desc_.element, Shape{desc_.m, desc_.k});
+    for (const auto& [name, in] : {std::pair<std::string_view, const DynTensor&>{"a", t.a},
+                                   {"b_q", t.b_q},
+                                   {"scales", t.scales},
+                                   {"zeros", t.zeros},
+                                   {"perm", t.perm},
+                                   {"bias", t.bias},
+                                   {"c", t.c}})
+      BARACUDA_TRY(check_no_overlap("the workspace", permuted, name, in));
+    BARACUDA_TRY(permute_(*ctx, detail::PermuteColumnsLaunch{desc_.m, desc_.k, t.a, t.perm, permuted}));
+    l.a = permuted;
+  }
+  return gemm_(*ctx, l);
+}
+
+}  // namespace dynamic
+}  // namespace baracuda

@@ -1,0 +1,63 @@
+// Internal: the int4_gemm family's launch record and dispatch tables (one per device: host reference, sim,
+// cuda). The W4A16 GEMM over the Marlin layout (include/baracuda/ops/int4_weights.hpp for the layout).
+#pragma once
+
+#include <array>
+
+#include "baracuda/core/dyn_tensor.hpp"
+#include "baracuda/core/element.hpp"
+#include "baracuda/core/status.hpp"
+#include "core/exec_context.hpp"
+#include "device/dispatch_table.hpp"
+
+namespace baracuda::detail {
+
+/// One validated launch: C[M, N] = A[M, K] · dequant(B)[K, N] (+ bias[N]), f32 accumulation.
+/// - `a`: [M, K] of the activation kind (f16 or bf16), K-contiguous (innermost stride 1), rows 16-byte
+///   aligned; already permuted into the weight's row order when the weight has act-order (the plan permutes
+///   it into its workspace first).
+/// - `b`: the Marlin weight, s32 [K/16, 2N] dense.
+/// - `scales`: [G, N] of the activation kind, dense, Marlin-permuted (grouped: the 64-entry permutation when
+///   `grouped`, else the 32-entry one). Row k of the (sorted) weight uses scale row k / group_rows.
+/// - `zeros`: the Marlin zero points, s32 [G, N/8] dense, or empty (symmetric: z = 8).
+/// - `bias`: [N] of the activation kind (any stride), or empty.
+/// - `c`: [M, N] of the activation kind, innermost stride 1.
+/// Each weight is dequantized as `round_T((q − z) · s)` (one rounding to the activation kind T, as the
+/// tensor-core kernels' half2 multiply does), products accumulate in f32, the bias is added in f32 and the
+/// result rounded once to T.
+struct Int4GemmLaunch {
+  int64_t m = 0, n = 0, k = 0;
+  int64_t group_rows = 0;  ///< K rows per scale group (K for per-channel)
+  bool grouped = false;    ///< Marlin's grouped scale permutation (G > 1)
+  DynTensor a, b, scales, zeros, bias, c;
+};
+using Int4GemmFn = Status (*)(const ExecContext&, const Int4GemmLaunch&);
+
+/// out[m, j] = a[m, perm[j]] for the act-order activation permutation (a and out [M, K], perm s32 [K]).
+struct PermuteColumnsLaunch {
+  int64_t m = 0, k = 0;
+  DynTensor a, perm, out;
+};
+using PermuteColumnsFn = Status (*)(const ExecContext&, const PermuteColumnsLaunch&);
+
+/// Both by the activation kind (f16, bf16; other slots empty).
+struct Int4GemmTables {
+  std::array<Int4GemmFn, kNumElementKinds> gemm{};
+  std::array<PermuteColumnsFn, kNumElementKinds> permute_columns{};
+};
+
+}  // namespace baracuda::detail
+
+namespace baracuda {
+namespace reference {
+const detail::Int4GemmTables& int4_gemm_tables();  // host.cpp
+}
+inline namespace device_sim {
+const detail::Int4GemmTables& int4_gemm_tables();  // sim.cu (kernels.cuh)
+}
+#if BARACUDA_HAVE_CUDA_KERNELS
+inline namespace device_cuda {
+const detail::Int4GemmTables& int4_gemm_tables();  // cuda.cu (kernels.cuh)
+}
+#endif
+}  // namespace baracuda
