@@ -1,0 +1,972 @@
+// The int4_gemm family (Int4MarlinGemmPlan, W4A16 over Marlin-packed weights).
+// - Host: the plan against an independent double recomputation from the LOGICAL weights (the quantizer's q,
+//   zeros and f16 scales, dequantized here as round_T((q − z)·s), with the un-permuted activation), for every
+//   group size, both schemes, act-order, f16 and bf16, bias, M ∈ {1, 7, 16, 33, 130}, N ∈ {64, 128},
+//   K ∈ {128, 256}, with weights made by quantize_int4 on non-uniform f32 weights and packed by
+//   marlin_from_int4, gptq_pack → gptq_to_marlin and awq_pack → awq_to_marlin; tolerance: one rounding of T.
+//   And against the f32 weights within the derived quantization-error bound.
+// - Golden: the Marlin tensors of tests/data/w4a16_golden.txt (independent numpy) through the plan with an
+//   identity activation give w_deq bit for bit (f16; bf16 within the scale and weight roundings), and a
+//   random activation matches the double product with w_deq.
+// - Every select / can_implement / run rejection, empty problems, the workspace.
+// - Devices/Int4GemmOnDevice (sim, cuda): the device against the host where select serves it (skipped with
+//   the reason where it returns Unsupported), within the derived f32-accumulation tolerance.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <numeric>
+#include <optional>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "baracuda/baracuda.hpp"
+#include "support/devices.hpp"
+#include "support/tensor.hpp"
+
+namespace baracuda::test {
+namespace {
+
+// ------------------------------------------------------------------------------------------ helpers
+
+/// Host memory, 256-byte aligned.
+template <class T>
+struct Arr {
+  std::unique_ptr<T[], void (*)(void*)> p{nullptr, std::free};
+  size_t n = 0;
+  explicit Arr(size_t count, T fill = T{}) : n(count) {
+    p.reset(static_cast<T*>(std::aligned_alloc(256, ((std::max<size_t>(count, 1) * sizeof(T) + 255) / 256) * 256)));
+    for (size_t i = 0; i < n; ++i) p[i] = fill;
+  }
+  template <class V>
+  static Arr from(const std::vector<V>& v) {
+    Arr a(v.size());
+    std::copy(v.begin(), v.end(), a.data());
+    return a;
+  }
+  T* data() const { return p.get(); }
+  T& operator[](size_t i) { return p[i]; }
+  const T& operator[](size_t i) const { return p[i]; }
+};
+
+DynTensor mat(const void* p, ElementKind k, int64_t rows, int64_t cols, int64_t ld) {
+  DynTensor t = DynTensor::dense(const_cast<void*>(p), k, Shape{rows, cols});
+  t.stride[0] = ld;
+  return t;
+}
+DynTensor vec(const void* p, ElementKind k, int64_t n) { return DynTensor::dense(const_cast<void*>(p), k, Shape{n}); }
+
+template <class T>
+constexpr ElementKind kind_t = kind_of<T>;
+
+template <class T>
+T to_t(float v) {
+  if constexpr (std::is_same_v<T, __half>)
+    return __float2half_rn(v);
+  else
+    return __float2bfloat16_rn(v);
+}
+template <class T>
+float from_t(T v) {
+  if constexpr (std::is_same_v<T, __half>)
+    return __half2float(v);
+  else
+    return __bfloat162float(v);
+}
+/// Unit roundoff of T (half an ulp at 1).
+template <class T>
+constexpr double unit_roundoff_t() {
+  return std::is_same_v<T, __half> ? 0x1p-11 : 0x1p-8;
+}
+/// Half the smallest subnormal of T (the absolute rounding error floor).
+template <class T>
+constexpr double abs_floor_t() {
+  return std::is_same_v<T, __half> ? 0x1p-25 : 0x1p-134;
+}
+template <class T>
+const char* name_t() {
+  return std::is_same_v<T, __half> ? "f16" : "bf16";
+}
+
+void expect_error(const Status& s, ErrorCode code, const std::string& needle) {
+  ASSERT_FALSE(s.is_ok()) << "expected " << to_string(code) << " containing '" << needle << "'";
+  EXPECT_EQ(s.code(), code) << s.to_string();
+  EXPECT_NE(s.error().message.find(needle), std::string::npos) << s.to_string();
+}
+
+// ---------------------------------------------------------------------------------- weights and problems
+
+/// A non-uniform f32 weight [K, N]: normal values with per-column scales spanning a decade, one input channel
+/// ×4, a few ×8 outliers, and (when `positive_column`) one column of positive values only. (Asymmetric
+/// weights get no such column: vLLM's zero point |mn / s| clamps most of it, a documented quantizer
+/// convention of int4_weights.hpp that the quantization-error bound below does not model.)
+std::vector<float> random_weight(int64_t K, int64_t N, uint64_t seed, bool positive_column) {
+  std::mt19937_64 g(seed);
+  std::normal_distribution<double> nd(0.0, 1.0);
+  std::uniform_real_distribution<double> col(0.005, 0.05);
+  std::vector<double> cs(N);
+  for (auto& c : cs) c = col(g);
+  std::vector<float> w(static_cast<size_t>(K * N));
+  const int64_t hot_k = static_cast<int64_t>(seed % K), pos_n = static_cast<int64_t>((seed / 7) % N);
+  for (int64_t k = 0; k < K; ++k)
+    for (int64_t n = 0; n < N; ++n) {
+      double v = nd(g) * cs[n] * (k == hot_k ? 4.0 : 1.0);
+      if (positive_column && n == pos_n) v = std::fabs(v) + 0.01;
+      w[k * N + n] = static_cast<float>(v);
+    }
+  for (int i = 0; i < 6; ++i) w[(g() % K) * N + g() % N] *= 8.0f;
+  return w;
+}
+
+/// GPTQ act-order's grouping: a random permutation of equal-sized groups.
+std::vector<int32_t> random_g_idx(const Int4Shape& s, uint64_t seed) {
+  std::vector<int32_t> perm(static_cast<size_t>(s.k));
+  std::iota(perm.begin(), perm.end(), 0);
+  std::shuffle(perm.begin(), perm.end(), std::mt19937_64(seed));
+  std::vector<int32_t> g(perm.size());
+  for (size_t k = 0; k < g.size(); ++k) g[k] = static_cast<int32_t>(perm[k] / s.group_rows());
+  return g;
+}
+
+enum class Source { Logical, Checkpoint };
+
+struct Weights {
+  Int4Shape shape;
+  Int4Scheme scheme;
+  bool act_order;
+  std::vector<float> w32;  ///< the f32 weight [K, N]
+  Int4Weights logical;
+  MarlinInt4Weights marlin;                          ///< marlin_from_int4
+  std::optional<MarlinInt4Weights> from_checkpoint;  ///< gptq_to_marlin (sym) / awq_to_marlin (asym, no act-order)
+};
+
+Weights make_weights(int64_t K, int64_t N, int64_t group, Int4Scheme scheme, bool act_order, uint64_t seed) {
+  Weights W{Int4Shape{K, N, group},
+            scheme,
+            act_order,
+            random_weight(K, N, seed, scheme == Int4Scheme::Symmetric),
+            {},
+            {},
+            {}};
+  std::vector<int32_t> g_idx;
+  if (act_order && W.shape.num_groups() > 1) g_idx = random_g_idx(W.shape, seed + 1);
+  auto q = quantize_int4(W.w32, W.shape, scheme, g_idx);
+  EXPECT_TRUE(q.is_ok()) << q.error().to_string();
+  W.logical = std::move(q).value();
+  auto m = marlin_from_int4(W.logical, act_order);
+  EXPECT_TRUE(m.is_ok()) << m.error().to_string();
+  W.marlin = std::move(m).value();
+  if (scheme == Int4Scheme::Symmetric) {
+    auto ck = gptq_pack(W.logical);
+    EXPECT_TRUE(ck.is_ok()) << ck.error().to_string();
+    auto c = gptq_to_marlin({ck->qweight, ck->qzeros, ck->scales, ck->g_idx}, W.shape, scheme, act_order);
+    EXPECT_TRUE(c.is_ok()) << c.error().to_string();
+    W.from_checkpoint = std::move(c).value();
+  } else if (!act_order || W.shape.num_groups() == 1) {
+    auto ck = awq_pack(W.logical);
+    EXPECT_TRUE(ck.is_ok()) << ck.error().to_string();
+    auto c = awq_to_marlin({ck->qweight, ck->qzeros, ck->scales}, W.shape);
+    EXPECT_TRUE(c.is_ok()) << c.error().to_string();
+    W.from_checkpoint = std::move(c).value();
+  }
+  return W;
+}
+
+/// The group of logical row k.
+int64_t group_of(const Int4Weights& w, int64_t k) {
+  return w.g_idx.empty() ? k / w.shape.group_rows() : w.g_idx[static_cast<size_t>(k)];
+}
+
+/// Scale (f16) converted to T once — what a T plan is given.
+template <class T>
+double scale_t(__half s) {
+  return from_t<T>(to_t<T>(__half2float(s)));
+}
+
+/// The logical dequantized weight in T: round_T((q − z)·s_T), [K, N], as doubles. Independent of the Marlin
+/// layout. For f16 it is also checked against dequantize_int4 (then rounded).
+template <class T>
+std::vector<double> logical_weight_t(const Int4Weights& w) {
+  const int64_t K = w.shape.k, N = w.shape.n;
+  std::vector<double> out(static_cast<size_t>(K * N));
+  for (int64_t k = 0; k < K; ++k) {
+    const int64_t g = group_of(w, k);
+    for (int64_t n = 0; n < N; ++n) {
+      const int q = w.q[k * N + n];
+      const int z = w.scheme == Int4Scheme::Asymmetric ? w.zeros[g * N + n] : 8;
+      const double exact = (q - z) * scale_t<T>(w.scales[g * N + n]);  // exact in double and in float
+      out[k * N + n] = from_t<T>(to_t<T>(static_cast<float>(exact)));
+    }
+  }
+  if constexpr (std::is_same_v<T, __half>) {
+    auto d = dequantize_int4(w);
+    EXPECT_TRUE(d.is_ok());
+    for (size_t i = 0; i < out.size(); ++i)
+      EXPECT_EQ(out[i], __half2float(__float2half_rn((*d)[i]))) << "dequantize_int4 disagrees at " << i;
+  }
+  return out;
+}
+
+/// The plan's inputs in host memory (the scales converted to T, the activation and bias random values of T).
+template <class T>
+struct HostProblem {
+  Int4GemmDescriptor desc;
+  Arr<T> a;
+  Arr<int32_t> b_q;
+  Arr<T> scales;
+  Arr<int32_t> zeros;
+  Arr<int32_t> perm;
+  Arr<T> bias;
+  int64_t lda, ldc;
+
+  HostProblem(const Weights& W, const MarlinInt4Weights& mw, int64_t m, bool has_bias, uint64_t seed, int64_t pad = 0)
+      : desc(Int4GemmDescriptor{}
+                 .with_shape(m, W.shape.n, W.shape.k)
+                 .with_group(W.shape.group)
+                 .with_scheme(W.scheme)
+                 .with_act_order(W.act_order)
+                 .with_element(kind_t<T>)
+                 .with_bias(has_bias)),
+        a(static_cast<size_t>(m * (W.shape.k + pad))),
+        b_q(Arr<int32_t>::from(mw.qweight)),
+        scales(mw.scales.size()),
+        zeros(Arr<int32_t>::from(mw.zeros)),
+        perm(Arr<int32_t>::from(mw.perm)),
+        bias(static_cast<size_t>(W.shape.n)),
+        lda(W.shape.k + pad),
+        ldc(W.shape.n + pad) {
+    for (size_t i = 0; i < mw.scales.size(); ++i) scales[i] = to_t<T>(__half2float(mw.scales[i]));
+    std::mt19937_64 g(seed);
+    std::uniform_real_distribution<float> ua(-1.0f, 1.0f), ub(-0.5f, 0.5f);
+    for (size_t i = 0; i < a.n; ++i) a[i] = to_t<T>(ua(g));
+    for (size_t i = 0; i < bias.n; ++i) bias[i] = to_t<T>(ub(g));
+  }
+
+  Int4GemmTensors tensors(T* c) const {
+    const int64_t M = desc.m, N = desc.n, K = desc.k, G = desc.weight_shape().num_groups();
+    Int4GemmTensors t;
+    t.a = mat(a.data(), kind_t<T>, M, K, lda);
+    t.b_q = DynTensor::dense(b_q.data(), ElementKind::S32, Shape{K / 16, 2 * N});
+    t.scales = DynTensor::dense(scales.data(), kind_t<T>, Shape{G, N});
+    if (desc.scheme == Int4Scheme::Asymmetric)
+      t.zeros = DynTensor::dense(zeros.data(), ElementKind::S32, Shape{G, N / 8});
+    if (desc.act_order_effective()) t.perm = vec(perm.data(), ElementKind::S32, K);
+    if (desc.has_bias) t.bias = vec(bias.data(), kind_t<T>, N);
+    t.c = mat(c, kind_t<T>, M, N, ldc);
+    return t;
+  }
+};
+
+/// Runs the host plan; returns C [M, ldc] (padding left at a marker value, checked untouched).
+template <class T>
+std::vector<T> run_host(const HostProblem<T>& p) {
+  const Stream host = Stream::host();
+  auto plan = dynamic::Int4MarlinGemmPlan::select(host, p.desc);
+  EXPECT_TRUE(plan.is_ok()) << plan.error().to_string();
+  if (!plan) return {};
+  EXPECT_EQ(plan->workspace_size(),
+            p.desc.act_order_effective() ? static_cast<size_t>(p.desc.m * p.desc.k) * sizeof(T) : 0u);
+  Arr<uint8_t> ws(plan->workspace_size());
+  Arr<T> c(static_cast<size_t>(p.desc.m * p.ldc), to_t<T>(-768.0f));
+  const Status st = plan->run(host, Workspace(ws.data(), plan->workspace_size()), p.tensors(c.data()));
+  EXPECT_TRUE(st.is_ok()) << st.error().to_string();
+  return std::vector<T>(c.data(), c.data() + c.n);
+}
+
+/// The independent recomputation: y[m, n] = Σ_k a[m, k]·w_T[k, n] (+ bias) in double over the logical weight
+/// and the un-permuted activation; also Σ_k |a·w_T| + |bias| (for the devices' tolerance).
+template <class T>
+void recompute(const HostProblem<T>& p, const std::vector<double>& wt, std::vector<double>* y,
+               std::vector<double>* abs_sum) {
+  const int64_t M = p.desc.m, N = p.desc.n, K = p.desc.k;
+  y->assign(static_cast<size_t>(M * N), 0.0);
+  abs_sum->assign(static_cast<size_t>(M * N), 0.0);
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t n = 0; n < N; ++n) {
+      double acc = 0, aacc = 0;
+      for (int64_t k = 0; k < K; ++k) {
+        const double v = from_t<T>(p.a[m * p.lda + k]) * wt[k * N + n];
+        acc += v, aacc += std::fabs(v);
+      }
+      if (p.desc.has_bias) {
+        acc += from_t<T>(p.bias[n]);
+        aacc += std::fabs(from_t<T>(p.bias[n]));
+      }
+      (*y)[m * N + n] = acc, (*abs_sum)[m * N + n] = aacc;
+    }
+}
+
+// ------------------------------------------------------------------------------------------ host
+
+template <class T>
+void check_host_against_logical(const Weights& W, Source src, int64_t M, uint64_t seed) {
+  const MarlinInt4Weights& mw = src == Source::Logical ? W.marlin : *W.from_checkpoint;
+  const bool bias = (M + seed) % 2 == 1;
+  SCOPED_TRACE(std::string(name_t<T>()) + " K=" + std::to_string(W.shape.k) + " N=" + std::to_string(W.shape.n) +
+               " group=" + std::to_string(W.shape.group) + (W.scheme == Int4Scheme::Symmetric ? " sym" : " asym") +
+               (W.act_order ? " act_order" : "") + (src == Source::Logical ? " marlin_from_int4" : " from checkpoint") +
+               " M=" + std::to_string(M) + (bias ? " bias" : ""));
+  const HostProblem<T> p(W, mw, M, bias, seed, /*pad=*/M % 3 == 0 ? 8 : 0);
+  const std::vector<T> c = run_host(p);
+  ASSERT_EQ(c.size(), static_cast<size_t>(M * p.ldc));
+  const std::vector<double> wt = logical_weight_t<T>(W.logical);
+  std::vector<double> y, abs_sum;
+  recompute(p, wt, &y, &abs_sum);
+  const int64_t N = p.desc.n, K = p.desc.k;
+  const double u = unit_roundoff_t<T>();
+  // The quantization-error bound against the f32 weights: per weight |w32 − w_T| ≤ s·(1/2 + 2⁻⁶) (the
+  // quantizer's rounding, with margin for the f16 scale's rounding and clamping at the range's edge)
+  // + 15·s·u_T for a bf16-rounded scale + u_T·|w_T| (the weight's rounding to T).
+  const double scale_round = std::is_same_v<T, __half> ? 0.0 : 15 * u;
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t n = 0; n < p.ldc; ++n) {
+      const float got = from_t<T>(c[m * p.ldc + n]);
+      if (n >= N) {
+        ASSERT_EQ(got, -768.0f) << "the padding of c was written at m=" << m << " n=" << n;
+        continue;
+      }
+      const double want = y[m * N + n];
+      ASSERT_LE(std::fabs(got - want), u * std::fabs(want) + 1e-12 * abs_sum[m * N + n] + abs_floor_t<T>())
+          << "m=" << m << " n=" << n << " got " << got << " want " << want;
+      double y32 = p.desc.has_bias ? from_t<T>(p.bias[n]) : 0.0, bound = u * std::fabs(got) + abs_floor_t<T>();
+      for (int64_t k = 0; k < K; ++k) {
+        const double a = from_t<T>(p.a[m * p.lda + k]);
+        const double s = __half2float(W.logical.scales[group_of(W.logical, k) * N + n]);
+        y32 += a * W.w32[k * N + n];
+        bound += std::fabs(a) * (s * (0.5 + 0x1p-6 + scale_round) + u * std::fabs(wt[k * N + n]));
+      }
+      ASSERT_LE(std::fabs(got - y32), bound) << "quantization bound at m=" << m << " n=" << n;
+    }
+}
+
+const int64_t kMs[] = {1, 7, 16, 33, 130};
+struct NK {
+  int64_t n, k;
+};
+const NK kNKs[] = {{64, 128}, {128, 256}};
+const int64_t kGroups[] = {-1, 32, 64, 128};
+
+template <class T>
+void host_sweep() {
+  uint64_t seed = 1;
+  for (const NK& nk : kNKs)
+    for (int64_t group : kGroups)
+      for (Int4Scheme scheme : {Int4Scheme::Symmetric, Int4Scheme::Asymmetric})
+        for (bool act : {false, true}) {
+          const Weights W = make_weights(nk.k, nk.n, group, scheme, act, 1000 + seed++);
+          for (int64_t M : kMs) {
+            check_host_against_logical<T>(W, Source::Logical, M, seed + M);
+            if (::testing::Test::HasFatalFailure()) return;
+          }
+          if (W.from_checkpoint) check_host_against_logical<T>(W, Source::Checkpoint, 7, seed);
+          if (::testing::Test::HasFatalFailure()) return;
+        }
+}
+
+TEST(Int4MarlinGemm, HostMatchesLogicalWeightsF16) { host_sweep<__half>(); }
+TEST(Int4MarlinGemm, HostMatchesLogicalWeightsBf16) { host_sweep<__nv_bfloat16>(); }
+
+// The checkpoint converters give the same Marlin tensors as marlin_from_int4 (so the sweep above is not
+// vacuous about which path it ran).
+TEST(Int4MarlinGemm, CheckpointPathsGiveTheSameTensors) {
+  for (Int4Scheme scheme : {Int4Scheme::Symmetric, Int4Scheme::Asymmetric})
+    for (bool act : {false, true}) {
+      const Weights W = make_weights(256, 128, 64, scheme, act, 77);
+      if (!W.from_checkpoint) continue;
+      EXPECT_EQ(W.from_checkpoint->qweight, W.marlin.qweight);
+      EXPECT_EQ(W.from_checkpoint->zeros, W.marlin.zeros);
+      EXPECT_EQ(W.from_checkpoint->perm, W.marlin.perm);
+      ASSERT_EQ(W.from_checkpoint->scales.size(), W.marlin.scales.size());
+      for (size_t i = 0; i < W.marlin.scales.size(); ++i)
+        EXPECT_EQ(static_cast<__half_raw>(W.from_checkpoint->scales[i]).x,
+                  static_cast<__half_raw>(W.marlin.scales[i]).x);
+    }
+}
+
+// Act-order is in effect only with more than one group: with group −1 (or group = K) the plan needs no perm
+// and no workspace, and gives the same result as without act-order.
+TEST(Int4MarlinGemm, ActOrderWithOneGroupIsIgnored) {
+  for (int64_t group : {int64_t{-1}, int64_t{128}}) {
+    const Weights W = make_weights(128, 64, group, Int4Scheme::Symmetric, /*act_order=*/true, 5);
+    EXPECT_TRUE(W.marlin.perm.empty());
+    const HostProblem<__half> p(W, W.marlin, 5, false, 9);
+    EXPECT_FALSE(p.desc.act_order_effective());
+    auto plan = dynamic::Int4MarlinGemmPlan::select(Stream::host(), p.desc);
+    ASSERT_TRUE(plan.is_ok());
+    EXPECT_EQ(plan->workspace_size(), 0u);
+    EXPECT_EQ(plan->sku().variant, "reference_sym");
+    HostProblem<__half> q(W, W.marlin, 5, false, 9);
+    q.desc.act_order = false;
+    const std::vector<__half> c1 = run_host(p), c2 = run_host(q);
+    ASSERT_EQ(c1.size(), c2.size());
+    EXPECT_EQ(std::memcmp(c1.data(), c2.data(), c1.size() * 2), 0);
+  }
+}
+
+TEST(Int4MarlinGemm, SkuAndPrecision) {
+  auto plan = dynamic::Int4MarlinGemmPlan::select(Stream::host(), Int4GemmDescriptor{}
+                                                                      .with_shape(4, 64, 128)
+                                                                      .with_scheme(Int4Scheme::Asymmetric)
+                                                                      .with_act_order()
+                                                                      .with_group(32)
+                                                                      .with_element(ElementKind::Bf16)
+                                                                      .with_bias());
+  ASSERT_TRUE(plan.is_ok()) << plan.error().to_string();
+  const KernelSku sku = plan->sku();
+  EXPECT_EQ(sku.op, "int4_marlin_gemm");
+  EXPECT_EQ(sku.element, ElementKind::Bf16);
+  EXPECT_EQ(sku.aux_element, ElementKind::U4);
+  EXPECT_EQ(sku.epilogue, EpilogueKind::Bias);
+  EXPECT_EQ(sku.backend, BackendKind::Host);
+  EXPECT_EQ(sku.variant, "reference_asym_act_order");
+  EXPECT_EQ(plan->workspace_size(), 4u * 128u * 2u);
+  const PrecisionGuarantee pg = plan->precision_guarantee();
+  EXPECT_EQ(pg.math_precision, MathPrecision::Bf16);
+  EXPECT_EQ(pg.accumulator, MathPrecision::F64);
+  EXPECT_TRUE(pg.deterministic);
+  EXPECT_NE(to_string(sku).find("int4_marlin_gemm"), std::string::npos) << to_string(sku);
+  const Int4GemmDescriptor d = plan->descriptor();
+  EXPECT_EQ(d.hash(), Int4GemmDescriptor(d).hash());
+  EXPECT_NE(d.hash(), Int4GemmDescriptor(d).with_group(64).hash());
+}
+
+// The deterministic claim: two runs give the same bits.
+TEST(Int4MarlinGemm, Deterministic) {
+  const Weights W = make_weights(256, 128, 32, Int4Scheme::Asymmetric, true, 31);
+  const HostProblem<__half> p(W, W.marlin, 33, true, 3);
+  const std::vector<__half> c1 = run_host(p), c2 = run_host(p);
+  ASSERT_EQ(c1.size(), c2.size());
+  EXPECT_EQ(std::memcmp(c1.data(), c2.data(), c1.size() * 2), 0);
+}
+
+// ------------------------------------------------------------------------------------------ golden
+
+const std::string kGoldenPath = std::string(BARACUDA_TEST_DATA_DIR) + "/w4a16_golden.txt";
+
+struct GoldenTensor {
+  int64_t d0 = 0, d1 = 0;
+  std::vector<uint32_t> bits;
+};
+struct GoldenCase {
+  std::string name;
+  Int4Shape shape;
+  bool sym = true, act_order = false;
+  std::map<std::string, GoldenTensor> t;
+};
+
+/// The golden file's cases (format: its header); `error` says what is wrong with it.
+std::vector<GoldenCase> load_golden(std::string* error) {
+  std::vector<GoldenCase> cases;
+  std::ifstream file(kGoldenPath);
+  if (!file) {
+    *error = "missing golden data: cannot open " + kGoldenPath;
+    return {};
+  }
+  std::string line;
+  while (std::getline(file, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream in(line);
+    std::string word;
+    in >> word;
+    if (word == "case") {
+      GoldenCase c;
+      std::string kk, nn, gg, ss, aa;
+      int sym = 0, act = 0;
+      in >> c.name >> kk >> c.shape.k >> nn >> c.shape.n >> gg >> c.shape.group >> ss >> sym >> aa >> act;
+      if (!in) {
+        *error = "malformed case header: " + line.substr(0, 80);
+        return {};
+      }
+      c.sym = sym != 0, c.act_order = act != 0;
+      cases.push_back(std::move(c));
+      continue;
+    }
+    if (cases.empty()) {
+      *error = "tensor before the first case";
+      return {};
+    }
+    GoldenTensor g;
+    std::string kind, dims, hex;
+    in >> kind >> dims;
+    const auto x = dims.find('x');
+    if (!in || x == std::string::npos) {
+      *error = "malformed tensor line: " + line.substr(0, 80);
+      return {};
+    }
+    g.d0 = std::stoll(dims.substr(0, x)), g.d1 = std::stoll(dims.substr(x + 1));
+    while (in >> hex) g.bits.push_back(static_cast<uint32_t>(std::stoul(hex, nullptr, 16)));
+    if (static_cast<int64_t>(g.bits.size()) != g.d0 * g.d1) {
+      *error = word + " has the wrong number of values";
+      return {};
+    }
+    cases.back().t[word] = std::move(g);
+  }
+  if (cases.empty()) *error = "missing golden data: " + kGoldenPath + " holds no case";
+  return cases;
+}
+
+template <class T>
+void golden_case(const GoldenCase& gc) {
+  SCOPED_TRACE(gc.name + " " + name_t<T>());
+  const int64_t K = gc.shape.k, N = gc.shape.n, G = gc.shape.num_groups();
+  for (const char* need : {"marlin_qweight", "marlin_scales", "w_deq_f32"}) ASSERT_TRUE(gc.t.count(need)) << need;
+  const GoldenTensor& qw = gc.t.at("marlin_qweight");
+  const GoldenTensor& sc = gc.t.at("marlin_scales");
+  const GoldenTensor& wd = gc.t.at("w_deq_f32");
+  ASSERT_EQ(qw.d0 * qw.d1, K / 16 * 2 * N);
+  ASSERT_EQ(sc.d0 * sc.d1, G * N);
+  Arr<int32_t> b_q(qw.bits.size()), zeros(std::max<size_t>(1, G * N / 8)), perm(static_cast<size_t>(K));
+  for (size_t i = 0; i < b_q.n; ++i) b_q[i] = static_cast<int32_t>(qw.bits[i]);
+  Arr<T> scales(sc.bits.size());
+  for (size_t i = 0; i < scales.n; ++i) {
+    __half_raw r;
+    r.x = static_cast<uint16_t>(sc.bits[i]);
+    scales[i] = to_t<T>(__half2float(__half(r)));
+  }
+  std::vector<float> w_deq(wd.bits.size());
+  std::memcpy(w_deq.data(), wd.bits.data(), w_deq.size() * 4);
+  const bool act = gc.act_order && G > 1;
+  if (!gc.sym) {
+    ASSERT_TRUE(gc.t.count("marlin_zp"));
+    for (size_t i = 0; i < gc.t.at("marlin_zp").bits.size(); ++i)
+      zeros[i] = static_cast<int32_t>(gc.t.at("marlin_zp").bits[i]);
+  }
+  if (act) {
+    ASSERT_TRUE(gc.t.count("marlin_perm"));
+    for (int64_t i = 0; i < K; ++i) perm[i] = static_cast<int32_t>(gc.t.at("marlin_perm").bits[i]);
+  }
+  const auto desc = Int4GemmDescriptor{}
+                        .with_group(gc.shape.group)
+                        .with_scheme(gc.sym ? Int4Scheme::Symmetric : Int4Scheme::Asymmetric)
+                        .with_act_order(gc.act_order)
+                        .with_element(kind_t<T>);
+  auto run = [&](int64_t M, const Arr<T>& a, Arr<T>& c) {
+    auto d = desc;
+    d.with_shape(M, N, K);
+    auto plan = dynamic::Int4MarlinGemmPlan::select(Stream::host(), d);
+    ASSERT_TRUE(plan.is_ok()) << plan.error().to_string();
+    Int4GemmTensors t;
+    t.a = mat(a.data(), kind_t<T>, M, K, K);
+    t.b_q = DynTensor::dense(b_q.data(), ElementKind::S32, Shape{K / 16, 2 * N});
+    t.scales = DynTensor::dense(scales.data(), kind_t<T>, Shape{G, N});
+    if (!gc.sym) t.zeros = DynTensor::dense(zeros.data(), ElementKind::S32, Shape{G, N / 8});
+    if (act) t.perm = vec(perm.data(), ElementKind::S32, K);
+    t.c = mat(c.data(), kind_t<T>, M, N, N);
+    Arr<uint8_t> ws(plan->workspace_size());
+    const Status st = plan->run(Stream::host(), Workspace(ws.data(), plan->workspace_size()), t);
+    ASSERT_TRUE(st.is_ok()) << st.error().to_string();
+  };
+  // Identity activation: C = the dequantized weight in the original row order, rounded to T.
+  Arr<T> eye(static_cast<size_t>(K * K), to_t<T>(0.0f)), c(static_cast<size_t>(K * N));
+  for (int64_t k = 0; k < K; ++k) eye[k * K + k] = to_t<T>(1.0f);
+  run(K, eye, c);
+  const double u = unit_roundoff_t<T>();
+  int64_t mismatches = 0;
+  for (int64_t i = 0; i < K * N; ++i) {
+    const float got = from_t<T>(c[i]);
+    if constexpr (std::is_same_v<T, __half>) {
+      const __half want = __float2half_rn(w_deq[i]);
+      if (std::memcmp(&c[i], &want, 2) != 0 && ++mismatches <= 5)
+        ADD_FAILURE() << "k=" << i / N << " n=" << i % N << " got " << got << " want f16(" << w_deq[i] << ")";
+    } else {
+      // bf16: the scale rounded to bf16 and the weight rounded to bf16: |C − w_deq| ≤ (2u + u²)·|w_deq|.
+      if (std::fabs(got - w_deq[i]) > (2 * u + u * u) * std::fabs(w_deq[i]) && ++mismatches <= 5)
+        ADD_FAILURE() << "k=" << i / N << " n=" << i % N << " got " << got << " want ~" << w_deq[i];
+    }
+  }
+  EXPECT_EQ(mismatches, 0);
+  // A random activation: the double product with round_T(w_deq) (f16: exactly the plan's weights).
+  if constexpr (std::is_same_v<T, __half>) {
+    const int64_t M = 5;
+    Arr<T> a(static_cast<size_t>(M * K)), cm(static_cast<size_t>(M * N));
+    std::mt19937_64 g(42);
+    std::uniform_real_distribution<float> ua(-2.0f, 2.0f);
+    for (size_t i = 0; i < a.n; ++i) a[i] = to_t<T>(ua(g));
+    run(M, a, cm);
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t n = 0; n < N; ++n) {
+        double want = 0;
+        for (int64_t k = 0; k < K; ++k)
+          want += double(from_t<T>(a[m * K + k])) * __half2float(__float2half_rn(w_deq[k * N + n]));
+        ASSERT_LE(std::fabs(from_t<T>(cm[m * N + n]) - want), u * std::fabs(want) + abs_floor_t<T>())
+            << "m=" << m << " n=" << n;
+      }
+  }
+}
+
+TEST(Int4MarlinGemm, GoldenMarlinTensors) {
+  std::string error;
+  const std::vector<GoldenCase> cases = load_golden(&error);
+  ASSERT_TRUE(error.empty()) << error;
+  ASSERT_GE(cases.size(), 5u);
+  int act_cases = 0, asym_cases = 0;
+  for (const GoldenCase& gc : cases) {
+    act_cases += gc.act_order, asym_cases += !gc.sym;
+    golden_case<__half>(gc);
+    golden_case<__nv_bfloat16>(gc);
+  }
+  EXPECT_GE(act_cases, 1);
+  EXPECT_GE(asym_cases, 1);
+}
+
+// ------------------------------------------------------------------------------------------ rejections
+
+template <class R>
+void expect_select_error(const R& r, ErrorCode code, const std::string& needle) {
+  expect_error(r.status(), code, needle);
+}
+
+TEST(Int4MarlinGemm, SelectRejections) {
+  const Stream host = Stream::host();
+  using D = Int4GemmDescriptor;
+  const D ok = D{}.with_shape(4, 64, 128);
+  ASSERT_TRUE(dynamic::Int4MarlinGemmPlan::select(host, ok).is_ok());
+  auto sel = [&](const D& d, PlanPreference pref = {}) { return dynamic::Int4MarlinGemmPlan::select(host, d, pref); };
+  expect_select_error(sel(D(ok).with_element(ElementKind::F32)), ErrorCode::Unsupported, "f16 or bf16");
+  expect_select_error(sel(D(ok).with_element(ElementKind::S8)), ErrorCode::Unsupported, "f16 or bf16");
+  expect_select_error(sel(D(ok).with_shape(-1, 64, 128)), ErrorCode::InvalidProblem, ">= 0");
+  expect_select_error(sel(D(ok).with_shape(1, -64, 128)), ErrorCode::InvalidProblem, ">= 0");
+  expect_select_error(sel(D(ok).with_group(16)), ErrorCode::InvalidProblem, "group must be");
+  expect_select_error(sel(D(ok).with_group(0)), ErrorCode::InvalidProblem, "group must be");
+  expect_select_error(sel(D(ok).with_shape(4, 96, 128)), ErrorCode::InvalidProblem, "multiple of 64");
+  expect_select_error(sel(D(ok).with_shape(4, 65, 128)), ErrorCode::InvalidProblem, "multiple of 64");
+  expect_select_error(sel(D(ok).with_shape(4, 64, 64)), ErrorCode::InvalidProblem, "multiple of 128");
+  expect_select_error(sel(D(ok).with_shape(4, 64, 192)), ErrorCode::InvalidProblem, "multiple of 128");
+  expect_select_error(sel(D(ok).with_shape(4, 64, 0)), ErrorCode::InvalidProblem, "positive multiple of 128");
+  expect_select_error(sel(D(ok).with_scheme(static_cast<Int4Scheme>(7))), ErrorCode::InvalidProblem, "Int4Scheme");
+  expect_select_error(sel(ok, PlanPreference{}.with_backend(BackendKind::CublasLt)), ErrorCode::Unsupported,
+                      "preferred backend");
+  // act-order's workspace above the preference's limit (M·K·2 = 1024 bytes)
+  expect_select_error(sel(D(ok).with_act_order().with_group(32), PlanPreference{}.with_max_workspace_bytes(1023)),
+                      ErrorCode::Unsupported, "max_workspace_bytes");
+  EXPECT_TRUE(sel(D(ok).with_act_order().with_group(32), PlanPreference{}.with_max_workspace_bytes(1024)).is_ok());
+  EXPECT_TRUE(sel(D(ok).with_act_order().with_group(-1), PlanPreference{}.with_max_workspace_bytes(0)).is_ok());
+  // sim / cuda: either the kernel serves, or a clear Unsupported.
+  for (DeviceKind d : {DeviceKind::Sim, DeviceKind::Cuda}) {
+    std::string why;
+    auto st = stream_for(d, &why);
+    if (!st) continue;
+    auto r = dynamic::Int4MarlinGemmPlan::select(*st, ok);
+    if (!r) {
+      EXPECT_EQ(r.error().code, ErrorCode::Unsupported) << r.error().to_string();
+      const std::string& msg = r.error().message;
+      EXPECT_TRUE(msg.find("no int4 kernel for this device yet") != std::string::npos ||
+                  msg.find("without CUDA kernels") != std::string::npos)
+          << msg;
+    }
+  }
+}
+
+/// A valid asymmetric act-order problem with bias (every optional tensor present), for the rejections.
+struct RejectFixture {
+  static constexpr int64_t M = 4, N = 64, K = 128, G = 4;
+  Arr<__half> a{M * K + 64}, scales{G * N}, bias{N}, c{M * N + 64};
+  Arr<int32_t> b_q{K / 16 * 2 * N + 8}, zeros{G * N / 8 + 8}, perm{K};
+  Int4GemmDescriptor desc = Int4GemmDescriptor{}
+                                .with_shape(M, N, K)
+                                .with_group(32)
+                                .with_scheme(Int4Scheme::Asymmetric)
+                                .with_act_order()
+                                .with_bias();
+  RejectFixture() {
+    std::iota(perm.data(), perm.data() + K, 0);
+    for (size_t i = 0; i < scales.n; ++i) scales[i] = __float2half(0.01f);
+  }
+  Int4GemmTensors tensors() const {
+    Int4GemmTensors t;
+    t.a = mat(a.data(), ElementKind::F16, M, K, K);
+    t.b_q = DynTensor::dense(b_q.data(), ElementKind::S32, Shape{K / 16, 2 * N});
+    t.scales = DynTensor::dense(scales.data(), ElementKind::F16, Shape{G, N});
+    t.zeros = DynTensor::dense(zeros.data(), ElementKind::S32, Shape{G, N / 8});
+    t.perm = vec(perm.data(), ElementKind::S32, K);
+    t.bias = vec(bias.data(), ElementKind::F16, N);
+    t.c = mat(c.data(), ElementKind::F16, M, N, N);
+    return t;
+  }
+};
+
+TEST(Int4MarlinGemm, CanImplementRejections) {
+  RejectFixture f;
+  const int64_t M = f.M, N = f.N, K = f.K, G = f.G;
+  auto plan = dynamic::Int4MarlinGemmPlan::select(Stream::host(), f.desc);
+  ASSERT_TRUE(plan.is_ok());
+  const Int4GemmTensors ok = f.tensors();
+  ASSERT_TRUE(plan->can_implement(ok).is_ok()) << plan->can_implement(ok).error().to_string();
+  auto with = [&](auto fn) {
+    Int4GemmTensors t = ok;
+    fn(t);
+    return plan->can_implement(t);
+  };
+  using E = ErrorCode;
+  using T = Int4GemmTensors;
+  // a
+  expect_error(with([](T& t) { t.a.kind = ElementKind::Bf16; }), E::InvalidProblem, "element kind");
+  expect_error(with([&](T& t) { t.a = mat(f.a.data(), ElementKind::F16, M + 1, K, K); }), E::InvalidProblem, "shape");
+  expect_error(with([](T& t) { t.a.data = nullptr; }), E::InvalidProblem, "null");
+  expect_error(with([&](T& t) { t.a.stride[1] = 2, t.a.stride[0] = 2 * K; }), E::MisalignedOperand, "unit stride");
+  expect_error(with([&](T& t) { t.a.stride[0] = K + 4; }), E::MisalignedOperand, "multiple of 8");
+  expect_error(with([&](T& t) { t.a.stride[0] = K - 8; }), E::MisalignedOperand, "row stride");
+  expect_error(with([&](T& t) { t.a.data = f.a.data() + 4; }), E::MisalignedOperand, "16-byte");
+  // b_q
+  expect_error(with([](T& t) { t.b_q.kind = ElementKind::U32; }), E::InvalidProblem, "element kind");
+  expect_error(with([&](T& t) {
+                 t.b_q = DynTensor::dense(f.b_q.data(), ElementKind::S32, Shape{K / 16, N});
+               }),
+               E::InvalidProblem, "shape");
+  expect_error(with([&](T& t) { t.b_q.stride[0] = 2 * N + 4; }), E::InvalidProblem, "dense");
+  expect_error(with([&](T& t) { t.b_q.data = f.b_q.data() + 1; }), E::MisalignedOperand, "16-byte");
+  // scales
+  expect_error(with([](T& t) { t.scales.kind = ElementKind::Bf16; }), E::InvalidProblem, "element kind");
+  expect_error(with([&](T& t) {
+                 t.scales = DynTensor::dense(f.scales.data(), ElementKind::F16, Shape{1, N});
+               }),
+               E::InvalidProblem, "shape");
+  expect_error(with([&](T& t) { t.scales.stride[1] = 0; }), E::InvalidProblem, "dense");
+  expect_error(with([&](T& t) { t.scales.data = f.scales.data() + 2; }), E::MisalignedOperand, "16-byte");
+  // zeros
+  expect_error(with([](T& t) { t.zeros = DynTensor{}; }), E::InvalidProblem, "zeros has element kind");
+  expect_error(with([&](T& t) {
+                 t.zeros = DynTensor::dense(f.zeros.data(), ElementKind::S32, Shape{G, N});
+               }),
+               E::InvalidProblem, "shape");
+  expect_error(with([&](T& t) { t.zeros.data = f.zeros.data() + 1; }), E::MisalignedOperand, "16-byte");
+  // perm
+  expect_error(with([](T& t) { t.perm = DynTensor{}; }), E::InvalidProblem, "perm has element kind");
+  expect_error(with([&](T& t) { t.perm = vec(f.perm.data(), ElementKind::S32, K - 1); }), E::InvalidProblem, "shape");
+  expect_error(with([&](T& t) { t.perm.stride[0] = 2; }), E::InvalidProblem, "dense");
+  // bias
+  expect_error(with([](T& t) { t.bias = DynTensor{}; }), E::InvalidProblem, "bias has element kind");
+  expect_error(with([&](T& t) { t.bias = vec(f.bias.data(), ElementKind::F16, N / 2); }), E::InvalidProblem, "shape");
+  // c
+  expect_error(with([](T& t) { t.c.kind = ElementKind::F32; }), E::InvalidProblem, "element kind");
+  expect_error(with([&](T& t) { t.c = mat(f.c.data(), ElementKind::F16, M, N + 64, N + 64); }), E::InvalidProblem,
+               "shape");
+  expect_error(with([](T& t) { t.c.stride[0] = 0; }), E::InvalidProblem, "stride 0");
+  expect_error(with([&](T& t) { t.c.stride[0] = N + 1; }), E::MisalignedOperand, "multiple of 8");
+  expect_error(with([&](T& t) { t.c.stride[1] = 2, t.c.stride[0] = 2 * N; }), E::MisalignedOperand, "unit stride");
+  expect_error(with([&](T& t) { t.c.data = f.c.data() + 1; }), E::MisalignedOperand, "16-byte");
+  // c overlapping an input
+  expect_error(with([&](T& t) { t.c.data = f.a.data() + 64; }), E::InvalidProblem, "c overlaps a");
+  expect_error(with([&](T& t) { t.c.data = f.b_q.data(); }), E::InvalidProblem, "c overlaps b_q");
+  expect_error(with([&](T& t) { t.c = mat(f.scales.data(), ElementKind::F16, M, N, N); }), E::InvalidProblem,
+               "c overlaps scales");
+  expect_error(with([&](T& t) { t.c.data = f.zeros.data(); }), E::InvalidProblem, "c overlaps zeros");
+  expect_error(with([&](T& t) { t.c.data = f.perm.data(); }), E::InvalidProblem, "c overlaps perm");
+  // tensors the descriptor says are absent
+  {
+    auto sym =
+        dynamic::Int4MarlinGemmPlan::select(Stream::host(), Int4GemmDescriptor{}.with_shape(M, N, K).with_group(32));
+    ASSERT_TRUE(sym.is_ok());
+    Int4GemmTensors t = ok;
+    t.zeros = DynTensor{}, t.perm = DynTensor{}, t.bias = DynTensor{};
+    ASSERT_TRUE(sym->can_implement(t).is_ok()) << sym->can_implement(t).error().to_string();
+    Int4GemmTensors z = t;
+    z.zeros = ok.zeros;
+    expect_error(sym->can_implement(z), E::InvalidProblem, "zeros must be empty");
+    Int4GemmTensors p = t;
+    p.perm = ok.perm;
+    expect_error(sym->can_implement(p), E::InvalidProblem, "perm must be empty");
+    Int4GemmTensors b = t;
+    b.bias = ok.bias;
+    expect_error(sym->can_implement(b), E::InvalidProblem, "bias must be empty");
+    // act-order with one group: no perm
+    auto one = dynamic::Int4MarlinGemmPlan::select(
+        Stream::host(), Int4GemmDescriptor{}.with_shape(M, N, K).with_group(-1).with_act_order());
+    ASSERT_TRUE(one.is_ok());
+    Int4GemmTensors o = t;
+    o.scales = DynTensor::dense(f.scales.data(), ElementKind::F16, Shape{1, N});
+    ASSERT_TRUE(one->can_implement(o).is_ok()) << one->can_implement(o).error().to_string();
+    o.perm = ok.perm;
+    expect_error(one->can_implement(o), E::InvalidProblem, "single group");
+  }
+}
+
+TEST(Int4MarlinGemm, RunRejections) {
+  RejectFixture f;
+  auto plan = dynamic::Int4MarlinGemmPlan::select(Stream::host(), f.desc);
+  ASSERT_TRUE(plan.is_ok());
+  const size_t need = plan->workspace_size();
+  ASSERT_EQ(need, static_cast<size_t>(f.M * f.K * 2));
+  Arr<uint8_t> ws(need + 64);
+  const Int4GemmTensors ok = f.tensors();
+  const Stream host = Stream::host();
+  ASSERT_TRUE(plan->run(host, Workspace(ws.data(), need), ok).is_ok());
+  expect_error(plan->run(host, Workspace(ws.data(), need - 1), ok), ErrorCode::WorkspaceTooSmall, "workspace");
+  expect_error(plan->run(host, Workspace{}, ok), ErrorCode::WorkspaceTooSmall, "workspace");
+  expect_error(plan->run(host, Workspace(ws.data() + 8, need), ok), ErrorCode::MisalignedOperand, "16-byte");
+  expect_error(plan->run(host, Workspace(f.a.data(), need), ok), ErrorCode::InvalidProblem, "the workspace overlaps a");
+  expect_error(plan->run(host, Workspace(f.c.data(), need), ok), ErrorCode::InvalidProblem, "the workspace overlaps c");
+  // run re-validates, checks the device, needs a selected plan
+  Int4GemmTensors bad = ok;
+  bad.c.kind = ElementKind::F32;
+  expect_error(plan->run(host, Workspace(ws.data(), need), bad), ErrorCode::InvalidProblem, "element kind");
+  expect_error(plan->run(Stream::sim(), Workspace(ws.data(), need), ok), ErrorCode::InvalidProblem,
+               "selected for the host");
+  expect_error(dynamic::Int4MarlinGemmPlan{}.run(host, {}, ok), ErrorCode::InvalidProblem, "select did not produce");
+  // The host reference rejects a perm value out of range (sim/cuda do not check; see int4_gemm.hpp).
+  f.perm[5] = static_cast<int32_t>(f.K);
+  expect_error(plan->run(host, Workspace(ws.data(), need), ok), ErrorCode::InvalidProblem, "perm[5]");
+  f.perm[5] = -1;
+  expect_error(plan->run(host, Workspace(ws.data(), need), ok), ErrorCode::InvalidProblem, "outside [0, K");
+}
+
+TEST(Int4MarlinGemm, EmptyProblemsTouchNothing) {
+  const Stream host = Stream::host();
+  // M = 0 (even with act-order: no workspace needed)
+  {
+    RejectFixture f;
+    Int4GemmDescriptor d = f.desc;
+    d.with_shape(0, f.N, f.K);
+    auto plan = dynamic::Int4MarlinGemmPlan::select(host, d);
+    ASSERT_TRUE(plan.is_ok());
+    EXPECT_EQ(plan->workspace_size(), 0u);
+    Int4GemmTensors t = f.tensors();
+    t.a = mat(f.a.data(), ElementKind::F16, 0, f.K, f.K);
+    t.c = mat(f.c.data(), ElementKind::F16, 0, f.N, f.N);
+    f.c[0] = __float2half(3.0f);
+    ASSERT_TRUE(plan->run(host, {}, t).is_ok());
+    EXPECT_EQ(__half2float(f.c[0]), 3.0f);
+  }
+  // N = 0
+  {
+    Arr<__half> a(4 * 128, __float2half(1.0f)), c(8, __float2half(3.0f));
+    auto plan = dynamic::Int4MarlinGemmPlan::select(host, Int4GemmDescriptor{}.with_shape(4, 0, 128));
+    ASSERT_TRUE(plan.is_ok()) << plan.error().to_string();
+    Int4GemmTensors t;
+    t.a = mat(a.data(), ElementKind::F16, 4, 128, 128);
+    t.b_q = DynTensor::dense(nullptr, ElementKind::S32, Shape{8, 0});
+    t.scales = DynTensor::dense(nullptr, ElementKind::F16, Shape{1, 0});
+    t.c = mat(c.data(), ElementKind::F16, 4, 0, 8);
+    ASSERT_TRUE(plan->run(host, {}, t).is_ok());
+    EXPECT_EQ(__half2float(c[0]), 3.0f);
+  }
+}
+
+// ------------------------------------------------------------- the tensor-core kernel: sim / cuda vs host
+
+DeviceTensor upload(const Stream& st, const DynTensor& host_view, int64_t storage_elems) {
+  Strided l;
+  for (int i = 0; i < host_view.rank(); ++i) l.stride[i] = host_view.stride[i];
+  const size_t bytes = static_cast<size_t>(storage_elems) * (element_bits(host_view.kind) / 8);
+  const auto* p = static_cast<const uint8_t*>(host_view.data);
+  auto t =
+      make_device_tensor(st, host_view.kind, host_view.shape, l, std::vector<uint8_t>(p, p + bytes), storage_elems);
+  EXPECT_TRUE(t.is_ok()) << t.error().to_string();
+  return std::move(t).value();
+}
+
+class Int4GemmOnDevice : public ::testing::TestWithParam<DeviceKind> {};
+
+struct DeviceCase {
+  int64_t m, n, k, group;
+  Int4Scheme scheme;
+  bool act, bias;
+  int64_t pad;
+};
+
+template <class T>
+void device_case(const Stream& dev, const DeviceCase& dc, uint64_t seed) {
+  SCOPED_TRACE(std::string(name_t<T>()) + " M=" + std::to_string(dc.m) + " N=" + std::to_string(dc.n) +
+               " K=" + std::to_string(dc.k) + " group=" + std::to_string(dc.group) +
+               (dc.scheme == Int4Scheme::Symmetric ? " sym" : " asym") + (dc.act ? " act_order" : "") +
+               (dc.bias ? " bias" : "") + (dc.pad ? " padded" : ""));
+  const Weights W = make_weights(dc.k, dc.n, dc.group, dc.scheme, dc.act, seed);
+  const HostProblem<T> p(W, W.marlin, dc.m, dc.bias, seed + 1, dc.pad);
+  const std::vector<T> want = run_host(p);
+  ASSERT_FALSE(want.empty());
+  std::vector<double> y, abs_sum;
+  recompute(p, logical_weight_t<T>(W.logical), &y, &abs_sum);
+
+  auto plan = dynamic::Int4MarlinGemmPlan::select(dev, p.desc);
+  ASSERT_TRUE(plan.is_ok()) << plan.error().to_string();
+  EXPECT_TRUE(plan->precision_guarantee().deterministic);
+  Arr<T> c0(static_cast<size_t>(dc.m * p.ldc), to_t<T>(-768.0f));
+  const Int4GemmTensors ht = p.tensors(c0.data());
+  const int64_t G = p.desc.weight_shape().num_groups();
+  DeviceTensor da = upload(dev, ht.a, dc.m * p.lda);
+  DeviceTensor db = upload(dev, ht.b_q, dc.k / 16 * 2 * dc.n);
+  DeviceTensor ds = upload(dev, ht.scales, G * dc.n);
+  DeviceTensor dc_ = upload(dev, ht.c, dc.m * p.ldc);
+  std::optional<DeviceTensor> dz, dp, dbias;
+  Int4GemmTensors t{da.view, db.view, ds.view, {}, {}, {}, dc_.view};
+  if (ht.zeros.data) dz = upload(dev, ht.zeros, G * dc.n / 8), t.zeros = dz->view;
+  if (ht.perm.data) dp = upload(dev, ht.perm, dc.k), t.perm = dp->view;
+  if (ht.bias.data) dbias = upload(dev, ht.bias, dc.n), t.bias = dbias->view;
+  auto ws = Buffer::allocate(dev, plan->workspace_size());
+  ASSERT_TRUE(ws.is_ok());
+  const Status st = plan->run(dev, Workspace(ws->data(), plan->workspace_size()), t);
+  ASSERT_TRUE(st.is_ok()) << st.error().to_string();
+  const std::vector<uint8_t> got_bytes = download(dc_);
+  ASSERT_GE(got_bytes.size(), want.size() * sizeof(T));
+  // Tolerance: the device sums the exact f32 products in f32 (error ≤ (K + 1)·2⁻²⁴·Σ|a·w| with the bias
+  // addition), the host in double (error negligible); both round once to T. So
+  // |dev − host| ≤ E + u_T·(|host| + |dev|) with E = (K + 2)·2⁻²⁴·(Σ|a·w| + |bias|).
+  const double u = unit_roundoff_t<T>();
+  for (int64_t m = 0; m < dc.m; ++m)
+    for (int64_t n = 0; n < p.ldc; ++n) {
+      T g;
+      std::memcpy(&g, got_bytes.data() + (m * p.ldc + n) * sizeof(T), sizeof(T));
+      const double got = from_t<T>(g), host = from_t<T>(want[m * p.ldc + n]);
+      if (n >= dc.n) {
+        ASSERT_EQ(got, -768.0) << "the padding of c was written at m=" << m << " n=" << n;
+        continue;
+      }
+      const double E = (dc.k + 2) * 0x1p-24 * abs_sum[m * dc.n + n];
+      ASSERT_LE(std::fabs(got - host), E + u * (std::fabs(host) + std::fabs(got)) + abs_floor_t<T>())
+          << "m=" << m << " n=" << n << " device " << got << " host " << host;
+    }
+}
+
+TEST_P(Int4GemmOnDevice, MatchesHost) {
+  BARACUDA_TEST_STREAM(stream, GetParam());
+  auto probe = dynamic::Int4MarlinGemmPlan::select(stream, Int4GemmDescriptor{}.with_shape(1, 64, 128));
+  if (!probe) GTEST_SKIP() << probe.error().message;
+  // Small shapes (sim runs threads as fibers); every group size, both schemes, act-order, bias, M not a
+  // multiple of 16, padded row strides.
+  const DeviceCase cases[] = {
+      {1, 64, 128, 128, Int4Scheme::Symmetric, false, false, 0},
+      {7, 128, 256, 32, Int4Scheme::Symmetric, true, true, 8},
+      {16, 64, 256, 64, Int4Scheme::Asymmetric, false, true, 0},
+      {33, 128, 128, -1, Int4Scheme::Asymmetric, true, false, 0},
+      {5, 64, 256, 128, Int4Scheme::Asymmetric, true, true, 16},
+      {17, 128, 256, -1, Int4Scheme::Symmetric, false, true, 0},
+      {2, 64, 128, 32, Int4Scheme::Asymmetric, false, false, 8},
+      {9, 64, 256, 64, Int4Scheme::Symmetric, true, false, 0},
+  };
+  uint64_t seed = 500;
+  for (const DeviceCase& dc : cases) {
+    device_case<__half>(stream, dc, seed++);
+    if (HasFatalFailure()) return;
+    device_case<__nv_bfloat16>(stream, dc, seed++);
+    if (HasFatalFailure()) return;
+  }
+}
+
+TEST_P(Int4GemmOnDevice, EmptyProblem) {
+  BARACUDA_TEST_STREAM(stream, GetParam());
+  auto plan = dynamic::Int4MarlinGemmPlan::select(stream, Int4GemmDescriptor{}.with_shape(0, 64, 128));
+  if (!plan) GTEST_SKIP() << plan.error().message;
+  auto c = Buffer::allocate(stream, 16);
+  auto a = Buffer::allocate(stream, 16);
+  ASSERT_TRUE(c.is_ok() && a.is_ok());
+  Int4GemmTensors t;
+  t.a = DynTensor::dense(a->data(), ElementKind::F16, Shape{0, 128});
+  t.b_q = DynTensor::dense(a->data(), ElementKind::S32, Shape{8, 128});  // not read
+  t.scales = DynTensor::dense(a->data(), ElementKind::F16, Shape{1, 64});
+  t.c = DynTensor::dense(c->data(), ElementKind::F16, Shape{0, 64});
+  EXPECT_TRUE(plan->run(stream, {}, t).is_ok());
+}
+
+INSTANTIATE_TEST_SUITE_P(Devices, Int4GemmOnDevice, ::testing::Values(DeviceKind::Sim, DeviceKind::Cuda),
+                         [](const auto& info) { return std::string(to_string(info.param)); });
+
+}  // namespace
+}  // namespace baracuda::test
