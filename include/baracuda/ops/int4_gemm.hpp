@@ -7,8 +7,8 @@
 ///
 /// **Backends.** `host` runs the reference of src/ops/int4_gemm/host.cpp (a plain loop accumulating in
 /// double); `sim` and `cuda` run the Marlin-style tensor-core kernel of src/ops/int4_gemm/kernels.cuh
-/// (mma.m16n8k16, f32 accumulation). Until that kernel is built into the library `select` on `sim`/`cuda`
-/// returns `Unsupported` ("no int4 kernel for this device yet").
+/// (mma.m16n8k16, f32 accumulation); `cuda` answers `Unsupported` when the library was built without CUDA
+/// kernels.
 ///
 /// **The computation, exactly.** Per weight element (Marlin row k, column n), with g = k / group_rows
 /// (group_rows = K for group −1, else group), s = scales[g, n] and z = the zero point (8 when symmetric):

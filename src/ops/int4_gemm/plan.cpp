@@ -12,12 +12,6 @@
 #include "core/validate.hpp"
 #include "ops/int4_gemm/tables.hpp"
 
-// Defined to 1 (by src/ops/int4_gemm/CMakeLists.txt) once the tensor-core kernel's sim.cu / cuda.cu are part
-// of the library; until then the sim and cuda tables do not exist and select on those devices is Unsupported.
-#ifndef BARACUDA_INT4_GEMM_DEVICE_KERNELS
-#define BARACUDA_INT4_GEMM_DEVICE_KERNELS 0
-#endif
-
 namespace baracuda {
 namespace {
 
@@ -38,19 +32,14 @@ Result<const detail::Int4GemmTables*> tables_for(DeviceKind d) {
     case DeviceKind::Host:
       return &reference::int4_gemm_tables();
     case DeviceKind::Sim:
+      return &device_sim::int4_gemm_tables();
     case DeviceKind::Cuda:
-#if BARACUDA_INT4_GEMM_DEVICE_KERNELS
-      if (d == DeviceKind::Sim) return &device_sim::int4_gemm_tables();
 #if BARACUDA_HAVE_CUDA_KERNELS
       return &device_cuda::int4_gemm_tables();
 #else
       return Error::unsupported(s(P) +
                                 ": this library was built without CUDA kernels (BARACUDA_CUDA_KERNELS=OFF); "
                                 "use the host device");
-#endif
-#else
-      return Error::unsupported(s(P) + ": no int4 kernel for this device yet (" + s(to_string(d)) +
-                                "); use the host device");
 #endif
   }
   return Error::unsupported(s(P) + ": unknown device");

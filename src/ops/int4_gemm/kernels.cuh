@@ -1,0 +1,301 @@
+// Device code of the int4_gemm family: the W4A16 tensor-core GEMM over Marlin-layout weights,
+// C[M, N] = A[M, K] · dequant(B)[K, N] (+ bias), and the act-order column gather of A. Instantiated for the
+// cuda (cuda.cu) and sim (sim.cu) devices; tables.hpp documents the launch record.
+//
+// A block computes a BM×64 tile of C (BM = 16·MT rows, one 64-column block of the Marlin layout) with 4 warps,
+// warp w owning the columns 16w..16w+15. K is streamed in 64-row slices through `ST` shared buffers filled
+// by 16-byte cp.async copies (zero-fill past M): a slice is BM×64 activations (rows XOR-swizzled by 16-byte
+// chunk, as in the int8 GEMM) and the four 16×64 Marlin tiles of the weight (512 contiguous bytes each).
+// Per 16-row k-tile a warp takes its A fragments with ldmatrix.x4 and reads one weight word per lane: the
+// Marlin layout puts in word 4·lane + w exactly lane's mma.m16n8k16 B fragments for the n8 blocks 16w and
+// 16w + 8, nibbles interleaved [0,2,4,6,1,3,5,7] so that (word >> 4i) & 0x000F000F holds fragment register
+// i's two values. Each pair becomes a 16-bit pair by the magic-number trick: OR-ing q into the exponent of
+// 1024 (f16, 0x6400) or 128 (bf16, 0x4300) gives 1024 + q (128 + q) exactly; subtracting 1024 + z (z = 8
+// symmetric, the group's zero point otherwise) gives q − z exactly, and one multiply by the group's scale
+// rounds (q − z)·s once to the activation type, as the host reference does. mma.sync.m16n8k16 accumulates in
+// f32; the epilogue adds the bias in f32 and rounds once.
+#pragma once
+
+#include "sim/compat.cuh"  // first: the device namespace, launch macros and device API
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <type_traits>
+
+#include "device/convert.cuh"
+#include "device/ptx/bitops.cuh"
+#include "device/ptx/cp_async.cuh"
+#include "device/ptx/ldmatrix.cuh"
+#include "device/ptx/mma.cuh"
+#include "ops/int4_gemm/tables.hpp"
+
+BARACUDA_DEVICE_NAMESPACE_BEGIN
+namespace int4_gemm {
+
+struct Params {
+  const unsigned char* a = nullptr;  // [M, K] of T
+  int64_t lda = 0;                   // elements
+  const uint32_t* b = nullptr;       // [K/16, 2N] Marlin words
+  const void* scales = nullptr;      // [G, N] of T, Marlin-permuted
+  const uint32_t* zeros = nullptr;   // [G, N/8] Marlin zero points, or nullptr (z = 8)
+  const void* bias = nullptr;        // [N] of T, or nullptr
+  int64_t bias_stride = 0;
+  void* c = nullptr;  // [M, N] of T
+  int64_t ldc = 0;    // elements
+  int m = 0, n = 0, k = 0;
+  int group_rows = 0;
+  bool grouped = false;
+};
+
+template <class T>
+struct Pair;
+template <>
+struct Pair<__half> {
+  using Type = __half2;
+  static constexpr unsigned kMagic = 0x64006400u;  // 1024 in each half
+  static constexpr unsigned kBase = 0x6400u;       // 1024 + z is 0x6400 | z
+};
+template <>
+struct Pair<__nv_bfloat16> {
+  using Type = __nv_bfloat162;
+  static constexpr unsigned kMagic = 0x43004300u;  // 128 in each half
+  static constexpr unsigned kBase = 0x4300u;       // 128 + z is 0x4300 | z
+};
+
+template <class T2>
+__device__ __forceinline__ T2 as_pair(unsigned u) {
+  T2 r;
+  std::memcpy(static_cast<void*>(&r), &u, sizeof r);
+  return r;
+}
+template <class T2>
+__device__ __forceinline__ unsigned as_bits(T2 v) {
+  unsigned u;
+  std::memcpy(&u, static_cast<const void*>(&v), sizeof u);
+  return u;
+}
+
+/// Column `col`'s position in its Marlin-permuted scale row: the inverse of the grouped permutation
+/// (position i holds column i/8 + 8·(i%8) of its 64-run) or of the per-channel one (position 8a + b holds
+/// column 2a + {0,1,8,9,16,17,24,25}[b] of its 32-run).
+__device__ __forceinline__ int scale_position(int col, bool grouped) {
+  if (grouped) {
+    const int o = col & 63;
+    return (col & ~63) + 8 * (o & 7) + (o >> 3);
+  }
+  const int o = col & 31;
+  return (col & ~31) + 8 * ((o & 7) >> 1) + 2 * (o >> 3) + (o & 1);
+}
+
+/// Column `col`'s zero point in a row of Marlin zero points: the 64-entry permutation, then the nibble
+/// interleave (element e of a run of 8 sits in nibble {0,4,1,5,2,6,3,7}[e]).
+__device__ __forceinline__ unsigned zero_point(const uint32_t* row, int col) {
+  const int o = col & 63;
+  const int p = 8 * (o & 7) + (o >> 3);
+  const int e = p & 7;
+  const int nib = (e >> 1) + 4 * (e & 1);
+  return (row[(col >> 6) * 8 + (p >> 3)] >> (4 * nib)) & 0xFu;
+}
+
+/// Byte offset of 16-byte chunk `c` of row `r` in an activation slice of 8 chunks per row (XOR swizzle:
+/// the 8 rows an ldmatrix phase reads hit 8 distinct bank groups).
+__device__ __forceinline__ int swizzle(int r, int c) { return r * 128 + ((c ^ (r & 7)) * 16); }
+
+template <class T, int MT, bool kAsym, int ST>
+__global__ void __launch_bounds__(128) w4a16_kernel(Params p) {
+  using T2 = typename Pair<T>::Type;
+  constexpr int BM = 16 * MT;
+  constexpr int kAStage = BM * 128;  // BM rows × 64 elements × 2 bytes
+  constexpr int kStage = kAStage + 4 * 512;
+  static_assert(ST >= 2, "at least two stages");
+
+  BARACUDA_DYNAMIC_SHARED(unsigned char, smem);
+  const int tid = static_cast<int>(threadIdx.x);
+  const int lane = tid & 31, warp = tid >> 5;
+  const int nb = static_cast<int>(blockIdx.x);  // 64-column block
+  const int m0 = static_cast<int>(blockIdx.y) * BM;
+  const int slices = p.k / 64;
+  const int64_t row_words = 2 * static_cast<int64_t>(p.n);
+
+  auto load_slice = [&](int stage, int s) {
+    unsigned char* as = smem + stage * kStage;
+    unsigned char* bs = as + kAStage;
+    for (int i = tid; i < BM * 8; i += 128) {
+      const int r = i >> 3, c = i & 7, gm = m0 + r;
+      const bool ok = gm < p.m;
+      const unsigned char* src = ok ? p.a + (static_cast<int64_t>(gm) * p.lda + s * 64 + c * 8) * 2 : p.a;
+      ptx::cp_async_cg_zfill(as + swizzle(r, c), src, ok ? 16 : 0);
+    }
+    // The slice's four Marlin tiles: 4 × 32 chunks, one per thread.
+    const int t = tid >> 5, chunk = tid & 31;
+    const uint32_t* src = p.b + (static_cast<int64_t>(s) * 4 + t) * row_words + nb * 128 + chunk * 4;
+    ptx::cp_async_cg_zfill(bs + t * 512 + chunk * 16, src, 16);
+  };
+
+  float acc[MT][2][4];
+BARACUDA_UNROLL
+  for (int i = 0; i < MT; ++i)
+BARACUDA_UNROLL
+    for (int j = 0; j < 2; ++j)
+BARACUDA_UNROLL
+      for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
+
+  // This lane's two columns (n8 blocks 16·warp and 16·warp + 8) and their current group's parameters.
+  const int col0 = nb * 64 + 16 * warp + (lane >> 2), col1 = col0 + 8;
+  const T* scales = static_cast<const T*>(p.scales);
+  int group = -1;
+  T2 s0{}, s1{}, z0{}, z1{};  // scales splatted; 1024 + z (128 + z) splatted
+
+BARACUDA_UNROLL
+  for (int s = 0; s < ST - 1; ++s) {
+    if (s < slices) load_slice(s, s);
+    ptx::cp_async_commit();
+  }
+
+  for (int s = 0; s < slices; ++s) {
+    ptx::cp_async_wait<ST - 2>();  // this thread's copies of slice s have landed
+    __syncthreads();               // everyone's have; and everyone is done with the stage refilled below
+    {
+      const int next = s + ST - 1;
+      if (next < slices) load_slice(next % ST, next);
+      ptx::cp_async_commit();
+    }
+    const unsigned char* as = smem + (s % ST) * kStage;
+    const uint32_t* bw = reinterpret_cast<const uint32_t*>(as + kAStage);
+BARACUDA_UNROLL
+    for (int kk = 0; kk < 4; ++kk) {
+      const int g = (s * 64 + kk * 16) / p.group_rows;
+      if (g != group) {  // uniform: every k-tile lies in one group (group_rows is a multiple of 16)
+        group = g;
+        const T* srow = scales + static_cast<int64_t>(g) * p.n;
+        const T sa = srow[scale_position(col0, p.grouped)], sb = srow[scale_position(col1, p.grouped)];
+        s0 = T2{sa, sa}, s1 = T2{sb, sb};
+        unsigned za = 8, zb = 8;
+        if constexpr (kAsym) {
+          const uint32_t* zrow = p.zeros + static_cast<int64_t>(g) * (p.n / 8);
+          za = zero_point(zrow, col0), zb = zero_point(zrow, col1);
+        }
+        z0 = as_pair<T2>((Pair<T>::kBase | za) * 0x10001u);
+        z1 = as_pair<T2>((Pair<T>::kBase | zb) * 0x10001u);
+      }
+      unsigned af[MT][4];
+BARACUDA_UNROLL
+      for (int mi = 0; mi < MT; ++mi) ptx::ldmatrix<4>(af[mi], as + swizzle(mi * 16 + (lane & 15), kk * 2 + (lane >> 4)));
+      const unsigned w = bw[kk * 128 + 4 * lane + warp];
+      constexpr unsigned char kAndOr = (ptx::kLop3A & ptx::kLop3B) | ptx::kLop3C;
+      unsigned bf[2][2];
+BARACUDA_UNROLL
+      for (int r = 0; r < 4; ++r) {
+        const unsigned h = ptx::lop3<kAndOr>(w >> (4 * r), 0x000F000Fu, Pair<T>::kMagic);
+        const T2 v = __hmul2(__hsub2(as_pair<T2>(h), r < 2 ? z0 : z1), r < 2 ? s0 : s1);
+        bf[r >> 1][r & 1] = as_bits(v);
+      }
+BARACUDA_UNROLL
+      for (int mi = 0; mi < MT; ++mi)
+BARACUDA_UNROLL
+        for (int j = 0; j < 2; ++j) ptx::mma_m16n8k16<T>(acc[mi][j], af[mi], bf[j], acc[mi][j]);
+    }
+  }
+  ptx::cp_async_wait_all();
+
+  // Epilogue: bias in f32, one rounding, pairs of adjacent columns stored as one 4-byte word.
+  const T* bias = static_cast<const T*>(p.bias);
+  T* c = static_cast<T*>(p.c);
+  const int g4 = lane >> 2, t4 = lane & 3;
+BARACUDA_UNROLL
+  for (int j = 0; j < 2; ++j) {
+    const int col = nb * 64 + 16 * warp + 8 * j + 2 * t4;
+    float b0 = 0.0f, b1 = 0.0f;
+    if (bias != nullptr) {
+      b0 = convert::to_opmath(bias[col * p.bias_stride]);
+      b1 = convert::to_opmath(bias[(col + 1) * p.bias_stride]);
+    }
+BARACUDA_UNROLL
+    for (int mi = 0; mi < MT; ++mi)
+BARACUDA_UNROLL
+      for (int h = 0; h < 2; ++h) {
+        const int row = m0 + mi * 16 + g4 + 8 * h;
+        if (row >= p.m) continue;
+        const T2 v{convert::from_opmath<T>(acc[mi][j][2 * h] + b0), convert::from_opmath<T>(acc[mi][j][2 * h + 1] + b1)};
+        *reinterpret_cast<T2*>(c + static_cast<int64_t>(row) * p.ldc + col) = v;
+      }
+  }
+}
+
+template <class T, int MT, bool kAsym>
+Status launch_mt(const ::baracuda::detail::ExecContext& ctx, const Params& p) {
+  constexpr int kStages = 4;
+  const dim3 grid(static_cast<unsigned>(p.n / 64), static_cast<unsigned>((p.m + 16 * MT - 1) / (16 * MT)));
+  const size_t smem = static_cast<size_t>(kStages) * (16 * MT * 128 + 4 * 512);
+  BARACUDA_LAUNCH(grid, dim3(128), smem, ctx.stream, w4a16_kernel<T, MT, kAsym, kStages>)(p);
+  const auto e = launch::take_last_error();
+  if (!e.failed) return {};
+  return Error::device(std::string("Int4MarlinGemmPlan: kernel launch failed: ") + e.message, e.code);
+}
+
+/// Rows per block: one 16-row slab for a decode step, up to four for more tokens.
+template <class T, bool kAsym>
+Status launch(const ::baracuda::detail::ExecContext& ctx, const Params& p) {
+  if (p.m <= 16) return launch_mt<T, 1, kAsym>(ctx, p);
+  if (p.m <= 32) return launch_mt<T, 2, kAsym>(ctx, p);
+  return launch_mt<T, 4, kAsym>(ctx, p);
+}
+
+template <class T>
+Status gemm_fn(const ::baracuda::detail::ExecContext& ctx, const ::baracuda::detail::Int4GemmLaunch& l) {
+  if (l.m == 0 || l.n == 0) return {};
+  Params p;
+  p.a = static_cast<const unsigned char*>(l.a.data);
+  p.lda = l.a.stride[0];
+  p.b = static_cast<const uint32_t*>(l.b.data);
+  p.scales = l.scales.data;
+  p.zeros = static_cast<const uint32_t*>(l.zeros.data);
+  p.bias = l.bias.data;
+  p.bias_stride = l.bias.data != nullptr ? l.bias.stride[0] : 0;
+  p.c = l.c.data;
+  p.ldc = l.c.stride[0];
+  p.m = static_cast<int>(l.m), p.n = static_cast<int>(l.n), p.k = static_cast<int>(l.k);
+  p.group_rows = static_cast<int>(l.group_rows);
+  p.grouped = l.grouped;
+  if (p.zeros != nullptr) return launch<T, true>(ctx, p);
+  return launch<T, false>(ctx, p);
+}
+
+/// out[m, j] = a[m, perm[j]]: one thread per output element, grid-stride.
+template <class T>
+__global__ void permute_columns_kernel(const T* a, int64_t lda, const int32_t* perm, int64_t perm_stride, T* out,
+                                       int64_t ldo, int64_t m, int64_t k) {
+  const int64_t total = m * k;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t r = i / k, j = i % k;
+    out[r * ldo + j] = a[r * lda + perm[j * perm_stride]];
+  }
+}
+
+template <class T>
+Status permute_fn(const ::baracuda::detail::ExecContext& ctx, const ::baracuda::detail::PermuteColumnsLaunch& l) {
+  const int64_t total = l.m * l.k;
+  if (total == 0) return {};
+  const int64_t blocks = (total + 255) / 256;
+  const dim3 grid(static_cast<unsigned>(blocks < 65535 * 8 ? blocks : 65535 * 8));
+  BARACUDA_LAUNCH(grid, dim3(256), 0, ctx.stream, permute_columns_kernel<T>)
+  (static_cast<const T*>(l.a.data), l.a.stride[0], static_cast<const int32_t*>(l.perm.data), l.perm.stride[0],
+   static_cast<T*>(l.out.data), l.out.stride[0], l.m, l.k);
+  const auto e = launch::take_last_error();
+  if (!e.failed) return {};
+  return Error::device(std::string("Int4MarlinGemmPlan: permute kernel launch failed: ") + e.message, e.code);
+}
+
+constexpr ::baracuda::detail::Int4GemmTables make_tables() {
+  ::baracuda::detail::Int4GemmTables t{};
+  t.gemm[::baracuda::detail::kind_index(ElementKind::F16)] = &gemm_fn<__half>;
+  t.gemm[::baracuda::detail::kind_index(ElementKind::Bf16)] = &gemm_fn<__nv_bfloat16>;
+  t.permute_columns[::baracuda::detail::kind_index(ElementKind::F16)] = &permute_fn<__half>;
+  t.permute_columns[::baracuda::detail::kind_index(ElementKind::Bf16)] = &permute_fn<__nv_bfloat16>;
+  return t;
+}
+
+}  // namespace int4_gemm
+BARACUDA_DEVICE_NAMESPACE_END
