@@ -20,5 +20,6 @@ void add_quantize_scenarios(std::vector<Scenario>& out);
 void add_fp8_scenarios(std::vector<Scenario>& out);
 void add_dynamic_range_quantize_scenarios(std::vector<Scenario>& out);
 void add_int_gemm_scenarios(std::vector<Scenario>& out);
+void add_int4_gemm_scenarios(std::vector<Scenario>& out);
 
 }  // namespace baracuda::profiler
