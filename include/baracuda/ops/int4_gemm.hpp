@@ -49,14 +49,17 @@
 /// (`Unsupported`).
 /// M = 0 or N = 0 is an empty problem: `run` validates and returns without touching anything.
 ///
-/// **Workspace:** `workspace_size()` bytes = M·K·sizeof(T) with act-order in effect (the permuted
-/// activation a', dense `[M, K]`, filled by `run`), else 0. It must be 16-byte aligned and must not overlap
-/// any tensor.
+/// **Workspace:** `workspace_size()` bytes: with act-order in effect M·K·sizeof(T) for the permuted
+/// activation a' (dense `[M, K]`, filled by `run`); on sim/cuda, when the output gives too few blocks to
+/// fill a large GPU (small M), K is cut into `splits` parts (a function of M, N, K only:
+/// src/ops/int4_gemm/tables.hpp) whose f32 partial sums follow, splits·M·N·4 bytes from the next 256-byte
+/// offset. The host needs none but act-order's. It must be 16-byte aligned and must not overlap any tensor.
 ///
 /// **Aliasing:** `c` must not overlap any input (`InvalidProblem`).
 ///
-/// **Determinism:** no atomics; every output element is one fixed sequence of operations, so every
-/// backend is deterministic and bit-stable on the same hardware.
+/// **Determinism:** no atomics (the split-K parts are added in a fixed order by a second kernel); every
+/// output element is one fixed sequence of operations, so every backend is deterministic and bit-stable on
+/// the same hardware.
 #pragma once
 
 #include <cstdint>
@@ -125,7 +128,7 @@ class Int4MarlinGemmPlan {
   /// Kinds, shapes, strides and alignment of every tensor, presence of zeros/perm/bias as the descriptor
   /// says, no overlap of c with an input.
   Status can_implement(const Int4GemmTensors& t) const;
-  /// M·K·sizeof(T) with act-order in effect, else 0.
+  /// Act-order's permuted activation and, on sim/cuda with K split, the partial sums (file comment).
   size_t workspace_size() const { return workspace_bytes_; }
   KernelSku sku() const { return sku_; }
   PrecisionGuarantee precision_guarantee() const;
@@ -139,6 +142,8 @@ class Int4MarlinGemmPlan {
   DeviceKind device_ = DeviceKind::Host;
   int device_index_ = 0;
   size_t workspace_bytes_ = 0;
+  int splits_ = 1;             ///< parts of K on the devices (tables.hpp's int4_gemm_splits)
+  size_t partial_offset_ = 0;  ///< where the split-K partial sums start in the workspace
   detail::Int4GemmFn gemm_ = nullptr;
   detail::PermuteColumnsFn permute_ = nullptr;
 };

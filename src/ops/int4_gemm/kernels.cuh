@@ -46,6 +46,8 @@ struct Params {
   int m = 0, n = 0, k = 0;
   int group_rows = 0;
   bool grouped = false;
+  int slices_per_split = 0;   // 64-row slices of K per blockIdx.z
+  float* partial = nullptr;   // [splits, M, N] f32 when K is split, else nullptr
 };
 
 template <class T>
@@ -115,10 +117,13 @@ __global__ void __launch_bounds__(128) w4a16_kernel(Params p) {
   const int lane = tid & 31, warp = tid >> 5;
   const int nb = static_cast<int>(blockIdx.x);  // 64-column block
   const int m0 = static_cast<int>(blockIdx.y) * BM;
-  const int slices = p.k / 64;
+  const int split = static_cast<int>(blockIdx.z);
+  const int first = split * p.slices_per_split;  // this block's part of K, in 64-row slices
+  const int slices = p.k / 64 - first < p.slices_per_split ? p.k / 64 - first : p.slices_per_split;
   const int64_t row_words = 2 * static_cast<int64_t>(p.n);
 
-  auto load_slice = [&](int stage, int s) {
+  auto load_slice = [&](int stage, int local) {
+    const int s = first + local;
     unsigned char* as = smem + stage * kStage;
     unsigned char* bs = as + kAStage;
     for (int i = tid; i < BM * 8; i += 128) {
@@ -165,7 +170,7 @@ BARACUDA_UNROLL
     const uint32_t* bw = reinterpret_cast<const uint32_t*>(as + kAStage);
 BARACUDA_UNROLL
     for (int kk = 0; kk < 4; ++kk) {
-      const int g = (s * 64 + kk * 16) / p.group_rows;
+      const int g = ((first + s) * 64 + kk * 16) / p.group_rows;
       if (g != group) {  // uniform: every k-tile lies in one group (group_rows is a multiple of 16)
         group = g;
         const T* srow = scales + static_cast<int64_t>(g) * p.n;
@@ -199,10 +204,25 @@ BARACUDA_UNROLL
   }
   ptx::cp_async_wait_all();
 
+  const int g4 = lane >> 2, t4 = lane & 3;
+  if (p.partial != nullptr) {  // a part of K: its f32 sums, for reduce_splits_kernel
+    float* part = p.partial + static_cast<int64_t>(split) * p.m * p.n;
+BARACUDA_UNROLL
+    for (int j = 0; j < 2; ++j)
+BARACUDA_UNROLL
+      for (int mi = 0; mi < MT; ++mi)
+BARACUDA_UNROLL
+        for (int h = 0; h < 2; ++h) {
+          const int row = m0 + mi * 16 + g4 + 8 * h, col = nb * 64 + 16 * warp + 8 * j + 2 * t4;
+          if (row >= p.m) continue;
+          *reinterpret_cast<float2*>(part + static_cast<int64_t>(row) * p.n + col) =
+              float2{acc[mi][j][2 * h], acc[mi][j][2 * h + 1]};
+        }
+    return;
+  }
   // Epilogue: bias in f32, one rounding, pairs of adjacent columns stored as one 4-byte word.
   const T* bias = static_cast<const T*>(p.bias);
   T* c = static_cast<T*>(p.c);
-  const int g4 = lane >> 2, t4 = lane & 3;
 BARACUDA_UNROLL
   for (int j = 0; j < 2; ++j) {
     const int col = nb * 64 + 16 * warp + 8 * j + 2 * t4;
@@ -223,10 +243,34 @@ BARACUDA_UNROLL
   }
 }
 
+/// The parts of a split K added in order (deterministic), then the bias, one rounding: one thread per pair of
+/// adjacent outputs, grid-stride.
+template <class T>
+__global__ void reduce_splits_kernel(const float* partial, int splits, const T* bias, int64_t bias_stride, T* c,
+                                     int64_t ldc, int m, int n) {
+  using T2 = typename Pair<T>::Type;
+  const int64_t pairs = static_cast<int64_t>(m) * (n / 2), plane = static_cast<int64_t>(m) * n;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < pairs;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t row = i / (n / 2), col = 2 * (i % (n / 2));
+    float v0 = 0.0f, v1 = 0.0f;
+    for (int z = 0; z < splits; ++z) {
+      const float2 s = *reinterpret_cast<const float2*>(partial + z * plane + row * n + col);
+      v0 += s.x, v1 += s.y;
+    }
+    if (bias != nullptr) {
+      v0 += convert::to_opmath(bias[col * bias_stride]);
+      v1 += convert::to_opmath(bias[(col + 1) * bias_stride]);
+    }
+    *reinterpret_cast<T2*>(c + row * ldc + col) = T2{convert::from_opmath<T>(v0), convert::from_opmath<T>(v1)};
+  }
+}
+
 template <class T, int MT, bool kAsym>
-Status launch_mt(const ::baracuda::detail::ExecContext& ctx, const Params& p) {
+Status launch_mt(const ::baracuda::detail::ExecContext& ctx, const Params& p, int splits) {
   constexpr int kStages = 4;
-  const dim3 grid(static_cast<unsigned>(p.n / 64), static_cast<unsigned>((p.m + 16 * MT - 1) / (16 * MT)));
+  const dim3 grid(static_cast<unsigned>(p.n / 64), static_cast<unsigned>((p.m + 16 * MT - 1) / (16 * MT)),
+                  static_cast<unsigned>(splits));
   const size_t smem = static_cast<size_t>(kStages) * (16 * MT * 128 + 4 * 512);
   BARACUDA_LAUNCH(grid, dim3(128), smem, ctx.stream, w4a16_kernel<T, MT, kAsym, kStages>)(p);
   const auto e = launch::take_last_error();
@@ -234,12 +278,14 @@ Status launch_mt(const ::baracuda::detail::ExecContext& ctx, const Params& p) {
   return Error::device(std::string("Int4MarlinGemmPlan: kernel launch failed: ") + e.message, e.code);
 }
 
-/// Rows per block: one 16-row slab for a decode step, up to four for more tokens.
+/// Rows per block (tables.hpp's int4_gemm_block_rows): one 16-row slab for a decode step, up to four.
 template <class T, bool kAsym>
-Status launch(const ::baracuda::detail::ExecContext& ctx, const Params& p) {
-  if (p.m <= 16) return launch_mt<T, 1, kAsym>(ctx, p);
-  if (p.m <= 32) return launch_mt<T, 2, kAsym>(ctx, p);
-  return launch_mt<T, 4, kAsym>(ctx, p);
+Status launch(const ::baracuda::detail::ExecContext& ctx, const Params& p, int splits) {
+  switch (::baracuda::detail::int4_gemm_block_rows(p.m)) {
+    case 16: return launch_mt<T, 1, kAsym>(ctx, p, splits);
+    case 32: return launch_mt<T, 2, kAsym>(ctx, p, splits);
+    default: return launch_mt<T, 4, kAsym>(ctx, p, splits);
+  }
 }
 
 template <class T>
@@ -258,8 +304,21 @@ Status gemm_fn(const ::baracuda::detail::ExecContext& ctx, const ::baracuda::det
   p.m = static_cast<int>(l.m), p.n = static_cast<int>(l.n), p.k = static_cast<int>(l.k);
   p.group_rows = static_cast<int>(l.group_rows);
   p.grouped = l.grouped;
-  if (p.zeros != nullptr) return launch<T, true>(ctx, p);
-  return launch<T, false>(ctx, p);
+  const int slices = p.k / 64;
+  p.slices_per_split = (slices + l.splits - 1) / l.splits;
+  const int splits = (slices + p.slices_per_split - 1) / p.slices_per_split;  // no empty part
+  p.partial = splits > 1 ? static_cast<float*>(l.partial.data) : nullptr;
+  const Status main = p.zeros != nullptr ? launch<T, true>(ctx, p, splits) : launch<T, false>(ctx, p, splits);
+  if (!main) return main;
+  if (splits == 1) return {};
+  const int64_t pairs = static_cast<int64_t>(p.m) * (p.n / 2);
+  const int64_t blocks = (pairs + 255) / 256;
+  BARACUDA_LAUNCH(dim3(static_cast<unsigned>(blocks < 65535 * 8 ? blocks : 65535 * 8)), dim3(256), 0, ctx.stream,
+                  reduce_splits_kernel<T>)
+  (p.partial, splits, static_cast<const T*>(p.bias), p.bias_stride, static_cast<T*>(p.c), p.ldc, p.m, p.n);
+  const auto e = launch::take_last_error();
+  if (!e.failed) return {};
+  return Error::device(std::string("Int4MarlinGemmPlan: reduce kernel launch failed: ") + e.message, e.code);
 }
 
 /// out[m, j] = a[m, perm[j]]: one thread per output element, grid-stride.

@@ -131,13 +131,20 @@ Result<Int4MarlinGemmPlan> Int4MarlinGemmPlan::select(const Stream& stream, cons
                           n2s(desc.k) + " (pad the weight with zero rows and the activation with zero columns)");
 
   const bool act = desc.act_order_effective();
-  const size_t ws = act ? static_cast<size_t>(desc.m) * static_cast<size_t>(desc.k) *
-                              static_cast<size_t>(element_bits(desc.element) / 8)
-                        : 0;
+  const size_t permuted_bytes = act ? static_cast<size_t>(desc.m) * static_cast<size_t>(desc.k) *
+                                          static_cast<size_t>(element_bits(desc.element) / 8)
+                                    : 0;
+  // The devices cut K into parts when the output alone gives too few blocks (tables.hpp); the parts' f32
+  // sums live in the workspace after the permuted activation.
+  const int splits = stream.device() == DeviceKind::Host ? 1 : detail::int4_gemm_splits(desc.m, desc.n, desc.k);
+  const size_t partial_offset = (permuted_bytes + 255) / 256 * 256;
+  const size_t partial_bytes =
+      splits > 1 ? static_cast<size_t>(splits) * static_cast<size_t>(desc.m) * static_cast<size_t>(desc.n) * 4 : 0;
+  const size_t ws = partial_bytes > 0 ? partial_offset + partial_bytes : permuted_bytes;
   if (ws > pref.max_workspace_bytes)
-    return Error::unsupported(s(P) + ": act-order needs " + n2s(static_cast<int64_t>(ws)) +
-                              " bytes of workspace (the permuted activation), above the preference's "
-                              "max_workspace_bytes");
+    return Error::unsupported(s(P) + ": needs " + n2s(static_cast<int64_t>(ws)) +
+                              " bytes of workspace (act-order's permuted activation, the split-K partial sums), "
+                              "above the preference's max_workspace_bytes");
   auto backend = detail::resolve_bespoke_backend(P, stream, pref);
   if (!backend) return backend.error();
   auto tables = tables_for(stream.device());
@@ -164,6 +171,8 @@ Result<Int4MarlinGemmPlan> Int4MarlinGemmPlan::select(const Stream& stream, cons
   p.device_ = stream.device();
   p.device_index_ = stream.device_index();
   p.workspace_bytes_ = ws;
+  p.splits_ = splits;
+  p.partial_offset_ = partial_offset;
   p.gemm_ = gemm;
   p.permute_ = act ? permute : nullptr;
   return p;
@@ -214,7 +223,8 @@ Status Int4MarlinGemmPlan::run(const Stream& stream, Workspace ws, const Int4Gem
   BARACUDA_TRY(detail::check_same_device(P, device_, device_index_, stream));
   BARACUDA_TRY(can_implement(t));
   if (ws.size < workspace_bytes_ || (workspace_bytes_ > 0 && ws.data == nullptr))
-    return Error::workspace_too_small(s(P) + ": workspace too small (act-order: the permuted activation, M*K elements)",
+    return Error::workspace_too_small(s(P) + ": workspace too small (act-order's permuted activation, M*K "
+                                          "elements; the split-K partial sums, splits*M*N f32)",
                                       workspace_bytes_, ws.data == nullptr ? 0 : ws.size);
   if (workspace_bytes_ > 0 && !aligned16(ws.data))
     return Error::misaligned(s(P) + ": the workspace must be 16-byte aligned");
@@ -243,6 +253,19 @@ Status Int4MarlinGemmPlan::run(const Stream& stream, Workspace ws, const Int4Gem
       BARACUDA_TRY(check_no_overlap("the workspace", permuted, name, in));
     BARACUDA_TRY(permute_(*ctx, detail::PermuteColumnsLaunch{desc_.m, desc_.k, t.a, t.perm, permuted}));
     l.a = permuted;
+  }
+  l.splits = splits_;
+  if (splits_ > 1) {
+    l.partial = DynTensor::dense(static_cast<unsigned char*>(ws.data) + partial_offset_, ElementKind::F32,
+                                 Shape{splits_, desc_.m, desc_.n});
+    for (const auto& [name, in] : {std::pair<std::string_view, const DynTensor&>{"a", t.a},
+                                   {"b_q", t.b_q},
+                                   {"scales", t.scales},
+                                   {"zeros", t.zeros},
+                                   {"perm", t.perm},
+                                   {"bias", t.bias},
+                                   {"c", t.c}})
+      BARACUDA_TRY(check_no_overlap("the workspace", l.partial, name, in));
   }
   return gemm_(*ctx, l);
 }

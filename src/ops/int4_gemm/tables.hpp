@@ -25,12 +25,32 @@ namespace baracuda::detail {
 /// Each weight is dequantized as `round_T((q − z) · s)` (one rounding to the activation kind T, as the
 /// tensor-core kernels' half2 multiply does), products accumulate in f32, the bias is added in f32 and the
 /// result rounded once to T.
+/// With `splits` > 1 the K range is cut into that many parts, each block accumulates one part and writes
+/// its f32 sums to `partial` (f32 [splits, M, N], dense, workspace), and a second kernel adds the parts in
+/// order (deterministic), adds the bias and rounds.
 struct Int4GemmLaunch {
   int64_t m = 0, n = 0, k = 0;
   int64_t group_rows = 0;  ///< K rows per scale group (K for per-channel)
   bool grouped = false;    ///< Marlin's grouped scale permutation (G > 1)
-  DynTensor a, b, scales, zeros, bias, c;
+  int splits = 1;
+  DynTensor a, b, scales, zeros, bias, c, partial;
 };
+
+/// Rows of C per block of the tensor-core kernel: one 16-row slab for a decode step, up to four for more.
+constexpr int64_t int4_gemm_block_rows(int64_t m) { return m <= 16 ? 16 : m <= 32 ? 32 : 64; }
+
+/// How many parts the devices cut K into: enough blocks for the largest GPUs (2 per SM of a 132-SM H100:
+/// N/64 column blocks × row blocks alone give 64 blocks at M ≤ 16, N = 4096), with at least 4 slices of 64
+/// rows per part, and the partial sums' round trip (2·splits·M·N·4 bytes) within the weight's own bytes.
+/// A function of the problem only, so every device computes the same sums in the same order.
+constexpr int int4_gemm_splits(int64_t m, int64_t n, int64_t k) {
+  if (m <= 0 || n <= 0 || k <= 0) return 1;
+  const int64_t blocks = (n / 64) * ((m + int4_gemm_block_rows(m) - 1) / int4_gemm_block_rows(m));
+  int64_t s = (264 + blocks - 1) / blocks;
+  if (s > k / 256) s = k / 256;
+  if (s > k / (16 * m)) s = k / (16 * m);
+  return s < 1 ? 1 : static_cast<int>(s);
+}
 using Int4GemmFn = Status (*)(const ExecContext&, const Int4GemmLaunch&);
 
 /// out[m, j] = a[m, perm[j]] for the act-order activation permutation (a and out [M, K], perm s32 [K]).
