@@ -25,7 +25,7 @@
 
 #include "device/convert.cuh"
 #include "device/ptx/bitops.cuh"
-#include "device/ptx/cp_async.cuh"
+#include "device/cp_async_pipeline.cuh"
 #include "device/ptx/ldmatrix.cuh"
 #include "device/ptx/mma.cuh"
 #include "ops/int4_gemm/tables.hpp"
@@ -152,21 +152,9 @@ BARACUDA_UNROLL
   int group = -1;
   T2 s0{}, s1{}, z0{}, z1{};  // scales splatted; 1024 + z (128 + z) splatted
 
-BARACUDA_UNROLL
-  for (int s = 0; s < ST - 1; ++s) {
-    if (s < slices) load_slice(s, s);
-    ptx::cp_async_commit();
-  }
-
+  pipeline_prologue<ST>(slices, load_slice);
   for (int s = 0; s < slices; ++s) {
-    ptx::cp_async_wait<ST - 2>();  // this thread's copies of slice s have landed
-    __syncthreads();               // everyone's have; and everyone is done with the stage refilled below
-    {
-      const int next = s + ST - 1;
-      if (next < slices) load_slice(next % ST, next);
-      ptx::cp_async_commit();
-    }
-    const unsigned char* as = smem + (s % ST) * kStage;
+    const unsigned char* as = smem + pipeline_advance<ST>(s, slices, load_slice) * kStage;
     const uint32_t* bw = reinterpret_cast<const uint32_t*>(as + kAStage);
 BARACUDA_UNROLL
     for (int kk = 0; kk < 4; ++kk) {

@@ -26,7 +26,7 @@
 
 #include "device/convert.cuh"
 #include "device/elementwise.cuh"  // BARACUDA_UNROLL
-#include "device/ptx/cp_async.cuh"
+#include "device/cp_async_pipeline.cuh"
 #include "device/ptx/ldmatrix.cuh"
 #include "device/ptx/mma.cuh"
 #include "ops/int_gemm/tables.hpp"
@@ -136,21 +136,9 @@ BARACUDA_UNROLL
       for (int e = 0; e < 4; ++e) acc[i][j][e] = 0;
   int colsum = 0;  // Σ_k b[n0 + tid, k] (asymmetric linear only)
 
-BARACUDA_UNROLL
-  for (int s = 0; s < ST - 1; ++s) {
-    if (s < ktiles) load_slice(s, s);
-    ptx::cp_async_commit();
-  }
-
+  pipeline_prologue<ST>(ktiles, load_slice);
   for (int kt = 0; kt < ktiles; ++kt) {
-    ptx::cp_async_wait<ST - 2>();  // this thread's copies of slice kt have landed
-    __syncthreads();               // everyone's have; and everyone is done with the stage refilled below
-    {
-      const int next = kt + ST - 1;
-      if (next < ktiles) load_slice(next % ST, next);
-      ptx::cp_async_commit();
-    }
-    const unsigned char* as = smem + (kt % ST) * kStageBytes;
+    const unsigned char* as = smem + pipeline_advance<ST>(kt, ktiles, load_slice) * kStageBytes;
     const unsigned char* bs = as + BM * BK;
 BARACUDA_UNROLL
     for (int kk = 0; kk < BK / 32; ++kk) {
