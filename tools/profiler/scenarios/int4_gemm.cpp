@@ -1,7 +1,8 @@
 // The int4_gemm family: Int4MarlinGemmPlan (W4A16), C[M, N] = A[M, K] · dequant(W)[K, N] with a Marlin-packed
 // symmetric int4 weight, group 128, f16 or bf16 activations.
 //
-// Shapes. `--shape MxNxK`; [M, N] gives K = N; [N] is one token. Defaults: on cuda the decode and
+// Shapes. `--shape MxNxK` as given; [M, N] (and [N], one token) are rounded to the plan's rules: N up to a
+// multiple of 64, K = that N rounded up to a multiple of 128. Defaults: on cuda the decode and
 // small-batch shapes, M ∈ {1, 4, 16, 32, 64, 128} × (N, K) ∈ {(4096, 4096), (11008, 4096), (8192, 8192)};
 // on host/sim two small ones (the sim runs the tensor-core kernel thread by thread).
 //
@@ -13,6 +14,7 @@
 // Traffic: the weight (K·N/2 bytes), its scales, A and C, each once; flops = 2·M·N·K. "GB/s" is thus the
 // effective weight-streaming bandwidth at small M. On cuda each case also times cuBLAS fp16 GEMM of the same
 // M×N×K (cublas_gemm.hpp): the speedup column is its time over the plan's.
+#include <algorithm>
 #include <utility>
 
 #include <baracuda/ops/int4_gemm.hpp>
@@ -32,10 +34,10 @@ struct Mnk {
 
 Mnk mnk(const Problem& p) {
   const Shape& s = p.shape;
-  if (s.rank == 0) return {1, 64, 128};
-  if (s.rank == 1) return {1, s[0], s[0]};
   if (s.rank >= 3) return {s[0], s[1], s[2]};
-  return {s[0], s[1], s[1]};
+  const int64_t m = s.rank == 2 ? s[0] : 1, n = s.rank == 0 ? 64 : s[s.rank - 1];
+  const int64_t n64 = std::max<int64_t>(64, (n + 63) / 64 * 64);
+  return {m, n64, (n64 + 127) / 128 * 128};
 }
 
 Int4GemmDescriptor descriptor(const Problem& p) {
