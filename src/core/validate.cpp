@@ -57,4 +57,14 @@ Status check_alias(std::string_view plan, const DynTensor& in, const DynTensor& 
   return {};
 }
 
+Status check_no_overlap(std::string_view plan, std::string_view out_name, const DynTensor& out,
+                        std::string_view in_name, const DynTensor& in) {
+  if (out.numel() == 0 || in.numel() == 0 || out.data == nullptr || in.data == nullptr) return {};
+  const auto o = reinterpret_cast<uintptr_t>(out.data), i = reinterpret_cast<uintptr_t>(in.data);
+  const auto oe = o + static_cast<uintptr_t>(out.span_bytes()), ie = i + static_cast<uintptr_t>(in.span_bytes());
+  if (o < ie && i < oe)
+    return Error::invalid(s(plan) + ": " + s(out_name) + " overlaps " + s(in_name) + " (no aliasing is allowed)");
+  return {};
+}
+
 }  // namespace baracuda::detail

@@ -22,4 +22,9 @@ Status check_tensor(std::string_view plan, std::string_view name, const DynTenso
 /// sizes must be equal.
 Status check_alias(std::string_view plan, const DynTensor& in, const DynTensor& out);
 
+/// Out-of-place rule (GEMMs, whose outputs are written while inputs are still read): the byte spans of
+/// `out` and `in` must not intersect; empty or null tensors never overlap. `InvalidProblem` naming both.
+Status check_no_overlap(std::string_view plan, std::string_view out_name, const DynTensor& out,
+                        std::string_view in_name, const DynTensor& in);
+
 }  // namespace baracuda::detail

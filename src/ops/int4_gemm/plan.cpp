@@ -54,16 +54,6 @@ std::string_view variant_of(DeviceKind d, Int4Scheme scheme, bool act_order) {
   return kNames[d == DeviceKind::Host ? 0 : 1][scheme == Int4Scheme::Asymmetric ? 1 : 0][act_order ? 1 : 0];
 }
 
-/// `InvalidProblem` when the bytes `out` may write intersect those `in` may read.
-Status check_no_overlap(std::string_view out_name, const DynTensor& out, std::string_view in_name,
-                        const DynTensor& in) {
-  if (out.numel() == 0 || in.numel() == 0 || out.data == nullptr || in.data == nullptr) return {};
-  const auto o = reinterpret_cast<uintptr_t>(out.data), i = reinterpret_cast<uintptr_t>(in.data);
-  const auto oe = o + static_cast<uintptr_t>(out.span_bytes()), ie = i + static_cast<uintptr_t>(in.span_bytes());
-  if (o < ie && i < oe)
-    return Error::invalid(s(P) + ": " + s(out_name) + " overlaps " + s(in_name) + " (no aliasing is allowed)");
-  return {};
-}
 
 /// An `[rows, cols]` activation-kind matrix read or written in 16-byte chunks (a, c): kind and shape, unit
 /// innermost stride, row stride ≥ cols and a multiple of 8 elements, 16-byte aligned base.
@@ -204,12 +194,12 @@ Status Int4MarlinGemmPlan::can_implement(const Int4GemmTensors& t) const {
     BARACUDA_TRY(check_absent("bias", t.bias, "the descriptor has no bias (use with_bias())"));
   }
   BARACUDA_TRY(check_row_operand("c", t.c, T, d.m, d.n, detail::Access::Write));
-  BARACUDA_TRY(check_no_overlap("c", t.c, "a", t.a));
-  BARACUDA_TRY(check_no_overlap("c", t.c, "b_q", t.b_q));
-  BARACUDA_TRY(check_no_overlap("c", t.c, "scales", t.scales));
-  BARACUDA_TRY(check_no_overlap("c", t.c, "zeros", t.zeros));
-  BARACUDA_TRY(check_no_overlap("c", t.c, "perm", t.perm));
-  BARACUDA_TRY(check_no_overlap("c", t.c, "bias", t.bias));
+  BARACUDA_TRY(detail::check_no_overlap(P, "c", t.c, "a", t.a));
+  BARACUDA_TRY(detail::check_no_overlap(P, "c", t.c, "b_q", t.b_q));
+  BARACUDA_TRY(detail::check_no_overlap(P, "c", t.c, "scales", t.scales));
+  BARACUDA_TRY(detail::check_no_overlap(P, "c", t.c, "zeros", t.zeros));
+  BARACUDA_TRY(detail::check_no_overlap(P, "c", t.c, "perm", t.perm));
+  BARACUDA_TRY(detail::check_no_overlap(P, "c", t.c, "bias", t.bias));
   return {};
 }
 
@@ -239,34 +229,28 @@ Status Int4MarlinGemmPlan::run(const Stream& stream, Workspace ws, const Int4Gem
   if (desc_.scheme == Int4Scheme::Symmetric) l.zeros = DynTensor{};
   if (!desc_.has_bias) l.bias = DynTensor{};
 
+  // The workspace (act-order's permuted activation, the split-K partial sums) must overlap no tensor.
+  const DynTensor scratch = DynTensor::dense(ws.data, ElementKind::U8, Shape{static_cast<int64_t>(workspace_bytes_)});
+  for (const auto& [name, in] : {std::pair<std::string_view, const DynTensor&>{"a", t.a},
+                                 {"b_q", t.b_q},
+                                 {"scales", t.scales},
+                                 {"zeros", t.zeros},
+                                 {"perm", t.perm},
+                                 {"bias", t.bias},
+                                 {"c", t.c}})
+    BARACUDA_TRY(detail::check_no_overlap(P, "the workspace", scratch, name, in));
+
   auto ctx = detail::make_exec_context(stream);
   if (!ctx) return ctx.error();
   if (permute_ != nullptr) {
     const DynTensor permuted = DynTensor::dense(ws.data, desc_.element, Shape{desc_.m, desc_.k});
-    for (const auto& [name, in] : {std::pair<std::string_view, const DynTensor&>{"a", t.a},
-                                   {"b_q", t.b_q},
-                                   {"scales", t.scales},
-                                   {"zeros", t.zeros},
-                                   {"perm", t.perm},
-                                   {"bias", t.bias},
-                                   {"c", t.c}})
-      BARACUDA_TRY(check_no_overlap("the workspace", permuted, name, in));
     BARACUDA_TRY(permute_(*ctx, detail::PermuteColumnsLaunch{desc_.m, desc_.k, t.a, t.perm, permuted}));
     l.a = permuted;
   }
   l.splits = splits_;
-  if (splits_ > 1) {
+  if (splits_ > 1)
     l.partial = DynTensor::dense(static_cast<unsigned char*>(ws.data) + partial_offset_, ElementKind::F32,
                                  Shape{splits_, desc_.m, desc_.n});
-    for (const auto& [name, in] : {std::pair<std::string_view, const DynTensor&>{"a", t.a},
-                                   {"b_q", t.b_q},
-                                   {"scales", t.scales},
-                                   {"zeros", t.zeros},
-                                   {"perm", t.perm},
-                                   {"bias", t.bias},
-                                   {"c", t.c}})
-      BARACUDA_TRY(check_no_overlap("the workspace", l.partial, name, in));
-  }
   return gemm_(*ctx, l);
 }
 

@@ -120,17 +120,6 @@ Status check_output(std::string_view plan, std::string_view name, const DynTenso
   return {};
 }
 
-/// `InvalidProblem` when the bytes `out` may write intersect those `in` may read.
-Status check_no_overlap(std::string_view plan, std::string_view out_name, const DynTensor& out,
-                        std::string_view in_name, const DynTensor& in) {
-  if (out.numel() == 0 || in.numel() == 0 || out.data == nullptr || in.data == nullptr) return {};
-  const auto o = reinterpret_cast<uintptr_t>(out.data), i = reinterpret_cast<uintptr_t>(in.data);
-  const auto oe = o + static_cast<uintptr_t>(out.span_bytes()), ie = i + static_cast<uintptr_t>(in.span_bytes());
-  if (o < ie && i < oe)
-    return Error::invalid(s(plan) + ": " + s(out_name) + " overlaps " + s(in_name) + " (no aliasing is allowed)");
-  return {};
-}
-
 /// A `[N]` or `[1]` vector parameter of `kind`, any stride.
 Status check_weight_scale(std::string_view plan, const DynTensor& t, ElementKind kind, WeightScaleGranularity g,
                           int64_t n) {
@@ -263,8 +252,8 @@ Status IntGemmPlan::can_implement(const IntGemmTensors& t) const {
   BARACUDA_TRY(check_k_operand(kIntGemm, "A", t.a, desc_.a, desc_.m, desc_.k));
   BARACUDA_TRY(check_k_operand(kIntGemm, "B", t.b, desc_.b, desc_.n, desc_.k));
   BARACUDA_TRY(check_output(kIntGemm, "C", t.c, ElementKind::S32, desc_.m, desc_.n));
-  BARACUDA_TRY(check_no_overlap(kIntGemm, "C", t.c, "A", t.a));
-  BARACUDA_TRY(check_no_overlap(kIntGemm, "C", t.c, "B", t.b));
+  BARACUDA_TRY(detail::check_no_overlap(kIntGemm, "C", t.c, "A", t.a));
+  BARACUDA_TRY(detail::check_no_overlap(kIntGemm, "C", t.c, "B", t.b));
   return {};
 }
 
@@ -373,10 +362,10 @@ Status QuantizedLinearPlan::can_implement(const QuantizedLinearTensors& t) const
   BARACUDA_TRY(check_weight_scale(P, t.weight_scale, opmath_of(desc_.output), desc_.weight_scale, desc_.n));
   BARACUDA_TRY(check_bias(P, t.bias, desc_.has_bias, desc_.output, desc_.n));
   BARACUDA_TRY(check_output(P, "y", t.y, desc_.output, desc_.m, desc_.n));
-  BARACUDA_TRY(check_no_overlap(P, "y", t.y, "x", t.x));
-  BARACUDA_TRY(check_no_overlap(P, "y", t.y, "weight", t.weight));
-  BARACUDA_TRY(check_no_overlap(P, "y", t.y, "weight_scale", t.weight_scale));
-  BARACUDA_TRY(check_no_overlap(P, "y", t.y, "bias", t.bias));
+  BARACUDA_TRY(detail::check_no_overlap(P, "y", t.y, "x", t.x));
+  BARACUDA_TRY(detail::check_no_overlap(P, "y", t.y, "weight", t.weight));
+  BARACUDA_TRY(detail::check_no_overlap(P, "y", t.y, "weight_scale", t.weight_scale));
+  BARACUDA_TRY(detail::check_no_overlap(P, "y", t.y, "bias", t.bias));
   return {};
 }
 
@@ -397,9 +386,9 @@ Status QuantizedLinearPlan::run(const Stream& stream, Workspace ws, const Quanti
   if (desc_.m == 0 || desc_.n == 0) return {};
   if (workspace_bytes_ > 0) {
     const DynTensor ws_view = DynTensor::dense(ws.data, ElementKind::U8, Shape{static_cast<int64_t>(workspace_bytes_)});
-    BARACUDA_TRY(check_no_overlap(P, "the workspace", ws_view, "x", t.x));
-    BARACUDA_TRY(check_no_overlap(P, "the workspace", ws_view, "weight", t.weight));
-    BARACUDA_TRY(check_no_overlap(P, "y", t.y, "the workspace", ws_view));
+    BARACUDA_TRY(detail::check_no_overlap(P, "the workspace", ws_view, "x", t.x));
+    BARACUDA_TRY(detail::check_no_overlap(P, "the workspace", ws_view, "weight", t.weight));
+    BARACUDA_TRY(detail::check_no_overlap(P, "y", t.y, "the workspace", ws_view));
   }
   auto ctx = detail::make_exec_context(stream);
   if (!ctx) return ctx.error();
@@ -469,10 +458,10 @@ Status SmoothQuantLinearPlan::can_implement(const SmoothQuantLinearTensors& t) c
   BARACUDA_TRY(check_weight_scale(P, t.weight_scale, opmath_of(desc_.output), desc_.weight_scale, desc_.n));
   BARACUDA_TRY(check_bias(P, t.bias, desc_.has_bias, desc_.output, desc_.n));
   BARACUDA_TRY(check_output(P, "y", t.y, desc_.output, desc_.m, desc_.n));
-  BARACUDA_TRY(check_no_overlap(P, "y", t.y, "act_q", t.act_q));
-  BARACUDA_TRY(check_no_overlap(P, "y", t.y, "weight", t.weight));
-  BARACUDA_TRY(check_no_overlap(P, "y", t.y, "weight_scale", t.weight_scale));
-  BARACUDA_TRY(check_no_overlap(P, "y", t.y, "bias", t.bias));
+  BARACUDA_TRY(detail::check_no_overlap(P, "y", t.y, "act_q", t.act_q));
+  BARACUDA_TRY(detail::check_no_overlap(P, "y", t.y, "weight", t.weight));
+  BARACUDA_TRY(detail::check_no_overlap(P, "y", t.y, "weight_scale", t.weight_scale));
+  BARACUDA_TRY(detail::check_no_overlap(P, "y", t.y, "bias", t.bias));
   return {};
 }
 
