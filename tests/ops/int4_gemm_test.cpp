@@ -31,6 +31,7 @@
 
 #include "baracuda/baracuda.hpp"
 #include "ops/int4_gemm/tables.hpp"
+#include "support/w4a16_golden.hpp"
 #include "support/devices.hpp"
 #include "support/tensor.hpp"
 
@@ -453,68 +454,6 @@ TEST(Int4MarlinGemm, Deterministic) {
 
 const std::string kGoldenPath = std::string(BARACUDA_TEST_DATA_DIR) + "/w4a16_golden.txt";
 
-struct GoldenTensor {
-  int64_t d0 = 0, d1 = 0;
-  std::vector<uint32_t> bits;
-};
-struct GoldenCase {
-  std::string name;
-  Int4Shape shape;
-  bool sym = true, act_order = false;
-  std::map<std::string, GoldenTensor> t;
-};
-
-/// The golden file's cases (format: its header); `error` says what is wrong with it.
-std::vector<GoldenCase> load_golden(std::string* error) {
-  std::vector<GoldenCase> cases;
-  std::ifstream file(kGoldenPath);
-  if (!file) {
-    *error = "missing golden data: cannot open " + kGoldenPath;
-    return {};
-  }
-  std::string line;
-  while (std::getline(file, line)) {
-    if (line.empty() || line[0] == '#') continue;
-    std::istringstream in(line);
-    std::string word;
-    in >> word;
-    if (word == "case") {
-      GoldenCase c;
-      std::string kk, nn, gg, ss, aa;
-      int sym = 0, act = 0;
-      in >> c.name >> kk >> c.shape.k >> nn >> c.shape.n >> gg >> c.shape.group >> ss >> sym >> aa >> act;
-      if (!in) {
-        *error = "malformed case header: " + line.substr(0, 80);
-        return {};
-      }
-      c.sym = sym != 0, c.act_order = act != 0;
-      cases.push_back(std::move(c));
-      continue;
-    }
-    if (cases.empty()) {
-      *error = "tensor before the first case";
-      return {};
-    }
-    GoldenTensor g;
-    std::string kind, dims, hex;
-    in >> kind >> dims;
-    const auto x = dims.find('x');
-    if (!in || x == std::string::npos) {
-      *error = "malformed tensor line: " + line.substr(0, 80);
-      return {};
-    }
-    g.d0 = std::stoll(dims.substr(0, x)), g.d1 = std::stoll(dims.substr(x + 1));
-    while (in >> hex) g.bits.push_back(static_cast<uint32_t>(std::stoul(hex, nullptr, 16)));
-    if (static_cast<int64_t>(g.bits.size()) != g.d0 * g.d1) {
-      *error = word + " has the wrong number of values";
-      return {};
-    }
-    cases.back().t[word] = std::move(g);
-  }
-  if (cases.empty()) *error = "missing golden data: " + kGoldenPath + " holds no case";
-  return cases;
-}
-
 template <class T>
 void golden_case(const GoldenCase& gc) {
   SCOPED_TRACE(gc.name + " " + name_t<T>());
@@ -606,7 +545,7 @@ void golden_case(const GoldenCase& gc) {
 
 TEST(Int4MarlinGemm, GoldenMarlinTensors) {
   std::string error;
-  const std::vector<GoldenCase> cases = load_golden(&error);
+  const std::vector<GoldenCase> cases = load_w4a16_golden(kGoldenPath, &error);
   ASSERT_TRUE(error.empty()) << error;
   ASSERT_GE(cases.size(), 5u);
   int act_cases = 0, asym_cases = 0;

@@ -1,0 +1,37 @@
+// Test support: the parser of tests/data/w4a16_golden.txt (written by tests/data/gen_w4a16_golden.py; its
+// header documents the format): `#` comments; `case <name> K <k> N <n> group <g> sym <0|1> act_order <0|1>`
+// starts a case, then one line per tensor `<name> <i32|u16|f32> <d0>x<d1> <hex raw bits ...>`.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "baracuda/ops/int4_weights.hpp"
+
+namespace baracuda::test {
+
+struct GoldenTensor {
+  std::string kind;  ///< i32 | u16 | f32
+  int64_t d0 = 0, d1 = 0;
+  std::vector<uint32_t> bits;  ///< raw bits, row-major
+};
+
+struct GoldenCase {
+  std::string name;
+  Int4Shape shape;
+  bool sym = true;
+  bool act_order = false;
+  std::map<std::string, GoldenTensor> t;
+
+  bool has(const std::string& name) const { return t.count(name) != 0; }
+  const GoldenTensor& at(const std::string& name) const { return t.at(name); }
+  Int4Scheme scheme() const { return sym ? Int4Scheme::Symmetric : Int4Scheme::Asymmetric; }
+};
+
+/// The cases of the golden file at `path`. On a missing, empty or malformed file `error` says so (starting
+/// "missing golden data" when the file is absent or holds no case) and the result is empty.
+std::vector<GoldenCase> load_w4a16_golden(const std::string& path, std::string* error);
+
+}  // namespace baracuda::test
