@@ -327,13 +327,7 @@ Status int_gemm_fn(const ::baracuda::detail::ExecContext& ctx, const ::baracuda:
 }
 
 inline GemmParams linear_params(const ::baracuda::detail::LinearLaunch& l) {
-  GemmParams p;
-  p.a = static_cast<const unsigned char*>(l.a.data);
-  p.b = static_cast<const unsigned char*>(l.w.data);
-  p.lda = l.a.stride[0], p.ldb = l.w.stride[0];
-  p.m = static_cast<int>(l.m), p.n = static_cast<int>(l.n), p.k = static_cast<int>(l.k);
-  p.c = l.y.data;
-  p.ldc = l.y.stride[0];
+  GemmParams p = gemm_params(::baracuda::detail::IntGemmLaunch{l.m, l.n, l.k, l.a, l.w, l.y});
   p.a_scale = static_cast<const float*>(l.a_scale.data);
   p.a_scale_stride = l.a_scale.data != nullptr ? l.a_scale.stride[0] : 0;
   p.a_scale_scalar = static_cast<float>(l.a_scale_scalar);

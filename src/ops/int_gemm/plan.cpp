@@ -138,6 +138,22 @@ Status check_bias(std::string_view plan, const DynTensor& t, bool has_bias, Elem
   return detail::check_tensor(plan, "bias", t, kind, Shape{n}, detail::Access::Read);
 }
 
+/// The operands both linear plans share, after their activation was checked: the weight `[N, K]`, its scale,
+/// the optional bias, the output `[M, N]`, and no overlap of the output with any input.
+template <class Descriptor>
+Status check_linear_operands(std::string_view plan, const Descriptor& d, std::string_view activation_name,
+                             const DynTensor& activation, const DynTensor& weight, const DynTensor& weight_scale,
+                             const DynTensor& bias, const DynTensor& y) {
+  BARACUDA_TRY(check_k_operand(plan, "weight", weight, d.weight, d.n, d.k));
+  BARACUDA_TRY(check_weight_scale(plan, weight_scale, opmath_of(d.output), d.weight_scale, d.n));
+  BARACUDA_TRY(check_bias(plan, bias, d.has_bias, d.output, d.n));
+  BARACUDA_TRY(check_output(plan, "y", y, d.output, d.m, d.n));
+  BARACUDA_TRY(detail::check_no_overlap(plan, "y", y, activation_name, activation));
+  BARACUDA_TRY(detail::check_no_overlap(plan, "y", y, "weight", weight));
+  BARACUDA_TRY(detail::check_no_overlap(plan, "y", y, "weight_scale", weight_scale));
+  return detail::check_no_overlap(plan, "y", y, "bias", bias);
+}
+
 std::optional<EpilogueKind> epilogue_kind(bool bias, LinearActivation a) {
   if (!bias) return a == LinearActivation::None ? std::optional(EpilogueKind::Identity) : std::nullopt;
   switch (a) {
@@ -358,15 +374,7 @@ DynTensor QuantizedLinearPlan::activation_zero_point(Workspace ws) const {
 Status QuantizedLinearPlan::can_implement(const QuantizedLinearTensors& t) const {
   const std::string_view P = kQLinear;
   BARACUDA_TRY(detail::check_tensor(P, "x", t.x, desc_.element, Shape{desc_.m, desc_.k}, detail::Access::Read));
-  BARACUDA_TRY(check_k_operand(P, "weight", t.weight, desc_.weight, desc_.n, desc_.k));
-  BARACUDA_TRY(check_weight_scale(P, t.weight_scale, opmath_of(desc_.output), desc_.weight_scale, desc_.n));
-  BARACUDA_TRY(check_bias(P, t.bias, desc_.has_bias, desc_.output, desc_.n));
-  BARACUDA_TRY(check_output(P, "y", t.y, desc_.output, desc_.m, desc_.n));
-  BARACUDA_TRY(detail::check_no_overlap(P, "y", t.y, "x", t.x));
-  BARACUDA_TRY(detail::check_no_overlap(P, "y", t.y, "weight", t.weight));
-  BARACUDA_TRY(detail::check_no_overlap(P, "y", t.y, "weight_scale", t.weight_scale));
-  BARACUDA_TRY(detail::check_no_overlap(P, "y", t.y, "bias", t.bias));
-  return {};
+  return check_linear_operands(P, desc_, "x", t.x, t.weight, t.weight_scale, t.bias, t.y);
 }
 
 PrecisionGuarantee QuantizedLinearPlan::precision_guarantee() const {
@@ -454,15 +462,7 @@ Result<SmoothQuantLinearPlan> SmoothQuantLinearPlan::select(const Stream& stream
 Status SmoothQuantLinearPlan::can_implement(const SmoothQuantLinearTensors& t) const {
   const std::string_view P = kSqLinear;
   BARACUDA_TRY(check_k_operand(P, "act_q", t.act_q, desc_.activation_quantized, desc_.m, desc_.k));
-  BARACUDA_TRY(check_k_operand(P, "weight", t.weight, desc_.weight, desc_.n, desc_.k));
-  BARACUDA_TRY(check_weight_scale(P, t.weight_scale, opmath_of(desc_.output), desc_.weight_scale, desc_.n));
-  BARACUDA_TRY(check_bias(P, t.bias, desc_.has_bias, desc_.output, desc_.n));
-  BARACUDA_TRY(check_output(P, "y", t.y, desc_.output, desc_.m, desc_.n));
-  BARACUDA_TRY(detail::check_no_overlap(P, "y", t.y, "act_q", t.act_q));
-  BARACUDA_TRY(detail::check_no_overlap(P, "y", t.y, "weight", t.weight));
-  BARACUDA_TRY(detail::check_no_overlap(P, "y", t.y, "weight_scale", t.weight_scale));
-  BARACUDA_TRY(detail::check_no_overlap(P, "y", t.y, "bias", t.bias));
-  return {};
+  return check_linear_operands(P, desc_, "act_q", t.act_q, t.weight, t.weight_scale, t.bias, t.y);
 }
 
 PrecisionGuarantee SmoothQuantLinearPlan::precision_guarantee() const {
