@@ -930,6 +930,20 @@ TEST(Int4MarlinGemm, SplitKRuleAndWorkspace) {
   auto host = dynamic::Int4MarlinGemmPlan::select(Stream::host(), d);
   ASSERT_TRUE(host.is_ok());
   EXPECT_EQ(host->workspace_size(), 0u);
+  // run on sim: the partial sums need their workspace, which must overlap no tensor.
+  Arr<__half> a(1024, __float2half(1.0f)), scales(8 * 64, __float2half(0.5f)), c(64);
+  Arr<int32_t> b_q(64 * 128, 0x12345678);
+  Int4GemmTensors t;
+  t.a = mat(a.data(), ElementKind::F16, 1, 1024, 1024);
+  t.b_q = DynTensor::dense(b_q.data(), ElementKind::S32, Shape{64, 128});
+  t.scales = DynTensor::dense(scales.data(), ElementKind::F16, Shape{8, 64});
+  t.c = mat(c.data(), ElementKind::F16, 1, 64, 64);
+  const size_t need = sim->workspace_size();
+  Arr<uint8_t> ws(need);
+  expect_error(sim->run(Stream::sim(), Workspace(ws.data(), need - 1), t), ErrorCode::WorkspaceTooSmall, "workspace");
+  expect_error(sim->run(Stream::sim(), Workspace(b_q.data(), need), t), ErrorCode::InvalidProblem,
+               "the workspace overlaps b_q");
+  EXPECT_TRUE(sim->run(Stream::sim(), Workspace(ws.data(), need), t).is_ok());
 }
 
 INSTANTIATE_TEST_SUITE_P(Devices, Int4GemmOnDevice, ::testing::Values(DeviceKind::Sim, DeviceKind::Cuda),
