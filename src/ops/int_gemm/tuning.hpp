@@ -56,7 +56,7 @@ constexpr IntGemmTileKind choose(const IntGemmTileSet& set, long long m, long lo
 /// - medium 64×64×128, 4 warps (32×32), 3 stages = 48 KiB;
 /// - large 128×128×128, 8 warps (2×4, 64×32 warp tiles: 4×4 MMAs, 64 s32 accumulators per thread),
 ///   3 stages = 96 KiB (two blocks per SM). On the H100 it beat 128×128×64 with 3 or 4 stages, 128×256×64
-///   and 256×128×64 by 20–25 % at M ≥ 512.
+///   and 256×128×64 by 24 % or more at M ≥ 512.
 inline constexpr IntGemmTileSet kIntGemmTilesSm80{
     {16, 32, 256, 1, 2, 4}, 16, {64, 64, 128, 2, 2, 3}, {128, 128, 128, 2, 4, 3}};
 inline constexpr IntGemmTileSet kIntGemmTilesSm90 = kIntGemmTilesSm80;
