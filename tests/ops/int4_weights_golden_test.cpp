@@ -35,17 +35,8 @@ const std::vector<GoldenCase>& golden(std::string* error) {
 
 // ------------------------------------------------------------------------------------------ conversions
 
-std::vector<int32_t> as_i32(const GoldenTensor& g) { return {g.bits.begin(), g.bits.end()}; }
-
-std::vector<__half> as_f16(const GoldenTensor& g) {
-  std::vector<__half> out(g.bits.size());
-  for (size_t i = 0; i < out.size(); ++i) {
-    __half_raw r;
-    r.x = static_cast<uint16_t>(g.bits[i]);
-    out[i] = __half(r);
-  }
-  return out;
-}
+std::vector<int32_t> as_i32(const GoldenTensor& g) { return g.as_i32(); }
+std::vector<__half> as_f16(const GoldenTensor& g) { return g.as_f16(); }
 
 std::vector<float> f16_to_f32(const GoldenTensor& g) {
   std::vector<float> out;

@@ -368,6 +368,35 @@ TEST(MarlinConvert, ActOrderSortsRowsStablyAndRoundTrips) {
     }
 }
 
+TEST(MarlinConvert, ActOrderPermIsTheStableArgsortAndRejectsBadGroups) {
+  const Int4Shape shape{64, 64, 32};
+  // Hand-made: odd rows in group 0, even rows in group 1 → group 0's rows first, each group in row order.
+  std::vector<int32_t> g(64);
+  for (int k = 0; k < 64; ++k) g[k] = (k % 2 == 0) ? 1 : 0;
+  auto perm = marlin_act_order_perm(g, shape);
+  ASSERT_TRUE(perm.is_ok()) << perm.error().to_string();
+  for (int i = 0; i < 32; ++i) {
+    EXPECT_EQ(perm.value()[i], 2 * i + 1);
+    EXPECT_EQ(perm.value()[32 + i], 2 * i);
+  }
+  // It is the perm marlin_from_int4 uses.
+  const Int4Weights w = random_weights({128, 64, 32}, kSym, true, 650);
+  auto m = marlin_from_int4(w, true);
+  ASSERT_TRUE(m.is_ok()) << m.error().to_string();
+  EXPECT_EQ(marlin_act_order_perm(w.g_idx, w.shape).value(), m->perm);
+  // Rejections: size, range, unequal groups, shape.
+  expect_invalid(marlin_act_order_perm(std::vector<int32_t>(63, 0), shape).status(), "marlin_act_order_perm",
+                 "g_idx has 63 elements, expected 64");
+  std::vector<int32_t> bad = g;
+  bad[3] = 2;
+  expect_invalid(marlin_act_order_perm(bad, shape).status(), "marlin_act_order_perm", "outside [0, G = 2)");
+  bad = g;
+  bad[1] = 1;  // group 1 gets 33 rows, group 0 31
+  expect_invalid(marlin_act_order_perm(bad, shape).status(), "marlin_act_order_perm",
+                 "act-order needs exactly group_rows = 32 per group");
+  expect_invalid(marlin_act_order_perm(g, Int4Shape{64, 64, 48}).status(), "marlin_act_order_perm", "group");
+}
+
 TEST(MarlinConvert, ActOrderWithOneGroupIsIgnored) {
   Int4Weights w = random_weights({128, 64, -1}, kSym, false, 700);
   w.g_idx.assign(128, 0);

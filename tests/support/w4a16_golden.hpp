@@ -16,6 +16,19 @@ struct GoldenTensor {
   std::string kind;  ///< i32 | u16 | f32
   int64_t d0 = 0, d1 = 0;
   std::vector<uint32_t> bits;  ///< raw bits, row-major
+
+  /// The values of an i32 tensor.
+  std::vector<int32_t> as_i32() const { return {bits.begin(), bits.end()}; }
+  /// The values of a u16 tensor holding binary16 bits.
+  std::vector<__half> as_f16() const {
+    std::vector<__half> out(bits.size());
+    for (size_t i = 0; i < out.size(); ++i) {
+      __half_raw r;
+      r.x = static_cast<uint16_t>(bits[i]);
+      out[i] = __half(r);
+    }
+    return out;
+  }
 };
 
 struct GoldenCase {

@@ -154,6 +154,14 @@ struct MarlinInt4Weights {
   std::vector<int32_t> g_idx;    ///< [K] the sorted g_idx (g_idx[perm[i]]) with act-order; empty without
 };
 
+/// GPTQ act-order's row order for Marlin (vLLM's `marlin_sort_g_idx`, made stable): the stable argsort of
+/// `g_idx` (`[K]`, values in [0, G)), so that Marlin row i is input channel `perm[i]` and rows of equal group
+/// keep their order. The `perm` that `Int4MarlinRepackPlan` and `Int4MarlinGemmPlan` take. Rejects a bad
+/// shape, a g_idx of the wrong size or with a value out of range, and groups of unequal size (the Marlin GEMM
+/// gives sorted row i the scales of group i / group_rows, so each group must hold exactly group_rows rows, as
+/// GPTQ's desc_act groups do).
+Result<std::vector<int32_t>> marlin_act_order_perm(std::span<const int32_t> g_idx, const Int4Shape& shape);
+
 /// Converts logical int4 weights to Marlin. With `act_order` and G > 1 the rows are sorted by `w.g_idx`
 /// (stable: equal groups keep their order; vLLM's `marlin_sort_g_idx` uses torch.argsort) and `perm` /
 /// `g_idx` are returned; with a single group act-order is ignored, as vLLM ignores `desc_act` with

@@ -10,6 +10,26 @@ namespace baracuda {
 
 using namespace int4;
 
+Result<std::vector<int32_t>> marlin_act_order_perm(std::span<const int32_t> g_idx, const Int4Shape& shape) {
+  const std::string P = "marlin_act_order_perm";
+  BARACUDA_TRY(check_shape(P, shape));
+  BARACUDA_TRY(check_size(P, "g_idx", g_idx.size(), shape.k, "[K]"));
+  BARACUDA_TRY(check_g_idx(P, g_idx, shape));
+  // The Marlin GEMM gives sorted row i the scales of group i / group_rows: every group must hold exactly
+  // group_rows rows (GPTQ's desc_act groups do).
+  std::vector<int64_t> rows(static_cast<size_t>(shape.num_groups()), 0);
+  for (int32_t g : g_idx) ++rows[g];
+  for (size_t g = 0; g < rows.size(); ++g)
+    if (rows[g] != shape.group_rows())
+      return Error::invalid(P + ": group " + str(static_cast<int64_t>(g)) + " has " + str(rows[g]) +
+                            " rows in g_idx; act-order needs exactly group_rows = " + str(shape.group_rows()) +
+                            " per group");
+  std::vector<int32_t> perm(static_cast<size_t>(shape.k));
+  std::iota(perm.begin(), perm.end(), 0);
+  std::stable_sort(perm.begin(), perm.end(), [&](int32_t a, int32_t b) { return g_idx[a] < g_idx[b]; });
+  return perm;
+}
+
 Result<MarlinInt4Weights> marlin_from_int4(const Int4Weights& w, bool act_order) {
   const std::string P = "marlin_from_int4";
   BARACUDA_TRY(validate_int4_weights(w, P));
@@ -25,9 +45,9 @@ Result<MarlinInt4Weights> marlin_from_int4(const Int4Weights& w, bool act_order)
     std::vector<int32_t> g = w.g_idx;
     if (g.empty())
       for (int64_t k = 0; k < K; ++k) g.push_back(static_cast<int32_t>(k / w.shape.group_rows()));
-    m.perm.resize(static_cast<size_t>(K));
-    std::iota(m.perm.begin(), m.perm.end(), 0);
-    std::stable_sort(m.perm.begin(), m.perm.end(), [&](int32_t a, int32_t b) { return g[a] < g[b]; });
+    auto perm = marlin_act_order_perm(g, w.shape);
+    if (!perm) return perm.error();
+    m.perm = std::move(perm.value());
     m.g_idx.resize(static_cast<size_t>(K));
     sorted.resize(w.q.size());
     for (int64_t i = 0; i < K; ++i) {
