@@ -20,6 +20,7 @@
 #include "baracuda/ops/fp8.hpp"
 #include "baracuda/ops/gated_activation.hpp"
 #include "baracuda/ops/int4_gemm.hpp"
+#include "baracuda/ops/int4_marlin_repack.hpp"
 #include "baracuda/ops/int4_weights.hpp"
 #include "baracuda/ops/int_gemm.hpp"
 #include "baracuda/ops/quant_granularity.hpp"

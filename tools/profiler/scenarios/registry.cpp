@@ -19,6 +19,7 @@ std::span<const Scenario> scenarios() {
     add_dynamic_range_quantize_scenarios(v);
     add_int_gemm_scenarios(v);
     add_int4_gemm_scenarios(v);
+    add_int4_marlin_repack_scenarios(v);
     return v;
   }();
   return list;

@@ -21,5 +21,6 @@ void add_fp8_scenarios(std::vector<Scenario>& out);
 void add_dynamic_range_quantize_scenarios(std::vector<Scenario>& out);
 void add_int_gemm_scenarios(std::vector<Scenario>& out);
 void add_int4_gemm_scenarios(std::vector<Scenario>& out);
+void add_int4_marlin_repack_scenarios(std::vector<Scenario>& out);
 
 }  // namespace baracuda::profiler

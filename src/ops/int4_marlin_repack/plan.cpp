@@ -1,0 +1,188 @@
+// Int4MarlinRepackPlan: select (the descriptor rules of include/baracuda/ops/int4_marlin_repack.hpp, the
+// device's function), can_implement (every tensor: kind, shape, density, presence as the descriptor says, no
+// overlap of an output with any other tensor), run (the one repack launch).
+#include <cstdint>
+#include <string>
+#include <utility>
+
+#include "baracuda/ops/int4_marlin_repack.hpp"
+#include "core/exec_context.hpp"
+#include "core/hashing.hpp"
+#include "core/validate.hpp"
+#include "ops/int4_marlin_repack/tables.hpp"
+
+namespace baracuda {
+namespace {
+
+constexpr std::string_view P = "Int4MarlinRepackPlan";
+
+std::string s(std::string_view v) { return std::string(v); }
+std::string n2s(int64_t v) { return std::to_string(v); }
+
+Result<const detail::Int4RepackTables*> tables_for(DeviceKind d) {
+  switch (d) {
+    case DeviceKind::Host:
+      return &reference::int4_marlin_repack_tables();
+    case DeviceKind::Sim:
+      return &device_sim::int4_marlin_repack_tables();
+    case DeviceKind::Cuda:
+#if BARACUDA_HAVE_CUDA_KERNELS
+      return &device_cuda::int4_marlin_repack_tables();
+#else
+      return Error::unsupported(s(P) +
+                                ": this library was built without CUDA kernels (BARACUDA_CUDA_KERNELS=OFF); "
+                                "use the host device");
+#endif
+  }
+  return Error::unsupported(s(P) + ": unknown device");
+}
+
+/// The SKU variant (a static string): backend × format × act-order.
+std::string_view variant_of(DeviceKind d, Int4CheckpointFormat f, bool act_order) {
+  static constexpr std::string_view kNames[2][3] = {{"reference_gptq", "reference_gptq_act_order", "reference_awq"},
+                                                    {"gather_gptq", "gather_gptq_act_order", "gather_awq"}};
+  const int fmt = f == Int4CheckpointFormat::Awq ? 2 : act_order ? 1 : 0;
+  return kNames[d == DeviceKind::Host ? 0 : 1][fmt];
+}
+
+/// A dense tensor of `kind` and `shape` (the kernel indexes every tensor as row-major contiguous).
+Status check_dense(std::string_view name, const DynTensor& t, ElementKind kind, const Shape& shape,
+                   detail::Access access) {
+  BARACUDA_TRY(detail::check_tensor(P, name, t, kind, shape, access));
+  if (t.numel() > 0 && !t.is_contiguous())
+    return Error::invalid(s(P) + ": " + s(name) + " must be dense (row-major contiguous), as checkpoints store it");
+  return {};
+}
+
+/// A tensor the descriptor says is absent must be left empty.
+Status check_absent(std::string_view name, const DynTensor& t, std::string_view why) {
+  if (t.data != nullptr || t.shape.rank != 0)
+    return Error::invalid(s(P) + ": " + s(name) + " must be empty: " + s(why));
+  return {};
+}
+
+}  // namespace
+
+size_t Int4RepackDescriptor::hash() const {
+  size_t h = std::hash<int64_t>{}(k);
+  for (int64_t v : {n, group}) detail::hash_combine(h, v);
+  for (int v : {static_cast<int>(format), static_cast<int>(scheme), static_cast<int>(act_order),
+                static_cast<int>(scale_element)})
+    detail::hash_combine(h, v);
+  return h;
+}
+
+namespace dynamic {
+
+Result<Int4MarlinRepackPlan> Int4MarlinRepackPlan::select(const Stream& stream, const Int4RepackDescriptor& desc,
+                                                          PlanPreference pref) {
+  if (desc.k < 0 || desc.n < 0)
+    return Error::invalid(s(P) + ": K and N must be >= 0; got K = " + n2s(desc.k) + ", N = " + n2s(desc.n));
+  if (desc.group != -1 && desc.group != 32 && desc.group != 64 && desc.group != 128)
+    return Error::invalid(s(P) + ": group must be -1 (per channel), 32, 64 or 128; got " + n2s(desc.group));
+  if (desc.k % 16 != 0 || (desc.group > 0 && desc.k % desc.group != 0))
+    return Error::invalid(s(P) + ": K must be a multiple of 16 (Marlin's k-tiles) and of the group; got K = " +
+                          n2s(desc.k) + ", group = " + n2s(desc.group));
+  if (desc.n % 64 != 0)
+    return Error::invalid(s(P) + ": N must be a multiple of 64 (Marlin's 64-column weight tiles); got N = " +
+                          n2s(desc.n));
+  if (desc.format != Int4CheckpointFormat::Gptq && desc.format != Int4CheckpointFormat::Awq)
+    return Error::invalid(s(P) + ": unknown Int4CheckpointFormat");
+  if (desc.scheme != Int4Scheme::Symmetric && desc.scheme != Int4Scheme::Asymmetric)
+    return Error::invalid(s(P) + ": unknown Int4Scheme");
+  if (desc.format == Int4CheckpointFormat::Gptq && desc.scheme == Int4Scheme::Asymmetric)
+    return Error::unsupported(s(P) + ": GPTQ with zero points is not repacked on the device: a stored z - 1 of 15 "
+                              "means z = 16, which Marlin's 4-bit zero points cannot hold, and only the data can "
+                              "rule it out; use gptq_to_marlin on the host, which checks every zero point");
+  if (desc.format == Int4CheckpointFormat::Awq && desc.scheme != Int4Scheme::Asymmetric)
+    return Error::invalid(s(P) + ": AWQ checkpoints carry zero points: the scheme must be Asymmetric");
+  if (desc.format == Int4CheckpointFormat::Awq && desc.act_order)
+    return Error::invalid(s(P) + ": AWQ checkpoints have no act-order");
+  if (desc.scale_element != ElementKind::F16 && desc.scale_element != ElementKind::Bf16)
+    return Error::unsupported(s(P) + ": the scale kind must be f16 or bf16 (the GEMM's activation kind); got " +
+                              s(to_string(desc.scale_element)));
+  auto backend = detail::resolve_bespoke_backend(P, stream, pref);
+  if (!backend) return backend.error();
+  auto tables = tables_for(stream.device());
+  if (!tables) return tables.error();
+  const detail::Int4RepackFn fn = (*tables)->repack[detail::kind_index(desc.scale_element)];
+  if (fn == nullptr)
+    return Error::unsupported(s(P) + ": the " + s(to_string(stream.device())) + " device has no repack to " +
+                              s(to_string(desc.scale_element)) + " scales");
+
+  Int4MarlinRepackPlan p;
+  p.desc_ = desc;
+  p.sku_.category = OpCategory::Quantization;
+  p.sku_.op = "int4_marlin_repack";
+  p.sku_.element = desc.scale_element;
+  p.sku_.aux_element = ElementKind::U4;
+  p.sku_.sm = stream.sm();
+  p.sku_.backend = *backend;
+  p.sku_.precision = MathPrecision::Exact;
+  p.sku_.variant = variant_of(stream.device(), desc.format, desc.act_order_effective());
+  p.device_ = stream.device();
+  p.device_index_ = stream.device_index();
+  p.repack_ = fn;
+  return p;
+}
+
+Status Int4MarlinRepackPlan::can_implement(const Int4RepackTensors& t) const {
+  const Int4RepackDescriptor& d = desc_;
+  const int64_t K = d.k, N = d.n, G = d.weight_shape().num_groups();
+  const bool awq = d.format == Int4CheckpointFormat::Awq;
+  const auto R = detail::Access::Read;
+  const auto W = detail::Access::Write;
+  BARACUDA_TRY(check_dense("qweight", t.qweight, ElementKind::S32, awq ? Shape{K, N / 8} : Shape{K / 8, N}, R));
+  if (awq || t.qzeros.data != nullptr || t.qzeros.shape.rank != 0)
+    BARACUDA_TRY(check_dense("qzeros", t.qzeros, ElementKind::S32, Shape{G, N / 8}, R));
+  BARACUDA_TRY(check_dense("scales", t.scales, ElementKind::F16, Shape{G, N}, R));
+  if (d.act_order_effective()) {
+    BARACUDA_TRY(check_dense("perm", t.perm, ElementKind::S32, Shape{K}, R));
+  } else {
+    BARACUDA_TRY(check_absent("perm", t.perm,
+                              d.act_order ? "act-order with a single group is planned without it (no perm)"
+                                          : "the descriptor has no act-order"));
+  }
+  BARACUDA_TRY(check_dense("out_qweight", t.out_qweight, ElementKind::S32, Shape{K / 16, 2 * N}, W));
+  BARACUDA_TRY(check_dense("out_scales", t.out_scales, d.scale_element, Shape{G, N}, W));
+  if (awq) {
+    BARACUDA_TRY(check_dense("out_zeros", t.out_zeros, ElementKind::S32, Shape{G, N / 8}, W));
+  } else {
+    BARACUDA_TRY(check_absent("out_zeros", t.out_zeros, "GPTQ is repacked symmetric (z = 8)"));
+  }
+  const std::pair<std::string_view, const DynTensor*> all[] = {
+      {"qweight", &t.qweight},         {"qzeros", &t.qzeros},         {"scales", &t.scales},
+      {"perm", &t.perm},               {"out_qweight", &t.out_qweight}, {"out_scales", &t.out_scales},
+      {"out_zeros", &t.out_zeros}};
+  constexpr size_t kFirstOutput = 4;
+  for (size_t o = kFirstOutput; o < std::size(all); ++o)
+    for (size_t i = 0; i < std::size(all); ++i)
+      if (i != o && (i < kFirstOutput || i > o))
+        BARACUDA_TRY(detail::check_no_overlap(P, all[o].first, *all[o].second, all[i].first, *all[i].second));
+  return {};
+}
+
+PrecisionGuarantee Int4MarlinRepackPlan::precision_guarantee() const {
+  return {MathPrecision::Exact, MathPrecision::Exact, true, true};
+}
+
+Status Int4MarlinRepackPlan::run(const Stream& stream, Workspace, const Int4RepackTensors& t) const {
+  if (repack_ == nullptr) return Error::invalid(s(P) + ": run on a plan that select did not produce");
+  BARACUDA_TRY(detail::check_same_device(P, device_, device_index_, stream));
+  BARACUDA_TRY(can_implement(t));
+  if (desc_.k == 0 || desc_.n == 0) return {};
+  const bool awq = desc_.format == Int4CheckpointFormat::Awq;
+  detail::Int4RepackLaunch l;
+  l.k = desc_.k, l.n = desc_.n, l.groups = desc_.weight_shape().num_groups();
+  l.awq = awq;
+  l.grouped = desc_.weight_shape().marlin_grouped();
+  l.qweight = t.qweight, l.scales = t.scales, l.out_qweight = t.out_qweight, l.out_scales = t.out_scales;
+  if (awq) l.qzeros = t.qzeros, l.out_zeros = t.out_zeros;
+  if (desc_.act_order_effective()) l.perm = t.perm;
+  auto ctx = detail::make_exec_context(stream);
+  if (!ctx) return ctx.error();
+  return repack_(*ctx, l);
+}
+
+}  // namespace dynamic
+}  // namespace baracuda

@@ -1,0 +1,48 @@
+// Internal: the int4_marlin_repack family's launch record and dispatch tables (one per device: host
+// reference, sim, cuda). Checkpoint (GPTQ / AWQ) int4 tensors → the Marlin tensors of Int4MarlinGemmPlan.
+#pragma once
+
+#include <array>
+
+#include "baracuda/core/dyn_tensor.hpp"
+#include "baracuda/core/element.hpp"
+#include "baracuda/core/status.hpp"
+#include "core/exec_context.hpp"
+#include "device/dispatch_table.hpp"
+
+namespace baracuda::detail {
+
+/// One validated repack (include/baracuda/ops/int4_marlin_repack.hpp for the layouts). Every tensor is dense.
+/// - `awq`: the checkpoint is AWQ's (`qweight` [K, N/8], `qzeros` [G, N/8] read into `out_zeros`); else
+///   GPTQ's (`qweight` [K/8, N], symmetric: no zero points).
+/// - `perm`: s32 [K] (GPTQ act-order) or empty; Marlin row i is checkpoint row perm[i].
+/// - `grouped`: Marlin's 64-entry scale permutation (G > 1), else the 32-entry one.
+/// - `out_scales` has the table slot's kind (f16 or bf16); `scales` is f16.
+struct Int4RepackLaunch {
+  int64_t k = 0, n = 0, groups = 0;
+  bool awq = false;
+  bool grouped = false;
+  DynTensor qweight, qzeros, scales, perm, out_qweight, out_scales, out_zeros;
+};
+using Int4RepackFn = Status (*)(const ExecContext&, const Int4RepackLaunch&);
+
+/// By the kind of out_scales (f16, bf16; other slots empty).
+struct Int4RepackTables {
+  std::array<Int4RepackFn, kNumElementKinds> repack{};
+};
+
+}  // namespace baracuda::detail
+
+namespace baracuda {
+namespace reference {
+const detail::Int4RepackTables& int4_marlin_repack_tables();  // host.cpp
+}
+inline namespace device_sim {
+const detail::Int4RepackTables& int4_marlin_repack_tables();  // sim.cu (kernels.cuh)
+}
+#if BARACUDA_HAVE_CUDA_KERNELS
+inline namespace device_cuda {
+const detail::Int4RepackTables& int4_marlin_repack_tables();  // cuda.cu (kernels.cuh)
+}
+#endif
+}  // namespace baracuda
