@@ -78,6 +78,33 @@ class PlanInstance final : public Instance {
   Buffer workspace_;
 };
 
+/// Adapts a `dynamic::` plan whose `can_implement` and `run` take one tensors struct to PlanInstance's
+/// positional convention: `Bind::bind(plan, operands...)` builds the struct from the operands in PlanInstance
+/// order (inputs, then outputs).
+template <class Plan, class Bind>
+struct PositionalPlan {
+  Plan plan;
+  template <class... T>
+  Status can_implement(const T&... t) const {
+    return plan.can_implement(Bind::bind(plan, t...));
+  }
+  template <class... T>
+  Status run(const Stream& stream, Workspace ws, const T&... t) const {
+    return plan.run(stream, ws, Bind::bind(plan, t...));
+  }
+  size_t workspace_size() const { return plan.workspace_size(); }
+  KernelSku sku() const { return plan.sku(); }
+};
+
+/// The binder of a tensors struct whose members are the operands in PlanInstance order.
+template <class Tensors>
+struct BindInOrder {
+  template <class Plan, class... T>
+  static Tensors bind(const Plan&, const T&... t) {
+    return Tensors{t...};
+  }
+};
+
 /// Selects a plan with `select(stream, problem)` (a function returning `Result<Plan>`) and returns its SKU.
 template <class Plan>
 Result<KernelSku> sku_of(Result<Plan> plan) {

@@ -27,19 +27,8 @@ DynamicRangeQuantizeDescriptor descriptor(const Problem& p) {
 ElementKind scale_kind(const Problem& p) { return p.dtype == ElementKind::F64 ? ElementKind::F64 : ElementKind::F32; }
 
 /// Binds the profiler's positional operands (x, then q, scale, zero point) to the plan's roles.
-struct PositionalDynamicRangePlan {
-  dynamic::DynamicRangeQuantizePlan plan;
-
-  Status can_implement(const DynTensor& x, const DynTensor& q, const DynTensor& s, const DynTensor& z) const {
-    return plan.can_implement({x, q, s, z});
-  }
-  Status run(const Stream& stream, Workspace ws, const DynTensor& x, const DynTensor& q, const DynTensor& s,
-             const DynTensor& z) const {
-    return plan.run(stream, ws, {x, q, s, z});
-  }
-  size_t workspace_size() const { return plan.workspace_size(); }
-  KernelSku sku() const { return plan.sku(); }
-};
+using PositionalDynamicRangePlan =
+    PositionalPlan<dynamic::DynamicRangeQuantizePlan, BindInOrder<DynamicRangeQuantizeTensors>>;
 
 Result<KernelSku> select_sku(const Stream& s, const Problem& p) {
   return sku_of(dynamic::DynamicRangeQuantizePlan::select(s, descriptor(p)));

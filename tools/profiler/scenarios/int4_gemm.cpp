@@ -46,18 +46,13 @@ Int4GemmDescriptor descriptor(const Problem& p) {
 }
 
 /// Binds (a, b_q, scales, then c) to Int4GemmTensors.
-struct PositionalInt4Plan {
-  dynamic::Int4MarlinGemmPlan plan;
-  Status can_implement(const DynTensor& a, const DynTensor& b, const DynTensor& s, const DynTensor& c) const {
-    return plan.can_implement(Int4GemmTensors{a, b, s, {}, {}, {}, c});
+struct BindInt4Gemm {
+  static Int4GemmTensors bind(const dynamic::Int4MarlinGemmPlan&, const DynTensor& a, const DynTensor& b,
+                              const DynTensor& s, const DynTensor& c) {
+    return {a, b, s, {}, {}, {}, c};
   }
-  Status run(const Stream& stream, Workspace ws, const DynTensor& a, const DynTensor& b, const DynTensor& s,
-             const DynTensor& c) const {
-    return plan.run(stream, ws, Int4GemmTensors{a, b, s, {}, {}, {}, c});
-  }
-  size_t workspace_size() const { return plan.workspace_size(); }
-  KernelSku sku() const { return plan.sku(); }
 };
+using PositionalInt4Plan = PositionalPlan<dynamic::Int4MarlinGemmPlan, BindInt4Gemm>;
 
 Result<KernelSku> select_sku(const Stream& s, const Problem& p) {
   return sku_of(dynamic::Int4MarlinGemmPlan::select(s, descriptor(p)));

@@ -40,41 +40,20 @@ Int4RepackDescriptor descriptor(const Problem& p) {
   return p.variant == kAwq ? desc.awq() : desc.gptq();
 }
 
-/// Binds (qweight, scales, out_qweight, out_scales) to Int4RepackTensors (GPTQ).
-struct PositionalGptqRepack {
-  dynamic::Int4MarlinRepackPlan plan;
-  static Int4RepackTensors t(const DynTensor& qw, const DynTensor& s, const DynTensor& oq, const DynTensor& os) {
+/// Binds the operands to Int4RepackTensors: GPTQ (qweight, scales, out_qweight, out_scales) or AWQ (qweight,
+/// qzeros, scales, out_qweight, out_scales, out_zeros).
+struct BindRepack {
+  using Plan = dynamic::Int4MarlinRepackPlan;
+  static Int4RepackTensors bind(const Plan&, const DynTensor& qw, const DynTensor& s, const DynTensor& oq,
+                                const DynTensor& os) {
     return {qw, {}, s, {}, oq, os, {}};
   }
-  Status can_implement(const DynTensor& qw, const DynTensor& s, const DynTensor& oq, const DynTensor& os) const {
-    return plan.can_implement(t(qw, s, oq, os));
-  }
-  Status run(const Stream& st, Workspace ws, const DynTensor& qw, const DynTensor& s, const DynTensor& oq,
-             const DynTensor& os) const {
-    return plan.run(st, ws, t(qw, s, oq, os));
-  }
-  size_t workspace_size() const { return plan.workspace_size(); }
-  KernelSku sku() const { return plan.sku(); }
-};
-
-/// Binds (qweight, qzeros, scales, out_qweight, out_scales, out_zeros) to Int4RepackTensors (AWQ).
-struct PositionalAwqRepack {
-  dynamic::Int4MarlinRepackPlan plan;
-  static Int4RepackTensors t(const DynTensor& qw, const DynTensor& qz, const DynTensor& s, const DynTensor& oq,
-                             const DynTensor& os, const DynTensor& oz) {
+  static Int4RepackTensors bind(const Plan&, const DynTensor& qw, const DynTensor& qz, const DynTensor& s,
+                                const DynTensor& oq, const DynTensor& os, const DynTensor& oz) {
     return {qw, qz, s, {}, oq, os, oz};
   }
-  Status can_implement(const DynTensor& qw, const DynTensor& qz, const DynTensor& s, const DynTensor& oq,
-                       const DynTensor& os, const DynTensor& oz) const {
-    return plan.can_implement(t(qw, qz, s, oq, os, oz));
-  }
-  Status run(const Stream& st, Workspace ws, const DynTensor& qw, const DynTensor& qz, const DynTensor& s,
-             const DynTensor& oq, const DynTensor& os, const DynTensor& oz) const {
-    return plan.run(st, ws, t(qw, qz, s, oq, os, oz));
-  }
-  size_t workspace_size() const { return plan.workspace_size(); }
-  KernelSku sku() const { return plan.sku(); }
 };
+using PositionalRepack = PositionalPlan<dynamic::Int4MarlinRepackPlan, BindRepack>;
 
 Result<KernelSku> select_sku(const Stream& s, const Problem& p) {
   return sku_of(dynamic::Int4MarlinRepackPlan::select(s, descriptor(p)));
@@ -89,15 +68,14 @@ Result<std::unique_ptr<Instance>> prepare(const Stream& s, const Problem& p) {
   const OperandSpec out_qweight{ElementKind::S32, Shape{d.k / 16, 2 * d.n}, {}};
   const OperandSpec out_scales{p.dtype, Shape{groups, d.n}, {}};
   if (p.variant == kAwq)
-    return PlanInstance<PositionalAwqRepack, 3, 3>::make(
-        s, PositionalAwqRepack{std::move(plan).value()}, p,
+    return PlanInstance<PositionalRepack, 3, 3>::make(
+        s, PositionalRepack{std::move(plan).value()}, p,
         {OperandSpec{ElementKind::S32, Shape{d.k, d.n / 8}, kBits},
          OperandSpec{ElementKind::S32, Shape{groups, d.n / 8}, kBits}, scales},
         {out_qweight, out_scales, OperandSpec{ElementKind::S32, Shape{groups, d.n / 8}, {}}});
-  return PlanInstance<PositionalGptqRepack, 2, 2>::make(s, PositionalGptqRepack{std::move(plan).value()}, p,
-                                                        {OperandSpec{ElementKind::S32, Shape{d.k / 8, d.n}, kBits},
-                                                         scales},
-                                                        {out_qweight, out_scales});
+  return PlanInstance<PositionalRepack, 2, 2>::make(s, PositionalRepack{std::move(plan).value()}, p,
+                                                    {OperandSpec{ElementKind::S32, Shape{d.k / 8, d.n}, kBits}, scales},
+                                                    {out_qweight, out_scales});
 }
 
 Traffic traffic(const Problem& p) {

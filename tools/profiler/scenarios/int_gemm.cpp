@@ -89,35 +89,11 @@ QuantizedLinearDescriptor quantized_descriptor(const Problem& p) {
 ElementKind scale_kind(const Problem& p) { return p.out_dtype == ElementKind::F64 ? ElementKind::F64 : ElementKind::F32; }
 
 /// Binds the profiler's positional operands (a, b, then c) to IntGemmTensors.
-struct PositionalIntGemmPlan {
-  dynamic::IntGemmPlan plan;
-  Status can_implement(const DynTensor& a, const DynTensor& b, const DynTensor& c) const {
-    return plan.can_implement({a, b, c});
-  }
-  Status run(const Stream& stream, Workspace ws, const DynTensor& a, const DynTensor& b, const DynTensor& c) const {
-    return plan.run(stream, ws, {a, b, c});
-  }
-  size_t workspace_size() const { return plan.workspace_size(); }
-  KernelSku sku() const { return plan.sku(); }
-};
-
-/// Binds (activation, weight, weight scale, bias, then y) to a linear plan's tensors struct.
-template <class Plan, class Tensors>
-struct PositionalLinearPlan {
-  Plan plan;
-  Status can_implement(const DynTensor& a, const DynTensor& w, const DynTensor& s, const DynTensor& bias,
-                       const DynTensor& y) const {
-    return plan.can_implement(Tensors{a, w, s, bias, y});
-  }
-  Status run(const Stream& stream, Workspace ws, const DynTensor& a, const DynTensor& w, const DynTensor& s,
-             const DynTensor& bias, const DynTensor& y) const {
-    return plan.run(stream, ws, Tensors{a, w, s, bias, y});
-  }
-  size_t workspace_size() const { return plan.workspace_size(); }
-  KernelSku sku() const { return plan.sku(); }
-};
-using PositionalSmoothQuantPlan = PositionalLinearPlan<dynamic::SmoothQuantLinearPlan, SmoothQuantLinearTensors>;
-using PositionalQuantizedPlan = PositionalLinearPlan<dynamic::QuantizedLinearPlan, QuantizedLinearTensors>;
+using PositionalIntGemmPlan = PositionalPlan<dynamic::IntGemmPlan, BindInOrder<IntGemmTensors>>;
+/// (activation, weight, weight scale, bias, then y).
+using PositionalSmoothQuantPlan =
+    PositionalPlan<dynamic::SmoothQuantLinearPlan, BindInOrder<SmoothQuantLinearTensors>>;
+using PositionalQuantizedPlan = PositionalPlan<dynamic::QuantizedLinearPlan, BindInOrder<QuantizedLinearTensors>>;
 
 Result<KernelSku> select_sku(const Stream& s, const Problem& p) {
   switch (p.variant) {

@@ -33,10 +33,9 @@ QuantizeDescriptor descriptor(const Problem& p) {
 
 /// Binds the profiler's positional operands to the plan's roles: (inputs..., outputs...) in the order
 /// x|q, scale, zero_point[, dy] then q|y|dx.
-struct PositionalQuantizePlan {
-  dynamic::QuantizePlan plan;
-
-  QuantizeTensors bind(const DynTensor& a, const DynTensor& s, const DynTensor& z, const DynTensor& out) const {
+struct BindQuantize {
+  static QuantizeTensors bind(const dynamic::QuantizePlan& plan, const DynTensor& a, const DynTensor& s,
+                              const DynTensor& z, const DynTensor& out) {
     QuantizeTensors t;
     t.scale = s;
     t.zero_point = z;
@@ -47,19 +46,14 @@ struct PositionalQuantizePlan {
     }
     return t;
   }
-  QuantizeTensors bind(const DynTensor& x, const DynTensor& s, const DynTensor& z, const DynTensor& dy,
-                       const DynTensor& dx) const {
+  static QuantizeTensors bind(const dynamic::QuantizePlan&, const DynTensor& x, const DynTensor& s,
+                              const DynTensor& z, const DynTensor& dy, const DynTensor& dx) {
     QuantizeTensors t;
     t.x = x, t.scale = s, t.zero_point = z, t.dy = dy, t.dx = dx;
     return t;
   }
-  template <class... T>
-  Status can_implement(const T&... t) const { return plan.can_implement(bind(t...)); }
-  template <class... T>
-  Status run(const Stream& stream, Workspace ws, const T&... t) const { return plan.run(stream, ws, bind(t...)); }
-  size_t workspace_size() const { return plan.workspace_size(); }
-  KernelSku sku() const { return plan.sku(); }
 };
+using PositionalQuantizePlan = PositionalPlan<dynamic::QuantizePlan, BindQuantize>;
 
 Result<KernelSku> select_sku(const Stream& s, const Problem& p) {
   return sku_of(dynamic::QuantizePlan::select(s, op_of(p), descriptor(p)));
