@@ -18,3 +18,35 @@ function(baracuda_add_kernel_sources target)
     endforeach()
   endif()
 endfunction()
+
+# baracuda_add_sm90a_kernel_sources(<target> <files...>)
+#
+# Kernels that use sm_90a-only instructions (wgmma, setmaxnreg) are compiled by nvcc for
+# `-gencode=arch=compute_90a,code=sm_90a` alone (not for BARACUDA_CUDA_ARCHS, whose sm_90 pass would reject
+# them), in an object library whose objects join <target>. Only when the cuda kernels are built and
+# BARACUDA_CUDA_ARCHS contains 90; BARACUDA_SM90A_KERNELS says whether they are. The files see the include
+# directories and compile definitions of <target>.
+if(BARACUDA_CUDA_KERNELS AND "90" IN_LIST BARACUDA_CUDA_ARCHS)
+  set(BARACUDA_SM90A_KERNELS ON)
+else()
+  set(BARACUDA_SM90A_KERNELS OFF)
+endif()
+function(baracuda_add_sm90a_kernel_sources target)
+  if(NOT BARACUDA_SM90A_KERNELS)
+    return()
+  endif()
+  set(lib ${target}_sm90a)
+  if(NOT TARGET ${lib})
+    add_library(${lib} OBJECT)
+    set_target_properties(${lib} PROPERTIES CUDA_ARCHITECTURES OFF POSITION_INDEPENDENT_CODE ON)
+    target_compile_options(${lib} PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-gencode=arch=compute_90a,code=sm_90a>)
+    target_include_directories(${lib} PRIVATE $<TARGET_PROPERTY:${target},INCLUDE_DIRECTORIES>)
+    target_compile_definitions(${lib} PRIVATE $<TARGET_PROPERTY:${target},COMPILE_DEFINITIONS>)
+    target_link_libraries(${lib} PRIVATE CUDA::cudart)
+    target_sources(${target} PRIVATE $<TARGET_OBJECTS:${lib}>)
+  endif()
+  foreach(f IN LISTS ARGN)
+    get_filename_component(abs ${f} ABSOLUTE)
+    target_sources(${lib} PRIVATE ${abs})
+  endforeach()
+endfunction()

@@ -7,16 +7,18 @@
 #include "sim/compat.cuh"
 #if BARACUDA_SIM
 #include "sim/emu/ptx_emulation.hpp"
+#include "sim/emu/wgmma_emulation.hpp"
 #endif
 
 BARACUDA_DEVICE_NAMESPACE_BEGIN
 namespace ptx {
 
-/// Shared-window address of a generic pointer to shared memory (the operand form of .shared instructions).
+/// Shared-window address of a generic pointer to shared memory (the operand form of .shared instructions,
+/// and the start address of a wgmma descriptor). Under sim only dynamic shared memory has one (window
+/// addresses from simt::ptx::kSharedWindowBase, see sim/emu/wgmma_emulation.hpp); other pointers trap.
 __device__ __forceinline__ unsigned smem_address(const void* p) {
 #if BARACUDA_SIM
-  (void)p;
-  return 0;  // unused by the emulation
+  return ::baracuda::simt::ptx::shared_window_address(p);
 #else
   return static_cast<unsigned>(__cvta_generic_to_shared(p));
 #endif

@@ -9,3 +9,4 @@
 #include "device/ptx/cvt.cuh"
 #include "device/ptx/ldmatrix.cuh"
 #include "device/ptx/mma.cuh"
+#include "device/ptx/wgmma.cuh"

@@ -90,6 +90,7 @@ void BlockExec::run(Worker& w, LaunchJob& job, std::uint64_t linear_block) {
   c.grid_dim = G;
   c.block = this;
   c.dynamic_smem = w.smem;
+  c.dynamic_smem_bytes = job.smem;
   if (job.smem != 0) std::memset(w.smem, 0xCD, job.smem);  // "uninitialized" shared memory
   w.cur_block.store(linear_block, std::memory_order_relaxed);
   ++w.n_blocks;
@@ -111,6 +112,7 @@ void BlockExec::run(Worker& w, LaunchJob& job, std::uint64_t linear_block) {
   c.thread = nullptr;
   c.block = nullptr;
   c.dynamic_smem = nullptr;
+  c.dynamic_smem_bytes = 0;
 }
 
 BARACUDA_SIM_NO_ASAN void BlockExec::fiber_entry(bctx::transfer_t t) {

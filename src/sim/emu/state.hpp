@@ -5,6 +5,8 @@
 
 #include <cuda_runtime.h>  // uint3, dim3
 
+#include <cstddef>
+
 namespace baracuda::simt::detail {
 
 class BlockExec;
@@ -20,6 +22,7 @@ struct CurrentState {
   ThreadRec* thread = nullptr;
   BlockExec* block = nullptr;  ///< null outside a kernel
   unsigned char* dynamic_smem = nullptr;
+  std::size_t dynamic_smem_bytes = 0;  ///< the launch's dynamic shared memory size
 };
 
 // The TLS model is left to the compiler (local-exec in executables, general-dynamic relaxed by the linker in
