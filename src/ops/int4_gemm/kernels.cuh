@@ -2,18 +2,26 @@
 // C[M, N] = A[M, K] · dequant(B)[K, N] (+ bias), and the act-order column gather of A. Instantiated for the
 // cuda (cuda.cu) and sim (sim.cu) devices; tables.hpp documents the launch record.
 //
-// A block computes a BM×64 tile of C (BM = 16·MT rows, one 64-column block of the Marlin layout) with 4 warps,
-// warp w owning the columns 16w..16w+15. K is streamed in 64-row slices through `ST` shared buffers filled
-// by 16-byte cp.async copies (zero-fill past M): a slice is BM×64 activations (rows XOR-swizzled by 16-byte
-// chunk, as in the int8 GEMM) and the four 16×64 Marlin tiles of the weight (512 contiguous bytes each).
-// Per 16-row k-tile a warp takes its A fragments with ldmatrix.x4 and reads one weight word per lane: the
-// Marlin layout puts in word 4·lane + w exactly lane's mma.m16n8k16 B fragments for the n8 blocks 16w and
-// 16w + 8, nibbles interleaved [0,2,4,6,1,3,5,7] so that (word >> 4i) & 0x000F000F holds fragment register
-// i's two values. Each pair becomes a 16-bit pair by the magic-number trick: OR-ing q into the exponent of
-// 1024 (f16, 0x6400) or 128 (bf16, 0x4300) gives 1024 + q (128 + q) exactly; subtracting 1024 + z (z = 8
-// symmetric, the group's zero point otherwise) gives q − z exactly, and one multiply by the group's scale
-// rounds (q − z)·s once to the activation type, as the host reference does. mma.sync.m16n8k16 accumulates in
-// f32; the epilogue adds the bias in f32 and rounds once.
+// The kernel is a template on its block shape (tuning.hpp's Int4GemmConfig); the library instantiates only
+// kInt4GemmDefault, described here with the general case in brackets. A block computes a BM×64 [BM×BN] tile
+// of C (BM = 16·MT rows; one [BN/64 consecutive] 64-column block[s] of the Marlin layout) with 4 warps
+// [warps_n × warps_k], warp w owning the columns 16w..16w+15 [BN/warps_n columns: NT = BN/(16·warps_n)
+// consecutive n16 tiles]. K is streamed in 64-row [KS-row] slices through `ST` shared buffers filled by
+// 16-byte cp.async copies (zero-fill past M, and past N for a block that N % BN leaves partly outside): a
+// slice is BM×64 [BM×KS] activations (rows XOR-swizzled by 16-byte chunk, as in the int8 GEMM) and the four
+// [KS/16] k-tiles of the block's Marlin tiles (512 contiguous bytes per 16×64 tile). Per 16-row k-tile a
+// warp takes its A fragments with ldmatrix.x4 and reads one weight word per lane per n16 tile [the NT
+// words as one vector load]: the Marlin layout puts in word 4·lane + q of a 64-column block exactly lane's
+// mma.m16n8k16 B fragments for the n8 blocks 16q and 16q + 8, nibbles interleaved [0,2,4,6,1,3,5,7] so that
+// (word >> 4i) & 0x000F000F holds fragment register i's two values. Each pair becomes a 16-bit pair by the
+// magic-number trick: OR-ing q into the exponent of 1024 (f16, 0x6400) or 128 (bf16, 0x4300) gives 1024 + q
+// (128 + q) exactly; subtracting 1024 + z (z = 8 symmetric, the group's zero point otherwise) gives q − z
+// exactly, and one multiply by the group's scale rounds (q − z)·s once to the activation type, as the host
+// reference does; the scales and zero points are fetched again whenever a k-tile starts a new group (a
+// 128-row slice spans up to 4 groups of 32). mma.sync.m16n8k16 accumulates in f32 [with warps_k > 1 each
+// K warp takes a contiguous run of the slice's k-tiles, and their sums are added through shared memory
+// after the last slice, in a fixed order]; the epilogue adds the bias in f32 and rounds once. With K split
+// into parts, each part's f32 sums go to the workspace and a second kernel adds them in order.
 #pragma once
 
 #include "sim/compat.cuh"  // first: the device namespace, launch macros and device API
@@ -29,6 +37,7 @@
 #include "device/ptx/ldmatrix.cuh"
 #include "device/ptx/mma.cuh"
 #include "ops/int4_gemm/tables.hpp"
+#include "ops/int4_gemm/tuning.hpp"
 
 BARACUDA_DEVICE_NAMESPACE_BEGIN
 namespace int4_gemm {
@@ -46,7 +55,7 @@ struct Params {
   int m = 0, n = 0, k = 0;
   int group_rows = 0;
   bool grouped = false;
-  int slices_per_split = 0;   // 64-row slices of K per blockIdx.z
+  int slices_per_split = 0;   // K slices (of the shape's slice_rows) per blockIdx.z
   float* partial = nullptr;   // [splits, M, N] f32 when K is split, else nullptr
 };
 
@@ -100,120 +109,209 @@ __device__ __forceinline__ unsigned zero_point(const uint32_t* row, int col) {
   return (row[(col >> 6) * 8 + (p >> 3)] >> (4 * nib)) & 0xFu;
 }
 
-/// Byte offset of 16-byte chunk `c` of row `r` in an activation slice of 8 chunks per row (XOR swizzle:
-/// the 8 rows an ldmatrix phase reads hit 8 distinct bank groups).
-__device__ __forceinline__ int swizzle(int r, int c) { return r * 128 + ((c ^ (r & 7)) * 16); }
+/// Byte offset of 16-byte chunk `c` of row `r` in an activation slice of `kChunks` chunks per row (XOR
+/// swizzle of the chunk's low 3 bits: the 8 rows an ldmatrix phase reads hit 8 distinct bank groups).
+template <int kChunks>
+__device__ __forceinline__ int swizzle(int r, int c) {
+  return r * (kChunks * 16) + ((c ^ (r & 7)) * 16);
+}
 
-template <class T, int MT, bool kAsym, int ST>
-__global__ void __launch_bounds__(128) w4a16_kernel(Params p) {
+/// `n` Marlin words from shared memory (n = 1, 2, 4 consecutive words, aligned to n words).
+template <int kN>
+__device__ __forceinline__ void load_words(unsigned (&w)[kN], const uint32_t* src) {
+  if constexpr (kN == 4) {
+    const uint4 v = *reinterpret_cast<const uint4*>(src);
+    w[0] = v.x, w[1] = v.y, w[2] = v.z, w[3] = v.w;
+  } else if constexpr (kN == 2) {
+    const uint2 v = *reinterpret_cast<const uint2*>(src);
+    w[0] = v.x, w[1] = v.y;
+  } else {
+    w[0] = *src;
+  }
+}
+
+// The shape's fields as separate parameters (nvcc's host stubs of a kernel template cannot name a
+// class-type template argument); launch_mt passes them from an Int4GemmConfig.
+template <class T, int MT, bool kAsym, int BN, int KS, int ST, int WN, int WK>
+__global__ void __launch_bounds__(32 * WN * WK) w4a16_kernel(Params p) {
   using T2 = typename Pair<T>::Type;
+  constexpr ::baracuda::detail::Int4GemmConfig kC{BN, KS, ST, WN, WK};
+  static_assert(kC.valid(), "a block shape kernels.cuh implements (tuning.hpp)");
   constexpr int BM = 16 * MT;
-  constexpr int kAStage = BM * 128;  // BM rows × 64 elements × 2 bytes
-  constexpr int kStage = kAStage + 4 * 512;
+  constexpr int kThreads = kC.threads();
+  constexpr int KT = KS / 16;           // k-tiles per slice
+  constexpr int NT = kC.col_tiles();    // n16 tiles per warp
+  constexpr int KW = KT / kC.warps_k;   // k-tiles per warp per slice
+  constexpr int kChunks = KS / 8;       // 16-byte chunks per activation row
+  constexpr int kAStage = BM * KS * 2;  // BM rows × KS elements × 2 bytes
+  constexpr int kBTile = BN * 8;        // one k-tile of the block's BN/64 Marlin tiles (512 bytes each)
+  constexpr int kStage = kAStage + KT * kBTile;
   static_assert(ST >= 2, "at least two stages");
 
   BARACUDA_DYNAMIC_SHARED(unsigned char, smem);
   const int tid = static_cast<int>(threadIdx.x);
   const int lane = tid & 31, warp = tid >> 5;
-  const int nb = static_cast<int>(blockIdx.x);  // 64-column block
+  // (warp_k a constant 0 without a K split, so that k-tile offsets fold into constants)
+  const int warp_n = WK == 1 ? warp : warp % WN, warp_k = WK == 1 ? 0 : warp / WN;
+  const int nb = static_cast<int>(blockIdx.x);  // BN-column block
   const int m0 = static_cast<int>(blockIdx.y) * BM;
   const int split = static_cast<int>(blockIdx.z);
-  const int first = split * p.slices_per_split;  // this block's part of K, in 64-row slices
-  const int slices = p.k / 64 - first < p.slices_per_split ? p.k / 64 - first : p.slices_per_split;
+  const int first = split * p.slices_per_split;  // this block's part of K, in KS-row slices
+  const int slices = p.k / KS - first < p.slices_per_split ? p.k / KS - first : p.slices_per_split;
   const int64_t row_words = 2 * static_cast<int64_t>(p.n);
+  const int col_blocks = p.n / 64;  // of the Marlin layout: a block past N (N % BN ≠ 0) has some outside
 
   auto load_slice = [&](int stage, int local) {
     const int s = first + local;
     unsigned char* as = smem + stage * kStage;
     unsigned char* bs = as + kAStage;
-    for (int i = tid; i < BM * 8; i += 128) {
-      const int r = i >> 3, c = i & 7, gm = m0 + r;
+    for (int i = tid; i < BM * kChunks; i += kThreads) {
+      const int r = static_cast<unsigned>(i) / kChunks, c = static_cast<unsigned>(i) % kChunks, gm = m0 + r;
       const bool ok = gm < p.m;
-      const unsigned char* src = ok ? p.a + (static_cast<int64_t>(gm) * p.lda + s * 64 + c * 8) * 2 : p.a;
-      ptx::cp_async_cg_zfill(as + swizzle(r, c), src, ok ? 16 : 0);
+      const unsigned char* src = ok ? p.a + (static_cast<int64_t>(gm) * p.lda + s * KS + c * 8) * 2 : p.a;
+      ptx::cp_async_cg_zfill(as + swizzle<kChunks>(r, c), src, ok ? 16 : 0);
     }
-    // The slice's four Marlin tiles: 4 × 32 chunks, one per thread.
-    const int t = tid >> 5, chunk = tid & 31;
-    const uint32_t* src = p.b + (static_cast<int64_t>(s) * 4 + t) * row_words + nb * 128 + chunk * 4;
-    ptx::cp_async_cg_zfill(bs + t * 512 + chunk * 16, src, 16);
+    // The slice's KT k-tiles of the block's Marlin tiles: KT runs of 2·BN contiguous words (BN/2 chunks),
+    // a whole number of chunks per thread.
+    static_assert(KT * (BN / 2) % kThreads == 0, "whole chunks per thread");
+BARACUDA_UNROLL
+    for (int it = 0; it < KT * (BN / 2) / kThreads; ++it) {
+      const int i = tid + it * kThreads;
+      const int t = static_cast<unsigned>(i) / (BN / 2), chunk = static_cast<unsigned>(i) % (BN / 2);
+      const uint32_t* src = p.b + (static_cast<int64_t>(s) * KT + t) * row_words + nb * (2 * BN) + chunk * 4;
+      if constexpr (BN > 64) {  // a 64-column block past N: zero-filled, not read
+        const bool ok = nb * (BN / 64) + chunk / 32 < col_blocks;
+        ptx::cp_async_cg_zfill(bs + t * kBTile + chunk * 16, ok ? src : p.b, ok ? 16 : 0);
+      } else {
+        ptx::cp_async_cg_zfill(bs + t * kBTile + chunk * 16, src, 16);
+      }
+    }
   };
 
-  float acc[MT][2][4];
+  float acc[MT][2 * NT][4];
 BARACUDA_UNROLL
   for (int i = 0; i < MT; ++i)
 BARACUDA_UNROLL
-    for (int j = 0; j < 2; ++j)
+    for (int j = 0; j < 2 * NT; ++j)
 BARACUDA_UNROLL
       for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
 
-  // This lane's two columns (n8 blocks 16·warp and 16·warp + 8) and their current group's parameters.
-  const int col0 = nb * 64 + 16 * warp + (lane >> 2), col1 = col0 + 8;
+  // This warp's n16 tiles are q0 .. q0 + NT − 1 of the block (all in one Marlin column block, at word
+  // q0 % 4 + j of each lane's 4); this lane's columns in tile j are cols[j] and cols[j] + 8 (n8 blocks 2j and
+  // 2j + 1), with their current group's parameters.
+  const int q0 = warp_n * NT;
+  const int word0 = BN == 64 ? 4 * lane + q0 : (q0 >> 2) * 128 + 4 * lane + (q0 & 3);
+  int cols[NT];
+BARACUDA_UNROLL
+  for (int j = 0; j < NT; ++j) cols[j] = nb * BN + 16 * (q0 + j) + (lane >> 2);
   const T* scales = static_cast<const T*>(p.scales);
   int group = -1;
-  T2 s0{}, s1{}, z0{}, z1{};  // scales splatted; 1024 + z (128 + z) splatted
+  T2 sc[NT][2], zc[NT][2];  // scales splatted; 1024 + z (128 + z) splatted
 
   pipeline_prologue<ST>(slices, load_slice);
   for (int s = 0; s < slices; ++s) {
     const unsigned char* as = smem + pipeline_advance<ST>(s, slices, load_slice) * kStage;
     const uint32_t* bw = reinterpret_cast<const uint32_t*>(as + kAStage);
 BARACUDA_UNROLL
-    for (int kk = 0; kk < 4; ++kk) {
-      const int g = ((first + s) * 64 + kk * 16) / p.group_rows;
+    for (int kw = 0; kw < KW; ++kw) {
+      const int kk = warp_k * KW + kw;
+      const int g = ((first + s) * KS + kk * 16) / p.group_rows;
       if (g != group) {  // uniform: every k-tile lies in one group (group_rows is a multiple of 16)
         group = g;
         const T* srow = scales + static_cast<int64_t>(g) * p.n;
-        const T sa = srow[scale_position(col0, p.grouped)], sb = srow[scale_position(col1, p.grouped)];
-        s0 = T2{sa, sa}, s1 = T2{sb, sb};
-        unsigned za = 8, zb = 8;
-        if constexpr (kAsym) {
-          const uint32_t* zrow = p.zeros + static_cast<int64_t>(g) * (p.n / 8);
-          za = zero_point(zrow, col0), zb = zero_point(zrow, col1);
+        const uint32_t* zrow = kAsym ? p.zeros + static_cast<int64_t>(g) * (p.n / 8) : nullptr;
+BARACUDA_UNROLL
+        for (int j = 0; j < NT; ++j) {
+          T sa{}, sb{};
+          unsigned za = 8, zb = 8;
+          if (BN == 64 || cols[j] < p.n) {  // a whole n16 tile is inside N or outside (N % 64 == 0)
+            sa = srow[scale_position(cols[j], p.grouped)], sb = srow[scale_position(cols[j] + 8, p.grouped)];
+            if constexpr (kAsym) za = zero_point(zrow, cols[j]), zb = zero_point(zrow, cols[j] + 8);
+          }
+          sc[j][0] = T2{sa, sa}, sc[j][1] = T2{sb, sb};
+          zc[j][0] = as_pair<T2>((Pair<T>::kBase | za) * 0x10001u);
+          zc[j][1] = as_pair<T2>((Pair<T>::kBase | zb) * 0x10001u);
         }
-        z0 = as_pair<T2>((Pair<T>::kBase | za) * 0x10001u);
-        z1 = as_pair<T2>((Pair<T>::kBase | zb) * 0x10001u);
       }
       unsigned af[MT][4];
 BARACUDA_UNROLL
-      for (int mi = 0; mi < MT; ++mi) ptx::ldmatrix<4>(af[mi], as + swizzle(mi * 16 + (lane & 15), kk * 2 + (lane >> 4)));
-      const unsigned w = bw[kk * 128 + 4 * lane + warp];
-      constexpr unsigned char kAndOr = (ptx::kLop3A & ptx::kLop3B) | ptx::kLop3C;
-      unsigned bf[2][2];
-BARACUDA_UNROLL
-      for (int r = 0; r < 4; ++r) {
-        const unsigned h = ptx::lop3<kAndOr>(w >> (4 * r), 0x000F000Fu, Pair<T>::kMagic);
-        const T2 v = __hmul2(__hsub2(as_pair<T2>(h), r < 2 ? z0 : z1), r < 2 ? s0 : s1);
-        bf[r >> 1][r & 1] = as_bits(v);
-      }
-BARACUDA_UNROLL
       for (int mi = 0; mi < MT; ++mi)
+        ptx::ldmatrix<4>(af[mi], as + swizzle<kChunks>(mi * 16 + (lane & 15), kk * 2 + (lane >> 4)));
+      unsigned w[NT];
+      load_words<NT>(w, bw + kk * (2 * BN) + word0);
+      constexpr unsigned char kAndOr = (ptx::kLop3A & ptx::kLop3B) | ptx::kLop3C;
 BARACUDA_UNROLL
-        for (int j = 0; j < 2; ++j) ptx::mma_m16n8k16<T>(acc[mi][j], af[mi], bf[j], acc[mi][j]);
+      for (int j = 0; j < NT; ++j) {
+        unsigned bf[2][2];
+BARACUDA_UNROLL
+        for (int r = 0; r < 4; ++r) {
+          const unsigned h = ptx::lop3<kAndOr>(w[j] >> (4 * r), 0x000F000Fu, Pair<T>::kMagic);
+          const T2 v = __hmul2(__hsub2(as_pair<T2>(h), zc[j][r >> 1]), sc[j][r >> 1]);
+          bf[r >> 1][r & 1] = as_bits(v);
+        }
+BARACUDA_UNROLL
+        for (int mi = 0; mi < MT; ++mi)
+BARACUDA_UNROLL
+          for (int h = 0; h < 2; ++h) ptx::mma_m16n8k16<T>(acc[mi][2 * j + h], af[mi], bf[h], acc[mi][2 * j + h]);
+      }
     }
   }
   ptx::cp_async_wait_all();
+
+  if constexpr (kC.warps_k > 1) {
+    // The K warps' sums meet in shared memory (the pipeline's, now idle): warps 1.. of each column group
+    // store theirs, warp 0 adds them in order.
+    constexpr int kE = MT * 2 * NT * 4;
+    float* red = reinterpret_cast<float*>(smem);
+    __syncthreads();  // every warp is done reading the stages
+    if (warp_k > 0) {
+      float* dst = red + ((warp_k - 1) * kC.warps_n + warp_n) * kE * 32 + lane;
+BARACUDA_UNROLL
+      for (int mi = 0; mi < MT; ++mi)
+BARACUDA_UNROLL
+        for (int j = 0; j < 2 * NT; ++j)
+BARACUDA_UNROLL
+          for (int e = 0; e < 4; ++e) dst[((mi * 2 * NT + j) * 4 + e) * 32] = acc[mi][j][e];
+    }
+    __syncthreads();
+    if (warp_k > 0) return;
+    for (int wk = 1; wk < kC.warps_k; ++wk) {
+      const float* src = red + ((wk - 1) * kC.warps_n + warp_n) * kE * 32 + lane;
+BARACUDA_UNROLL
+      for (int mi = 0; mi < MT; ++mi)
+BARACUDA_UNROLL
+        for (int j = 0; j < 2 * NT; ++j)
+BARACUDA_UNROLL
+          for (int e = 0; e < 4; ++e) acc[mi][j][e] += src[((mi * 2 * NT + j) * 4 + e) * 32];
+    }
+  }
 
   const int g4 = lane >> 2, t4 = lane & 3;
   if (p.partial != nullptr) {  // a part of K: its f32 sums, for reduce_splits_kernel
     float* part = p.partial + static_cast<int64_t>(split) * p.m * p.n;
 BARACUDA_UNROLL
-    for (int j = 0; j < 2; ++j)
+    for (int j = 0; j < 2 * NT; ++j) {
+      const int col = nb * BN + 16 * q0 + 8 * j + 2 * t4;
+      if (BN > 64 && col >= p.n) continue;
 BARACUDA_UNROLL
       for (int mi = 0; mi < MT; ++mi)
 BARACUDA_UNROLL
         for (int h = 0; h < 2; ++h) {
-          const int row = m0 + mi * 16 + g4 + 8 * h, col = nb * 64 + 16 * warp + 8 * j + 2 * t4;
+          const int row = m0 + mi * 16 + g4 + 8 * h;
           if (row >= p.m) continue;
           *reinterpret_cast<float2*>(part + static_cast<int64_t>(row) * p.n + col) =
               float2{acc[mi][j][2 * h], acc[mi][j][2 * h + 1]};
         }
+    }
     return;
   }
   // Epilogue: bias in f32, one rounding, pairs of adjacent columns stored as one 4-byte word.
   const T* bias = static_cast<const T*>(p.bias);
   T* c = static_cast<T*>(p.c);
 BARACUDA_UNROLL
-  for (int j = 0; j < 2; ++j) {
-    const int col = nb * 64 + 16 * warp + 8 * j + 2 * t4;
+  for (int j = 0; j < 2 * NT; ++j) {
+    const int col = nb * BN + 16 * q0 + 8 * j + 2 * t4;
+    if (BN > 64 && col >= p.n) continue;
     float b0 = 0.0f, b1 = 0.0f;
     if (bias != nullptr) {
       b0 = convert::to_opmath(bias[col * p.bias_stride]);
@@ -254,31 +352,44 @@ __global__ void reduce_splits_kernel(const float* partial, int splits, const T* 
   }
 }
 
-template <class T, int MT, bool kAsym>
+template <class T, int MT, bool kAsym, ::baracuda::detail::Int4GemmConfig kC>
 Status launch_mt(const ::baracuda::detail::ExecContext& ctx, const Params& p, int splits) {
-  constexpr int kStages = 4;
-  const dim3 grid(static_cast<unsigned>(p.n / 64), static_cast<unsigned>((p.m + 16 * MT - 1) / (16 * MT)),
-                  static_cast<unsigned>(splits));
-  const size_t smem = static_cast<size_t>(kStages) * (16 * MT * 128 + 4 * 512);
-  BARACUDA_LAUNCH(grid, dim3(128), smem, ctx.stream, w4a16_kernel<T, MT, kAsym, kStages>)(p);
+  const dim3 grid(static_cast<unsigned>((p.n + kC.block_cols - 1) / kC.block_cols),
+                  static_cast<unsigned>((p.m + 16 * MT - 1) / (16 * MT)), static_cast<unsigned>(splits));
+  const size_t smem = static_cast<size_t>(kC.smem_bytes(16 * MT));
+  auto* kernel = &w4a16_kernel<T, MT, kAsym, kC.block_cols, kC.slice_rows, kC.stages, kC.warps_n, kC.warps_k>;
+#if !BARACUDA_SIM
+  // Above 48 KiB a block's dynamic shared memory needs the kernel's opt-in (per device, so on every launch).
+  // The default shape never needs it (tuning.hpp).
+  if (smem > 48 * 1024) {
+    const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
+    if (e != cudaSuccess)
+      return Error::device(std::string("Int4MarlinGemmPlan: cudaFuncSetAttribute: ") + cudaGetErrorString(e), e);
+  }
+#endif
+  BARACUDA_LAUNCH(grid, dim3(kC.threads()), smem, ctx.stream, kernel)(p);
   const auto e = launch::take_last_error();
   if (!e.failed) return {};
   return Error::device(std::string("Int4MarlinGemmPlan: kernel launch failed: ") + e.message, e.code);
 }
 
 /// Rows per block (tables.hpp's int4_gemm_block_rows): one 16-row slab for a decode step, up to four.
-template <class T, bool kAsym>
+template <class T, bool kAsym, ::baracuda::detail::Int4GemmConfig kC>
 Status launch(const ::baracuda::detail::ExecContext& ctx, const Params& p, int splits) {
   switch (::baracuda::detail::int4_gemm_block_rows(p.m)) {
-    case 16: return launch_mt<T, 1, kAsym>(ctx, p, splits);
-    case 32: return launch_mt<T, 2, kAsym>(ctx, p, splits);
-    default: return launch_mt<T, 4, kAsym>(ctx, p, splits);
+    case 16: return launch_mt<T, 1, kAsym, kC>(ctx, p, splits);
+    case 32: return launch_mt<T, 2, kAsym, kC>(ctx, p, splits);
+    default: return launch_mt<T, 4, kAsym, kC>(ctx, p, splits);
   }
 }
 
-template <class T>
-Status gemm_fn(const ::baracuda::detail::ExecContext& ctx, const ::baracuda::detail::Int4GemmLaunch& l) {
+/// The GEMM of `l` with block shape kC (tuning.hpp), K cut into at most `l.splits` parts of whole slices
+/// (none empty). The library runs kInt4GemmDefault; the tests and the tuning program run the candidates.
+template <class T, ::baracuda::detail::Int4GemmConfig kC>
+Status gemm_with_config(const ::baracuda::detail::ExecContext& ctx, const ::baracuda::detail::Int4GemmLaunch& l) {
   if (l.m == 0 || l.n == 0) return {};
+  if (l.k % kC.slice_rows != 0 || l.n % 64 != 0 || l.splits < 1)
+    return Error::invalid("Int4MarlinGemmPlan: K must be a multiple of the kernel's K slice, N of 64");
   Params p;
   p.a = static_cast<const unsigned char*>(l.a.data);
   p.lda = l.a.stride[0];
@@ -292,11 +403,12 @@ Status gemm_fn(const ::baracuda::detail::ExecContext& ctx, const ::baracuda::det
   p.m = static_cast<int>(l.m), p.n = static_cast<int>(l.n), p.k = static_cast<int>(l.k);
   p.group_rows = static_cast<int>(l.group_rows);
   p.grouped = l.grouped;
-  const int slices = p.k / 64;
+  const int slices = p.k / kC.slice_rows;
   p.slices_per_split = (slices + l.splits - 1) / l.splits;
   const int splits = (slices + p.slices_per_split - 1) / p.slices_per_split;  // no empty part
   p.partial = splits > 1 ? static_cast<float*>(l.partial.data) : nullptr;
-  const Status main = p.zeros != nullptr ? launch<T, true>(ctx, p, splits) : launch<T, false>(ctx, p, splits);
+  const Status main =
+      p.zeros != nullptr ? launch<T, true, kC>(ctx, p, splits) : launch<T, false, kC>(ctx, p, splits);
   if (!main) return main;
   if (splits == 1) return {};
   const int64_t pairs = static_cast<int64_t>(p.m) * (p.n / 2);
@@ -307,6 +419,11 @@ Status gemm_fn(const ::baracuda::detail::ExecContext& ctx, const ::baracuda::det
   const auto e = launch::take_last_error();
   if (!e.failed) return {};
   return Error::device(std::string("Int4MarlinGemmPlan: reduce kernel launch failed: ") + e.message, e.code);
+}
+
+template <class T>
+Status gemm_fn(const ::baracuda::detail::ExecContext& ctx, const ::baracuda::detail::Int4GemmLaunch& l) {
+  return gemm_with_config<T, ::baracuda::detail::kInt4GemmDefault>(ctx, l);
 }
 
 /// out[m, j] = a[m, perm[j]]: one thread per output element, grid-stride.

@@ -9,6 +9,7 @@
 #include "baracuda/core/status.hpp"
 #include "core/exec_context.hpp"
 #include "device/dispatch_table.hpp"
+#include "ops/int4_gemm/tuning.hpp"
 
 namespace baracuda::detail {
 
@@ -40,14 +41,18 @@ struct Int4GemmLaunch {
 constexpr int64_t int4_gemm_block_rows(int64_t m) { return m <= 16 ? 16 : m <= 32 ? 32 : 64; }
 
 /// How many parts the devices cut K into: enough blocks for the largest GPUs (2 per SM of a 132-SM H100:
-/// N/64 column blocks × row blocks alone give 64 blocks at M ≤ 16, N = 4096), with at least 4 slices of 64
-/// rows per part, and the partial sums' round trip (2·splits·M·N·4 bytes) within the weight's own bytes.
+/// N/64 column blocks × row blocks alone give 64 blocks at M ≤ 16, N = 4096), with at least 4 K slices
+/// (of 64 rows) per part, and the partial sums' round trip (2·splits·M·N·4 bytes) within the weight's own bytes.
 /// A function of the problem only, so every device computes the same sums in the same order.
-constexpr int int4_gemm_splits(int64_t m, int64_t n, int64_t k) {
+/// `block_cols` and `slice_rows` are the kernel's block shape (tuning.hpp; by default the library's): the
+/// same rule for a candidate shape counts its blocks and its slices.
+constexpr int int4_gemm_splits(int64_t m, int64_t n, int64_t k, int block_cols = kInt4GemmDefault.block_cols,
+                               int slice_rows = kInt4GemmDefault.slice_rows) {
   if (m <= 0 || n <= 0 || k <= 0) return 1;
-  const int64_t blocks = (n / 64) * ((m + int4_gemm_block_rows(m) - 1) / int4_gemm_block_rows(m));
+  const int64_t blocks = ((n + block_cols - 1) / block_cols) *
+                         ((m + int4_gemm_block_rows(m) - 1) / int4_gemm_block_rows(m));
   int64_t s = (264 + blocks - 1) / blocks;
-  if (s > k / 256) s = k / 256;
+  if (s > k / (4 * slice_rows)) s = k / (4 * slice_rows);
   if (s > k / (16 * m)) s = k / (16 * m);
   return s < 1 ? 1 : static_cast<int>(s);
 }

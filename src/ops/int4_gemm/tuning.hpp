@@ -1,0 +1,74 @@
+/// \file
+/// \brief Block shapes of the W4A16 tensor-core GEMM (kernels.cuh), as data. A block computes a BM×BN tile
+/// of C: BM = 16·MT rows (16, 32 or 64 by M: tables.hpp's int4_gemm_block_rows) and BN = `block_cols`
+/// columns, i.e. BN/64 consecutive 64-column blocks of the Marlin layout (whose 16-row k-tiles keep each
+/// 64-column block in 128 contiguous words, so a BN-column block reads one contiguous run of 2·BN words per
+/// k-tile). K is streamed in `slice_rows`-row slices through `stages` shared buffers fed by cp.async: one
+/// stage holds BM×slice_rows activations and slice_rows/16 × BN/64 Marlin tiles of 512 bytes (slice_rows·BN/2
+/// bytes of weight).
+///
+/// Warps: `warps_n` warps split the BN columns, each owning BN/warps_n of them (BN/(16·warps_n) n16 tiles,
+/// every one of the block's rows); `warps_k` > 1 further splits each slice's k-tiles into `warps_k`
+/// contiguous runs, one per group of warps_n warps (Marlin's intra-block K split), whose f32 sums are added
+/// through shared memory after the last slice, in a fixed order (deterministic).
+///
+/// The library runs `kInt4GemmDefault` only. The candidates are instantiated by
+/// tests/ops/int4_gemm_configs_kernels.cu (every one on sim against the host reference) and
+/// tools/tuning/int4_gemm_configs.cu (timed on a GPU, checked against the default's output); the default is
+/// to be chosen from that measurement (docs/decisions.md, "Measurement and tuning").
+#pragma once
+
+namespace baracuda::detail {
+
+struct Int4GemmConfig {
+  int block_cols;  ///< BN: output columns per block, 64, 128 or 256
+  int slice_rows;  ///< K rows per pipeline stage, 64 or 128
+  int stages;      ///< cp.async pipeline depth
+  int warps_n;     ///< warps splitting the block's columns
+  int warps_k;     ///< warps splitting each slice's k-tiles (1: none)
+
+  friend constexpr bool operator==(const Int4GemmConfig&, const Int4GemmConfig&) = default;
+  constexpr int warps() const { return warps_n * warps_k; }
+  constexpr int threads() const { return 32 * warps(); }
+  /// n16 tiles (16 output columns) per warp.
+  constexpr int col_tiles() const { return block_cols / (16 * warps_n); }
+  /// Weight bytes of one pipeline stage.
+  constexpr int weight_stage_bytes() const { return slice_rows * block_cols / 2; }
+  /// Dynamic shared memory of a block of `block_rows` rows: the pipeline's stages (activation rows of
+  /// slice_rows·2 bytes, swizzled, no padding, then the weight), or the warps_k > 1 reduction if larger.
+  constexpr int smem_bytes(int block_rows) const {
+    const int pipeline = stages * (block_rows * slice_rows * 2 + weight_stage_bytes());
+    const int reduce = (warps_k - 1) * warps_n * 32 * (block_rows / 16) * col_tiles() * 8 * 4;
+    return pipeline > reduce ? pipeline : reduce;
+  }
+  /// The shapes kernels.cuh implements.
+  constexpr bool valid() const {
+    return (block_cols == 64 || block_cols == 128 || block_cols == 256) && (slice_rows == 64 || slice_rows == 128) &&
+           stages >= 2 && warps_n >= 1 && warps_k >= 1 && block_cols % (16 * warps_n) == 0 &&
+           (col_tiles() == 1 || col_tiles() == 2 || col_tiles() == 4) && (slice_rows / 16) % warps_k == 0 &&
+           threads() <= 256 && (slice_rows / 16) * (block_cols / 2) % threads() == 0;  // whole weight chunks per thread
+  }
+};
+
+/// The library's shape (the first W4A16 kernel, measured on an H100 in docs/perf/2026-11-22-h100): 64
+/// columns, 64-row slices, 4 stages, 4 warps of 16 columns each. 2 KiB of weight per stage: too few bytes in
+/// flight per SM to stream the weight at HBM speed, hence the candidates below — kept until they are timed.
+inline constexpr Int4GemmConfig kInt4GemmDefault{64, 64, 4, 4, 1};
+
+/// The candidates tools/tuning/int4_gemm_configs.cu times and tests/ops/int4_gemm_configs_test.cpp checks:
+/// the default, wider blocks (2 and 4 Marlin column blocks) and deeper slices (16 KiB of weight per stage at
+/// 256×128, as Marlin), a shallower pipeline, and 8 warps either across 256 columns or as 4 column warps × 2
+/// K warps over 128 columns (Marlin's small-batch layout).
+inline constexpr Int4GemmConfig kInt4GemmCandidates[] = {
+    {64, 64, 4, 4, 1},   {128, 64, 4, 4, 1},  {128, 128, 4, 4, 1}, {128, 128, 3, 4, 1},
+    {256, 64, 4, 8, 1},  {256, 128, 4, 8, 1}, {128, 128, 4, 4, 2}, {64, 128, 4, 4, 2},
+};
+
+static_assert(kInt4GemmDefault.valid());
+static_assert([] {
+  for (const Int4GemmConfig& c : kInt4GemmCandidates)
+    if (!c.valid() || c.smem_bytes(64) > 227 * 1024) return false;
+  return kInt4GemmCandidates[0] == kInt4GemmDefault;
+}());
+
+}  // namespace baracuda::detail
