@@ -6,10 +6,12 @@
 #   3. compute-sanitizer memcheck and racecheck over the int8 GEMM and PTX-layer GPU tests, memcheck over
 #      the quantization families' GPU tests,
 #   4. (step `tiles`) the int8 GEMM tile candidates (tools/tuning/int_gemm_tiles.cu) and the resource usage
-#      (registers, stack, spills) of every kernel of the bundle.
+#      (registers, stack, spills) of every kernel of the bundle,
+#   5. (step `int4_configs`) the W4A16 GEMM's candidate block shapes (tools/tuning/int4_gemm_configs.cu) and
+#      their kernels' resource usage.
 # Each step has a time cap so that the results of the earlier ones always come back. Results go to $OUT:
 # env.txt, tests.log, profile.csv (one CSV, a header per family), profile.err, sanitizer.log, tiles.csv,
-# resources.txt.
+# resources.txt, int4_configs.csv, int4_resources.txt.
 # Usage (repository root): tools/gpu/device_suite.sh [steps, default "tests profile sanitize"]
 # PROFILE_OPS (default: every family) narrows the profiler step, e.g. PROFILE_OPS="int_gemm unary".
 set -uo pipefail
@@ -78,6 +80,14 @@ if [[ " $steps " == *" tiles "* ]]; then
       sed -E 's/.*Function ([^:]*):.*REG:([0-9]+) STACK:([0-9]+) SHARED:([0-9]+) LOCAL:([0-9]+).*/\2 regs \3 stack \5 local \1/' | \
       c++filt | grep -E 'int_gemm|local [1-9]|stack [1-9]'
   done > "$OUT/resources.txt" 2>&1
+fi
+
+if [[ " $steps " == *" int4_configs "* ]]; then
+  echo "== W4A16 GEMM block shapes"
+  timeout 400 "$bin/int4_gemm_configs" 20 > "$OUT/int4_configs.csv" 2>&1; echo "int4_gemm_configs exit $?"
+  cuobjdump --dump-resource-usage "$bin/int4_gemm_configs" 2>&1 | grep -E 'Function|REG' | paste - - | \
+    sed -E 's/.*Function ([^:]*):.*REG:([0-9]+) STACK:([0-9]+) SHARED:([0-9]+) LOCAL:([0-9]+).*/\2 regs \3 stack \5 local \1/' | \
+    c++filt | grep -E 'w4a16_kernel' > "$OUT/int4_resources.txt" 2>&1
 fi
 
 if [[ " $steps " == *" sanitize "* ]]; then

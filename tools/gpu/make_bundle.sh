@@ -11,7 +11,7 @@ out=.gpu-bundle
 rm -rf "$out"
 mkdir -p "$out/bin" "$out/lib"
 find "$build/tests" "$build/tools" "$build/examples" -type f -executable \
-  \( -name '*_test' -o -name sim_selftest -o -name "baracuda-*" -o -name int_gemm_tiles \) -exec cp {} "$out/bin/" \;
+  \( -name '*_test' -o -name sim_selftest -o -name "baracuda-*" -o -name int_gemm_tiles -o -name int4_gemm_configs \) -exec cp {} "$out/bin/" \;
 for lib in $(ldd "$out"/bin/* 2>/dev/null | awk '/libboost/ {print $3}' | sort -u); do cp "$lib" "$out/lib/"; done
 strip --strip-unneeded "$out"/bin/* 2>/dev/null || true
 # The tests read golden data from the source tree they were configured in.
