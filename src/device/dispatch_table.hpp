@@ -12,8 +12,12 @@
 
 #include <array>
 #include <cstddef>
+#include <string>
+#include <string_view>
+#include <type_traits>
 
 #include "baracuda/core/element.hpp"
+#include "baracuda/core/status.hpp"
 #include "baracuda/core/stream.hpp"
 
 namespace baracuda::detail {
@@ -42,9 +46,10 @@ constexpr void add_kind_pair_entries(KindPairTable<Fn>& table, InList in_list, O
 }
 
 /// The device-kind choice every plan shares: the host reference's table, the sim kernels' table, or the
-/// cuda kernels' table (`cuda` is nullptr when the library was built without them).
+/// cuda kernels' table (`cuda` is nullptr when the library was built without them: BARACUDA_CUDA_TABLE).
 template <class Table>
-constexpr const Table* table_for_device(DeviceKind d, const Table& host, const Table& sim, const Table* cuda) {
+constexpr const Table* table_for_device(DeviceKind d, const Table& host, const Table& sim,
+                                        std::type_identity_t<const Table*> cuda) {
   switch (d) {
     case DeviceKind::Host:
       return &host;
@@ -56,4 +61,20 @@ constexpr const Table* table_for_device(DeviceKind d, const Table& host, const T
   return nullptr;
 }
 
+/// What `select` answers on the cuda device when table_for_device found no table: `Unsupported`, naming
+/// `plan`, because the library was built without the cuda kernels.
+inline Error no_cuda_kernels(std::string_view plan) {
+  return Error::unsupported(std::string(plan) +
+                            ": this library was built without CUDA kernels (BARACUDA_CUDA_KERNELS=OFF); "
+                            "use the host or sim device");
+}
+
 }  // namespace baracuda::detail
+
+/// `&device_cuda::NAME()`, a family's cuda-kernel table, or nullptr when the library was built without the
+/// cuda kernels (the functions are then not declared): the `cuda` argument of table_for_device.
+#if BARACUDA_HAVE_CUDA_KERNELS
+#define BARACUDA_CUDA_TABLE(NAME) (&::baracuda::device_cuda::NAME())
+#else
+#define BARACUDA_CUDA_TABLE(NAME) nullptr
+#endif

@@ -17,14 +17,6 @@ constexpr std::string_view kPlan = "AffinePlan";
 #include "ops/affine/affine.def"
 #undef BARACUDA_AFFINE_OP
 
-const detail::AffineTable* cuda_affine_table() {
-#if BARACUDA_HAVE_CUDA_KERNELS
-  return &device_cuda::affine_table();
-#else
-  return nullptr;
-#endif
-}
-
 MathPrecision opmath_precision(ElementKind k) {
   return k == ElementKind::F64 ? MathPrecision::F64 : MathPrecision::F32;
 }
@@ -47,12 +39,10 @@ Result<AffinePlan> AffinePlan::select(const Stream& stream, const AffineDescript
     return Error::invalid(std::string(kPlan) + ": the descriptor's element kind is not a valid ElementKind");
   auto backend = detail::resolve_bespoke_backend(kPlan, stream, pref);
   if (!backend) return backend.error();
-  const detail::AffineTable* table = detail::table_for_device(stream.device(), reference::affine_table(),
-                                                              device_sim::affine_table(), cuda_affine_table());
+  const detail::AffineTable* table = detail::table_for_device(
+      stream.device(), reference::affine_table(), device_sim::affine_table(), BARACUDA_CUDA_TABLE(affine_table));
   if (table == nullptr)
-    return Error::unsupported(std::string(kPlan) +
-                              ": this library was built without CUDA kernels (BARACUDA_CUDA_KERNELS=OFF); "
-                              "use the sim or host device");
+    return detail::no_cuda_kernels(kPlan);
   const detail::AffineFn fn = (*table)[detail::kind_index(desc.element)];
   if (fn == nullptr)
     return Error::unsupported(std::string(kPlan) + ": element kind " + std::string(to_string(desc.element)) +

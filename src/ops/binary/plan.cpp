@@ -31,14 +31,6 @@ constexpr std::array<BinaryOpInfo, kNumBinaryOps> kBinaryInfo = {{
 #undef BARACUDA_BINARY_OP
 }};
 
-const detail::BinaryTables* cuda_binary_tables() {
-#if BARACUDA_HAVE_CUDA_KERNELS
-  return &device_cuda::binary_tables();
-#else
-  return nullptr;
-#endif
-}
-
 std::string str(std::string_view v) { return std::string(v); }
 
 MathPrecision math_precision(ElementKind k) {
@@ -72,12 +64,10 @@ Result<Selected> select_common(std::string_view plan, const Stream& stream, Elem
   if (!out) return Error::invalid(str(plan) + ": " + out.error().message);
   auto backend = detail::resolve_bespoke_backend(plan, stream, pref);
   if (!backend) return backend.error();
-  const detail::BinaryTables* tables = detail::table_for_device(stream.device(), reference::binary_tables(),
-                                                                device_sim::binary_tables(), cuda_binary_tables());
+  const detail::BinaryTables* tables = detail::table_for_device(
+      stream.device(), reference::binary_tables(), device_sim::binary_tables(), BARACUDA_CUDA_TABLE(binary_tables));
   if (tables == nullptr)
-    return Error::unsupported(str(plan) +
-                              ": this library was built without CUDA kernels (BARACUDA_CUDA_KERNELS=OFF); "
-                              "use the sim or host device");
+    return detail::no_cuda_kernels(plan);
   return Selected{*out, *backend, tables};
 }
 

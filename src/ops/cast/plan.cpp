@@ -17,14 +17,6 @@ constexpr std::string_view kPlan = "CastPlan";
 #include "ops/cast/cast.def"
 #undef BARACUDA_CAST_OP
 
-const detail::CastTable* cuda_cast_table() {
-#if BARACUDA_HAVE_CUDA_KERNELS
-  return &device_cuda::cast_table();
-#else
-  return nullptr;
-#endif
-}
-
 }  // namespace
 
 size_t CastDescriptor::hash() const {
@@ -44,11 +36,10 @@ Result<CastPlan> CastPlan::select(const Stream& stream, const CastDescriptor& de
   auto backend = detail::resolve_bespoke_backend(kPlan, stream, pref);
   if (!backend) return backend.error();
   const detail::CastTable* table =
-      detail::table_for_device(stream.device(), reference::cast_table(), device_sim::cast_table(), cuda_cast_table());
+      detail::table_for_device(stream.device(), reference::cast_table(), device_sim::cast_table(),
+                               BARACUDA_CUDA_TABLE(cast_table));
   if (table == nullptr)
-    return Error::unsupported(std::string(kPlan) +
-                              ": this library was built without CUDA kernels (BARACUDA_CUDA_KERNELS=OFF); "
-                              "use the sim or host device");
+    return detail::no_cuda_kernels(kPlan);
   const detail::CastFn fn = (*table)[detail::kind_index(desc.input)][detail::kind_index(desc.output)];
   if (fn == nullptr)
     return Error::unsupported(std::string(kPlan) + ": " + std::string(to_string(desc.input)) + " -> " +

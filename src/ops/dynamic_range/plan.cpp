@@ -20,14 +20,6 @@ constexpr size_t kAlign = 256;  // workspace sub-buffers start 256-byte aligned
 
 std::string s(std::string_view v) { return std::string(v); }
 
-const detail::DynamicRangeParamsTable* cuda_params_table() {
-#if BARACUDA_HAVE_CUDA_KERNELS
-  return &device_cuda::dynamic_range_params_table();
-#else
-  return nullptr;
-#endif
-}
-
 const detail::DynamicRangeFusedTable* fused_table(DeviceKind d) {
   switch (d) {
     case DeviceKind::Sim: return &device_sim::dynamic_range_fused_table();
@@ -118,11 +110,9 @@ Result<DynamicRangeQuantizePlan> DynamicRangeQuantizePlan::select(const Stream& 
   if (!backend) return backend.error();
   const detail::DynamicRangeParamsTable* table = detail::table_for_device(
       stream.device(), reference::dynamic_range_params_table(), device_sim::dynamic_range_params_table(),
-      cuda_params_table());
+      BARACUDA_CUDA_TABLE(dynamic_range_params_table));
   if (table == nullptr)
-    return Error::unsupported(s(kPlan) +
-                              ": this library was built without CUDA kernels (BARACUDA_CUDA_KERNELS=OFF); "
-                              "use the sim or host device");
+    return detail::no_cuda_kernels(kPlan);
   const detail::DynamicRangeParamsFn params_fn = (*table)[detail::kind_index(desc.element)];
   const detail::QuantizeFn quantize_fn =
       detail::quantize_fn(stream.device(), QuantizeOp::Quantize, desc.element, desc.quantized);

@@ -96,14 +96,6 @@ constexpr detail::KindTable<ValueFn> kValueTable = [] {
   return t;
 }();
 
-const detail::FillTable* cuda_fill_table() {
-#if BARACUDA_HAVE_CUDA_KERNELS
-  return &device_cuda::fill_table();
-#else
-  return nullptr;
-#endif
-}
-
 }  // namespace
 
 size_t FillDescriptor::hash() const {
@@ -122,11 +114,10 @@ Result<FillPlan> FillPlan::select(const Stream& stream, const FillDescriptor& de
   auto backend = detail::resolve_bespoke_backend(kPlan, stream, pref);
   if (!backend) return backend.error();
   const detail::FillTable* table =
-      detail::table_for_device(stream.device(), reference::fill_table(), device_sim::fill_table(), cuda_fill_table());
+      detail::table_for_device(stream.device(), reference::fill_table(), device_sim::fill_table(),
+                               BARACUDA_CUDA_TABLE(fill_table));
   if (table == nullptr)
-    return Error::unsupported(std::string(kPlan) +
-                              ": this library was built without CUDA kernels (BARACUDA_CUDA_KERNELS=OFF); "
-                              "use the sim or host device");
+    return detail::no_cuda_kernels(kPlan);
   const detail::FillFn fn = (*table)[detail::kind_index(desc.element)];
   const ValueFn value_fn = kValueTable[detail::kind_index(desc.element)];
   if (fn == nullptr || value_fn == nullptr)

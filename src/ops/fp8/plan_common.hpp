@@ -14,15 +14,9 @@ namespace baracuda::detail {
 
 /// The functions of `device`, or an `Unsupported` error naming `plan` (cuda without CUDA kernels).
 inline Result<const Fp8Functions*> fp8_functions_for(std::string_view plan, DeviceKind device) {
-  const Fp8Functions* cuda = nullptr;
-#if BARACUDA_HAVE_CUDA_KERNELS
-  cuda = &device_cuda::fp8_functions();
-#endif
-  const Fp8Functions* f = table_for_device(device, reference::fp8_functions(), device_sim::fp8_functions(), cuda);
-  if (f == nullptr)
-    return Error::unsupported(std::string(plan) +
-                              ": this library was built without CUDA kernels (BARACUDA_CUDA_KERNELS=OFF); "
-                              "use the sim or host device");
+  const Fp8Functions* f = table_for_device(device, reference::fp8_functions(), device_sim::fp8_functions(),
+                                           BARACUDA_CUDA_TABLE(fp8_functions));
+  if (f == nullptr) return no_cuda_kernels(plan);
   return f;
 }
 

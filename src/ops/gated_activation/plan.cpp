@@ -78,31 +78,14 @@ Status check_descriptor(std::string_view plan, const GatedActivationDescriptor& 
   return {};
 }
 
-const detail::GatedForwardTable* cuda_forward_table() {
-#if BARACUDA_HAVE_CUDA_KERNELS
-  return &device_cuda::gated_forward_table();
-#else
-  return nullptr;
-#endif
-}
-const detail::GatedBackwardTable* cuda_backward_table() {
-#if BARACUDA_HAVE_CUDA_KERNELS
-  return &device_cuda::gated_backward_table();
-#else
-  return nullptr;
-#endif
-}
-
 /// Looks (kind, element) up in the device's table; `Unsupported` for an empty slot or a build without cuda.
 template <class Table>
 Result<typename Table::value_type::value_type> lookup(std::string_view plan, const Stream& stream,
                                                       const GatedActivationDescriptor& d, const Table& host,
-                                                      const Table& sim, const Table* cuda) {
+                                                      const Table& sim, std::type_identity_t<const Table*> cuda) {
   const Table* table = detail::table_for_device(stream.device(), host, sim, cuda);
   if (table == nullptr)
-    return Error::unsupported(s(plan) +
-                              ": this library was built without CUDA kernels (BARACUDA_CUDA_KERNELS=OFF); "
-                              "use the sim or host device");
+    return detail::no_cuda_kernels(plan);
   const auto fn = (*table)[detail::gated_kind_index(d.kind)][detail::kind_index(d.element)];
   if (fn == nullptr)
     return Error::unsupported(s(plan) + ": element kind " + s(to_string(d.element)) + " is not supported by " +
@@ -186,7 +169,7 @@ Result<GatedActivationPlan> GatedActivationPlan::select(const Stream& stream, co
   auto backend = detail::resolve_bespoke_backend(kForward, stream, pref);
   if (!backend) return backend.error();
   auto fn = lookup(kForward, stream, desc, reference::gated_forward_table(), device_sim::gated_forward_table(),
-                   cuda_forward_table());
+                   BARACUDA_CUDA_TABLE(gated_forward_table));
   if (!fn) return fn.error();
 
   GatedActivationPlan p;
@@ -239,7 +222,7 @@ Result<GatedActivationBackwardPlan> GatedActivationBackwardPlan::select(const St
   auto backend = detail::resolve_bespoke_backend(kBackward, stream, pref);
   if (!backend) return backend.error();
   auto fn = lookup(kBackward, stream, desc, reference::gated_backward_table(), device_sim::gated_backward_table(),
-                   cuda_backward_table());
+                   BARACUDA_CUDA_TABLE(gated_backward_table));
   if (!fn) return fn.error();
 
   GatedActivationBackwardPlan p;

@@ -26,25 +26,6 @@ std::string n2s(int64_t v) { return std::to_string(v); }
 
 bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % kPtrAlign == 0; }
 
-/// The function tables of `d`, or the reason there are none.
-Result<const detail::Int4GemmTables*> tables_for(DeviceKind d) {
-  switch (d) {
-    case DeviceKind::Host:
-      return &reference::int4_gemm_tables();
-    case DeviceKind::Sim:
-      return &device_sim::int4_gemm_tables();
-    case DeviceKind::Cuda:
-#if BARACUDA_HAVE_CUDA_KERNELS
-      return &device_cuda::int4_gemm_tables();
-#else
-      return Error::unsupported(s(P) +
-                                ": this library was built without CUDA kernels (BARACUDA_CUDA_KERNELS=OFF); "
-                                "use the host device");
-#endif
-  }
-  return Error::unsupported(s(P) + ": unknown device");
-}
-
 /// The SKU variant (a static string): backend × scheme × act-order.
 std::string_view variant_of(DeviceKind d, Int4Scheme scheme, bool act_order) {
   static constexpr std::string_view kNames[2][2][2] = {
@@ -137,11 +118,13 @@ Result<Int4MarlinGemmPlan> Int4MarlinGemmPlan::select(const Stream& stream, cons
                               "above the preference's max_workspace_bytes");
   auto backend = detail::resolve_bespoke_backend(P, stream, pref);
   if (!backend) return backend.error();
-  auto tables = tables_for(stream.device());
-  if (!tables) return tables.error();
+  const detail::Int4GemmTables* tables = detail::table_for_device(
+      stream.device(), reference::int4_gemm_tables(), device_sim::int4_gemm_tables(),
+      BARACUDA_CUDA_TABLE(int4_gemm_tables));
+  if (tables == nullptr) return detail::no_cuda_kernels(P);
   const size_t e = detail::kind_index(desc.element);
-  const detail::Int4GemmFn gemm = (*tables)->gemm[e];
-  const detail::PermuteColumnsFn permute = (*tables)->permute_columns[e];
+  const detail::Int4GemmFn gemm = tables->gemm[e];
+  const detail::PermuteColumnsFn permute = tables->permute_columns[e];
   if (gemm == nullptr || (act && permute == nullptr))
     return Error::unsupported(s(P) + ": the " + s(to_string(stream.device())) + " device has no int4 GEMM for " +
                               s(to_string(desc.element)) + " activations");

@@ -19,24 +19,6 @@ constexpr std::string_view P = "Int4MarlinRepackPlan";
 std::string s(std::string_view v) { return std::string(v); }
 std::string n2s(int64_t v) { return std::to_string(v); }
 
-Result<const detail::Int4RepackTables*> tables_for(DeviceKind d) {
-  switch (d) {
-    case DeviceKind::Host:
-      return &reference::int4_marlin_repack_tables();
-    case DeviceKind::Sim:
-      return &device_sim::int4_marlin_repack_tables();
-    case DeviceKind::Cuda:
-#if BARACUDA_HAVE_CUDA_KERNELS
-      return &device_cuda::int4_marlin_repack_tables();
-#else
-      return Error::unsupported(s(P) +
-                                ": this library was built without CUDA kernels (BARACUDA_CUDA_KERNELS=OFF); "
-                                "use the host device");
-#endif
-  }
-  return Error::unsupported(s(P) + ": unknown device");
-}
-
 /// The SKU variant (a static string): backend × format × act-order.
 std::string_view variant_of(DeviceKind d, Int4CheckpointFormat f, bool act_order) {
   static constexpr std::string_view kNames[2][3] = {{"reference_gptq", "reference_gptq_act_order", "reference_awq"},
@@ -103,9 +85,11 @@ Result<Int4MarlinRepackPlan> Int4MarlinRepackPlan::select(const Stream& stream, 
                               s(to_string(desc.scale_element)));
   auto backend = detail::resolve_bespoke_backend(P, stream, pref);
   if (!backend) return backend.error();
-  auto tables = tables_for(stream.device());
-  if (!tables) return tables.error();
-  const detail::Int4RepackFn fn = (*tables)->repack[detail::kind_index(desc.scale_element)];
+  const detail::Int4RepackTables* tables =
+      detail::table_for_device(stream.device(), reference::int4_marlin_repack_tables(),
+                               device_sim::int4_marlin_repack_tables(), BARACUDA_CUDA_TABLE(int4_marlin_repack_tables));
+  if (tables == nullptr) return detail::no_cuda_kernels(P);
+  const detail::Int4RepackFn fn = tables->repack[detail::kind_index(desc.scale_element)];
   if (fn == nullptr)
     return Error::unsupported(s(P) + ": the " + s(to_string(stream.device())) + " device has no repack to " +
                               s(to_string(desc.scale_element)) + " scales");

@@ -34,23 +34,16 @@ bool is_float_kind(ElementKind k) {
 }
 ElementKind opmath_of(ElementKind out) { return out == ElementKind::F64 ? ElementKind::F64 : ElementKind::F32; }
 
-const detail::IntGemmTables* cuda_tables() {
-#if BARACUDA_HAVE_CUDA_KERNELS
-  return &device_cuda::int_gemm_tables();
-#else
-  return nullptr;
-#endif
-}
 const detail::IntGemmTables* tables_for(DeviceKind d) {
-  return detail::table_for_device(d, reference::int_gemm_tables(), device_sim::int_gemm_tables(), cuda_tables());
+  return detail::table_for_device(d, reference::int_gemm_tables(), device_sim::int_gemm_tables(),
+                                  BARACUDA_CUDA_TABLE(int_gemm_tables));
 }
 
 /// The tables of `stream`'s device, or the reason there are none.
 Result<const detail::IntGemmTables*> tables_or_error(std::string_view plan, const Stream& stream) {
   const detail::IntGemmTables* t = tables_for(stream.device());
   if (t == nullptr)
-    return Error::unsupported(s(plan) + ": this library was built without CUDA kernels (BARACUDA_CUDA_KERNELS=OFF); "
-                              "use the host device");
+    return detail::no_cuda_kernels(plan);
   return t;
 }
 /// The empty-slot message: on sim/cuda the tensor-core kernel serves f16/bf16/f32 outputs only (the f64

@@ -19,14 +19,6 @@ namespace {
 constexpr std::string_view kPlan = "QuantizePlan";
 std::string s(std::string_view v) { return std::string(v); }
 
-const detail::QuantizeTables* cuda_tables() {
-#if BARACUDA_HAVE_CUDA_KERNELS
-  return &device_cuda::quantize_tables();
-#else
-  return nullptr;
-#endif
-}
-
 bool is_float_kind(ElementKind k) {
   return k == ElementKind::F16 || k == ElementKind::Bf16 || k == ElementKind::F32 || k == ElementKind::F64;
 }
@@ -77,7 +69,8 @@ detail::QuantizeFn function_of(const detail::QuantizeTables& t, QuantizeOp op, E
 }
 
 const detail::QuantizeTables* tables_for(DeviceKind d) {
-  return detail::table_for_device(d, reference::quantize_tables(), device_sim::quantize_tables(), cuda_tables());
+  return detail::table_for_device(d, reference::quantize_tables(), device_sim::quantize_tables(),
+                                  BARACUDA_CUDA_TABLE(quantize_tables));
 }
 
 }  // namespace
@@ -154,9 +147,7 @@ Result<QuantizePlan> QuantizePlan::select(const Stream& stream, QuantizeOp op, c
   if (!backend) return backend.error();
   const detail::QuantizeTables* tables = tables_for(stream.device());
   if (tables == nullptr)
-    return Error::unsupported(s(kPlan) +
-                              ": this library was built without CUDA kernels (BARACUDA_CUDA_KERNELS=OFF); "
-                              "use the sim or host device");
+    return detail::no_cuda_kernels(kPlan);
   const detail::QuantizeFn fn = function_of(*tables, op, desc.element, desc.quantized);
   if (fn == nullptr || (op == QuantizeOp::FakeQuantizeLearnableBackward &&
                         tables->learnable_backward_grads[detail::kind_index(desc.element)] == nullptr))

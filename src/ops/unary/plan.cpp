@@ -139,9 +139,7 @@ Result<Selected> select_common(std::string_view plan, const Stream& stream, cons
   const detail::UnaryTables* tables =
       detail::table_for_device(stream.device(), reference::unary_tables(), sim_tables(), cuda_tables());
   if (tables == nullptr)
-    return Error::unsupported(std::string(plan) +
-                              ": this library was built without CUDA kernels (BARACUDA_CUDA_KERNELS=OFF); "
-                              "use the sim or host device");
+    return detail::no_cuda_kernels(plan);
   return Selected{*params, *backend, tables};
 }
 
