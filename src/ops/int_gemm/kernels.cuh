@@ -11,7 +11,7 @@
 // 16×16 b16) per 16 rows and an x4 loads the B fragments of two n8 tiles (B [N, K] non-transposed is the
 // "col" operand), then mma.sync.m16n8k32 accumulates in s32 (exact: select bounds K).
 //
-// The linear epilogue runs on the accumulators in registers: the asymmetric correction acc − zp[m]·Σ_k w[n,k]
+// The linear epilogue (epilogue.cuh, shared with the wgmma kernel) runs on the accumulators in registers: the asymmetric correction acc − zp[m]·Σ_k w[n,k]
 // (the column sums are accumulated from the B slices already in shared memory, in wrap-around s32, which is
 // exact because the corrected result fits), then t = s_w[n]·f32(acc), v = s_a[m]·t or fma(s_a[m], t, bias),
 // the activation, one rounding to the output type; pairs of adjacent columns are stored as one vector
@@ -29,54 +29,12 @@
 #include "device/cp_async_pipeline.cuh"
 #include "device/ptx/ldmatrix.cuh"
 #include "device/ptx/mma.cuh"
+#include "ops/int_gemm/epilogue.cuh"
 #include "ops/int_gemm/tables.hpp"
 #include "ops/int_gemm/tuning.hpp"
 
 BARACUDA_DEVICE_NAMESPACE_BEGIN
 namespace int_gemm {
-
-/// The kernel's parameters (one struct for both epilogues; the linear fields are unused by IntGemm).
-struct GemmParams {
-  const unsigned char* a = nullptr;
-  const unsigned char* b = nullptr;
-  int64_t lda = 0, ldb = 0;  // bytes (= elements)
-  int m = 0, n = 0, k = 0;
-  void* c = nullptr;
-  int64_t ldc = 0;  // elements
-  // linear epilogue
-  const float* a_scale = nullptr;  // [M] or nullptr: a_scale_scalar
-  int64_t a_scale_stride = 0;
-  float a_scale_scalar = 1.0f;
-  const int32_t* a_zp = nullptr;  // [M] or nullptr (symmetric)
-  int64_t a_zp_stride = 0;
-  const float* w_scale = nullptr;  // [N] (stride) or [1] (stride 0)
-  int64_t w_scale_stride = 0;
-  const void* bias = nullptr;  // [N] of the output type, or nullptr
-  int64_t bias_stride = 0;
-  int activation = 0;  // LinearActivation
-};
-
-template <class T>
-struct alignas(2 * sizeof(T)) Pair2 {
-  T x, y;
-};
-
-/// Step 4 of the epilogue, as the host reference computes it (f32).
-__device__ __forceinline__ float activate(int act, float v) {
-  switch (act) {
-    case 1: return v > 0.0f ? v : (v != v ? v : 0.0f);
-    case 2: {
-      const float s = v >= 0.0f ? 1.0f / (1.0f + expf(-v)) : expf(v) / (1.0f + expf(v));
-      return v * s;
-    }
-    case 3: return 0.5f * v * erfcf(-v * 0.70710678118654752440f);
-    case 4: {
-      const float inner = 0.79788456080286535588f * (v + 0.044715f * v * v * v);
-      return 0.5f * v * (1.0f + tanhf(inner));
-    }
-    default: return v;
-  }
-}
 
 /// Byte offset of 16-byte chunk `c` of row `r` in a slice with CPR chunks per row (XOR swizzle).
 template <int CPR>
@@ -173,93 +131,15 @@ BARACUDA_UNROLL
     }
   }
 
-  const int g = lane >> 2, t4 = lane & 3;
-  if constexpr (!kLinear) {
-    int32_t* c = static_cast<int32_t*>(p.c);
-BARACUDA_UNROLL
-    for (int mi = 0; mi < MI; ++mi)
-BARACUDA_UNROLL
-      for (int ni = 0; ni < NI; ++ni)
-BARACUDA_UNROLL
-        for (int h = 0; h < 2; ++h) {
-          const int row = m0 + wm0 + mi * 16 + g + h * 8, col = n0 + wn0 + ni * 8 + 2 * t4;
-          if (row >= p.m || col >= p.n) continue;
-          int32_t* dst = c + static_cast<int64_t>(row) * p.ldc + col;
-          if (col + 1 < p.n && (reinterpret_cast<uintptr_t>(dst) & 7) == 0) {
-            *reinterpret_cast<Pair2<int32_t>*>(dst) = Pair2<int32_t>{acc[mi][ni][2 * h], acc[mi][ni][2 * h + 1]};
-          } else {
-            dst[0] = acc[mi][ni][2 * h];
-            if (col + 1 < p.n) dst[1] = acc[mi][ni][2 * h + 1];
-          }
-        }
-  } else {
-    int* colsum_s = reinterpret_cast<int*>(smem);
-    if constexpr (kAsym) {
-      ptx::cp_async_wait_all();
-      __syncthreads();  // every warp is done reading the pipeline buffers
-      if (tid < BN) colsum_s[tid] = colsum;
-      __syncthreads();
-    }
-    // The plans guarantee that y overlaps no input, so the pointers are declared __restrict__: the bias has
-    // the output's type, and without that promise every parameter load would be ordered after the stores
-    // before it (measured: a third of the large GEMM's time on an H100). Row parameters are loaded first,
-    // column parameters per n8 block, so few registers stay live beside the accumulators.
-    TOut* __restrict__ y = static_cast<TOut*>(p.c);
-    const TOut* __restrict__ bias = static_cast<const TOut*>(p.bias);
-    const float* __restrict__ w_scale = p.w_scale;
-    float sa[MI][2];
-    unsigned zp[MI][2];
-BARACUDA_UNROLL
-    for (int mi = 0; mi < MI; ++mi)
-BARACUDA_UNROLL
-      for (int h = 0; h < 2; ++h) {
-        const int row = m0 + wm0 + mi * 16 + g + h * 8;
-        const int rr = row < p.m ? row : p.m - 1;
-        sa[mi][h] = p.a_scale != nullptr ? p.a_scale[rr * p.a_scale_stride] : p.a_scale_scalar;
-        zp[mi][h] = kAsym ? static_cast<unsigned>(p.a_zp[rr * p.a_zp_stride]) : 0u;
-      }
-BARACUDA_UNROLL
-    for (int ni = 0; ni < NI; ++ni) {
-      const int col = n0 + wn0 + ni * 8 + 2 * t4;
-      if (col >= p.n) continue;
-      float sw[2], bv[2];
-      int cs[2];
-BARACUDA_UNROLL
-      for (int e = 0; e < 2; ++e) {
-        const int cc = col + e < p.n ? col + e : col;  // the pair's second column may be past N
-        sw[e] = w_scale[cc * p.w_scale_stride];
-        bv[e] = bias != nullptr ? convert::to_opmath(bias[cc * p.bias_stride]) : 0.0f;
-        cs[e] = kAsym ? colsum_s[cc - n0] : 0;
-      }
-BARACUDA_UNROLL
-      for (int mi = 0; mi < MI; ++mi)
-BARACUDA_UNROLL
-        for (int h = 0; h < 2; ++h) {
-          const int row = m0 + wm0 + mi * 16 + g + h * 8;
-          if (row >= p.m) continue;
-          TOut out[2];
-BARACUDA_UNROLL
-          for (int e = 0; e < 2; ++e) {
-            int a32 = acc[mi][ni][2 * h + e];
-            if constexpr (kAsym)  // exact in wrap-around s32: the corrected sum fits (select's K bound)
-              a32 = static_cast<int>(static_cast<unsigned>(a32) - zp[mi][h] * static_cast<unsigned>(cs[e]));
-            const float tt = __fmul_rn(sw[e], static_cast<float>(a32));
-            float v = bias != nullptr ? __fmaf_rn(sa[mi][h], tt, bv[e]) : __fmul_rn(sa[mi][h], tt);
-            v = activate(p.activation, v);
-            out[e] = convert::from_opmath<TOut>(v);
-          }
-          TOut* dst = y + static_cast<int64_t>(row) * p.ldc + col;
-          if (col + 1 < p.n && (reinterpret_cast<uintptr_t>(dst) % (2 * sizeof(TOut))) == 0) {
-            Pair2<TOut> pr;
-            pr.x = out[0], pr.y = out[1];
-            *reinterpret_cast<Pair2<TOut>*>(dst) = pr;
-          } else {
-            dst[0] = out[0];
-            if (col + 1 < p.n) dst[1] = out[1];
-          }
-        }
-    }
+  int* colsum_s = reinterpret_cast<int*>(smem);
+  if constexpr (kAsym) {
+    ptx::cp_async_wait_all();
+    __syncthreads();  // every warp is done reading the pipeline buffers
+    if (tid < BN) colsum_s[tid] = colsum;
+    __syncthreads();
   }
+  store_fragments<TOut, kAsym, MI, NI>(p, m0 + wm0, n0 + wn0, lane, colsum_s, n0,
+                                       [&](int mi, int ni, int e) { return acc[mi][ni][e]; });
 }
 
 template <class TA, class TB, class TOut, bool kAsym, ::baracuda::detail::IntGemmTile kT>
