@@ -2,7 +2,9 @@
 // sm_90 set run directly on the sim device (int_gemm_tiles_kernels.cu) against the host reference, at
 // shapes where each tile has ragged M/N/K edges and a K long enough for its pipeline to wrap around its
 // stages. The plans' own tests (int_gemm_test) go through the rule, which on sim's one multiprocessor picks
-// decode or large; this is where the medium tile runs in CI.
+// decode or large; this is where the medium tile runs in CI. The candidate tiles of the wgmma kernel
+// (wgmma_kernels.cuh, not dispatched yet) run here too, at one or two blocks per case to keep the emulation
+// of 256-thread blocks cheap.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -112,6 +114,79 @@ TEST(IntGemmTiles, EveryTileLinearEpilogueOnSim) {
       ASSERT_TRUE(reference(host, l).is_ok());
       l.y = mat(got.data(), ElementKind::Bf16, c.m, c.n);
       const Status s = linear_bf16_with_tile(c.tile, sim, l);
+      ASSERT_TRUE(s.is_ok()) << s.error().to_string();
+      EXPECT_EQ(got, want);
+    }
+}
+
+
+// The wgmma kernel (sm_90a; wgmma_kernels.cuh) at each candidate tile, exact against the host reference on
+// sim: ragged M/N/K, one or two blocks in M or N, and K long enough for the pipeline to wrap around its
+// stages (K = 688: 6 slices, the last one partial) for the first candidate.
+struct WgmmaCase {
+  int candidate;
+  int64_t m, n, k;
+};
+const WgmmaCase kWgmmaCases[] = {{0, 130, 70, 688}, {1, 17, 129, 16}, {2, 65, 257, 400}};
+static_assert(std::size(kWgmmaCases) == std::size(detail::kIntGemmWgmmaCandidates), "one case per candidate");
+
+std::string name(const WgmmaCase& c) {
+  const auto& t = detail::kIntGemmWgmmaCandidates[c.candidate];
+  return "wgmma 128x" + std::to_string(t.bn) + "x128 s" + std::to_string(t.stages) + " " + std::to_string(c.m) + "x" +
+         std::to_string(c.n) + "x" + std::to_string(c.k);
+}
+
+TEST(IntGemmTiles, WgmmaCandidatesExactOnSim) {
+  const detail::ExecContext sim = sim_context();
+  const detail::ExecContext host = *detail::make_exec_context(Stream::host());
+  const detail::IntGemmFn reference = reference::int_gemm_tables().int_gemm[detail::kind_index(ElementKind::S8)]
+                                                                           [detail::kind_index(ElementKind::S8)];
+  ASSERT_NE(reference, nullptr);
+  for (const WgmmaCase& c : kWgmmaCases) {
+    SCOPED_TRACE(name(c));
+    std::vector<uint8_t> a = random_bits(ElementKind::S8, c.m * c.k, 11 + c.m);
+    std::vector<uint8_t> b = random_bits(ElementKind::S8, c.n * c.k, 12 + c.n);
+    std::vector<int32_t> want(c.m * c.n, 0x5a5a5a5a), got(c.m * c.n, 0x5a5a5a5a);
+    detail::IntGemmLaunch l{c.m, c.n, c.k, mat(a.data(), ElementKind::S8, c.m, c.k),
+                            mat(b.data(), ElementKind::S8, c.n, c.k), mat(want.data(), ElementKind::S32, c.m, c.n)};
+    ASSERT_TRUE(reference(host, l).is_ok());
+    l.c = mat(got.data(), ElementKind::S32, c.m, c.n);
+    const Status s = int_gemm_wgmma(c.candidate, sim, l);
+    ASSERT_TRUE(s.is_ok()) << s.error().to_string();
+    EXPECT_EQ(got, want);
+  }
+}
+
+TEST(IntGemmTiles, WgmmaCandidatesLinearEpilogueOnSim) {
+  const detail::ExecContext sim = sim_context();
+  const detail::ExecContext host = *detail::make_exec_context(Stream::host());
+  const detail::LinearFn reference =
+      reference::int_gemm_tables().linear[detail::kind_index(ElementKind::S8)][detail::kind_index(ElementKind::Bf16)];
+  ASSERT_NE(reference, nullptr);
+  for (const WgmmaCase& c : kWgmmaCases)
+    for (bool asym : {false, true}) {
+      SCOPED_TRACE(name(c) + (asym ? " asymmetric" : " symmetric"));
+      std::vector<uint8_t> a = random_bits(ElementKind::S8, c.m * c.k, 13 + c.m);
+      std::vector<uint8_t> w = random_bits(ElementKind::S8, c.n * c.k, 14 + c.n);
+      std::vector<double> unused;
+      std::vector<uint8_t> a_scale = random_floats(ElementKind::F32, c.m, 1e-3, 1e-2, 15, &unused);
+      std::vector<uint8_t> w_scale = random_floats(ElementKind::F32, c.n, 1e-3, 4e-3, 16, &unused);
+      std::vector<uint8_t> bias = random_floats(ElementKind::Bf16, c.n, -2, 2, 17, &unused);
+      std::vector<int32_t> zp(c.m);
+      for (int64_t i = 0; i < c.m; ++i) zp[i] = static_cast<int32_t>((i * 37) % 41) - 20;
+      std::vector<uint16_t> want(c.m * c.n, 0x7fc1), got(c.m * c.n, 0x7fc1);
+      detail::LinearLaunch l;
+      l.m = c.m, l.n = c.n, l.k = c.k;
+      l.a = mat(a.data(), ElementKind::S8, c.m, c.k);
+      l.w = mat(w.data(), ElementKind::S8, c.n, c.k);
+      l.a_scale = vec(a_scale.data(), ElementKind::F32, c.m);
+      if (asym) l.a_zero_point = vec(zp.data(), ElementKind::S32, c.m);
+      l.w_scale = vec(w_scale.data(), ElementKind::F32, c.n);
+      l.bias = vec(bias.data(), ElementKind::Bf16, c.n);
+      l.y = mat(want.data(), ElementKind::Bf16, c.m, c.n);
+      ASSERT_TRUE(reference(host, l).is_ok());
+      l.y = mat(got.data(), ElementKind::Bf16, c.m, c.n);
+      const Status s = linear_bf16_wgmma(c.candidate, sim, l);
       ASSERT_TRUE(s.is_ok()) << s.error().to_string();
       EXPECT_EQ(got, want);
     }

@@ -5,6 +5,9 @@
 //   - the linear epilogue (bf16 output, per-channel weight scale, per-token activation scale, bias),
 // timed with CUDA events as the profiler does (median of --repeat runs, L2 flushed before each), and prints
 // one CSV row per (shape, tile, variant). Built with -DBARACUDA_BUILD_TUNING=ON (the `gpu` preset).
+// With sm_90a kernels in the build and a compute capability 9.0 GPU, the wgmma kernel's candidates
+// (tiles "wgmma_128x<BN>x128_s<stages>", src/ops/int_gemm/wgmma_kernels.cuh, not dispatched by the library)
+// are timed and checked the same way.
 #include "ops/int_gemm/kernels.cuh"
 
 #include <algorithm>
@@ -12,6 +15,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <vector>
+
+#ifndef BARACUDA_HAVE_SM90A_KERNELS
+#define BARACUDA_HAVE_SM90A_KERNELS 0
+#endif
+#if BARACUDA_HAVE_SM90A_KERNELS
+#include "int_gemm_wgmma_tiles.hpp"
+#endif
 
 namespace {
 
@@ -125,6 +135,32 @@ void run_tile(const ExecContext& ctx, const Buffers& buf, const ig::GemmParams& 
   std::fflush(stdout);
 }
 
+#if BARACUDA_HAVE_SM90A_KERNELS
+void run_wgmma(int cand, const ExecContext& ctx, const Buffers& buf, const ig::GemmParams& gemm,
+               const ig::GemmParams& linear, const std::vector<int32_t>& want, int repeat) {
+  const auto& t = baracuda::detail::kIntGemmWgmmaCandidates[cand];
+  const double flops = 2.0 * gemm.m * gemm.n * static_cast<double>(gemm.k);
+  char tile[64];
+  std::snprintf(tile, sizeof tile, "wgmma_%dx%dx%d_s%d", t.bm, t.bn, t.bk, t.stages);
+  CHECK(cudaMemset(buf.c, 0x5a, static_cast<size_t>(gemm.m) * gemm.n * 4));
+  if (const baracuda::Status s = int_gemm_tiles::launch_wgmma(cand, false, ctx, gemm); !s) {
+    std::printf("%d,%d,%d,%s,int_gemm,launch failed: %s\n", gemm.m, gemm.n, gemm.k, tile, s.error().to_string().c_str());
+    return;
+  }
+  CHECK(cudaDeviceSynchronize());
+  std::vector<int32_t> got(want.size());
+  CHECK(cudaMemcpy(got.data(), buf.c, got.size() * 4, cudaMemcpyDeviceToHost));
+  const bool same = got == want;
+  const double us = median_us(buf, [&] { (void)int_gemm_tiles::launch_wgmma(cand, false, ctx, gemm); }, repeat);
+  const double us_lin = median_us(buf, [&] { (void)int_gemm_tiles::launch_wgmma(cand, true, ctx, linear); }, repeat);
+  CHECK(cudaGetLastError());
+  std::printf("%d,%d,%d,%s,int_gemm,%.2f,%.1f,%s\n", gemm.m, gemm.n, gemm.k, tile, us, flops / us * 1e-6,
+              same ? "exact" : "MISMATCH");
+  std::printf("%d,%d,%d,%s,linear_bf16,%.2f,%.1f,-\n", gemm.m, gemm.n, gemm.k, tile, us_lin, flops / us_lin * 1e-6);
+  std::fflush(stdout);
+}
+#endif
+
 template <size_t... I>
 void run_all(const ExecContext& ctx, const Buffers& buf, const ig::GemmParams& g, const ig::GemmParams& l,
              const std::vector<int32_t>& want, int repeat, std::index_sequence<I...>) {
@@ -176,6 +212,10 @@ int main(int argc, char** argv) {
       std::vector<int32_t> want(static_cast<size_t>(m) * n);
       CHECK(cudaMemcpy(want.data(), buf.c, want.size() * 4, cudaMemcpyDeviceToHost));
       run_all(ctx, buf, g, l, want, repeat, std::make_index_sequence<std::size(kCandidates)>{});
+#if BARACUDA_HAVE_SM90A_KERNELS
+      if (ctx.sm == 90)
+        for (int c = 0; c < int_gemm_tiles::wgmma_candidates(); ++c) run_wgmma(c, ctx, buf, g, l, want, repeat);
+#endif
       for (void* p : {buf.a, buf.b, buf.c, buf.y, buf.a_scale, buf.w_scale, buf.bias, buf.flush}) CHECK(cudaFree(p));
     }
   return 0;

@@ -61,4 +61,21 @@ inline constexpr IntGemmTileSet kIntGemmTilesSm80{
     {16, 32, 256, 1, 2, 4}, 16, {64, 64, 128, 2, 2, 3}, {128, 128, 128, 2, 4, 3}};
 inline constexpr IntGemmTileSet kIntGemmTilesSm90 = kIntGemmTilesSm80;
 
+/// A tile of the wgmma kernel (wgmma_kernels.cuh, sm_90a): BM = 128 rows (two consumer warpgroups), BK = 128
+/// bytes of K per slice; BN (128 or 256, the wgmma's N) and the stage count vary.
+struct IntGemmWgmmaTile {
+  int bn;
+  int stages;
+
+  friend constexpr bool operator==(const IntGemmWgmmaTile&, const IntGemmWgmmaTile&) = default;
+  static constexpr int bm = 128, bk = 128;
+  static constexpr int threads() { return 256; }
+  /// The stages plus 1 KiB to align the first stage to 1024 bytes of the shared window.
+  constexpr int smem_bytes() const { return stages * (bm + bn) * bk + 1024; }
+};
+
+/// Candidates only: none is dispatched until a GPU has checked and timed them (tools/tuning/int_gemm_tiles.cu
+/// runs each, bit for bit against the library's launch; tests/ops/int_gemm_tiles_test runs each on sim).
+inline constexpr IntGemmWgmmaTile kIntGemmWgmmaCandidates[] = {{128, 4}, {128, 5}, {256, 3}};
+
 }  // namespace baracuda::detail
