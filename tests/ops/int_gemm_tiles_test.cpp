@@ -121,14 +121,16 @@ TEST(IntGemmTiles, EveryTileLinearEpilogueOnSim) {
 
 
 // The wgmma kernel (sm_90a; wgmma_kernels.cuh) at each candidate tile, exact against the host reference on
-// sim: ragged M/N/K, one or two blocks in M or N, and K long enough for the pipeline to wrap around its
-// stages (K = 688: 6 slices, the last one partial) for the first candidate.
+// sim: ragged M/N/K, one or two blocks in M or N, K long enough for the pipeline to wrap around its stages
+// (K = 688: 6 slices, the last one partial) for the first candidate, and K = 0.
 struct WgmmaCase {
   int candidate;
   int64_t m, n, k;
 };
-const WgmmaCase kWgmmaCases[] = {{0, 130, 70, 688}, {1, 17, 129, 16}, {2, 65, 257, 400}};
-static_assert(std::size(kWgmmaCases) == std::size(detail::kIntGemmWgmmaCandidates), "one case per candidate");
+// The last case (K = 0: no slice at all, C = 0) runs the path that zeroes the accumulators after the loop; it
+// cannot show their absence on sim, where the never-written accumulators happen to read as zero.
+const WgmmaCase kWgmmaCases[] = {{0, 130, 70, 688}, {1, 17, 129, 16}, {2, 65, 257, 400}, {0, 5, 9, 0}};
+static_assert(std::size(kWgmmaCases) == std::size(detail::kIntGemmWgmmaCandidates) + 1, "one case per candidate");
 
 std::string name(const WgmmaCase& c) {
   const auto& t = detail::kIntGemmWgmmaCandidates[c.candidate];

@@ -26,10 +26,10 @@
 // them unchanged (MI = 1, NI = BN/8), with the asymmetric column sums taken from the B slices in shared
 // memory as there.
 //
-// ptxas (sm_90a, nvcc 13.0): 0 spills; BN = 128 takes 132-134 registers (s32 store) and 106-110 (bf16 linear);
-// BN = 256 takes 178 and reports C7515 (wgmma serialized because non-wgmma instructions define accumulator
-// registers inside a pipeline stage), which it does not with a plain store of the accumulators: the shared
-// epilogue is the trigger, still to be understood if BN = 256 wins on the GPU.
+// The accumulators are not zeroed before the main loop: the first k-step runs with scale-d = 0 (and K = 0
+// zeroes them after it). With a zeroing before the loop, ptxas (nvcc 13.0) reported C7515 for the BN = 256
+// s32 kernel (wgmma serialized: "non wgmma instructions defining accumulator registers ... between start and
+// end of the pipeline stage").
 //
 // Under sim the wgmma wrappers compute at the issue point and the fences are no-ops (device/ptx/wgmma.cuh),
 // so a missing wait or fence cannot show there: the pipeline above is reviewed by hand and must be checked
@@ -94,8 +94,6 @@ BARACUDA_UNROLL
   };
 
   int acc[BN / 2];
-BARACUDA_UNROLL
-  for (int i = 0; i < BN / 2; ++i) acc[i] = 0;
   int colsum = 0;  // Σ_k b[n0 + tid, k] (asymmetric linear only)
 
 BARACUDA_UNROLL
@@ -121,7 +119,7 @@ BARACUDA_UNROLL
 BARACUDA_UNROLL
     for (int kk = 0; kk < BK / 32; ++kk)
       ptx::wgmma_m64nNk32<BN, TA, TB>(acc, ptx::wgmma_desc_advance(da, 32u * kk), ptx::wgmma_desc_advance(db, 32u * kk),
-                                      true);
+                                      kt > 0 || kk > 0);
     ptx::wgmma_commit();
     if constexpr (kAsym) {
       if (tid < BN) {  // the row's sum does not depend on the order of its swizzled chunks
@@ -136,6 +134,10 @@ BARACUDA_UNROLL
   }
   ptx::wgmma_wait<0>();
   ptx::wgmma_fence_operand(acc);
+  if (ktiles == 0) {
+BARACUDA_UNROLL
+    for (int i = 0; i < BN / 2; ++i) acc[i] = 0;
+  }
 
   int* colsum_s = reinterpret_cast<int*>(smem);
   if constexpr (kAsym) {
