@@ -4,9 +4,10 @@
 /// descriptor, wgmma.fence / commit_group / wait_group, and fence.proxy.async.shared::cta.
 ///
 /// Real inline PTX under nvcc for sm_90a (compute_90a: __CUDA_ARCH_FEAT_SM90_ALL); any other nvcc target
-/// traps. Under sim an exact emulation (sim/emu/wgmma_emulation.hpp: each thread computes its accumulator
-/// fragment at the issue point from the shared memory the descriptors address; exact for every correct
-/// program, see there).
+/// traps. Under sim an exact emulation (sim/emu/wgmma_emulation.hpp: an mma_async is recorded, and each
+/// thread computes its accumulator fragment from the shared memory the descriptors address when a
+/// wait_group retires it — the latest moment the hardware may read; exact for every correct program, see
+/// there).
 ///
 /// Shapes and layouts (PTX ISA "Asynchronous Warpgroup Level Matrix" sections):
 /// - the 4 consecutive warps 4j..4j+3 of the block form a warpgroup; all 128 threads execute every call;
@@ -76,6 +77,7 @@ __device__ __forceinline__ void wgmma_fence() {
 /// wgmma.commit_group.sync.aligned: closes the warpgroup's pending wgmma.mma_async operations into a group.
 __device__ __forceinline__ void wgmma_commit() {
 #if BARACUDA_SIM
+  ::baracuda::simt::ptx::wgmma_commit_group();
 #elif defined(__CUDA_ARCH_FEAT_SM90_ALL)
   asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
 #elif BARACUDA_ARCH > 0
@@ -88,6 +90,7 @@ template <int N>
 __device__ __forceinline__ void wgmma_wait() {
   static_assert(N >= 0 && N <= 7, "wgmma.wait_group: N in [0, 7]");
 #if BARACUDA_SIM
+  ::baracuda::simt::ptx::wgmma_wait_group(N);
 #elif defined(__CUDA_ARCH_FEAT_SM90_ALL)
   asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
 #elif BARACUDA_ARCH > 0

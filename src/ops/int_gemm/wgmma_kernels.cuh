@@ -31,9 +31,9 @@
 // s32 kernel (wgmma serialized: "non wgmma instructions defining accumulator registers ... between start and
 // end of the pipeline stage").
 //
-// Under sim the wgmma wrappers compute at the issue point and the fences are no-ops (device/ptx/wgmma.cuh),
-// so a missing wait or fence cannot show there: the pipeline above is reviewed by hand and must be checked
-// on a GPU (the tuning program's bit-exact comparison).
+// Under sim a wgmma is computed when wait_group retires it (device/ptx/wgmma.cuh), so a stage refilled before
+// its wgmma retired, or a missing wait, fails the sim tests; the fences are no-ops there, so a missing
+// fence.proxy.async or wgmma.fence shows only on a GPU (the tuning program's bit-exact comparison).
 #pragma once
 
 #include "sim/compat.cuh"  // first: the device namespace, launch macros and device API

@@ -91,6 +91,8 @@ void BlockExec::run(Worker& w, LaunchJob& job, std::uint64_t linear_block) {
   c.block = this;
   c.dynamic_smem = w.smem;
   c.dynamic_smem_bytes = job.smem;
+  static thread_local std::uint64_t block_serial = 0;
+  c.block_serial = ++block_serial;
   if (job.smem != 0) std::memset(w.smem, 0xCD, job.smem);  // "uninitialized" shared memory
   w.cur_block.store(linear_block, std::memory_order_relaxed);
   ++w.n_blocks;

@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>  // uint3, dim3
 
 #include <cstddef>
+#include <cstdint>
 
 namespace baracuda::simt::detail {
 
@@ -23,6 +24,7 @@ struct CurrentState {
   BlockExec* block = nullptr;  ///< null outside a kernel
   unsigned char* dynamic_smem = nullptr;
   std::size_t dynamic_smem_bytes = 0;  ///< the launch's dynamic shared memory size
+  std::uint64_t block_serial = 0;      ///< distinct for every block this worker runs (per-thread side state)
 };
 
 // The TLS model is left to the compiler (local-exec in executables, general-dynamic relaxed by the linker in
