@@ -23,10 +23,10 @@ endfunction()
 #
 # Kernels that use sm_90a-only instructions (wgmma, setmaxnreg) are compiled by nvcc for
 # `-gencode=arch=compute_90a,code=sm_90a` alone (not for BARACUDA_CUDA_ARCHS, whose sm_90 pass would reject
-# them), in an object library whose objects join <target>. Only when the cuda kernels are built and
-# BARACUDA_CUDA_ARCHS contains 90; BARACUDA_SM90A_KERNELS says whether they are. The files see the include
-# directories and compile definitions of <target>.
-if(BARACUDA_CUDA_KERNELS AND "90" IN_LIST BARACUDA_CUDA_ARCHS)
+# them), in an object library whose objects join <target>. Only when the cuda kernels are built for 90
+# (BARACUDA_CUDA_ARCHS, or CMAKE_CUDA_ARCHITECTURES when that is given instead); BARACUDA_SM90A_KERNELS says
+# whether they are. The files see the include directories and compile definitions of <target>.
+if(BARACUDA_CUDA_KERNELS AND ("90" IN_LIST BARACUDA_CUDA_ARCHS OR "90" IN_LIST CMAKE_CUDA_ARCHITECTURES))
   set(BARACUDA_SM90A_KERNELS ON)
 else()
   set(BARACUDA_SM90A_KERNELS OFF)
