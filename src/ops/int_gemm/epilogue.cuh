@@ -61,18 +61,21 @@ __device__ __forceinline__ float activate(int act, float v) {
 
 /// The epilogue of one warp's accumulators, shared by the mma.sync and the wgmma kernels. They hold m16n8
 /// C fragments: `acc(mi, ni, e)` (mi < MI, ni < NI, e < 4, compile-time after unrolling) is the element at
-/// row row0 + 16·mi + g + 8·(e >> 1), column col0 + 8·ni + 2·t4 + (e & 1) of C (g = lane / 4, t4 = lane % 4).
+/// row m0 + wm0 + 16·mi + g + 8·(e >> 1), column n0 + wn0 + 8·ni + 2·t4 + (e & 1) of C (g = lane / 4,
+/// t4 = lane % 4): (m0, n0) the block's corner, (wm0, wn0) the warp's offset in it, kept apart as the kernels
+/// compute them (folded into one sum, ptxas gave the mma.sync kernel's asymmetric 128×128 tile a spill).
 /// IntGemm (TOut = int32_t) stores the s32 values; the linear epilogue computes steps 1-5 of int_gemm.hpp.
-/// `colsum[c - colsum_col0]` (kAsym only) is Σ_k w[c, k] for every column c of the warp's tile. Rows past M and columns past N are not stored; pairs of adjacent columns are
-/// stored as one vector where the address is aligned.
+/// `colsum[c - n0]` (kAsym only) is Σ_k w[c, k] for every column c of the block's tile. Rows past M and
+/// columns past N are not stored; pairs of adjacent columns are stored as one vector where the address is
+/// aligned.
 template <class TOut, bool kAsym, int MI, int NI, class Acc>
-__device__ __forceinline__ void store_fragments(const GemmParams& p, int row0, int col0, int lane, const int* colsum,
-                                                int colsum_col0, Acc&& acc) {
+__device__ __forceinline__ void store_fragments(const GemmParams& p, int m0, int wm0, int n0, int wn0, int lane,
+                                                const int* colsum, Acc&& acc) {
   constexpr bool kLinear = !std::is_same_v<TOut, int32_t>;
   static_assert(kLinear || !kAsym, "IntGemm has no zero point");
   const int g = lane >> 2, t4 = lane & 3;
   if constexpr (!kLinear) {
-    (void)colsum, (void)colsum_col0;
+    (void)colsum;
     int32_t* c = static_cast<int32_t*>(p.c);
 BARACUDA_UNROLL
     for (int mi = 0; mi < MI; ++mi)
@@ -80,7 +83,7 @@ BARACUDA_UNROLL
       for (int ni = 0; ni < NI; ++ni)
 BARACUDA_UNROLL
         for (int h = 0; h < 2; ++h) {
-          const int row = row0 + mi * 16 + g + h * 8, col = col0 + ni * 8 + 2 * t4;
+          const int row = m0 + wm0 + mi * 16 + g + h * 8, col = n0 + wn0 + ni * 8 + 2 * t4;
           if (row >= p.m || col >= p.n) continue;
           int32_t* dst = c + static_cast<int64_t>(row) * p.ldc + col;
           if (col + 1 < p.n && (reinterpret_cast<uintptr_t>(dst) & 7) == 0) {
@@ -104,14 +107,14 @@ BARACUDA_UNROLL
     for (int mi = 0; mi < MI; ++mi)
 BARACUDA_UNROLL
       for (int h = 0; h < 2; ++h) {
-        const int row = row0 + mi * 16 + g + h * 8;
+        const int row = m0 + wm0 + mi * 16 + g + h * 8;
         const int rr = row < p.m ? row : p.m - 1;
         sa[mi][h] = p.a_scale != nullptr ? p.a_scale[rr * p.a_scale_stride] : p.a_scale_scalar;
         zp[mi][h] = kAsym ? static_cast<unsigned>(p.a_zp[rr * p.a_zp_stride]) : 0u;
       }
 BARACUDA_UNROLL
     for (int ni = 0; ni < NI; ++ni) {
-      const int col = col0 + ni * 8 + 2 * t4;
+      const int col = n0 + wn0 + ni * 8 + 2 * t4;
       if (col >= p.n) continue;
       float sw[2], bv[2];
       int cs[2];
@@ -120,13 +123,13 @@ BARACUDA_UNROLL
         const int cc = col + e < p.n ? col + e : col;  // the pair's second column may be past N
         sw[e] = w_scale[cc * p.w_scale_stride];
         bv[e] = bias != nullptr ? convert::to_opmath(bias[cc * p.bias_stride]) : 0.0f;
-        cs[e] = kAsym ? colsum[cc - colsum_col0] : 0;
+        cs[e] = kAsym ? colsum[cc - n0] : 0;
       }
 BARACUDA_UNROLL
       for (int mi = 0; mi < MI; ++mi)
 BARACUDA_UNROLL
         for (int h = 0; h < 2; ++h) {
-          const int row = row0 + mi * 16 + g + h * 8;
+          const int row = m0 + wm0 + mi * 16 + g + h * 8;
           if (row >= p.m) continue;
           TOut out[2];
 BARACUDA_UNROLL

@@ -138,7 +138,7 @@ BARACUDA_UNROLL
     if (tid < BN) colsum_s[tid] = colsum;
     __syncthreads();
   }
-  store_fragments<TOut, kAsym, MI, NI>(p, m0 + wm0, n0 + wn0, lane, colsum_s, n0,
+  store_fragments<TOut, kAsym, MI, NI>(p, m0, wm0, n0, wn0, lane, colsum_s,
                                        [&](int mi, int ni, int e) { return acc[mi][ni][e]; });
 }
 

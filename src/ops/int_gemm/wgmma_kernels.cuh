@@ -146,7 +146,7 @@ BARACUDA_UNROLL
     if (tid < BN) colsum_s[tid] = colsum;
     __syncthreads();
   }
-  store_fragments<TOut, kAsym, 1, BN / 8>(p, m0 + wg * 64 + (warp & 3) * 16, n0, lane, colsum_s, n0,
+  store_fragments<TOut, kAsym, 1, BN / 8>(p, m0, wg * 64 + (warp & 3) * 16, n0, 0, lane, colsum_s,
                                           [&](int, int ni, int e) { return acc[4 * ni + e]; });
 }
 
