@@ -61,61 +61,78 @@ detail::ExecContext sim_context() {
   return *ctx;
 }
 
-TEST(IntGemmTiles, EveryTileExactOnSim) {
+/// IntGemm (s8 × s8 → s32) of an m×n×k problem with random operands (seeds from `seed`) through `run(sim,
+/// launch)` — one tile or candidate on sim — bit for bit against the host reference.
+template <class Run>
+void expect_int_gemm_exact(int64_t m, int64_t n, int64_t k, uint64_t seed, Run&& run) {
   const detail::ExecContext sim = sim_context();
   const detail::ExecContext host = *detail::make_exec_context(Stream::host());
   const detail::IntGemmFn reference = reference::int_gemm_tables().int_gemm[detail::kind_index(ElementKind::S8)]
                                                                            [detail::kind_index(ElementKind::S8)];
   ASSERT_NE(reference, nullptr);
-  for (const TileCase& c : kCases) {
-    SCOPED_TRACE(name(c));
-    std::vector<uint8_t> a = random_bits(ElementKind::S8, c.m * c.k, 1 + c.m);
-    std::vector<uint8_t> b = random_bits(ElementKind::S8, c.n * c.k, 2 + c.n);
-    std::vector<int32_t> want(c.m * c.n, 0x5a5a5a5a), got(c.m * c.n, 0x5a5a5a5a);
-    detail::IntGemmLaunch l{c.m, c.n, c.k, mat(a.data(), ElementKind::S8, c.m, c.k),
-                            mat(b.data(), ElementKind::S8, c.n, c.k), mat(want.data(), ElementKind::S32, c.m, c.n)};
-    ASSERT_TRUE(reference(host, l).is_ok());
-    l.c = mat(got.data(), ElementKind::S32, c.m, c.n);
-    const Status s = int_gemm_with_tile(c.tile, sim, l);
-    ASSERT_TRUE(s.is_ok()) << s.error().to_string();
-    EXPECT_EQ(got, want);
-  }
+  std::vector<uint8_t> a = random_bits(ElementKind::S8, m * k, seed + 1 + m);
+  std::vector<uint8_t> b = random_bits(ElementKind::S8, n * k, seed + 2 + n);
+  std::vector<int32_t> want(m * n, 0x5a5a5a5a), got(m * n, 0x5a5a5a5a);
+  detail::IntGemmLaunch l{m, n, k, mat(a.data(), ElementKind::S8, m, k), mat(b.data(), ElementKind::S8, n, k),
+                          mat(want.data(), ElementKind::S32, m, n)};
+  ASSERT_TRUE(reference(host, l).is_ok());
+  l.c = mat(got.data(), ElementKind::S32, m, n);
+  const Status s = run(sim, l);
+  ASSERT_TRUE(s.is_ok()) << s.error().to_string();
+  EXPECT_EQ(got, want);
 }
 
-// The linear epilogue (bias, per-token and per-channel scales; symmetric and asymmetric) at every tile:
-// bit for bit with the host reference (int_gemm.hpp's promise without an activation).
-TEST(IntGemmTiles, EveryTileLinearEpilogueOnSim) {
+/// The linear epilogue (bias, per-token and per-channel scales; symmetric or asymmetric; bf16 output) of an
+/// m×n×k problem through `run(sim, launch)`, bit for bit against the host reference (int_gemm.hpp's promise
+/// without an activation).
+template <class Run>
+void expect_linear_exact(int64_t m, int64_t n, int64_t k, bool asym, uint64_t seed, Run&& run) {
+  SCOPED_TRACE(asym ? "asymmetric" : "symmetric");
   const detail::ExecContext sim = sim_context();
   const detail::ExecContext host = *detail::make_exec_context(Stream::host());
   const detail::LinearFn reference =
       reference::int_gemm_tables().linear[detail::kind_index(ElementKind::S8)][detail::kind_index(ElementKind::Bf16)];
   ASSERT_NE(reference, nullptr);
+  std::vector<uint8_t> a = random_bits(ElementKind::S8, m * k, seed + 3 + m);
+  std::vector<uint8_t> w = random_bits(ElementKind::S8, n * k, seed + 4 + n);
+  std::vector<double> unused;
+  std::vector<uint8_t> a_scale = random_floats(ElementKind::F32, m, 1e-3, 1e-2, seed + 5, &unused);
+  std::vector<uint8_t> w_scale = random_floats(ElementKind::F32, n, 1e-3, 4e-3, seed + 6, &unused);
+  std::vector<uint8_t> bias = random_floats(ElementKind::Bf16, n, -2, 2, seed + 7, &unused);
+  std::vector<int32_t> zp(m);
+  for (int64_t i = 0; i < m; ++i) zp[i] = static_cast<int32_t>((i * 37) % 41) - 20;
+  std::vector<uint16_t> want(m * n, 0x7fc1), got(m * n, 0x7fc1);
+  detail::LinearLaunch l;
+  l.m = m, l.n = n, l.k = k;
+  l.a = mat(a.data(), ElementKind::S8, m, k);
+  l.w = mat(w.data(), ElementKind::S8, n, k);
+  l.a_scale = vec(a_scale.data(), ElementKind::F32, m);
+  if (asym) l.a_zero_point = vec(zp.data(), ElementKind::S32, m);
+  l.w_scale = vec(w_scale.data(), ElementKind::F32, n);
+  l.bias = vec(bias.data(), ElementKind::Bf16, n);
+  l.y = mat(want.data(), ElementKind::Bf16, m, n);
+  ASSERT_TRUE(reference(host, l).is_ok());
+  l.y = mat(got.data(), ElementKind::Bf16, m, n);
+  const Status s = run(sim, l);
+  ASSERT_TRUE(s.is_ok()) << s.error().to_string();
+  EXPECT_EQ(got, want);
+}
+
+TEST(IntGemmTiles, EveryTileExactOnSim) {
+  for (const TileCase& c : kCases) {
+    SCOPED_TRACE(name(c));
+    expect_int_gemm_exact(c.m, c.n, c.k, 0,
+                          [&](const auto& sim, const auto& l) { return int_gemm_with_tile(c.tile, sim, l); });
+  }
+}
+
+// The linear epilogue at every tile.
+TEST(IntGemmTiles, EveryTileLinearEpilogueOnSim) {
   for (const TileCase& c : kCases)
     for (bool asym : {false, true}) {
-      SCOPED_TRACE(name(c) + (asym ? " asymmetric" : " symmetric"));
-      std::vector<uint8_t> a = random_bits(ElementKind::S8, c.m * c.k, 3 + c.m);
-      std::vector<uint8_t> w = random_bits(ElementKind::S8, c.n * c.k, 4 + c.n);
-      std::vector<double> unused;
-      std::vector<uint8_t> a_scale = random_floats(ElementKind::F32, c.m, 1e-3, 1e-2, 5, &unused);
-      std::vector<uint8_t> w_scale = random_floats(ElementKind::F32, c.n, 1e-3, 4e-3, 6, &unused);
-      std::vector<uint8_t> bias = random_floats(ElementKind::Bf16, c.n, -2, 2, 7, &unused);
-      std::vector<int32_t> zp(c.m);
-      for (int64_t i = 0; i < c.m; ++i) zp[i] = static_cast<int32_t>((i * 37) % 41) - 20;
-      std::vector<uint16_t> want(c.m * c.n, 0x7fc1), got(c.m * c.n, 0x7fc1);
-      detail::LinearLaunch l;
-      l.m = c.m, l.n = c.n, l.k = c.k;
-      l.a = mat(a.data(), ElementKind::S8, c.m, c.k);
-      l.w = mat(w.data(), ElementKind::S8, c.n, c.k);
-      l.a_scale = vec(a_scale.data(), ElementKind::F32, c.m);
-      if (asym) l.a_zero_point = vec(zp.data(), ElementKind::S32, c.m);
-      l.w_scale = vec(w_scale.data(), ElementKind::F32, c.n);
-      l.bias = vec(bias.data(), ElementKind::Bf16, c.n);
-      l.y = mat(want.data(), ElementKind::Bf16, c.m, c.n);
-      ASSERT_TRUE(reference(host, l).is_ok());
-      l.y = mat(got.data(), ElementKind::Bf16, c.m, c.n);
-      const Status s = linear_bf16_with_tile(c.tile, sim, l);
-      ASSERT_TRUE(s.is_ok()) << s.error().to_string();
-      EXPECT_EQ(got, want);
+      SCOPED_TRACE(name(c));
+      expect_linear_exact(c.m, c.n, c.k, asym, 0,
+                          [&](const auto& sim, const auto& l) { return linear_bf16_with_tile(c.tile, sim, l); });
     }
 }
 
@@ -139,58 +156,19 @@ std::string name(const WgmmaCase& c) {
 }
 
 TEST(IntGemmTiles, WgmmaCandidatesExactOnSim) {
-  const detail::ExecContext sim = sim_context();
-  const detail::ExecContext host = *detail::make_exec_context(Stream::host());
-  const detail::IntGemmFn reference = reference::int_gemm_tables().int_gemm[detail::kind_index(ElementKind::S8)]
-                                                                           [detail::kind_index(ElementKind::S8)];
-  ASSERT_NE(reference, nullptr);
   for (const WgmmaCase& c : kWgmmaCases) {
     SCOPED_TRACE(name(c));
-    std::vector<uint8_t> a = random_bits(ElementKind::S8, c.m * c.k, 11 + c.m);
-    std::vector<uint8_t> b = random_bits(ElementKind::S8, c.n * c.k, 12 + c.n);
-    std::vector<int32_t> want(c.m * c.n, 0x5a5a5a5a), got(c.m * c.n, 0x5a5a5a5a);
-    detail::IntGemmLaunch l{c.m, c.n, c.k, mat(a.data(), ElementKind::S8, c.m, c.k),
-                            mat(b.data(), ElementKind::S8, c.n, c.k), mat(want.data(), ElementKind::S32, c.m, c.n)};
-    ASSERT_TRUE(reference(host, l).is_ok());
-    l.c = mat(got.data(), ElementKind::S32, c.m, c.n);
-    const Status s = int_gemm_wgmma(c.candidate, sim, l);
-    ASSERT_TRUE(s.is_ok()) << s.error().to_string();
-    EXPECT_EQ(got, want);
+    expect_int_gemm_exact(c.m, c.n, c.k, 10,
+                          [&](const auto& sim, const auto& l) { return int_gemm_wgmma(c.candidate, sim, l); });
   }
 }
 
 TEST(IntGemmTiles, WgmmaCandidatesLinearEpilogueOnSim) {
-  const detail::ExecContext sim = sim_context();
-  const detail::ExecContext host = *detail::make_exec_context(Stream::host());
-  const detail::LinearFn reference =
-      reference::int_gemm_tables().linear[detail::kind_index(ElementKind::S8)][detail::kind_index(ElementKind::Bf16)];
-  ASSERT_NE(reference, nullptr);
   for (const WgmmaCase& c : kWgmmaCases)
     for (bool asym : {false, true}) {
-      SCOPED_TRACE(name(c) + (asym ? " asymmetric" : " symmetric"));
-      std::vector<uint8_t> a = random_bits(ElementKind::S8, c.m * c.k, 13 + c.m);
-      std::vector<uint8_t> w = random_bits(ElementKind::S8, c.n * c.k, 14 + c.n);
-      std::vector<double> unused;
-      std::vector<uint8_t> a_scale = random_floats(ElementKind::F32, c.m, 1e-3, 1e-2, 15, &unused);
-      std::vector<uint8_t> w_scale = random_floats(ElementKind::F32, c.n, 1e-3, 4e-3, 16, &unused);
-      std::vector<uint8_t> bias = random_floats(ElementKind::Bf16, c.n, -2, 2, 17, &unused);
-      std::vector<int32_t> zp(c.m);
-      for (int64_t i = 0; i < c.m; ++i) zp[i] = static_cast<int32_t>((i * 37) % 41) - 20;
-      std::vector<uint16_t> want(c.m * c.n, 0x7fc1), got(c.m * c.n, 0x7fc1);
-      detail::LinearLaunch l;
-      l.m = c.m, l.n = c.n, l.k = c.k;
-      l.a = mat(a.data(), ElementKind::S8, c.m, c.k);
-      l.w = mat(w.data(), ElementKind::S8, c.n, c.k);
-      l.a_scale = vec(a_scale.data(), ElementKind::F32, c.m);
-      if (asym) l.a_zero_point = vec(zp.data(), ElementKind::S32, c.m);
-      l.w_scale = vec(w_scale.data(), ElementKind::F32, c.n);
-      l.bias = vec(bias.data(), ElementKind::Bf16, c.n);
-      l.y = mat(want.data(), ElementKind::Bf16, c.m, c.n);
-      ASSERT_TRUE(reference(host, l).is_ok());
-      l.y = mat(got.data(), ElementKind::Bf16, c.m, c.n);
-      const Status s = linear_bf16_wgmma(c.candidate, sim, l);
-      ASSERT_TRUE(s.is_ok()) << s.error().to_string();
-      EXPECT_EQ(got, want);
+      SCOPED_TRACE(name(c));
+      expect_linear_exact(c.m, c.n, c.k, asym, 10,
+                          [&](const auto& sim, const auto& l) { return linear_bf16_wgmma(c.candidate, sim, l); });
     }
 }
 
