@@ -16,6 +16,7 @@
 // of differing elements). The default's first row at M = 1 is checked against the host reference too.
 // Built with -DBARACUDA_BUILD_TUNING=ON (the `gpu` preset); run by tools/gpu/device_suite.sh's `int4cfg` step.
 #include "ops/int4_gemm/kernels.cuh"
+#include "gpu_timing.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -34,15 +35,6 @@ using baracuda::detail::Int4GemmLaunch;
 using baracuda::detail::kInt4GemmCandidates;
 using baracuda::detail::kInt4GemmDefault;
 
-#define CHECK(x)                                                                              \
-  do {                                                                                        \
-    const cudaError_t e_ = (x);                                                               \
-    if (e_ != cudaSuccess) {                                                                  \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                           \
-    }                                                                                         \
-  } while (0)
-
 constexpr int kGroup = 128;
 constexpr int kMaxSplits = 32;  // the partial sums' workspace; the rule stays below (K / 256 at most)
 
@@ -54,14 +46,14 @@ struct Lcg {
 template <class V>
 void* upload(const std::vector<V>& h) {
   void* d = nullptr;
-  CHECK(cudaMalloc(&d, h.size() * sizeof(V)));
-  CHECK(cudaMemcpy(d, h.data(), h.size() * sizeof(V), cudaMemcpyHostToDevice));
+  TUNING_CHECK(cudaMalloc(&d, h.size() * sizeof(V)));
+  TUNING_CHECK(cudaMemcpy(d, h.data(), h.size() * sizeof(V), cudaMemcpyHostToDevice));
   return d;
 }
 
 std::vector<__half> download(const void* d, size_t n) {
   std::vector<__half> h(n);
-  CHECK(cudaMemcpy(h.data(), d, n * sizeof(__half), cudaMemcpyDeviceToHost));
+  TUNING_CHECK(cudaMemcpy(h.data(), d, n * sizeof(__half), cudaMemcpyDeviceToHost));
   return h;
 }
 
@@ -102,30 +94,6 @@ struct Problem {
   double weight_bytes() const { return static_cast<double>(k) * n / 2 + static_cast<double>(k / kGroup) * n * 2; }
 };
 
-template <class F>
-double median_us(const Problem& p, F&& run, int repeat) {
-  cudaEvent_t e0, e1;
-  CHECK(cudaEventCreate(&e0));
-  CHECK(cudaEventCreate(&e1));
-  for (int i = 0; i < 3; ++i) run();
-  CHECK(cudaDeviceSynchronize());
-  std::vector<double> t;
-  for (int i = 0; i < repeat; ++i) {
-    CHECK(cudaMemsetAsync(p.flush, i & 0xff, p.flush_bytes));
-    CHECK(cudaEventRecord(e0));
-    run();
-    CHECK(cudaEventRecord(e1));
-    CHECK(cudaEventSynchronize(e1));
-    float ms = 0;
-    CHECK(cudaEventElapsedTime(&ms, e0, e1));
-    t.push_back(ms * 1e3);
-  }
-  CHECK(cudaEventDestroy(e0));
-  CHECK(cudaEventDestroy(e1));
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
-
 template <Int4GemmConfig kC>
 void run_config(const ExecContext& ctx, const Problem& p, const std::vector<__half>& want, int repeat) {
   char name[64];
@@ -139,17 +107,18 @@ void run_config(const ExecContext& ctx, const Problem& p, const std::vector<__ha
   for (int splits : counts) {
     if (splits > kMaxSplits) continue;
     const Int4GemmLaunch l = p.launch(splits);
-    CHECK(cudaMemset(p.c, 0x5a, static_cast<size_t>(p.m) * p.n * 2));
+    TUNING_CHECK(cudaMemset(p.c, 0x5a, static_cast<size_t>(p.m) * p.n * 2));
     const baracuda::Status st = i4::gemm_with_config<__half, kC>(ctx, l);
     if (!st) {
       std::printf("%s,%d,%d,%d,%d,%d,,,%s\n", name, p.m, p.n, p.k, splits, splits == rule,
                   st.error().to_string().c_str());
       continue;
     }
-    CHECK(cudaDeviceSynchronize());
+    TUNING_CHECK(cudaDeviceSynchronize());
     const size_t diff = differing(download(p.c, want.size()), want);
-    const double us = median_us(p, [&] { (void)i4::gemm_with_config<__half, kC>(ctx, l); }, repeat);
-    CHECK(cudaGetLastError());
+    const auto launch = [&] { (void)i4::gemm_with_config<__half, kC>(ctx, l); };
+    const double us = tuning::median_us(p.flush, p.flush_bytes, launch, repeat);
+    TUNING_CHECK(cudaGetLastError());
     char check[32];
     if (diff == 0)
       std::snprintf(check, sizeof check, "exact");
@@ -172,10 +141,10 @@ void run_all(const ExecContext& ctx, const Problem& p, const std::vector<__half>
 int main(int argc, char** argv) {
   const int repeat = std::max(argc > 1 ? std::atoi(argv[1]) : 20, 1);
   int dev = 0, l2 = 0;
-  CHECK(cudaSetDevice(dev));
+  TUNING_CHECK(cudaSetDevice(dev));
   cudaDeviceProp prop;
-  CHECK(cudaGetDeviceProperties(&prop, dev));
-  CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
+  TUNING_CHECK(cudaGetDeviceProperties(&prop, dev));
+  TUNING_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
   ExecContext ctx;
   ctx.device = baracuda::DeviceKind::Cuda;
   ctx.sm = prop.major * 10 + prop.minor;
@@ -191,7 +160,7 @@ int main(int argc, char** argv) {
     Problem p;
     p.n = n, p.k = k;
     p.flush_bytes = 2 * static_cast<size_t>(l2);
-    CHECK(cudaMalloc(&p.flush, p.flush_bytes));
+    TUNING_CHECK(cudaMalloc(&p.flush, p.flush_bytes));
     Lcg g{static_cast<unsigned>(n * 31 + k)};
     std::vector<uint32_t> b(static_cast<size_t>(k / 16) * 2 * n);
     for (auto& w : b) w = g.next();  // any word is 8 valid nibbles
@@ -203,12 +172,12 @@ int main(int argc, char** argv) {
       std::vector<__half> a(static_cast<size_t>(m) * k);
       for (auto& v : a) v = __float2half(static_cast<float>(static_cast<int>((g.next() >> 16) % 5) - 2));
       p.a = upload(a);
-      CHECK(cudaMalloc(&p.c, static_cast<size_t>(m) * n * 2));
-      CHECK(cudaMalloc(&p.partial, static_cast<size_t>(kMaxSplits) * m * n * 4));
+      TUNING_CHECK(cudaMalloc(&p.c, static_cast<size_t>(m) * n * 2));
+      TUNING_CHECK(cudaMalloc(&p.partial, static_cast<size_t>(kMaxSplits) * m * n * 4));
       // The reference: the library's shape and split rule.
       const int splits = baracuda::detail::int4_gemm_splits(m, n, k);
       if (!i4::gemm_with_config<__half, kInt4GemmDefault>(ctx, p.launch(splits))) return 1;
-      CHECK(cudaDeviceSynchronize());
+      TUNING_CHECK(cudaDeviceSynchronize());
       const std::vector<__half> want = download(p.c, static_cast<size_t>(m) * n);
       if (m == 1) {  // its first row against the host reference (exact operands: bit for bit)
         std::vector<__half> c0(static_cast<size_t>(n));
@@ -224,9 +193,9 @@ int main(int argc, char** argv) {
         failures += diff != 0;
       }
       run_all(ctx, p, want, repeat, std::make_index_sequence<std::size(kInt4GemmCandidates)>{});
-      for (void* q : {p.a, p.c, p.partial}) CHECK(cudaFree(q));
+      for (void* q : {p.a, p.c, p.partial}) TUNING_CHECK(cudaFree(q));
     }
-    for (void* q : {p.b, p.scales, p.flush}) CHECK(cudaFree(q));
+    for (void* q : {p.b, p.scales, p.flush}) TUNING_CHECK(cudaFree(q));
   }
   return failures != 0;
 }

@@ -16,6 +16,8 @@
 #include <cstring>
 #include <vector>
 
+#include "gpu_timing.hpp"
+
 #ifndef BARACUDA_HAVE_SM90A_KERNELS
 #define BARACUDA_HAVE_SM90A_KERNELS 0
 #endif
@@ -28,15 +30,6 @@ namespace {
 namespace ig = baracuda::device_cuda::int_gemm;
 using baracuda::detail::ExecContext;
 using baracuda::detail::IntGemmTile;
-
-#define CHECK(x)                                                                              \
-  do {                                                                                        \
-    const cudaError_t e_ = (x);                                                               \
-    if (e_ != cudaSuccess) {                                                                  \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                           \
-    }                                                                                         \
-  } while (0)
 
 /// The candidates: the sets' tiles and their neighbours (deeper pipelines, wider warp tiles).
 constexpr IntGemmTile kCandidates[] = {
@@ -81,32 +74,8 @@ void upload_random(void** dst, size_t bytes, unsigned seed, int mode) {
       std::memcpy(&h[i], &hb, 2);
     }
   }
-  CHECK(cudaMalloc(dst, bytes));
-  CHECK(cudaMemcpy(*dst, h.data(), bytes, cudaMemcpyHostToDevice));
-}
-
-template <class F>
-double median_us(const Buffers& buf, F&& launch, int repeat) {
-  cudaEvent_t e0, e1;
-  CHECK(cudaEventCreate(&e0));
-  CHECK(cudaEventCreate(&e1));
-  for (int i = 0; i < 3; ++i) launch();
-  CHECK(cudaDeviceSynchronize());
-  std::vector<double> t;
-  for (int i = 0; i < repeat; ++i) {
-    CHECK(cudaMemsetAsync(buf.flush, i & 0xff, buf.flush_bytes));
-    CHECK(cudaEventRecord(e0));
-    launch();
-    CHECK(cudaEventRecord(e1));
-    CHECK(cudaEventSynchronize(e1));
-    float ms = 0;
-    CHECK(cudaEventElapsedTime(&ms, e0, e1));
-    t.push_back(ms * 1e3);
-  }
-  CHECK(cudaEventDestroy(e0));
-  CHECK(cudaEventDestroy(e1));
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
+  TUNING_CHECK(cudaMalloc(dst, bytes));
+  TUNING_CHECK(cudaMemcpy(*dst, h.data(), bytes, cudaMemcpyHostToDevice));
 }
 
 template <IntGemmTile kT>
@@ -116,19 +85,20 @@ void run_tile(const ExecContext& ctx, const Buffers& buf, const ig::GemmParams& 
   char tile[64];
   std::snprintf(tile, sizeof tile, "%dx%dx%d_w%dx%d_s%d", kT.bm, kT.bn, kT.bk, kT.warps_m, kT.warps_n, kT.stages);
   // IntGemm, checked against the library's launch.
-  CHECK(cudaMemset(buf.c, 0x5a, static_cast<size_t>(gemm.m) * gemm.n * 4));
+  TUNING_CHECK(cudaMemset(buf.c, 0x5a, static_cast<size_t>(gemm.m) * gemm.n * 4));
   if (!ig::launch_tile<int8_t, int8_t, int32_t, false, kT>(ctx, gemm, "tiles")) {
     std::printf("%d,%d,%d,%s,int_gemm,launch failed\n", gemm.m, gemm.n, gemm.k, tile);
     return;
   }
-  CHECK(cudaDeviceSynchronize());
+  TUNING_CHECK(cudaDeviceSynchronize());
   std::vector<int32_t> got(want.size());
-  CHECK(cudaMemcpy(got.data(), buf.c, got.size() * 4, cudaMemcpyDeviceToHost));
+  TUNING_CHECK(cudaMemcpy(got.data(), buf.c, got.size() * 4, cudaMemcpyDeviceToHost));
   const bool same = got == want;
-  const double us = median_us(buf, [&] { (void)ig::launch_tile<int8_t, int8_t, int32_t, false, kT>(ctx, gemm, "tiles"); }, repeat);
+  const auto time = [&](auto&& launch) { return tuning::median_us(buf.flush, buf.flush_bytes, launch, repeat); };
+  const double us = time([&] { (void)ig::launch_tile<int8_t, int8_t, int32_t, false, kT>(ctx, gemm, "tiles"); });
   const double us_lin =
-      median_us(buf, [&] { (void)ig::launch_tile<int8_t, int8_t, __nv_bfloat16, false, kT>(ctx, linear, "tiles"); }, repeat);
-  CHECK(cudaGetLastError());
+      time([&] { (void)ig::launch_tile<int8_t, int8_t, __nv_bfloat16, false, kT>(ctx, linear, "tiles"); });
+  TUNING_CHECK(cudaGetLastError());
   std::printf("%d,%d,%d,%s,int_gemm,%.2f,%.1f,%s\n", gemm.m, gemm.n, gemm.k, tile, us, flops / us * 1e-6,
               same ? "exact" : "MISMATCH");
   std::printf("%d,%d,%d,%s,linear_bf16,%.2f,%.1f,-\n", gemm.m, gemm.n, gemm.k, tile, us_lin, flops / us_lin * 1e-6);
@@ -142,18 +112,19 @@ void run_wgmma(int cand, const ExecContext& ctx, const Buffers& buf, const ig::G
   const double flops = 2.0 * gemm.m * gemm.n * static_cast<double>(gemm.k);
   char tile[64];
   std::snprintf(tile, sizeof tile, "wgmma_%dx%dx%d_s%d", t.bm, t.bn, t.bk, t.stages);
-  CHECK(cudaMemset(buf.c, 0x5a, static_cast<size_t>(gemm.m) * gemm.n * 4));
+  TUNING_CHECK(cudaMemset(buf.c, 0x5a, static_cast<size_t>(gemm.m) * gemm.n * 4));
   if (const baracuda::Status s = int_gemm_tiles::launch_wgmma(cand, false, ctx, gemm); !s) {
     std::printf("%d,%d,%d,%s,int_gemm,launch failed: %s\n", gemm.m, gemm.n, gemm.k, tile, s.error().to_string().c_str());
     return;
   }
-  CHECK(cudaDeviceSynchronize());
+  TUNING_CHECK(cudaDeviceSynchronize());
   std::vector<int32_t> got(want.size());
-  CHECK(cudaMemcpy(got.data(), buf.c, got.size() * 4, cudaMemcpyDeviceToHost));
+  TUNING_CHECK(cudaMemcpy(got.data(), buf.c, got.size() * 4, cudaMemcpyDeviceToHost));
   const bool same = got == want;
-  const double us = median_us(buf, [&] { (void)int_gemm_tiles::launch_wgmma(cand, false, ctx, gemm); }, repeat);
-  const double us_lin = median_us(buf, [&] { (void)int_gemm_tiles::launch_wgmma(cand, true, ctx, linear); }, repeat);
-  CHECK(cudaGetLastError());
+  const auto time = [&](auto&& launch) { return tuning::median_us(buf.flush, buf.flush_bytes, launch, repeat); };
+  const double us = time([&] { (void)int_gemm_tiles::launch_wgmma(cand, false, ctx, gemm); });
+  const double us_lin = time([&] { (void)int_gemm_tiles::launch_wgmma(cand, true, ctx, linear); });
+  TUNING_CHECK(cudaGetLastError());
   std::printf("%d,%d,%d,%s,int_gemm,%.2f,%.1f,%s\n", gemm.m, gemm.n, gemm.k, tile, us, flops / us * 1e-6,
               same ? "exact" : "MISMATCH");
   std::printf("%d,%d,%d,%s,linear_bf16,%.2f,%.1f,-\n", gemm.m, gemm.n, gemm.k, tile, us_lin, flops / us_lin * 1e-6);
@@ -172,10 +143,10 @@ void run_all(const ExecContext& ctx, const Buffers& buf, const ig::GemmParams& g
 int main(int argc, char** argv) {
   const int repeat = argc > 1 ? std::atoi(argv[1]) : 10;
   int dev = 0, l2 = 0;
-  CHECK(cudaSetDevice(dev));
+  TUNING_CHECK(cudaSetDevice(dev));
   cudaDeviceProp prop;
-  CHECK(cudaGetDeviceProperties(&prop, dev));
-  CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
+  TUNING_CHECK(cudaGetDeviceProperties(&prop, dev));
+  TUNING_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
   ExecContext ctx;
   ctx.device = baracuda::DeviceKind::Cuda;
   ctx.sm = prop.major * 10 + prop.minor;
@@ -189,14 +160,14 @@ int main(int argc, char** argv) {
     for (int m : ms) {
       Buffers buf;
       buf.flush_bytes = 2 * static_cast<size_t>(l2);
-      CHECK(cudaMalloc(&buf.flush, buf.flush_bytes));
+      TUNING_CHECK(cudaMalloc(&buf.flush, buf.flush_bytes));
       upload_random(&buf.a, static_cast<size_t>(m) * k, 1 + m, 0);
       upload_random(&buf.b, static_cast<size_t>(n) * k, 2 + n, 0);
       upload_random(&buf.a_scale, static_cast<size_t>(m) * 4, 3, 1);
       upload_random(&buf.w_scale, static_cast<size_t>(n) * 4, 4, 1);
       upload_random(&buf.bias, static_cast<size_t>(n) * 2, 5, 2);
-      CHECK(cudaMalloc(&buf.c, static_cast<size_t>(m) * n * 4));
-      CHECK(cudaMalloc(&buf.y, static_cast<size_t>(m) * n * 2));
+      TUNING_CHECK(cudaMalloc(&buf.c, static_cast<size_t>(m) * n * 4));
+      TUNING_CHECK(cudaMalloc(&buf.y, static_cast<size_t>(m) * n * 2));
       ig::GemmParams g;
       g.a = static_cast<const unsigned char*>(buf.a), g.b = static_cast<const unsigned char*>(buf.b);
       g.lda = k, g.ldb = k, g.m = m, g.n = n, g.k = k, g.c = buf.c, g.ldc = n;
@@ -206,17 +177,17 @@ int main(int argc, char** argv) {
       l.w_scale = static_cast<const float*>(buf.w_scale), l.w_scale_stride = 1;
       l.bias = buf.bias, l.bias_stride = 1;
       // The reference: the library's own launch with its tile set.
-      CHECK(cudaMemset(buf.c, 0, static_cast<size_t>(m) * n * 4));
+      TUNING_CHECK(cudaMemset(buf.c, 0, static_cast<size_t>(m) * n * 4));
       if (!ig::launch<int8_t, int8_t, int32_t, false>(ctx, g, "reference")) return 1;
-      CHECK(cudaDeviceSynchronize());
+      TUNING_CHECK(cudaDeviceSynchronize());
       std::vector<int32_t> want(static_cast<size_t>(m) * n);
-      CHECK(cudaMemcpy(want.data(), buf.c, want.size() * 4, cudaMemcpyDeviceToHost));
+      TUNING_CHECK(cudaMemcpy(want.data(), buf.c, want.size() * 4, cudaMemcpyDeviceToHost));
       run_all(ctx, buf, g, l, want, repeat, std::make_index_sequence<std::size(kCandidates)>{});
 #if BARACUDA_HAVE_SM90A_KERNELS
       if (ctx.sm == 90)
         for (int c = 0; c < int_gemm_tiles::wgmma_candidates(); ++c) run_wgmma(c, ctx, buf, g, l, want, repeat);
 #endif
-      for (void* p : {buf.a, buf.b, buf.c, buf.y, buf.a_scale, buf.w_scale, buf.bias, buf.flush}) CHECK(cudaFree(p));
+      for (void* p : {buf.a, buf.b, buf.c, buf.y, buf.a_scale, buf.w_scale, buf.bias, buf.flush}) TUNING_CHECK(cudaFree(p));
     }
   return 0;
 }

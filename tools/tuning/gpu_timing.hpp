@@ -1,0 +1,50 @@
+// What the tuning programs share: a CUDA-call check that exits with the failing call's location, and the
+// timing rule of the profiler (3 warm-up launches, then the median of `repeat` CUDA-event-timed launches,
+// the L2 flushed by a memset of twice its size before each, outside the timed region).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#define TUNING_CHECK(x)                                                                       \
+  do {                                                                                        \
+    const cudaError_t e_ = (x);                                                               \
+    if (e_ != cudaSuccess) {                                                                  \
+      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+      std::exit(1);                                                                           \
+    }                                                                                         \
+  } while (0)
+
+namespace tuning {
+
+/// Median time in µs of `launch()` on the default stream; `flush` is a device buffer of `flush_bytes`.
+template <class F>
+double median_us(void* flush, size_t flush_bytes, F&& launch, int repeat) {
+  cudaEvent_t e0, e1;
+  TUNING_CHECK(cudaEventCreate(&e0));
+  TUNING_CHECK(cudaEventCreate(&e1));
+  for (int i = 0; i < 3; ++i) launch();
+  TUNING_CHECK(cudaDeviceSynchronize());
+  std::vector<double> t;
+  for (int i = 0; i < repeat; ++i) {
+    TUNING_CHECK(cudaMemsetAsync(flush, i & 0xff, flush_bytes));
+    TUNING_CHECK(cudaEventRecord(e0));
+    launch();
+    TUNING_CHECK(cudaEventRecord(e1));
+    TUNING_CHECK(cudaEventSynchronize(e1));
+    float ms = 0;
+    TUNING_CHECK(cudaEventElapsedTime(&ms, e0, e1));
+    t.push_back(ms * 1e3);
+  }
+  TUNING_CHECK(cudaEventDestroy(e0));
+  TUNING_CHECK(cudaEventDestroy(e1));
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+}  // namespace tuning
