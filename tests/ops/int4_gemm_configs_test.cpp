@@ -19,6 +19,7 @@
 #include "baracuda/baracuda.hpp"
 #include "int4_gemm_configs_kernels.hpp"
 #include "support/random.hpp"
+#include "support/w4a16_inputs.hpp"
 
 namespace baracuda::test {
 namespace {
@@ -53,47 +54,6 @@ TEST(Int4GemmConfigs, TheDefaultIsTheFirstCandidateAndTheSplitRuleScales) {
 
 // ------------------------------------------------------------------------------- every shape on sim
 
-template <class T>
-T to_t(float v) {
-  if constexpr (std::is_same_v<T, __half>)
-    return __float2half_rn(v);
-  else
-    return __float2bfloat16_rn(v);
-}
-template <class T>
-double from_t(T v) {
-  if constexpr (std::is_same_v<T, __half>)
-    return __half2float(v);
-  else
-    return __bfloat162float(v);
-}
-template <class T>
-constexpr double unit_roundoff_t() {
-  return std::is_same_v<T, __half> ? 0x1p-11 : 0x1p-8;
-}
-template <class T>
-constexpr double abs_floor_t() {
-  return std::is_same_v<T, __half> ? 0x1p-25 : 0x1p-134;
-}
-
-/// A non-uniform f32 weight [K, N]: normal values with per-column scales spanning a decade, one input channel
-/// ×4 and a few ×8 outliers.
-std::vector<float> random_weight(int64_t K, int64_t N, uint64_t seed) {
-  Rng g(seed);
-  auto normal = [&] {  // Box-Muller
-    const double u1 = g.uniform(0x1p-53, 1.0), u2 = g.uniform(0.0, 1.0);
-    return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
-  };
-  std::vector<double> cs(static_cast<size_t>(N));
-  for (auto& c : cs) c = g.uniform(0.005, 0.05);
-  const int64_t hot_k = static_cast<int64_t>(g.below(static_cast<uint64_t>(K)));
-  std::vector<float> w(static_cast<size_t>(K * N));
-  for (int64_t k = 0; k < K; ++k)
-    for (int64_t n = 0; n < N; ++n) w[k * N + n] = static_cast<float>(normal() * cs[n] * (k == hot_k ? 4.0 : 1.0));
-  for (int i = 0; i < 6; ++i) w[g.below(static_cast<uint64_t>(K)) * N + g.below(static_cast<uint64_t>(N))] *= 8.0f;
-  return w;
-}
-
 struct Case {
   int64_t m, n, k, group;
   Int4Scheme scheme;
@@ -126,7 +86,7 @@ void check_config(size_t index, const Case& cs, uint64_t seed) {
                (cs.scheme == Int4Scheme::Symmetric ? " sym" : " asym") + (cs.bias ? " bias" : "") +
                (cs.pad ? " padded" : "") + " splits=" + std::to_string(splits));
 
-  auto q = quantize_int4(random_weight(K, N, seed), shape, cs.scheme, {});
+  auto q = quantize_int4(random_int4_source_weight(K, N, seed), shape, cs.scheme, {});
   ASSERT_TRUE(q.is_ok()) << q.error().to_string();
   auto mw = marlin_from_int4(*q, false);
   ASSERT_TRUE(mw.is_ok()) << mw.error().to_string();

@@ -34,6 +34,7 @@
 #include "support/w4a16_golden.hpp"
 #include "support/devices.hpp"
 #include "support/tensor.hpp"
+#include "support/w4a16_inputs.hpp"
 
 namespace baracuda::test {
 namespace {
@@ -70,35 +71,6 @@ DynTensor vec(const void* p, ElementKind k, int64_t n) { return DynTensor::dense
 template <class T>
 constexpr ElementKind kind_t = kind_of<T>;
 
-template <class T>
-T to_t(float v) {
-  if constexpr (std::is_same_v<T, __half>)
-    return __float2half_rn(v);
-  else
-    return __float2bfloat16_rn(v);
-}
-template <class T>
-float from_t(T v) {
-  if constexpr (std::is_same_v<T, __half>)
-    return __half2float(v);
-  else
-    return __bfloat162float(v);
-}
-/// Unit roundoff of T (half an ulp at 1).
-template <class T>
-constexpr double unit_roundoff_t() {
-  return std::is_same_v<T, __half> ? 0x1p-11 : 0x1p-8;
-}
-/// Half the smallest subnormal of T (the absolute rounding error floor).
-template <class T>
-constexpr double abs_floor_t() {
-  return std::is_same_v<T, __half> ? 0x1p-25 : 0x1p-134;
-}
-template <class T>
-const char* name_t() {
-  return std::is_same_v<T, __half> ? "f16" : "bf16";
-}
-
 void expect_error(const Status& s, ErrorCode code, const std::string& needle) {
   ASSERT_FALSE(s.is_ok()) << "expected " << to_string(code) << " containing '" << needle << "'";
   EXPECT_EQ(s.code(), code) << s.to_string();
@@ -107,37 +79,8 @@ void expect_error(const Status& s, ErrorCode code, const std::string& needle) {
 
 // ---------------------------------------------------------------------------------- weights and problems
 
-/// A non-uniform f32 weight [K, N]: normal values with per-column scales spanning a decade, one input channel
-/// ×4, a few ×8 outliers, and (when `positive_column`) one column of positive values only. (Asymmetric
-/// weights get no such column: vLLM's zero point |mn / s| clamps most of it, a documented quantizer
-/// convention of int4_weights.hpp that the quantization-error bound below does not model.)
-std::vector<float> random_weight(int64_t K, int64_t N, uint64_t seed, bool positive_column) {
-  std::mt19937_64 g(seed);
-  std::normal_distribution<double> nd(0.0, 1.0);
-  std::uniform_real_distribution<double> col(0.005, 0.05);
-  std::vector<double> cs(N);
-  for (auto& c : cs) c = col(g);
-  std::vector<float> w(static_cast<size_t>(K * N));
-  const int64_t hot_k = static_cast<int64_t>(seed % K), pos_n = static_cast<int64_t>((seed / 7) % N);
-  for (int64_t k = 0; k < K; ++k)
-    for (int64_t n = 0; n < N; ++n) {
-      double v = nd(g) * cs[n] * (k == hot_k ? 4.0 : 1.0);
-      if (positive_column && n == pos_n) v = std::fabs(v) + 0.01;
-      w[k * N + n] = static_cast<float>(v);
-    }
-  for (int i = 0; i < 6; ++i) w[(g() % K) * N + g() % N] *= 8.0f;
-  return w;
-}
-
-/// GPTQ act-order's grouping: a random permutation of equal-sized groups.
-std::vector<int32_t> random_g_idx(const Int4Shape& s, uint64_t seed) {
-  std::vector<int32_t> perm(static_cast<size_t>(s.k));
-  std::iota(perm.begin(), perm.end(), 0);
-  std::shuffle(perm.begin(), perm.end(), std::mt19937_64(seed));
-  std::vector<int32_t> g(perm.size());
-  for (size_t k = 0; k < g.size(); ++k) g[k] = static_cast<int32_t>(perm[k] / s.group_rows());
-  return g;
-}
+// Asymmetric weights get no positive-only column: vLLM's zero point |mn / s| clamps most of it, a documented
+// quantizer convention of int4_weights.hpp that the quantization-error bound below does not model.
 
 enum class Source { Logical, Checkpoint };
 
@@ -155,12 +98,12 @@ Weights make_weights(int64_t K, int64_t N, int64_t group, Int4Scheme scheme, boo
   Weights W{Int4Shape{K, N, group},
             scheme,
             act_order,
-            random_weight(K, N, seed, scheme == Int4Scheme::Symmetric),
+            random_int4_source_weight(K, N, seed, scheme == Int4Scheme::Symmetric),
             {},
             {},
             {}};
   std::vector<int32_t> g_idx;
-  if (act_order && W.shape.num_groups() > 1) g_idx = random_g_idx(W.shape, seed + 1);
+  if (act_order && W.shape.num_groups() > 1) g_idx = random_act_order_g_idx(W.shape, seed + 1);
   auto q = quantize_int4(W.w32, W.shape, scheme, g_idx);
   EXPECT_TRUE(q.is_ok()) << q.error().to_string();
   W.logical = std::move(q).value();

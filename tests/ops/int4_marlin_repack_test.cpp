@@ -21,6 +21,7 @@
 #include "support/devices.hpp"
 #include "support/tensor.hpp"
 #include "support/w4a16_golden.hpp"
+#include "support/w4a16_inputs.hpp"
 
 namespace baracuda::test {
 namespace {
@@ -54,32 +55,6 @@ DeviceTensor output(const Stream& st, ElementKind kind, const Shape& shape) {
   return upload(st, kind, shape, std::vector<uint8_t>(bytes, 0xA5));
 }
 
-/// Non-uniform f32 weight [K, N]: normal values with per-column scales over a decade, one hot input channel,
-/// a few outliers.
-std::vector<float> random_weight(int64_t K, int64_t N, uint64_t seed) {
-  std::mt19937_64 g(seed);
-  std::normal_distribution<double> nd(0.0, 1.0);
-  std::uniform_real_distribution<double> col(0.005, 0.05);
-  std::vector<double> cs(static_cast<size_t>(N));
-  for (auto& c : cs) c = col(g);
-  std::vector<float> w(static_cast<size_t>(K * N));
-  const int64_t hot = static_cast<int64_t>(seed % static_cast<uint64_t>(K));
-  for (int64_t k = 0; k < K; ++k)
-    for (int64_t n = 0; n < N; ++n) w[k * N + n] = static_cast<float>(nd(g) * cs[n] * (k == hot ? 4.0 : 1.0));
-  for (int i = 0; i < 6; ++i) w[(g() % K) * N + g() % N] *= 8.0f;
-  return w;
-}
-
-/// GPTQ act-order's grouping: equal-sized groups over a random permutation of the rows.
-std::vector<int32_t> random_g_idx(const Int4Shape& s, uint64_t seed) {
-  std::vector<int32_t> rows(static_cast<size_t>(s.k));
-  for (size_t i = 0; i < rows.size(); ++i) rows[i] = static_cast<int32_t>(i);
-  std::shuffle(rows.begin(), rows.end(), std::mt19937_64(seed));
-  std::vector<int32_t> g(rows.size());
-  for (size_t k = 0; k < g.size(); ++k) g[k] = static_cast<int32_t>(rows[k] / s.group_rows());
-  return g;
-}
-
 /// The f16 scales as `kind` (f16 unchanged; bf16: f16 → f32 exactly, then one rounding).
 std::vector<uint8_t> scales_as(const std::vector<__half>& s, ElementKind kind) {
   if (kind == ElementKind::F16) return bytes_of(s);
@@ -101,8 +76,8 @@ Problem make_problem(const Int4RepackDescriptor& desc, uint64_t seed) {
   p.desc = desc;
   const Int4Shape shape = desc.weight_shape();
   const bool awq = desc.format == Int4CheckpointFormat::Awq;
-  const std::vector<int32_t> g_idx = desc.act_order ? random_g_idx(shape, seed + 1) : std::vector<int32_t>{};
-  auto w = quantize_int4(random_weight(shape.k, shape.n, seed), shape, desc.scheme, g_idx);
+  const std::vector<int32_t> g_idx = desc.act_order ? random_act_order_g_idx(shape, seed + 1) : std::vector<int32_t>{};
+  auto w = quantize_int4(random_int4_source_weight(shape.k, shape.n, seed), shape, desc.scheme, g_idx);
   EXPECT_TRUE(w.is_ok()) << w.error().to_string();
   if (!w) return p;
   Result<MarlinInt4Weights> m = Error::invalid("unset");
