@@ -67,4 +67,18 @@ Status check_no_overlap(std::string_view plan, std::string_view out_name, const 
   return {};
 }
 
+Status check_absent(std::string_view plan, std::string_view name, const DynTensor& t, std::string_view why) {
+  if (t.data != nullptr || t.shape.rank != 0)
+    return Error::invalid(s(plan) + ": " + s(name) + " must be empty: " + s(why));
+  return {};
+}
+
+Status check_dense(std::string_view plan, std::string_view name, const DynTensor& t, ElementKind kind,
+                   const Shape& expected, Access access, std::string_view where_from) {
+  BARACUDA_TRY(check_tensor(plan, name, t, kind, expected, access));
+  if (t.numel() > 0 && !t.is_contiguous())
+    return Error::invalid(s(plan) + ": " + s(name) + " must be dense (row-major contiguous), " + s(where_from));
+  return {};
+}
+
 }  // namespace baracuda::detail

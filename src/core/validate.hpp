@@ -27,4 +27,13 @@ Status check_alias(std::string_view plan, const DynTensor& in, const DynTensor& 
 Status check_no_overlap(std::string_view plan, std::string_view out_name, const DynTensor& out,
                         std::string_view in_name, const DynTensor& in);
 
+/// An argument the descriptor says is absent (e.g. a zero-point tensor of a symmetric scheme) must be the
+/// empty `DynTensor{}`: `InvalidProblem` "<plan>: <name> must be empty: <why>" otherwise.
+Status check_absent(std::string_view plan, std::string_view name, const DynTensor& t, std::string_view why);
+
+/// check_tensor, and a non-empty tensor must be dense (row-major contiguous): `InvalidProblem` naming
+/// `where_from` ("as checkpoints store it") otherwise. For operands a kernel indexes as packed arrays.
+Status check_dense(std::string_view plan, std::string_view name, const DynTensor& t, ElementKind kind,
+                   const Shape& expected, Access access, std::string_view where_from);
+
 }  // namespace baracuda::detail

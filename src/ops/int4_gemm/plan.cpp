@@ -55,19 +55,14 @@ Status check_row_operand(std::string_view name, const DynTensor& t, ElementKind 
 
 /// A dense, 16-byte aligned weight tensor (b_q, scales, zeros, perm).
 Status check_dense(std::string_view name, const DynTensor& t, ElementKind kind, const Shape& shape) {
-  BARACUDA_TRY(detail::check_tensor(P, name, t, kind, shape, detail::Access::Read));
-  if (t.numel() == 0) return {};
-  if (!t.is_contiguous())
-    return Error::invalid(s(P) + ": " + s(name) + " must be dense (row-major contiguous), as the packers produce it");
-  if (!aligned16(t.data)) return Error::misaligned(s(P) + ": " + s(name) + " must be 16-byte aligned");
+  BARACUDA_TRY(detail::check_dense(P, name, t, kind, shape, detail::Access::Read, "as the packers produce it"));
+  if (t.numel() > 0 && !aligned16(t.data))
+    return Error::misaligned(s(P) + ": " + s(name) + " must be 16-byte aligned");
   return {};
 }
 
-/// A tensor the descriptor says is absent must be left empty.
 Status check_absent(std::string_view name, const DynTensor& t, std::string_view why) {
-  if (t.data != nullptr || t.shape.rank != 0)
-    return Error::invalid(s(P) + ": " + s(name) + " must be empty: " + s(why));
-  return {};
+  return detail::check_absent(P, name, t, why);
 }
 
 }  // namespace

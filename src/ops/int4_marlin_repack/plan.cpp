@@ -30,17 +30,11 @@ std::string_view variant_of(DeviceKind d, Int4CheckpointFormat f, bool act_order
 /// A dense tensor of `kind` and `shape` (the kernel indexes every tensor as row-major contiguous).
 Status check_dense(std::string_view name, const DynTensor& t, ElementKind kind, const Shape& shape,
                    detail::Access access) {
-  BARACUDA_TRY(detail::check_tensor(P, name, t, kind, shape, access));
-  if (t.numel() > 0 && !t.is_contiguous())
-    return Error::invalid(s(P) + ": " + s(name) + " must be dense (row-major contiguous), as checkpoints store it");
-  return {};
+  return detail::check_dense(P, name, t, kind, shape, access, "as checkpoints store it");
 }
 
-/// A tensor the descriptor says is absent must be left empty.
 Status check_absent(std::string_view name, const DynTensor& t, std::string_view why) {
-  if (t.data != nullptr || t.shape.rank != 0)
-    return Error::invalid(s(P) + ": " + s(name) + " must be empty: " + s(why));
-  return {};
+  return detail::check_absent(P, name, t, why);
 }
 
 }  // namespace
