@@ -33,6 +33,7 @@
 #include "ops/int4_gemm/tables.hpp"
 #include "support/w4a16_golden.hpp"
 #include "support/devices.hpp"
+#include "support/host_array.hpp"
 #include "support/tensor.hpp"
 #include "support/w4a16_inputs.hpp"
 
@@ -40,26 +41,6 @@ namespace baracuda::test {
 namespace {
 
 // ------------------------------------------------------------------------------------------ helpers
-
-/// Host memory, 256-byte aligned.
-template <class T>
-struct Arr {
-  std::unique_ptr<T[], void (*)(void*)> p{nullptr, std::free};
-  size_t n = 0;
-  explicit Arr(size_t count, T fill = T{}) : n(count) {
-    p.reset(static_cast<T*>(std::aligned_alloc(256, ((std::max<size_t>(count, 1) * sizeof(T) + 255) / 256) * 256)));
-    for (size_t i = 0; i < n; ++i) p[i] = fill;
-  }
-  template <class V>
-  static Arr from(const std::vector<V>& v) {
-    Arr a(v.size());
-    std::copy(v.begin(), v.end(), a.data());
-    return a;
-  }
-  T* data() const { return p.get(); }
-  T& operator[](size_t i) { return p[i]; }
-  const T& operator[](size_t i) const { return p[i]; }
-};
 
 DynTensor mat(const void* p, ElementKind k, int64_t rows, int64_t cols, int64_t ld) {
   DynTensor t = DynTensor::dense(const_cast<void*>(p), k, Shape{rows, cols});

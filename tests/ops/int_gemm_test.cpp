@@ -19,24 +19,11 @@
 
 #include "baracuda/baracuda.hpp"
 #include "support/devices.hpp"
+#include "support/host_array.hpp"
 #include "support/tensor.hpp"
 
 namespace baracuda::test {
 namespace {
-
-/// Host memory, 256-byte aligned (the host device runs on plain host pointers).
-template <class T>
-struct Arr {
-  std::unique_ptr<T[], void (*)(void*)> p{nullptr, std::free};
-  size_t n = 0;
-  explicit Arr(size_t count, T fill = T{}) : n(count) {
-    p.reset(static_cast<T*>(std::aligned_alloc(256, ((std::max<size_t>(count, 1) * sizeof(T) + 255) / 256) * 256)));
-    for (size_t i = 0; i < n; ++i) p[i] = fill;
-  }
-  T* data() const { return p.get(); }
-  T& operator[](size_t i) { return p[i]; }
-  const T& operator[](size_t i) const { return p[i]; }
-};
 
 DynTensor mat(void* p, ElementKind k, int64_t rows, int64_t cols, int64_t ld) {
   DynTensor t = DynTensor::dense(p, k, Shape{rows, cols});
