@@ -1,4 +1,5 @@
-// What the tuning programs share: a CUDA-call check that exits with the failing call's location, and the
+// What the tuning programs share: a CUDA-call check that exits with the failing call's location, device 0's
+// properties and launch context, and the
 // timing rule of the profiler (3 warm-up launches, then the median of `repeat` CUDA-event-timed launches,
 // the L2 flushed by a memset of twice its size before each, outside the timed region).
 #pragma once
@@ -11,6 +12,8 @@
 #include <cstdlib>
 #include <vector>
 
+#include "core/exec_context.hpp"
+
 #define TUNING_CHECK(x)                                                                       \
   do {                                                                                        \
     const cudaError_t e_ = (x);                                                               \
@@ -21,6 +24,24 @@
   } while (0)
 
 namespace tuning {
+
+/// Device 0: its properties, L2 size in bytes, and the launch context the kernels take.
+struct GpuDevice {
+  cudaDeviceProp prop{};
+  int l2_bytes = 0;
+  baracuda::detail::ExecContext ctx;
+};
+
+inline GpuDevice gpu_device() {
+  GpuDevice d;
+  TUNING_CHECK(cudaSetDevice(0));
+  TUNING_CHECK(cudaGetDeviceProperties(&d.prop, 0));
+  TUNING_CHECK(cudaDeviceGetAttribute(&d.l2_bytes, cudaDevAttrL2CacheSize, 0));
+  d.ctx.device = baracuda::DeviceKind::Cuda;
+  d.ctx.sm = d.prop.major * 10 + d.prop.minor;
+  d.ctx.multiprocessor_count = d.prop.multiProcessorCount;
+  return d;
+}
 
 /// Median time in µs of `launch()` on the default stream; `flush` is a device buffer of `flush_bytes`.
 template <class F>

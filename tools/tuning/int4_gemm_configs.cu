@@ -140,15 +140,10 @@ void run_all(const ExecContext& ctx, const Problem& p, const std::vector<__half>
 
 int main(int argc, char** argv) {
   const int repeat = std::max(argc > 1 ? std::atoi(argv[1]) : 20, 1);
-  int dev = 0, l2 = 0;
-  TUNING_CHECK(cudaSetDevice(dev));
-  cudaDeviceProp prop;
-  TUNING_CHECK(cudaGetDeviceProperties(&prop, dev));
-  TUNING_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
-  ExecContext ctx;
-  ctx.device = baracuda::DeviceKind::Cuda;
-  ctx.sm = prop.major * 10 + prop.minor;
-  ctx.multiprocessor_count = prop.multiProcessorCount;
+  const tuning::GpuDevice gpu = tuning::gpu_device();
+  const cudaDeviceProp& prop = gpu.prop;
+  const int l2 = gpu.l2_bytes;
+  const ExecContext& ctx = gpu.ctx;
   const ExecContext host;  // the host reference's context
   std::printf("# %s, sm_%d, %d SMs; f16, group %d, symmetric; median of %d runs, L2 flushed\n", prop.name, ctx.sm,
               prop.multiProcessorCount, kGroup, repeat);

@@ -142,15 +142,10 @@ void run_all(const ExecContext& ctx, const Buffers& buf, const ig::GemmParams& g
 
 int main(int argc, char** argv) {
   const int repeat = argc > 1 ? std::atoi(argv[1]) : 10;
-  int dev = 0, l2 = 0;
-  TUNING_CHECK(cudaSetDevice(dev));
-  cudaDeviceProp prop;
-  TUNING_CHECK(cudaGetDeviceProperties(&prop, dev));
-  TUNING_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
-  ExecContext ctx;
-  ctx.device = baracuda::DeviceKind::Cuda;
-  ctx.sm = prop.major * 10 + prop.minor;
-  ctx.multiprocessor_count = prop.multiProcessorCount;
+  const tuning::GpuDevice gpu = tuning::gpu_device();
+  const cudaDeviceProp& prop = gpu.prop;
+  const int l2 = gpu.l2_bytes;
+  const ExecContext& ctx = gpu.ctx;
   std::printf("# %s, sm_%d, %d SMs; median of %d runs, L2 flushed\n", prop.name, ctx.sm, prop.multiProcessorCount,
               repeat);
   std::printf("m,n,k,tile,variant,us,tops,check\n");
