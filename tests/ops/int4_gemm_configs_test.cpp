@@ -48,7 +48,7 @@ TEST(Int4GemmConfigs, TheDefaultIsTheFirstCandidateAndTheSplitRuleScales) {
     SCOPED_TRACE(name(c));
     EXPECT_TRUE(c.valid());
     EXPECT_EQ(c.threads(), 32 * c.warps_n * c.warps_k);
-    EXPECT_LE(c.smem_bytes(64), 227 * 1024);
+    EXPECT_LE(c.smem_bytes(64, true), 227 * 1024);
   }
 }
 

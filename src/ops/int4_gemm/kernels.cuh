@@ -17,8 +17,9 @@
 // magic-number trick: OR-ing q into the exponent of 1024 (f16, 0x6400) or 128 (bf16, 0x4300) gives 1024 + q
 // (128 + q) exactly; subtracting 1024 + z (z = 8 symmetric, the group's zero point otherwise) gives q − z
 // exactly, and one multiply by the group's scale rounds (q − z)·s once to the activation type, as the host
-// reference does; the scales and zero points are fetched again whenever a k-tile starts a new group (a
-// 128-row slice spans up to 4 groups of 32). mma.sync.m16n8k16 accumulates in f32 [with warps_k > 1 each
+// reference does. The scale and zero-point rows of the groups a slice touches travel with the slice through
+// the pipeline (the block's BN columns of each: up to 4 rows for a 128-row slice in groups of 32); a warp
+// reads them from the stage into registers whenever a k-tile starts a new group. mma.sync.m16n8k16 accumulates in f32 [with warps_k > 1 each
 // K warp takes a contiguous run of the slice's k-tiles, and their sums are added through shared memory
 // after the last slice, in a fixed order]; the epilogue adds the bias in f32 and rounds once. With K split
 // into parts, each part's f32 sums go to the workspace and a second kernel adds them in order.
@@ -99,8 +100,9 @@ __device__ __forceinline__ int scale_position(int col, bool grouped) {
   return (col & ~31) + 8 * ((o & 7) >> 1) + 2 * (o >> 3) + (o & 1);
 }
 
-/// Column `col`'s zero point in a row of Marlin zero points: the 64-entry permutation, then the nibble
-/// interleave (element e of a run of 8 sits in nibble {0,4,1,5,2,6,3,7}[e]).
+/// Column `col`'s zero point in a row of Marlin zero points (or in a block's part of one, `col` counted from
+/// the block's first column, a multiple of 64): the 64-entry permutation, then the nibble interleave (element
+/// e of a run of 8 sits in nibble {0,4,1,5,2,6,3,7}[e]).
 __device__ __forceinline__ unsigned zero_point(const uint32_t* row, int col) {
   const int o = col & 63;
   const int p = 8 * (o & 7) + (o >> 3);
@@ -145,7 +147,13 @@ __global__ void __launch_bounds__(32 * WN * WK) w4a16_kernel(Params p) {
   constexpr int kChunks = KS / 8;       // 16-byte chunks per activation row
   constexpr int kAStage = BM * KS * 2;  // BM rows × KS elements × 2 bytes
   constexpr int kBTile = BN * 8;        // one k-tile of the block's BN/64 Marlin tiles (512 bytes each)
-  constexpr int kStage = kAStage + KT * kBTile;
+  constexpr int kSlots = kC.group_slots();                  // scale rows a slice can need
+  constexpr int kSRow = BN * 2;                             // the block's part of a scale row (bytes)
+  constexpr int kZRow = BN / 2;                             // ... of a row of zero points (BN/8 words)
+  constexpr int kSOffset = kAStage + KT * kBTile;           // the stage's scale rows
+  constexpr int kZOffset = kSOffset + kSlots * kSRow;       // the stage's zero-point rows (kAsym)
+  constexpr int kStage = kC.stage_bytes(BM, kAsym);
+  static_assert(kStage == kZOffset + (kAsym ? kSlots * kZRow : 0), "stage layout (tuning.hpp's stage_bytes)");
   static_assert(ST >= 2, "at least two stages");
 
   BARACUDA_DYNAMIC_SHARED(unsigned char, smem);
@@ -186,6 +194,27 @@ BARACUDA_UNROLL
         ptx::cp_async_cg_zfill(bs + t * kBTile + chunk * 16, src, 16);
       }
     }
+    // The scale rows (and zero-point rows) of the groups the slice touches, the block's BN columns of each
+    // (contiguous: both scale permutations and the zero points' stay within 64-column runs). With groups
+    // longer than a slice this copies the same small row again per slice, from L2; the main loop then never
+    // waits on a global load.
+    const int g0 = s * KS / p.group_rows, rows = (s * KS + KS - 1) / p.group_rows - g0 + 1;
+    unsigned char* ss = as + kSOffset;
+    for (int i = tid; i < rows * (kSRow / 16); i += kThreads) {
+      const int r = static_cast<unsigned>(i) / (kSRow / 16), c = static_cast<unsigned>(i) % (kSRow / 16);
+      const bool ok = BN == 64 || nb * BN + c * 8 < p.n;
+      const T* src = static_cast<const T*>(p.scales) + static_cast<int64_t>(g0 + r) * p.n + nb * BN + c * 8;
+      ptx::cp_async_cg_zfill(ss + r * kSRow + c * 16, ok ? src : p.scales, ok ? 16 : 0);
+    }
+    if constexpr (kAsym) {
+      unsigned char* zs = as + kZOffset;
+      for (int i = tid; i < rows * (kZRow / 16); i += kThreads) {
+        const int r = static_cast<unsigned>(i) / (kZRow / 16), c = static_cast<unsigned>(i) % (kZRow / 16);
+        const bool ok = BN == 64 || nb * BN + c * 32 < p.n;
+        const uint32_t* src = p.zeros + static_cast<int64_t>(g0 + r) * (p.n / 8) + nb * (BN / 8) + c * 4;
+        ptx::cp_async_cg_zfill(zs + r * kZRow + c * 16, ok ? src : p.zeros, ok ? 16 : 0);
+      }
+    }
   };
 
   float acc[MT][2 * NT][4];
@@ -198,13 +227,13 @@ BARACUDA_UNROLL
 
   // This warp's n16 tiles are q0 .. q0 + NT − 1 of the block (all in one Marlin column block, at word
   // q0 % 4 + j of each lane's 4); this lane's columns in tile j are cols[j] and cols[j] + 8 (n8 blocks 2j and
-  // 2j + 1), with their current group's parameters.
+  // 2j + 1) counted from the block's first column, with their current group's parameters.
   const int q0 = warp_n * NT;
   const int word0 = BN == 64 ? 4 * lane + q0 : (q0 >> 2) * 128 + 4 * lane + (q0 & 3);
+  const int block_col0 = nb * BN;  // a multiple of 64: the scale and zero-point permutations' runs align
   int cols[NT];
 BARACUDA_UNROLL
-  for (int j = 0; j < NT; ++j) cols[j] = nb * BN + 16 * (q0 + j) + (lane >> 2);
-  const T* scales = static_cast<const T*>(p.scales);
+  for (int j = 0; j < NT; ++j) cols[j] = 16 * (q0 + j) + (lane >> 2);
   int group = -1;
   T2 sc[NT][2], zc[NT][2];  // scales splatted; 1024 + z (128 + z) splatted
 
@@ -212,22 +241,22 @@ BARACUDA_UNROLL
   for (int s = 0; s < slices; ++s) {
     const unsigned char* as = smem + pipeline_advance<ST>(s, slices, load_slice) * kStage;
     const uint32_t* bw = reinterpret_cast<const uint32_t*>(as + kAStage);
+    const int slice_g0 = (first + s) * KS / p.group_rows;  // the group of the stage's first scale row
 BARACUDA_UNROLL
     for (int kw = 0; kw < KW; ++kw) {
       const int kk = warp_k * KW + kw;
       const int g = ((first + s) * KS + kk * 16) / p.group_rows;
       if (g != group) {  // uniform: every k-tile lies in one group (group_rows is a multiple of 16)
         group = g;
-        const T* srow = scales + static_cast<int64_t>(g) * p.n;
-        const uint32_t* zrow = kAsym ? p.zeros + static_cast<int64_t>(g) * (p.n / 8) : nullptr;
+        // (a block's n16 tile past N, when N % BN ≠ 0, reads the zero-filled rows: finite, never stored)
+        const T* srow = reinterpret_cast<const T*>(as + kSOffset + (g - slice_g0) * kSRow);
+        const uint32_t* zrow = reinterpret_cast<const uint32_t*>(as + kZOffset + (g - slice_g0) * kZRow);
 BARACUDA_UNROLL
         for (int j = 0; j < NT; ++j) {
-          T sa{}, sb{};
+          const T sa = srow[scale_position(block_col0 + cols[j], p.grouped) - block_col0];
+          const T sb = srow[scale_position(block_col0 + cols[j] + 8, p.grouped) - block_col0];
           unsigned za = 8, zb = 8;
-          if (BN == 64 || cols[j] < p.n) {  // a whole n16 tile is inside N or outside (N % 64 == 0)
-            sa = srow[scale_position(cols[j], p.grouped)], sb = srow[scale_position(cols[j] + 8, p.grouped)];
-            if constexpr (kAsym) za = zero_point(zrow, cols[j]), zb = zero_point(zrow, cols[j] + 8);
-          }
+          if constexpr (kAsym) za = zero_point(zrow, cols[j]), zb = zero_point(zrow, cols[j] + 8);
           sc[j][0] = T2{sa, sa}, sc[j][1] = T2{sb, sb};
           zc[j][0] = as_pair<T2>((Pair<T>::kBase | za) * 0x10001u);
           zc[j][1] = as_pair<T2>((Pair<T>::kBase | zb) * 0x10001u);
@@ -356,7 +385,7 @@ template <class T, int MT, bool kAsym, ::baracuda::detail::Int4GemmConfig kC>
 Status launch_mt(const ::baracuda::detail::ExecContext& ctx, const Params& p, int splits) {
   const dim3 grid(static_cast<unsigned>((p.n + kC.block_cols - 1) / kC.block_cols),
                   static_cast<unsigned>((p.m + 16 * MT - 1) / (16 * MT)), static_cast<unsigned>(splits));
-  const size_t smem = static_cast<size_t>(kC.smem_bytes(16 * MT));
+  const size_t smem = static_cast<size_t>(kC.smem_bytes(16 * MT, kAsym));
   auto* kernel = &w4a16_kernel<T, MT, kAsym, kC.block_cols, kC.slice_rows, kC.stages, kC.warps_n, kC.warps_k>;
 #if !BARACUDA_SIM
   // Above 48 KiB a block's dynamic shared memory needs the kernel's opt-in (per device, so on every launch).
@@ -388,8 +417,10 @@ Status launch(const ::baracuda::detail::ExecContext& ctx, const Params& p, int s
 template <class T, ::baracuda::detail::Int4GemmConfig kC>
 Status gemm_with_config(const ::baracuda::detail::ExecContext& ctx, const ::baracuda::detail::Int4GemmLaunch& l) {
   if (l.m == 0 || l.n == 0) return {};
-  if (l.k % kC.slice_rows != 0 || l.n % 64 != 0 || l.splits < 1)
-    return Error::invalid("Int4MarlinGemmPlan: K must be a multiple of the kernel's K slice, N of 64");
+  // (groups of a multiple of 32 rows: a slice touches at most slice_rows/32 of them, the stage's scale rows)
+  if (l.k % kC.slice_rows != 0 || l.n % 64 != 0 || l.splits < 1 || l.group_rows % 32 != 0)
+    return Error::invalid(
+        "Int4MarlinGemmPlan: K must be a multiple of the kernel's K slice, N of 64, the group of 32 rows");
   Params p;
   p.a = static_cast<const unsigned char*>(l.a.data);
   p.lda = l.a.stride[0];

@@ -34,10 +34,20 @@ struct Int4GemmConfig {
   constexpr int col_tiles() const { return block_cols / (16 * warps_n); }
   /// Weight bytes of one pipeline stage.
   constexpr int weight_stage_bytes() const { return slice_rows * block_cols / 2; }
-  /// Dynamic shared memory of a block of `block_rows` rows: the pipeline's stages (activation rows of
-  /// slice_rows·2 bytes, swizzled, no padding, then the weight), or the warps_k > 1 reduction if larger.
-  constexpr int smem_bytes(int block_rows) const {
-    const int pipeline = stages * (block_rows * slice_rows * 2 + weight_stage_bytes());
+  /// Scale (and zero-point) rows a stage holds: the groups a slice can touch, groups being 32, 64 or 128
+  /// rows or the whole of K.
+  constexpr int group_slots() const { return slice_rows / 32; }
+  /// One pipeline stage of a block of `block_rows` rows: activation rows of slice_rows·2 bytes (swizzled, no
+  /// padding), the weight, group_slots() rows of BN scales (2 bytes each) and, with zero points, as many
+  /// rows of BN/8 words.
+  constexpr int stage_bytes(int block_rows, bool zero_points) const {
+    return block_rows * slice_rows * 2 + weight_stage_bytes() + group_slots() * block_cols * 2 +
+           (zero_points ? group_slots() * block_cols / 2 : 0);
+  }
+  /// Dynamic shared memory of a block of `block_rows` rows: the pipeline's stages, or the warps_k > 1
+  /// reduction if larger.
+  constexpr int smem_bytes(int block_rows, bool zero_points) const {
+    const int pipeline = stages * stage_bytes(block_rows, zero_points);
     const int reduce = (warps_k - 1) * warps_n * 32 * (block_rows / 16) * col_tiles() * 8 * 4;
     return pipeline > reduce ? pipeline : reduce;
   }
@@ -65,9 +75,11 @@ inline constexpr Int4GemmConfig kInt4GemmCandidates[] = {
 };
 
 static_assert(kInt4GemmDefault.valid());
+// kernels.cuh launches the default without the > 48 KiB dynamic shared memory opt-in.
+static_assert(kInt4GemmDefault.smem_bytes(64, true) <= 48 * 1024);
 static_assert([] {
   for (const Int4GemmConfig& c : kInt4GemmCandidates)
-    if (!c.valid() || c.smem_bytes(64) > 227 * 1024) return false;
+    if (!c.valid() || c.smem_bytes(64, true) > 227 * 1024) return false;
   return kInt4GemmCandidates[0] == kInt4GemmDefault;
 }());
 
