@@ -103,6 +103,7 @@ if [[ " $steps " == *" sanitize "* ]]; then
     cs 30 memcheck ptx_test '*cuda*'
     cs 30 racecheck ptx_test '*cuda*'
     cs 30 memcheck wgmma_test '*cuda*'
+    cs 30 memcheck tma_test '*cuda*'
     cs 40 memcheck dynamic_range_quantize_test '*cuda*'
     cs 40 memcheck fp8_test '*cuda*'
   } > "$OUT/sanitizer.log" 2>&1

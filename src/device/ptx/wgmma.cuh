@@ -1,7 +1,8 @@
 /// \file
 /// \brief Warpgroup MMA (sm_90a): wgmma.mma_async.sync.aligned.m64nNk32.s32.{s8,u8}.{s8,u8} with A and B
 /// in shared memory (K-major, the only layout the ISA allows for 8-bit operands), the shared-memory matrix
-/// descriptor, wgmma.fence / commit_group / wait_group, and fence.proxy.async.shared::cta.
+/// descriptor, wgmma.fence / commit_group / wait_group, fence.proxy.async.shared::cta, and setmaxnreg (the
+/// register split between a producer warpgroup and its consumers).
 ///
 /// Real inline PTX under nvcc for sm_90a (compute_90a: __CUDA_ARCH_FEAT_SM90_ALL); any other nvcc target
 /// traps. Under sim an exact emulation (sim/emu/wgmma_emulation.hpp: an mma_async is recorded, and each
@@ -121,6 +122,30 @@ __device__ __forceinline__ void fence_proxy_async_shared() {
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 #elif BARACUDA_ARCH > 0
   __trap();  // fence.proxy.async needs sm_90
+#endif
+}
+
+/// setmaxnreg.dec / .inc.sync.aligned.u32 N (sm_90a): the warpgroup gives back registers (a producer that
+/// only issues copies) or takes them (consumers holding large accumulators), N a multiple of 8 in [24, 256].
+/// Every thread of the warpgroup executes it. No-op under sim.
+template <int N>
+__device__ __forceinline__ void warpgroup_release_registers() {
+  static_assert(N >= 24 && N <= 256 && N % 8 == 0, "setmaxnreg: a multiple of 8 in [24, 256]");
+#if BARACUDA_SIM
+#elif defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
+#elif BARACUDA_ARCH > 0
+  __trap();
+#endif
+}
+template <int N>
+__device__ __forceinline__ void warpgroup_claim_registers() {
+  static_assert(N >= 24 && N <= 256 && N % 8 == 0, "setmaxnreg: a multiple of 8 in [24, 256]");
+#if BARACUDA_SIM
+#elif defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
+#elif BARACUDA_ARCH > 0
+  __trap();
 #endif
 }
 
