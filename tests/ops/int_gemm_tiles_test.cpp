@@ -144,14 +144,24 @@ struct WgmmaCase {
   int candidate;
   int64_t m, n, k;
 };
-// The last case (K = 0: no slice at all, C = 0) runs the path that zeroes the accumulators after the loop; it
-// cannot show their absence on sim, where the never-written accumulators happen to read as zero.
-const WgmmaCase kWgmmaCases[] = {{0, 130, 70, 688}, {1, 17, 129, 16}, {2, 65, 257, 400}, {0, 5, 9, 0}};
-static_assert(std::size(kWgmmaCases) == std::size(detail::kIntGemmWgmmaCandidates) + 1, "one case per candidate");
+// The TMA candidates (3..5) get the same kinds of shapes, with K = 688 and 1040 running 6 and 9 slices
+// through 4 and 6 stages, so that each barrier passes through both parities. The K = 0 cases (no slice at
+// all, C = 0) run the paths that zero the accumulators after the loop; they cannot show their absence on
+// sim, where the never-written accumulators happen to read as zero.
+constexpr WgmmaCase kWgmmaCases[] = {{0, 130, 70, 688}, {1, 17, 129, 16},   {2, 65, 257, 400}, {0, 5, 9, 0},
+                                 {3, 130, 70, 688}, {4, 17, 129, 1040}, {5, 65, 257, 400}, {3, 5, 9, 0}};
+static_assert([] {
+  for (int c = 0; c < static_cast<int>(std::size(detail::kIntGemmWgmmaCandidates)); ++c) {
+    bool covered = false;
+    for (const WgmmaCase& w : kWgmmaCases) covered = covered || w.candidate == c;
+    if (!covered) return false;
+  }
+  return true;
+}(), "a case for every candidate");
 
 std::string name(const WgmmaCase& c) {
   const auto& t = detail::kIntGemmWgmmaCandidates[c.candidate];
-  return "wgmma 128x" + std::to_string(t.bn) + "x128 s" + std::to_string(t.stages) + " " + std::to_string(c.m) + "x" +
+  return "wgmma 128x" + std::to_string(t.bn) + "x128 s" + std::to_string(t.stages) + (t.tma ? " tma " : " ") + std::to_string(c.m) + "x" +
          std::to_string(c.n) + "x" + std::to_string(c.k);
 }
 

@@ -111,7 +111,7 @@ void run_wgmma(int cand, const ExecContext& ctx, const Buffers& buf, const ig::G
   const auto& t = baracuda::detail::kIntGemmWgmmaCandidates[cand];
   const double flops = 2.0 * gemm.m * gemm.n * static_cast<double>(gemm.k);
   char tile[64];
-  std::snprintf(tile, sizeof tile, "wgmma_%dx%dx%d_s%d", t.bm, t.bn, t.bk, t.stages);
+  std::snprintf(tile, sizeof tile, "wgmma_%dx%dx%d_s%d%s", t.bm, t.bn, t.bk, t.stages, t.tma ? "_tma" : "");
   TUNING_CHECK(cudaMemset(buf.c, 0x5a, static_cast<size_t>(gemm.m) * gemm.n * 4));
   if (const baracuda::Status s = int_gemm_tiles::launch_wgmma(cand, false, ctx, gemm); !s) {
     std::printf("%d,%d,%d,%s,int_gemm,launch failed: %s\n", gemm.m, gemm.n, gemm.k, tile, s.error().to_string().c_str());

@@ -61,21 +61,32 @@ inline constexpr IntGemmTileSet kIntGemmTilesSm80{
     {16, 32, 256, 1, 2, 4}, 16, {64, 64, 128, 2, 2, 3}, {128, 128, 128, 2, 4, 3}};
 inline constexpr IntGemmTileSet kIntGemmTilesSm90 = kIntGemmTilesSm80;
 
-/// A tile of the wgmma kernel (wgmma_kernels.cuh, sm_90a): BM = 128 rows (two consumer warpgroups), BK = 128
-/// bytes of K per slice; BN (128 or 256, the wgmma's N) and the stage count vary.
+/// A tile of the wgmma kernels (wgmma_kernels.cuh, sm_90a): BM = 128 rows (two consumer warpgroups), BK = 128
+/// bytes of K per slice; BN (128 or 256, the wgmma's N), the stage count, and the loader vary: every thread
+/// by cp.async with a block barrier per slice, or (`tma`) a producer warpgroup's tensor copies with
+/// mbarrier hand-offs.
 struct IntGemmWgmmaTile {
   int bn;
   int stages;
+  bool tma = false;
 
   friend constexpr bool operator==(const IntGemmWgmmaTile&, const IntGemmWgmmaTile&) = default;
   static constexpr int bm = 128, bk = 128;
-  static constexpr int threads() { return 256; }
-  /// The stages plus 1 KiB to align the first stage to 1024 bytes of the shared window.
-  constexpr int smem_bytes() const { return stages * (bm + bn) * bk + 1024; }
+  constexpr int threads() const { return tma ? 384 : 256; }
+  /// The stages plus 1 KiB to align the first stage to 1024 bytes of the shared window; with TMA also the
+  /// full and empty barriers (8 bytes each per stage), the consumers' barrier and BN column sums.
+  constexpr int smem_bytes() const { return stages * (bm + bn) * bk + 1024 + (tma ? 16 * stages + 8 + 4 * bn : 0); }
 };
 
 /// Candidates only: none is dispatched until a GPU has checked and timed them (tools/tuning/int_gemm_tiles.cu
 /// runs each, bit for bit against the library's launch; tests/ops/int_gemm_tiles_test runs each on sim).
-inline constexpr IntGemmWgmmaTile kIntGemmWgmmaCandidates[] = {{128, 4}, {128, 5}, {256, 3}};
+inline constexpr IntGemmWgmmaTile kIntGemmWgmmaCandidates[] = {
+    {128, 4}, {128, 5}, {256, 3}, {128, 4, true}, {128, 6, true}, {256, 4, true},
+};
+static_assert([] {
+  for (const IntGemmWgmmaTile& t : kIntGemmWgmmaCandidates)
+    if (t.smem_bytes() > 227 * 1024) return false;
+  return true;
+}());
 
 }  // namespace baracuda::detail

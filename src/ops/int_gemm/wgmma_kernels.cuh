@@ -43,6 +43,8 @@
 #include <type_traits>
 
 #include "device/ptx/cp_async.cuh"
+#include "device/ptx/mbarrier.cuh"
+#include "device/ptx/tma.cuh"
 #include "device/ptx/wgmma.cuh"
 #include "baracuda/core/status.hpp"
 #include "core/exec_context.hpp"
@@ -52,9 +54,39 @@
 BARACUDA_DEVICE_NAMESPACE_BEGIN
 namespace int_gemm {
 
+inline constexpr int kWgmmaBM = 128, kWgmmaBK = 128;
+
+/// One slice's work of consumer warpgroup `cwg` (rows 64·cwg .. 64·cwg + 63 of the block): four wgmma
+/// k-steps over the stage at `stage` (window address `stage_addr`, 1024-byte aligned: A's 128 rows, then B's
+/// BN rows, 128 swizzled bytes each), committed as one group; with `accumulate` false the first k-step
+/// overwrites the accumulators. Consumer thread `ctid` < BN adds B row ctid's bytes to its column sum
+/// (asymmetric linear epilogue; a row's sum does not depend on the order of its swizzled chunks).
+template <class TA, class TB, bool kAsym, int BN>
+__device__ __forceinline__ void wgmma_slice(int (&acc)[BN / 2], int& colsum, const unsigned char* stage,
+                                            unsigned stage_addr, int cwg, int ctid, bool accumulate) {
+  constexpr int BM = kWgmmaBM, BK = kWgmmaBK;
+  const std::uint64_t da = ptx::wgmma_desc(stage_addr + static_cast<unsigned>(cwg * 64 * BK), 16, 1024, ptx::WgmmaSwizzle::B128);
+  const std::uint64_t db = ptx::wgmma_desc(stage_addr + static_cast<unsigned>(BM * BK), 16, 1024, ptx::WgmmaSwizzle::B128);
+  ptx::wgmma_fence_operand(acc);
+  ptx::wgmma_fence();
+BARACUDA_UNROLL
+  for (int kk = 0; kk < BK / 32; ++kk)
+    ptx::wgmma_m64nNk32<BN, TA, TB>(acc, ptx::wgmma_desc_advance(da, 32u * kk), ptx::wgmma_desc_advance(db, 32u * kk),
+                                    accumulate || kk > 0);
+  ptx::wgmma_commit();
+  if constexpr (kAsym) {
+    if (ctid < BN) {
+      const unsigned char* row = stage + BM * BK + ctid * 128;
+BARACUDA_UNROLL
+      for (int e = 0; e < 128; ++e)
+        colsum += std::is_same_v<TB, int8_t> ? static_cast<int>(static_cast<int8_t>(row[e])) : static_cast<int>(row[e]);
+    }
+  }
+}
+
 template <class TA, class TB, class TOut, bool kAsym, int BN, int ST>
 __global__ void __launch_bounds__(256, 1) int_gemm_wgmma_kernel(GemmParams p) {
-  constexpr int BM = 128, BK = 128, NT = 256;
+  constexpr int BM = kWgmmaBM, BK = kWgmmaBK, NT = 256;
   constexpr int kStageBytes = (BM + BN) * BK;
   static_assert(BN == 128 || BN == 256, "BN: one wgmma.m64n128k32 or m64n256k32 per k-step");
   static_assert(ST >= 3, "ST - 2 slices in flight while the wgmma of slice s - 1 may still run");
@@ -110,25 +142,8 @@ BARACUDA_UNROLL
     ptx::cp_async_commit();
 
     const int stage = kt % ST;
-    const unsigned a_addr = smem_addr + static_cast<unsigned>(stage * kStageBytes + wg * 64 * BK);
-    const unsigned b_addr = smem_addr + static_cast<unsigned>(stage * kStageBytes + BM * BK);
-    const std::uint64_t da = ptx::wgmma_desc(a_addr, 16, 1024, ptx::WgmmaSwizzle::B128);
-    const std::uint64_t db = ptx::wgmma_desc(b_addr, 16, 1024, ptx::WgmmaSwizzle::B128);
-    ptx::wgmma_fence_operand(acc);
-    ptx::wgmma_fence();
-BARACUDA_UNROLL
-    for (int kk = 0; kk < BK / 32; ++kk)
-      ptx::wgmma_m64nNk32<BN, TA, TB>(acc, ptx::wgmma_desc_advance(da, 32u * kk), ptx::wgmma_desc_advance(db, 32u * kk),
-                                      kt > 0 || kk > 0);
-    ptx::wgmma_commit();
-    if constexpr (kAsym) {
-      if (tid < BN) {  // the row's sum does not depend on the order of its swizzled chunks
-        const unsigned char* row = smem + stage * kStageBytes + BM * BK + tid * 128;
-BARACUDA_UNROLL
-        for (int e = 0; e < 128; ++e)
-          colsum += std::is_same_v<TB, int8_t> ? static_cast<int>(static_cast<int8_t>(row[e])) : static_cast<int>(row[e]);
-      }
-    }
+    wgmma_slice<TA, TB, kAsym, BN>(acc, colsum, smem + stage * kStageBytes,
+                                   smem_addr + static_cast<unsigned>(stage * kStageBytes), wg, tid, kt > 0);
     ptx::wgmma_wait<1>();
     ptx::wgmma_fence_operand(acc);
   }
@@ -150,6 +165,120 @@ BARACUDA_UNROLL
                                           [&](int, int ni, int e) { return acc[4 * ni + e]; });
 }
 
+/// The same GEMM with its operands brought in by the tensor memory accelerator: 384 threads, warpgroup 0 the
+/// producer (one thread issues every copy; the warpgroup gives back its registers), warpgroups 1 and 2 the
+/// consumers of kernel above (rows 0..63 and 64..127 of the block, registers claimed for the accumulators).
+/// Per slice kt, in stage kt % ST (round r = kt / ST): the producer waits on empty[stage] (parity (r & 1) ^ 1,
+/// which the first round passes at once), announces the stage's bytes on full[stage] and issues two box
+/// copies (A: 128 rows × 128 K bytes at (k0, m0); B: BN rows at (k0, n0); 128B swizzle, zero outside the
+/// tensors: the ragged edges). Each consumer waits on full[stage] (parity r & 1), runs wgmma_slice, waits
+/// until only that group is pending (slice kt − 1's has retired) and then releases slice kt − 1's stage:
+/// lane 0 of each of the 8 consumer warps arrives on its empty barrier (count 8). After the set-up no
+/// block-wide barrier: the producer warpgroup exits when it has issued the last copy (so that it keeps no
+/// accumulator registers alive across a join), and the consumers publish their column sums through an
+/// mbarrier of their own. Shared memory: the stages (1024-byte aligned), full[ST], empty[ST], that barrier,
+/// and BN column sums.
+template <class TA, class TB, class TOut, bool kAsym, int BN, int ST>
+__global__ void __launch_bounds__(384, 1)
+    int_gemm_wgmma_tma_kernel(GemmParams p, const BARACUDA_GRID_CONSTANT ptx::TensorMap map_a,
+                              const BARACUDA_GRID_CONSTANT ptx::TensorMap map_b) {
+  constexpr int BM = kWgmmaBM, BK = kWgmmaBK;
+  constexpr int kStageBytes = (BM + BN) * BK;
+  static_assert(BN == 128 || BN == 256, "BN: one wgmma.m64n128k32 or m64n256k32 per k-step");
+  static_assert(ST >= 2, "at least two stages");
+  constexpr bool kLinear = !std::is_same_v<TOut, int32_t>;
+  static_assert(kLinear || !kAsym, "IntGemm has no zero point");
+
+  BARACUDA_DYNAMIC_SHARED(unsigned char, raw);
+  const unsigned raw_addr = ptx::smem_address(raw);
+  const unsigned pad = (1024u - (raw_addr & 1023u)) & 1023u;
+  unsigned char* const smem = raw + pad;  // 1024-byte aligned in the shared window
+  const unsigned smem_addr = raw_addr + pad;
+  auto* const full = reinterpret_cast<std::uint64_t*>(smem + ST * kStageBytes);
+  std::uint64_t* const empty = full + ST;
+  std::uint64_t* const sums_ready = empty + ST;  // the consumers' own barrier (256 threads)
+  int* const colsum_s = reinterpret_cast<int*>(sums_ready + 1);
+
+  const int tid = static_cast<int>(threadIdx.x);
+  const int lane = tid & 31, warp = tid >> 5, wg = warp >> 2;
+  const int m0 = static_cast<int>(blockIdx.y) * BM, n0 = static_cast<int>(blockIdx.x) * BN;
+  const int ktiles = (p.k + BK - 1) / BK;
+
+  if (tid == 0) {
+    if (ktiles > 0) {  // (with K = 0 the maps are not encoded: there is nothing to copy)
+      ptx::prefetch_tensor_map(map_a);
+      ptx::prefetch_tensor_map(map_b);
+    }
+BARACUDA_UNROLL
+    for (int s = 0; s < ST; ++s) {
+      ptx::mbarrier_init(&full[s], 1);
+      ptx::mbarrier_init(&empty[s], 8);
+    }
+    ptx::mbarrier_init(sums_ready, 256);
+    ptx::fence_mbarrier_init();
+  }
+  __syncthreads();
+
+  if (wg == 0) {  // the producer; it never meets the consumers at a barrier, so it holds no accumulators
+    ptx::warpgroup_release_registers<40>();
+    if (tid == 0) {
+      for (int kt = 0; kt < ktiles; ++kt) {
+        const int stage = kt % ST;
+        const unsigned round = static_cast<unsigned>(kt / ST);
+        ptx::mbarrier_wait_parity(&empty[stage], (round & 1u) ^ 1u);
+        ptx::mbarrier_arrive_expect_tx(&full[stage], kStageBytes);
+        unsigned char* as = smem + stage * kStageBytes;
+        ptx::tma_load_2d(as, map_a, &full[stage], kt * BK, m0);
+        ptx::tma_load_2d(as + BM * BK, map_b, &full[stage], kt * BK, n0);
+      }
+    }
+    return;
+  }
+
+  ptx::warpgroup_claim_registers<232>();
+  const int cwg = wg - 1, ctid = tid - 128;
+  int acc[BN / 2];
+  int colsum = 0;  // Σ_k b[n0 + ctid, k] (asymmetric linear only)
+  for (int kt = 0; kt < ktiles; ++kt) {
+    const int stage = kt % ST;
+    ptx::mbarrier_wait_parity(&full[stage], static_cast<unsigned>(kt / ST) & 1u);
+    wgmma_slice<TA, TB, kAsym, BN>(acc, colsum, smem + stage * kStageBytes,
+                                   smem_addr + static_cast<unsigned>(stage * kStageBytes), cwg, ctid, kt > 0);
+    ptx::wgmma_wait<1>();  // slice kt - 1's wgmmas have retired: its stage may be refilled
+    ptx::wgmma_fence_operand(acc);
+    if (kt > 0) {
+      __syncwarp();  // (the warp's column-sum reads of that stage are done too)
+      if (lane == 0) ptx::mbarrier_arrive(&empty[(kt - 1) % ST]);
+    }
+  }
+  ptx::wgmma_wait<0>();
+  ptx::wgmma_fence_operand(acc);
+  if (ktiles == 0) {
+BARACUDA_UNROLL
+    for (int i = 0; i < BN / 2; ++i) acc[i] = 0;
+  }
+  if constexpr (kAsym) {  // publish the column sums to every consumer (the producer has left: no __syncthreads)
+    if (ctid < BN) colsum_s[ctid] = colsum;
+    ptx::mbarrier_arrive(sums_ready);
+    ptx::mbarrier_wait_parity(sums_ready, 0);
+  }
+  store_fragments<TOut, kAsym, 1, BN / 8>(p, m0, cwg * 64 + (warp & 3) * 16, n0, 0, lane, colsum_s,
+                                          [&](int, int ni, int e) { return acc[4 * ni + e]; });
+}
+
+/// The two tensor maps of the TMA kernel: A [M, K] and B [N, K], bytes, boxes of 128 K bytes × 128 / BN rows.
+inline std::string wgmma_tensor_maps(ptx::TensorMap& a, ptx::TensorMap& b, const GemmParams& p, int bn) {
+  ptx::TensorMapSpec2d s;
+  s.base = p.a, s.cols = static_cast<std::uint64_t>(p.k), s.rows = static_cast<std::uint64_t>(p.m);
+  s.row_bytes = static_cast<std::uint64_t>(p.lda), s.box_cols = kWgmmaBK, s.box_rows = kWgmmaBM;
+  s.swizzle = ptx::TmaSwizzle::B128;
+  if (std::string why = ptx::encode_tensor_map_2d(a, s); !why.empty()) return "A: " + why;
+  s.base = p.b, s.rows = static_cast<std::uint64_t>(p.n), s.row_bytes = static_cast<std::uint64_t>(p.ldb);
+  s.box_rows = static_cast<unsigned>(bn);
+  if (std::string why = ptx::encode_tensor_map_2d(b, s); !why.empty()) return "B: " + why;
+  return {};
+}
+
 template <class TA, class TB, class TOut, bool kAsym, ::baracuda::detail::IntGemmWgmmaTile kT>
 Status launch_wgmma_tile(const ::baracuda::detail::ExecContext& ctx, const GemmParams& p, const char* plan) {
   if (p.m == 0 || p.n == 0) return {};
@@ -159,12 +288,24 @@ Status launch_wgmma_tile(const ::baracuda::detail::ExecContext& ctx, const GemmP
   const dim3 grid(static_cast<unsigned>((p.n + kT.bn - 1) / kT.bn), static_cast<unsigned>((p.m + kT.bm - 1) / kT.bm));
   const dim3 block(static_cast<unsigned>(kT.threads()));
   const size_t smem = static_cast<size_t>(kT.smem_bytes());
-  auto* kernel = &int_gemm_wgmma_kernel<TA, TB, TOut, kAsym, kT.bn, kT.stages>;
+  auto start = [&](auto* kernel, const auto&... maps) -> Status {
 #if !BARACUDA_SIM
-  const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
-  if (e != cudaSuccess) return Error::device(std::string(plan) + ": cudaFuncSetAttribute: " + cudaGetErrorString(e), e);
+    const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
+    if (e != cudaSuccess) return Error::device(std::string(plan) + ": cudaFuncSetAttribute: " + cudaGetErrorString(e), e);
 #endif
-  BARACUDA_LAUNCH(grid, block, smem, ctx.stream, kernel)(p);
+    BARACUDA_LAUNCH(grid, block, smem, ctx.stream, kernel)(p, maps...);
+    return {};
+  };
+  if constexpr (kT.tma) {
+    ptx::TensorMap map_a{}, map_b{};
+    if (p.k > 0) {
+      if (std::string why = wgmma_tensor_maps(map_a, map_b, p, kT.bn); !why.empty())
+        return Error::invalid(std::string(plan) + ": " + why);
+    }
+    if (Status s = start(&int_gemm_wgmma_tma_kernel<TA, TB, TOut, kAsym, kT.bn, kT.stages>, map_a, map_b); !s) return s;
+  } else {
+    if (Status s = start(&int_gemm_wgmma_kernel<TA, TB, TOut, kAsym, kT.bn, kT.stages>); !s) return s;
+  }
   const auto le = launch::take_last_error();
   if (!le.failed) return {};
   return Error::device(std::string(plan) + ": kernel launch failed: " + le.message, le.code);
