@@ -8,6 +8,7 @@
 #include <string>
 
 #include "device/ptx/wgmma.cuh"
+#include "device_buffers.hpp"
 #include "sim/compat.cuh"
 #include "wgmma_selftest.hpp"
 
@@ -26,16 +27,15 @@ template <int N, class TA, class TB>
 __global__ void __launch_bounds__(256) wgmma_kernel(WgmmaArgs p) {
   BARACUDA_DYNAMIC_SHARED(unsigned char, raw);
   const int tid = static_cast<int>(threadIdx.x), wg = tid / 128;
-  const unsigned raw_addr = ptx::smem_address(raw);
-  const unsigned pad = (1024u - (raw_addr & 1023u)) & 1023u;  // align the image to 1024 in the window
-  unsigned char* base = raw + pad;
+  const ptx::SharedAligned1024 aligned = ptx::align_shared_1024(raw);  // the image on a 1024-byte boundary
+  unsigned char* const base = aligned.ptr;
+  const unsigned b0 = aligned.addr;
   for (int i = tid; i < p.image_bytes; i += 256) base[i] = p.image[i];
   ptx::fence_proxy_async_shared();
   __syncthreads();
   int d[N / 2];
 BARACUDA_UNROLL
   for (int i = 0; i < N / 2; ++i) d[i] = p.acc_in[tid * (N / 2) + i];
-  const unsigned b0 = raw_addr + pad;
   const auto sw = static_cast<ptx::WgmmaSwizzle>(p.c.swizzle);
   const unsigned a_off = wg == 0 ? p.c.a_off[0] : p.c.a_off[1];  // no dynamic index: no local copy of p
   const std::uint64_t da = ptx::wgmma_desc(b0 + a_off, p.c.a_lbo, p.c.a_sbo, sw);
@@ -80,24 +80,10 @@ namespace BARACUDA_DEVICE_ABI {
 LaunchError wgmma(const WgmmaCase& c, const unsigned char* image, int image_bytes, const int* acc_in, int* acc_out) {
   using namespace ::baracuda::BARACUDA_DEVICE_ABI::ptxtest_kernels;
   if (image_bytes > kWgmmaImageBytes || (c.n != 64 && c.n != 128 && c.n != 256)) return {true, 1, "bad wgmma case"};
-  const std::size_t acc_bytes = static_cast<std::size_t>(kWgmmaThreads) * (c.n / 2) * sizeof(int);
-  WgmmaArgs a{c, image, image_bytes, acc_in, acc_out};
-#if !BARACUDA_SIM
-  void *di = nullptr, *dc = nullptr, *dd = nullptr;
-  auto release = [&] {
-    cudaFree(di), cudaFree(dc), cudaFree(dd);
-  };
-  if (cudaMalloc(&di, static_cast<std::size_t>(image_bytes)) != cudaSuccess || cudaMalloc(&dc, acc_bytes) != cudaSuccess ||
-      cudaMalloc(&dd, acc_bytes) != cudaSuccess ||
-      cudaMemcpy(di, image, static_cast<std::size_t>(image_bytes), cudaMemcpyHostToDevice) != cudaSuccess ||
-      cudaMemcpy(dc, acc_in, acc_bytes, cudaMemcpyHostToDevice) != cudaSuccess) {
-    release();
-    return {true, 1, "device allocation or copy failed"};
-  }
-  a.image = static_cast<const unsigned char*>(di), a.acc_in = static_cast<const int*>(dc), a.acc_out = static_cast<int*>(dd);
-#else
-  (void)acc_bytes;
-#endif
+  const std::size_t acc = static_cast<std::size_t>(kWgmmaThreads) * (c.n / 2);
+  Buffers m;
+  const WgmmaArgs a{c, m.in(image, static_cast<std::size_t>(image_bytes)), image_bytes, m.in(acc_in, acc), m.out(acc_out, acc)};
+  if (!m.ok()) return m.finish();
   if (c.n == 64) {
     launch_wgmma_n<64>(a);
   } else if (c.n == 128) {
@@ -105,18 +91,7 @@ LaunchError wgmma(const WgmmaCase& c, const unsigned char* image, int image_byte
   } else {
     launch_wgmma_n<256>(a);
   }
-  LaunchError e = ::baracuda::launch::take_last_error();
-#if !BARACUDA_SIM
-  if (!e.failed) {
-    if (const cudaError_t s = cudaDeviceSynchronize(); s != cudaSuccess) {
-      e = {true, static_cast<int>(s), cudaGetErrorString(s)};
-    } else if (cudaMemcpy(acc_out, dd, acc_bytes, cudaMemcpyDeviceToHost) != cudaSuccess) {
-      e = {true, 1, "cudaMemcpy to the host failed"};
-    }
-  }
-  release();
-#endif
-  return e;
+  return m.finish();
 }
 
 }  // namespace BARACUDA_DEVICE_ABI

@@ -58,6 +58,19 @@ __host__ __device__ constexpr std::uint64_t wgmma_desc(unsigned start, unsigned 
          (static_cast<std::uint64_t>(base_offset & 7u) << 49) | (static_cast<std::uint64_t>(swizzle) << 62);
 }
 
+/// A dynamic shared buffer's first byte on a 1024-byte boundary of the shared window (where the 128B swizzle
+/// of wgmma descriptors and TMA boxes repeats), as a pointer and as its window address. Allocate 1 KiB of
+/// slack: the buffer is only promised 16-byte alignment.
+struct SharedAligned1024 {
+  unsigned char* ptr;
+  unsigned addr;
+};
+__device__ __forceinline__ SharedAligned1024 align_shared_1024(unsigned char* raw) {
+  const unsigned a = smem_address(raw);
+  const unsigned pad = (1024u - (a & 1023u)) & 1023u;
+  return {raw + pad, a + pad};
+}
+
 /// The descriptor with its start address advanced by `bytes` (a multiple of 16; no carry out of bits 13:0
 /// for addresses within the 256 KiB window).
 __host__ __device__ constexpr std::uint64_t wgmma_desc_advance(std::uint64_t desc, unsigned bytes) {

@@ -95,10 +95,9 @@ __global__ void __launch_bounds__(256, 1) int_gemm_wgmma_kernel(GemmParams p) {
   static_assert(kLinear || !kAsym, "IntGemm has no zero point");
 
   BARACUDA_DYNAMIC_SHARED(unsigned char, raw);
-  const unsigned raw_addr = ptx::smem_address(raw);
-  const unsigned pad = (1024u - (raw_addr & 1023u)) & 1023u;
-  unsigned char* const smem = raw + pad;  // 1024-byte aligned in the shared window
-  const unsigned smem_addr = raw_addr + pad;
+  const ptx::SharedAligned1024 aligned = ptx::align_shared_1024(raw);
+  unsigned char* const smem = aligned.ptr;
+  const unsigned smem_addr = aligned.addr;
 
   const int tid = static_cast<int>(threadIdx.x);
   const int lane = tid & 31, warp = tid >> 5, wg = warp >> 2;
@@ -190,10 +189,9 @@ __global__ void __launch_bounds__(384, 1)
   static_assert(kLinear || !kAsym, "IntGemm has no zero point");
 
   BARACUDA_DYNAMIC_SHARED(unsigned char, raw);
-  const unsigned raw_addr = ptx::smem_address(raw);
-  const unsigned pad = (1024u - (raw_addr & 1023u)) & 1023u;
-  unsigned char* const smem = raw + pad;  // 1024-byte aligned in the shared window
-  const unsigned smem_addr = raw_addr + pad;
+  const ptx::SharedAligned1024 aligned = ptx::align_shared_1024(raw);
+  unsigned char* const smem = aligned.ptr;
+  const unsigned smem_addr = aligned.addr;
   auto* const full = reinterpret_cast<std::uint64_t*>(smem + ST * kStageBytes);
   std::uint64_t* const empty = full + ST;
   std::uint64_t* const sums_ready = empty + ST;  // the consumers' own barrier (256 threads)
