@@ -499,6 +499,11 @@ TEST(Int4MarlinGemm, SelectRejections) {
   expect_select_error(sel(D(ok).with_element(ElementKind::S8)), ErrorCode::Unsupported, "f16 or bf16");
   expect_select_error(sel(D(ok).with_shape(-1, 64, 128)), ErrorCode::InvalidProblem, ">= 0");
   expect_select_error(sel(D(ok).with_shape(1, -64, 128)), ErrorCode::InvalidProblem, ">= 0");
+  // the kernel's grid (65535 blocks of 64 rows) and 32-bit sizes, on every device
+  EXPECT_TRUE(sel(D(ok).with_shape(4194240, 64, 128)).is_ok());
+  expect_select_error(sel(D(ok).with_shape(4194241, 64, 128)), ErrorCode::InvalidProblem, "M must be at most 4194240");
+  expect_select_error(sel(D(ok).with_shape(4, int64_t{1} << 31, 128)), ErrorCode::InvalidProblem, "N, K at most");
+  expect_select_error(sel(D(ok).with_shape(4, 64, int64_t{1} << 32)), ErrorCode::InvalidProblem, "N, K at most");
   expect_select_error(sel(D(ok).with_group(16)), ErrorCode::InvalidProblem, "group must be");
   expect_select_error(sel(D(ok).with_group(0)), ErrorCode::InvalidProblem, "group must be");
   expect_select_error(sel(D(ok).with_shape(4, 96, 128)), ErrorCode::InvalidProblem, "multiple of 64");

@@ -136,6 +136,12 @@ TEST(IntGemm, SelectRejections) {
   expect_select_error(dynamic::IntGemmPlan::select(host, D{}.with_shape(4, 4, 24)), ErrorCode::InvalidProblem,
                       "multiple of 16");
   expect_select_error(dynamic::IntGemmPlan::select(host, D{}.with_shape(-1, 4, 16)), ErrorCode::InvalidProblem, ">= 0");
+  // the kernels' grid (65535 blocks of 64 rows) and 32-bit sizes, on every device
+  EXPECT_TRUE(dynamic::IntGemmPlan::select(host, D{}.with_shape(4194240, 4, 16)).is_ok());
+  expect_select_error(dynamic::IntGemmPlan::select(host, D{}.with_shape(4194241, 4, 16)), ErrorCode::InvalidProblem,
+                      "M must be at most 4194240");
+  expect_select_error(dynamic::IntGemmPlan::select(host, D{}.with_shape(4, int64_t{1} << 31, 16)),
+                      ErrorCode::InvalidProblem, "N at most");
   expect_select_error(dynamic::IntGemmPlan::select(host, D{}.with_shape(1, 1, 131072)), ErrorCode::InvalidProblem,
                       "overflow");
   expect_select_error(dynamic::IntGemmPlan::select(host, D{}.with_shape(1, 1, 33040).with_kinds(ElementKind::U8, ElementKind::U8)),
@@ -335,6 +341,8 @@ TEST(SmoothQuantLinear, Rejections) {
   const D ok = D{}.with_shape(4, 5, 32).with_output(ElementKind::F32);
   expect_select_error(dynamic::SmoothQuantLinearPlan::select(host, D(ok).with_act_scale(NAN)), ErrorCode::InvalidProblem,
                       "act_scale must be finite");
+  expect_select_error(dynamic::SmoothQuantLinearPlan::select(host, D(ok).with_shape(4194241, 5, 32)),
+                      ErrorCode::InvalidProblem, "M must be at most 4194240");
   expect_select_error(dynamic::SmoothQuantLinearPlan::select(host, D(ok).with_act_scale(INFINITY)),
                       ErrorCode::InvalidProblem, "act_scale must be finite");
   expect_select_error(dynamic::SmoothQuantLinearPlan::select(host, D(ok).with_shape(4, 5, 40)),
@@ -501,6 +509,7 @@ TEST(QuantizedLinear, Rejections) {
   const D ok = D{}.with_shape(4, 5, 32).with_element(ElementKind::F32).with_output(ElementKind::F32);
   auto sel = [&](const D& d) { return dynamic::QuantizedLinearPlan::select(host, d); };
   expect_select_error(sel(D(ok).with_shape(4, 5, 8)), ErrorCode::InvalidProblem, "multiple of 16");
+  expect_select_error(sel(D(ok).with_shape(4194241, 5, 32)), ErrorCode::InvalidProblem, "M must be at most 4194240");
   expect_select_error(sel(D(ok).with_element(ElementKind::S8)), ErrorCode::Unsupported, "x must be");
   expect_select_error(sel(D(ok).with_output(ElementKind::F64)), ErrorCode::Unsupported, "f64 x gives f64 only");
   expect_select_error(sel(D(ok).with_element(ElementKind::F64).with_output(ElementKind::F16)), ErrorCode::Unsupported,

@@ -42,7 +42,8 @@
 /// group −1), act-order is in effect only when G > 1: with G = 1 (group −1, or group = K) a descriptor with
 /// `act_order` is planned as without (no `perm`, no workspace) — `act_order_effective()` says which.
 ///
-/// **Rules of `select`** (each a clear error): element f16 or bf16 (`Unsupported`); M, N, K ≥ 0; group in
+/// **Rules of `select`** (each a clear error): element f16 or bf16 (`Unsupported`); M, N, K ≥ 0, M ≤ 4194240
+/// (65535 blocks of 64 rows), N, K < 2^31; group in
 /// {−1, 32, 64, 128}; N % 64 == 0 (Marlin's 64-column tiles); K > 0 and K % 128 == 0 (the kernel's K block,
 /// which implies K % group == 0; pad the weight with zero rows and the activation with zero columns); a
 /// known scheme (all `InvalidProblem`); the workspace within `PlanPreference::max_workspace_bytes`

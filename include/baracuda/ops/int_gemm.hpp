@@ -15,7 +15,7 @@
 /// - **Alignment (the 16-byte cp.async rule):** `K % 16 == 0`; A and B have unit stride along K, their row
 ///   strides are multiples of 16 elements (= 16 bytes) and at least K, and their base pointers are 16-byte
 ///   aligned — else `MisalignedOperand` (or `InvalidProblem` for K itself). M and N are arbitrary (ragged
-///   edges are handled). Outputs have unit stride along N and a row stride ≥ N (no other alignment; the
+///   edges are handled) up to M ≤ 4194240 (65535 blocks of 64 rows) and N < 2³¹ (`InvalidProblem`). Outputs have unit stride along N and a row stride ≥ N (no other alignment; the
 ///   kernel vectorises stores where the rows happen to be aligned).
 /// - **Exactness bound on K:** the s32 accumulator never overflows: `K ≤ int_gemm_max_k(...)`, i.e.
 ///   `K · max|a| · max|b| ≤ 2³¹ − 1` (s8×s8: K ≤ 131071; u8×u8: K ≤ 33025; asymmetric activations count

@@ -85,6 +85,10 @@ Result<Int4MarlinGemmPlan> Int4MarlinGemmPlan::select(const Stream& stream, cons
   if (desc.m < 0 || desc.n < 0 || desc.k < 0)
     return Error::invalid(s(P) + ": M, N and K must be >= 0; got M = " + n2s(desc.m) + ", N = " + n2s(desc.n) +
                           ", K = " + n2s(desc.k));
+  if (desc.m > detail::kInt4GemmMaxM || desc.n > detail::kInt4GemmMaxNK || desc.k > detail::kInt4GemmMaxNK)
+    return Error::invalid(s(P) + ": M must be at most " + n2s(detail::kInt4GemmMaxM) + " (65535 blocks of 64 rows) and N, K at most " +
+                          n2s(detail::kInt4GemmMaxNK) + "; got M = " + n2s(desc.m) + ", N = " + n2s(desc.n) +
+                          ", K = " + n2s(desc.k) + " (split the batch)");
   if (desc.group != -1 && desc.group != 32 && desc.group != 64 && desc.group != 128)
     return Error::invalid(s(P) + ": group must be -1 (per channel), 32, 64 or 128; got " + n2s(desc.group));
   if (desc.scheme != Int4Scheme::Symmetric && desc.scheme != Int4Scheme::Asymmetric)

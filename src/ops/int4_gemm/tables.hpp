@@ -40,6 +40,12 @@ struct Int4GemmLaunch {
 /// Rows of C per block of the tensor-core kernel: one 16-row slab for a decode step, up to four for more.
 constexpr int64_t int4_gemm_block_rows(int64_t m) { return m <= 16 ? 16 : m <= 32 ? 32 : 64; }
 
+/// The largest M, N and K the plan takes (on every device, so that a plan made on one runs on the others):
+/// the kernel launches ceil(M / 64) row blocks on grid.y (at most 65535) and keeps M, N and K in 32-bit
+/// integers.
+inline constexpr int64_t kInt4GemmMaxM = int64_t{65535} * 64;
+inline constexpr int64_t kInt4GemmMaxNK = int64_t{0x7fffffff};
+
 /// How many parts the devices cut K into: enough blocks for the largest GPUs (2 per SM of a 132-SM H100:
 /// N/64 column blocks × row blocks alone give 64 blocks at M ≤ 16, N = 4096), with at least 4 K slices
 /// (of 64 rows) per part, and the partial sums' round trip (2·splits·M·N·4 bytes) within the weight's own bytes.

@@ -70,6 +70,13 @@ Status check_mnk(std::string_view plan, int64_t m, int64_t n, int64_t k) {
   if (m < 0 || n < 0 || k < 0)
     return Error::invalid(s(plan) + ": M, N and K must be >= 0; got M = " + n2s(m) + ", N = " + n2s(n) +
                           ", K = " + n2s(k));
+  // The tensor-core kernels launch ceil(M / BM) row blocks on grid.y (at most 65535; BM ≥ 64 whenever M is
+  // large) and keep M, N and K in 32-bit integers; the same limits on every device, so that a plan made on
+  // one runs on the others.
+  constexpr int64_t kMaxM = int64_t{65535} * 64, kMaxN = int64_t{0x7fffffff};
+  if (m > kMaxM || n > kMaxN)
+    return Error::invalid(s(plan) + ": M must be at most " + n2s(kMaxM) + " (65535 blocks of 64 rows) and N at most " +
+                          n2s(kMaxN) + "; got M = " + n2s(m) + ", N = " + n2s(n) + " (split the batch)");
   if (k % kKAlign != 0)
     return Error::invalid(s(plan) + ": K must be a multiple of 16 (16-byte cp.async rows of int8); got K = " + n2s(k) +
                           " (pad K with zeros in both operands)");
