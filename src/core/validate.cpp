@@ -81,4 +81,17 @@ Status check_dense(std::string_view plan, std::string_view name, const DynTensor
   return {};
 }
 
+Status check_workspace(std::string_view plan, const Workspace& ws, size_t bytes, size_t align,
+                       std::string_view contents, std::initializer_list<NamedTensor> tensors) {
+  if (ws.size < bytes || (bytes > 0 && ws.data == nullptr))
+    return Error::workspace_too_small(s(plan) + ": workspace too small (" + s(contents) + ")", bytes,
+                                      ws.data == nullptr ? 0 : ws.size);
+  if (bytes == 0) return {};
+  if (reinterpret_cast<uintptr_t>(ws.data) % align != 0)
+    return Error::misaligned(s(plan) + ": the workspace must be " + std::to_string(align) + "-byte aligned");
+  const DynTensor view = DynTensor::dense(ws.data, ElementKind::U8, Shape{static_cast<int64_t>(bytes)});
+  for (const NamedTensor& t : tensors) BARACUDA_TRY(check_no_overlap(plan, "the workspace", view, t.name, t.tensor));
+  return {};
+}
+
 }  // namespace baracuda::detail

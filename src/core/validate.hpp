@@ -1,10 +1,13 @@
 // Internal: argument checks shared by every family, so each rule is written (and worded) once.
 #pragma once
 
+#include <cstddef>
+#include <initializer_list>
 #include <string_view>
 
 #include "baracuda/core/dyn_tensor.hpp"
 #include "baracuda/core/status.hpp"
+#include "baracuda/core/workspace.hpp"
 
 namespace baracuda::detail {
 
@@ -35,5 +38,17 @@ Status check_absent(std::string_view plan, std::string_view name, const DynTenso
 /// `where_from` ("as checkpoints store it") otherwise. For operands a kernel indexes as packed arrays.
 Status check_dense(std::string_view plan, std::string_view name, const DynTensor& t, ElementKind kind,
                    const Shape& expected, Access access, std::string_view where_from);
+
+/// A tensor by the name the plan's messages give it.
+struct NamedTensor {
+  std::string_view name;
+  const DynTensor& tensor;
+};
+
+/// The workspace a plan's run was given: at least `bytes` (`WorkspaceTooSmall`, "<plan>: workspace too
+/// small (<contents>)"), and when the plan needs one, `align`-byte aligned (`MisalignedOperand`) and
+/// overlapping none of `tensors` (`InvalidProblem`, "the workspace overlaps <name>").
+Status check_workspace(std::string_view plan, const Workspace& ws, size_t bytes, size_t align,
+                       std::string_view contents, std::initializer_list<NamedTensor> tensors);
 
 }  // namespace baracuda::detail

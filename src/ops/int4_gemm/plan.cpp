@@ -194,12 +194,10 @@ Status Int4MarlinGemmPlan::run(const Stream& stream, Workspace ws, const Int4Gem
   if (gemm_ == nullptr) return Error::invalid(s(P) + ": run on a plan that select did not produce");
   BARACUDA_TRY(detail::check_same_device(P, device_, device_index_, stream));
   BARACUDA_TRY(can_implement(t));
-  if (ws.size < workspace_bytes_ || (workspace_bytes_ > 0 && ws.data == nullptr))
-    return Error::workspace_too_small(s(P) + ": workspace too small (act-order's permuted activation, M*K "
-                                          "elements; the split-K partial sums, splits*M*N f32)",
-                                      workspace_bytes_, ws.data == nullptr ? 0 : ws.size);
-  if (workspace_bytes_ > 0 && !aligned16(ws.data))
-    return Error::misaligned(s(P) + ": the workspace must be 16-byte aligned");
+  BARACUDA_TRY(detail::check_workspace(
+      P, ws, workspace_bytes_, kPtrAlign,
+      "act-order's permuted activation, M*K elements; the split-K partial sums, splits*M*N f32",
+      {{"a", t.a}, {"b_q", t.b_q}, {"scales", t.scales}, {"zeros", t.zeros}, {"perm", t.perm}, {"bias", t.bias}, {"c", t.c}}));
   if (desc_.m == 0 || desc_.n == 0) return {};
 
   const Int4Shape shape = desc_.weight_shape();
@@ -210,17 +208,6 @@ Status Int4MarlinGemmPlan::run(const Stream& stream, Workspace ws, const Int4Gem
   l.a = t.a, l.b = t.b_q, l.scales = t.scales, l.zeros = t.zeros, l.bias = t.bias, l.c = t.c;
   if (desc_.scheme == Int4Scheme::Symmetric) l.zeros = DynTensor{};
   if (!desc_.has_bias) l.bias = DynTensor{};
-
-  // The workspace (act-order's permuted activation, the split-K partial sums) must overlap no tensor.
-  const DynTensor scratch = DynTensor::dense(ws.data, ElementKind::U8, Shape{static_cast<int64_t>(workspace_bytes_)});
-  for (const auto& [name, in] : {std::pair<std::string_view, const DynTensor&>{"a", t.a},
-                                 {"b_q", t.b_q},
-                                 {"scales", t.scales},
-                                 {"zeros", t.zeros},
-                                 {"perm", t.perm},
-                                 {"bias", t.bias},
-                                 {"c", t.c}})
-    BARACUDA_TRY(detail::check_no_overlap(P, "the workspace", scratch, name, in));
 
   auto ctx = detail::make_exec_context(stream);
   if (!ctx) return ctx.error();
