@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "baracuda/baracuda.hpp"
+#include "ops/int_gemm/tuning.hpp"
 #include "support/devices.hpp"
 #include "support/host_array.hpp"
 #include "support/tensor.hpp"
@@ -671,7 +672,9 @@ void device_int_gemm(const Stream& dev, const GemmShape& sh, bool padded) {
   auto dp = dynamic::IntGemmPlan::select(dev, desc);
   ASSERT_TRUE(dp.is_ok()) << dp.error().to_string();
   EXPECT_EQ(dp->sku().variant, "tc_m16n8k32");
-  const Status st = dp->run(dev, {}, {da.view, db.view, dc.view});
+  auto ws = Buffer::allocate(dev, dp->workspace_size());  // the split-K parts of decode shapes
+  ASSERT_TRUE(ws.is_ok());
+  const Status st = dp->run(dev, Workspace(ws->data(), dp->workspace_size()), {da.view, db.view, dc.view});
   ASSERT_TRUE(st.is_ok()) << st.error().to_string();
   const std::vector<uint8_t> got = download(dc);
   ASSERT_GE(got.size(), static_cast<size_t>(sh.m * ldc) * 4);
@@ -868,6 +871,161 @@ TEST_P(IntGemmOnDevice, QuantizedLinearMatchesHost) {
             ASSERT_TRUE(st.is_ok()) << st.error().to_string();
             compare_outputs(out, download(dy), yh.data(), sh.m, sh.n, ldc, act != LinearActivation::Silu);
           }
+}
+
+// Decode shapes (M ≤ 16) whose decode-tile blocks are few: K is cut into parts (tuning.hpp's int_gemm_splits)
+// whose s32 sums meet in the workspace. The result must be the host's bit for bit — integer sums — for
+// IntGemm, SmoothQuantLinear and QuantizedLinear (symmetric, and asymmetric whose column sums are split too),
+// with a K whose last slice is partial; with the preference's max_workspace_bytes at 0 the plan runs unsplit.
+const GemmShape kSplitShapes[] = {{1, 40, 2048}, {16, 70, 4096}, {5, 33, 3008}};
+
+size_t split_bytes(const GemmShape& sh, bool colsums) {
+  const auto s = static_cast<size_t>(detail::int_gemm_splits(detail::kIntGemmTilesSm90, sh.m, sh.n, sh.k));
+  auto up = [](size_t v) { return (v + 255) / 256 * 256; };
+  return up(s * sh.m * sh.n * 4) + (colsums ? up(s * sh.n * 4) : 0);
+}
+
+TEST_P(IntGemmOnDevice, SplitKDecodeExact) {
+  BARACUDA_TEST_STREAM(stream, GetParam());
+  auto probe = dynamic::IntGemmPlan::select(stream, IntGemmDescriptor{}.with_shape(1, 1, 16));
+  BARACUDA_SKIP_IF_NO_CUDA_KERNELS(probe, GetParam());
+  for (const GemmShape& sh : kSplitShapes) {
+    ASSERT_GT(detail::int_gemm_splits(detail::kIntGemmTilesSm90, sh.m, sh.n, sh.k), 1);
+    const auto desc = IntGemmDescriptor{}.with_shape(sh.m, sh.n, sh.k);
+    EXPECT_EQ(dynamic::IntGemmPlan::select(stream, desc)->workspace_size(), split_bytes(sh, false));
+    EXPECT_EQ(dynamic::IntGemmPlan::select(Stream::host(), desc)->workspace_size(), 0u);
+    EXPECT_EQ(dynamic::IntGemmPlan::select(stream, desc, PlanPreference{}.with_max_workspace_bytes(0))->workspace_size(),
+              0u);
+    device_int_gemm<int8_t, int8_t>(stream, sh, false);
+    device_int_gemm<uint8_t, int8_t>(stream, sh, true);
+  }
+  // all −128 × −128: every part's sum and their total are large
+  const int64_t m = 3, n = 40, k = 4096;
+  Arr<int8_t> a(m * k, -128), b(n * k, -128);
+  DeviceTensor da = upload_mat(stream, ElementKind::S8, m, k, k, a.data());
+  DeviceTensor db = upload_mat(stream, ElementKind::S8, n, k, k, b.data());
+  DeviceTensor dc = upload_mat(stream, ElementKind::S32, m, n, n, Arr<int32_t>(m * n, 7).data());
+  auto p = dynamic::IntGemmPlan::select(stream, IntGemmDescriptor{}.with_shape(m, n, k));
+  ASSERT_TRUE(p.is_ok());
+  ASSERT_GT(p->workspace_size(), 0u);
+  auto ws = Buffer::allocate(stream, p->workspace_size());
+  ASSERT_TRUE(ws.is_ok());
+  ASSERT_TRUE(p->run(stream, Workspace(ws->data(), p->workspace_size()), {da.view, db.view, dc.view}).is_ok());
+  const std::vector<uint8_t> got = download(dc);
+  for (int64_t i = 0; i < m * n; ++i) {
+    int32_t v;
+    std::memcpy(&v, got.data() + i * 4, 4);
+    ASSERT_EQ(v, 4096 * 16384);
+  }
+}
+
+TEST_P(IntGemmOnDevice, SplitKDecodeLinearExact) {
+  BARACUDA_TEST_STREAM(stream, GetParam());
+  auto probe = dynamic::IntGemmPlan::select(stream, IntGemmDescriptor{}.with_shape(1, 1, 16));
+  BARACUDA_SKIP_IF_NO_CUDA_KERNELS(probe, GetParam());
+  for (const GemmShape& sh : kSplitShapes)
+    for (size_t max_ws : {~size_t{0}, size_t{0}})
+      for (ElementKind out : {ElementKind::Bf16, ElementKind::F32}) {
+        const bool bias = out == ElementKind::Bf16;
+        const LinearActivation act = bias ? LinearActivation::Relu : LinearActivation::None;
+        SCOPED_TRACE(std::string(to_string(out)) + " " + std::to_string(sh.m) + "x" + std::to_string(sh.n) + "x" +
+                     std::to_string(sh.k) + (max_ws == 0 ? " unsplit" : " split"));
+        const PlanPreference pref = PlanPreference{}.with_max_workspace_bytes(max_ws);
+        const size_t eb = element_bytes(out);
+        std::mt19937_64 gen(91 + sh.n);
+        std::uniform_real_distribution<double> us(0.0005, 0.004), ub(-2.0, 2.0), ux(-3.0, 2.0);
+        Arr<int8_t> a(sh.m * sh.k), w(sh.n * sh.k);
+        fill_random(a, 41 + sh.m), fill_random(w, 42 + sh.n);
+        Arr<float> sw(sh.n);
+        for (int64_t i = 0; i < sh.n; ++i) sw[i] = static_cast<float>(us(gen));
+        std::vector<uint8_t> bmem(static_cast<size_t>(sh.n) * eb), y(static_cast<size_t>(sh.m * sh.n) * eb, 0xAB);
+        for (int64_t i = 0; i < sh.n; ++i) write_float(out, bmem.data(), i, ub(gen));
+        DeviceTensor dw = upload_mat(stream, ElementKind::S8, sh.n, sh.k, sh.k, w.data());
+        DeviceTensor ds = upload_vec(stream, ElementKind::F32, sh.n, sw.data());
+        DeviceTensor dbias = upload_vec(stream, out, sh.n, bmem.data());
+        const DynTensor hbias = bias ? vec(bmem.data(), out, sh.n) : DynTensor{};
+        // SmoothQuantLinear
+        {
+          const auto desc = SmoothQuantLinearDescriptor{}.with_shape(sh.m, sh.n, sh.k).with_act_scale(0.0173f)
+                                .with_output(out).with_bias(bias).with_activation(act);
+          std::vector<uint8_t> yh = y;
+          auto hp = dynamic::SmoothQuantLinearPlan::select(Stream::host(), desc);
+          ASSERT_TRUE(hp->run(Stream::host(), {},
+                              {mat(a.data(), ElementKind::S8, sh.m, sh.k, sh.k), mat(w.data(), ElementKind::S8, sh.n, sh.k, sh.k),
+                               vec(sw.data(), ElementKind::F32, sh.n), hbias, mat(yh.data(), out, sh.m, sh.n, sh.n)})
+                          .is_ok());
+          auto dp = dynamic::SmoothQuantLinearPlan::select(stream, desc, pref);
+          ASSERT_TRUE(dp.is_ok()) << dp.error().to_string();
+          EXPECT_EQ(dp->workspace_size(), max_ws == 0 ? 0 : split_bytes(sh, false));
+          DeviceTensor da = upload_mat(stream, ElementKind::S8, sh.m, sh.k, sh.k, a.data());
+          DeviceTensor dy = upload_mat(stream, out, sh.m, sh.n, sh.n, y.data());
+          auto ws = Buffer::allocate(stream, dp->workspace_size());
+          ASSERT_TRUE(ws.is_ok());
+          const Status st = dp->run(stream, Workspace(ws->data(), dp->workspace_size()),
+                                    {da.view, dw.view, ds.view, bias ? dbias.view : DynTensor{}, dy.view});
+          ASSERT_TRUE(st.is_ok()) << st.error().to_string();
+          compare_outputs(out, download(dy), yh.data(), sh.m, sh.n, sh.n, true);
+        }
+        // QuantizedLinear, symmetric and asymmetric (u8: the column sums are split too)
+        std::vector<uint8_t> x(static_cast<size_t>(sh.m * sh.k) * 4);
+        for (int64_t i = 0; i < sh.m * sh.k; ++i) write_float(ElementKind::F32, x.data(), i, ux(gen));
+        DeviceTensor dx = upload_mat(stream, ElementKind::F32, sh.m, sh.k, sh.k, x.data());
+        for (DynamicRangeMode mode : {DynamicRangeMode::Symmetric, DynamicRangeMode::Asymmetric}) {
+          const bool asym = mode == DynamicRangeMode::Asymmetric;
+          const auto desc = QuantizedLinearDescriptor{}.with_shape(sh.m, sh.n, sh.k).with_element(ElementKind::F32)
+                                .with_output(out).with_mode(mode)
+                                .with_activation_quantized(asym ? ElementKind::U8 : ElementKind::S8)
+                                .with_bias(bias).with_activation(act);
+          std::vector<uint8_t> yh = y;
+          auto hp = dynamic::QuantizedLinearPlan::select(Stream::host(), desc);
+          Arr<uint8_t> hws(hp->workspace_size());
+          ASSERT_TRUE(hp->run(Stream::host(), Workspace(hws.data(), hp->workspace_size()),
+                              {DynTensor::dense(x.data(), ElementKind::F32, Shape{sh.m, sh.k}),
+                               mat(w.data(), ElementKind::S8, sh.n, sh.k, sh.k), vec(sw.data(), ElementKind::F32, sh.n),
+                               hbias, mat(yh.data(), out, sh.m, sh.n, sh.n)})
+                          .is_ok());
+          auto dp = dynamic::QuantizedLinearPlan::select(stream, desc);
+          ASSERT_TRUE(dp.is_ok()) << dp.error().to_string();
+          EXPECT_GE(dp->workspace_size(), hp->workspace_size() + split_bytes(sh, asym)) << (asym ? "asym" : "sym");
+          DeviceTensor dy = upload_mat(stream, out, sh.m, sh.n, sh.n, y.data());
+          auto ws = Buffer::allocate(stream, dp->workspace_size());
+          ASSERT_TRUE(ws.is_ok());
+          const Status st = dp->run(stream, Workspace(ws->data(), dp->workspace_size()),
+                                    {dx.view, dw.view, ds.view, bias ? dbias.view : DynTensor{}, dy.view});
+          ASSERT_TRUE(st.is_ok()) << st.error().to_string();
+          compare_outputs(out, download(dy), yh.data(), sh.m, sh.n, sh.n, true);
+        }
+      }
+}
+
+// The split-K workspace's rejections in run (sim: its device memory is host memory, so a tensor can sit in it).
+TEST(IntGemmSplitK, WorkspaceRejections) {
+  const Stream sim = Stream::sim();
+  const GemmShape sh{2, 40, 2048};
+  Arr<int8_t> a(sh.m * sh.k), w(sh.n * sh.k);
+  Arr<int32_t> c(sh.m * sh.n);
+  Arr<float> sw(sh.n, 0.01f), y(sh.m * sh.n);
+  auto gp = dynamic::IntGemmPlan::select(sim, IntGemmDescriptor{}.with_shape(sh.m, sh.n, sh.k));
+  auto sp = dynamic::SmoothQuantLinearPlan::select(
+      sim, SmoothQuantLinearDescriptor{}.with_shape(sh.m, sh.n, sh.k).with_output(ElementKind::F32));
+  ASSERT_TRUE(gp.is_ok() && sp.is_ok());
+  const size_t need = split_bytes(sh, false);
+  ASSERT_EQ(gp->workspace_size(), need);
+  ASSERT_EQ(sp->workspace_size(), need);
+  Arr<uint8_t> ws(need + 256);
+  const IntGemmTensors gt{mat(a.data(), ElementKind::S8, sh.m, sh.k, sh.k), mat(w.data(), ElementKind::S8, sh.n, sh.k, sh.k),
+                          mat(c.data(), ElementKind::S32, sh.m, sh.n, sh.n)};
+  const SmoothQuantLinearTensors st{gt.a, gt.b, vec(sw.data(), ElementKind::F32, sh.n), DynTensor{},
+                                    mat(y.data(), ElementKind::F32, sh.m, sh.n, sh.n)};
+  expect_error(gp->run(sim, Workspace(ws.data(), need - 1), gt), ErrorCode::WorkspaceTooSmall, "workspace too small");
+  expect_error(gp->run(sim, Workspace{}, gt), ErrorCode::WorkspaceTooSmall, "split-K parts");
+  expect_error(gp->run(sim, Workspace(ws.data() + 16, need), gt), ErrorCode::MisalignedOperand, "256-byte aligned");
+  expect_error(gp->run(sim, Workspace(c.data(), need), gt), ErrorCode::InvalidProblem, "the workspace overlaps C");
+  expect_error(sp->run(sim, Workspace(ws.data(), need - 1), st), ErrorCode::WorkspaceTooSmall, "workspace too small");
+  expect_error(sp->run(sim, Workspace(ws.data() + 16, need), st), ErrorCode::MisalignedOperand, "256-byte aligned");
+  expect_error(sp->run(sim, Workspace(w.data(), need), st), ErrorCode::InvalidProblem, "the workspace overlaps weight");
+  EXPECT_TRUE(gp->run(sim, Workspace(ws.data(), need), gt).is_ok());
+  EXPECT_TRUE(sp->run(sim, Workspace(ws.data(), need), st).is_ok());
 }
 
 TEST_P(IntGemmOnDevice, F64OutputIsTheHostsOnly) {

@@ -7,7 +7,8 @@
 // one CSV row per (shape, tile, variant). Built with -DBARACUDA_BUILD_TUNING=ON (the `gpu` preset).
 // With sm_90a kernels in the build and a compute capability 9.0 GPU, the wgmma kernel's candidates
 // (tiles "wgmma_128x<BN>x128_s<stages>", src/ops/int_gemm/wgmma_kernels.cuh, not dispatched by the library)
-// are timed and checked the same way.
+// are timed and checked the same way, and at decode shapes (M ≤ 16) the decode tile with K cut into 1..12
+// parts and into the library's rule (tiles "..._split<S>[_rule]").
 #include "ops/int_gemm/kernels.cuh"
 
 #include <algorithm>
@@ -132,6 +133,42 @@ void run_wgmma(int cand, const ExecContext& ctx, const Buffers& buf, const ig::G
 }
 #endif
 
+/// The decode tile with K cut into `splits` parts (launch_split: the parts' raw sums, then the reduction),
+/// for splits in 1..12 and the library's rule (tuning.hpp's int_gemm_splits; tile name suffix "_rule"),
+/// checked bit for bit like the tiles (integer sums: any split gives the same result).
+void run_decode_splits(const ExecContext& ctx, const Buffers& buf, ig::GemmParams gemm, ig::GemmParams linear,
+                       const std::vector<int32_t>& want, int repeat) {
+  constexpr IntGemmTile kT = baracuda::detail::kIntGemmTilesSm90.decode;
+  const int rule = baracuda::detail::int_gemm_splits(baracuda::detail::kIntGemmTilesSm90, gemm.m, gemm.n, gemm.k);
+  const double flops = 2.0 * gemm.m * gemm.n * static_cast<double>(gemm.k);
+  void* ws = nullptr;
+  TUNING_CHECK(cudaMalloc(&ws, static_cast<size_t>(12) * gemm.m * gemm.n * 4));
+  gemm.partial = linear.partial = static_cast<int32_t*>(ws);
+  const auto time = [&](auto&& launch) { return tuning::median_us(buf.flush, buf.flush_bytes, launch, repeat); };
+  for (int splits : {1, 2, 3, 4, 6, 8, 12, rule}) {
+    char tile[80];
+    std::snprintf(tile, sizeof tile, "%dx%dx%d_w%dx%d_s%d_split%d%s", kT.bm, kT.bn, kT.bk, kT.warps_m, kT.warps_n,
+                  kT.stages, splits, splits == rule ? "_rule" : "");
+    TUNING_CHECK(cudaMemset(buf.c, 0x5a, static_cast<size_t>(gemm.m) * gemm.n * 4));
+    if (!ig::launch_split<int8_t, int8_t, int32_t, false, kT>(ctx, gemm, splits, "tiles")) {
+      std::printf("%d,%d,%d,%s,int_gemm,launch failed\n", gemm.m, gemm.n, gemm.k, tile);
+      continue;
+    }
+    TUNING_CHECK(cudaDeviceSynchronize());
+    std::vector<int32_t> got(want.size());
+    TUNING_CHECK(cudaMemcpy(got.data(), buf.c, got.size() * 4, cudaMemcpyDeviceToHost));
+    const double us = time([&] { (void)ig::launch_split<int8_t, int8_t, int32_t, false, kT>(ctx, gemm, splits, "tiles"); });
+    const double us_lin =
+        time([&] { (void)ig::launch_split<int8_t, int8_t, __nv_bfloat16, false, kT>(ctx, linear, splits, "tiles"); });
+    TUNING_CHECK(cudaGetLastError());
+    std::printf("%d,%d,%d,%s,int_gemm,%.2f,%.1f,%s\n", gemm.m, gemm.n, gemm.k, tile, us, flops / us * 1e-6,
+                got == want ? "exact" : "MISMATCH");
+    std::printf("%d,%d,%d,%s,linear_bf16,%.2f,%.1f,-\n", gemm.m, gemm.n, gemm.k, tile, us_lin, flops / us_lin * 1e-6);
+    std::fflush(stdout);
+  }
+  TUNING_CHECK(cudaFree(ws));
+}
+
 template <size_t... I>
 void run_all(const ExecContext& ctx, const Buffers& buf, const ig::GemmParams& g, const ig::GemmParams& l,
              const std::vector<int32_t>& want, int repeat, std::index_sequence<I...>) {
@@ -173,11 +210,12 @@ int main(int argc, char** argv) {
       l.bias = buf.bias, l.bias_stride = 1;
       // The reference: the library's own launch with its tile set.
       TUNING_CHECK(cudaMemset(buf.c, 0, static_cast<size_t>(m) * n * 4));
-      if (!ig::launch<int8_t, int8_t, int32_t, false>(ctx, g, "reference")) return 1;
+      if (!ig::launch<int8_t, int8_t, int32_t, false>(ctx, g, 1, "reference")) return 1;
       TUNING_CHECK(cudaDeviceSynchronize());
       std::vector<int32_t> want(static_cast<size_t>(m) * n);
       TUNING_CHECK(cudaMemcpy(want.data(), buf.c, want.size() * 4, cudaMemcpyDeviceToHost));
       run_all(ctx, buf, g, l, want, repeat, std::make_index_sequence<std::size(kCandidates)>{});
+      if (m <= baracuda::detail::kIntGemmTilesSm90.decode_max_m) run_decode_splits(ctx, buf, g, l, want, repeat);
 #if BARACUDA_HAVE_SM90A_KERNELS
       if (ctx.sm == 90)
         for (int c = 0; c < int_gemm_tiles::wgmma_candidates(); ++c) run_wgmma(c, ctx, buf, g, l, want, repeat);

@@ -23,6 +23,12 @@
 /// - Empty problems (M, N or K = 0) succeed; with K = 0 the accumulator is 0 and the epilogue still runs
 ///   (so y = bias, activated).
 /// - **Aliasing:** no output may overlap any input or the workspace.
+/// - **Split K (decode, sim and cuda):** when M ≤ 16 and the output alone gives the GPU too few blocks (the
+///   decode tile's 32-column blocks: fewer than 264), K is cut into parts whose raw s32 sums (and, for
+///   asymmetric activations, column sums) go to the workspace, and a second kernel adds them and runs the
+///   epilogue. The sums are integers, so the result is bit for bit the same as without the split. The
+///   parts' workspace, `splits·M·N·4` bytes (+ `splits·N·4`), is part of every plan's `workspace_size()`
+///   on those devices; the host device needs none. The rule is a function of M, N and K only.
 ///
 /// **The epilogue (QuantizedLinear and SmoothQuantLinear), exactly:** per output element, in the opmath
 /// type M (f32; f64 when the output is f64), each step one IEEE operation rounding to nearest even:
@@ -84,13 +90,21 @@ struct IntGemmTensors {
 namespace detail {
 struct IntGemmLaunch;
 struct LinearLaunch;
+/// Where a plan keeps the split-K parts in its workspace (the file comment's "Split K").
+struct IntGemmSplitWorkspace {
+  int splits = 1;
+  size_t offset = 0;         ///< of the s32 [splits, M, N] sums in the workspace
+  size_t colsum_offset = 0;  ///< of the s32 [splits, N] column sums (asymmetric linear only)
+  size_t bytes = 0;          ///< the end of the parts' region (0: no split)
+};
 using IntGemmFn = Status (*)(const ExecContext&, const IntGemmLaunch&);
 using LinearFn = Status (*)(const ExecContext&, const LinearLaunch&);
 }  // namespace detail
 
 namespace dynamic {
 
-/// Integer GEMM. Workspace: none. SKU `int_gemm/s8->s32/...` (aux_element = B's kind, layout Rcr).
+/// Integer GEMM. Workspace: the split-K parts' sums on sim and cuda for decode shapes (file comment), 256-byte
+/// aligned; none on host or otherwise. SKU `int_gemm/s8->s32/...` (aux_element = B's kind, layout Rcr).
 class IntGemmPlan {
  public:
   /// Kinds (A, B ∈ {s8, u8}, C = s32), non-negative shape, K % 16 == 0, K ≤ int_gemm_max_k; the device's
@@ -98,7 +112,7 @@ class IntGemmPlan {
   static Result<IntGemmPlan> select(const Stream& stream, const IntGemmDescriptor& desc, PlanPreference pref = {});
   /// Kinds, shapes, the alignment rules of the file comment, no broadcast, no overlap of C with A or B.
   Status can_implement(const IntGemmTensors& t) const;
-  size_t workspace_size() const { return 0; }
+  size_t workspace_size() const { return split_.bytes; }
   KernelSku sku() const { return sku_; }
   PrecisionGuarantee precision_guarantee() const;
   Status run(const Stream& stream, Workspace workspace, const IntGemmTensors& t) const;
@@ -109,6 +123,7 @@ class IntGemmPlan {
   KernelSku sku_;
   DeviceKind device_ = DeviceKind::Host;
   int device_index_ = 0;
+  detail::IntGemmSplitWorkspace split_{};
   detail::IntGemmFn fn_ = nullptr;
 };
 
@@ -148,7 +163,8 @@ enum class WeightScaleGranularity : uint8_t { PerChannel = 0, PerTensor = 1 };
 /// **Workspace:** `workspace_size()` bytes, 256-byte aligned: the quantized activation (dense `[M, K]`,
 /// rows K bytes apart — so 16-byte aligned), its scales `[M]` and zero points `[M]` (s32), each sub-buffer
 /// 256-byte aligned, then what the per-token quantization pass itself needs. The quantized activation and
-/// its scales are left there after `run` (the tests read them).
+/// its scales are left there after `run` (the tests read them); then, on sim and cuda for decode shapes, the
+/// split-K parts (file comment).
 struct QuantizedLinearDescriptor {
   int64_t m = 0, n = 0, k = 0;
   ElementKind element = ElementKind::F16;             ///< x
@@ -188,7 +204,8 @@ struct QuantizedLinearTensors {
 /// - bias (optional): `[N]` of the output kind. y: `[M, N]` f16, bf16, f32 (f32 epilogue) or f64 (f64
 ///   epilogue, host reference only). `act_scale` must be finite; it enters the f64 epilogue as the exact
 ///   double of the float.
-/// **Workspace:** none.
+/// **Workspace:** the split-K parts on sim and cuda for decode shapes (file comment), 256-byte aligned; none
+/// on host or otherwise.
 struct SmoothQuantLinearDescriptor {
   int64_t m = 0, n = 0, k = 0;
   float act_scale = 1.0f;
@@ -242,6 +259,7 @@ class QuantizedLinearPlan {
   int device_index_ = 0;
   DynamicRangeQuantizePlan quantize_;
   size_t q_offset_ = 0, scale_offset_ = 0, zp_offset_ = 0, quantize_ws_offset_ = 0;
+  detail::IntGemmSplitWorkspace split_{};
   size_t workspace_bytes_ = 0;
   detail::LinearFn fn_ = nullptr;
 };
@@ -251,7 +269,7 @@ class SmoothQuantLinearPlan {
   static Result<SmoothQuantLinearPlan> select(const Stream& stream, const SmoothQuantLinearDescriptor& desc,
                                               PlanPreference pref = {});
   Status can_implement(const SmoothQuantLinearTensors& t) const;
-  size_t workspace_size() const { return 0; }
+  size_t workspace_size() const { return split_.bytes; }
   KernelSku sku() const { return sku_; }
   PrecisionGuarantee precision_guarantee() const;
   Status run(const Stream& stream, Workspace workspace, const SmoothQuantLinearTensors& t) const;
@@ -262,6 +280,7 @@ class SmoothQuantLinearPlan {
   KernelSku sku_;
   DeviceKind device_ = DeviceKind::Host;
   int device_index_ = 0;
+  detail::IntGemmSplitWorkspace split_{};
   detail::LinearFn fn_ = nullptr;
 };
 

@@ -35,6 +35,12 @@ struct GemmParams {
   const void* bias = nullptr;  // [N] of the output type, or nullptr
   int64_t bias_stride = 0;
   int activation = 0;  // LinearActivation
+  // K cut into parts (decode; tuning.hpp's int_gemm_splits): blockIdx.z takes BK slices
+  // [z·slices_per_split, (z + 1)·slices_per_split) and writes its raw sums to partial[z] (s32 [M, N]) and
+  // its column sums to partial_colsum[z] (s32 [N], asymmetric linear only); nullptr: no split.
+  int slices_per_split = 0;
+  int32_t* partial = nullptr;
+  int32_t* partial_colsum = nullptr;
 };
 
 template <class T>
@@ -57,6 +63,21 @@ __device__ __forceinline__ float activate(int act, float v) {
     }
     default: return v;
   }
+}
+
+/// Steps 1-5 of the linear epilogue (int_gemm.hpp) for one element: the s32 sum `a32`, the row's activation
+/// scale `sa` and zero point `zp`, the column's weight scale `sw`, bias `bv` (used when `has_bias`) and
+/// column sum `cs` (kAsym). The one definition of the arithmetic, for the fragment stores below and for the
+/// split-K reduction.
+template <class TOut, bool kAsym>
+__device__ __forceinline__ TOut linear_element(int a32, float sa, unsigned zp, float sw, float bv, int cs,
+                                               bool has_bias, int activation) {
+  if constexpr (kAsym)  // exact in wrap-around s32: the corrected sum fits (select's K bound)
+    a32 = static_cast<int>(static_cast<unsigned>(a32) - zp * static_cast<unsigned>(cs));
+  const float tt = __fmul_rn(sw, static_cast<float>(a32));
+  float v = has_bias ? __fmaf_rn(sa, tt, bv) : __fmul_rn(sa, tt);
+  v = activate(activation, v);
+  return convert::from_opmath<TOut>(v);
 }
 
 /// The epilogue of one warp's accumulators, shared by the mma.sync and the wgmma kernels. They hold m16n8
@@ -133,15 +154,9 @@ BARACUDA_UNROLL
           if (row >= p.m) continue;
           TOut out[2];
 BARACUDA_UNROLL
-          for (int e = 0; e < 2; ++e) {
-            int a32 = acc(mi, ni, 2 * h + e);
-            if constexpr (kAsym)  // exact in wrap-around s32: the corrected sum fits (select's K bound)
-              a32 = static_cast<int>(static_cast<unsigned>(a32) - zp[mi][h] * static_cast<unsigned>(cs[e]));
-            const float tt = __fmul_rn(sw[e], static_cast<float>(a32));
-            float v = bias != nullptr ? __fmaf_rn(sa[mi][h], tt, bv[e]) : __fmul_rn(sa[mi][h], tt);
-            v = activate(p.activation, v);
-            out[e] = convert::from_opmath<TOut>(v);
-          }
+          for (int e = 0; e < 2; ++e)
+            out[e] = linear_element<TOut, kAsym>(acc(mi, ni, 2 * h + e), sa[mi][h], zp[mi][h], sw[e], bv[e], cs[e],
+                                                 bias != nullptr, p.activation);
           TOut* dst = y + static_cast<int64_t>(row) * p.ldc + col;
           if (col + 1 < p.n && (reinterpret_cast<uintptr_t>(dst) % (2 * sizeof(TOut))) == 0) {
             Pair2<TOut> pr;

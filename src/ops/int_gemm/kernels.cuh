@@ -65,12 +65,15 @@ __global__ void __launch_bounds__(WM * WN * 32) int_gemm_kernel(GemmParams p) {
   const int lane = tid & 31, warp = tid >> 5;
   const int wm0 = (warp / WN) * WTM, wn0 = (warp % WN) * WTN;
   const int m0 = static_cast<int>(blockIdx.y) * BM, n0 = static_cast<int>(blockIdx.x) * BN;
-  const int ktiles = (p.k + BK - 1) / BK;
+  // This block's BK slices of K: all of them, or its part of a split K (GemmParams::partial)
+  const int split = static_cast<int>(blockIdx.z), all_slices = (p.k + BK - 1) / BK;
+  const int first = p.partial != nullptr ? split * p.slices_per_split : 0;
+  const int ktiles = p.partial != nullptr ? min(p.slices_per_split, all_slices - first) : all_slices;
 
   auto load_slice = [&](int stage, int kt) {
     unsigned char* as = smem + stage * kStageBytes;
     unsigned char* bs = as + BM * BK;
-    const int k0 = kt * BK;
+    const int k0 = (first + kt) * BK;
     for (int i = tid; i < BM * CPR; i += NT) {
       const int r = i / CPR, c = i % CPR, gm = m0 + r, gk = k0 + c * 16;
       const bool ok = gm < p.m && gk < p.k;
@@ -138,13 +141,51 @@ BARACUDA_UNROLL
     if (tid < BN) colsum_s[tid] = colsum;
     __syncthreads();
   }
+  if (p.partial != nullptr) {  // one part of K: its raw sums (and column sums), for reduce_splits_kernel
+    GemmParams part = p;
+    part.c = p.partial + static_cast<int64_t>(split) * p.m * p.n;
+    part.ldc = p.n;
+    store_fragments<int32_t, false, MI, NI>(part, m0, wm0, n0, wn0, lane, nullptr,
+                                            [&](int mi, int ni, int e) { return acc[mi][ni][e]; });
+    if (kAsym && tid < BN && n0 + tid < p.n) p.partial_colsum[static_cast<int64_t>(split) * p.n + n0 + tid] = colsum;
+    return;
+  }
   store_fragments<TOut, kAsym, MI, NI>(p, m0, wm0, n0, wn0, lane, colsum_s,
                                        [&](int mi, int ni, int e) { return acc[mi][ni][e]; });
 }
 
+/// The parts of a split K added (wrap-around s32: exact, and the same for any number of parts or order),
+/// then the s32 store or the linear epilogue (linear_element), one thread per element, grid-stride.
+template <class TOut, bool kAsym>
+__global__ void reduce_splits_kernel(GemmParams p, int splits) {
+  const int64_t plane = static_cast<int64_t>(p.m) * p.n;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < plane;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int row = static_cast<int>(i / p.n), col = static_cast<int>(i % p.n);
+    unsigned acc = 0;
+    for (int z = 0; z < splits; ++z) acc += static_cast<unsigned>(p.partial[z * plane + i]);
+    if constexpr (std::is_same_v<TOut, int32_t>) {
+      static_cast<int32_t*>(p.c)[static_cast<int64_t>(row) * p.ldc + col] = static_cast<int32_t>(acc);
+    } else {
+      unsigned cs = 0;
+      if constexpr (kAsym)
+        for (int z = 0; z < splits; ++z) cs += static_cast<unsigned>(p.partial_colsum[static_cast<int64_t>(z) * p.n + col]);
+      const float sa = p.a_scale != nullptr ? p.a_scale[row * p.a_scale_stride] : p.a_scale_scalar;
+      const unsigned zp = kAsym ? static_cast<unsigned>(p.a_zp[row * p.a_zp_stride]) : 0u;
+      const TOut* bias = static_cast<const TOut*>(p.bias);
+      const float bv = bias != nullptr ? convert::to_opmath(bias[col * p.bias_stride]) : 0.0f;
+      static_cast<TOut*>(p.c)[static_cast<int64_t>(row) * p.ldc + col] = linear_element<TOut, kAsym>(
+          static_cast<int>(acc), sa, zp, p.w_scale[col * p.w_scale_stride], bv, static_cast<int>(cs), bias != nullptr,
+          p.activation);
+    }
+  }
+}
+
 template <class TA, class TB, class TOut, bool kAsym, ::baracuda::detail::IntGemmTile kT>
-Status launch_tile(const ::baracuda::detail::ExecContext& ctx, const GemmParams& p, const char* plan) {
-  const dim3 grid(static_cast<unsigned>((p.n + kT.bn - 1) / kT.bn), static_cast<unsigned>((p.m + kT.bm - 1) / kT.bm));
+Status launch_tile(const ::baracuda::detail::ExecContext& ctx, const GemmParams& p, const char* plan,
+                   unsigned parts = 1) {
+  const dim3 grid(static_cast<unsigned>((p.n + kT.bn - 1) / kT.bn), static_cast<unsigned>((p.m + kT.bm - 1) / kT.bm),
+                  parts);
   const dim3 block(static_cast<unsigned>(kT.threads()));
   const size_t smem = static_cast<size_t>(kT.smem_bytes());
   auto* kernel = &int_gemm_kernel<TA, TB, TOut, kAsym, kT.bm, kT.bn, kT.bk, kT.warps_m, kT.warps_n, kT.stages>;
@@ -162,12 +203,33 @@ Status launch_tile(const ::baracuda::detail::ExecContext& ctx, const GemmParams&
   return Error::device(std::string(plan) + ": kernel launch failed: " + e.message, e.code);
 }
 
-/// The set's tile for this problem on this device (tuning.hpp's `choose`).
+/// Tile kT with K cut into at most `splits` parts of whole slices (none empty), each writing its raw sums to
+/// p.partial, then reduce_splits_kernel.
+template <class TA, class TB, class TOut, bool kAsym, ::baracuda::detail::IntGemmTile kT>
+Status launch_split(const ::baracuda::detail::ExecContext& ctx, GemmParams p, int splits, const char* plan) {
+  const int slices = (p.k + kT.bk - 1) / kT.bk;
+  p.slices_per_split = (slices + splits - 1) / splits;
+  const int parts = (slices + p.slices_per_split - 1) / p.slices_per_split;
+  if (Status s = launch_tile<TA, TB, TOut, kAsym, kT>(ctx, p, plan, static_cast<unsigned>(parts)); !s) return s;
+  const int64_t blocks = (static_cast<int64_t>(p.m) * p.n + 255) / 256;
+  BARACUDA_LAUNCH(dim3(static_cast<unsigned>(blocks < 65535 * 8 ? blocks : 65535 * 8)), dim3(256), 0, ctx.stream,
+                  reduce_splits_kernel<TOut, kAsym>)
+  (p, parts);
+  const auto e = launch::take_last_error();
+  if (!e.failed) return {};
+  return Error::device(std::string(plan) + ": split-K reduction launch failed: " + e.message, e.code);
+}
+
+/// The set's tile for this problem on this device (tuning.hpp's `choose`); the decode tile with K cut into
+/// `splits` parts when the plan gave it a workspace for them.
 template <class TA, class TB, class TOut, bool kAsym, ::baracuda::detail::IntGemmTileSet kSet>
-Status launch_from_set(const ::baracuda::detail::ExecContext& ctx, const GemmParams& p, const char* plan) {
+Status launch_from_set(const ::baracuda::detail::ExecContext& ctx, const GemmParams& p, int splits, const char* plan) {
   using ::baracuda::detail::IntGemmTileKind;
   switch (::baracuda::detail::choose(kSet, p.m, p.n, ctx.multiprocessor_count)) {
-    case IntGemmTileKind::Decode: return launch_tile<TA, TB, TOut, kAsym, kSet.decode>(ctx, p, plan);
+    case IntGemmTileKind::Decode:
+      if (splits > 1 && p.partial != nullptr && p.k > 0)
+        return launch_split<TA, TB, TOut, kAsym, kSet.decode>(ctx, p, splits, plan);
+      return launch_tile<TA, TB, TOut, kAsym, kSet.decode>(ctx, p, plan);
     case IntGemmTileKind::Medium: return launch_tile<TA, TB, TOut, kAsym, kSet.medium>(ctx, p, plan);
     case IntGemmTileKind::Large: break;
   }
@@ -176,22 +238,25 @@ Status launch_from_set(const ::baracuda::detail::ExecContext& ctx, const GemmPar
 
 /// The tile set of this device: the emulator runs the sm_90 set (the same kernels a GPU runs).
 template <class TA, class TB, class TOut, bool kAsym>
-Status launch(const ::baracuda::detail::ExecContext& ctx, const GemmParams& p, const char* plan) {
+Status launch(const ::baracuda::detail::ExecContext& ctx, const GemmParams& p, int splits, const char* plan) {
   if (p.m == 0 || p.n == 0) return {};
 #if BARACUDA_SIM
-  return launch_from_set<TA, TB, TOut, kAsym, ::baracuda::detail::kIntGemmTilesSm90>(ctx, p, plan);
+  return launch_from_set<TA, TB, TOut, kAsym, ::baracuda::detail::kIntGemmTilesSm90>(ctx, p, splits, plan);
 #else
   if constexpr (::baracuda::detail::kIntGemmTilesSm90 == ::baracuda::detail::kIntGemmTilesSm80) {
-    return launch_from_set<TA, TB, TOut, kAsym, ::baracuda::detail::kIntGemmTilesSm80>(ctx, p, plan);
+    return launch_from_set<TA, TB, TOut, kAsym, ::baracuda::detail::kIntGemmTilesSm80>(ctx, p, splits, plan);
   } else {
-    if (ctx.sm >= 90) return launch_from_set<TA, TB, TOut, kAsym, ::baracuda::detail::kIntGemmTilesSm90>(ctx, p, plan);
-    return launch_from_set<TA, TB, TOut, kAsym, ::baracuda::detail::kIntGemmTilesSm80>(ctx, p, plan);
+    if (ctx.sm >= 90)
+      return launch_from_set<TA, TB, TOut, kAsym, ::baracuda::detail::kIntGemmTilesSm90>(ctx, p, splits, plan);
+    return launch_from_set<TA, TB, TOut, kAsym, ::baracuda::detail::kIntGemmTilesSm80>(ctx, p, splits, plan);
   }
 #endif
 }
 
 inline GemmParams gemm_params(const ::baracuda::detail::IntGemmLaunch& l) {
   GemmParams p;
+  p.partial = static_cast<int32_t*>(l.split.partial.data);
+  p.partial_colsum = static_cast<int32_t*>(l.split.partial_colsum.data);
   p.a = static_cast<const unsigned char*>(l.a.data);
   p.b = static_cast<const unsigned char*>(l.b.data);
   p.lda = l.a.stride[0], p.ldb = l.b.stride[0];
@@ -203,11 +268,11 @@ inline GemmParams gemm_params(const ::baracuda::detail::IntGemmLaunch& l) {
 
 template <class TA, class TB>
 Status int_gemm_fn(const ::baracuda::detail::ExecContext& ctx, const ::baracuda::detail::IntGemmLaunch& l) {
-  return launch<TA, TB, int32_t, false>(ctx, gemm_params(l), "IntGemmPlan");
+  return launch<TA, TB, int32_t, false>(ctx, gemm_params(l), l.split.splits, "IntGemmPlan");
 }
 
 inline GemmParams linear_params(const ::baracuda::detail::LinearLaunch& l) {
-  GemmParams p = gemm_params(::baracuda::detail::IntGemmLaunch{l.m, l.n, l.k, l.a, l.w, l.y});
+  GemmParams p = gemm_params(::baracuda::detail::IntGemmLaunch{l.m, l.n, l.k, l.a, l.w, l.y, l.split});
   p.a_scale = static_cast<const float*>(l.a_scale.data);
   p.a_scale_stride = l.a_scale.data != nullptr ? l.a_scale.stride[0] : 0;
   p.a_scale_scalar = static_cast<float>(l.a_scale_scalar);
@@ -225,8 +290,8 @@ template <class TA, class T>
 Status linear_fn(const ::baracuda::detail::ExecContext& ctx, const ::baracuda::detail::LinearLaunch& l) {
   const GemmParams p = linear_params(l);
   constexpr const char* kPlan = "QuantizedLinearPlan/SmoothQuantLinearPlan";
-  if (p.a_zp != nullptr) return launch<TA, int8_t, T, true>(ctx, p, kPlan);
-  return launch<TA, int8_t, T, false>(ctx, p, kPlan);
+  if (p.a_zp != nullptr) return launch<TA, int8_t, T, true>(ctx, p, l.split.splits, kPlan);
+  return launch<TA, int8_t, T, false>(ctx, p, l.split.splits, kPlan);
 }
 
 template <class TA, class TB>

@@ -13,6 +13,7 @@
 #include "core/hashing.hpp"
 #include "core/validate.hpp"
 #include "ops/int_gemm/tables.hpp"
+#include "ops/int_gemm/tuning.hpp"
 
 namespace baracuda {
 namespace {
@@ -27,6 +28,37 @@ constexpr uintptr_t kPtrAlign = 16;
 std::string s(std::string_view v) { return std::string(v); }
 std::string n2s(int64_t v) { return std::to_string(v); }
 size_t round_up(size_t v) { return (v + kAlign - 1) / kAlign * kAlign; }
+
+/// The split-K parts' region of a plan's workspace, from `offset` (tuning.hpp's int_gemm_splits, the same for
+/// every GPU; the host device needs none). Without a split, or when the parts would take the workspace past
+/// the preference's `max_workspace_bytes`, none: the GEMM then runs unsplit (the same result).
+detail::IntGemmSplitWorkspace split_workspace(const Stream& stream, int64_t m, int64_t n, int64_t k, bool colsums,
+                                              size_t offset, size_t max_bytes) {
+  detail::IntGemmSplitWorkspace w;
+  if (stream.device() == DeviceKind::Host) return w;
+  const int splits = detail::int_gemm_splits(detail::kIntGemmTilesSm90, m, n, k);
+  if (splits == 1) return w;
+  const auto parts = static_cast<size_t>(splits);
+  const size_t colsum_offset = offset + round_up(parts * static_cast<size_t>(m) * static_cast<size_t>(n) * 4);
+  const size_t end = colsum_offset + (colsums ? round_up(parts * static_cast<size_t>(n) * 4) : 0);
+  if (end > max_bytes) return w;
+  w.splits = splits, w.offset = offset, w.colsum_offset = colsum_offset, w.bytes = end;
+  return w;
+}
+
+/// The launch record's views of the parts inside the workspace `ws` given to run.
+detail::IntGemmSplit split_views(const detail::IntGemmSplitWorkspace& w, const Workspace& ws, int64_t m, int64_t n,
+                                 bool colsums) {
+  detail::IntGemmSplit v;
+  if (w.splits == 1) return v;
+  char* base = static_cast<char*>(ws.data);
+  v.splits = w.splits;
+  v.partial = DynTensor::dense(base + w.offset, ElementKind::S32, Shape{w.splits, m, n});
+  if (colsums) v.partial_colsum = DynTensor::dense(base + w.colsum_offset, ElementKind::S32, Shape{w.splits, n});
+  return v;
+}
+
+constexpr std::string_view kSplitContents = "the split-K parts' s32 sums, splits*M*N";
 
 bool is_int8_kind(ElementKind k) { return k == ElementKind::S8 || k == ElementKind::U8; }
 bool is_float_kind(ElementKind k) {
@@ -260,6 +292,7 @@ Result<IntGemmPlan> IntGemmPlan::select(const Stream& stream, const IntGemmDescr
   p.sku_.variant = variant_of(stream);
   p.device_ = stream.device();
   p.device_index_ = stream.device_index();
+  p.split_ = split_workspace(stream, desc.m, desc.n, desc.k, false, 0, pref.max_workspace_bytes);
   p.fn_ = fn;
   return p;
 }
@@ -277,14 +310,17 @@ PrecisionGuarantee IntGemmPlan::precision_guarantee() const {
   return {MathPrecision::Int8, MathPrecision::Exact, true, true};
 }
 
-Status IntGemmPlan::run(const Stream& stream, Workspace, const IntGemmTensors& t) const {
+Status IntGemmPlan::run(const Stream& stream, Workspace ws, const IntGemmTensors& t) const {
   if (fn_ == nullptr) return Error::invalid(s(kIntGemm) + ": run on a plan that select did not produce");
   BARACUDA_TRY(detail::check_same_device(kIntGemm, device_, device_index_, stream));
   BARACUDA_TRY(can_implement(t));
+  BARACUDA_TRY(detail::check_workspace(kIntGemm, ws, split_.bytes, kAlign, kSplitContents,
+                                       {{"A", t.a}, {"B", t.b}, {"C", t.c}}));
   if (desc_.m == 0 || desc_.n == 0) return {};
   auto ctx = detail::make_exec_context(stream);
   if (!ctx) return ctx.error();
-  return fn_(*ctx, detail::IntGemmLaunch{desc_.m, desc_.n, desc_.k, t.a, t.b, t.c});
+  return fn_(*ctx, detail::IntGemmLaunch{desc_.m, desc_.n, desc_.k, t.a, t.b, t.c,
+                                         split_views(split_, ws, desc_.m, desc_.n, false)});
 }
 
 // -------------------------------------------------------------------------------------- QuantizedLinear
@@ -341,6 +377,8 @@ Result<QuantizedLinearPlan> QuantizedLinearPlan::select(const Stream& stream, co
   p.zp_offset_ = p.scale_offset_ + round_up(m * opmath_bytes);
   p.quantize_ws_offset_ = p.zp_offset_ + round_up(m * 4);
   p.workspace_bytes_ = desc.m > 0 && desc.k > 0 ? p.quantize_ws_offset_ + round_up(p.quantize_.workspace_size()) : 0;
+  p.split_ = split_workspace(stream, desc.m, desc.n, desc.k, asym, p.workspace_bytes_, pref.max_workspace_bytes);
+  p.workspace_bytes_ = std::max(p.workspace_bytes_, p.split_.bytes);
   if (p.workspace_bytes_ > pref.max_workspace_bytes)
     return Error::unsupported(s(P) + ": needs " + n2s(static_cast<int64_t>(p.workspace_bytes_)) +
                               " bytes of workspace, above the preference's max_workspace_bytes");
@@ -386,23 +424,18 @@ Status QuantizedLinearPlan::run(const Stream& stream, Workspace ws, const Quanti
   if (fn_ == nullptr) return Error::invalid(s(P) + ": run on a plan that select did not produce");
   BARACUDA_TRY(detail::check_same_device(P, device_, device_index_, stream));
   BARACUDA_TRY(can_implement(t));
-  if (ws.size < workspace_bytes_ || (workspace_bytes_ > 0 && ws.data == nullptr))
-    return Error::workspace_too_small(s(P) + ": workspace too small", workspace_bytes_,
-                                      ws.data == nullptr ? 0 : ws.size);
-  if (workspace_bytes_ > 0 && reinterpret_cast<uintptr_t>(ws.data) % kAlign != 0)
-    return Error::misaligned(s(P) + ": the workspace must be 256-byte aligned");
+  BARACUDA_TRY(detail::check_workspace(P, ws, workspace_bytes_, kAlign,
+                                       "the quantized activation, its scales and zero points, the quantization "
+                                       "pass's scratch; on the devices, the split-K parts",
+                                       {{"x", t.x}, {"weight", t.weight}, {"weight_scale", t.weight_scale},
+                                        {"bias", t.bias}, {"y", t.y}}));
   if (desc_.m == 0 || desc_.n == 0) return {};
-  if (workspace_bytes_ > 0) {
-    const DynTensor ws_view = DynTensor::dense(ws.data, ElementKind::U8, Shape{static_cast<int64_t>(workspace_bytes_)});
-    BARACUDA_TRY(detail::check_no_overlap(P, "the workspace", ws_view, "x", t.x));
-    BARACUDA_TRY(detail::check_no_overlap(P, "the workspace", ws_view, "weight", t.weight));
-    BARACUDA_TRY(detail::check_no_overlap(P, "y", t.y, "the workspace", ws_view));
-  }
   auto ctx = detail::make_exec_context(stream);
   if (!ctx) return ctx.error();
   detail::LinearLaunch l;
   l.m = desc_.m, l.n = desc_.n, l.k = desc_.k;
   l.w = t.weight, l.w_scale = t.weight_scale, l.bias = t.bias, l.y = t.y, l.activation = desc_.activation;
+  l.split = split_views(split_, ws, desc_.m, desc_.n, desc_.mode == DynamicRangeMode::Asymmetric);
   if (desc_.k > 0) {
     l.a = quantized_activation(ws);
     l.a_scale = activation_scale(ws);
@@ -455,6 +488,7 @@ Result<SmoothQuantLinearPlan> SmoothQuantLinearPlan::select(const Stream& stream
   p.sku_.variant = variant_of(stream);
   p.device_ = stream.device();
   p.device_index_ = stream.device_index();
+  p.split_ = split_workspace(stream, desc.m, desc.n, desc.k, false, 0, pref.max_workspace_bytes);
   p.fn_ = fn;
   return p;
 }
@@ -469,11 +503,14 @@ PrecisionGuarantee SmoothQuantLinearPlan::precision_guarantee() const {
   return {desc_.output == ElementKind::F64 ? MathPrecision::F64 : MathPrecision::F32, MathPrecision::Exact, true, true};
 }
 
-Status SmoothQuantLinearPlan::run(const Stream& stream, Workspace, const SmoothQuantLinearTensors& t) const {
+Status SmoothQuantLinearPlan::run(const Stream& stream, Workspace ws, const SmoothQuantLinearTensors& t) const {
   const std::string_view P = kSqLinear;
   if (fn_ == nullptr) return Error::invalid(s(P) + ": run on a plan that select did not produce");
   BARACUDA_TRY(detail::check_same_device(P, device_, device_index_, stream));
   BARACUDA_TRY(can_implement(t));
+  BARACUDA_TRY(detail::check_workspace(P, ws, split_.bytes, kAlign, kSplitContents,
+                                       {{"act_q", t.act_q}, {"weight", t.weight}, {"weight_scale", t.weight_scale},
+                                        {"bias", t.bias}, {"y", t.y}}));
   if (desc_.m == 0 || desc_.n == 0) return {};
   auto ctx = detail::make_exec_context(stream);
   if (!ctx) return ctx.error();
@@ -482,6 +519,7 @@ Status SmoothQuantLinearPlan::run(const Stream& stream, Workspace, const SmoothQ
   l.a = t.act_q, l.w = t.weight, l.w_scale = t.weight_scale, l.bias = t.bias, l.y = t.y;
   l.a_scale_scalar = static_cast<double>(desc_.act_scale);
   l.activation = desc_.activation;
+  l.split = split_views(split_, ws, desc_.m, desc_.n, false);
   return fn_(*ctx, l);
 }
 

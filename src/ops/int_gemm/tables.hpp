@@ -10,10 +10,19 @@
 
 namespace baracuda::detail {
 
+/// The decode GEMM's K parts (tuning.hpp's int_gemm_splits) and their workspace: `splits` > 1 only on the
+/// devices, with `partial` s32 [splits, M, N] and, for the asymmetric linear epilogue, `partial_colsum` s32
+/// [splits, N] (both dense).
+struct IntGemmSplit {
+  int splits = 1;
+  DynTensor partial, partial_colsum;
+};
+
 /// IntGemm: validated operands (A [M,K], B [N,K], C [M,N]; K-contiguous A and B).
 struct IntGemmLaunch {
   int64_t m = 0, n = 0, k = 0;
   DynTensor a, b, c;
+  IntGemmSplit split{};
 };
 
 /// The fused W8A8 linear (QuantizedLinear and SmoothQuantLinear share it): see int_gemm.hpp's epilogue.
@@ -28,6 +37,7 @@ struct LinearLaunch {
   DynTensor bias;               ///< [N] output kind, or empty
   LinearActivation activation = LinearActivation::None;
   DynTensor y;                  ///< [M, N]
+  IntGemmSplit split{};
 };
 
 /// IntGemm functions by [A kind][B kind]; the linear epilogue by [activation-quantized kind][output kind].

@@ -50,6 +50,20 @@ constexpr IntGemmTileKind choose(const IntGemmTileSet& set, long long m, long lo
   return IntGemmTileKind::Decode;
 }
 
+/// K parts of a decode problem (M ≤ decode_max_m): the decode tile's blocks alone cover too few SMs when N is
+/// small (N = 4096 gives 128 blocks: on the H100 its weight streamed at 0.9 TB/s, against 1.8 TB/s for
+/// N = 11008's 344 blocks with the same tile and K, docs/perf/2026-11-22-h100), so K is cut into parts of
+/// whole BK slices until there are 264 blocks (2 per SM of a 132-SM H100), each part at least 4 slices.
+/// Each part writes its raw s32 sums (and, asymmetric, its column sums) to the workspace and a second kernel
+/// adds them and runs the epilogue: integer sums, so the result is the same bit for bit for any number of
+/// parts. A function of the problem only (the workspace is sized at select).
+constexpr int int_gemm_splits(const IntGemmTileSet& set, long long m, long long n, long long k) {
+  if (m <= 0 || n <= 0 || k <= 0 || m > set.decode_max_m) return 1;
+  long long s = (264 + int_gemm_blocks(set.decode, m, n) - 1) / int_gemm_blocks(set.decode, m, n);
+  if (s > k / (4 * set.decode.bk)) s = k / (4 * set.decode.bk);
+  return s < 1 ? 1 : static_cast<int>(s);
+}
+
 /// sm_80 / sm_90:
 /// - decode 16×32×256, 2 warps (16×16 warp tiles), 4 stages = 48 KiB: N = 4096 gives 128 blocks, each
 ///   keeping 3 slices of 8 KiB of weight in flight;
@@ -60,6 +74,9 @@ constexpr IntGemmTileKind choose(const IntGemmTileSet& set, long long m, long lo
 inline constexpr IntGemmTileSet kIntGemmTilesSm80{
     {16, 32, 256, 1, 2, 4}, 16, {64, 64, 128, 2, 2, 3}, {128, 128, 128, 2, 4, 3}};
 inline constexpr IntGemmTileSet kIntGemmTilesSm90 = kIntGemmTilesSm80;
+static_assert(kIntGemmTilesSm90.decode == kIntGemmTilesSm80.decode &&
+                  kIntGemmTilesSm90.decode_max_m == kIntGemmTilesSm80.decode_max_m,
+              "int_gemm_splits (and so the plans' workspace) must not depend on the GPU: one decode tile");
 
 /// A tile of the wgmma kernels (wgmma_kernels.cuh, sm_90a): BM = 128 rows (two consumer warpgroups), BK = 128
 /// bytes of K per slice; BN (128 or 256, the wgmma's N), the stage count, and the loader vary: every thread
