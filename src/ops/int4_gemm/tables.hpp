@@ -8,6 +8,7 @@
 #include "baracuda/core/element.hpp"
 #include "baracuda/core/status.hpp"
 #include "core/exec_context.hpp"
+#include "core/split_k.hpp"
 #include "device/dispatch_table.hpp"
 #include "ops/int4_gemm/tuning.hpp"
 
@@ -57,10 +58,8 @@ constexpr int int4_gemm_splits(int64_t m, int64_t n, int64_t k, int block_cols =
   if (m <= 0 || n <= 0 || k <= 0) return 1;
   const int64_t blocks = ((n + block_cols - 1) / block_cols) *
                          ((m + int4_gemm_block_rows(m) - 1) / int4_gemm_block_rows(m));
-  int64_t s = (264 + blocks - 1) / blocks;
-  if (s > k / (4 * slice_rows)) s = k / (4 * slice_rows);
-  if (s > k / (16 * m)) s = k / (16 * m);
-  return s < 1 ? 1 : static_cast<int>(s);
+  const int64_t by_slices = k / (4 * slice_rows), by_traffic = k / (16 * m);
+  return split_k_parts(blocks, by_slices < by_traffic ? by_slices : by_traffic);
 }
 using Int4GemmFn = Status (*)(const ExecContext&, const Int4GemmLaunch&);
 

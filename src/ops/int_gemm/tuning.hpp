@@ -14,6 +14,8 @@
 /// decode and large, and tests/ops/int_gemm_tiles_test runs every tile directly.
 #pragma once
 
+#include "core/split_k.hpp"
+
 namespace baracuda::detail {
 
 struct IntGemmTile {
@@ -59,9 +61,7 @@ constexpr IntGemmTileKind choose(const IntGemmTileSet& set, long long m, long lo
 /// parts. A function of the problem only (the workspace is sized at select).
 constexpr int int_gemm_splits(const IntGemmTileSet& set, long long m, long long n, long long k) {
   if (m <= 0 || n <= 0 || k <= 0 || m > set.decode_max_m) return 1;
-  long long s = (264 + int_gemm_blocks(set.decode, m, n) - 1) / int_gemm_blocks(set.decode, m, n);
-  if (s > k / (4 * set.decode.bk)) s = k / (4 * set.decode.bk);
-  return s < 1 ? 1 : static_cast<int>(s);
+  return split_k_parts(int_gemm_blocks(set.decode, m, n), k / (4 * set.decode.bk));
 }
 
 /// sm_80 / sm_90:
