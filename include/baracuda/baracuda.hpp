@@ -23,6 +23,7 @@
 #include "baracuda/ops/int4_marlin_repack.hpp"
 #include "baracuda/ops/int4_weights.hpp"
 #include "baracuda/ops/int_gemm.hpp"
+#include "baracuda/ops/quant_convention.hpp"
 #include "baracuda/ops/quant_granularity.hpp"
 #include "baracuda/ops/quantize.hpp"
 #include "baracuda/ops/unary.hpp"

@@ -8,7 +8,8 @@
 // - Fp8Recipe: several quantize → update steps with known amaxes against a model of TransformerEngine's
 //   amax_and_scale_update written here (history ring, scale, scale_inv), for both algorithms, H = 1, 4
 //   and 300 (more than one block of threads), a strided history column, margins, NaN/inf/0/tiny amaxes.
-// - Fp8Reject / Fp8CanImplement: a negative test for every rejection.
+// The plan API and every rejection are in fp8_plan_test.cpp, the quantization conventions and scale_inv in
+// fp8_convention_test.cpp (one executable; helpers in fp8_test_support.hpp).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -29,84 +30,14 @@
 #include "support/random.hpp"
 #include "support/tensor.hpp"
 
+#include "fp8_test_support.hpp"
+
 namespace baracuda::test {
 namespace {
-
-using K = ElementKind;
-constexpr uint8_t kSentinel = 0xA5;
-constexpr K kInputs[] = {K::F16, K::Bf16, K::F32, K::F64};
-constexpr K kFp8[] = {K::Fp8E4M3, K::Fp8E5M2};
-constexpr uint32_t kQuietNaN = 0x7FC00000u;
-
-BackendKind backend_of(DeviceKind d) {
-  return d == DeviceKind::Host ? BackendKind::Host : d == DeviceKind::Sim ? BackendKind::Sim : BackendKind::Bespoke;
-}
-
-uint32_t bits_of(float f) {
-  uint32_t b;
-  std::memcpy(&b, &f, 4);
-  return b;
-}
-float float_of(uint32_t b) {
-  float f;
-  std::memcpy(&f, &b, 4);
-  return f;
-}
-std::vector<uint8_t> f32_bytes(const std::vector<float>& v) {
-  std::vector<uint8_t> b(v.size() * 4);
-  std::memcpy(b.data(), v.data(), b.size());
-  return b;
-}
-std::vector<float> f32_values(const std::vector<uint8_t>& b) {
-  std::vector<float> v(b.size() / 4);
-  std::memcpy(v.data(), b.data(), v.size() * 4);
-  return v;
-}
-bool fp8_is_nan(K k, uint8_t b) {
-  return k == K::Fp8E4M3 ? (b & 0x7F) == 0x7F : (b & 0x7C) == 0x7C && (b & 0x03) != 0;
-}
-/// A device tensor of one f32.
-Result<DeviceTensor> f32_scalar(const Stream& s, float v) {
-  return make_device_tensor(s, K::F32, Shape{1}, dense_layout(Shape{1}), f32_bytes({v}));
-}
-float download_f32(const DeviceTensor& t) { return f32_values(download(t))[0]; }
-std::string name_of(K k) { return std::string(to_string(k)); }
 
 /// The scale each fp8 kind's sweep uses, and the input range: a third of the values saturate.
 float sweep_scale(K fp8) { return fp8 == K::Fp8E4M3 ? 0.75f : 1.5f; }
 double sweep_range(K fp8) { return 1.5 * fp8_max_finite(fp8) / sweep_scale(fp8); }
-
-/// max |x| over the logical elements (NaN if any is NaN), rounded to f32 as the plan documents.
-uint32_t expected_amax(K k, const std::vector<uint8_t>& logical) {
-  double m = 0;
-  const int eb = element_bytes(k);
-  for (size_t i = 0; i < logical.size() / eb; ++i) {
-    const double v = decode_value(k, &logical[i * eb]);
-    if (std::isnan(v)) return kQuietNaN;
-    m = std::max(m, std::fabs(v));
-  }
-  return bits_of(static_cast<float>(m));
-}
-
-struct QuantizeOutputs {
-  std::vector<uint8_t> y;  // y's whole storage
-  uint32_t amax = 0;
-};
-
-/// Runs `plan` on `in_storage` (layout l.in) with a sentinel-filled y (layout l.out).
-QuantizeOutputs run_quantize(const Stream& s, const dynamic::Fp8QuantizePlan& plan, K in, K out, const LayoutCase& l,
-                             const std::vector<uint8_t>& in_storage, float scale, float amax_start = -7.0f) {
-  auto x = make_device_tensor(s, in, l.shape, l.in, in_storage, storage_elements(l.shape, l.in));
-  auto y = make_device_tensor(s, out, l.shape, l.out,
-                              std::vector<uint8_t>(static_cast<size_t>(storage_elements(l.shape, l.out)), kSentinel));
-  auto sc = f32_scalar(s, scale);
-  auto am = f32_scalar(s, amax_start);
-  EXPECT_TRUE(x && y && sc && am);
-  if (!(x && y && sc && am)) return {};
-  const Status st = plan.run(s, {}, x->view, sc->view, y->view, am->view);
-  EXPECT_TRUE(st) << st.to_string();
-  return {download(*y), bits_of(download_f32(*am))};
-}
 
 // ---------------------------------------------------------------------------------------------------
 // Quantize sweep
@@ -193,12 +124,6 @@ struct GoldenSection {
   std::vector<uint8_t> y;
 };
 
-K kind_named(const std::string& n) {
-  for (K k : {K::F16, K::Bf16, K::F32, K::F64, K::Fp8E4M3, K::Fp8E5M2})
-    if (n == to_string(k)) return k;
-  ADD_FAILURE() << "unknown kind " << n;
-  return K::F32;
-}
 
 std::vector<GoldenSection> load_golden() {
   std::ifstream f(std::string(BARACUDA_TEST_DATA_DIR) + "/fp8_golden.txt");
@@ -578,264 +503,6 @@ INSTANTIATE_TEST_SUITE_P(Steps, Fp8Recipe, ::testing::ValuesIn(recipe_cases()),
                                   "_margin" + (c.margin < 0 ? "m" : "") + std::to_string(std::abs(c.margin)) + "_" +
                                   name_of(c.fp8) + "_" + std::string(to_string(c.device));
                          });
-
-// ---------------------------------------------------------------------------------------------------
-// Every rejection of select, can_implement and run
-// ---------------------------------------------------------------------------------------------------
-
-void expect_error(const Status& s, ErrorCode code, std::string_view plan) {
-  ASSERT_FALSE(s);
-  EXPECT_EQ(s.code(), code) << s.to_string();
-  EXPECT_NE(s.error().message.find(plan), std::string::npos) << "the message names the plan: " << s.to_string();
-}
-
-Fp8QuantizeDescriptor qdesc(Shape s = Shape{4, 3}) { return Fp8QuantizeDescriptor().with_input(K::F32).with_shape(s); }
-Fp8DequantizeDescriptor ddesc(Shape s = Shape{4, 3}) {
-  return Fp8DequantizeDescriptor().with_output(K::F32).with_shape(s);
-}
-Fp8ScalingUpdateDescriptor udesc() { return Fp8ScalingUpdateDescriptor().with_history_length(8); }
-
-TEST(Fp8Reject, QuantizeSelect) {
-  constexpr std::string_view p = "Fp8QuantizePlan";
-  for (DeviceKind d : {DeviceKind::Host, DeviceKind::Sim}) {
-    const Stream s = *Stream::for_device(d);
-    for (K k : {K::S32, K::U8, K::Fp8E4M3, K::S4})
-      expect_error(dynamic::Fp8QuantizePlan::select(s, qdesc().with_input(k)).status(), ErrorCode::Unsupported, p);
-    for (K k : {K::F16, K::S8, K::F32})
-      expect_error(dynamic::Fp8QuantizePlan::select(s, qdesc().with_output(k)).status(), ErrorCode::Unsupported, p);
-  }
-  expect_error(dynamic::Fp8QuantizePlan::select(Stream::host(), qdesc(Shape{3, -1})).status(),
-               ErrorCode::InvalidProblem, p);
-  expect_error(dynamic::Fp8QuantizePlan::select(Stream::host(), qdesc(Shape{1, 1, 1, 1, 1, 1, 1, 1, 1})).status(),
-               ErrorCode::InvalidProblem, p);
-  expect_error(dynamic::Fp8QuantizePlan::select(Stream::host(), qdesc().with_output(static_cast<K>(200))).status(),
-               ErrorCode::InvalidProblem, p);
-  expect_error(
-      dynamic::Fp8QuantizePlan::select(Stream::host(), qdesc(), PlanPreference().with_backend(BackendKind::Sim))
-          .status(),
-      ErrorCode::Unsupported, p);
-  expect_error(Fp8QuantizePlan<double, __nv_fp8_e4m3, 2>::select(Stream::host(), qdesc()).status(),
-               ErrorCode::InvalidProblem, p);
-  expect_error(Fp8QuantizePlan<float, __nv_fp8_e5m2, 2>::select(Stream::host(), qdesc()).status(),
-               ErrorCode::InvalidProblem, p);
-  expect_error(Fp8QuantizePlan<float, __nv_fp8_e4m3, 1>::select(Stream::host(), qdesc()).status(),
-               ErrorCode::InvalidProblem, p);
-}
-
-TEST(Fp8Reject, DequantizeSelect) {
-  constexpr std::string_view p = "Fp8DequantizePlan";
-  for (DeviceKind d : {DeviceKind::Host, DeviceKind::Sim}) {
-    const Stream s = *Stream::for_device(d);
-    for (K k : {K::F32, K::S8, K::U8})
-      expect_error(dynamic::Fp8DequantizePlan::select(s, ddesc().with_input(k)).status(), ErrorCode::Unsupported, p);
-    for (K k : {K::S32, K::Fp8E5M2, K::Bool})
-      expect_error(dynamic::Fp8DequantizePlan::select(s, ddesc().with_output(k)).status(), ErrorCode::Unsupported, p);
-  }
-  expect_error(dynamic::Fp8DequantizePlan::select(Stream::host(), ddesc(Shape{-2})).status(),
-               ErrorCode::InvalidProblem, p);
-  expect_error(dynamic::Fp8DequantizePlan::select(Stream::host(), ddesc().with_input(static_cast<K>(99))).status(),
-               ErrorCode::InvalidProblem, p);
-  expect_error(
-      dynamic::Fp8DequantizePlan::select(Stream::sim(), ddesc(), PlanPreference().with_backend(BackendKind::Host))
-          .status(),
-      ErrorCode::Unsupported, p);
-  expect_error(Fp8DequantizePlan<__nv_fp8_e5m2, float, 2>::select(Stream::host(), ddesc()).status(),
-               ErrorCode::InvalidProblem, p);
-  expect_error(Fp8DequantizePlan<__nv_fp8_e4m3, double, 2>::select(Stream::host(), ddesc()).status(),
-               ErrorCode::InvalidProblem, p);
-  expect_error(Fp8DequantizePlan<__nv_fp8_e4m3, float, 3>::select(Stream::host(), ddesc()).status(),
-               ErrorCode::InvalidProblem, p);
-}
-
-TEST(Fp8Reject, ScalingUpdateSelect) {
-  constexpr std::string_view p = "Fp8ScalingUpdatePlan";
-  const Stream s = Stream::host();
-  for (K k : {K::F32, K::F16, K::S8})
-    expect_error(dynamic::Fp8ScalingUpdatePlan::select(s, udesc().with_fp8_kind(k)).status(), ErrorCode::Unsupported,
-                 p);
-  expect_error(dynamic::Fp8ScalingUpdatePlan::select(s, udesc().with_history_length(0)).status(),
-               ErrorCode::InvalidProblem, p);
-  expect_error(
-      dynamic::Fp8ScalingUpdatePlan::select(s, udesc().with_amax_compute_algo(static_cast<AmaxComputeAlgo>(7))).status(),
-      ErrorCode::InvalidProblem, p);
-  expect_error(dynamic::Fp8ScalingUpdatePlan::select(s, udesc().with_margin(65)).status(), ErrorCode::InvalidProblem,
-               p);
-  expect_error(dynamic::Fp8ScalingUpdatePlan::select(s, udesc().with_margin(-65)).status(), ErrorCode::InvalidProblem,
-               p);
-  expect_error(dynamic::Fp8ScalingUpdatePlan::select(s, udesc(), PlanPreference().with_backend(BackendKind::Bespoke))
-                   .status(),
-               ErrorCode::Unsupported, p);
-  EXPECT_TRUE(Fp8ScalingUpdatePlan::select(s, udesc().with_margin(64)));
-}
-
-TEST(Fp8Reject, RunOnAnotherDevice) {
-  alignas(16) float buf[16] = {};
-  const DynTensor f = DynTensor::dense(buf, K::F32, Shape{4, 3});
-  const DynTensor one = DynTensor::dense(buf + 12, K::F32, Shape{1});
-  const DynTensor one2 = DynTensor::dense(buf + 13, K::F32, Shape{1});
-  const DynTensor hist = DynTensor::dense(buf, K::F32, Shape{8});
-  alignas(16) uint8_t q[16] = {};
-  const DynTensor fp8 = DynTensor::dense(q, K::Fp8E4M3, Shape{4, 3});
-  auto qp = dynamic::Fp8QuantizePlan::select(Stream::host(), qdesc());
-  auto dp = dynamic::Fp8DequantizePlan::select(Stream::host(), ddesc());
-  auto up = dynamic::Fp8ScalingUpdatePlan::select(Stream::host(), udesc());
-  ASSERT_TRUE(qp && dp && up);
-  expect_error(qp->run(Stream::sim(), {}, f, one, fp8, one2), ErrorCode::InvalidProblem, "Fp8QuantizePlan");
-  expect_error(dp->run(Stream::sim(), {}, fp8, one, f), ErrorCode::InvalidProblem, "Fp8DequantizePlan");
-  expect_error(up->run(Stream::sim(), {}, hist, one, one2), ErrorCode::InvalidProblem, "Fp8ScalingUpdatePlan");
-}
-
-class Fp8CanImplement : public ::testing::Test {
- protected:
-  DynTensor x() { return DynTensor::dense(x_, K::F32, Shape{4, 3}); }
-  DynTensor y() { return DynTensor::dense(y_, K::Fp8E4M3, Shape{4, 3}); }
-  DynTensor s1() { return DynTensor::dense(&s_[0], K::F32, Shape{1}); }
-  DynTensor s2() { return DynTensor::dense(&s_[4], K::F32, Shape{1}); }
-  DynTensor hist() { return DynTensor::dense(h_, K::F32, Shape{8}); }
-  void quantize_rejects(const DynTensor& a, const DynTensor& sc, const DynTensor& b, const DynTensor& am,
-                        ErrorCode code) {
-    auto p = dynamic::Fp8QuantizePlan::select(Stream::host(), qdesc());
-    ASSERT_TRUE(p);
-    expect_error(p->can_implement(a, sc, b, am), code, "Fp8QuantizePlan");
-    std::fill(std::begin(y_), std::end(y_), uint8_t{7});
-    s_[4] = 9.0f;
-    expect_error(p->run(Stream::host(), {}, a, sc, b, am), code, "Fp8QuantizePlan");
-    for (uint8_t v : y_) EXPECT_EQ(v, 7) << "run wrote despite the rejection";
-    EXPECT_EQ(s_[4], 9.0f) << "run wrote amax despite the rejection";
-  }
-  void dequantize_rejects(const DynTensor& a, const DynTensor& si, const DynTensor& b, ErrorCode code) {
-    auto p = dynamic::Fp8DequantizePlan::select(Stream::host(), ddesc());
-    ASSERT_TRUE(p);
-    expect_error(p->can_implement(a, si, b), code, "Fp8DequantizePlan");
-    std::fill(std::begin(x_), std::end(x_), 7.0f);
-    expect_error(p->run(Stream::host(), {}, a, si, b), code, "Fp8DequantizePlan");
-    for (float v : x_) EXPECT_EQ(v, 7.0f) << "run wrote despite the rejection";
-  }
-  void update_rejects(const DynTensor& h, const DynTensor& sc, const DynTensor& si, ErrorCode code) {
-    auto p = dynamic::Fp8ScalingUpdatePlan::select(Stream::host(), udesc());
-    ASSERT_TRUE(p);
-    expect_error(p->can_implement(h, sc, si), code, "Fp8ScalingUpdatePlan");
-    std::fill(std::begin(h_), std::end(h_), 7.0f);
-    expect_error(p->run(Stream::host(), {}, h, sc, si), code, "Fp8ScalingUpdatePlan");
-    for (float v : h_) EXPECT_EQ(v, 7.0f) << "run wrote despite the rejection";
-  }
-  alignas(16) float x_[32] = {};
-  alignas(16) uint8_t y_[32] = {};
-  alignas(16) float s_[8] = {1.0f, 0, 0, 0, 0, 0, 0, 0};
-  alignas(16) float h_[16] = {};
-};
-
-TEST_F(Fp8CanImplement, AcceptsTheDescribedTensors) {
-  auto q = dynamic::Fp8QuantizePlan::select(Stream::host(), qdesc());
-  auto d = dynamic::Fp8DequantizePlan::select(Stream::host(), ddesc());
-  auto u = dynamic::Fp8ScalingUpdatePlan::select(Stream::host(), udesc());
-  ASSERT_TRUE(q && d && u);
-  EXPECT_TRUE(q->can_implement(x(), s1(), y(), s2()));
-  EXPECT_TRUE(d->can_implement(y(), s1(), x()));
-  EXPECT_TRUE(u->can_implement(hist(), s1(), s2()));
-}
-
-TEST_F(Fp8CanImplement, QuantizeOperands) {
-  const ErrorCode inv = ErrorCode::InvalidProblem;
-  quantize_rejects(DynTensor::dense(x_, K::F32, Shape{3, 4}), s1(), y(), s2(), inv);        // x shape
-  quantize_rejects(DynTensor::dense(x_, K::F16, Shape{4, 3}), s1(), y(), s2(), inv);        // x kind
-  quantize_rejects(x(), s1(), DynTensor::dense(y_, K::Fp8E5M2, Shape{4, 3}), s2(), inv);   // y kind
-  quantize_rejects(x(), s1(), DynTensor::dense(y_, K::Fp8E4M3, Shape{12}), s2(), inv);     // y shape
-  quantize_rejects(x(), DynTensor::dense(&s_[0], K::F16, Shape{1}), y(), s2(), inv);       // scale kind
-  quantize_rejects(x(), DynTensor::dense(&s_[0], K::F32, Shape{2}), y(), s2(), inv);       // scale shape
-  quantize_rejects(x(), DynTensor::dense(&s_[0], K::F32, Shape{}), y(), s2(), inv);        // scale rank 0
-  quantize_rejects(x(), s1(), y(), DynTensor::dense(&s_[4], K::F32, Shape{1, 1}), inv);    // amax shape
-  quantize_rejects(x(), s1(), y(), DynTensor::dense(&s_[4], K::Bf16, Shape{1}), inv);      // amax kind
-  quantize_rejects(x(), s1(), y(), s1(), inv);                                             // amax is scale
-  DynTensor yb = y();
-  yb.stride[0] = 0;
-  quantize_rejects(x(), s1(), yb, s2(), inv);  // y broadcasts
-  DynTensor xn = x();
-  xn.data = nullptr;
-  quantize_rejects(xn, s1(), y(), s2(), inv);
-  DynTensor sn = s1();
-  sn.data = nullptr;
-  quantize_rejects(x(), sn, y(), s2(), inv);
-  DynTensor am = s2();
-  am.data = reinterpret_cast<char*>(&s_[4]) + 2;
-  quantize_rejects(x(), s1(), y(), am, ErrorCode::MisalignedOperand);
-  quantize_rejects(x(), s1(), DynTensor::dense(x_, K::Fp8E4M3, Shape{4, 3}), s2(), inv);  // y is x
-}
-
-TEST_F(Fp8CanImplement, DequantizeOperands) {
-  const ErrorCode inv = ErrorCode::InvalidProblem;
-  dequantize_rejects(DynTensor::dense(y_, K::Fp8E4M3, Shape{4, 4}), s1(), x(), inv);   // x shape
-  dequantize_rejects(DynTensor::dense(y_, K::Fp8E5M2, Shape{4, 3}), s1(), x(), inv);   // x kind
-  dequantize_rejects(y(), s1(), DynTensor::dense(x_, K::F64, Shape{4, 3}), inv);       // y kind
-  dequantize_rejects(y(), DynTensor::dense(&s_[0], K::F32, Shape{3}), x(), inv);       // scale_inv shape
-  dequantize_rejects(y(), DynTensor::dense(&s_[0], K::S32, Shape{1}), x(), inv);       // scale_inv kind
-  dequantize_rejects(y(), DynTensor::dense(x_, K::F32, Shape{1}), x(), inv);           // y is scale_inv
-  dequantize_rejects(DynTensor::dense(x_, K::Fp8E4M3, Shape{4, 3}), s1(), x(), inv);   // y is x
-  DynTensor xb = x();
-  xb.stride[1] = 0;
-  dequantize_rejects(y(), s1(), xb, inv);
-  DynTensor xm = x();
-  xm.data = reinterpret_cast<char*>(x_) + 1;
-  dequantize_rejects(y(), s1(), xm, ErrorCode::MisalignedOperand);
-}
-
-TEST_F(Fp8CanImplement, ScalingUpdateOperands) {
-  const ErrorCode inv = ErrorCode::InvalidProblem;
-  update_rejects(DynTensor::dense(h_, K::F32, Shape{7}), s1(), s2(), inv);     // history length
-  update_rejects(DynTensor::dense(h_, K::F32, Shape{2, 4}), s1(), s2(), inv);  // history rank
-  update_rejects(DynTensor::dense(h_, K::F16, Shape{8}), s1(), s2(), inv);     // history kind
-  update_rejects(hist(), DynTensor::dense(&s_[0], K::F32, Shape{2}), s2(), inv);
-  update_rejects(hist(), s1(), DynTensor::dense(&s_[4], K::F64, Shape{1}), inv);
-  update_rejects(hist(), s1(), s1(), inv);                                          // scale is scale_inv
-  update_rejects(hist(), DynTensor::dense(h_, K::F32, Shape{1}), s2(), inv);        // history is scale
-  update_rejects(hist(), s1(), DynTensor::dense(h_, K::F32, Shape{1}), inv);        // history is scale_inv
-  DynTensor hb = hist();
-  hb.stride[0] = 0;
-  update_rejects(hb, s1(), s2(), inv);
-  DynTensor hm = hist();
-  hm.data = reinterpret_cast<char*>(h_) + 2;
-  update_rejects(hm, s1(), s2(), ErrorCode::MisalignedOperand);
-}
-
-TEST(Fp8PlanApi, SkusPrecisionHashAndTypedWrappers) {
-  auto q = dynamic::Fp8QuantizePlan::select(Stream::sim(), qdesc().with_output(K::Fp8E5M2));
-  ASSERT_TRUE(q);
-  EXPECT_EQ(to_string(q->sku()), "fp8_quantize/f32->fp8e5m2/sim/f32/fused_amax");
-  EXPECT_TRUE(q->precision_guarantee().deterministic);
-  EXPECT_NE(qdesc().hash(), qdesc().with_accumulate_amax(true).hash());
-  EXPECT_NE(udesc().hash(), udesc().with_margin(1).hash());
-  EXPECT_NE(ddesc().hash(), ddesc().with_output(K::F16).hash());
-  EXPECT_EQ(fp8_max_finite(K::Fp8E4M3), 448.0f);
-  EXPECT_EQ(fp8_max_finite(K::Fp8E5M2), 57344.0f);
-
-  // Typed: quantize → update → dequantize on sim.
-  alignas(16) float x[6] = {1.0f, -2.0f, 0.5f, 896.0f, -0.25f, 3.0f};
-  alignas(16) __nv_fp8_e4m3 y[6];
-  alignas(16) float back[6];
-  alignas(16) float hist[2] = {0.0f, 0.0f};
-  alignas(16) float scale = 0.5f, scale_inv = 2.0f;
-  auto tq = Fp8QuantizePlan<float, __nv_fp8_e4m3, 1>::select(Stream::sim(), qdesc(Shape{6}));
-  auto tu = Fp8ScalingUpdatePlan::select(Stream::sim(), udesc().with_history_length(2));
-  auto td = Fp8DequantizePlan<__nv_fp8_e4m3, float, 1>::select(Stream::sim(), ddesc(Shape{6}));
-  ASSERT_TRUE(tq && tu && td);
-  const auto xv = TensorRef<float, 1>::dense(x, {6});
-  const auto yv = TensorMut<__nv_fp8_e4m3, 1>::dense(y, {6});
-  ASSERT_TRUE(tq->run(Stream::sim(), {},
-                      {xv, TensorRef<float, 1>::dense(&scale, {1}), yv, TensorMut<float, 1>::dense(hist, {1})}));
-  EXPECT_EQ(hist[0], 896.0f);
-  EXPECT_EQ(y[3].__x, 0x7E) << "896 · 0.5 = 448";
-  ASSERT_TRUE(tu->run(Stream::sim(), {},
-                      {TensorMut<float, 1>::dense(hist, {2}), TensorMut<float, 1>::dense(&scale, {1}),
-                       TensorMut<float, 1>::dense(&scale_inv, {1})}));
-  EXPECT_EQ(scale, 0.5f);
-  EXPECT_EQ(scale_inv, 2.0f);
-  EXPECT_EQ(hist[0], 0.0f);
-  EXPECT_EQ(hist[1], 896.0f);
-  ASSERT_TRUE(td->run(Stream::sim(), {},
-                      {TensorRef<__nv_fp8_e4m3, 1>::dense(y, {6}), TensorRef<float, 1>::dense(&scale_inv, {1}),
-                       TensorMut<float, 1>::dense(back, {6})}));
-  for (int i = 0; i < 6; ++i) EXPECT_EQ(back[i], x[i]) << "these values survive the round trip exactly";
-}
 
 }  // namespace
 }  // namespace baracuda::test

@@ -4,29 +4,49 @@
 /// `Fp8DequantizePlan` (fp8 · scale_inv) and `Fp8ScalingUpdatePlan` (amax history → scale, scale_inv).
 /// See docs/ops/fp8.md for the recipe step by step.
 ///
-/// **Fp8QuantizePlan** — `y = saturate_to_fp8(x · scale)` and `amax = max |x|`:
-/// - **Dtypes:** x f16, bf16, f32 or f64; y fp8 E4M3 or E5M2; `scale` and `amax` f32. Other kinds:
-///   `Unsupported`.
+/// **Fp8QuantizePlan** — `y = saturate_to_fp8(x · scale)`, `amax = max |x|`, and optionally
+/// `scale_inv = 1 / scale`:
+/// - **Dtypes:** x f16, bf16, f32 or f64; y fp8 E4M3 or E5M2; `scale`, `amax` and `scale_inv` f32. Other
+///   kinds: `Unsupported`.
 /// - **Math:** `x · scale` is one multiplication in opmath (f32 for f16/bf16/f32 inputs, f64 for f64,
 ///   where the f32 scale widens exactly), then one rounding to fp8, to nearest even, saturating: finite
-///   overflow and ±inf give ±max finite (±448 E4M3, ±57344 E5M2), NaN gives NaN. (For f32 opmath the
-///   product is itself rounded to f32 first, as TransformerEngine and PyTorch compute it.)
+///   overflow and ±inf give ±max finite (±448 E4M3, ±57344 E5M2), NaN gives NaN (which NaN encoding is
+///   not specified). (For f32 opmath the product is itself rounded to f32 first, as TransformerEngine and
+///   PyTorch compute it.) y is the same in every convention.
 /// - **amax** is `max |x|` of the **unscaled** input, rounded to f32 (f64 inputs: |x| rounded to nearest,
-///   so beyond FLT_MAX it is +inf). **NaN propagates:** one NaN element makes amax the quiet NaN
-///   0x7FC00000 (TransformerEngine's fmaxf-based amax skips NaNs; we report them, and
-///   `Fp8ScalingUpdatePlan` then follows TransformerEngine, see below). Empty x: amax = 0.
+///   so beyond FLT_MAX it is +inf). Empty x: amax = 0. What a NaN element does depends on the
+///   descriptor's `convention` (quant_convention.hpp):
+///   - `PyTorch` (default) and `Exact`: **NaN propagates**, as `torch.amax` does: one NaN element makes
+///     amax the quiet NaN 0x7FC00000. (The two conventions are the same here: the product `x · scale`
+///     has no reciprocal to round.)
+///   - `TransformerEngine`: **NaN is skipped**, as TransformerEngine's cast kernels reduce with
+///     `fmaxf(fabsf(x), max)` from 0: a NaN element leaves the running maximum unchanged, so an all-NaN x
+///     gives amax 0 (or the `accumulate_amax` starting value, by the rule below), and the recipe goes on.
+///     ±inf still count (amax = +inf). f64 x is `Unsupported` with this convention (TransformerEngine's
+///     cast takes f32, f16 and bf16 only, so there is nothing to reproduce).
+///   - `Vllm`: `Unsupported` (vLLM's FP8 quantization is not modelled). An invalid enum value:
+///     `InvalidProblem`.
 ///   With `accumulate_amax` the plan writes `max(amax, max |x|)` instead (f32 values compared by their bit
-///   patterns as signed integers: a negative starting value counts as below 0, a NaN stays), so several
-///   quantizations of one step can share one history slot, as TransformerEngine's do.
+///   patterns as signed integers, as TransformerEngine's `atomicMaxFloat`: a negative starting value counts
+///   as below 0, a NaN stays), so several quantizations of one step can share one history slot, as
+///   TransformerEngine's do; an empty x then leaves amax unchanged.
+/// - **scale_inv** (optional, any convention): when the trailing `scale_inv` operand is given (f32 [1]),
+///   the plan also writes `scale_inv = 1.0f / scale`, one IEEE f32 division (what
+///   TransformerEngine's cast computes with `__frcp_rn`: ±0 gives ±inf, ±inf gives ±0, NaN gives
+///   NaN), for a following Fp8DequantizePlan; on cuda it is written by the plan's kernels in stream order.
+///   Unlike TransformerEngine's launcher, which launches nothing for an empty tensor, the plan writes
+///   scale_inv for an empty x too. A scale_inv whose `data` is null (the default `{}`) is omitted: nothing
+///   is written, as for binary.hpp's optional gradients.
 /// - **Layout:** x and y of the descriptor's shape, rank ≤ 8, any strides (negative included); x may
-///   broadcast (stride 0), y may not. `scale` and `amax` are shape [1] (any stride). Contiguous
-///   16-byte-aligned x and y take the vectorized path.
-/// - **Aliasing:** y must not be x (their element sizes differ); amax must not be scale. Other overlaps
-///   between operands are undefined.
+///   broadcast (stride 0), y may not. `scale`, `amax` and `scale_inv` are shape [1] (any stride).
+///   Contiguous 16-byte-aligned x and y take the vectorized path.
+/// - **Aliasing:** y must not be x (their element sizes differ); amax must not be scale; scale_inv must
+///   be neither scale nor amax. Other overlaps between operands are undefined.
 /// - **Workspace:** none. **Determinism:** bit-exact and deterministic: the amax is one atomicMax per block
 ///   on the float's bit pattern, and a maximum does not depend on the order. Safe under CUDA-graph capture
-///   (`scale` and `amax` are device tensors, read and written by the kernels). Two kernels per run (the
-///   amax reset, then the fused pass; the reset is skipped with `accumulate_amax`).
+///   (`scale`, `amax` and `scale_inv` are device tensors, read and written by the kernels). Two kernels
+///   per run (the amax reset, which also writes scale_inv, then the fused pass); with `accumulate_amax`
+///   one (the fused pass writes scale_inv), or, for an empty x, one small kernel for scale_inv or none.
 ///
 /// **Fp8DequantizePlan** — `y = x · scale_inv`:
 /// - **Dtypes:** x fp8 E4M3 or E5M2; y f16, bf16, f32 or f64; `scale_inv` f32 [1].
@@ -57,6 +77,7 @@
 #include "baracuda/core/stream.hpp"
 #include "baracuda/core/tensor.hpp"
 #include "baracuda/core/workspace.hpp"
+#include "baracuda/ops/quant_convention.hpp"
 
 namespace baracuda {
 
@@ -75,11 +96,15 @@ struct Fp8QuantizeDescriptor {
   Shape shape;
   /// amax = max(amax, max |x|) instead of max |x| (several quantizations sharing one history slot).
   bool accumulate_amax = false;
+  /// How amax treats NaN (see the file comment): PyTorch (default) and Exact propagate it,
+  /// TransformerEngine skips it; Vllm is Unsupported.
+  QuantConvention convention = QuantConvention::PyTorch;
 
   Fp8QuantizeDescriptor& with_input(ElementKind k) { input = k; return *this; }
   Fp8QuantizeDescriptor& with_output(ElementKind k) { output = k; return *this; }
   Fp8QuantizeDescriptor& with_shape(const Shape& s) { shape = s; return *this; }
   Fp8QuantizeDescriptor& with_accumulate_amax(bool a) { accumulate_amax = a; return *this; }
+  Fp8QuantizeDescriptor& with_convention(QuantConvention c) { convention = c; return *this; }
   friend bool operator==(const Fp8QuantizeDescriptor&, const Fp8QuantizeDescriptor&) = default;
   size_t hash() const;
 };
@@ -136,17 +161,19 @@ using Fp8ScalingUpdateFn = Status (*)(const ExecContext&, const Fp8ScalingUpdate
 
 namespace dynamic {
 
-/// The dtype/rank-erased Fp8QuantizePlan. Operands: x (read), scale (read), y (write), amax (write).
+/// The dtype/rank-erased Fp8QuantizePlan. Operands: x (read), scale (read), y (write), amax (write), and
+/// optionally scale_inv (write; one whose data is null, as the default `{}`, is omitted).
 class Fp8QuantizePlan {
  public:
   static Result<Fp8QuantizePlan> select(const Stream& stream, const Fp8QuantizeDescriptor& desc,
                                         PlanPreference pref = {});
-  Status can_implement(const DynTensor& x, const DynTensor& scale, const DynTensor& y, const DynTensor& amax) const;
+  Status can_implement(const DynTensor& x, const DynTensor& scale, const DynTensor& y, const DynTensor& amax,
+                       const DynTensor& scale_inv = {}) const;
   size_t workspace_size() const { return 0; }
   KernelSku sku() const { return sku_; }
   PrecisionGuarantee precision_guarantee() const;
   Status run(const Stream& stream, Workspace workspace, const DynTensor& x, const DynTensor& scale, const DynTensor& y,
-             const DynTensor& amax) const;
+             const DynTensor& amax, const DynTensor& scale_inv = {}) const;
   const Fp8QuantizeDescriptor& descriptor() const { return desc_; }
 
  private:
@@ -212,6 +239,8 @@ struct Fp8QuantizeArgs {
   TensorRef<float, 1> scale;  ///< [1]
   TensorMut<TOut, N> y;
   TensorMut<float, 1> amax;   ///< [1]
+  /// [1], optional: a view with a null pointer (the default) omits it; otherwise the plan writes 1 / scale.
+  TensorMut<float, 1> scale_inv = {};
 };
 
 /// Typed Fp8QuantizePlan (TIn: __half, __nv_bfloat16, float, double; TOut: __nv_fp8_e4m3, __nv_fp8_e5m2).
@@ -228,14 +257,15 @@ class Fp8QuantizePlan {
     return Fp8QuantizePlan(std::move(p).value());
   }
   Status can_implement(const Fp8QuantizeArgs<TIn, TOut, N>& a) const {
-    return plan_.can_implement(DynTensor::of(a.x), DynTensor::of(a.scale), DynTensor::of(a.y), DynTensor::of(a.amax));
+    return plan_.can_implement(DynTensor::of(a.x), DynTensor::of(a.scale), DynTensor::of(a.y), DynTensor::of(a.amax),
+                               DynTensor::of(a.scale_inv));
   }
   size_t workspace_size() const { return plan_.workspace_size(); }
   KernelSku sku() const { return plan_.sku(); }
   PrecisionGuarantee precision_guarantee() const { return plan_.precision_guarantee(); }
   Status run(const Stream& stream, Workspace ws, const Fp8QuantizeArgs<TIn, TOut, N>& a) const {
     return plan_.run(stream, ws, DynTensor::of(a.x), DynTensor::of(a.scale), DynTensor::of(a.y),
-                     DynTensor::of(a.amax));
+                     DynTensor::of(a.amax), DynTensor::of(a.scale_inv));
   }
   const dynamic::Fp8QuantizePlan& erased() const { return plan_; }
 

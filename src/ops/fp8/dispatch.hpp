@@ -8,13 +8,17 @@
 
 namespace baracuda::detail {
 
-/// Validated views; x may be empty (the amax is still written unless accumulating).
+/// Validated views; x may be empty (the amax is still written unless accumulating, and scale_inv when
+/// given). `scale_inv.data` null: no scale_inv output. `skip_nan_amax`: NaN elements leave the amax
+/// unchanged (TransformerEngine's fmaxf), else one NaN makes it the quiet NaN (PyTorch, Exact).
 struct Fp8QuantizeLaunch {
   DynTensor x;
   DynTensor scale;
   DynTensor y;
   DynTensor amax;
   bool accumulate_amax = false;
+  DynTensor scale_inv;
+  bool skip_nan_amax = false;
 };
 
 /// Validated, non-empty views.

@@ -44,14 +44,17 @@ Status host_quantize(const detail::ExecContext&, const detail::Fp8QuantizeLaunch
   const auto* x = static_cast<const TIn*>(a.x.data);
   auto* y = static_cast<TOut*>(a.y.data);
   const float scale = f32_at(a.scale);
-  long double amax = 0;  // max |x| over exact values; NaN once any element is NaN
+  // max |x| over exact values. A NaN element: with skip_nan_amax (TransformerEngine's fmaxf) it is left
+  // out; otherwise the amax becomes NaN and stays NaN.
+  long double amax = 0;
   detail::for_each_strided<2>(a.y.shape, {a.y.stride.data(), a.x.stride.data()},
                               [&](const std::array<int64_t, 2>& off) {
                                 const long double v = value_of(x[off[1]]);
-                                if (std::isnan(v) || std::isnan(amax))
-                                  amax = NAN;
-                                else
+                                if (std::isnan(v)) {
+                                  if (!a.skip_nan_amax) amax = NAN;
+                                } else if (!std::isnan(amax)) {
                                   amax = std::max(amax, std::fabs(v));
+                                }
                                 long double product;
                                 if constexpr (std::is_same_v<TIn, double>)
                                   product = static_cast<double>(v) * static_cast<double>(scale);
@@ -59,6 +62,12 @@ Status host_quantize(const detail::ExecContext&, const detail::Fp8QuantizeLaunch
                                   product = static_cast<float>(v) * scale;
                                 y[off[0]] = fp8_of_bits<TOut>(encode(product, fp8_format<TOut>(), /*saturate=*/true));
                               });
+  if (a.scale_inv.data != nullptr) {
+    // One correctly rounded f32 division: the quotient in double (53 ≥ 2·24 + 2 bits) rounds once more
+    // without a double-rounding error.
+    const float inv = static_cast<float>(1.0 / static_cast<double>(scale));
+    std::memcpy(a.scale_inv.data, &inv, sizeof inv);
+  }
   const float result = store<float>(amax);  // NaN: the canonical quiet NaN 0x7FC00000
   int32_t bits;
   std::memcpy(&bits, &result, sizeof bits);

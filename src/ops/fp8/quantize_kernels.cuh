@@ -2,6 +2,9 @@
 // Two paths: contiguous (x and y dense and 16-byte aligned: 16 fp8 outputs per thread per step, one
 // 16-byte store and 16·sizeof(x) bytes of 128-bit loads) and strided (any coalesced geometry, 64-bit
 // offsets). Each thread keeps its running amax in a register; each block reduces and does one atomicMax.
+// SkipNan (the TransformerEngine convention): a NaN element leaves the running amax unchanged, as
+// TransformerEngine's `fmaxf(fabsf(x), max)`; otherwise it makes it the quiet NaN. scale_inv (optional)
+// is written by one thread: the reset kernel's, or, when that does not run, block 0's thread 0.
 #pragma once
 
 #include "sim/compat.cuh"  // first: the device namespace, launch macros and device API
@@ -22,8 +25,8 @@ inline constexpr uint32_t kQuietNaNBits = 0x7FC00000u;
 inline constexpr uint32_t kInfBits = 0x7F800000u;
 
 /// One element: the saturated fp8 value of x · scale, and |x| folded into the running amax (as f32 bits;
-/// any NaN becomes the quiet NaN, which is above +inf).
-template <class TIn, class TOut>
+/// any NaN becomes the quiet NaN, which is above +inf, or, with SkipNan, 0: the identity of the maximum).
+template <class TIn, class TOut, bool SkipNan>
 struct QuantizeElement {
   convert::opmath_t<TIn> scale;
 
@@ -35,7 +38,7 @@ struct QuantizeElement {
     else
       a = fabsf(v);
     uint32_t bits = __float_as_uint(a);
-    if (bits > kInfBits) bits = kQuietNaNBits;
+    if (bits > kInfBits) bits = SkipNan ? 0u : kQuietNaNBits;
     amax = static_cast<int32_t>(bits) > amax ? static_cast<int32_t>(bits) : amax;
     if constexpr (std::is_same_v<TIn, double>)
       return convert::from_double<TOut>(v * scale, /*saturate_fp8=*/true);
@@ -44,21 +47,31 @@ struct QuantizeElement {
   }
 };
 
-template <class TIn, class TOut>
-__device__ __forceinline__ QuantizeElement<TIn, TOut> quantize_element(const float* scale) {
+template <class TIn, class TOut, bool SkipNan>
+__device__ __forceinline__ QuantizeElement<TIn, TOut, SkipNan> quantize_element(const float* scale) {
   return {static_cast<convert::opmath_t<TIn>>(*scale)};
 }
 
-/// amax = +0.0f before a non-accumulating quantization.
-__global__ void amax_reset_kernel(float* amax) {
-  if (threadIdx.x == 0 && blockIdx.x == 0) *amax = 0.0f;
+/// scale_inv = 1 / scale, one IEEE f32 division (TransformerEngine's __frcp_rn); nothing when null.
+__device__ __forceinline__ void write_scale_inv(const float* scale, float* scale_inv) {
+  if (scale_inv != nullptr) *scale_inv = 1.0f / *scale;
+}
+
+/// Before the fused pass: amax = +0.0f (a non-accumulating quantization; `amax` null: left alone) and
+/// scale_inv (null: none, or the fused pass writes it).
+__global__ void amax_reset_kernel(float* amax, const float* scale, float* scale_inv) {
+  if (threadIdx.x == 0 && blockIdx.x == 0) {
+    if (amax != nullptr) *amax = 0.0f;
+    write_scale_inv(scale, scale_inv);
+  }
 }
 
 inline constexpr int kVec = 16;  // fp8 outputs per vector: one 16-byte store
 
-template <class TIn, class TOut>
-__global__ void quantize_contiguous_kernel(const TIn* x, const float* scale, TOut* y, int64_t n, float* amax) {
-  const QuantizeElement<TIn, TOut> op = quantize_element<TIn, TOut>(scale);
+template <class TIn, class TOut, bool SkipNan>
+__global__ void quantize_contiguous_kernel(const TIn* x, const float* scale, TOut* y, int64_t n, float* amax,
+                                           float* scale_inv) {
+  const QuantizeElement<TIn, TOut, SkipNan> op = quantize_element<TIn, TOut, SkipNan>(scale);
   const int64_t tid = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const int64_t nthreads = static_cast<int64_t>(gridDim.x) * blockDim.x;
   int32_t m = 0;
@@ -72,13 +85,15 @@ __global__ void quantize_contiguous_kernel(const TIn* x, const float* scale, TOu
   }
   for (int64_t i = nvec * kVec + tid; i < n; i += nthreads) y[i] = op(x[i], m);
   block_max_to_global(m, reinterpret_cast<int32_t*>(amax));
+  if (blockIdx.x == 0 && threadIdx.x == 0) write_scale_inv(scale, scale_inv);
 }
 
 /// Operand 0 of `p` is y, operand 1 is x; dimensions innermost first.
-template <class TIn, class TOut>
+template <class TIn, class TOut, bool SkipNan>
 __global__ void quantize_strided_kernel(const TIn* x, const float* scale, TOut* y,
-                                        elementwise::StridedParams<int64_t, 2> p, uint64_t n, float* amax) {
-  const QuantizeElement<TIn, TOut> op = quantize_element<TIn, TOut>(scale);
+                                        elementwise::StridedParams<int64_t, 2> p, uint64_t n, float* amax,
+                                        float* scale_inv) {
+  const QuantizeElement<TIn, TOut, SkipNan> op = quantize_element<TIn, TOut, SkipNan>(scale);
   const uint64_t tid = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const uint64_t nthreads = static_cast<uint64_t>(gridDim.x) * blockDim.x;
   int32_t m = 0;
@@ -95,20 +110,25 @@ __global__ void quantize_strided_kernel(const TIn* x, const float* scale, TOut* 
     y[oy] = op(x[ox], m);
   }
   block_max_to_global(m, reinterpret_cast<int32_t*>(amax));
+  if (blockIdx.x == 0 && threadIdx.x == 0) write_scale_inv(scale, scale_inv);
 }
 
-template <class TIn, class TOut>
-Status quantize_launch(const ::baracuda::detail::ExecContext& ctx, const ::baracuda::detail::Fp8QuantizeLaunch& a) {
+template <class TIn, class TOut, bool SkipNan>
+Status quantize_launch_as(const ::baracuda::detail::ExecContext& ctx, const ::baracuda::detail::Fp8QuantizeLaunch& a) {
   constexpr std::string_view kPlan = "Fp8QuantizePlan";
   const auto* x = static_cast<const TIn*>(a.x.data);
   const auto* scale = static_cast<const float*>(a.scale.data);
   auto* y = static_cast<TOut*>(a.y.data);
   auto* amax = static_cast<float*>(a.amax.data);
-  if (!a.accumulate_amax) {
-    BARACUDA_LAUNCH(dim3(1), dim3(1), 0, ctx.stream, amax_reset_kernel)(amax);
-    BARACUDA_TRY(elementwise::launch_status(kPlan));
-  }
+  auto* scale_inv = static_cast<float*>(a.scale_inv.data);  // null: not wanted
   const auto g = ::baracuda::detail::coalesce<2>(a.y.shape, {a.y.stride.data(), a.x.stride.data()});
+  // The reset kernel runs when amax needs a reset, or to write scale_inv when there is no fused pass.
+  const bool reset = !a.accumulate_amax;
+  if (reset || (g.numel == 0 && scale_inv != nullptr)) {
+    BARACUDA_LAUNCH(dim3(1), dim3(1), 0, ctx.stream, amax_reset_kernel)(reset ? amax : nullptr, scale, scale_inv);
+    BARACUDA_TRY(elementwise::launch_status(kPlan));
+    scale_inv = nullptr;  // written
+  }
   if (g.numel == 0) return {};
 
   const ::baracuda::detail::ElementwiseTuning t = elementwise::tuning_for(ctx);
@@ -116,13 +136,23 @@ Status quantize_launch(const ::baracuda::detail::ExecContext& ctx, const ::barac
   const bool contiguous = g.rank == 1 && g.strides[0][0] == 1 && g.strides[1][0] == 1;
   if (contiguous && elementwise::aligned16(x) && elementwise::aligned16(y)) {
     const dim3 grid(elementwise::grid_for(t, ctx, (g.numel + kVec - 1) / kVec));
-    BARACUDA_LAUNCH(grid, block, 0, ctx.stream, quantize_contiguous_kernel<TIn, TOut>)(x, scale, y, g.numel, amax);
+    BARACUDA_LAUNCH(grid, block, 0, ctx.stream, quantize_contiguous_kernel<TIn, TOut, SkipNan>)
+    (x, scale, y, g.numel, amax, scale_inv);
   } else {
     const dim3 grid(elementwise::grid_for(t, ctx, g.numel));
-    BARACUDA_LAUNCH(grid, block, 0, ctx.stream, quantize_strided_kernel<TIn, TOut>)
-    (x, scale, y, elementwise::strided_params<int64_t>(g), static_cast<uint64_t>(g.numel), amax);
+    BARACUDA_LAUNCH(grid, block, 0, ctx.stream, quantize_strided_kernel<TIn, TOut, SkipNan>)
+    (x, scale, y, elementwise::strided_params<int64_t>(g), static_cast<uint64_t>(g.numel), amax, scale_inv);
   }
   return elementwise::launch_status(kPlan);
+}
+
+/// The table's entry: the NaN rule picks the instantiation (the TransformerEngine convention never takes
+/// f64 x, so only f16/bf16/f32 have a SkipNan one).
+template <class TIn, class TOut>
+Status quantize_launch(const ::baracuda::detail::ExecContext& ctx, const ::baracuda::detail::Fp8QuantizeLaunch& a) {
+  if constexpr (!std::is_same_v<TIn, double>)
+    if (a.skip_nan_amax) return quantize_launch_as<TIn, TOut, true>(ctx, a);
+  return quantize_launch_as<TIn, TOut, false>(ctx, a);
 }
 
 }  // namespace fp8

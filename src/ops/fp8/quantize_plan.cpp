@@ -1,5 +1,6 @@
-// Fp8QuantizePlan: select (validate, resolve the backend, look the (x, y) kinds up in the device's table),
-// can_implement (x, y, scale, amax and their aliasing), run (re-validate, one indirect call).
+// Fp8QuantizePlan: select (validate, the convention, resolve the backend, look the (x, y) kinds up in the
+// device's table), can_implement (x, y, scale, amax, the optional scale_inv and their aliasing), run
+// (re-validate, one indirect call).
 #include <string>
 
 #include "baracuda/ops/fp8.hpp"
@@ -19,6 +20,7 @@ size_t Fp8QuantizeDescriptor::hash() const {
   detail::hash_combine(h, static_cast<int>(output));
   detail::hash_combine(h, shape.hash());
   detail::hash_combine(h, accumulate_amax);
+  detail::hash_combine(h, static_cast<int>(convention));
   return h;
 }
 
@@ -29,6 +31,20 @@ Result<Fp8QuantizePlan> Fp8QuantizePlan::select(const Stream& stream, const Fp8Q
   BARACUDA_TRY(detail::check_shape(kPlan, "the descriptor's shape", desc.shape));
   if (detail::kind_index(desc.input) >= kNumElementKinds || detail::kind_index(desc.output) >= kNumElementKinds)
     return Error::invalid(std::string(kPlan) + ": the descriptor's element kinds are not valid ElementKinds");
+  switch (desc.convention) {
+    case QuantConvention::PyTorch:
+    case QuantConvention::Exact: break;
+    case QuantConvention::TransformerEngine:
+      if (desc.input == ElementKind::F64)
+        return Error::unsupported(std::string(kPlan) +
+                                  ": the transformer_engine convention takes f16, bf16 or f32 x (TransformerEngine's "
+                                  "cast has no f64 input); use pytorch or exact for f64");
+      break;
+    case QuantConvention::Vllm:
+      return Error::unsupported(std::string(kPlan) +
+                                ": the vllm convention is not modelled for FP8; use pytorch, exact or transformer_engine");
+    default: return Error::invalid(std::string(kPlan) + ": invalid QuantConvention");
+  }
   auto backend = detail::resolve_bespoke_backend(kPlan, stream, pref);
   if (!backend) return backend.error();
   auto functions = detail::fp8_functions_for(kPlan, stream.device());
@@ -49,7 +65,8 @@ Result<Fp8QuantizePlan> Fp8QuantizePlan::select(const Stream& stream, const Fp8Q
   p.sku_.sm = stream.sm();
   p.sku_.backend = *backend;
   p.sku_.precision = desc.input == ElementKind::F64 ? MathPrecision::F64 : MathPrecision::F32;
-  p.sku_.variant = "fused_amax";
+  // TransformerEngine's NaN-skipping amax is another instantiation of the fused kernel.
+  p.sku_.variant = desc.convention == QuantConvention::TransformerEngine ? "fused_amax_skip_nan" : "fused_amax";
   p.device_ = stream.device();
   p.device_index_ = stream.device_index();
   p.fn_ = fn;
@@ -57,13 +74,17 @@ Result<Fp8QuantizePlan> Fp8QuantizePlan::select(const Stream& stream, const Fp8Q
 }
 
 Status Fp8QuantizePlan::can_implement(const DynTensor& x, const DynTensor& scale, const DynTensor& y,
-                                      const DynTensor& amax) const {
+                                      const DynTensor& amax, const DynTensor& scale_inv) const {
   BARACUDA_TRY(detail::check_tensor(kPlan, "x", x, desc_.input, desc_.shape, detail::Access::Read));
   BARACUDA_TRY(detail::check_f32_scalar(kPlan, "scale", scale, detail::Access::Read));
   BARACUDA_TRY(detail::check_tensor(kPlan, "y", y, desc_.output, desc_.shape, detail::Access::Write));
   BARACUDA_TRY(detail::check_f32_scalar(kPlan, "amax", amax, detail::Access::Write));
   BARACUDA_TRY(detail::check_alias(kPlan, x, y));  // different element sizes: never in place
-  return detail::check_distinct(kPlan, "amax", amax, "scale", scale);
+  BARACUDA_TRY(detail::check_distinct(kPlan, "amax", amax, "scale", scale));
+  if (scale_inv.data == nullptr) return {};  // omitted
+  BARACUDA_TRY(detail::check_f32_scalar(kPlan, "scale_inv", scale_inv, detail::Access::Write));
+  BARACUDA_TRY(detail::check_distinct(kPlan, "scale_inv", scale_inv, "scale", scale));
+  return detail::check_distinct(kPlan, "scale_inv", scale_inv, "amax", amax);
 }
 
 PrecisionGuarantee Fp8QuantizePlan::precision_guarantee() const {
@@ -73,14 +94,15 @@ PrecisionGuarantee Fp8QuantizePlan::precision_guarantee() const {
 }
 
 Status Fp8QuantizePlan::run(const Stream& stream, Workspace, const DynTensor& x, const DynTensor& scale,
-                            const DynTensor& y, const DynTensor& amax) const {
+                            const DynTensor& y, const DynTensor& amax, const DynTensor& scale_inv) const {
   if (fn_ == nullptr) return Error::invalid(std::string(kPlan) + ": run on a plan that select did not produce");
   BARACUDA_TRY(detail::check_same_device(kPlan, device_, device_index_, stream));
-  BARACUDA_TRY(can_implement(x, scale, y, amax));
+  BARACUDA_TRY(can_implement(x, scale, y, amax, scale_inv));
   auto ctx = detail::make_exec_context(stream);
   if (!ctx) return ctx.error();
-  // An empty x still defines amax (0), so the function runs; it touches neither x nor y then.
-  return fn_(*ctx, detail::Fp8QuantizeLaunch{x, scale, y, amax, desc_.accumulate_amax});
+  // An empty x still defines amax (0) and scale_inv, so the function runs; it touches neither x nor y then.
+  return fn_(*ctx, detail::Fp8QuantizeLaunch{x, scale, y, amax, desc_.accumulate_amax, scale_inv,
+                                             desc_.convention == QuantConvention::TransformerEngine});
 }
 
 }  // namespace dynamic
