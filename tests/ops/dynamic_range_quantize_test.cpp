@@ -1,8 +1,11 @@
 // DynamicRangeQuantizePlan: every (x kind × q kind × scope × mode) on the sim (and cuda) device against the
 // host reference — q, scale and zero point compared bit for bit — over 0-size, one-element, odd, strided
-// and long-row shapes with an all-zero segment; hand-computed values (ties, the asymmetric zero point),
-// NaN / inf / underflow rules; the fused single-pass path and its fallback (SKU variant, edge-case rows,
-// strided and unaligned operands); and a negative test per rejection.
+// and long-row shapes with an all-zero segment, the convention rotating through PyTorch, Exact and Vllm;
+// hand-computed values (ties, the asymmetric zero point), NaN / inf / underflow rules; the fused single-pass
+// path and its fallback (SKU variant, edge-case rows, strided and unaligned operands) under every
+// convention; and a negative test per rejection. The conventions themselves (against an independent
+// reference, by hand, vLLM's golden data) are in dynamic_range_convention_test.cpp and
+// dynamic_range_vllm_golden_test.cpp.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -80,7 +83,9 @@ TEST_P(DynamicRangeSweep, EveryKindScopeAndModeMatchesTheHostReference) {
   BARACUDA_TEST_STREAM(stream, GetParam());
   const ElementKind xs[] = {ElementKind::F16, ElementKind::Bf16, ElementKind::F32, ElementKind::F64};
   const ElementKind qs[] = {ElementKind::S8, ElementKind::U8, ElementKind::S4, ElementKind::U4};
+  const QuantConvention conventions[] = {QuantConvention::PyTorch, QuantConvention::Exact, QuantConvention::Vllm};
   uint64_t seed = 1;
+  int turn = 0;
   for (const ShapeCase& c : shape_cases()) {
     const int64_t n = c.shape.numel();
     Strided layout = dense_layout(c.shape);
@@ -94,9 +99,14 @@ TEST_P(DynamicRangeSweep, EveryKindScopeAndModeMatchesTheHostReference) {
       for (ElementKind qk : qs)
         for (const QuantGranularity& g : scopes())
           for (DynamicRangeMode m : {DynamicRangeMode::Symmetric, DynamicRangeMode::Asymmetric}) {
+            // The convention rotates (Vllm skips f64, which it does not take).
+            QuantConvention conv = conventions[turn++ % 3];
+            if (conv == QuantConvention::Vllm && xk == ElementKind::F64) conv = QuantConvention::Exact;
             SCOPED_TRACE(c.name + " " + std::string(to_string(xk)) + "→" + std::string(to_string(qk)) + " " +
-                         g.to_string() + (m == DynamicRangeMode::Symmetric ? " symmetric" : " asymmetric"));
-            const Desc d = Desc{}.with_element(xk).with_quantized(qk).with_shape(c.shape).with_granularity(g).with_mode(m);
+                         g.to_string() + (m == DynamicRangeMode::Symmetric ? " symmetric " : " asymmetric ") +
+                         std::string(to_string(conv)));
+            const Desc d = Desc{}.with_element(xk).with_quantized(qk).with_shape(c.shape).with_granularity(g).with_mode(m)
+                               .with_convention(conv);
             auto want_plan = dynamic::DynamicRangeQuantizePlan::select(host(), d);
             if (!want_plan) {  // the shape does not fit this scope or packing: every device must agree
               auto p = dynamic::DynamicRangeQuantizePlan::select(stream, d);
@@ -197,28 +207,33 @@ TEST_P(DynamicRangeFused, BothPathsMatchTheHostReferenceOnEdgeCases) {
       if (n >= 4 * last) set_special(xk, x, 4 * last - 1, inf);
       if (n >= 5 * last) set_special(xk, x, 4 * last, -inf);
       for (ElementKind qk : qs)
-        for (DynamicRangeMode m : {DynamicRangeMode::Symmetric, DynamicRangeMode::Asymmetric}) {
-          SCOPED_TRACE(c.name + " " + std::string(to_string(xk)) + "→" + std::string(to_string(qk)) +
-                       (m == DynamicRangeMode::Symmetric ? " symmetric" : " asymmetric"));
-          const Desc d = Desc{}.with_element(xk).with_quantized(qk).with_shape(c.shape).with_granularity(c.g).with_mode(m);
-          auto want_plan = dynamic::DynamicRangeQuantizePlan::select(host(), d);
-          if (!want_plan) {  // odd last extent with packed q
-            ASSERT_TRUE(is_packed(qk)) << want_plan.error().to_string();
-            continue;
+        for (DynamicRangeMode m : {DynamicRangeMode::Symmetric, DynamicRangeMode::Asymmetric})
+          for (QuantConvention conv : {QuantConvention::PyTorch, QuantConvention::Exact, QuantConvention::Vllm}) {
+            if (conv == QuantConvention::Vllm && xk == ElementKind::F64) continue;  // Unsupported (f32 arithmetic)
+            SCOPED_TRACE(c.name + " " + std::string(to_string(xk)) + "→" + std::string(to_string(qk)) +
+                         (m == DynamicRangeMode::Symmetric ? " symmetric " : " asymmetric ") +
+                         std::string(to_string(conv)));
+            const Desc d = Desc{}.with_element(xk).with_quantized(qk).with_shape(c.shape).with_granularity(c.g)
+                               .with_mode(m).with_convention(conv);
+            auto want_plan = dynamic::DynamicRangeQuantizePlan::select(host(), d);
+            if (!want_plan) {  // odd last extent with packed q
+              ASSERT_TRUE(is_packed(qk)) << want_plan.error().to_string();
+              continue;
+            }
+            auto plan = dynamic::DynamicRangeQuantizePlan::select(stream, d);
+            ASSERT_TRUE(plan.is_ok()) << plan.error().to_string();
+            EXPECT_EQ(plan->sku().variant, expected_variant(c.rows_are_segments, c.len, xk));
+            EXPECT_EQ(want_plan->sku().variant, "segment_reduce+quantize");  // the reference is the two passes
+            auto want = run_plan(host(), d, x, layout);
+            ASSERT_TRUE(want.is_ok()) << want.error().to_string();
+            auto got = run_plan(stream, d, x, layout);
+            ASSERT_TRUE(got.is_ok()) << got.error().to_string();
+            expect_same(*got, *want, d, n, want_plan->param_shape().numel());
+            // The fused path needs no reduction workspace (nor vLLM's multipliers).
+            if (plan->sku().variant != "segment_reduce+quantize" && m == DynamicRangeMode::Asymmetric) {
+              EXPECT_EQ(plan->workspace_size(), 0u);
+            }
           }
-          auto plan = dynamic::DynamicRangeQuantizePlan::select(stream, d);
-          ASSERT_TRUE(plan.is_ok()) << plan.error().to_string();
-          EXPECT_EQ(plan->sku().variant, expected_variant(c.rows_are_segments, c.len, xk));
-          EXPECT_EQ(want_plan->sku().variant, "segment_reduce+quantize");  // the reference is the two passes
-          auto want = run_plan(host(), d, x, layout);
-          ASSERT_TRUE(want.is_ok()) << want.error().to_string();
-          auto got = run_plan(stream, d, x, layout);
-          ASSERT_TRUE(got.is_ok()) << got.error().to_string();
-          expect_same(*got, *want, d, n, want_plan->param_shape().numel());
-          // The fused path needs no reduction workspace.
-          if (plan->sku().variant != "segment_reduce+quantize" && m == DynamicRangeMode::Asymmetric)
-            EXPECT_EQ(plan->workspace_size(), 0u);
-        }
     }
   }
 }

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "baracuda/baracuda.hpp"
+#include "ops/dynamic_range_reference.hpp"
 #include "ops/int_gemm/tuning.hpp"
 #include "support/devices.hpp"
 #include "support/host_array.hpp"
@@ -412,7 +413,13 @@ TEST(QuantizedLinear, AgainstDoubleAndFloatReference) {
       {{6, 7, 48}, ElementKind::F64, ElementKind::F64, DynamicRangeMode::Asymmetric, ElementKind::S8, true},
       {{6, 7, 48}, ElementKind::F64, ElementKind::F64, DynamicRangeMode::Symmetric, ElementKind::S8, false},
   };
-  for (const QlCase& c : cases) {
+  std::vector<std::pair<QlCase, QuantConvention>> runs;  // every case under every convention
+  for (QuantConvention conv : {QuantConvention::PyTorch, QuantConvention::Exact, QuantConvention::Vllm})
+    for (const QlCase& c : cases) runs.emplace_back(c, conv);
+  for (const auto& [c, conv] : runs) {
+    SCOPED_TRACE(std::string(to_string(conv)) + " " + std::string(to_string(c.x)) + " " + std::to_string(c.sh.m) + "x" +
+                 std::to_string(c.sh.n) + "x" + std::to_string(c.sh.k) +
+                 (c.mode == DynamicRangeMode::Asymmetric ? " asym " : " sym ") + std::string(to_string(c.aq)));
     const auto [M, N, K] = c.sh;
     const bool f64 = c.out == ElementKind::F64;
     const ElementKind sk = f64 ? ElementKind::F64 : ElementKind::F32;
@@ -443,8 +450,13 @@ TEST(QuantizedLinear, AgainstDoubleAndFloatReference) {
                           .with_output(c.out)
                           .with_mode(c.mode)
                           .with_activation_quantized(c.aq)
-                          .with_bias(c.bias);
+                          .with_bias(c.bias)
+                          .with_convention(conv);
     auto plan = dynamic::QuantizedLinearPlan::select(host, desc);
+    if (conv == QuantConvention::Vllm && c.x == ElementKind::F64) {  // vLLM computes in f32
+      expect_select_error(plan, ErrorCode::Unsupported, "vllm convention takes f16, bf16 or f32 x");
+      continue;
+    }
     ASSERT_TRUE(plan.is_ok()) << plan.error().to_string();
     ASSERT_GE(plan->workspace_size(), size_t(M * K + M * 8));
     Arr<uint8_t> ws(plan->workspace_size());
@@ -456,22 +468,22 @@ TEST(QuantizedLinear, AgainstDoubleAndFloatReference) {
     const DynTensor qa = plan->quantized_activation(wsv), sa_t = plan->activation_scale(wsv),
                     zp_t = plan->activation_zero_point(wsv);
     const double u = f64 ? std::ldexp(1.0, -53) : std::ldexp(1.0, -24);
+    // The per-token quantization of the convention (dynamic_range_quantize.hpp), recomputed independently
+    // (tests/ops/dynamic_range_reference.hpp): the plan's quantized activation, scales and zero points.
+    const dynamic_range::Expected want_a = dynamic_range::reference(
+        DynamicRangeQuantizeDescriptor{}.with_element(c.x).with_shape(Shape{M, K}).with_mode(c.mode).with_convention(conv),
+        xv, c.aq == ElementKind::U8 ? 0 : -128, c.aq == ElementKind::U8 ? 255 : 127);
     for (int64_t m = 0; m < M; ++m) {
       const double sa = read_out(sk, sa_t.data, m);
       const int32_t zp = c.mode == DynamicRangeMode::Symmetric ? 0 : static_cast<const int32_t*>(zp_t.data)[m];
-      // The per-token parameters (dynamic_range_quantize.hpp), recomputed independently.
-      double lo = 0, hi = 0;
-      for (int64_t k = 0; k < K; ++k) lo = std::min(lo, xv[m * K + k]), hi = std::max(hi, xv[m * K + k]);
-      if (c.mode == DynamicRangeMode::Symmetric) {
-        const double s_ref = f64 ? std::max(-lo, hi) / 127 : double(float(std::max(-lo, hi)) / 127.0f);
-        ASSERT_EQ(sa, s_ref) << m;
-      } else {
-        ASSERT_NEAR(sa, (hi - lo) / 255, 1e-6 * (hi - lo));
-      }
+      ASSERT_TRUE(sa == want_a.scale[m] || (std::isnan(sa) && std::isnan(want_a.scale[m])))
+          << m << ": " << sa << " vs " << want_a.scale[m];
+      ASSERT_EQ(zp, want_a.zp[m]) << m;
       auto qv = [&](int64_t k) {
         return c.aq == ElementKind::U8 ? int(static_cast<const uint8_t*>(qa.data)[m * K + k])
                                        : int(static_cast<const int8_t*>(qa.data)[m * K + k]);
       };
+      for (int64_t k = 0; k < K; ++k) ASSERT_EQ(qv(k), want_a.q[m * K + k]) << "q[" << m << ", " << k << "]";
       for (int64_t n = 0; n < N; ++n) {
         // (1) vs the double recomputation from the plan's own quantized activation.
         int64_t acc = 0, sabs = 0;
@@ -813,10 +825,15 @@ TEST_P(IntGemmOnDevice, QuantizedLinearMatchesHost) {
   struct Mode {
     DynamicRangeMode mode;
     ElementKind aq;
+    QuantConvention conv;  // the activation quantization's
   };
-  const Mode modes[] = {{DynamicRangeMode::Symmetric, ElementKind::S8},
-                        {DynamicRangeMode::Asymmetric, ElementKind::S8},
-                        {DynamicRangeMode::Asymmetric, ElementKind::U8}};
+  const Mode modes[] = {{DynamicRangeMode::Symmetric, ElementKind::S8, QuantConvention::PyTorch},
+                        {DynamicRangeMode::Symmetric, ElementKind::S8, QuantConvention::Exact},
+                        {DynamicRangeMode::Symmetric, ElementKind::S8, QuantConvention::Vllm},
+                        {DynamicRangeMode::Asymmetric, ElementKind::S8, QuantConvention::PyTorch},
+                        {DynamicRangeMode::Asymmetric, ElementKind::S8, QuantConvention::Vllm},
+                        {DynamicRangeMode::Asymmetric, ElementKind::U8, QuantConvention::Exact},
+                        {DynamicRangeMode::Asymmetric, ElementKind::U8, QuantConvention::Vllm}};
   const GemmShape shapes[] = {{19, 35, 64}, {33, 40, 96}};
   for (const GemmShape& sh : shapes)
     for (ElementKind xk : {ElementKind::F32, ElementKind::F16, ElementKind::Bf16})
@@ -827,7 +844,8 @@ TEST_P(IntGemmOnDevice, QuantizedLinearMatchesHost) {
             SCOPED_TRACE(std::string(to_string(xk)) + "->" + std::string(to_string(out)) + " " +
                          std::to_string(sh.m) + "x" + std::to_string(sh.n) + "x" + std::to_string(sh.k) + " " +
                          std::string(to_string(md.aq)) +
-                         (md.mode == DynamicRangeMode::Asymmetric ? " asym " : " sym ") + std::string(to_string(act)));
+                         (md.mode == DynamicRangeMode::Asymmetric ? " asym " : " sym ") + std::string(to_string(act)) +
+                         " " + std::string(to_string(md.conv)));
             const int64_t ldc = sh.n + 1;
             const size_t xb = element_bytes(xk), eb = element_bytes(out);
             std::vector<uint8_t> x(static_cast<size_t>(sh.m * sh.k) * xb), bmem(static_cast<size_t>(sh.n) * eb);
@@ -847,7 +865,8 @@ TEST_P(IntGemmOnDevice, QuantizedLinearMatchesHost) {
                                   .with_mode(md.mode)
                                   .with_activation_quantized(md.aq)
                                   .with_bias(bias)
-                                  .with_activation(act);
+                                  .with_activation(act)
+                                  .with_convention(md.conv);
             auto hp = dynamic::QuantizedLinearPlan::select(Stream::host(), desc);
             ASSERT_TRUE(hp.is_ok()) << hp.error().to_string();
             std::vector<uint8_t> yh = y;

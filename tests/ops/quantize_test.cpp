@@ -1,12 +1,10 @@
-// QuantizePlan tests (every QuantizeOp):
-// - QuantizeSweep: every (op, float kind, quantized kind, granularity, shape, layout) on sim and cuda,
-//   compared bit for bit with the host reference (integer and packed outputs, and every float output: each
-//   is one rounding of the same opmath formula); learnable ds/dzp (sums) within a tolerance.
-// - QuantizeValues: hand-computed results that pin the convention itself on every device: ties to even,
-//   zp added after rounding, clamping, NaN → zp, s = 0, qmin = qmax, the STE mask on the unclamped value,
-//   packed nibble order, per-channel / per-token / per-group parameter mapping, learnable gradients.
-// - QuantizeReject: a negative test for every select and can_implement rejection.
-// Independent golden data from PyTorch is checked by quantize_golden_test.
+// QuantizePlan sweep: every (op, convention, float kind, quantized kind, granularity, shape, layout) on sim
+// and cuda, compared bit for bit with the host reference (integer and packed outputs, and every float output:
+// each is one rounding of the same opmath formula); learnable ds/dzp (sums) within a tolerance. Conventions:
+// PyTorch, Exact, and Vllm for Quantize / Dequantize of f16, bf16, f32 data. A third of the inputs x sit
+// within a few ulps of a rounding tie of their own scale, where the conventions' arithmetic differs.
+// Hand-computed values and every rejection: quantize_values_test and quantize_conventions_test; independent
+// golden data from PyTorch (and a numpy model of Exact): quantize_golden_test.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -174,12 +172,55 @@ std::map<std::string, std::vector<uint8_t>> run(const Stream& stream, const Prob
   return out;
 }
 
-/// Random inputs for the problem: x spread over about 1.3 × the representable range (some clamp),
-/// positive scales, zero points inside the range (learnable: with fractions), q and dy random.
-Problem make_problem(QuantizeOp op, ElementKind e, ElementKind q, const G& g, const Shape& shape, uint64_t seed) {
+/// The row-major number, in the parameter shape, of the parameters of data element `flat` (from the
+/// granularity's definition: per channel the axis coordinate, per token every coordinate but the last, per
+/// group the coordinates with the axis one divided by the group size).
+int64_t param_index(const G& g, const Shape& shape, int64_t flat) {
+  std::array<int64_t, kMaxRank> idx{};
+  for (int d = shape.rank - 1; d >= 0; --d) {
+    idx[d] = flat % shape.dims[d];
+    flat /= shape.dims[d];
+  }
+  const int axis = g.axis < 0 ? g.axis + shape.rank : g.axis;
+  int64_t p = 0;
+  switch (g.kind) {
+    case G::Kind::PerTensor: return 0;
+    case G::Kind::PerChannel: return idx[axis];
+    case G::Kind::PerToken:
+      for (int d = 0; d + 1 < shape.rank; ++d) p = p * shape.dims[d] + idx[d];
+      return p;
+    case G::Kind::PerGroup:
+      for (int d = 0; d < shape.rank; ++d)
+        p = d == axis ? p * (shape.dims[d] / g.group_size) + idx[d] / g.group_size : p * shape.dims[d] + idx[d];
+      return p;
+  }
+  return 0;
+}
+
+/// Writes into element i of `bytes` (float kind k) a value within a few ulps of v: v's significand cut to
+/// k's width, its bit pattern then moved by `step` (a magnitude change of |step| ulps).
+void put_near(ElementKind k, std::vector<uint8_t>* bytes, int64_t i, double v, int step) {
+  const int bits = k == ElementKind::F16 ? 10 : k == ElementKind::Bf16 ? 7 : k == ElementKind::F32 ? 23 : 52;
+  const int e = v == 0 ? 0 : std::ilogb(v);
+  const double cut = std::ldexp(std::trunc(std::ldexp(v, bits - e)), e - bits);
+  void* at = bytes->data() + i * element_bytes(k);
+  if (!encode_exact(k, cut, at)) return;  // out of k's range: keep the random value
+  if (cut != 0) store_bits(k, at, load_bits(k, at) + static_cast<uint64_t>(static_cast<int64_t>(step)));
+}
+
+/// Random inputs for the problem: x spread over about 1.3 × the representable range (some clamp), a third of
+/// them moved to within 0..2 ulps of a rounding tie (k + ½)·s of their own scale; positive scales, zero points
+/// inside the range (learnable: with fractions), q and dy random.
+Problem make_problem(QuantizeOp op, QuantConvention conv, ElementKind e, ElementKind q, const G& g,
+                     const Shape& shape, uint64_t seed) {
   Problem p;
   p.op = op;
-  p.desc = QuantizeDescriptor{}.with_element(e).with_quantized(q).with_shape(shape).with_granularity(g);
+  p.desc = QuantizeDescriptor{}
+               .with_element(e)
+               .with_quantized(q)
+               .with_shape(shape)
+               .with_granularity(g)
+               .with_convention(conv);
   if (op == QuantizeOp::FakeQuantizeLearnableBackward) p.desc.with_grad_factor(0.75);
   auto plan = dynamic::QuantizePlan::select(Stream::host(), op, p.desc);
   EXPECT_TRUE(plan.is_ok()) << (plan ? "" : plan.error().message);
@@ -188,10 +229,19 @@ Problem make_problem(QuantizeOp op, ElementKind e, ElementKind q, const G& g, co
   const int32_t qmin = plan->quant_min(), qmax = plan->quant_max();
   const int64_t n = shape.numel(), np = p.param_shape.numel();
   const ElementKind sk = scale_kind_of(e);
-  std::vector<double> values;
-  p.inputs["scale"] = random_floats(sk, np, 0.02, 0.25, seed + 1, &values);
+  std::vector<double> values, scales;
+  p.inputs["scale"] = random_floats(sk, np, 0.02, 0.25, seed + 1, &scales);
   const double span = 0.25 * (qmax - qmin) * 1.3;
-  if (uses(op, "x")) p.inputs["x"] = random_floats(e, n, -span, span, seed + 2, &values);
+  if (uses(op, "x")) {
+    p.inputs["x"] = random_floats(e, n, -span, span, seed + 2, &values);
+    Rng rng(seed + 6);
+    for (int64_t i = 0; i < n; ++i) {
+      if (rng.below(3) != 0) continue;
+      const double k = std::floor(values[static_cast<size_t>(i)] / 0.25) + 0.5;
+      put_near(e, &p.inputs["x"], i, k * scales[static_cast<size_t>(param_index(g, shape, i))],
+               static_cast<int>(rng.below(5)) - 2);
+    }
+  }
   if (uses(op, "dy")) p.inputs["dy"] = random_floats(e, n, -2.0, 2.0, seed + 3, &values);
   if (uses(op, "zero_point")) {
     if (kind_of_role(p, "zero_point") == ElementKind::S32) {
@@ -218,6 +268,7 @@ std::string shape_name(const Shape& s) {
 
 struct SweepCase {
   QuantizeOp op;
+  QuantConvention conv;
   ElementKind e;
   ElementKind q;
   G g;
@@ -246,6 +297,8 @@ std::vector<SweepCase> sweep_cases() {
       // Large enough for the learnable backward's two-pass per-tensor reduction on sim.
       {Shape{160, 128}, {G::per_tensor(), G::per_group(-1, 64)}},
   };
+  const std::array<QuantConvention, 3> conventions = {QuantConvention::PyTorch, QuantConvention::Exact,
+                                                      QuantConvention::Vllm};
   for (QuantizeOp op : ops)
     for_each_type(FloatTypes{}, [&]<class T>() {
       const ElementKind e = kind_of<T>;
@@ -253,22 +306,25 @@ std::vector<SweepCase> sweep_cases() {
       const std::vector<ElementKind> qs = has_q ? std::vector<ElementKind>{ElementKind::S8, ElementKind::U8,
                                                                            ElementKind::S4, ElementKind::U4}
                                                 : std::vector<ElementKind>{ElementKind::S8, ElementKind::U4};
-      for (ElementKind q : qs)
-        for (const ShapeCase& sc : shapes)
-          for (const G& g : sc.gs)
-            for (Layout l : {Layout::Dense, Layout::Strided, Layout::InPlace}) {
-              if (l == Layout::InPlace && !(uses(op, "y") && uses(op, "x")) && !uses(op, "dx")) continue;
-              for (DeviceKind d : {DeviceKind::Sim, DeviceKind::Cuda}) {
-                std::string name = std::string(to_string(op)) + "_" + std::string(to_string(e)) + "_" +
-                                   std::string(to_string(q)) + "_" + g.to_string() + "_" +
-                                   shape_name(sc.shape) + "_" +
-                                   (l == Layout::Dense ? "dense" : l == Layout::Strided ? "strided" : "inplace") +
-                                   "_" + std::string(to_string(d));
-                for (char& c : name)
-                  if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-                v.push_back({op, e, q, g, sc.shape, l, d, name});
+      for (QuantConvention conv : conventions) {
+        if (conv == QuantConvention::Vllm && (!has_q || e == ElementKind::F64)) continue;  // Unsupported
+        for (ElementKind q : qs)
+          for (const ShapeCase& sc : shapes)
+            for (const G& g : sc.gs)
+              for (Layout l : {Layout::Dense, Layout::Strided, Layout::InPlace}) {
+                if (l == Layout::InPlace && !(uses(op, "y") && uses(op, "x")) && !uses(op, "dx")) continue;
+                for (DeviceKind d : {DeviceKind::Sim, DeviceKind::Cuda}) {
+                  std::string name = std::string(to_string(op)) + "_" + std::string(to_string(conv)) + "_" +
+                                     std::string(to_string(e)) + "_" + std::string(to_string(q)) + "_" +
+                                     g.to_string() + "_" + shape_name(sc.shape) + "_" +
+                                     (l == Layout::Dense ? "dense" : l == Layout::Strided ? "strided" : "inplace") +
+                                     "_" + std::string(to_string(d));
+                  for (char& c : name)
+                    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                  v.push_back({op, conv, e, q, g, sc.shape, l, d, name});
+                }
               }
-            }
+      }
     });
   return v;
 }
@@ -280,7 +336,7 @@ class QuantizeSweep : public ::testing::TestWithParam<SweepCase> {};
 TEST_P(QuantizeSweep, MatchesHostReference) {
   const SweepCase& c = GetParam();
   BARACUDA_TEST_STREAM(stream, c.device);
-  const Problem p = make_problem(c.op, c.e, c.q, c.g, c.shape, 0x5eed + c.shape.numel());
+  const Problem p = make_problem(c.op, c.conv, c.e, c.q, c.g, c.shape, 0x5eed + c.shape.numel());
   {
     auto probe = dynamic::QuantizePlan::select(stream, c.op, p.desc);
     BARACUDA_SKIP_IF_NO_CUDA_KERNELS(probe, c.device);

@@ -1,13 +1,17 @@
-// QuantizePlan, hand-computed: values that pin the convention itself on every device (ties to even, zp added
-// after rounding, clamping, NaN → zp, s = 0, qmin = qmax, the STE mask on the unclamped value, the packed
-// nibble order, per-channel and per-group parameter mapping, dequantize, the learnable gradients); and a
-// negative test for every select / can_implement / run rejection.
+// QuantizePlan, hand-computed: values that pin what every convention shares, on every device and under each
+// convention that applies (PyTorch, Exact; vLLM for Quantize / Dequantize): ties to even, zp added after
+// rounding, clamping, NaN → zp, s = 0, qmin = qmax, the STE mask on the unclamped value, the packed nibble
+// order, per-channel and per-group parameter mapping, dequantize, the learnable gradients. The scales are
+// powers of two, so x · (1/s) and x / s are the same number and the conventions agree except where noted
+// (vLLM's int32 wrap-around); where they differ: quantize_conventions_test. And a negative test for every
+// select / can_implement / run rejection.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "baracuda/baracuda.hpp"
@@ -52,16 +56,25 @@ Status run(const Stream& s, const dynamic::QuantizePlan& p, const QuantizeTensor
   return p.run(s, Workspace(ws.data(), p.workspace_size()), t);
 }
 
-class QuantizeValues : public ::testing::TestWithParam<DeviceKind> {};
+/// Tests of ops every convention has (Quantize, Dequantize): PyTorch, Exact and vLLM.
+class QuantizeValuesAll : public ::testing::TestWithParam<std::tuple<DeviceKind, QuantConvention>> {};
+/// Tests of ops vLLM lacks: PyTorch and Exact.
+class QuantizeValues : public ::testing::TestWithParam<std::tuple<DeviceKind, QuantConvention>> {};
+
+QuantizeDescriptor with_conv(ElementKind e, ElementKind q, const Shape& shape, QuantConvention c) {
+  return QuantizeDescriptor{}.with_element(e).with_quantized(q).with_shape(shape).with_convention(c);
+}
 
 // s = 0.5, zp = 1 (odd, so adding zp before rounding would move every tie): 1.25 / 0.5 = 2.5 → 2 → 3;
-// 3.5 → 4 → 5; −2.5 → −2 → −1; ±0.5 → ±0 → 1; far values clamp; NaN → zp; 1/0 = inf clamps.
-TEST_P(QuantizeValues, TiesToEvenThenZeroPointThenClamp) {
-  BARACUDA_TEST_STREAM(stream, GetParam());
+// 3.5 → 4 → 5; −2.5 → −2 → −1; ±0.5 → ±0 → 1; far values clamp; NaN → zp; 1/0 = inf clamps, except under
+// vLLM: inf saturates to INT32_MAX, + zp 1 wraps to INT32_MIN, which clamps to qmin.
+TEST_P(QuantizeValuesAll, TiesToEvenThenZeroPointThenClamp) {
+  const auto [device, conv] = GetParam();
+  BARACUDA_TEST_STREAM(stream, device);
   const Shape shape{9};
-  const auto d = QuantizeDescriptor{}.with_element(ElementKind::F32).with_quantized(ElementKind::S8).with_shape(shape);
+  const auto d = with_conv(ElementKind::F32, ElementKind::S8, shape, conv);
   auto plan = dynamic::QuantizePlan::select(stream, QuantizeOp::Quantize, d);
-  BARACUDA_SKIP_IF_NO_CUDA_KERNELS(plan, GetParam());
+  BARACUDA_SKIP_IF_NO_CUDA_KERNELS(plan, device);
   On<float> x(stream, {1.25f, 1.75f, -1.25f, 0.25f, -0.25f, 100.0f, -100.0f, kNaN, kInf}, shape);
   On<float> s(stream, {0.5f}, Shape{1});
   On<int32_t> z(stream, {1}, Shape{1});
@@ -69,38 +82,48 @@ TEST_P(QuantizeValues, TiesToEvenThenZeroPointThenClamp) {
   QuantizeTensors t;
   t.x = x.view, t.scale = s.view, t.zero_point = z.view, t.q = q.view;
   ASSERT_TRUE(run(stream, *plan, t).is_ok());
-  EXPECT_EQ(q.get(stream, 9), (std::vector<int8_t>{3, 5, -1, 1, 1, 127, -128, 1, 127}));
+  const int8_t inf_q = conv == QuantConvention::Vllm ? -128 : 127;
+  EXPECT_EQ(q.get(stream, 9), (std::vector<int8_t>{3, 5, -1, 1, 1, 127, -128, 1, inf_q}));
 }
 
-TEST_P(QuantizeValues, ZeroScaleAndSingletonRange) {
-  BARACUDA_TEST_STREAM(stream, GetParam());
+// s = 0: ±1 / 0 = ±inf clamps (255, 0) and 0 / 0 = NaN quantizes to zp 7 (PyTorch's 1.0f / 0 = inf times x
+// gives the same); vLLM wraps ±inf + 7 around int32 (INT32_MAX + 7 < 0 → 0; INT32_MIN + 7 → 0). f64 data
+// (vLLM: f32, it takes no f64).
+TEST_P(QuantizeValuesAll, ZeroScaleAndSingletonRange) {
+  const auto [device, conv] = GetParam();
+  BARACUDA_TEST_STREAM(stream, device);
   const Shape shape{3};
-  auto d = QuantizeDescriptor{}.with_element(ElementKind::F64).with_quantized(ElementKind::U8).with_shape(shape);
+  const bool vllm = conv == QuantConvention::Vllm;
+  auto d = with_conv(vllm ? ElementKind::F32 : ElementKind::F64, ElementKind::U8, shape, conv);
   auto plan = dynamic::QuantizePlan::select(stream, QuantizeOp::Quantize, d);
-  BARACUDA_SKIP_IF_NO_CUDA_KERNELS(plan, GetParam());
+  BARACUDA_SKIP_IF_NO_CUDA_KERNELS(plan, device);
   On<double> x(stream, {1.0, -1.0, 0.0}, shape);
   On<double> s(stream, {0.0}, Shape{1});
+  On<float> xf(stream, {1.0f, -1.0f, 0.0f}, shape);
+  On<float> sf(stream, {0.0f}, Shape{1});
   On<int32_t> z(stream, {7}, Shape{1});
   On<uint8_t> q(stream, std::vector<uint8_t>(3, 99), shape);
   QuantizeTensors t;
-  t.x = x.view, t.scale = s.view, t.zero_point = z.view, t.q = q.view;
+  t.x = vllm ? xf.view : x.view, t.scale = vllm ? sf.view : s.view, t.zero_point = z.view, t.q = q.view;
   ASSERT_TRUE(run(stream, *plan, t).is_ok());
-  EXPECT_EQ(q.get(stream, 3), (std::vector<uint8_t>{255, 0, 7}));  // +inf, −inf, 0/0 = NaN → zp
+  EXPECT_EQ(q.get(stream, 3), vllm ? (std::vector<uint8_t>{0, 0, 7}) : (std::vector<uint8_t>{255, 0, 7}));
 
   const auto single = must_select(stream, QuantizeOp::Quantize, d.with_range(5, 5));
   On<double> s1(stream, {1.0}, Shape{1});
-  t.scale = s1.view;
+  On<float> s1f(stream, {1.0f}, Shape{1});
+  t.scale = vllm ? s1f.view : s1.view;
   ASSERT_TRUE(run(stream, single, t).is_ok());
   EXPECT_EQ(q.get(stream, 3), (std::vector<uint8_t>{5, 5, 5}));
 }
 
 // Even index in the low nibble; s4 two's complement, u4 plain.
-TEST_P(QuantizeValues, PackedNibbleOrder) {
-  BARACUDA_TEST_STREAM(stream, GetParam());
+TEST_P(QuantizeValuesAll, PackedNibbleOrder) {
+  const auto [device, conv] = GetParam();
+  BARACUDA_TEST_STREAM(stream, device);
   const Shape shape{6};
-  const auto d = QuantizeDescriptor{}.with_element(ElementKind::F32).with_quantized(ElementKind::S4).with_shape(shape);
+  const auto d = with_conv(ElementKind::F32, ElementKind::S4, shape, conv);
   auto plan = dynamic::QuantizePlan::select(stream, QuantizeOp::Quantize, d);
-  BARACUDA_SKIP_IF_NO_CUDA_KERNELS(plan, GetParam());
+  BARACUDA_SKIP_IF_NO_CUDA_KERNELS(plan, device);
   On<float> x(stream, {-1, 2, 7, -8, 9, -9}, shape);
   On<float> s(stream, {1.0f}, Shape{1});
   On<int32_t> z(stream, {0}, Shape{1});
@@ -135,15 +158,12 @@ TEST_P(QuantizeValues, PackedNibbleOrder) {
 
 // The straight-through mask is taken on the unclamped nearbyint(x / s) + zp, both ends inclusive.
 TEST_P(QuantizeValues, StraightThroughMaskIsInclusiveOnTheUnclampedValue) {
-  BARACUDA_TEST_STREAM(stream, GetParam());
+  const auto [device, conv] = GetParam();
+  BARACUDA_TEST_STREAM(stream, device);
   const Shape shape{5};
-  const auto d = QuantizeDescriptor{}
-                     .with_element(ElementKind::F32)
-                     .with_quantized(ElementKind::S8)
-                     .with_shape(shape)
-                     .with_range(-2, 2);
+  const auto d = with_conv(ElementKind::F32, ElementKind::S8, shape, conv).with_range(-2, 2);
   auto plan = dynamic::QuantizePlan::select(stream, QuantizeOp::QuantizeBackward, d);
-  BARACUDA_SKIP_IF_NO_CUDA_KERNELS(plan, GetParam());
+  BARACUDA_SKIP_IF_NO_CUDA_KERNELS(plan, device);
   On<float> x(stream, {1.0f, 1.25f, 1.5f, -1.25f, -1.5f}, shape);  // /0.5: 2, 2.5→2, 3, −2.5→−2, −3
   On<float> s(stream, {0.5f}, Shape{1});
   On<int32_t> z(stream, {0}, Shape{1});
@@ -160,15 +180,12 @@ TEST_P(QuantizeValues, StraightThroughMaskIsInclusiveOnTheUnclampedValue) {
 }
 
 // Per-channel along axis 1 of [2, 3] and per-group of 2 along the last axis of [2, 4].
-TEST_P(QuantizeValues, ChannelAndGroupParameterMapping) {
-  BARACUDA_TEST_STREAM(stream, GetParam());
-  auto d = QuantizeDescriptor{}
-               .with_element(ElementKind::F32)
-               .with_quantized(ElementKind::S8)
-               .with_shape(Shape{2, 3})
-               .with_granularity(G::per_channel(1));
+TEST_P(QuantizeValuesAll, ChannelAndGroupParameterMapping) {
+  const auto [device, conv] = GetParam();
+  BARACUDA_TEST_STREAM(stream, device);
+  auto d = with_conv(ElementKind::F32, ElementKind::S8, Shape{2, 3}, conv).with_granularity(G::per_channel(1));
   auto plan = dynamic::QuantizePlan::select(stream, QuantizeOp::Quantize, d);
-  BARACUDA_SKIP_IF_NO_CUDA_KERNELS(plan, GetParam());
+  BARACUDA_SKIP_IF_NO_CUDA_KERNELS(plan, device);
   EXPECT_EQ(plan->param_shape(), (Shape{3}));
   On<float> x(stream, {8, 8, 8, -4, -4, -4}, Shape{2, 3});
   On<float> s(stream, {1, 2, 4}, Shape{3});
@@ -192,20 +209,17 @@ TEST_P(QuantizeValues, ChannelAndGroupParameterMapping) {
   EXPECT_EQ(qg.get(stream, 8), (std::vector<int8_t>{1, 1, 2, 2, 2, 2, 1, 1}));
 }
 
-// zp 0.6 rounds to 1; range [−4, 3]; s = 0.5; grad_factor 0.5. x = 0.375 → 0.75 → 1 + 1 = 2 inside
-// (y = 0.5, ds = (0.5 − 0.375)/0.5 = 0.25); x = 5 → 11 above (ds = 3 − 1 = 2, dzp = −0.5); x = −5 → −9 below
-// (ds = −4 − 1 = −5, dzp = −0.5). Σ ds · 0.5 = −1.375, Σ dzp · 0.5 = −0.5; dx = (1, 0, 0).
+// zp 0.6 rounds to 1 (PyTorch's per-tensor backward: trunc(0.6 + 0.5) = 1 as well); range [−4, 3]; s = 0.5;
+// grad_factor 0.5. x = 0.375 → 0.75 → 1 + 1 = 2 inside (y = 0.5, ds = (0.5 − 0.375)/0.5 = 0.25); x = 5 → 11
+// above (ds = 3 − 1 = 2, dzp = −0.5); x = −5 → −9 below (ds = −4 − 1 = −5, dzp = −0.5). Σ ds · 0.5 = −1.375,
+// Σ dzp · 0.5 = −0.5 (PyTorch: each term times 0.5, the same here); dx = (1, 0, 0).
 TEST_P(QuantizeValues, LearnableForwardAndGradients) {
-  BARACUDA_TEST_STREAM(stream, GetParam());
+  const auto [device, conv] = GetParam();
+  BARACUDA_TEST_STREAM(stream, device);
   const Shape shape{3};
-  const auto d = QuantizeDescriptor{}
-                     .with_element(ElementKind::F32)
-                     .with_quantized(ElementKind::S8)
-                     .with_shape(shape)
-                     .with_range(-4, 3)
-                     .with_grad_factor(0.5);
+  const auto d = with_conv(ElementKind::F32, ElementKind::S8, shape, conv).with_range(-4, 3).with_grad_factor(0.5);
   auto plan = dynamic::QuantizePlan::select(stream, QuantizeOp::FakeQuantizeLearnableBackward, d);
-  BARACUDA_SKIP_IF_NO_CUDA_KERNELS(plan, GetParam());
+  BARACUDA_SKIP_IF_NO_CUDA_KERNELS(plan, device);
   On<float> x(stream, {0.375f, 5.0f, -5.0f}, shape);
   On<float> s(stream, {0.5f}, Shape{1});
   On<float> z(stream, {0.6f}, Shape{1});
@@ -227,8 +241,18 @@ TEST_P(QuantizeValues, LearnableForwardAndGradients) {
   EXPECT_EQ(y.get(stream, 3), (std::vector<float>{0.5f, 1.0f, -2.5f}));  // (3 − 1)·0.5, (−4 − 1)·0.5
 }
 
-INSTANTIATE_TEST_SUITE_P(Devices, QuantizeValues, ::testing::ValuesIn(kTestDevices),
-                         [](const auto& info) { return std::string(to_string(info.param)); });
+std::string param_name(const ::testing::TestParamInfo<std::tuple<DeviceKind, QuantConvention>>& info) {
+  return std::string(to_string(std::get<0>(info.param))) + "_" + std::string(to_string(std::get<1>(info.param)));
+}
+INSTANTIATE_TEST_SUITE_P(Devices, QuantizeValuesAll,
+                         ::testing::Combine(::testing::ValuesIn(kTestDevices),
+                                            ::testing::Values(QuantConvention::PyTorch, QuantConvention::Exact,
+                                                              QuantConvention::Vllm)),
+                         param_name);
+INSTANTIATE_TEST_SUITE_P(Devices, QuantizeValues,
+                         ::testing::Combine(::testing::ValuesIn(kTestDevices),
+                                            ::testing::Values(QuantConvention::PyTorch, QuantConvention::Exact)),
+                         param_name);
 
 // ---------------------------------------------------------------------------------------------------
 // Rejections
@@ -277,7 +301,7 @@ TEST(QuantizeReject, Select) {
                   ErrorCode::InvalidProblem, "must be even");
   expect_rejected(O::Dequantize,
                   base().with_quantized(ElementKind::U4).with_shape(Shape{4, 6}).with_granularity(G::per_group(-1, 3)),
-                  ErrorCode::InvalidProblem, "(the group size) must be even");
+                  ErrorCode::InvalidProblem, "the group size along it must be even; got 3");
   expect_rejected(static_cast<O>(42), base(), ErrorCode::InvalidProblem, "invalid QuantizeOp");
 }
 

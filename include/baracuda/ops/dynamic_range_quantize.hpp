@@ -3,23 +3,49 @@
 /// segment's range is measured, a (scale, zero point) derived from it, and the tensor quantized with them
 /// (LLM activations per token, weights per channel or per group, a whole tensor).
 ///
-/// **Convention** (docs/ops/dynamic_range_quantize.md; DESIGN §7), per segment of the granularity, over the
-/// segment's range `[lo, hi]` widened to include 0 (`lo' = min(lo, 0)`, `hi' = max(hi, 0)`):
+/// **Conventions** (`QuantConvention`, quant_convention.hpp; docs/ops/dynamic_range_quantize.md). Per segment
+/// of the granularity; `opmath` is f32 for f16/bf16/f32 x and f64 for f64 x; each step is one IEEE operation
+/// in opmath rounding to nearest even; `nearbyint` rounds half to even.
+///
+/// `PyTorch` (the default) and `Exact` share the parameters, computed over the segment's range `[lo, hi]`
+/// widened to include 0 (`lo' = min(lo, 0)`, `hi' = max(hi, 0)`):
 /// - symmetric: `s = max(−lo', hi') / qmax`, `zp = 0`;
 /// - asymmetric: `s = (hi' − lo') / (qmax − qmin)`, `zp = clamp(qmin − nearbyint(lo' / s), qmin, qmax)`;
 /// - `s == 0` (an all-zero or empty segment, or a range so small that s underflows): `s = 1, zp = 0`;
 /// - a segment holding NaN: `s = NaN, zp = 0` (NaN propagates, as `torch.aminmax` does), so every element
 ///   of it quantizes to 0 (quantize maps NaN quotients to zp); ±inf without NaN: `s = +inf, zp = 0`, so
 ///   finite elements quantize to 0 and ±inf to NaN/inf → zp (see quantize.hpp).
-/// Each step is one IEEE operation in opmath — f32 for f16/bf16/f32 input, f64 for f64 — rounding to
-/// nearest even; `nearbyint` rounds half to even. Then `q = clamp(nearbyint(x / s) + zp, qmin, qmax)`
-/// exactly as `QuantizePlan` does (quantize.hpp).
+/// They differ in the quantize step, `q = clamp(nearbyint(r) + zp, qmin, qmax)` with `r` NaN counting as 0:
+/// - `PyTorch`: `r = x · inv`, `inv = 1.0f / f32(s)` rounded to f32 (PyTorch's `quantize_val`);
+/// - `Exact`: `r = x / s`, one correctly rounded division.
+///
+/// `Vllm` (f16, bf16, f32 x; f64 is `Unsupported`) reproduces vLLM's dynamic int8 kernels
+/// (csrc/quantization/compressed_tensors/int8_quant_kernels.cu at fc4a428, vLLM PR #19233), all in f32,
+/// with their constants generalised to the range: 127 → qmax, 255 → qmax − qmin, −128 → qmin (vLLM itself
+/// only quantizes to s8 over [−128, 127]; other kinds and ranges are this generalisation). NaN elements are
+/// skipped by the reductions (fminf/fmaxf), and the range is NOT widened to include 0:
+/// - symmetric (`dynamic_scaled_int8_quant`): `amax = max |x|` over the non-NaN elements, from 0;
+///   `s = amax / qmax`, `zp = 0`; the multiplier `m = (amax == 0) ? 0 : qmax / amax`;
+///   `q = clamp(nearbyint(x · m), qmin, qmax)` (NaN → 0). An all-zero (or empty, or all-NaN) segment gets
+///   `s = 0` (the other conventions give 1) and q = 0; an infinite amax gives `s = inf`, `m = 0`, q = 0.
+/// - asymmetric (`dynamic_scaled_int8_azp_quant`): `lo`/`hi` = min/max over the non-NaN elements, starting
+///   from `+FLT_MAX`/`−FLT_MAX`; `s = (hi − lo) / (qmax − qmin)` (a zero difference is +0);
+///   `zp = int32(nearbyint(qmin − lo / s))`, NOT clamped, converted as `cvt.rzi.s32.f32` (NaN → 0, ±inf and
+///   out-of-range values saturate to INT32_MIN/INT32_MAX); `inv = 1.0f / s`;
+///   `q = clamp(sat_s32(nearbyint(x · inv)) + zp, qmin, qmax)` with the s32 conversion saturating (NaN → 0)
+///   and the sum wrapping around in 32 bits. As in vLLM, a constant segment c ≠ 0 gets `s = 0`,
+///   `zp = INT32_MIN` (c > 0) or `INT32_MAX` (c < 0) and `q = clamp(−1)` (the saturated x · inf plus zp
+///   wraps to −1); an all-zero one `s = 0, zp = 0` (0/0 is NaN → 0), q = 0; an empty or all-NaN one the
+///   formulas over the starting values (`s = −inf`, `zp = qmin`, q = qmin).
+/// `TransformerEngine` is FP8-only (fp8.hpp): `Unsupported` here.
 ///
 /// **Element kinds.** x: f16, bf16, f32, f64. q: s8, u8, packed s4/u4 (two per byte, even index in the low
-/// nibble, along the last dimension, whose extent must be even; packed q is contiguous). scale: f32 (f64
-/// for f64 x); zero point: int32. **Range:** `qmin`/`qmax` default to q's full range; they must lie in it,
-/// satisfy `qmin ≤ 0 ≤ qmax` (PyTorch's observers require the range to contain 0, so 0 is exactly
-/// representable) and `qmax > 0` (symmetric) or `qmin < qmax` (asymmetric); `InvalidProblem` otherwise.
+/// nibble, along the last dimension; the pairs' extent — the last dimension, or the group size of a per-group
+/// granularity along the last axis — must be even, `InvalidProblem` otherwise; packed q is contiguous).
+/// scale: f32 (f64 for f64 x); zero point: int32. **Range:** `qmin`/`qmax` default to q's full range; they
+/// must lie in it, satisfy `qmin ≤ 0 ≤ qmax` (PyTorch's observers require the range to contain 0, so 0 is
+/// exactly representable) and `qmax > 0` (symmetric) or `qmin < qmax` (asymmetric); `InvalidProblem`
+/// otherwise.
 ///
 /// **Shapes.** x and q: the descriptor's shape (rank 1..8); scale and zero point: the granularity's
 /// parameter shape (quant_granularity.hpp). **Layout:** x any strides (negative and broadcast included);
@@ -34,14 +60,16 @@
 /// (min, max), writes scale and zero point, and quantizes from shared memory (16-byte stores when q is
 /// unit-stride and aligned) — SKU variant `fused_rows_warp` / `fused_rows_block`. Otherwise (and on the
 /// host) two passes (`segment_reduce+quantize`): a segmented reduction (src/device/segment_reduce.cuh)
-/// computes each segment's (min, max) and writes scale and zero point; the quantize family's kernel then
-/// quantizes x. Both paths use the same parameter formula and quantize functors, so their outputs are
+/// computes each segment's (min, max) and writes scale and zero point (and, for `Vllm` symmetric, the
+/// multiplier m into the workspace); the quantize family's kernel then quantizes x with the convention's
+/// step. Both paths use the same parameter formula and quantize functors, so their outputs are
 /// bit-identical. The path is chosen by `select`.
 /// **Workspace:** `workspace_size()` bytes (256-byte aligned): the reduction's partials when few long
-/// segments are split across blocks, plus room for the zero point in symmetric mode; 0 often.
+/// segments are split across blocks, room for the zero point in symmetric mode, and (`Vllm` symmetric, two
+/// passes) the multipliers, f32 of the parameter shape; 0 often.
 /// **Determinism:** bit-stable run to run. Scale and zero point are exact functions of (min, max), which do
-/// not depend on the reduction order, so every device (host reference included) gives identical q, scale
-/// and zero point.
+/// not depend on the reduction order (±0 order as −0 < +0), so every device (host reference included) gives
+/// identical q, scale and zero point.
 #pragma once
 
 #include <cstdint>
@@ -54,14 +82,15 @@
 #include "baracuda/core/stream.hpp"
 #include "baracuda/core/tensor.hpp"
 #include "baracuda/core/workspace.hpp"
+#include "baracuda/ops/quant_convention.hpp"
 #include "baracuda/ops/quant_granularity.hpp"
 
 namespace baracuda {
 
-/// How a segment's range becomes (scale, zero point); see the file comment.
+/// How a segment's range becomes (scale, zero point); the exact formulas per convention are in the file comment.
 enum class DynamicRangeMode : uint8_t {
   Symmetric = 0,   ///< `s = max|x| / qmax`, `zp = 0`
-  Asymmetric = 1,  ///< `s = (max − min) / (qmax − qmin)` over the range widened to 0, `zp = qmin − nearbyint(min / s)`
+  Asymmetric = 1,  ///< `s = (max − min) / (qmax − qmin)`, `zp = qmin − nearbyint(min / s)`
 };
 
 /// Describes a dynamic-range quantization problem.
@@ -73,6 +102,8 @@ struct DynamicRangeQuantizeDescriptor {
   DynamicRangeMode mode = DynamicRangeMode::Symmetric;
   std::optional<int32_t> quant_min;                                ///< default: q's smallest value
   std::optional<int32_t> quant_max;                                ///< default: q's largest value
+  /// Whose arithmetic (see the file comment): PyTorch (default), Exact, or Vllm (f16/bf16/f32 x).
+  QuantConvention convention = QuantConvention::PyTorch;
 
   DynamicRangeQuantizeDescriptor& with_element(ElementKind k) { element = k; return *this; }
   DynamicRangeQuantizeDescriptor& with_quantized(ElementKind k) { quantized = k; return *this; }
@@ -84,6 +115,7 @@ struct DynamicRangeQuantizeDescriptor {
     quant_max = qmax;
     return *this;
   }
+  DynamicRangeQuantizeDescriptor& with_convention(QuantConvention c) { convention = c; return *this; }
   friend bool operator==(const DynamicRangeQuantizeDescriptor&, const DynamicRangeQuantizeDescriptor&) = default;
   size_t hash() const;
 };
@@ -126,6 +158,7 @@ class DynamicRangeQuantizePlan {
   int32_t qmin_ = 0, qmax_ = 0;
   Shape param_shape_;
   size_t zp_scratch_bytes_ = 0;  // symmetric: room for the zero point when the caller passes none
+  size_t multiplier_bytes_ = 0;  // Vllm symmetric, two passes: the multipliers qmax / amax (f32, param_shape)
   size_t workspace_bytes_ = 0;
   const void* params_fn_ = nullptr;    // pass 1: range → scale, zero point
   const void* quantize_fn_ = nullptr;  // pass 2: the quantize family's function

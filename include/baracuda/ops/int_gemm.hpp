@@ -19,7 +19,8 @@
 ///   kernel vectorises stores where the rows happen to be aligned).
 /// - **Exactness bound on K:** the s32 accumulator never overflows: `K ≤ int_gemm_max_k(...)`, i.e.
 ///   `K · max|a| · max|b| ≤ 2³¹ − 1` (s8×s8: K ≤ 131071; u8×u8: K ≤ 33025; asymmetric activations count
-///   `|q − zp| ≤ 255`). Larger K is `InvalidProblem`, so every result is the exact integer.
+///   `|q − zp| ≤ 255`). Larger K is `InvalidProblem`, so every result is the exact integer (but for the
+///   Vllm convention's asymmetric zero point, which the bound cannot cover: see the epilogue's step 1).
 /// - Empty problems (M, N or K = 0) succeed; with K = 0 the accumulator is 0 and the epilogue still runs
 ///   (so y = bias, activated).
 /// - **Aliasing:** no output may overlap any input or the workspace.
@@ -32,8 +33,10 @@
 ///
 /// **The epilogue (QuantizedLinear and SmoothQuantLinear), exactly:** per output element, in the opmath
 /// type M (f32; f64 when the output is f64), each step one IEEE operation rounding to nearest even:
-///   1. `acc = Σ_k a[m,k]·b[n,k]` exactly in s32 (asymmetric activations: `acc −= zp_a[m]·Σ_k b[n,k]`,
-///      also exact — the column-sum correction of vLLM's per-token AZP epilogue);
+///   1. `acc = Σ_k a[m,k]·b[n,k]` exactly in s32 (asymmetric activations: `acc −= zp_a[m]·Σ_k b[n,k]` in
+///      wrap-around s32 — the column-sum correction of vLLM's per-token AZP epilogue — exact whenever
+///      `|q − zp| ≤ 255`, which the PyTorch and Exact conventions' clamped zero points guarantee; the Vllm
+///      convention's unclamped zero point can take it past s32, and it wraps, as vLLM's int32 epilogue does);
 ///   2. `t = s_w[n] · M(acc)` — the weight scale first (`M(acc)` rounds once for |acc| > 2²⁴ in f32);
 ///   3. `v = s_a[m] · t` without bias, or `v = fma(s_a[m], t, M(bias[n]))` with it (one rounding);
 ///   4. `v = act(v)` (ReLU: `v > 0 ? v : 0`, NaN propagates; SiLU and GELU as the unary family computes them);
@@ -150,9 +153,21 @@ enum class WeightScaleGranularity : uint8_t { PerChannel = 0, PerTensor = 1 };
 /// `y[m, n] = act(s_a[m] · (s_w[n] · (Σ_k q_a[m,k]·w[n,k] − zp_a[m]·Σ_k w[n,k])) + bias[n])`.
 ///
 /// The plan quantizes x itself, exactly as `DynamicRangeQuantizePlan` with `QuantGranularity::per_token()`
-/// does (dynamic_range_quantize.hpp: symmetric `s = max|x|/127, zp = 0`, or asymmetric over the range
-/// widened to 0 with an s32 zero point), into the workspace, then runs the GEMM with the epilogue of the
-/// file comment.
+/// and the descriptor's `convention` does (dynamic_range_quantize.hpp has every formula), into the
+/// workspace, then runs the GEMM with the epilogue of the file comment. Per row m of x, with
+/// `[lo, hi]` its range, `qmin`/`qmax` the activation kind's (s8: −128/127; u8: 0/255):
+/// - `PyTorch` (default) and `Exact`: over `[lo', hi']` = the range widened to include 0, symmetric
+///   `s = max(−lo', hi')/qmax, zp = 0`; asymmetric `s = (hi' − lo')/(qmax − qmin)`,
+///   `zp = clamp(qmin − nearbyint(lo'/s), qmin, qmax)`; `s = 0 → s = 1, zp = 0`; a row with NaN: s = NaN.
+///   Then `q = clamp(nearbyint(r) + zp, qmin, qmax)` with `r = x · f32(1/s)` (PyTorch) or `r = x / s` (Exact).
+/// - `Vllm` (f16/bf16/f32 x; f64 is `Unsupported`): vLLM's `dynamic_scaled_int8_quant` (symmetric: NaN
+///   skipped, `amax = max|x|`, `s = amax/qmax`, `q = clamp(nearbyint(x · (qmax/amax)))`, an all-zero row
+///   gets s = 0 and q = 0) and `dynamic_scaled_int8_azp_quant` (asymmetric: NaN skipped, no widening,
+///   `s = (hi − lo)/(qmax − qmin)`, `zp = s32(nearbyint(qmin − lo/s))` unclamped and saturating,
+///   `q = clamp(s32(nearbyint(x · (1/s))) + zp)` with a wrap-around s32 sum); vLLM itself is s8 only, u8
+///   uses the same formulas over [0, 255]. Its zero point can lie far outside [qmin, qmax] (a row whose
+///   range is far from 0); step 1's correction then wraps in s32 (file comment).
+/// - `TransformerEngine`: `Unsupported` (FP8 only).
 /// - x: `[M, K]` of `element` (f16, bf16, f32, f64), any strides (DynamicRangeQuantizePlan's rules).
 /// - weight: `[N, K]` s8 (symmetric), the A/B alignment rules of the file comment.
 /// - weight_scale: `[N]` (PerChannel) or `[1]` (PerTensor), f32 (f64 when the output is f64), any stride.
@@ -175,6 +190,8 @@ struct QuantizedLinearDescriptor {
   WeightScaleGranularity weight_scale = WeightScaleGranularity::PerChannel;
   bool has_bias = false;
   LinearActivation activation = LinearActivation::None;
+  /// The activation quantization's arithmetic: PyTorch (default), Exact or Vllm (see above).
+  QuantConvention convention = QuantConvention::PyTorch;
 
   QuantizedLinearDescriptor& with_shape(int64_t m_, int64_t n_, int64_t k_) { m = m_, n = n_, k = k_; return *this; }
   QuantizedLinearDescriptor& with_element(ElementKind e) { element = e; return *this; }
@@ -184,6 +201,7 @@ struct QuantizedLinearDescriptor {
   QuantizedLinearDescriptor& with_weight_scale(WeightScaleGranularity g) { weight_scale = g; return *this; }
   QuantizedLinearDescriptor& with_bias(bool b = true) { has_bias = b; return *this; }
   QuantizedLinearDescriptor& with_activation(LinearActivation a) { activation = a; return *this; }
+  QuantizedLinearDescriptor& with_convention(QuantConvention c) { convention = c; return *this; }
   friend bool operator==(const QuantizedLinearDescriptor&, const QuantizedLinearDescriptor&) = default;
   size_t hash() const;
 };

@@ -2,29 +2,47 @@
 /// \brief Affine quantization: `QuantizePlan`, `DequantizePlan`, `FakeQuantizePlan`, the learnable
 /// `FakeQuantizeLearnablePlan`, and their backward plans, at every `QuantGranularity`.
 ///
-/// **The convention (PyTorch's, one way for every plan):**
-/// - quantize: `q = clamp(nearbyint(x / s) + zp, qmin, qmax)` — a true division (not a reciprocal
-///   multiply), rounding half to even, `zp` added after rounding, clamped on the way to storage; computed in
-///   f32 for f16/bf16/f32 inputs and in f64 for f64 inputs. `x / s` that is NaN (a NaN input, or 0/0)
-///   quantizes to `zp` (PTX `cvt.rni` turns NaN into 0); ±inf (a nonzero x over s = 0) clamps to qmax/qmin.
-/// - dequantize: `x = (q − zp) · s`, rounded once to the output type.
-/// - fake-quantize: `y = (clamp(nearbyint(x / s) + zp, qmin, qmax) − zp) · s`, in x's type.
-/// - straight-through backward of quantize: `dx = dy / s · 1[qmin ≤ nearbyint(x / s) + zp ≤ qmax]`
+/// **The arithmetic** follows the descriptor's `QuantConvention` (quant_convention.hpp). Write `r(x, s)` for
+/// x against the scale:
+/// - `PyTorch` (default; PyTorch 1.13's CPU kernels bit for bit): `r = x · inv`, `inv = 1.0f / s` rounded to
+///   f32. With f64 data PyTorch takes the scale as f32 too: `inv` is computed from `f32(s)` and the
+///   fake-quantize output multiplies by `f32(s)`, both widened to f64.
+/// - `Exact`: `r = x / s`, one correctly rounded division (f32, or f64 for f64 data).
+/// - `Vllm` (Quantize and Dequantize, f16/bf16/f32 data: vLLM's `static_scaled_int8_quant` with an azp):
+///   `t = cvt.rni.sat.s32(x · f32(1/s))` (NaN → 0), `q = clamp(t + zp)` with the sum wrapping in 32 bits.
+///   vLLM's symmetric static kernel divides: that is `Exact` with `zp = 0`.
+/// - `TransformerEngine`: `Unsupported` (FP8 only; fp8.hpp).
+///
+/// The ops (rounding half to even throughout; `zp` added after rounding; computed in f32 for f16/bf16/f32
+/// data and in f64 for f64 data):
+/// - quantize: `q = clamp(nearbyint(r(x, s)) + zp, qmin, qmax)`, clamped on the way to storage. A NaN `r`
+///   (a NaN input, or 0/0) quantizes to `zp` (PTX `cvt.rni` turns NaN into 0); ±inf clamps to qmax/qmin.
+/// - dequantize: `x = (q − zp) · s`, rounded once to the output type (the same in every convention).
+/// - fake-quantize: `y = (clamp(nearbyint(r(x, s)) + zp, qmin, qmax) − zp) · s`, in x's type.
+/// - straight-through backward of quantize: `dx = dy / s · 1[qmin ≤ nearbyint(r(x, s)) + zp ≤ qmax]`
 ///   (inclusive, on the **unclamped** value, recomputed from the saved x); of fake-quantize `dx = dy · mask`
 ///   with the same mask; of dequantize `dq = dy · s` (the gradient with respect to q taken as real-valued).
 /// - learnable fake-quantize (LSQ, PyTorch's `_fake_quantize_learnable_per_{tensor,channel}_affine`): the
-///   zero point is real-valued and enters as `zp' = clamp(nearbyint(zp), qmin, qmax)`, in the forward and the
-///   backward alike. The backward gives `dx = dy` inside the range and 0 outside, and per element
-///   `ds = dy·(y − x)/s` inside, `dy·(qmin − zp')` below, `dy·(qmax − zp')` above; `dzp = 0` inside and
-///   `−dy·s` outside; `ds` and `dzp` are multiplied by `grad_factor` and summed over each parameter's
-///   elements (in f64, rounded once). Two PyTorch quirks are not reproduced, so that the gradient is the
-///   gradient of the forward actually computed: PyTorch's per-tensor backward rounds the zero point as
-///   `trunc(clamp(zp + 0.5))` (so −3.4 → −2 and 2.5 → 3 where its forward gives −3 and 2), and both its
-///   backward kernels add zp before rounding (which moves exact ties when zp' is odd).
-///
+///   zero point is real-valued and the forward uses `zp' = clamp(nearbyint(zp), qmin, qmax)`.
+///   - `Exact`: the backward uses the forward's `zp'` and `v = nearbyint(x / s) + zp'`, so the gradient is
+///     the gradient of the forward computed: `dx = dy` inside the range and 0 outside, and per element
+///     `ds = dy·(y − x)/s` inside, `dy·(qmin − zp')` below, `dy·(qmax − zp')` above; `dzp = 0` inside and
+///     `−dy·s` outside; `ds` and `dzp` are summed over each parameter's elements (in f64, times
+///     `grad_factor`, rounded once).
+///   - `PyTorch`: its backward kernels exactly — a per-tensor zero point is read as f32 and becomes
+///     `trunc(clamp(f32(zp) + 0.5f))` (so −3.4 → −2 and 2.5 → 3 where the forward gives −3 and 2; the
+///     per-tensor forward also reads it as f32 before rounding), others `clamp(nearbyint(zp))`; the mask is
+///     on `v = nearbyint(fma(x, inv, zp'))` (zp' added **before** rounding, and the product not rounded
+///     first: PyTorch's x86-64 kernels are compiled with fma contraction); per element, left to right in
+///     f32, `ds = dy·fma(v − zp', f32(s), −x)·inv·gf` inside (y − x without rounding y), `dy·(qmin or
+///     qmax − zp')·gf` outside, `dzp = dy·(−1)·f32(s)·gf` outside, with `gf = f32(grad_factor)`; the terms
+///     are summed per parameter in f64 and rounded once (PyTorch sums in f32 in its own order, so sums over
+///     many elements can differ in the last bits; one-element parameters match bit for bit).
 /// **Element kinds.** Float tensors (x, y, dx, dy): f16, bf16, f32, f64. Quantized: s8, u8, and packed s4/u4
 /// (two values per byte, the even index in the low nibble, along the **last** dimension, whose extent must be
-/// even; packed tensors are contiguous). Scale: f32 for f16/bf16/f32 data, f64 for f64 data (the opmath
+/// even — and so must the group size of a per-group granularity along the last axis, so that no byte holds
+/// two groups' values; `InvalidProblem` otherwise, as in dynamic_range_quantize.hpp; packed tensors are
+/// contiguous). Scale: f32 for f16/bf16/f32 data, f64 for f64 data (the opmath
 /// type); zero point: int32 (learnable: the scale's type). `qmin`/`qmax` default to the quantized kind's
 /// range and must lie inside it with `qmin ≤ qmax` (for fake-quantize, `quantized` only names that range;
 /// the learnable variant also needs `qmin ≤ 0 ≤ qmax`, as PyTorch does).
@@ -51,6 +69,7 @@
 #include "baracuda/core/stream.hpp"
 #include "baracuda/core/tensor.hpp"
 #include "baracuda/core/workspace.hpp"
+#include "baracuda/ops/quant_convention.hpp"
 #include "baracuda/ops/quant_granularity.hpp"
 
 namespace baracuda {
@@ -65,6 +84,8 @@ struct QuantizeDescriptor {
   std::optional<int32_t> quant_min;          ///< default: the smallest value of `quantized`
   std::optional<int32_t> quant_max;          ///< default: the largest value of `quantized`
   double grad_factor = 1.0;                  ///< learnable backward: the factor on ds and dzp
+  /// Whose arithmetic (see the file comment): PyTorch (default), Exact, or Vllm (Quantize and Dequantize).
+  QuantConvention convention = QuantConvention::PyTorch;
 
   QuantizeDescriptor& with_element(ElementKind k) { element = k; return *this; }
   QuantizeDescriptor& with_quantized(ElementKind k) { quantized = k; return *this; }
@@ -76,6 +97,7 @@ struct QuantizeDescriptor {
     return *this;
   }
   QuantizeDescriptor& with_grad_factor(double f) { grad_factor = f; return *this; }
+  QuantizeDescriptor& with_convention(QuantConvention c) { convention = c; return *this; }
   friend bool operator==(const QuantizeDescriptor&, const QuantizeDescriptor&) = default;
   size_t hash() const;
 };
@@ -151,7 +173,7 @@ class QuantizePlan {
 
 }  // namespace dynamic
 
-/// Typed quantize: `q = clamp(nearbyint(x / s) + zp, qmin, qmax)`. `TQ` is int8_t, uint8_t, int4x2_t or
+/// Typed quantize: `q = clamp(nearbyint(r(x, s)) + zp, qmin, qmax)` (the descriptor's convention). `TQ` is int8_t, uint8_t, int4x2_t or
 /// uint4x2_t (packed tensors count logical elements in their shape); S is the scale type (float, or double
 /// for double data).
 template <class T, class TQ, size_t N>

@@ -14,8 +14,8 @@
 namespace baracuda::detail {
 
 /// What a parameter function receives: the layout, x (as given, of `layout.shape`), the scale and zero
-/// point to write (of `layout.param_shape`; the zero point may be workspace memory), the mode and range,
-/// and the workspace for the reduction's partials.
+/// point to write (of `layout.param_shape`; the zero point may be workspace memory), the mode, range and
+/// convention, and the workspace for the reduction's partials.
 struct DynamicRangeLaunch {
   QuantLayout layout;
   DynTensor x;
@@ -26,7 +26,18 @@ struct DynamicRangeLaunch {
   int32_t qmax = 0;
   Workspace workspace;
   DynTensor q;  ///< the fused path only: the quantized output (of `layout.shape`)
+  QuantConvention convention = QuantConvention::PyTorch;
+  /// The two-pass path with the Vllm convention in symmetric mode: a dense f32 tensor of
+  /// `layout.param_shape` (workspace memory) that the parameter pass fills with the multipliers
+  /// `qmax / amax` the quantize pass multiplies by. Empty otherwise.
+  DynTensor multiplier;
 };
+
+/// Whether the quantize step multiplies by a per-segment multiplier instead of using the scale: the Vllm
+/// convention's symmetric mode (vLLM's `dynamic_scaled_int8_quant` multiplies by `127 / amax`).
+inline bool uses_multiplier(QuantConvention c, DynamicRangeMode m) {
+  return c == QuantConvention::Vllm && m == DynamicRangeMode::Symmetric;
+}
 
 /// The fused single-pass path (one kernel per row: read the row once into shared memory, reduce, write
 /// scale/zero point, quantize from shared memory). It serves a layout whose segments are exactly the rows

@@ -1,10 +1,13 @@
 // Device code of the dynamic-range family: the two-pass path's first pass (each segment's (min, max) by the
-// segmented reduction engine, turned into (scale, zero point) by the convention of dynamic_range_quantize.hpp
-// in opmath: f32, or f64 for f64 x), and the fused single-pass row kernel, which reuses the same RangeOp.
+// segmented reduction engine, turned into (scale, zero point) — and the Vllm symmetric multiplier — by the
+// convention of dynamic_range_quantize.hpp in opmath: f32, or f64 for f64 x), and the fused single-pass row
+// kernel, which reuses the same RangeOp for the parameters and the quantize step.
 #pragma once
 
 #include "sim/compat.cuh"  // first: the device namespace, launch macros and device API
 
+#include <cfloat>
+#include <climits>
 #include <cstdint>
 #include <type_traits>
 
@@ -26,7 +29,10 @@ struct ParamOffsets {
   int64_t zp_stride[kMaxRank];
 };
 
-/// (min, max) of a segment with NaN propagation, then its (scale, zero point).
+/// (min, max) of a segment, then its (scale, zero point) — and for the Vllm convention's symmetric mode the
+/// multiplier the quantize step uses — by the formulas of dynamic_range_quantize.hpp. PyTorch and Exact
+/// propagate NaN through (min, max); Vllm skips it (`map` turns a NaN into the identity, vLLM's fminf /
+/// fmaxf starting values ±FLT_MAX), so `combine` itself never meets a NaN there.
 template <class T>
 struct RangeOp {
   using M = convert::opmath_t<T>;  // f32, or f64 for f64
@@ -35,28 +41,73 @@ struct RangeOp {
   };
   M* scale;
   int32_t* zero_point;
+  M* multiplier;  ///< dense over the parameter shape, or nullptr (written when set)
   ParamOffsets params;
   bool symmetric;
   int32_t qmin, qmax;
+  QuantConvention convention;
 
+  __host__ __device__ bool vllm() const { return convention == QuantConvention::Vllm; }
   __host__ __device__ Acc identity() const {
+    if (vllm()) return {static_cast<M>(FLT_MAX), static_cast<M>(-FLT_MAX)};
     return {static_cast<M>(INFINITY), static_cast<M>(-INFINITY)};
   }
   __host__ __device__ Acc map(T x) const {
     const M v = convert::to_opmath(x);
+    if (v != v && vllm()) return identity();
     return {v, v};
   }
   /// NaN wins (either side); otherwise the smaller / larger value.
   __host__ __device__ Acc combine(Acc a, Acc b) const {
     return {(a.lo != a.lo || a.lo < b.lo) ? a.lo : b.lo, (a.hi != a.hi || a.hi > b.hi) ? a.hi : b.hi};
   }
-  /// A segment's (scale, zero point) from its (min, max): the convention's formulas, the one place they are
-  /// written (the two-pass path's `finish` and the fused row kernel both call it).
+  /// A segment's parameters: the scale and zero point written out, and the operand the quantize step takes
+  /// with `range()` (the scale, or the Vllm symmetric multiplier).
   struct Params {
     M s;
     int32_t zp;
+    M operand;
   };
+  /// The quantize step of the convention (quant_convention.hpp), over `Params::operand`.
+  __host__ __device__ quantize::Range<M> range() const {
+    using quantize::Scaling;
+    switch (convention) {
+      case QuantConvention::PyTorch: return {qmin, qmax, Scaling::Reciprocal, false};
+      case QuantConvention::Vllm:
+        return symmetric ? quantize::Range<M>{qmin, qmax, Scaling::Multiply, false}
+                         : quantize::Range<M>{qmin, qmax, Scaling::Reciprocal, true};
+      default: return {qmin, qmax, Scaling::Divide, false};
+    }
+  }
+  /// `cvt.rzi.s32.f32` of an integral value: NaN → 0, saturating.
+  __device__ static int32_t saturate_s32(M v) {
+    if (v != v) return 0;
+    if (v >= M(2147483648.0)) return INT32_MAX;
+    if (v <= M(-2147483648.0)) return INT32_MIN;
+    return static_cast<int32_t>(v);
+  }
+  /// vLLM's formulas (dynamic_range_quantize.hpp), over the NaN-free (lo, hi).
+  __device__ Params vllm_params_of(Acc acc) const {
+    if (symmetric) {
+      M amax = -acc.lo > acc.hi ? -acc.lo : acc.hi;
+      if (!(amax > M(0))) amax = M(0);  // +0: vLLM's fabsf / fmaxf from 0
+      const M mult = amax == M(0) ? M(0) : static_cast<M>(qmax) / amax;
+      return {amax / static_cast<M>(qmax), 0, mult};
+    }
+    M d = acc.hi - acc.lo;
+    if (d == M(0)) d = M(0);  // +0 whatever the zeros' signs (−0 < +0 in the reduction order)
+    const M s = d / static_cast<M>(qmax - qmin);
+    M z;
+    if constexpr (std::is_same_v<M, double>)
+      z = rint(static_cast<M>(qmin) - acc.lo / s);
+    else
+      z = rintf(static_cast<M>(qmin) - acc.lo / s);
+    return {s, saturate_s32(z), s};
+  }
+  /// A segment's (scale, zero point) from its (min, max): the convention's formulas, the one place they are
+  /// written (the two-pass path's `finish` and the fused row kernel both call it).
   __device__ Params params_of(Acc acc) const {
+    if (vllm()) return vllm_params_of(acc);
     M s;
     int32_t zp = 0;
     if (acc.lo != acc.lo || acc.hi != acc.hi) {
@@ -82,7 +133,7 @@ struct RangeOp {
         zp = static_cast<int32_t>(z < qmin ? qmin : (z > qmax ? qmax : z));
       }
     }
-    return {s, zp};
+    return {s, zp, s};
   }
   /// Stores segment `segment`'s parameters (row-major over the parameter shape) at their strided places.
   __device__ void write(int64_t segment, Params prm) const {
@@ -95,16 +146,19 @@ struct RangeOp {
     }
     scale[so] = prm.s;
     zero_point[zo] = prm.zp;
+    if (multiplier != nullptr) multiplier[segment] = prm.operand;
   }
   __device__ void finish(int64_t segment, Acc acc) const { write(segment, params_of(acc)); }
 };
 
+/// The parameter-pass fields of a RangeOp from a launch (everything but the reduction).
 template <class T>
-Status params_launch(const ::baracuda::detail::ExecContext& ctx, const ::baracuda::detail::DynamicRangeLaunch& a) {
+RangeOp<T> range_op_of(const ::baracuda::detail::DynamicRangeLaunch& a) {
   using M = convert::opmath_t<T>;
   RangeOp<T> op{};
   op.scale = static_cast<M*>(a.scale.data);
   op.zero_point = static_cast<int32_t*>(a.zero_point.data);
+  op.multiplier = static_cast<M*>(a.multiplier.data);
   op.params.rank = a.layout.param_shape.rank;
   for (int d = 0; d < op.params.rank; ++d) {
     op.params.sizes[d] = a.layout.param_shape.dims[d];
@@ -114,6 +168,13 @@ Status params_launch(const ::baracuda::detail::ExecContext& ctx, const ::baracud
   op.symmetric = a.mode == DynamicRangeMode::Symmetric;
   op.qmin = a.qmin;
   op.qmax = a.qmax;
+  op.convention = a.convention;
+  return op;
+}
+
+template <class T>
+Status params_launch(const ::baracuda::detail::ExecContext& ctx, const ::baracuda::detail::DynamicRangeLaunch& a) {
+  const RangeOp<T> op = range_op_of<T>(a);
   return segment_reduce::launch_segment_reduce<RangeOp<T>, T>("DynamicRangeQuantizePlan", ctx, op, a.layout.iter,
                                                               a.layout.param_dims_mask(), a.workspace,
                                                               a.layout.data_view(a.x));
@@ -137,9 +198,10 @@ constexpr ::baracuda::detail::DynamicRangeParamsTable make_params_table() {
 // dimension. It copies the row into its shared-memory slot (16-byte vector loads when x is unit-stride and
 // the row 16-byte aligned, else element loads), reducing (min, max) on the way; combines the lanes
 // (butterfly: every lane ends with the row's range, which is independent of the combine order once the
-// parameters are computed — NaN is canonicalised and ±0 widen to +0); computes (s, zp) with
-// RangeOp::params_of; writes them; then quantizes from shared memory with the quantize family's functors
-// and writes q (16-byte vector stores when q is unit-stride and aligned). Offsets are 64-bit.
+// parameters are computed — NaN is canonicalised and ±0 widen to +0; under Vllm a zero amax or range is
+// +0); computes (s, zp, and vLLM's multiplier) with RangeOp::params_of; writes them; then quantizes from
+// shared memory with the quantize family's functors and the convention's step (RangeOp::range) and writes
+// q (16-byte vector stores when q is unit-stride and aligned). Offsets are 64-bit.
 
 /// The rows: iter's dimensions but the last, with x's and q's strides (q in bytes for packed kinds).
 struct RowDims {
@@ -235,14 +297,14 @@ __global__ void fused_rows_kernel(FusedRows<T> p) {
     // 3. Parameters (the convention's single implementation), written by the group's first thread.
     const typename RangeOp<T>::Params prm = op.params_of(acc);
     if (t == 0) op.write(r, prm);
-    // 4. Quantize from shared memory.
-    using S = convert::opmath_t<T>;
-    const quantize::Range<S> range{op.qmin, op.qmax};
+    // 4. Quantize from shared memory with the convention's step (the scale, or vLLM's multiplier).
+    const auto range = op.range();
     const auto unit = [&](int64_t u) -> Out {
       if constexpr (kPacked)
-        return quantize::QuantizePairOp<T>{range}(row[2 * u], row[2 * u + 1], prm.s, prm.s, prm.zp, prm.zp);
+        return quantize::QuantizePairOp<T>{range}(row[2 * u], row[2 * u + 1], prm.operand, prm.operand, prm.zp,
+                                                   prm.zp);
       else
-        return quantize::QuantizeOp<T, TQ>{range}(row[u], prm.s, prm.zp);
+        return quantize::QuantizeOp<T, TQ>{range}(row[u], prm.operand, prm.zp);
     };
     Out* qr = static_cast<Out*>(p.q) + qo;
     const int64_t units = p.len / kOutPer;
@@ -267,24 +329,14 @@ __global__ void fused_rows_kernel(FusedRows<T> p) {
 template <class T, class TQ>
 Status fused_launch(const ::baracuda::detail::ExecContext& ctx, const ::baracuda::detail::DynamicRangeLaunch& a) {
   using ::baracuda::detail::FusedRowSchedule;
-  using M = convert::opmath_t<T>;
   constexpr bool kPacked = std::is_same_v<TQ, int4x2_t> || std::is_same_v<TQ, uint4x2_t>;
   const auto& L = a.layout;
   const FusedRowSchedule sched = ::baracuda::detail::fused_row_schedule(L, sizeof(T));
   if (sched == FusedRowSchedule::None)
     return Error::internal("DynamicRangeQuantizePlan: the fused path was chosen for a layout it does not serve");
   FusedRows<T> p{};
-  p.op.scale = static_cast<M*>(a.scale.data);
-  p.op.zero_point = static_cast<int32_t*>(a.zero_point.data);
-  p.op.params.rank = L.param_shape.rank;
-  for (int d = 0; d < L.param_shape.rank; ++d) {
-    p.op.params.sizes[d] = L.param_shape.dims[d];
-    p.op.params.scale_stride[d] = a.scale.stride[d];
-    p.op.params.zp_stride[d] = a.zero_point.stride[d];
-  }
-  p.op.symmetric = a.mode == DynamicRangeMode::Symmetric;
-  p.op.qmin = a.qmin;
-  p.op.qmax = a.qmax;
+  p.op = range_op_of<T>(a);
+  p.op.multiplier = nullptr;  // the multiplier stays in registers
   const DynTensor x = L.data_view(a.x);
   const DynTensor q = kPacked ? ::baracuda::detail::packed_bytes_view(L, a.q) : L.data_view(a.q);
   const int r = L.iter.rank;

@@ -1,5 +1,6 @@
-// DynamicRangeQuantizePlan: select (validate the descriptor, resolve the two passes' functions and the
-// workspace), can_implement (operands), run (parameter pass, then the quantize family's kernel).
+// DynamicRangeQuantizePlan: select (validate the descriptor and convention, resolve the two passes' functions
+// and the workspace), can_implement (operands), run (the fused kernel, or the parameter pass then the quantize
+// family's kernel with the convention's quantize step).
 #include <algorithm>
 #include <limits>
 #include <string>
@@ -68,6 +69,7 @@ size_t DynamicRangeQuantizeDescriptor::hash() const {
   detail::hash_combine(h, static_cast<int>(mode));
   detail::hash_combine(h, quant_min.value_or(std::numeric_limits<int32_t>::min()));
   detail::hash_combine(h, quant_max.value_or(std::numeric_limits<int32_t>::max()));
+  detail::hash_combine(h, static_cast<int>(convention));
   return h;
 }
 
@@ -87,6 +89,19 @@ Result<DynamicRangeQuantizePlan> DynamicRangeQuantizePlan::select(const Stream& 
                               " is not supported (s8, u8, s4 and u4 are)");
   if (desc.mode != DynamicRangeMode::Symmetric && desc.mode != DynamicRangeMode::Asymmetric)
     return Error::invalid(s(kPlan) + ": invalid DynamicRangeMode");
+  switch (desc.convention) {
+    case QuantConvention::PyTorch:
+    case QuantConvention::Exact: break;
+    case QuantConvention::Vllm:
+      if (desc.element == ElementKind::F64)
+        return Error::unsupported(s(kPlan) + ": the vllm convention takes f16, bf16 or f32 x (vLLM computes in "
+                                             "f32); use pytorch or exact for f64");
+      break;
+    case QuantConvention::TransformerEngine:
+      return Error::unsupported(s(kPlan) + ": the transformer_engine convention applies to FP8 quantization only; "
+                                           "use pytorch, exact or vllm");
+    default: return Error::invalid(s(kPlan) + ": invalid QuantConvention");
+  }
   const int32_t qmin = desc.quant_min.value_or(lo), qmax = desc.quant_max.value_or(hi);
   const std::string range = "[" + std::to_string(qmin) + ", " + std::to_string(qmax) + "]";
   if (qmin > qmax) return Error::invalid(s(kPlan) + ": quant_min > quant_max in the range " + range);
@@ -101,10 +116,7 @@ Result<DynamicRangeQuantizePlan> DynamicRangeQuantizePlan::select(const Stream& 
     return Error::invalid(s(kPlan) + ": asymmetric mode needs quant_min < quant_max; got " + range);
   auto layout = detail::quant_layout(kPlan, desc.granularity, desc.shape);
   if (!layout) return layout.error();
-  if (is_packed(desc.quantized) && desc.shape[desc.shape.rank - 1] % 2 != 0)
-    return Error::invalid(s(kPlan) + ": packed " + s(to_string(desc.quantized)) +
-                          " pairs elements along the last dimension, so its extent must be even; got " +
-                          std::to_string(desc.shape[desc.shape.rank - 1]));
+  BARACUDA_TRY(detail::check_packed_pairs(kPlan, *layout, desc.quantized));
 
   auto backend = detail::resolve_bespoke_backend(kPlan, stream, pref);
   if (!backend) return backend.error();
@@ -150,8 +162,11 @@ Result<DynamicRangeQuantizePlan> DynamicRangeQuantizePlan::select(const Stream& 
   p.params_fn_ = reinterpret_cast<const void*>(params_fn);
   p.quantize_fn_ = reinterpret_cast<const void*>(quantize_fn);
   p.fused_fn_ = reinterpret_cast<const void*>(fused_fn);
-  if (desc.mode == DynamicRangeMode::Symmetric)
-    p.zp_scratch_bytes_ = round_up(static_cast<size_t>(layout->param_shape.numel()) * sizeof(int32_t));
+  const auto segments = static_cast<size_t>(layout->param_shape.numel());
+  if (desc.mode == DynamicRangeMode::Symmetric) p.zp_scratch_bytes_ = round_up(segments * sizeof(int32_t));
+  // Vllm symmetric on two passes: the parameter pass hands the quantize pass vLLM's multipliers.
+  if (fused_fn == nullptr && detail::uses_multiplier(desc.convention, desc.mode))
+    p.multiplier_bytes_ = round_up(segments * sizeof(float));
   size_t partials = 0;
   if (stream.device() != DeviceKind::Host && fused_fn == nullptr) {
     auto ctx = detail::make_exec_context(stream);
@@ -159,7 +174,7 @@ Result<DynamicRangeQuantizePlan> DynamicRangeQuantizePlan::select(const Stream& 
     const size_t acc = 2 * (desc.element == ElementKind::F64 ? sizeof(double) : sizeof(float));
     partials = detail::segment_reduce_workspace_bytes(*ctx, layout->iter, layout->param_dims_mask(), acc);
   }
-  p.workspace_bytes_ = p.zp_scratch_bytes_ + partials;
+  p.workspace_bytes_ = p.zp_scratch_bytes_ + p.multiplier_bytes_ + partials;
   return p;
 }
 
@@ -213,24 +228,34 @@ Status DynamicRangeQuantizePlan::run(const Stream& stream, Workspace workspace,
 
   DynTensor zp = t.zero_point;
   if (zp.data == nullptr) zp = DynTensor::dense(workspace.data, ElementKind::S32, param_shape_);
-  const Workspace partials(workspace_bytes_ > zp_scratch_bytes_ ? static_cast<char*>(workspace.data) + zp_scratch_bytes_
-                                                                 : nullptr,
-                           workspace_bytes_ - zp_scratch_bytes_);
-  if (fused_fn_ != nullptr) {  // one kernel: range, parameters and q per row
-    const detail::DynamicRangeLaunch fused{*layout, t.x, t.scale, zp, desc_.mode, qmin_, qmax_, Workspace{}, t.q};
-    return reinterpret_cast<detail::DynamicRangeFusedFn>(fused_fn_)(*ctx, fused);
-  }
-  // Pass 1: (min, max) per segment → scale, zero point. Segments without elements get s = 1, zp = 0.
-  const detail::DynamicRangeLaunch params{*layout, t.x, t.scale, zp, desc_.mode, qmin_, qmax_, partials, DynTensor{}};
-  BARACUDA_TRY(reinterpret_cast<detail::DynamicRangeParamsFn>(params_fn_)(*ctx, params));
+  // The workspace: [zero-point scratch][multipliers][the reduction's partials].
+  char* const ws = static_cast<char*>(workspace.data);
+  const size_t before_partials = zp_scratch_bytes_ + multiplier_bytes_;
+  const Workspace partials(workspace_bytes_ > before_partials ? ws + before_partials : nullptr,
+                           workspace_bytes_ - before_partials);
+  const DynTensor multiplier = multiplier_bytes_ > 0
+                                   ? DynTensor::dense(ws + zp_scratch_bytes_, ElementKind::F32, param_shape_)
+                                   : DynTensor{};
+  detail::DynamicRangeLaunch launch{*layout, t.x, t.scale, zp, desc_.mode, qmin_, qmax_,
+                                    Workspace{}, t.q, desc_.convention, DynTensor{}};
+  if (fused_fn_ != nullptr)  // one kernel: range, parameters and q per row
+    return reinterpret_cast<detail::DynamicRangeFusedFn>(fused_fn_)(*ctx, launch);
+  // Pass 1: (min, max) per segment → scale, zero point (and vLLM's multipliers). Segments without elements
+  // get the parameters of an empty range (dynamic_range_quantize.hpp).
+  launch.workspace = partials;
+  launch.q = DynTensor{};
+  launch.multiplier = multiplier;
+  BARACUDA_TRY(reinterpret_cast<detail::DynamicRangeParamsFn>(params_fn_)(*ctx, launch));
   if (desc_.shape.numel() == 0) return {};
-  // Pass 2: the quantize family's kernel with those parameters.
+  // Pass 2: the quantize family's kernel with those parameters and the convention's quantize step (Vllm
+  // symmetric: x times the multiplier).
   QuantizeTensors qt;
   qt.x = t.x;
   qt.q = t.q;
-  qt.scale = t.scale;
+  qt.scale = multiplier_bytes_ > 0 ? multiplier : t.scale;
   qt.zero_point = zp;
-  const detail::QuantizeLaunch quantize{*layout, qt, qmin_, qmax_, 1.0, Workspace{}};
+  const detail::QuantizeLaunch quantize{*layout, qt, qmin_, qmax_, 1.0, Workspace{}, desc_.convention,
+                                        multiplier_bytes_ > 0};
   return reinterpret_cast<detail::QuantizeFn>(quantize_fn_)(*ctx, quantize);
 }
 

@@ -1,6 +1,7 @@
 // The int_gemm family's host reference — the oracle the int8 tensor-core kernel is compared with bit for
 // bit. Written for clarity: a plain triple loop reading every operand through its strides, the integer sum
-// in int64 (exact; select's K bound guarantees it fits the s32 result), and the epilogue of int_gemm.hpp one
+// in int64 (exact; select's K bound guarantees it fits the s32 result; the asymmetric correction then in
+// wrap-around s32, as int_gemm.hpp's step 1 says), and the epilogue of int_gemm.hpp one
 // IEEE operation per line in the opmath type M, with std::fma for the bias step, then one rounding to the
 // output type (core/reference_formats.hpp).
 #include <cmath>
@@ -80,9 +81,14 @@ Status linear(const detail::ExecContext&, const LinearLaunch& l) {
     const M b = has_bias ? static_cast<M>(value_of(at1<T>(l.bias, n))) : M(0);
     for (int64_t m = 0; m < l.m; ++m) {
       int64_t acc = dot<TA, int8_t>(l.a, l.w, m, n, l.k);                               // step 1
-      if (l.a_zero_point.data != nullptr) acc -= int64_t{at1<int32_t>(l.a_zero_point, m)} * colsum;
       if (acc < std::numeric_limits<int32_t>::min() || acc > std::numeric_limits<int32_t>::max())
         return Error::internal("QuantizedLinear: the s32 accumulator overflowed (select's K bound should prevent it)");
+      // The zero-point correction in wrap-around s32, as the kernels compute it: exact whenever |q − zp| ≤ 255
+      // (select's K bound); the Vllm convention's unclamped zero point can take it past s32, where it wraps.
+      if (l.a_zero_point.data != nullptr) {
+        const auto zp = static_cast<uint32_t>(at1<int32_t>(l.a_zero_point, m));
+        acc = static_cast<int32_t>(static_cast<uint32_t>(acc) - zp * static_cast<uint32_t>(colsum));
+      }
       const M sa = l.a_scale.data != nullptr ? at1<M>(l.a_scale, m) : static_cast<M>(l.a_scale_scalar);
       const M t = sw * static_cast<M>(acc);                                               // step 2
       M v = has_bias ? std::fma(sa, t, b) : sa * t;                                       // step 3

@@ -244,7 +244,7 @@ size_t QuantizedLinearDescriptor::hash() const {
   for (int64_t v : {n, k}) detail::hash_combine(h, v);
   for (int v : {static_cast<int>(element), static_cast<int>(output), static_cast<int>(activation_quantized),
                 static_cast<int>(weight), static_cast<int>(mode), static_cast<int>(weight_scale),
-                static_cast<int>(has_bias), static_cast<int>(activation)})
+                static_cast<int>(has_bias), static_cast<int>(activation), static_cast<int>(convention)})
     detail::hash_combine(h, v);
   return h;
 }
@@ -339,6 +339,21 @@ Result<QuantizedLinearPlan> QuantizedLinearPlan::select(const Stream& stream, co
     return Error::unsupported(s(P) + ": the weight must be s8 (symmetric); got " + s(to_string(desc.weight)));
   if (desc.mode != DynamicRangeMode::Symmetric && desc.mode != DynamicRangeMode::Asymmetric)
     return Error::invalid(s(P) + ": invalid DynamicRangeMode");
+  // The activation quantization's convention (DynamicRangeQuantizePlan's rules, checked here too so that
+  // empty problems, which run no quantization, answer the same).
+  switch (desc.convention) {
+    case QuantConvention::PyTorch:
+    case QuantConvention::Exact: break;
+    case QuantConvention::Vllm:
+      if (desc.element == ElementKind::F64)
+        return Error::unsupported(s(P) + ": the vllm convention takes f16, bf16 or f32 x (vLLM computes in f32); "
+                                         "use pytorch or exact for f64");
+      break;
+    case QuantConvention::TransformerEngine:
+      return Error::unsupported(s(P) + ": the transformer_engine convention applies to FP8 quantization only; "
+                                       "use pytorch, exact or vllm");
+    default: return Error::invalid(s(P) + ": invalid QuantConvention");
+  }
   const bool asym = desc.mode == DynamicRangeMode::Asymmetric;
   if (!(desc.activation_quantized == ElementKind::S8 || (asym && desc.activation_quantized == ElementKind::U8)))
     return Error::unsupported(s(P) + ": the activation quantizes to s8 (symmetric or asymmetric) or u8 "
@@ -365,7 +380,8 @@ Result<QuantizedLinearPlan> QuantizedLinearPlan::select(const Stream& stream, co
                                                           .with_quantized(desc.activation_quantized)
                                                           .with_shape(Shape{desc.m, desc.k})
                                                           .with_granularity(QuantGranularity::per_token())
-                                                          .with_mode(desc.mode),
+                                                          .with_mode(desc.mode)
+                                                          .with_convention(desc.convention),
                                               pref);
     if (!q) return Error{q.error().code, s(P) + ": the per-token quantization: " + q.error().message};
     p.quantize_ = std::move(q).value();

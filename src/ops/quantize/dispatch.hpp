@@ -19,6 +19,10 @@ struct QuantizeLaunch {
   int32_t qmax = 0;
   double grad_factor = 1.0;
   Workspace workspace;
+  QuantConvention convention = QuantConvention::PyTorch;
+  /// The scale operand holds multipliers m (x · m, not x / s): the dynamic-range plan's vLLM symmetric
+  /// two-pass path, whose first pass writes qmax / amax beside the scale.
+  bool scale_is_multiplier = false;
 };
 
 /// The function of `device` for `op` over float kind `element` and quantized kind `quantized` (ignored by

@@ -145,6 +145,18 @@ uint32_t QuantLayout::param_dims_mask() const {
   return m;
 }
 
+Status check_packed_pairs(std::string_view plan, const QuantLayout& layout, ElementKind quantized) {
+  if (!is_packed(quantized)) return {};
+  const Shape& it = layout.iter;
+  const int64_t extent = it[it.rank - 1];
+  if (extent % 2 == 0) return {};
+  const bool group = it.rank > layout.shape.rank && layout.axis == layout.shape.rank - 1;
+  return Error::invalid(s(plan) + ": packed " + s(to_string(quantized)) +
+                        " pairs elements along the last dimension, so " +
+                        (group ? "the group size along it" : "its extent") + " must be even; got " +
+                        std::to_string(extent));
+}
+
 DynTensor pair_view(const DynTensor& t, int which) {
   DynTensor v = t;
   const int last = t.shape.rank - 1;

@@ -3,7 +3,9 @@
 // the broadcast views of param_views.hpp), reads and writes packed nibbles by flat index, computes in the
 // opmath type with std:: math (the convention fixes f32 arithmetic for f16/bf16/f32 data), and rounds
 // results once with the reference formats of core/reference_formats.hpp.
+#include <algorithm>
 #include <array>
+#include <climits>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -111,7 +113,13 @@ void store_q(const DynTensor& q, const Index& idx, int32_t v) {
   }
 }
 
-/// The parameters of element idx: scale and zero point in opmath.
+bool pytorch(const QuantizeLaunch& a) { return a.convention == QuantConvention::PyTorch && !a.scale_is_multiplier; }
+bool vllm(const QuantizeLaunch& a) { return a.convention == QuantConvention::Vllm && !a.scale_is_multiplier; }
+bool per_tensor(const QuantizeLaunch& a) { return a.layout.granularity.kind == QuantGranularity::Kind::PerTensor; }
+
+/// The parameters of element idx: scale and zero point in opmath (the learnable zero point rounded as the
+/// forward rounds it: nearbyint, then clamp; NaN counts as 0; PyTorch's per-tensor forward reads it as f32
+/// first, `zero_point[0].item<float>()`).
 template <class T, class ZP>
 struct Params {
   Opmath<T> s;
@@ -121,19 +129,47 @@ template <class T, class ZP>
 Params<T, ZP> params(const QuantizeLaunch& a, const Index& idx) {
   using M = Opmath<T>;
   const M s = *at<M>(a.t.scale, param_offset(a, a.t.scale, idx));
-  const ZP z = *at<ZP>(a.t.zero_point, param_offset(a, a.t.zero_point, idx));
+  ZP z = *at<ZP>(a.t.zero_point, param_offset(a, a.t.zero_point, idx));
   if constexpr (std::is_same_v<ZP, int32_t>) {
     return {s, static_cast<M>(z)};
-  } else {  // learnable: nearbyint, then clamp (a NaN zero point counts as 0)
+  } else {
+    if (pytorch(a) && per_tensor(a)) z = static_cast<M>(static_cast<float>(z));
     const M r = std::isnan(z) ? M(0) : std::nearbyint(z);
     return {s, std::fmin(std::fmax(r, static_cast<M>(a.qmin)), static_cast<M>(a.qmax))};
   }
 }
 
-/// nearbyint(x / s) + zp before clamping; a NaN quotient counts as 0.
+/// a · b rounded on its own: std::fma with −0 as the addend is the rounded product, and no compiler
+/// contracts it with the sum it feeds (the devices' `mul_rn`).
 template <class M>
-M unclamped(M x, M s, M zp) {
-  const M r = x / s;
+M product(M a, M b) {
+  return std::fma(a, b, M(-0.0));
+}
+
+/// PyTorch's kernels take the scale as f32 (`float inv_scale = 1.0f / scale`): its reciprocal rounded to
+/// f32, and the scale as they use it (rounded to f32 for f64 data).
+template <class M>
+M reciprocal_f32(M s) {
+  return static_cast<M>(1.0f / static_cast<float>(s));
+}
+template <class M>
+M scale_used(M s, const QuantizeLaunch& a) {
+  return pytorch(a) ? static_cast<M>(static_cast<float>(s)) : s;
+}
+
+/// x against the scale operand: x / s (Exact), x · f32(1/s) (PyTorch, vLLM's azp kernel), or x · m (a
+/// multiplier operand).
+template <class M>
+M scaled(M x, M s, const QuantizeLaunch& a) {
+  if (a.scale_is_multiplier) return x * s;
+  if (pytorch(a) || vllm(a)) return x * reciprocal_f32(s);
+  return x / s;
+}
+
+/// nearbyint(scaled) + zp before clamping; a NaN quotient counts as 0.
+template <class M>
+M unclamped(M x, M s, M zp, const QuantizeLaunch& a) {
+  const M r = scaled(x, s, a);
   return (std::isnan(r) ? M(0) : std::nearbyint(r)) + zp;
 }
 template <class M>
@@ -147,11 +183,27 @@ bool inside(M v, const QuantizeLaunch& a) {
   return v >= static_cast<M>(a.qmin) && v <= static_cast<M>(a.qmax);
 }
 
+/// vLLM's azp arithmetic: the rounded value saturated to int32 (NaN → 0, as cvt.rni.sat.s32.f32), plus the
+/// zero point with 32-bit wrap-around, saturated to [qmin, qmax].
+template <class M>
+int32_t vllm_value(M x, M s, int32_t zp, const QuantizeLaunch& a) {
+  const M r = scaled(x, s, a);
+  int64_t t = 0;
+  if (!std::isnan(r)) {
+    const M v = std::nearbyint(r);
+    t = v >= M(2147483648.0) ? INT32_MAX : (v <= M(-2147483648.0) ? INT32_MIN : static_cast<int64_t>(v));
+  }
+  const int64_t wrapped = static_cast<int64_t>(static_cast<int32_t>(static_cast<uint32_t>((t + zp) & 0xFFFFFFFF)));
+  return static_cast<int32_t>(std::clamp<int64_t>(wrapped, a.qmin, a.qmax));
+}
+
 template <class T, class TQ>
 Status quantize(const detail::ExecContext&, const QuantizeLaunch& a) {
   for_each_index(a.layout.shape, [&](const Index& idx) {
     const auto p = params<T, int32_t>(a, idx);
-    store_q<TQ>(a.t.q, idx, clamped(unclamped(load<T>(a.t.x, idx), p.s, p.zp), a));
+    const auto x = load<T>(a.t.x, idx);
+    const int32_t zp = *at<int32_t>(a.t.zero_point, param_offset(a, a.t.zero_point, idx));  // exact: |zp| may pass 2^24
+    store_q<TQ>(a.t.q, idx, vllm(a) ? vllm_value(x, p.s, zp, a) : clamped(unclamped(x, p.s, p.zp, a), a));
   });
   return {};
 }
@@ -160,8 +212,10 @@ template <class T, class TQ>
 Status dequantize(const detail::ExecContext&, const QuantizeLaunch& a) {
   using M = Opmath<T>;
   for_each_index(a.layout.shape, [&](const Index& idx) {
-    const auto p = params<T, int32_t>(a, idx);
-    const M v = (static_cast<M>(load_q<TQ>(a.t.q, idx)) - p.zp) * p.s;  // q − zp is exact in M
+    const M s = *at<M>(a.t.scale, param_offset(a, a.t.scale, idx));
+    const int64_t zp = *at<int32_t>(a.t.zero_point, param_offset(a, a.t.zero_point, idx));
+    // q − zp exactly in 64 bits (a vLLM zero point can be any int32), then one rounding to M
+    const M v = static_cast<M>(load_q<TQ>(a.t.q, idx) - zp) * s;
     store_value<T>(a.t.y, idx, v);
   });
   return {};
@@ -182,7 +236,7 @@ Status quantize_backward(const detail::ExecContext&, const QuantizeLaunch& a) {
   using M = Opmath<T>;
   for_each_index(a.layout.shape, [&](const Index& idx) {
     const auto p = params<T, int32_t>(a, idx);
-    const M mask = inside(unclamped(load<T>(a.t.x, idx), p.s, p.zp), a) ? M(1) : M(0);
+    const M mask = inside(unclamped(load<T>(a.t.x, idx), p.s, p.zp, a), a) ? M(1) : M(0);
     store_value<T>(a.t.dx, idx, static_cast<M>(load<T>(a.t.dy, idx) / p.s) * mask);
   });
   return {};
@@ -193,25 +247,70 @@ Status fake_quantize(const detail::ExecContext&, const QuantizeLaunch& a) {
   using M = Opmath<T>;
   for_each_index(a.layout.shape, [&](const Index& idx) {
     const auto p = params<T, ZP>(a, idx);
-    const int32_t q = clamped(unclamped(load<T>(a.t.x, idx), p.s, p.zp), a);
-    store_value<T>(a.t.y, idx, static_cast<M>((static_cast<M>(q) - p.zp) * p.s));
+    const int32_t q = clamped(unclamped(load<T>(a.t.x, idx), p.s, p.zp, a), a);
+    store_value<T>(a.t.y, idx, static_cast<M>((static_cast<M>(q) - p.zp) * scale_used(p.s, a)));
   });
   return {};
 }
 
-template <class T, class ZP>
+template <class T>
 Status fake_quantize_backward(const detail::ExecContext&, const QuantizeLaunch& a) {
   using M = Opmath<T>;
   for_each_index(a.layout.shape, [&](const Index& idx) {
-    const auto p = params<T, ZP>(a, idx);
-    const M mask = inside(unclamped(load<T>(a.t.x, idx), p.s, p.zp), a) ? M(1) : M(0);
+    const auto p = params<T, int32_t>(a, idx);
+    const M mask = inside(unclamped(load<T>(a.t.x, idx), p.s, p.zp, a), a) ? M(1) : M(0);
+    store_value<T>(a.t.dx, idx, load<T>(a.t.dy, idx) * mask);
+  });
+  return {};
+}
+
+/// The learnable backward's view of element idx: its scale, the zero point zp' the backward uses and the
+/// unclamped v. Exact: the forward's (zp' = clamp(nearbyint(zp)), v = nearbyint(x / s) + zp'). PyTorch:
+/// its backward kernels' — per tensor zp' = trunc(clamp(f32(zp) + 0.5f)) in f32 (`_get_zero_point_from_tensor`
+/// with is_forward false), otherwise clamp(nearbyint(zp)); v = nearbyint(fma(x, f32(1/s), zp')): zp' added
+/// before rounding, to the unrounded product (PyTorch's x86-64 build contracts `zp' + x * inv` into an fma).
+/// A NaN zero point counts as 0, a NaN v as zp'.
+template <class T>
+struct LearnablePoint {
+  Opmath<T> s, zp, v;
+};
+template <class T>
+LearnablePoint<T> learnable_point(const QuantizeLaunch& a, const Index& idx) {
+  using M = Opmath<T>;
+  const M x = load<T>(a.t.x, idx);
+  if (!pytorch(a)) {
+    const auto p = params<T, M>(a, idx);
+    return {p.s, p.zp, unclamped(x, p.s, p.zp, a)};
+  }
+  const M s = *at<M>(a.t.scale, param_offset(a, a.t.scale, idx));
+  const M z = *at<M>(a.t.zero_point, param_offset(a, a.t.zero_point, idx));
+  const M lo = static_cast<M>(a.qmin), hi = static_cast<M>(a.qmax);
+  M zp = 0;
+  if (!std::isnan(z)) {
+    if (per_tensor(a))
+      zp = std::trunc(std::fmin(std::fmax(static_cast<float>(z) + 0.5f, static_cast<float>(lo)),
+                                static_cast<float>(hi)));
+    else
+      zp = std::fmin(std::fmax(std::nearbyint(z), lo), hi);
+  }
+  const M r = std::fma(x, reciprocal_f32(s), zp);
+  return {s, zp, std::isnan(r) ? zp : std::nearbyint(r)};
+}
+
+template <class T>
+Status learnable_backward_dx(const detail::ExecContext&, const QuantizeLaunch& a) {
+  using M = Opmath<T>;
+  for_each_index(a.layout.shape, [&](const Index& idx) {
+    const M mask = inside(learnable_point<T>(a, idx).v, a) ? M(1) : M(0);
     store_value<T>(a.t.dx, idx, load<T>(a.t.dy, idx) * mask);
   });
   return {};
 }
 
 /// dscale and dzp of the learnable backward: per-element terms in opmath (as the devices compute them),
-/// summed per parameter in long double, times grad_factor, rounded once to the scale's type.
+/// summed per parameter in long double and rounded once to the scale's type. Exact: grad_factor multiplies
+/// each sum. PyTorch: its kernels' expressions left to right, grad_factor (as f32) on each term, y − x
+/// fused as its x86-64 build computes it (fma(v − zp', s, −x)).
 template <class T>
 Status learnable_backward_grads(const detail::ExecContext&, const QuantizeLaunch& a) {
   using M = Opmath<T>;
@@ -219,30 +318,38 @@ Status learnable_backward_grads(const detail::ExecContext&, const QuantizeLaunch
   std::vector<long double> ds(static_cast<size_t>(ps.numel()), 0.0L), dz(ds.size(), 0.0L);
   // The row-major parameter number of element idx, from the same offsets a dense param tensor would have.
   DynTensor dense_params = DynTensor::dense(nullptr, a.t.scale.kind, ps);
+  const M lo = static_cast<M>(a.qmin), hi = static_cast<M>(a.qmax);
+  const bool torch = pytorch(a);
+  const M gf = static_cast<M>(static_cast<float>(a.grad_factor));
   for_each_index(a.layout.shape, [&](const Index& idx) {
-    const auto p = params<T, M>(a, idx);
+    const LearnablePoint<T> p = learnable_point<T>(a, idx);
     const M x = load<T>(a.t.x, idx), dy = load<T>(a.t.dy, idx);
-    const M v = unclamped(x, p.s, p.zp);
     M gs = 0, gz = 0;
-    if (v < static_cast<M>(a.qmin)) {
-      gs = dy * (static_cast<M>(a.qmin) - p.zp);
-      gz = -dy * p.s;
-    } else if (v > static_cast<M>(a.qmax)) {
-      gs = dy * (static_cast<M>(a.qmax) - p.zp);
+    if (torch) {
+      const M sc = scale_used(p.s, a);
+      if (p.v < lo || p.v > hi) {
+        gs = dy * ((p.v < lo ? lo : hi) - p.zp) * gf;
+        gz = dy * M(-1) * sc * gf;
+      } else {
+        gs = dy * std::fma(p.v - p.zp, sc, -x) * reciprocal_f32(p.s) * gf;
+      }
+    } else if (p.v < lo || p.v > hi) {
+      gs = dy * ((p.v < lo ? lo : hi) - p.zp);
       gz = -dy * p.s;
     } else {
-      gs = dy * ((v - p.zp) * p.s - x) / p.s;
+      gs = dy * (product(p.v - p.zp, p.s) - x) / p.s;
     }
     const auto k = static_cast<size_t>(param_offset(a, dense_params, idx));
     ds[k] += gs;
     dz[k] += gz;
   });
+  const long double factor = torch ? 1.0L : static_cast<long double>(a.grad_factor);
   Index pidx{};
   for_each_index(ps, [&](const Index& i) {
     pidx = i;
     const auto k = static_cast<size_t>(flat_of(ps, pidx));
-    *at<M>(a.t.dscale, offset_of(a.t.dscale, pidx)) = static_cast<M>(ds[k] * a.grad_factor);
-    *at<M>(a.t.dzero_point, offset_of(a.t.dzero_point, pidx)) = static_cast<M>(dz[k] * a.grad_factor);
+    *at<M>(a.t.dscale, offset_of(a.t.dscale, pidx)) = static_cast<M>(ds[k] * factor);
+    *at<M>(a.t.dzero_point, offset_of(a.t.dzero_point, pidx)) = static_cast<M>(dz[k] * factor);
   });
   return {};
 }
@@ -255,9 +362,9 @@ detail::QuantizeTables make_tables() {
     t.quantize_backward[e] = &quantize_backward<T>;
     t.dequantize_backward[e] = &dequantize_backward<T>;
     t.fake_quantize[e] = &fake_quantize<T, int32_t>;
-    t.fake_quantize_backward[e] = &fake_quantize_backward<T, int32_t>;
+    t.fake_quantize_backward[e] = &fake_quantize_backward<T>;
     t.learnable[e] = &fake_quantize<T, M>;
-    t.learnable_backward_dx[e] = &fake_quantize_backward<T, M>;
+    t.learnable_backward_dx[e] = &learnable_backward_dx<T>;
     t.learnable_backward_grads[e] = &learnable_backward_grads<T>;
     for_each_type(detail::QuantizedTypes{}, [&]<class TQ>() {
       const size_t q = detail::kind_index(kind_of<TQ>);

@@ -27,9 +27,23 @@ inline constexpr bool kPacked = std::is_same_v<TQ, int4x2_t> || std::is_same_v<T
 
 inline constexpr std::string_view kPlan = "QuantizePlan";
 
+/// The range and the convention's arithmetic (quant_convention.hpp): PyTorch multiplies by an f32
+/// reciprocal; Exact divides; vLLM's azp kernels multiply by an f32 reciprocal and add the zero point in
+/// int32; a scale operand that holds multipliers (the dynamic-range plan's vLLM symmetric path) multiplies.
 template <class T>
 Range<convert::opmath_t<T>> range_of(const QuantizeLaunch& a) {
-  return {a.qmin, a.qmax};
+  if (a.scale_is_multiplier) return {a.qmin, a.qmax, Scaling::Multiply, false};
+  switch (a.convention) {
+    case QuantConvention::PyTorch: return {a.qmin, a.qmax, Scaling::Reciprocal, false};
+    case QuantConvention::Vllm: return {a.qmin, a.qmax, Scaling::Reciprocal, true};
+    default: return {a.qmin, a.qmax, Scaling::Divide, false};
+  }
+}
+
+template <class T>
+LearnableRule<convert::opmath_t<T>> learnable_rule_of(const QuantizeLaunch& a) {
+  return {range_of<T>(a), a.convention == QuantConvention::PyTorch,
+          a.layout.granularity.kind == QuantGranularity::Kind::PerTensor};
 }
 
 template <class T, class TQ>
@@ -84,24 +98,37 @@ Status quantize_backward_launch(const ExecContext& ctx, const QuantizeLaunch& a)
       L.param_view(a.t.zero_point), L.data_view(a.t.dy));
 }
 
-/// FakeQuantize (ZP = int32) and its learnable variant (ZP = S).
+/// FakeQuantize (ZP = int32) and its learnable variant (ZP = S; PyTorch's per-tensor one reads the zero point
+/// as f32).
 template <class T, class ZP>
 Status fake_quantize_launch(const ExecContext& ctx, const QuantizeLaunch& a) {
   using S = convert::opmath_t<T>;
   const auto& L = a.layout;
   using Op = FakeQuantizeOp<T, ZP>;
-  return elementwise::launch_elementwise<Op, T, T, S, ZP>(kPlan, ctx, Op{range_of<T>(a)}, L.data_view(a.t.y),
-                                                          L.data_view(a.t.x), L.param_view(a.t.scale),
-                                                          L.param_view(a.t.zero_point));
+  const bool zp_as_f32 = learnable_rule_of<T>(a).pytorch && L.granularity.kind == QuantGranularity::Kind::PerTensor;
+  return elementwise::launch_elementwise<Op, T, T, S, ZP>(kPlan, ctx, Op{range_of<T>(a), zp_as_f32},
+                                                          L.data_view(a.t.y), L.data_view(a.t.x),
+                                                          L.param_view(a.t.scale), L.param_view(a.t.zero_point));
 }
 
-template <class T, class ZP>
+template <class T>
 Status fake_quantize_backward_launch(const ExecContext& ctx, const QuantizeLaunch& a) {
   using S = convert::opmath_t<T>;
   const auto& L = a.layout;
-  using Op = FakeQuantizeBackwardOp<T, ZP>;
-  return elementwise::launch_elementwise<Op, T, T, S, ZP, T>(
+  using Op = FakeQuantizeBackwardOp<T>;
+  return elementwise::launch_elementwise<Op, T, T, S, int32_t, T>(
       kPlan, ctx, Op{range_of<T>(a)}, L.data_view(a.t.dx), L.data_view(a.t.x), L.param_view(a.t.scale),
+      L.param_view(a.t.zero_point), L.data_view(a.t.dy));
+}
+
+/// dx of the learnable backward.
+template <class T>
+Status learnable_backward_dx_launch(const ExecContext& ctx, const QuantizeLaunch& a) {
+  using S = convert::opmath_t<T>;
+  const auto& L = a.layout;
+  using Op = LearnableBackwardOp<T>;
+  return elementwise::launch_elementwise<Op, T, T, S, S, T>(
+      kPlan, ctx, Op{learnable_rule_of<T>(a)}, L.data_view(a.t.dx), L.data_view(a.t.x), L.param_view(a.t.scale),
       L.param_view(a.t.zero_point), L.data_view(a.t.dy));
 }
 
@@ -114,7 +141,8 @@ struct ParamIndex {
 };
 
 /// The learnable backward's dscale and dzp: per-element terms (learnable_grads) summed per parameter in
-/// f64 in the engine's fixed order, times grad_factor, rounded once to the scale's type.
+/// f64 in the engine's fixed order, times `sum_factor` (grad_factor, or 1 where the convention applies it
+/// per element), rounded once to the scale's type.
 template <class T>
 struct LearnableGradsReduce {
   using S = convert::opmath_t<T>;
@@ -122,15 +150,16 @@ struct LearnableGradsReduce {
     double ds;
     double dzp;
   };
-  Range<S> range;
-  double grad_factor;
+  LearnableRule<S> rule;
+  S element_factor;  ///< grad_factor on each term (PyTorch), else 1
+  double sum_factor;  ///< grad_factor on each sum (Exact), else 1
   S* dscale;
   S* dzp;
   ParamIndex index;
 
   __host__ __device__ Acc identity() const { return {0.0, 0.0}; }
   __host__ __device__ Acc map(T x, S s, S z, T dy) const {
-    const LearnableGrads<S> g = learnable_grads<T>(range, x, s, z, dy);
+    const LearnableGrads<S> g = learnable_grads<T>(rule, x, s, z, dy, element_factor);
     return {static_cast<double>(g.ds), static_cast<double>(g.dzp)};
   }
   __host__ __device__ Acc combine(Acc a, Acc b) const { return {a.ds + b.ds, a.dzp + b.dzp}; }
@@ -142,8 +171,8 @@ struct LearnableGradsReduce {
       o_ds += c * index.ds_stride[d];
       o_dz += c * index.dz_stride[d];
     }
-    dscale[o_ds] = static_cast<S>(acc.ds * grad_factor);
-    dzp[o_dz] = static_cast<S>(acc.dzp * grad_factor);
+    dscale[o_ds] = static_cast<S>(acc.ds * sum_factor);
+    dzp[o_dz] = static_cast<S>(acc.dzp * sum_factor);
   }
 };
 
@@ -151,8 +180,13 @@ template <class T>
 Status learnable_backward_grads_launch(const ExecContext& ctx, const QuantizeLaunch& a) {
   using S = convert::opmath_t<T>;
   const auto& L = a.layout;
-  LearnableGradsReduce<T> op{range_of<T>(a), a.grad_factor, static_cast<S*>(a.t.dscale.data),
-                             static_cast<S*>(a.t.dzero_point.data), {}};
+  const LearnableRule<S> rule = learnable_rule_of<T>(a);
+  LearnableGradsReduce<T> op{rule,
+                             rule.pytorch ? static_cast<S>(a.grad_factor) : S(1),
+                             rule.pytorch ? 1.0 : a.grad_factor,
+                             static_cast<S*>(a.t.dscale.data),
+                             static_cast<S*>(a.t.dzero_point.data),
+                             {}};
   op.index.rank = L.param_shape.rank;
   for (int d = 0; d < L.param_shape.rank; ++d) {
     op.index.dims[d] = L.param_shape[d];
@@ -187,9 +221,9 @@ constexpr void add_float_entries(Tables& t) {
     t.quantize_backward[e] = &quantize_backward_launch<T>;
     t.dequantize_backward[e] = &dequantize_backward_launch<T>;
     t.fake_quantize[e] = &fake_quantize_launch<T, int32_t>;
-    t.fake_quantize_backward[e] = &fake_quantize_backward_launch<T, int32_t>;
+    t.fake_quantize_backward[e] = &fake_quantize_backward_launch<T>;
     t.learnable[e] = &fake_quantize_launch<T, S>;
-    t.learnable_backward_dx[e] = &fake_quantize_backward_launch<T, S>;
+    t.learnable_backward_dx[e] = &learnable_backward_dx_launch<T>;
     t.learnable_backward_grads[e] = &learnable_backward_grads_launch<T>;
   });
 }

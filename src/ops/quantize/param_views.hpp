@@ -38,6 +38,11 @@ DynTensor pair_view(const DynTensor& t, int which);
 /// with the last extent halved: byte j of a row holds elements 2j (low nibble) and 2j + 1 (high nibble).
 DynTensor packed_bytes_view(const QuantLayout& layout, const DynTensor& packed);
 
+/// A packed 4-bit tensor (s4, u4) pairs elements along the last dimension of `layout.iter`: its extent — the
+/// last dimension, or the group size of a per-group granularity along the last axis — must be even, so
+/// that no byte straddles two rows or two groups. `InvalidProblem` naming `plan` otherwise; other kinds pass.
+Status check_packed_pairs(std::string_view plan, const QuantLayout& layout, ElementKind quantized);
+
 /// The layout of `g` over an input of `shape`, or the granularity's `InvalidProblem` naming `plan`.
 Result<QuantLayout> quant_layout(std::string_view plan, const QuantGranularity& g, const Shape& shape);
 

@@ -97,6 +97,7 @@ size_t QuantizeDescriptor::hash() const {
   detail::hash_combine(h, quant_min.value_or(std::numeric_limits<int32_t>::min()));
   detail::hash_combine(h, quant_max.value_or(std::numeric_limits<int32_t>::min()));
   detail::hash_combine(h, grad_factor);
+  detail::hash_combine(h, static_cast<int>(convention));
   return h;
 }
 
@@ -119,6 +120,22 @@ Result<QuantizePlan> QuantizePlan::select(const Stream& stream, QuantizeOp op, c
   if (!is_quantized_kind(desc.quantized))
     return Error::unsupported(s(kPlan) + ": quantized kind " + s(to_string(desc.quantized)) +
                               " is not supported (s8, u8, s4 and u4 are)");
+  switch (desc.convention) {
+    case QuantConvention::PyTorch:
+    case QuantConvention::Exact: break;
+    case QuantConvention::Vllm:
+      if (op != QuantizeOp::Quantize && op != QuantizeOp::Dequantize)
+        return Error::unsupported(s(kPlan) + ": the vllm convention covers quantize and dequantize (vLLM has no " +
+                                  s(to_string(op)) + "); use pytorch or exact");
+      if (desc.element == ElementKind::F64)
+        return Error::unsupported(s(kPlan) + ": the vllm convention takes f16, bf16 or f32 data (vLLM computes in "
+                                             "f32); use pytorch or exact for f64");
+      break;
+    case QuantConvention::TransformerEngine:
+      return Error::unsupported(s(kPlan) + ": the transformer_engine convention applies to FP8 quantization only; "
+                                           "use pytorch, exact or vllm");
+    default: return Error::invalid(s(kPlan) + ": invalid QuantConvention");
+  }
   auto layout = detail::quant_layout(kPlan, desc.granularity, desc.shape);
   if (!layout) return layout.error();
 
@@ -134,14 +151,7 @@ Result<QuantizePlan> QuantizePlan::select(const Stream& stream, QuantizeOp op, c
     return Error::invalid(s(kPlan) + ": the learnable fake-quantize range must include 0 (quant_min <= 0 <= quant_max)");
   if (op == QuantizeOp::FakeQuantizeLearnableBackward && !std::isfinite(desc.grad_factor))
     return Error::invalid(s(kPlan) + ": grad_factor must be finite");
-  if (has_quantized_operand(op) && is_packed(desc.quantized)) {
-    const Shape& it = layout->iter;
-    if (it[it.rank - 1] % 2 != 0)
-      return Error::invalid(s(kPlan) + ": packed " + s(to_string(desc.quantized)) +
-                            " pairs elements along the last dimension, so its extent" +
-                            (it.rank > desc.shape.rank ? " (the group size)" : "") + " must be even; got " +
-                            std::to_string(it[it.rank - 1]));
-  }
+  if (has_quantized_operand(op)) BARACUDA_TRY(detail::check_packed_pairs(kPlan, *layout, desc.quantized));
 
   auto backend = detail::resolve_bespoke_backend(kPlan, stream, pref);
   if (!backend) return backend.error();
@@ -258,7 +268,7 @@ Status QuantizePlan::run(const Stream& stream, Workspace workspace, const Quanti
   if (!ctx) return ctx.error();
   auto layout = detail::quant_layout(kPlan, desc_.granularity, desc_.shape);
   if (!layout) return layout.error();
-  const detail::QuantizeLaunch launch{*layout, t, qmin_, qmax_, desc_.grad_factor, workspace};
+  const detail::QuantizeLaunch launch{*layout, t, qmin_, qmax_, desc_.grad_factor, workspace, desc_.convention};
   if (op_ == QuantizeOp::FakeQuantizeLearnableBackward) {
     // dscale and dzp (sums over each parameter's elements; zero for an empty input) first: dx may
     // overwrite dy in place.

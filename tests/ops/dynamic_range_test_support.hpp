@@ -1,0 +1,124 @@
+// Test support for DynamicRangeQuantizePlan's convention and golden tests: running a plan on a device with
+// dense outputs, its outputs as logical values (packed 4-bit q unpacked), and a comparison that reports the
+// first mismatches.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "baracuda/baracuda.hpp"
+#include "support/tensor.hpp"
+
+namespace baracuda::test::dynamic_range {
+
+using Desc = DynamicRangeQuantizeDescriptor;
+
+/// What a run produced: q as integers (row-major, logical elements), the scale as doubles (exact: f32 or f64),
+/// the zero point (empty when none was passed), and the plan's SKU variant and workspace size.
+struct Outputs {
+  std::vector<int32_t> q;
+  std::vector<double> scale;
+  std::vector<int32_t> zp;
+  std::string variant;
+  size_t workspace = 0;
+};
+
+/// The logical values of `n` quantized elements in `bytes` (packed: even index in the low nibble).
+inline std::vector<int32_t> q_values(ElementKind k, const std::vector<uint8_t>& bytes, int64_t n) {
+  std::vector<int32_t> v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    const auto at = static_cast<size_t>(i);
+    switch (k) {
+      case ElementKind::S8: v[at] = static_cast<int8_t>(bytes[at]); break;
+      case ElementKind::U8: v[at] = bytes[at]; break;
+      default: {  // s4 / u4
+        const int32_t nib = (i % 2 == 0) ? (bytes[at / 2] & 0xF) : (bytes[at / 2] >> 4);
+        v[at] = (k == ElementKind::S4 && nib >= 8) ? nib - 16 : nib;
+      }
+    }
+  }
+  return v;
+}
+
+/// Runs the plan selected for `desc` on `stream` over x (its storage bytes and layout), with dense q, scale
+/// and zero point (the zero point omitted when `pass_zp` is false), and the workspace the plan asks for.
+inline Result<Outputs> run_plan(const Stream& stream, const Desc& desc, const std::vector<uint8_t>& x_storage,
+                                const Strided& x_layout, bool pass_zp = true) {
+  auto plan = dynamic::DynamicRangeQuantizePlan::select(stream, desc);
+  if (!plan) return plan.error();
+  const Shape ps = plan->param_shape();
+  auto x = make_device_tensor(stream, desc.element, desc.shape, x_layout, x_storage);
+  auto q = make_device_tensor(stream, desc.quantized, desc.shape, dense_layout(desc.shape), {});
+  auto s = make_device_tensor(stream, plan->scale_kind(), ps, dense_layout(ps), {});
+  auto z = make_device_tensor(stream, ElementKind::S32, ps, dense_layout(ps), {});
+  if (!x || !q || !s || !z) return Error::internal("allocation failed");
+  auto ws = Buffer::allocate(stream, plan->workspace_size());
+  if (!ws) return ws.error();
+  const DynamicRangeQuantizeTensors t{x->view, q->view, s->view, pass_zp ? z->view : DynTensor{}};
+  BARACUDA_TRY(plan->run(stream, Workspace(ws->data(), plan->workspace_size()), t));
+  BARACUDA_TRY(stream.synchronize());
+  Outputs out;
+  out.q = q_values(desc.quantized, download(*q), desc.shape.numel());
+  const std::vector<uint8_t> sb = download(*s), zb = download(*z);
+  const bool f64 = plan->scale_kind() == ElementKind::F64;
+  for (int64_t i = 0; i < ps.numel(); ++i) {
+    if (f64) {
+      double v;
+      std::memcpy(&v, sb.data() + 8 * i, 8);
+      out.scale.push_back(v);
+    } else {
+      float v;
+      std::memcpy(&v, sb.data() + 4 * i, 4);
+      out.scale.push_back(v);
+    }
+    int32_t z32;
+    std::memcpy(&z32, zb.data() + 4 * i, 4);
+    if (pass_zp) out.zp.push_back(z32);
+  }
+  out.variant = plan->sku().variant;
+  out.workspace = plan->workspace_size();
+  return out;
+}
+
+/// Same values, scales compared as numbers with their sign (any NaN equals any NaN; +0 ≠ −0).
+inline bool same_scale(double a, double b) {
+  if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
+  return a == b && std::signbit(a) == std::signbit(b);
+}
+
+/// q, scale and zero point of `got` equal `want` (zero points compared when both have them); the first few
+/// mismatches are reported.
+inline ::testing::AssertionResult same_outputs(const Outputs& got, const std::vector<int32_t>& q,
+                                               const std::vector<double>& scale, const std::vector<int32_t>& zp) {
+  std::string bad;
+  int shown = 0;
+  auto note = [&](const std::string& what) {
+    if (shown++ < 8) bad += "\n  " + what;
+  };
+  if (got.q.size() != q.size() || got.scale.size() != scale.size())
+    return ::testing::AssertionFailure() << "sizes differ: q " << got.q.size() << " vs " << q.size() << ", scale "
+                                         << got.scale.size() << " vs " << scale.size();
+  for (size_t i = 0; i < q.size(); ++i)
+    if (got.q[i] != q[i])
+      note("q[" + std::to_string(i) + "] = " + std::to_string(got.q[i]) + ", want " + std::to_string(q[i]));
+  for (size_t i = 0; i < scale.size(); ++i)
+    if (!same_scale(got.scale[i], scale[i]))
+      note("scale[" + std::to_string(i) + "] = " + std::to_string(got.scale[i]) + ", want " + std::to_string(scale[i]));
+  if (!got.zp.empty() && !zp.empty())
+    for (size_t i = 0; i < zp.size(); ++i)
+      if (got.zp[i] != zp[i])
+        note("zp[" + std::to_string(i) + "] = " + std::to_string(got.zp[i]) + ", want " + std::to_string(zp[i]));
+  if (shown == 0) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << shown << " mismatches:" << bad;
+}
+
+inline ::testing::AssertionResult same_outputs(const Outputs& got, const Outputs& want) {
+  return same_outputs(got, want.q, want.scale, want.zp);
+}
+
+}  // namespace baracuda::test::dynamic_range
