@@ -50,6 +50,9 @@ Result<Buffer> Buffer::allocate(const Stream& stream, size_t bytes) {
   Buffer b;
   b.stream_ = stream;
   if (bytes == 0) return b;
+  if (bytes > kMaxAllocationBytes)
+    return Error::invalid("Buffer: " + std::to_string(bytes) + " bytes is more than any allocation may be (" +
+                          std::to_string(kMaxAllocationBytes) + ")");
   if (stream.device() == DeviceKind::Cuda) {
     cudaError_t e = cudaSetDevice(stream.device_index());
     if (e == cudaSuccess) e = cudaMallocAsync(&b.ptr_, bytes, stream.cuda_stream());

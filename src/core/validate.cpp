@@ -15,6 +15,26 @@ Status check_shape(std::string_view plan, std::string_view what, const Shape& sh
   for (int i = 0; i < shape.rank; ++i)
     if (shape.dims[i] < 0)
       return Error::invalid(s(plan) + ": " + s(what) + " " + to_string(shape) + " has a negative extent");
+  if (!shape.valid())
+    return Error::invalid(s(plan) + ": " + s(what) + " " + to_string(shape) +
+                          " has more elements than 64-bit sizes and offsets address (at most 2^56)");
+  return {};
+}
+
+Status check_reach(std::string_view plan, std::string_view name, const DynTensor& t) {
+  // Σ (extent − 1)·|stride| over non-empty views: the farthest element from the base, in elements.
+  int64_t reach = 0;
+  bool ok = t.shape.valid();
+  for (int i = 0; ok && i < t.shape.rank; ++i) {
+    if (t.shape.dims[i] <= 1) continue;
+    const int64_t step = t.stride[i] < 0 ? (t.stride[i] == INT64_MIN ? INT64_MAX : -t.stride[i]) : t.stride[i];
+    int64_t term = 0;
+    ok = !__builtin_mul_overflow(t.shape.dims[i] - 1, step, &term) && !__builtin_add_overflow(reach, term, &reach) &&
+         reach < kMaxElements;
+  }
+  if (!ok)
+    return Error::invalid(s(plan) + ": " + s(name) + "'s strides reach farther than 64-bit offsets address (at most "
+                          "2^56 elements from its base)");
   return {};
 }
 
@@ -28,6 +48,7 @@ Status check_tensor(std::string_view plan, std::string_view name, const DynTenso
                           ", the descriptor says " + to_string(expected));
   if (t.numel() == 0) return {};
   if (t.data == nullptr) return Error::invalid(s(plan) + ": " + s(name) + " is null but not empty");
+  BARACUDA_TRY(check_reach(plan, name, t));
   if (is_packed(kind)) {
     if (!t.is_contiguous())
       return Error::unsupported(s(plan) + ": " + s(name) + " holds packed " + s(to_string(kind)) +

@@ -11,13 +11,19 @@
 
 namespace baracuda::detail {
 
-/// Descriptor shape: rank in [0, kMaxRank] and non-negative extents.
+/// Descriptor shape: rank in [0, kMaxRank], non-negative extents, at most `kMaxElements` elements
+/// (`Shape::valid`), each rule with its own message.
 Status check_shape(std::string_view plan, std::string_view what, const Shape& shape);
+
+/// A view's strides reach at most `kMaxElements` elements from its base (Σ (extent − 1)·|stride|), so every
+/// offset a kernel computes fits in int64; `InvalidProblem` naming the operand otherwise.
+Status check_reach(std::string_view plan, std::string_view name, const DynTensor& t);
 
 enum class Access : uint8_t { Read, Write };
 
-/// A tensor argument: kind, shape equal to `expected`, non-null data when non-empty, pointer aligned to
-/// the element size, packed 4-bit only contiguous, and (for `Write`) no stride-0 dimension of extent > 1.
+/// A tensor argument: kind, shape equal to `expected`, non-null data when non-empty, strides within reach
+/// (`check_reach`), pointer aligned to the element size, packed 4-bit only contiguous, and (for `Write`) no
+/// stride-0 dimension of extent > 1.
 Status check_tensor(std::string_view plan, std::string_view name, const DynTensor& t, ElementKind kind,
                     const Shape& expected, Access access);
 

@@ -5,11 +5,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "baracuda/core/element.hpp"
 #include "baracuda/core/status.hpp"
 #include "baracuda/core/stream.hpp"
+#include "baracuda/core/tensor.hpp"
 #include "baracuda/core/workspace.hpp"
 
 namespace baracuda {
@@ -17,6 +19,9 @@ namespace baracuda {
 /// Owns `size()` bytes on the device of the stream it was allocated on: `cudaMallocAsync` on `cuda`
 /// (freed with `cudaFreeAsync` on the same stream), 256-byte-aligned host memory on `sim` and `host`.
 /// Copies are ordered on that stream and the host-side helpers block until they complete.
+/// The largest allocation `Buffer::allocate` attempts: PTRDIFF_MAX rounded down to the host alignment.
+inline constexpr size_t kMaxAllocationBytes = (static_cast<size_t>(PTRDIFF_MAX) / 256) * 256;
+
 class Buffer {
  public:
   Buffer() = default;
@@ -26,12 +31,16 @@ class Buffer {
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
 
-  /// Allocates `bytes` (0 is allowed and allocates nothing).
+  /// Allocates `bytes` (0 is allowed and allocates nothing). More than `kMaxAllocationBytes` is
+  /// `InvalidProblem` (no device or host could hold it, and the host's aligned allocation would wrap).
   static Result<Buffer> allocate(const Stream& stream, size_t bytes);
-  /// Allocates storage for `numel` elements of T (packed 4-bit types: ceil(numel / 2) bytes).
+  /// Allocates storage for `numel` elements of T (packed 4-bit types: ceil(numel / 2) bytes); a negative
+  /// count, or one above `kMaxElements` (tensor.hpp), is `InvalidProblem`.
   template <class T>
   static Result<Buffer> allocate_for(const Stream& stream, int64_t numel) {
     if (numel < 0) return Error::invalid("Buffer: negative element count");
+    if (numel > kMaxElements)
+      return Error::invalid("Buffer: " + std::to_string(numel) + " elements is more than a tensor may hold (2^56)");
     return allocate(stream, static_cast<size_t>(storage_bytes(kind_of<T>, numel)));
   }
   /// Allocates and uploads a copy of `host`.

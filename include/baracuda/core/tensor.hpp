@@ -21,6 +21,12 @@ namespace baracuda {
 /// The highest tensor rank kernels accept.
 inline constexpr int kMaxRank = 8;
 
+/// The most elements a shape may describe (2^56), and the farthest a view's strides may reach, in
+/// elements: every element count, offset and byte size (up to 64 bits an element) then fits in int64, so
+/// no size computed from a shape or its strides can overflow. Shapes and views beyond it are rejected
+/// (`Shape::valid`, the plans' operand checks).
+inline constexpr int64_t kMaxElements = int64_t{1} << 56;
+
 /// A rank-erased shape: up to `kMaxRank` extents. A hashable value used in descriptors.
 struct Shape {
   int rank = 0;
@@ -44,17 +50,26 @@ struct Shape {
     return s;
   }
   int64_t operator[](int i) const { return dims[i]; }
-  /// Product of the extents (1 for rank 0).
+  /// Product of the extents (1 for rank 0). Meaningful for a `valid()` shape; one whose count overflows
+  /// int64 gives INT64_MAX rather than a wrapped (possibly 0) count.
   int64_t numel() const {
     int64_t n = 1;
-    for (int i = 0; i < rank && i < kMaxRank; ++i) n *= dims[i];
+    for (int i = 0; i < rank && i < kMaxRank; ++i)
+      if (__builtin_mul_overflow(n, dims[i], &n)) return INT64_MAX;
     return n;
   }
-  /// Rank within [0, kMaxRank] and every extent ≥ 0.
+  /// Rank within [0, kMaxRank], every extent ≥ 0, and the product of the non-zero extents at most
+  /// `kMaxElements` (so every partial product, e.g. a row-major stride, fits too, even in an empty shape).
   bool valid() const {
     if (rank < 0 || rank > kMaxRank) return false;
-    for (int i = 0; i < rank; ++i)
+    int64_t n = 1;
+    for (int i = 0; i < rank; ++i) {
       if (dims[i] < 0) return false;
+      if (dims[i] > 0) {
+        if (dims[i] > kMaxElements / n) return false;
+        n *= dims[i];
+      }
+    }
     return true;
   }
   friend bool operator==(const Shape& a, const Shape& b) {
