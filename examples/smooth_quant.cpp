@@ -1,4 +1,5 @@
-// SmoothQuant W8A8 end to end on the host device (the int8 tensor-core kernel is not built yet):
+// SmoothQuant W8A8 end to end on the host device (the reference; the same plans run the int8 tensor-core
+// kernel on sim and cuda):
 // smooth (migrate the activation outliers into the weight) → quantize the weight per output channel →
 // quantize the activation per tensor with a static scale → SmoothQuantLinearPlan → compare with the float
 // x·Wᵀ, with and without smoothing.

@@ -107,11 +107,12 @@ using LinearFn = Status (*)(const ExecContext&, const LinearLaunch&);
 namespace dynamic {
 
 /// Integer GEMM. Workspace: the split-K parts' sums on sim and cuda for decode shapes (file comment), 256-byte
-/// aligned; none on host or otherwise. SKU `int_gemm/s8->s32/...` (aux_element = B's kind, layout Rcr).
+/// aligned; none on host or otherwise. SKU `int_gemm/s8->s8/rcr/identity/...` for s8 × s8: element is A's
+/// kind and aux_element B's (so the arrow joins A and B; the output is always s32), layout Rcr.
 class IntGemmPlan {
  public:
-  /// Kinds (A, B ∈ {s8, u8}, C = s32), non-negative shape, K % 16 == 0, K ≤ int_gemm_max_k; the device's
-  /// function (`Unsupported` on sim/cuda until the tensor-core kernel is built).
+  /// Kinds (A, B ∈ {s8, u8}, C = s32), non-negative shape within the file comment's limits, K % 16 == 0,
+  /// K ≤ int_gemm_max_k; the device's function (the host reference, or the tensor-core kernel on sim/cuda).
   static Result<IntGemmPlan> select(const Stream& stream, const IntGemmDescriptor& desc, PlanPreference pref = {});
   /// Kinds, shapes, the alignment rules of the file comment, no broadcast, no overlap of C with A or B.
   Status can_implement(const IntGemmTensors& t) const;
