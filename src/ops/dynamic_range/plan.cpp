@@ -11,6 +11,7 @@
 #include "core/validate.hpp"
 #include "device/segment_reduce_geometry.hpp"
 #include "ops/dynamic_range/dispatch.hpp"
+#include "ops/quantize/convention.hpp"
 #include "ops/quantize/dispatch.hpp"
 
 namespace baracuda {
@@ -89,19 +90,7 @@ Result<DynamicRangeQuantizePlan> DynamicRangeQuantizePlan::select(const Stream& 
                               " is not supported (s8, u8, s4 and u4 are)");
   if (desc.mode != DynamicRangeMode::Symmetric && desc.mode != DynamicRangeMode::Asymmetric)
     return Error::invalid(s(kPlan) + ": invalid DynamicRangeMode");
-  switch (desc.convention) {
-    case QuantConvention::PyTorch:
-    case QuantConvention::Exact: break;
-    case QuantConvention::Vllm:
-      if (desc.element == ElementKind::F64)
-        return Error::unsupported(s(kPlan) + ": the vllm convention takes f16, bf16 or f32 x (vLLM computes in "
-                                             "f32); use pytorch or exact for f64");
-      break;
-    case QuantConvention::TransformerEngine:
-      return Error::unsupported(s(kPlan) + ": the transformer_engine convention applies to FP8 quantization only; "
-                                           "use pytorch, exact or vllm");
-    default: return Error::invalid(s(kPlan) + ": invalid QuantConvention");
-  }
+  BARACUDA_TRY(detail::check_convention(kPlan, desc.convention, desc.element, /*fp8=*/false));
   const int32_t qmin = desc.quant_min.value_or(lo), qmax = desc.quant_max.value_or(hi);
   const std::string range = "[" + std::to_string(qmin) + ", " + std::to_string(qmax) + "]";
   if (qmin > qmax) return Error::invalid(s(kPlan) + ": quant_min > quant_max in the range " + range);

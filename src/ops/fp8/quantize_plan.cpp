@@ -9,6 +9,7 @@
 #include "core/validate.hpp"
 #include "ops/fp8/dispatch.hpp"
 #include "ops/fp8/plan_common.hpp"
+#include "ops/quantize/convention.hpp"
 
 namespace baracuda {
 namespace {
@@ -31,20 +32,7 @@ Result<Fp8QuantizePlan> Fp8QuantizePlan::select(const Stream& stream, const Fp8Q
   BARACUDA_TRY(detail::check_shape(kPlan, "the descriptor's shape", desc.shape));
   if (detail::kind_index(desc.input) >= kNumElementKinds || detail::kind_index(desc.output) >= kNumElementKinds)
     return Error::invalid(std::string(kPlan) + ": the descriptor's element kinds are not valid ElementKinds");
-  switch (desc.convention) {
-    case QuantConvention::PyTorch:
-    case QuantConvention::Exact: break;
-    case QuantConvention::TransformerEngine:
-      if (desc.input == ElementKind::F64)
-        return Error::unsupported(std::string(kPlan) +
-                                  ": the transformer_engine convention takes f16, bf16 or f32 x (TransformerEngine's "
-                                  "cast has no f64 input); use pytorch or exact for f64");
-      break;
-    case QuantConvention::Vllm:
-      return Error::unsupported(std::string(kPlan) +
-                                ": the vllm convention is not modelled for FP8; use pytorch, exact or transformer_engine");
-    default: return Error::invalid(std::string(kPlan) + ": invalid QuantConvention");
-  }
+  BARACUDA_TRY(detail::check_convention(kPlan, desc.convention, desc.input, /*fp8=*/true));
   auto backend = detail::resolve_bespoke_backend(kPlan, stream, pref);
   if (!backend) return backend.error();
   auto functions = detail::fp8_functions_for(kPlan, stream.device());

@@ -12,6 +12,7 @@
 #include "core/exec_context.hpp"
 #include "core/hashing.hpp"
 #include "core/validate.hpp"
+#include "ops/quantize/convention.hpp"
 #include "ops/int_gemm/tables.hpp"
 #include "ops/int_gemm/tuning.hpp"
 
@@ -341,19 +342,7 @@ Result<QuantizedLinearPlan> QuantizedLinearPlan::select(const Stream& stream, co
     return Error::invalid(s(P) + ": invalid DynamicRangeMode");
   // The activation quantization's convention (DynamicRangeQuantizePlan's rules, checked here too so that
   // empty problems, which run no quantization, answer the same).
-  switch (desc.convention) {
-    case QuantConvention::PyTorch:
-    case QuantConvention::Exact: break;
-    case QuantConvention::Vllm:
-      if (desc.element == ElementKind::F64)
-        return Error::unsupported(s(P) + ": the vllm convention takes f16, bf16 or f32 x (vLLM computes in f32); "
-                                         "use pytorch or exact for f64");
-      break;
-    case QuantConvention::TransformerEngine:
-      return Error::unsupported(s(P) + ": the transformer_engine convention applies to FP8 quantization only; "
-                                       "use pytorch, exact or vllm");
-    default: return Error::invalid(s(P) + ": invalid QuantConvention");
-  }
+  BARACUDA_TRY(detail::check_convention(P, desc.convention, desc.element, /*fp8=*/false));
   const bool asym = desc.mode == DynamicRangeMode::Asymmetric;
   if (!(desc.activation_quantized == ElementKind::S8 || (asym && desc.activation_quantized == ElementKind::U8)))
     return Error::unsupported(s(P) + ": the activation quantizes to s8 (symmetric or asymmetric) or u8 "

@@ -11,6 +11,7 @@
 #include "core/hashing.hpp"
 #include "core/validate.hpp"
 #include "device/segment_reduce_geometry.hpp"
+#include "ops/quantize/convention.hpp"
 #include "ops/quantize/tables.hpp"
 
 namespace baracuda {
@@ -120,22 +121,10 @@ Result<QuantizePlan> QuantizePlan::select(const Stream& stream, QuantizeOp op, c
   if (!is_quantized_kind(desc.quantized))
     return Error::unsupported(s(kPlan) + ": quantized kind " + s(to_string(desc.quantized)) +
                               " is not supported (s8, u8, s4 and u4 are)");
-  switch (desc.convention) {
-    case QuantConvention::PyTorch:
-    case QuantConvention::Exact: break;
-    case QuantConvention::Vllm:
-      if (op != QuantizeOp::Quantize && op != QuantizeOp::Dequantize)
-        return Error::unsupported(s(kPlan) + ": the vllm convention covers quantize and dequantize (vLLM has no " +
-                                  s(to_string(op)) + "); use pytorch or exact");
-      if (desc.element == ElementKind::F64)
-        return Error::unsupported(s(kPlan) + ": the vllm convention takes f16, bf16 or f32 data (vLLM computes in "
-                                             "f32); use pytorch or exact for f64");
-      break;
-    case QuantConvention::TransformerEngine:
-      return Error::unsupported(s(kPlan) + ": the transformer_engine convention applies to FP8 quantization only; "
-                                           "use pytorch, exact or vllm");
-    default: return Error::invalid(s(kPlan) + ": invalid QuantConvention");
-  }
+  const bool vllm_op = op == QuantizeOp::Quantize || op == QuantizeOp::Dequantize;
+  BARACUDA_TRY(detail::check_convention(
+      kPlan, desc.convention, desc.element, /*fp8=*/false,
+      vllm_op ? "" : "covers quantize and dequantize (vLLM has no " + s(to_string(op)) + ")"));
   auto layout = detail::quant_layout(kPlan, desc.granularity, desc.shape);
   if (!layout) return layout.error();
 
