@@ -19,33 +19,18 @@
 #include "support/devices.hpp"
 #include "support/random.hpp"
 #include "support/tensor.hpp"
+#include "dynamic_range_test_support.hpp"
 
 namespace baracuda::test {
 namespace {
 
 using Desc = DynamicRangeQuantizeDescriptor;
 
-struct Outputs {
-  std::vector<uint8_t> q, scale, zp;
-};
-
-// Runs the plan on `stream` over x (its storage bytes and layout) with dense outputs.
+// Outputs as bytes; run_plan runs a plan over x and returns them (dynamic_range_test_support.hpp).
+using Outputs = dynamic_range::RawOutputs;
 Result<Outputs> run_plan(const Stream& stream, const Desc& desc, const std::vector<uint8_t>& x_storage,
                          const Strided& x_layout, bool pass_zp = true) {
-  auto plan = dynamic::DynamicRangeQuantizePlan::select(stream, desc);
-  if (!plan) return plan.error();
-  const Shape ps = plan->param_shape();
-  auto x = make_device_tensor(stream, desc.element, desc.shape, x_layout, x_storage);
-  auto q = make_device_tensor(stream, desc.quantized, desc.shape, dense_layout(desc.shape), {});
-  auto s = make_device_tensor(stream, plan->scale_kind(), ps, dense_layout(ps), {});
-  auto z = make_device_tensor(stream, ElementKind::S32, ps, dense_layout(ps), {});
-  if (!x || !q || !s || !z) return Error::internal("allocation failed");
-  auto ws = Buffer::allocate(stream, plan->workspace_size());
-  if (!ws) return ws.error();
-  DynamicRangeQuantizeTensors t{x->view, q->view, s->view, pass_zp ? z->view : DynTensor{}};
-  BARACUDA_TRY(plan->run(stream, Workspace(ws->data(), plan->workspace_size()), t));
-  BARACUDA_TRY(stream.synchronize());
-  return Outputs{download(*q), download(*s), pass_zp ? download(*z) : std::vector<uint8_t>{}};
+  return dynamic_range::run_plan_bytes(stream, desc, x_storage, x_layout, pass_zp);
 }
 
 Stream host() { return Stream::host(); }

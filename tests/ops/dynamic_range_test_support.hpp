@@ -45,10 +45,18 @@ inline std::vector<int32_t> q_values(ElementKind k, const std::vector<uint8_t>& 
   return v;
 }
 
+/// What a run wrote, as the bytes of dense q, scale and zero point (the zero point empty when none was
+/// passed), and the plan's SKU variant and workspace size.
+struct RawOutputs {
+  std::vector<uint8_t> q, scale, zp;
+  std::string variant;
+  size_t workspace = 0;
+};
+
 /// Runs the plan selected for `desc` on `stream` over x (its storage bytes and layout), with dense q, scale
 /// and zero point (the zero point omitted when `pass_zp` is false), and the workspace the plan asks for.
-inline Result<Outputs> run_plan(const Stream& stream, const Desc& desc, const std::vector<uint8_t>& x_storage,
-                                const Strided& x_layout, bool pass_zp = true) {
+inline Result<RawOutputs> run_plan_bytes(const Stream& stream, const Desc& desc, const std::vector<uint8_t>& x_storage,
+                                         const Strided& x_layout, bool pass_zp = true) {
   auto plan = dynamic::DynamicRangeQuantizePlan::select(stream, desc);
   if (!plan) return plan.error();
   const Shape ps = plan->param_shape();
@@ -62,26 +70,36 @@ inline Result<Outputs> run_plan(const Stream& stream, const Desc& desc, const st
   const DynamicRangeQuantizeTensors t{x->view, q->view, s->view, pass_zp ? z->view : DynTensor{}};
   BARACUDA_TRY(plan->run(stream, Workspace(ws->data(), plan->workspace_size()), t));
   BARACUDA_TRY(stream.synchronize());
+  return RawOutputs{download(*q), download(*s), pass_zp ? download(*z) : std::vector<uint8_t>{},
+                    std::string(plan->sku().variant), plan->workspace_size()};
+}
+
+/// run_plan_bytes, decoded: q as integers, the scale as doubles, the zero point as int32.
+inline Result<Outputs> run_plan(const Stream& stream, const Desc& desc, const std::vector<uint8_t>& x_storage,
+                                const Strided& x_layout, bool pass_zp = true) {
+  auto raw = run_plan_bytes(stream, desc, x_storage, x_layout, pass_zp);
+  if (!raw) return raw.error();
+  const int64_t params = static_cast<int64_t>(raw->scale.size() / (desc.element == ElementKind::F64 ? 8 : 4));
   Outputs out;
-  out.q = q_values(desc.quantized, download(*q), desc.shape.numel());
-  const std::vector<uint8_t> sb = download(*s), zb = download(*z);
-  const bool f64 = plan->scale_kind() == ElementKind::F64;
-  for (int64_t i = 0; i < ps.numel(); ++i) {
-    if (f64) {
+  out.q = q_values(desc.quantized, raw->q, desc.shape.numel());
+  for (int64_t i = 0; i < params; ++i) {
+    if (desc.element == ElementKind::F64) {
       double v;
-      std::memcpy(&v, sb.data() + 8 * i, 8);
+      std::memcpy(&v, raw->scale.data() + 8 * i, 8);
       out.scale.push_back(v);
     } else {
       float v;
-      std::memcpy(&v, sb.data() + 4 * i, 4);
+      std::memcpy(&v, raw->scale.data() + 4 * i, 4);
       out.scale.push_back(v);
     }
-    int32_t z32;
-    std::memcpy(&z32, zb.data() + 4 * i, 4);
-    if (pass_zp) out.zp.push_back(z32);
+    if (pass_zp) {
+      int32_t z32;
+      std::memcpy(&z32, raw->zp.data() + 4 * i, 4);
+      out.zp.push_back(z32);
+    }
   }
-  out.variant = plan->sku().variant;
-  out.workspace = plan->workspace_size();
+  out.variant = raw->variant;
+  out.workspace = raw->workspace;
   return out;
 }
 
