@@ -1,13 +1,18 @@
 #!/usr/bin/env python3
-"""Resource usage of every CUDA kernel baracuda builds, from ptxas, plus a 128-bit-access check of its PTX.
+"""Resource usage of every CUDA kernel of the baracuda library, as ptxas reported it in the build, plus a
+128-bit-access check of its PTX.
 
-For each src/ops/<family>/cuda*.cu (the family's kernels instantiated for the cuda device) and each
-architecture, the file is compiled again with the exact flags of the build (taken from
-compile_commands.json) to a cubin with `-Xptxas -v` (registers, spill stores/loads, stack, shared memory per
-kernel), keeping the PTX it was assembled from, where each kernel's body is searched for 128-bit global
-accesses (ld/st.global .v4 of 32-bit, .v2 of 64-bit, or .b128).
+The build compiles the library's CUDA sources with `--resource-usage` through tools/ptxas_log.sh, which
+files ptxas's lines (registers, spill stores/loads, stack, shared memory per kernel and architecture) next
+to each object as <object>.ptxas.log; this script reads those logs, so no kernel is compiled for ptxas a
+second time. The vec128 column needs PTX, which the build's objects hold only compressed: each source is
+compiled to PTX once, for the highest configured architecture (through ccache when the build uses it), and
+each kernel's body is searched for 128-bit global accesses (ld/st.global .v4 of 32-bit, .v2 of 64-bit, or
+.b128).
 
-Run it through the build: `cmake --build <dir> --target ptxas-report` writes <dir>/ptxas-report.txt.
+Writes the full report (one row per kernel and architecture) and a summary (one row per source and
+architecture; docs/perf/ptxas-summary.txt is its checked-in copy). With --fail-on-spills, exits 1 when a
+kernel spills. Run it through the build: `cmake --build <dir> --target ptxas-report`.
 """
 
 import argparse
@@ -16,14 +21,13 @@ import json
 import os
 import re
 import shlex
-import shutil
 import subprocess
 import sys
 
-# Flags of the build's compile command that this script replaces (with their argument, if separate).
+# Flags of the build's compile command that the PTX compile replaces (with their argument, if separate).
 DROP_WITH_ARG = {"-o", "-MF", "-MT", "-MQ", "-gencode", "--generate-code", "-arch", "--gpu-architecture",
                  "-code", "--gpu-code"}
-DROP_PREFIX = ("-o", "--generate-code", "-gencode", "-arch=", "--gpu-architecture", "-code=", "--gpu-code",
+DROP_PREFIX = ("--generate-code", "-gencode", "-arch=", "--gpu-architecture", "-code=", "--gpu-code",
                "-MD", "-MMD", "-MF", "-MT", "-Xptxas", "--resource-usage")
 DROP_EXACT = {"-c", "--compile", "-cubin", "-ptx", "-fatbin", "-dc", "-rdc=true", "--relocatable-device-code=true"}
 
@@ -36,59 +40,14 @@ PTXAS_USED = re.compile(r"ptxas info\s*:\s*Used (\d+) registers(.*)")
 SMEM = re.compile(r"(\d+) bytes smem")
 
 
-def build_flags(compile_commands, source):
-    """The build's nvcc command for `source`, minus output, architecture and dependency flags."""
-    src = os.path.realpath(source)
-    for entry in compile_commands:
-        path = entry["file"]
-        if not os.path.isabs(path):
-            path = os.path.join(entry["directory"], path)
-        if os.path.realpath(path) != src:
-            continue
-        args = entry.get("arguments") or shlex.split(entry["command"])
-        out, skip = [], False
-        for a in args[1:]:
-            if skip:
-                skip = False
-                continue
-            if a in DROP_WITH_ARG:
-                skip = True
-                continue
-            if a in DROP_EXACT or a.startswith(DROP_PREFIX) or os.path.realpath(a) == src:
-                continue
-            out.append(a)
-        return args[0], entry["directory"], out
-    return None
-
-
-def shorten(name):
-    """A demangled name without the return type and baracuda's namespaces (the report is read by people)."""
-    name = re.sub(r"^void ", "", name)
-    return re.sub(r"\bbaracuda::(device_cuda::)?", "", name)
-
-
-def demangle(names):
-    if not names:
-        return {}
-    try:
-        r = subprocess.run(["c++filt"], input="\n".join(names), capture_output=True, text=True, check=True)
-        return dict(zip(names, r.stdout.splitlines()))
-    except (OSError, subprocess.CalledProcessError):
-        return {n: n for n in names}
-
-
-def stem(source):
-    """'affine.cuda' for src/ops/affine/cuda.cu: a unique name for the scratch files of one source."""
-    return f"{os.path.basename(os.path.dirname(source))}.{os.path.splitext(os.path.basename(source))[0]}"
-
-
-def parse_ptxas(output):
-    """{mangled kernel: {regs, spill_st, spill_ld, stack, smem}} from the output of `-Xptxas -v`."""
+def parse_ptxas(text):
+    """{(mangled kernel, arch): {regs, spill_st, spill_ld, stack, smem}} from ptxas's `-v` lines."""
     kernels, current = {}, None
-    for line in output.splitlines():
+    for line in text.splitlines():
         m = PTXAS_FUNC.search(line)
         if m:
-            current = kernels.setdefault(m.group(1), {"regs": 0, "spill_st": 0, "spill_ld": 0, "stack": 0, "smem": 0})
+            current = kernels.setdefault((m.group(1), m.group(2)),
+                                         {"regs": 0, "spill_st": 0, "spill_ld": 0, "stack": 0, "smem": 0})
             continue
         if current is None:
             continue
@@ -114,23 +73,59 @@ def parse_vec128(ptx_text):
     return result
 
 
-def analyse(nvcc, directory, flags, source, arch, work):
-    """One nvcc run for (source, arch): a cubin with `-Xptxas -v`, keeping the PTX it was assembled from.
-    Returns (usage per kernel, vec128 per kernel)."""
-    keep = os.path.join(work, f"{stem(source)}.sm_{arch}")
-    shutil.rmtree(keep, ignore_errors=True)
-    os.makedirs(keep)
-    cmd = [nvcc, *flags, f"-arch=sm_{arch}", "-cubin", "-Xptxas", "-v", "--keep", "--keep-dir", keep, source,
-           "-o", os.path.join(keep, "kernels.cubin")]
+def compile_commands_by_object(path):
+    """{absolute object path: (directory, argv, absolute source path)} for the CUDA compiles."""
+    with open(path) as f:
+        entries = json.load(f)
+    result = {}
+    for e in entries:
+        args = e.get("arguments") or shlex.split(e["command"])
+        if "-o" not in args[:-1]:
+            continue
+        obj = os.path.normpath(os.path.join(e["directory"], args[args.index("-o") + 1]))
+        src = os.path.normpath(os.path.join(e["directory"], e["file"]))
+        result[obj] = (e["directory"], args, src)
+    return result
+
+
+def ptx_command(args, source, arch, out, ccache):
+    """The build's compile of `source` turned into a PTX-only compile for `arch`."""
+    flags, skip = [], False
+    for a in args[1:]:
+        if skip:
+            skip = False
+            continue
+        if a in DROP_WITH_ARG:
+            skip = True
+            continue
+        if a in DROP_EXACT or a.startswith(DROP_PREFIX) or os.path.realpath(a) == os.path.realpath(source):
+            continue
+        flags.append(a)
+    return [*([ccache] if ccache else []), args[0], *flags, f"-arch=compute_{arch}", "-ptx", source, "-o", out]
+
+
+def vec128_of(directory, cmd, out):
     r = subprocess.run(cmd, cwd=directory, capture_output=True, text=True)
     if r.returncode != 0:
-        raise RuntimeError(f"compiling {source} for sm_{arch} failed:\n{shlex.join(cmd)}\n{r.stderr}")
-    ptx_files = [f for f in os.listdir(keep) if f.endswith(".ptx")]
-    if len(ptx_files) != 1:
-        raise RuntimeError(f"expected one PTX file from {source} for sm_{arch} in {keep}, found {ptx_files}")
-    with open(os.path.join(keep, ptx_files[0])) as f:
-        vec = parse_vec128(f.read())
-    return parse_ptxas(r.stdout + r.stderr), vec
+        raise RuntimeError(f"PTX compile failed:\n{shlex.join(cmd)}\n{r.stderr}")
+    with open(out) as f:
+        return parse_vec128(f.read())
+
+
+def demangle(names):
+    if not names:
+        return {}
+    try:
+        r = subprocess.run(["c++filt"], input="\n".join(names), capture_output=True, text=True, check=True)
+        return dict(zip(names, r.stdout.splitlines()))
+    except (OSError, subprocess.CalledProcessError):
+        return {n: n for n in names}
+
+
+def shorten(name):
+    """A demangled name without the return type and baracuda's namespaces (the report is read by people)."""
+    name = re.sub(r"^void ", "", name)
+    return re.sub(r"\bbaracuda::(device_cuda::)?", "", name)
 
 
 def nvcc_version(nvcc):
@@ -142,82 +137,99 @@ def nvcc_version(nvcc):
         return "unknown"
 
 
+def label(source, source_dir, build_dir):
+    """A source's name in the report: relative to the repository, or `<build>/…` for generated files."""
+    for root, prefix in ((source_dir, ""), (build_dir, "<build>/")):
+        rel = os.path.relpath(source, root)
+        if not rel.startswith(".."):
+            return prefix + rel
+    return source
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--compile-commands", required=True)
-    ap.add_argument("--archs", required=True, help="semicolon-separated, e.g. 80;90")
+    ap.add_argument("--build-dir", required=True)
     ap.add_argument("--source-dir", required=True, help="repository root (paths in the report are relative to it)")
-    ap.add_argument("--work", required=True, help="scratch directory for cubins and PTX")
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="parallel nvcc runs (default: all cores)")
-    ap.add_argument("sources", nargs="+")
+    ap.add_argument("--ptx-arch", required=True, help="architecture of the PTX compile for vec128, e.g. 90")
+    ap.add_argument("--ccache", default="", help="ccache to run the PTX compiles through (empty: none)")
+    ap.add_argument("--work", required=True, help="scratch directory for the PTX")
+    ap.add_argument("--out", required=True, help="the full report")
+    ap.add_argument("--summary", required=True, help="the summary per source and architecture")
+    ap.add_argument("--fail-on-spills", action="store_true")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="parallel PTX compiles (default: all cores)")
     a = ap.parse_args()
 
-    with open(a.compile_commands) as f:
-        commands = json.load(f)
+    build_dir = os.path.realpath(a.build_dir)
+    commands = compile_commands_by_object(os.path.join(build_dir, "compile_commands.json"))
+    logs = sorted(os.path.join(d, f) for d, _, fs in os.walk(build_dir) for f in fs if f.endswith(".o.ptxas.log"))
+    units = []  # (label, usage, directory, argv, source)
+    for log in logs:
+        obj = os.path.normpath(log[: -len(".ptxas.log")])
+        if obj not in commands:
+            continue  # a stale log of an object the build no longer has
+        directory, args, source = commands[obj]
+        with open(log) as f:
+            usage = parse_ptxas(f.read())
+        units.append((label(source, a.source_dir, build_dir), usage, directory, args, source))
+    if not units:
+        sys.exit(f"ptxas_report: no <object>.ptxas.log under {build_dir}: build the library first "
+                 "(BARACUDA_CUDA_KERNELS=ON)")
+
     os.makedirs(a.work, exist_ok=True)
-    archs = [re.sub(r"-(real|virtual)$", "", x) for x in a.archs.replace(",", ";").split(";") if x]
-
-    tasks, nvcc_used = [], None
-    for source in sorted(a.sources):
-        found = build_flags(commands, source)
-        if found is None:
-            sys.exit(f"ptxas_report: {source} is not in {a.compile_commands} (configure with BARACUDA_CUDA_KERNELS=ON)")
-        nvcc, directory, flags = found
-        nvcc_used = nvcc
-        for arch in archs:
-            tasks.append((source, arch, nvcc, directory, flags))
-
     with concurrent.futures.ThreadPoolExecutor(max_workers=a.jobs) as pool:
-        futures = [pool.submit(analyse, nvcc, directory, flags, os.path.abspath(source), arch, a.work)
-                   for source, arch, nvcc, directory, flags in tasks]
+        futures = []
+        for i, (_, _, directory, args, source) in enumerate(units):
+            out = os.path.join(a.work, f"{i}.ptx")
+            futures.append(pool.submit(vec128_of, directory, ptx_command(args, source, a.ptx_arch, out, a.ccache), out))
         try:
-            results = [f.result() for f in futures]
+            vec = [f.result() for f in futures]
         except RuntimeError as e:
             sys.exit(f"ptxas_report: {e}")
 
     rows = []
-    for (source, arch, *_), (usage, vec) in zip(tasks, results):
-        rel = os.path.relpath(source, a.source_dir)
-        names = demangle(sorted(usage))
-        for mangled in sorted(usage, key=lambda n: names[n]):
-            u = usage[mangled]
-            rows.append((rel, f"sm_{arch}", u["regs"], u["spill_st"], u["spill_ld"], u["stack"], u["smem"],
-                         "yes" if vec.get(mangled) else "no", shorten(names[mangled])))
+    for (name, usage, *_), v in zip(units, vec):
+        names = demangle(sorted({k for k, _ in usage}))
+        for (mangled, arch), u in sorted(usage.items(), key=lambda kv: (kv[0][1], names[kv[0][0]])):
+            rows.append((name, arch, u["regs"], u["spill_st"], u["spill_ld"], u["stack"], u["smem"],
+                         "yes" if v.get(mangled) else "no", shorten(names[mangled])))
+    rows.sort(key=lambda r: (r[0], r[1], r[-1]))
 
-    head = ("source", "arch", "regs", "spill_st", "spill_ld", "stack", "smem", "vec128", "kernel")
-    widths = [max(len(str(r[i])) for r in [head, *rows]) for i in range(len(head) - 1)]
     spills = [r for r in rows if r[3] or r[4]]
-    lines = [
-        "# ptxas report: resource usage of every kernel in src/ops/*/cuda*.cu",
-        f"# nvcc {nvcc_version(nvcc_used)}; architectures {';'.join(archs)}; "
+    archs = sorted({r[1] for r in rows})
+    header = [
+        "# ptxas report: resource usage of every kernel of the baracuda library, from its build",
+        f"# nvcc {nvcc_version(units[0][3][0])}; architectures {';'.join(archs)}; "
         "regenerate: cmake --build <build-dir> --target ptxas-report",
         "# regs = registers per thread; spill_st/spill_ld/stack/smem in bytes (smem: static shared memory);",
-        "# vec128 = the kernel's PTX has a 128-bit global load or store (ld/st.global .v4.b32, .v2.b64 or .b128).",
+        f"# vec128 = the kernel's PTX for compute_{a.ptx_arch} has a 128-bit global load or store "
+        "(ld/st.global .v4.b32, .v2.b64 or .b128).",
         f"# {len(rows)} kernels; {len(spills)} with spills.",
-        "",
-        "## summary per source and architecture",
         "",
     ]
     groups = {}
     for r in rows:
         groups.setdefault((r[0], r[1]), []).append(r)
     sw = max(len("source"), *(len(src) for src, _ in groups)) + 2
-    lines.append(f"{'source':<{sw}}{'arch':<7}{'kernels':>8}{'max_regs':>10}{'spilling':>10}{'vec128':>8}")
+    summary = ["## summary per source and architecture", "",
+               f"{'source':<{sw}}{'arch':<7}{'kernels':>8}{'max_regs':>10}{'spilling':>10}{'vec128':>8}"]
     for (src, arch), g in sorted(groups.items()):
-        lines.append(f"{src:<{sw}}{arch:<7}{len(g):>8}{max(r[2] for r in g):>10}"
-                     f"{sum(1 for r in g if r[3] or r[4]):>10}{sum(1 for r in g if r[7] == 'yes'):>8}")
-    lines += [
-        "",
-        "## kernels",
-        "",
-        "  ".join(h.ljust(w) for h, w in zip(head, widths)) + "  " + head[-1],
-    ]
-    for r in rows:
-        lines.append("  ".join(str(c).ljust(w) for c, w in zip(r, widths)) + "  " + r[-1])
+        summary.append(f"{src:<{sw}}{arch:<7}{len(g):>8}{max(r[2] for r in g):>10}"
+                       f"{sum(1 for r in g if r[3] or r[4]):>10}{sum(1 for r in g if r[7] == 'yes'):>8}")
+
+    head = ("source", "arch", "regs", "spill_st", "spill_ld", "stack", "smem", "vec128", "kernel")
+    widths = [max(len(str(r[i])) for r in [head, *rows]) for i in range(len(head) - 1)]
+    kernels = ["", "## kernels", "", "  ".join(h.ljust(w) for h, w in zip(head, widths)) + "  " + head[-1]]
+    kernels += ["  ".join(str(c).ljust(w) for c, w in zip(r, widths)) + "  " + r[-1] for r in rows]
+
     with open(a.out, "w") as f:
-        f.write("\n".join(lines) + "\n")
-    print(f"ptxas_report: {len(rows)} kernels, {len(spills)} with spills -> {a.out}")
+        f.write("\n".join(header + summary + kernels) + "\n")
+    with open(a.summary, "w") as f:
+        f.write("\n".join(header + summary) + "\n")
+    print(f"ptxas_report: {len(rows)} kernels, {len(spills)} with spills -> {a.out}, {a.summary}")
+    for r in spills:
+        print(f"  spills: {r[0]} {r[1]} {r[-1]} (stores {r[3]} B, loads {r[4]} B)")
+    if spills and a.fail_on_spills:
+        sys.exit(1)
 
 
 if __name__ == "__main__":
