@@ -598,18 +598,18 @@ TEST(Int4MarlinGemm, CanImplementRejections) {
   expect_error(with([&](T& t) { t.scales.stride[1] = 0; }), E::InvalidProblem, "dense");
   expect_error(with([&](T& t) { t.scales.data = f.scales.data() + 2; }), E::MisalignedOperand, "16-byte");
   // zeros
-  expect_error(with([](T& t) { t.zeros = DynTensor{}; }), E::InvalidProblem, "zeros has element kind");
+  expect_error(with([](T& t) { t.zeros = DynTensor{}; }), E::InvalidProblem, "zeros is missing");
   expect_error(with([&](T& t) {
                  t.zeros = DynTensor::dense(f.zeros.data(), ElementKind::S32, Shape{G, N});
                }),
                E::InvalidProblem, "shape");
   expect_error(with([&](T& t) { t.zeros.data = f.zeros.data() + 1; }), E::MisalignedOperand, "16-byte");
   // perm
-  expect_error(with([](T& t) { t.perm = DynTensor{}; }), E::InvalidProblem, "perm has element kind");
+  expect_error(with([](T& t) { t.perm = DynTensor{}; }), E::InvalidProblem, "perm is missing");
   expect_error(with([&](T& t) { t.perm = vec(f.perm.data(), ElementKind::S32, K - 1); }), E::InvalidProblem, "shape");
   expect_error(with([&](T& t) { t.perm.stride[0] = 2; }), E::InvalidProblem, "dense");
   // bias
-  expect_error(with([](T& t) { t.bias = DynTensor{}; }), E::InvalidProblem, "bias has element kind");
+  expect_error(with([](T& t) { t.bias = DynTensor{}; }), E::InvalidProblem, "bias is missing");
   expect_error(with([&](T& t) { t.bias = vec(f.bias.data(), ElementKind::F16, N / 2); }), E::InvalidProblem, "shape");
   // c
   expect_error(with([](T& t) { t.c.kind = ElementKind::F32; }), E::InvalidProblem, "element kind");
