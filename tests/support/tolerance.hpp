@@ -1,5 +1,6 @@
 // Test support: the per-dtype tolerance table (DESIGN.md §8, torch.testing's defaults) and the named
-// tolerances a catalog line may give (`exact`, `dtype_default`).
+// tolerances a catalog line may give (`exact`, `dtype_default`). The profiler's verification uses the same
+// table (tools/profiler/verify.hpp); header only, so it needs nothing else of the tests.
 #pragma once
 
 #include "baracuda/core/element.hpp"

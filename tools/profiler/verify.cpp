@@ -8,18 +8,6 @@
 
 namespace baracuda::profiler {
 
-Tolerance default_tolerance(ElementKind kind) {
-  switch (kind) {
-    case ElementKind::F16: return {1e-3, 1e-5};
-    case ElementKind::Bf16: return {1.6e-2, 1e-5};
-    case ElementKind::F32: return {1.3e-6, 1e-5};
-    case ElementKind::F64: return {1e-7, 1e-7};
-    case ElementKind::Fp8E4M3:
-    case ElementKind::Fp8E5M2: return {1.25e-1, 1e-5};
-    default: return {0, 0};
-  }
-}
-
 void Verification::merge(const Verification& o) {
   max_abs_error = std::max(max_abs_error, o.max_abs_error);
   max_rel_error = std::max(max_rel_error, o.max_rel_error);

@@ -4,17 +4,16 @@
 #include <cstdint>
 #include <string>
 
-#include "scenario.hpp"
 #include "operands.hpp"
+#include "scenario.hpp"
+#include "support/tolerance.hpp"
 
 namespace baracuda::profiler {
 
-struct Tolerance {
-  double rtol = 0;
-  double atol = 0;
-};
-/// torch.testing's defaults per output kind (exact kinds: 0, 0).
-Tolerance default_tolerance(ElementKind kind);
+/// The tests' per-kind table (tests/support/tolerance.hpp: torch.testing's defaults, fp8 one ulp), so a
+/// profiler verdict and a test verdict never disagree on what "within tolerance" means.
+using test::default_tolerance;
+using test::Tolerance;
 
 struct Verification {
   double max_abs_error = 0;  ///< max |out - ref| over elements (NaN vs non-NaN counts as inf)
