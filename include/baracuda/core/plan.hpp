@@ -4,9 +4,10 @@
 ///
 /// Every op family exposes the same contract (see docs/plan-api.md):
 ///   `select(stream, descriptor, preference)` → `can_implement(args)` → `workspace_size()` → `run(...)`.
-/// Each family has a rank/dtype-erased plan in `baracuda::dynamic` taking `DynTensor`s, and a typed
-/// `XxxPlan<T..., N>` wrapper taking `TensorRef`/`TensorMut` views that checks T and N against the
-/// descriptor at `select` time and forwards to it.
+/// Each family has a rank/dtype-erased plan in `baracuda::dynamic` taking `DynTensor`s, and (all but the GEMM
+/// families: int_gemm, int4_gemm, int4_marlin_repack) a typed `XxxPlan<T..., N>` wrapper taking
+/// `TensorRef`/`TensorMut` views that checks T and N against the descriptor at `select` time and forwards
+/// to it.
 #pragma once
 
 #include <string_view>

@@ -77,12 +77,12 @@ struct KernelSku {
   int sm = 0;                                ///< compute capability ×10 the kernel targets (0: host/sim)
   BackendKind backend = BackendKind::Host;   ///< who runs it
   MathPrecision precision = MathPrecision::F32;
-  std::string_view variant;                  ///< kernel variant name ("contiguous_vec16", "strided", ...)
+  std::string_view variant;                  ///< kernel variant ("elementwise", "per_token", "tc_m16n8k32", ...)
 
   friend bool operator==(const KernelSku&, const KernelSku&) = default;
   size_t hash() const;
 };
-/// e.g. "cast/f32->bf16/sim/f32/strided".
+/// e.g. "cast/f32->bf16/sim/exact/elementwise", "int_gemm/s8->s8/rcr/identity/sim/int8/tc_m16n8k32".
 std::string to_string(const KernelSku& s);
 
 /// What the caller allows `select` to choose.
@@ -92,6 +92,8 @@ struct PlanPreference {
   /// Force a backend; if it cannot serve the request, `select` returns `Unsupported` (no silent fallback).
   std::optional<BackendKind> prefer_backend;
   /// Allow kernels that run on one architecture only (e.g. sm_90a wgmma); off ⇒ portable kernels only.
+  /// No plan dispatches such a kernel yet (the wgmma GEMM is a candidate: docs/decisions.md), so today it
+  /// changes nothing.
   bool allow_arch_specific = true;
 
   PlanPreference& with_max_workspace_bytes(size_t b) {

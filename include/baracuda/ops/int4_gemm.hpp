@@ -122,8 +122,8 @@ namespace dynamic {
 /// epilogue Identity or Bias; variant names the backend, the scheme and act-order).
 class Int4MarlinGemmPlan {
  public:
-  /// The descriptor rules of the file comment; the device's function (`Unsupported` on sim/cuda until the
-  /// tensor-core kernel is built).
+  /// The descriptor rules of the file comment; the device's function (the host reference, or the
+  /// tensor-core kernel on sim/cuda; `Unsupported` on cuda in a build without CUDA kernels).
   static Result<Int4MarlinGemmPlan> select(const Stream& stream, const Int4GemmDescriptor& desc,
                                            PlanPreference pref = {});
   /// Kinds, shapes, strides and alignment of every tensor, presence of zeros/perm/bias as the descriptor

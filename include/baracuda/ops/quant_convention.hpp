@@ -7,9 +7,9 @@
 ///
 /// | convention | quantize step (`r` is rounded half to even, `+ zp`, clamped) | where it applies |
 /// |---|---|---|
-/// | `PyTorch` (default) | `r = x · inv`, `inv = 1.0f / s` rounded to f32 (PyTorch's `quantize_val` and fake-quantize kernels) | quantize, fake-quantize (learnable included) and their backward passes; dynamic-range; FP8 |
-/// | `Exact` | `r = x / s`, one correctly rounded division | quantize family; dynamic-range; FP8 |
-/// | `Vllm` | static (vLLM's `static_scaled_int8_quant` with an azp): `r = x · f32(1/s)`, the zero point added in int32; dynamic symmetric: `s = amax / qmax`, `r = x · (qmax / amax)`; dynamic asymmetric (azp): vLLM's range, scale and unclamped zero point | `Quantize` / `Dequantize`; dynamic-range |
+/// | `PyTorch` (default) | `r = x · inv`, `inv = 1.0f / s` rounded to f32 (PyTorch's `quantize_val` and fake-quantize kernels) | quantize, fake-quantize (learnable included) and their backward passes; dynamic-range; QuantizedLinear's activation; FP8 |
+/// | `Exact` | `r = x / s`, one correctly rounded division | quantize family; dynamic-range; QuantizedLinear's activation; FP8 |
+/// | `Vllm` | static (vLLM's `static_scaled_int8_quant` with an azp): `r = x · f32(1/s)`, the zero point added in int32; dynamic symmetric: `s = amax / qmax`, `r = x · (qmax / amax)`; dynamic asymmetric (azp): vLLM's range, scale and unclamped zero point | `Quantize` / `Dequantize`; dynamic-range; QuantizedLinear's activation |
 /// | `TransformerEngine` | `y = fp8(x · scale)`, an amax that skips NaN, `scale_inv = 1 / scale` written | FP8 quantize |
 ///
 /// Each family's header gives the exact formulas (quantize.hpp, dynamic_range_quantize.hpp, fp8.hpp) and

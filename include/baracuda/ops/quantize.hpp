@@ -1,6 +1,7 @@
 /// \file
-/// \brief Affine quantization: `QuantizePlan`, `DequantizePlan`, `FakeQuantizePlan`, the learnable
-/// `FakeQuantizeLearnablePlan`, and their backward plans, at every `QuantGranularity`.
+/// \brief Affine quantization: `dynamic::QuantizePlan` runs one `QuantizeOp` — quantize, dequantize,
+/// fake-quantize, the learnable fake-quantize, and their backward ops — at every `QuantGranularity`; the
+/// typed `QuantizePlan<T, TQ, N>` wraps `QuantizeOp::Quantize`.
 ///
 /// **The arithmetic** follows the descriptor's `QuantConvention` (quant_convention.hpp). Write `r(x, s)` for
 /// x against the scale:
@@ -52,9 +53,9 @@
 /// **Layout.** Float and int8 tensors: any strides (negative ones included); inputs may broadcast (stride 0),
 /// outputs may not. Scale and zero-point tensors have the granularity's parameter shape, any strides.
 /// **Aliasing:** an output may overwrite an input of the same element size in place (same pointer, equal
-/// strides): `FakeQuantizePlan` y over x, backward dx over dy or x; other overlaps are undefined.
+/// strides): `FakeQuantize`'s y over x, a backward op's dx over dy or x; other overlaps are undefined.
 ///
-/// **Workspace.** None, except `FakeQuantizeLearnableBackwardPlan` (partial sums; see `workspace_size()`).
+/// **Workspace.** None, except `FakeQuantizeLearnableBackward` (partial sums; see `workspace_size()`).
 /// **Determinism.** Every plan is bit-stable run to run; the elementwise plans also agree bit for bit across
 /// devices. The learnable backward sums in a fixed order per (device, launch geometry).
 #pragma once

@@ -83,10 +83,10 @@ Scenario make(uint32_t variant, std::string_view name, std::string_view summary)
 
 void add_dynamic_range_quantize_scenarios(std::vector<Scenario>& out) {
   out.push_back(make(0, "dynamic_quantize_symmetric",
-                     "s[t] = max|x[t]| / qmax, q = clamp(rint(x / s[t])) to int8, per token"));
+                     "s[t] = max|x[t]| / qmax, q = clamp(rint(x * (1/s[t]))) to int8, per token"));
   out.push_back(make(1, "dynamic_quantize_asymmetric",
-                     "s[t] = (max - min) / (qmax - qmin), zp[t] = qmin - rint(min / s), q = clamp(rint(x / s) + zp), "
-                     "per token"));
+                     "s[t] = (max - min) / (qmax - qmin), zp[t] = qmin - rint(min / s), "
+                     "q = clamp(rint(x * (1/s)) + zp), per token"));
 }
 
 }  // namespace baracuda::profiler

@@ -142,13 +142,14 @@ Scenario make(uint32_t variant, std::string_view name, std::string_view summary,
 }  // namespace
 
 void add_quantize_scenarios(std::vector<Scenario>& out) {
-  out.push_back(make(0, "quantize", "q = clamp(rint(x / s[token]) + zp[token]) to int8, per token", OutputKind::Chosen,
-                     float_to_int8));
+  out.push_back(make(0, "quantize", "q = clamp(rint(x * (1/s[token])) + zp[token]) to int8, per token",
+                     OutputKind::Chosen, float_to_int8));
   out.push_back(make(1, "dequantize", "y = (q - zp[token]) * s[token] from int8, per token", OutputKind::Chosen,
                      int8_to_float));
-  out.push_back(make(2, "fake_quantize", "y = (clamp(rint(x / s[c]) + zp[c]) - zp[c]) * s[c], per channel",
+  out.push_back(make(2, "fake_quantize", "y = (clamp(rint(x * (1/s[c])) + zp[c]) - zp[c]) * s[c], per channel",
                      OutputKind::SameAsInput, float_only));
-  out.push_back(make(3, "fake_quantize_backward", "dx = dy * [qmin <= rint(x / s[c]) + zp[c] <= qmax], per channel",
+  out.push_back(make(3, "fake_quantize_backward",
+                     "dx = dy * [qmin <= rint(x * (1/s[c])) + zp[c] <= qmax], per channel",
                      OutputKind::SameAsInput, float_only));
 }
 
