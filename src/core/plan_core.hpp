@@ -12,6 +12,7 @@
 //            return fn_(*ctx, <the launch record>);
 #pragma once
 
+#include <initializer_list>
 #include <optional>
 #include <string_view>
 #include <type_traits>
@@ -22,6 +23,7 @@
 #include "baracuda/core/status.hpp"
 #include "baracuda/core/stream.hpp"
 #include "core/exec_context.hpp"
+#include "core/validate.hpp"
 #include "device/dispatch_table.hpp"
 
 namespace baracuda::detail {
@@ -91,6 +93,28 @@ RunStart begin_run(std::string_view plan, const PlanBinding& binding, const Stre
   BARACUDA_TRY(check_args());
   if (empty) return Status{};
   return make_exec_context(stream);
+}
+
+/// The workspace a plan's run was given and what the plan needs of it: the arguments of check_workspace.
+struct WorkspaceNeed {
+  const Workspace& given;
+  size_t bytes;
+  size_t align;
+  std::string_view contents;
+  std::initializer_list<NamedTensor> tensors;
+};
+
+/// begin_run of a plan that takes a workspace: check_workspace after `check_args()`, before the empty test.
+template <class CheckArgs>
+RunStart begin_run(std::string_view plan, const PlanBinding& binding, const Stream& stream, CheckArgs&& check_args,
+                   const WorkspaceNeed& ws, bool empty) {
+  return begin_run(
+      plan, binding, stream,
+      [&]() -> Status {
+        BARACUDA_TRY(check_args());
+        return check_workspace(plan, ws.given, ws.bytes, ws.align, ws.contents, ws.tensors);
+      },
+      empty);
 }
 
 }  // namespace baracuda::detail
