@@ -1,6 +1,6 @@
 /// \file
-/// \brief Pieces every plan shares: the typed-wrapper checks and the forward declarations of the
-/// internal launch context.
+/// \brief Pieces every plan shares: the typed-wrapper checks, the state select binds an erased plan to, and
+/// the forward declaration of the internal launch context.
 ///
 /// Every op family exposes the same contract (see docs/plan-api.md):
 ///   `select(stream, descriptor, preference)` → `can_implement(args)` → `workspace_size()` → `run(...)`.
@@ -13,12 +13,23 @@
 #include <string_view>
 
 #include "baracuda/core/element.hpp"
+#include "baracuda/core/sku.hpp"
 #include "baracuda/core/status.hpp"
+#include "baracuda/core/stream.hpp"
 
 namespace baracuda::detail {
 
 /// Where a kernel launches: the device kind, the CUDA stream and device properties (internal).
 struct ExecContext;
+
+/// What `select` binds an erased plan to (each holds one, privately): the kernel it runs, and the device and
+/// CUDA device index `run` must be given a stream of. `selected` is false in a plan select did not produce.
+struct PlanBinding {
+  KernelSku sku;
+  DeviceKind device = DeviceKind::Host;
+  int device_index = 0;
+  bool selected = false;
+};
 
 /// `InvalidProblem` unless the descriptor's kind equals the typed plan's element type T.
 Status check_typed_element(std::string_view plan, std::string_view operand, ElementKind descriptor_kind,

@@ -47,16 +47,14 @@ class AffinePlan {
   static Result<AffinePlan> select(const Stream& stream, const AffineDescriptor& desc, PlanPreference pref = {});
   Status can_implement(const DynTensor& in, const DynTensor& out) const;
   size_t workspace_size() const { return 0; }
-  KernelSku sku() const { return sku_; }
+  KernelSku sku() const { return binding_.sku; }
   PrecisionGuarantee precision_guarantee() const;
   Status run(const Stream& stream, Workspace workspace, const DynTensor& in, const DynTensor& out) const;
   const AffineDescriptor& descriptor() const { return desc_; }
 
  private:
   AffineDescriptor desc_;
-  KernelSku sku_;
-  DeviceKind device_ = DeviceKind::Host;
-  int device_index_ = 0;
+  detail::PlanBinding binding_;
   detail::AffineFn fn_ = nullptr;
 };
 }  // namespace dynamic

@@ -187,7 +187,7 @@ class BinaryPlan {
   /// a and b with the descriptor's shapes, out with `output_shape()`, all of the descriptor's kind.
   Status can_implement(const DynTensor& a, const DynTensor& b, const DynTensor& out) const;
   size_t workspace_size() const { return 0; }
-  KernelSku sku() const { return sku_; }
+  KernelSku sku() const { return binding_.sku; }
   PrecisionGuarantee precision_guarantee() const;
   Status run(const Stream& stream, Workspace workspace, const DynTensor& a, const DynTensor& b,
              const DynTensor& out) const;
@@ -198,9 +198,7 @@ class BinaryPlan {
  private:
   BinaryDescriptor desc_;
   Shape out_shape_;
-  KernelSku sku_;
-  DeviceKind device_ = DeviceKind::Host;
-  int device_index_ = 0;
+  detail::PlanBinding binding_;
   detail::BinaryFn fn_ = nullptr;
 };
 
@@ -211,7 +209,7 @@ class ComparePlan {
   /// a and b with the descriptor's shapes and kind, out Bool with `output_shape()`.
   Status can_implement(const DynTensor& a, const DynTensor& b, const DynTensor& out) const;
   size_t workspace_size() const { return 0; }
-  KernelSku sku() const { return sku_; }
+  KernelSku sku() const { return binding_.sku; }
   PrecisionGuarantee precision_guarantee() const;
   Status run(const Stream& stream, Workspace workspace, const DynTensor& a, const DynTensor& b,
              const DynTensor& out) const;
@@ -221,9 +219,7 @@ class ComparePlan {
  private:
   CompareDescriptor desc_;
   Shape out_shape_;
-  KernelSku sku_;
-  DeviceKind device_ = DeviceKind::Host;
-  int device_index_ = 0;
+  detail::PlanBinding binding_;
   detail::CompareFn fn_ = nullptr;
 };
 
@@ -237,7 +233,7 @@ class BinaryBackwardPlan {
   Status can_implement(const DynTensor& dy, const DynTensor& a, const DynTensor& b, const DynTensor& da,
                        const DynTensor& db) const;
   size_t workspace_size() const { return 0; }
-  KernelSku sku() const { return sku_; }
+  KernelSku sku() const { return binding_.sku; }
   PrecisionGuarantee precision_guarantee() const;
   Status run(const Stream& stream, Workspace workspace, const DynTensor& dy, const DynTensor& a, const DynTensor& b,
              const DynTensor& da, const DynTensor& db) const;
@@ -248,9 +244,7 @@ class BinaryBackwardPlan {
  private:
   BinaryDescriptor desc_;
   Shape out_shape_;
-  KernelSku sku_;
-  DeviceKind device_ = DeviceKind::Host;
-  int device_index_ = 0;
+  detail::PlanBinding binding_;
   detail::BinaryBackwardFn fn_ = nullptr;
 };
 

@@ -60,16 +60,14 @@ class CastPlan {
   static Result<CastPlan> select(const Stream& stream, const CastDescriptor& desc, PlanPreference pref = {});
   Status can_implement(const DynTensor& in, const DynTensor& out) const;
   size_t workspace_size() const { return 0; }
-  KernelSku sku() const { return sku_; }
+  KernelSku sku() const { return binding_.sku; }
   PrecisionGuarantee precision_guarantee() const;
   Status run(const Stream& stream, Workspace workspace, const DynTensor& in, const DynTensor& out) const;
   const CastDescriptor& descriptor() const { return desc_; }
 
  private:
   CastDescriptor desc_;
-  KernelSku sku_;
-  DeviceKind device_ = DeviceKind::Host;
-  int device_index_ = 0;
+  detail::PlanBinding binding_;
   detail::CastFn fn_ = nullptr;
 };
 }  // namespace dynamic

@@ -139,7 +139,7 @@ class DynamicRangeQuantizePlan {
   /// Kinds, shapes, alignment, no broadcast in outputs, no overlap.
   Status can_implement(const DynamicRangeQuantizeTensors& t) const;
   size_t workspace_size() const { return workspace_bytes_; }
-  KernelSku sku() const { return sku_; }
+  KernelSku sku() const { return binding_.sku; }
   PrecisionGuarantee precision_guarantee() const;
   Status run(const Stream& stream, Workspace workspace, const DynamicRangeQuantizeTensors& t) const;
   const DynamicRangeQuantizeDescriptor& descriptor() const { return desc_; }
@@ -152,9 +152,7 @@ class DynamicRangeQuantizePlan {
 
  private:
   DynamicRangeQuantizeDescriptor desc_;
-  KernelSku sku_;
-  DeviceKind device_ = DeviceKind::Host;
-  int device_index_ = 0;
+  detail::PlanBinding binding_;
   int32_t qmin_ = 0, qmax_ = 0;
   Shape param_shape_;
   size_t zp_scratch_bytes_ = 0;  // symmetric: room for the zero point when the caller passes none

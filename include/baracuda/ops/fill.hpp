@@ -52,7 +52,7 @@ class FillPlan {
   /// Checks `out` against the descriptor: kind, shape, strides, alignment, non-null data.
   Status can_implement(const DynTensor& out) const;
   size_t workspace_size() const { return 0; }
-  KernelSku sku() const { return sku_; }
+  KernelSku sku() const { return binding_.sku; }
   PrecisionGuarantee precision_guarantee() const;
   /// Re-validates, then launches (nothing for an empty tensor).
   Status run(const Stream& stream, Workspace workspace, const DynTensor& out) const;
@@ -60,9 +60,7 @@ class FillPlan {
 
  private:
   FillDescriptor desc_;
-  KernelSku sku_;
-  DeviceKind device_ = DeviceKind::Host;
-  int device_index_ = 0;
+  detail::PlanBinding binding_;
   detail::FillFn fn_ = nullptr;
   uint64_t bits_ = 0;  // the converted value's bit pattern (a full byte for S4/U4)
 };

@@ -170,7 +170,7 @@ class Fp8QuantizePlan {
   Status can_implement(const DynTensor& x, const DynTensor& scale, const DynTensor& y, const DynTensor& amax,
                        const DynTensor& scale_inv = {}) const;
   size_t workspace_size() const { return 0; }
-  KernelSku sku() const { return sku_; }
+  KernelSku sku() const { return binding_.sku; }
   PrecisionGuarantee precision_guarantee() const;
   Status run(const Stream& stream, Workspace workspace, const DynTensor& x, const DynTensor& scale, const DynTensor& y,
              const DynTensor& amax, const DynTensor& scale_inv = {}) const;
@@ -178,9 +178,7 @@ class Fp8QuantizePlan {
 
  private:
   Fp8QuantizeDescriptor desc_;
-  KernelSku sku_;
-  DeviceKind device_ = DeviceKind::Host;
-  int device_index_ = 0;
+  detail::PlanBinding binding_;
   detail::Fp8QuantizeFn fn_ = nullptr;
 };
 
@@ -191,7 +189,7 @@ class Fp8DequantizePlan {
                                           PlanPreference pref = {});
   Status can_implement(const DynTensor& x, const DynTensor& scale_inv, const DynTensor& y) const;
   size_t workspace_size() const { return 0; }
-  KernelSku sku() const { return sku_; }
+  KernelSku sku() const { return binding_.sku; }
   PrecisionGuarantee precision_guarantee() const;
   Status run(const Stream& stream, Workspace workspace, const DynTensor& x, const DynTensor& scale_inv,
              const DynTensor& y) const;
@@ -199,9 +197,7 @@ class Fp8DequantizePlan {
 
  private:
   Fp8DequantizeDescriptor desc_;
-  KernelSku sku_;
-  DeviceKind device_ = DeviceKind::Host;
-  int device_index_ = 0;
+  detail::PlanBinding binding_;
   detail::Fp8DequantizeFn fn_ = nullptr;
 };
 
@@ -213,7 +209,7 @@ class Fp8ScalingUpdatePlan {
                                              PlanPreference pref = {});
   Status can_implement(const DynTensor& amax_history, const DynTensor& scale, const DynTensor& scale_inv) const;
   size_t workspace_size() const { return 0; }
-  KernelSku sku() const { return sku_; }
+  KernelSku sku() const { return binding_.sku; }
   PrecisionGuarantee precision_guarantee() const;
   Status run(const Stream& stream, Workspace workspace, const DynTensor& amax_history, const DynTensor& scale,
              const DynTensor& scale_inv) const;
@@ -221,9 +217,7 @@ class Fp8ScalingUpdatePlan {
 
  private:
   Fp8ScalingUpdateDescriptor desc_;
-  KernelSku sku_;
-  DeviceKind device_ = DeviceKind::Host;
-  int device_index_ = 0;
+  detail::PlanBinding binding_;
   detail::Fp8ScalingUpdateFn fn_ = nullptr;
 };
 

@@ -132,16 +132,14 @@ class GatedActivationPlan {
   /// `x`: the descriptor's input shape; `y`: its output shape.
   Status can_implement(const DynTensor& x, const DynTensor& y) const;
   size_t workspace_size() const { return 0; }
-  KernelSku sku() const { return sku_; }
+  KernelSku sku() const { return binding_.sku; }
   PrecisionGuarantee precision_guarantee() const;
   Status run(const Stream& stream, Workspace workspace, const DynTensor& x, const DynTensor& y) const;
   const GatedActivationDescriptor& descriptor() const { return desc_; }
 
  private:
   GatedActivationDescriptor desc_;
-  KernelSku sku_;
-  DeviceKind device_ = DeviceKind::Host;
-  int device_index_ = 0;
+  detail::PlanBinding binding_;
   detail::GatedForwardFn fn_ = nullptr;
 };
 
@@ -153,7 +151,7 @@ class GatedActivationBackwardPlan {
   /// `dy`: the output shape; `x`, `dx`: the input shape. `dx` may be `x` (same pointer, same strides).
   Status can_implement(const DynTensor& dy, const DynTensor& x, const DynTensor& dx) const;
   size_t workspace_size() const { return 0; }
-  KernelSku sku() const { return sku_; }
+  KernelSku sku() const { return binding_.sku; }
   PrecisionGuarantee precision_guarantee() const;
   Status run(const Stream& stream, Workspace workspace, const DynTensor& dy, const DynTensor& x,
              const DynTensor& dx) const;
@@ -161,9 +159,7 @@ class GatedActivationBackwardPlan {
 
  private:
   GatedActivationDescriptor desc_;
-  KernelSku sku_;
-  DeviceKind device_ = DeviceKind::Host;
-  int device_index_ = 0;
+  detail::PlanBinding binding_;
   detail::GatedBackwardFn fn_ = nullptr;
 };
 }  // namespace dynamic

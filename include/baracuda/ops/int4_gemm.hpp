@@ -131,7 +131,7 @@ class Int4MarlinGemmPlan {
   Status can_implement(const Int4GemmTensors& t) const;
   /// Act-order's permuted activation and, on sim/cuda with K split, the partial sums (file comment).
   size_t workspace_size() const { return workspace_bytes_; }
-  KernelSku sku() const { return sku_; }
+  KernelSku sku() const { return binding_.sku; }
   PrecisionGuarantee precision_guarantee() const;
   /// Re-validates; with act-order gathers A's columns into the workspace; then the GEMM.
   Status run(const Stream& stream, Workspace workspace, const Int4GemmTensors& t) const;
@@ -139,9 +139,7 @@ class Int4MarlinGemmPlan {
 
  private:
   Int4GemmDescriptor desc_;
-  KernelSku sku_;
-  DeviceKind device_ = DeviceKind::Host;
-  int device_index_ = 0;
+  detail::PlanBinding binding_;
   size_t workspace_bytes_ = 0;
   int splits_ = 1;             ///< parts of K on the devices (tables.hpp's int4_gemm_splits)
   size_t partial_offset_ = 0;  ///< where the split-K partial sums start in the workspace

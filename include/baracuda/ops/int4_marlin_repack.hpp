@@ -121,7 +121,7 @@ class Int4MarlinRepackPlan {
   Status can_implement(const Int4RepackTensors& t) const;
   /// Always 0.
   size_t workspace_size() const { return 0; }
-  KernelSku sku() const { return sku_; }
+  KernelSku sku() const { return binding_.sku; }
   PrecisionGuarantee precision_guarantee() const;
   /// Re-validates, then writes the three outputs.
   Status run(const Stream& stream, Workspace workspace, const Int4RepackTensors& t) const;
@@ -129,9 +129,7 @@ class Int4MarlinRepackPlan {
 
  private:
   Int4RepackDescriptor desc_;
-  KernelSku sku_;
-  DeviceKind device_ = DeviceKind::Host;
-  int device_index_ = 0;
+  detail::PlanBinding binding_;
   detail::Int4RepackFn repack_ = nullptr;
 };
 

@@ -117,16 +117,14 @@ class IntGemmPlan {
   /// Kinds, shapes, the alignment rules of the file comment, no broadcast, no overlap of C with A or B.
   Status can_implement(const IntGemmTensors& t) const;
   size_t workspace_size() const { return split_.bytes; }
-  KernelSku sku() const { return sku_; }
+  KernelSku sku() const { return binding_.sku; }
   PrecisionGuarantee precision_guarantee() const;
   Status run(const Stream& stream, Workspace workspace, const IntGemmTensors& t) const;
   const IntGemmDescriptor& descriptor() const { return desc_; }
 
  private:
   IntGemmDescriptor desc_;
-  KernelSku sku_;
-  DeviceKind device_ = DeviceKind::Host;
-  int device_index_ = 0;
+  detail::PlanBinding binding_;
   detail::IntGemmSplitWorkspace split_{};
   detail::IntGemmFn fn_ = nullptr;
 };
@@ -261,7 +259,7 @@ class QuantizedLinearPlan {
                                             PlanPreference pref = {});
   Status can_implement(const QuantizedLinearTensors& t) const;
   size_t workspace_size() const { return workspace_bytes_; }
-  KernelSku sku() const { return sku_; }
+  KernelSku sku() const { return binding_.sku; }
   PrecisionGuarantee precision_guarantee() const;
   Status run(const Stream& stream, Workspace workspace, const QuantizedLinearTensors& t) const;
   const QuantizedLinearDescriptor& descriptor() const { return desc_; }
@@ -273,9 +271,7 @@ class QuantizedLinearPlan {
 
  private:
   QuantizedLinearDescriptor desc_;
-  KernelSku sku_;
-  DeviceKind device_ = DeviceKind::Host;
-  int device_index_ = 0;
+  detail::PlanBinding binding_;
   DynamicRangeQuantizePlan quantize_;
   size_t q_offset_ = 0, scale_offset_ = 0, zp_offset_ = 0, quantize_ws_offset_ = 0;
   detail::IntGemmSplitWorkspace split_{};
@@ -289,16 +285,14 @@ class SmoothQuantLinearPlan {
                                               PlanPreference pref = {});
   Status can_implement(const SmoothQuantLinearTensors& t) const;
   size_t workspace_size() const { return split_.bytes; }
-  KernelSku sku() const { return sku_; }
+  KernelSku sku() const { return binding_.sku; }
   PrecisionGuarantee precision_guarantee() const;
   Status run(const Stream& stream, Workspace workspace, const SmoothQuantLinearTensors& t) const;
   const SmoothQuantLinearDescriptor& descriptor() const { return desc_; }
 
  private:
   SmoothQuantLinearDescriptor desc_;
-  KernelSku sku_;
-  DeviceKind device_ = DeviceKind::Host;
-  int device_index_ = 0;
+  detail::PlanBinding binding_;
   detail::IntGemmSplitWorkspace split_{};
   detail::LinearFn fn_ = nullptr;
 };

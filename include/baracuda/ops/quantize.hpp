@@ -148,7 +148,7 @@ class QuantizePlan {
   /// Checks every operand the op uses (kind, shape, alignment, aliasing) and that unused ones are empty.
   Status can_implement(const QuantizeTensors& t) const;
   size_t workspace_size() const { return workspace_bytes_; }
-  KernelSku sku() const { return sku_; }
+  KernelSku sku() const { return binding_.sku; }
   PrecisionGuarantee precision_guarantee() const;
   Status run(const Stream& stream, Workspace workspace, const QuantizeTensors& t) const;
   QuantizeOp op() const { return op_; }
@@ -163,9 +163,7 @@ class QuantizePlan {
  private:
   QuantizeOp op_ = QuantizeOp::Quantize;
   QuantizeDescriptor desc_;
-  KernelSku sku_;
-  DeviceKind device_ = DeviceKind::Host;
-  int device_index_ = 0;
+  detail::PlanBinding binding_;
   int32_t qmin_ = 0, qmax_ = 0;
   Shape param_shape_;
   size_t workspace_bytes_ = 0;

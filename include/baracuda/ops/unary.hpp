@@ -187,7 +187,7 @@ class UnaryPlan {
   static Result<UnaryPlan> select(const Stream& stream, const UnaryDescriptor& desc, PlanPreference pref = {});
   Status can_implement(const DynTensor& in, const DynTensor& out) const;
   size_t workspace_size() const { return 0; }
-  KernelSku sku() const { return sku_; }
+  KernelSku sku() const { return binding_.sku; }
   PrecisionGuarantee precision_guarantee() const;
   Status run(const Stream& stream, Workspace workspace, const DynTensor& in, const DynTensor& out) const;
   const UnaryDescriptor& descriptor() const { return desc_; }
@@ -195,9 +195,7 @@ class UnaryPlan {
  private:
   UnaryDescriptor desc_;
   detail::UnaryParamValues params_{};
-  KernelSku sku_;
-  DeviceKind device_ = DeviceKind::Host;
-  int device_index_ = 0;
+  detail::PlanBinding binding_;
   detail::UnaryFn fn_ = nullptr;
 };
 
@@ -209,7 +207,7 @@ class UnaryBackwardPlan {
                                           PlanPreference pref = {});
   Status can_implement(const DynTensor& dy, const DynTensor& saved, const DynTensor& dx) const;
   size_t workspace_size() const { return 0; }
-  KernelSku sku() const { return sku_; }
+  KernelSku sku() const { return binding_.sku; }
   PrecisionGuarantee precision_guarantee() const;
   /// What `saved` must hold: the forward input, the forward output, or nothing (not read).
   UnarySaved saved_operand() const { return unary_op_info(desc_.kind).saved; }
@@ -220,9 +218,7 @@ class UnaryBackwardPlan {
  private:
   UnaryDescriptor desc_;
   detail::UnaryParamValues params_{};
-  KernelSku sku_;
-  DeviceKind device_ = DeviceKind::Host;
-  int device_index_ = 0;
+  detail::PlanBinding binding_;
   detail::UnaryBackwardFn fn_ = nullptr;
 };
 

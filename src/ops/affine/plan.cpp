@@ -3,8 +3,8 @@
 #include <string>
 
 #include "baracuda/ops/affine.hpp"
-#include "core/exec_context.hpp"
 #include "core/hashing.hpp"
+#include "core/plan_core.hpp"
 #include "core/validate.hpp"
 #include "ops/affine/dispatch.hpp"
 
@@ -37,28 +37,17 @@ Result<AffinePlan> AffinePlan::select(const Stream& stream, const AffineDescript
   BARACUDA_TRY(detail::check_shape(kPlan, "the descriptor's shape", desc.shape));
   if (detail::kind_index(desc.element) >= kNumElementKinds)
     return Error::invalid(std::string(kPlan) + ": the descriptor's element kind is not a valid ElementKind");
-  auto backend = detail::resolve_bespoke_backend(kPlan, stream, pref);
-  if (!backend) return backend.error();
-  const detail::AffineTable* table = detail::table_for_device(
-      stream.device(), reference::affine_table(), device_sim::affine_table(), BARACUDA_CUDA_TABLE(affine_table));
-  if (table == nullptr)
-    return detail::no_cuda_kernels(kPlan);
-  const detail::AffineFn fn = (*table)[detail::kind_index(desc.element)];
+  auto dev = detail::select_device(kPlan, stream, pref, BARACUDA_DEVICE_TABLES(affine_table));
+  if (!dev) return dev.error();
+  const detail::AffineFn fn = (*dev->table)[detail::kind_index(desc.element)];
   if (fn == nullptr)
     return Error::unsupported(std::string(kPlan) + ": element kind " + std::string(to_string(desc.element)) +
                               " is not supported (f16, bf16, f32 and f64 are)");
 
   AffinePlan p;
   p.desc_ = desc;
-  p.sku_.category = OpCategory::UnaryElementwise;
-  p.sku_.op = kOpName;
-  p.sku_.element = desc.element;
-  p.sku_.sm = stream.sm();
-  p.sku_.backend = *backend;
-  p.sku_.precision = opmath_precision(desc.element);
-  p.sku_.variant = "elementwise";
-  p.device_ = stream.device();
-  p.device_index_ = stream.device_index();
+  p.binding_ = dev->bind(OpCategory::UnaryElementwise, kOpName, desc.element, std::nullopt,
+                         opmath_precision(desc.element), "elementwise");
   p.fn_ = fn;
   return p;
 }
@@ -75,12 +64,8 @@ PrecisionGuarantee AffinePlan::precision_guarantee() const {
 }
 
 Status AffinePlan::run(const Stream& stream, Workspace, const DynTensor& in, const DynTensor& out) const {
-  if (fn_ == nullptr) return Error::invalid(std::string(kPlan) + ": run on a plan that select did not produce");
-  BARACUDA_TRY(detail::check_same_device(kPlan, device_, device_index_, stream));
-  BARACUDA_TRY(can_implement(in, out));
-  if (out.numel() == 0) return {};
-  auto ctx = detail::make_exec_context(stream);
-  if (!ctx) return ctx.error();
+  const auto ctx = detail::begin_run(kPlan, binding_, stream, [&] { return can_implement(in, out); }, out.numel() == 0);
+  if (!ctx) return ctx.status();
   return fn_(*ctx, detail::AffineLaunch{in, out, desc_.alpha, desc_.beta});
 }
 

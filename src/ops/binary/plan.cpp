@@ -6,8 +6,8 @@
 #include <string>
 
 #include "baracuda/ops/binary.hpp"
-#include "core/exec_context.hpp"
 #include "core/hashing.hpp"
+#include "core/plan_core.hpp"
 #include "core/validate.hpp"
 #include "ops/binary/dispatch.hpp"
 
@@ -51,8 +51,7 @@ std::string kinds_of(const detail::KindTable<Fn>& row) {
 /// the backend, and the device's tables.
 struct Selected {
   Shape out_shape;
-  BackendKind backend;
-  const detail::BinaryTables* tables;
+  detail::DeviceSelection<detail::BinaryTables> dev;
 };
 Result<Selected> select_common(std::string_view plan, const Stream& stream, ElementKind element, const Shape& a,
                                const Shape& b, const PlanPreference& pref) {
@@ -62,13 +61,9 @@ Result<Selected> select_common(std::string_view plan, const Stream& stream, Elem
     return Error::invalid(str(plan) + ": the descriptor's element kind is not a valid ElementKind");
   auto out = broadcast_shapes(a, b);
   if (!out) return Error::invalid(str(plan) + ": " + out.error().message);
-  auto backend = detail::resolve_bespoke_backend(plan, stream, pref);
-  if (!backend) return backend.error();
-  const detail::BinaryTables* tables = detail::table_for_device(
-      stream.device(), reference::binary_tables(), device_sim::binary_tables(), BARACUDA_CUDA_TABLE(binary_tables));
-  if (tables == nullptr)
-    return detail::no_cuda_kernels(plan);
-  return Selected{*out, *backend, tables};
+  auto dev = detail::select_device(plan, stream, pref, BARACUDA_DEVICE_TABLES(binary_tables));
+  if (!dev) return dev.error();
+  return Selected{*out, *dev};
 }
 
 /// `t` viewed over `out` (a shape it broadcasts to): leading dimensions added, stride 0 where t has
@@ -84,19 +79,6 @@ DynTensor broadcast_view(const DynTensor& t, const Shape& out) {
     v.stride[d] = (t.shape.dims[src] == 1 && out.dims[d] != 1) ? 0 : t.stride[src];
   }
   return v;
-}
-
-KernelSku make_sku(OpCategory cat, std::string_view op, ElementKind element, const Stream& stream,
-                   BackendKind backend) {
-  KernelSku s;
-  s.category = cat;
-  s.op = op;
-  s.element = element;
-  s.sm = stream.sm();
-  s.backend = backend;
-  s.precision = math_precision(element);
-  s.variant = "elementwise";
-  return s;
 }
 
 bool valid_op(BinaryOp op) { return static_cast<size_t>(op) < kNumBinaryOps; }
@@ -179,7 +161,7 @@ Result<BinaryPlan> BinaryPlan::select(const Stream& stream, const BinaryDescript
   if (!valid_op(desc.op)) return Error::invalid(str(kBinary) + ": the descriptor's op is not a valid BinaryOp");
   auto s = select_common(kBinary, stream, desc.element, desc.a_shape, desc.b_shape, pref);
   if (!s) return s.error();
-  const auto& row = s->tables->forward[static_cast<size_t>(desc.op)];
+  const auto& row = s->dev.table->forward[static_cast<size_t>(desc.op)];
   const detail::BinaryFn fn = row[detail::kind_index(desc.element)];
   const std::string_view name = kBinaryInfo[static_cast<size_t>(desc.op)].name;
   if (fn == nullptr)
@@ -188,9 +170,8 @@ Result<BinaryPlan> BinaryPlan::select(const Stream& stream, const BinaryDescript
   BinaryPlan p;
   p.desc_ = desc;
   p.out_shape_ = s->out_shape;
-  p.sku_ = make_sku(OpCategory::BinaryElementwise, name, desc.element, stream, s->backend);
-  p.device_ = stream.device();
-  p.device_index_ = stream.device_index();
+  p.binding_ = s->dev.bind(OpCategory::BinaryElementwise, name, desc.element, std::nullopt,
+                           math_precision(desc.element), "elementwise");
   p.fn_ = fn;
   return p;
 }
@@ -207,12 +188,9 @@ PrecisionGuarantee BinaryPlan::precision_guarantee() const {
 
 Status BinaryPlan::run(const Stream& stream, Workspace, const DynTensor& a, const DynTensor& b,
                        const DynTensor& out) const {
-  if (fn_ == nullptr) return Error::invalid(str(kBinary) + ": run on a plan that select did not produce");
-  BARACUDA_TRY(detail::check_same_device(kBinary, device_, device_index_, stream));
-  BARACUDA_TRY(can_implement(a, b, out));
-  if (out.numel() == 0) return {};
-  auto ctx = detail::make_exec_context(stream);
-  if (!ctx) return ctx.error();
+  const auto ctx =
+      detail::begin_run(kBinary, binding_, stream, [&] { return can_implement(a, b, out); }, out.numel() == 0);
+  if (!ctx) return ctx.status();
   return fn_(*ctx, detail::BinaryLaunch{broadcast_view(a, out_shape_), broadcast_view(b, out_shape_), out});
 }
 
@@ -224,7 +202,7 @@ Result<ComparePlan> ComparePlan::select(const Stream& stream, const CompareDescr
   if (!valid_op(desc.op)) return Error::invalid(str(kCompare) + ": the descriptor's op is not a valid CompareOp");
   auto s = select_common(kCompare, stream, desc.element, desc.a_shape, desc.b_shape, pref);
   if (!s) return s.error();
-  const auto& row = s->tables->compare[static_cast<size_t>(desc.op)];
+  const auto& row = s->dev.table->compare[static_cast<size_t>(desc.op)];
   const detail::CompareFn fn = row[detail::kind_index(desc.element)];
   if (fn == nullptr)
     return Error::unsupported(str(kCompare) + ": " + str(to_string(desc.op)) + " does not support element kind " +
@@ -232,11 +210,8 @@ Result<ComparePlan> ComparePlan::select(const Stream& stream, const CompareDescr
   ComparePlan p;
   p.desc_ = desc;
   p.out_shape_ = s->out_shape;
-  p.sku_ = make_sku(OpCategory::BinaryElementwise, to_string(desc.op), desc.element, stream, s->backend);
-  p.sku_.aux_element = ElementKind::Bool;
-  p.sku_.precision = MathPrecision::Exact;
-  p.device_ = stream.device();
-  p.device_index_ = stream.device_index();
+  p.binding_ = s->dev.bind(OpCategory::BinaryElementwise, to_string(desc.op), desc.element, ElementKind::Bool,
+                           MathPrecision::Exact, "elementwise");
   p.fn_ = fn;
   return p;
 }
@@ -252,12 +227,9 @@ PrecisionGuarantee ComparePlan::precision_guarantee() const {
 
 Status ComparePlan::run(const Stream& stream, Workspace, const DynTensor& a, const DynTensor& b,
                         const DynTensor& out) const {
-  if (fn_ == nullptr) return Error::invalid(str(kCompare) + ": run on a plan that select did not produce");
-  BARACUDA_TRY(detail::check_same_device(kCompare, device_, device_index_, stream));
-  BARACUDA_TRY(can_implement(a, b, out));
-  if (out.numel() == 0) return {};
-  auto ctx = detail::make_exec_context(stream);
-  if (!ctx) return ctx.error();
+  const auto ctx =
+      detail::begin_run(kCompare, binding_, stream, [&] { return can_implement(a, b, out); }, out.numel() == 0);
+  if (!ctx) return ctx.status();
   return fn_(*ctx, detail::BinaryLaunch{broadcast_view(a, out_shape_), broadcast_view(b, out_shape_), out});
 }
 
@@ -275,7 +247,7 @@ Result<BinaryBackwardPlan> BinaryBackwardPlan::select(const Stream& stream, cons
   if (!is_floating(desc.element))
     return Error::unsupported(str(kBackward) + ": element kind " + str(to_string(desc.element)) +
                               " has no gradient (the backward is defined for floating-point kinds)");
-  const auto& row = s->tables->backward[static_cast<size_t>(desc.op)];
+  const auto& row = s->dev.table->backward[static_cast<size_t>(desc.op)];
   const detail::BinaryBackwardFn fn = row[detail::kind_index(desc.element)];
   if (fn == nullptr)
     return Error::unsupported(str(kBackward) + ": " + str(info.name) + " does not support element kind " +
@@ -283,9 +255,8 @@ Result<BinaryBackwardPlan> BinaryBackwardPlan::select(const Stream& stream, cons
   BinaryBackwardPlan p;
   p.desc_ = desc;
   p.out_shape_ = s->out_shape;
-  p.sku_ = make_sku(OpCategory::BinaryElementwise, info.backward_name, desc.element, stream, s->backend);
-  p.device_ = stream.device();
-  p.device_index_ = stream.device_index();
+  p.binding_ = s->dev.bind(OpCategory::BinaryElementwise, info.backward_name, desc.element, std::nullopt,
+                           math_precision(desc.element), "elementwise");
   p.fn_ = fn;
   return p;
 }
@@ -321,12 +292,9 @@ PrecisionGuarantee BinaryBackwardPlan::precision_guarantee() const {
 
 Status BinaryBackwardPlan::run(const Stream& stream, Workspace, const DynTensor& dy, const DynTensor& a,
                                const DynTensor& b, const DynTensor& da, const DynTensor& db) const {
-  if (fn_ == nullptr) return Error::invalid(str(kBackward) + ": run on a plan that select did not produce");
-  BARACUDA_TRY(detail::check_same_device(kBackward, device_, device_index_, stream));
-  BARACUDA_TRY(can_implement(dy, a, b, da, db));
-  if (out_shape_.numel() == 0) return {};
-  auto ctx = detail::make_exec_context(stream);
-  if (!ctx) return ctx.error();
+  const auto ctx = detail::begin_run(kBackward, binding_, stream, [&] { return can_implement(dy, a, b, da, db); },
+                                     out_shape_.numel() == 0);
+  if (!ctx) return ctx.status();
   detail::BinaryBackwardLaunch l{dy, broadcast_view(a, out_shape_), broadcast_view(b, out_shape_), da, db,
                                  detail::GradOutputs::Both};
   if (!wanted(db)) {

@@ -3,8 +3,8 @@
 #include <string>
 
 #include "baracuda/ops/cast.hpp"
-#include "core/exec_context.hpp"
 #include "core/hashing.hpp"
+#include "core/plan_core.hpp"
 #include "core/validate.hpp"
 #include "ops/cast/dispatch.hpp"
 
@@ -33,14 +33,9 @@ Result<CastPlan> CastPlan::select(const Stream& stream, const CastDescriptor& de
   BARACUDA_TRY(detail::check_shape(kPlan, "the descriptor's shape", desc.shape));
   if (detail::kind_index(desc.input) >= kNumElementKinds || detail::kind_index(desc.output) >= kNumElementKinds)
     return Error::invalid(std::string(kPlan) + ": the descriptor's element kinds are not valid ElementKinds");
-  auto backend = detail::resolve_bespoke_backend(kPlan, stream, pref);
-  if (!backend) return backend.error();
-  const detail::CastTable* table =
-      detail::table_for_device(stream.device(), reference::cast_table(), device_sim::cast_table(),
-                               BARACUDA_CUDA_TABLE(cast_table));
-  if (table == nullptr)
-    return detail::no_cuda_kernels(kPlan);
-  const detail::CastFn fn = (*table)[detail::kind_index(desc.input)][detail::kind_index(desc.output)];
+  auto dev = detail::select_device(kPlan, stream, pref, BARACUDA_DEVICE_TABLES(cast_table));
+  if (!dev) return dev.error();
+  const detail::CastFn fn = (*dev->table)[detail::kind_index(desc.input)][detail::kind_index(desc.output)];
   if (fn == nullptr)
     return Error::unsupported(std::string(kPlan) + ": " + std::string(to_string(desc.input)) + " -> " +
                               std::string(to_string(desc.output)) +
@@ -48,16 +43,7 @@ Result<CastPlan> CastPlan::select(const Stream& stream, const CastDescriptor& de
 
   CastPlan p;
   p.desc_ = desc;
-  p.sku_.category = OpCategory::Cast;
-  p.sku_.op = kOpName;
-  p.sku_.element = desc.input;
-  p.sku_.aux_element = desc.output;
-  p.sku_.sm = stream.sm();
-  p.sku_.backend = *backend;
-  p.sku_.precision = MathPrecision::Exact;
-  p.sku_.variant = "elementwise";
-  p.device_ = stream.device();
-  p.device_index_ = stream.device_index();
+  p.binding_ = dev->bind(OpCategory::Cast, kOpName, desc.input, desc.output, MathPrecision::Exact, "elementwise");
   p.fn_ = fn;
   return p;
 }
@@ -73,12 +59,8 @@ PrecisionGuarantee CastPlan::precision_guarantee() const {
 }
 
 Status CastPlan::run(const Stream& stream, Workspace, const DynTensor& in, const DynTensor& out) const {
-  if (fn_ == nullptr) return Error::invalid(std::string(kPlan) + ": run on a plan that select did not produce");
-  BARACUDA_TRY(detail::check_same_device(kPlan, device_, device_index_, stream));
-  BARACUDA_TRY(can_implement(in, out));
-  if (out.numel() == 0) return {};
-  auto ctx = detail::make_exec_context(stream);
-  if (!ctx) return ctx.error();
+  const auto ctx = detail::begin_run(kPlan, binding_, stream, [&] { return can_implement(in, out); }, out.numel() == 0);
+  if (!ctx) return ctx.status();
   return fn_(*ctx, detail::CastLaunch{in, out, desc_.saturate_fp8});
 }
 

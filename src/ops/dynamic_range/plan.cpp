@@ -6,8 +6,8 @@
 #include <string>
 
 #include "baracuda/ops/dynamic_range_quantize.hpp"
-#include "core/exec_context.hpp"
 #include "core/hashing.hpp"
+#include "core/plan_core.hpp"
 #include "core/validate.hpp"
 #include "device/segment_reduce_geometry.hpp"
 #include "ops/dynamic_range/dispatch.hpp"
@@ -107,14 +107,9 @@ Result<DynamicRangeQuantizePlan> DynamicRangeQuantizePlan::select(const Stream& 
   if (!layout) return layout.error();
   BARACUDA_TRY(detail::check_packed_pairs(kPlan, *layout, desc.quantized));
 
-  auto backend = detail::resolve_bespoke_backend(kPlan, stream, pref);
-  if (!backend) return backend.error();
-  const detail::DynamicRangeParamsTable* table = detail::table_for_device(
-      stream.device(), reference::dynamic_range_params_table(), device_sim::dynamic_range_params_table(),
-      BARACUDA_CUDA_TABLE(dynamic_range_params_table));
-  if (table == nullptr)
-    return detail::no_cuda_kernels(kPlan);
-  const detail::DynamicRangeParamsFn params_fn = (*table)[detail::kind_index(desc.element)];
+  auto dev = detail::select_device(kPlan, stream, pref, BARACUDA_DEVICE_TABLES(dynamic_range_params_table));
+  if (!dev) return dev.error();
+  const detail::DynamicRangeParamsFn params_fn = (*dev->table)[detail::kind_index(desc.element)];
   const detail::QuantizeFn quantize_fn =
       detail::quantize_fn(stream.device(), QuantizeOp::Quantize, desc.element, desc.quantized);
   if (params_fn == nullptr || quantize_fn == nullptr)
@@ -126,14 +121,6 @@ Result<DynamicRangeQuantizePlan> DynamicRangeQuantizePlan::select(const Stream& 
   p.qmin_ = qmin;
   p.qmax_ = qmax;
   p.param_shape_ = layout->param_shape;
-  p.sku_.category = OpCategory::Quantization;
-  p.sku_.op = desc.mode == DynamicRangeMode::Symmetric ? "dynamic_range_quantize_symmetric"
-                                                       : "dynamic_range_quantize_asymmetric";
-  p.sku_.element = desc.element;
-  p.sku_.aux_element = desc.quantized;
-  p.sku_.sm = stream.sm();
-  p.sku_.backend = *backend;
-  p.sku_.precision = desc.element == ElementKind::F64 ? MathPrecision::F64 : MathPrecision::F32;
   // The fused single-pass path where the segments are the rows of the last dimension and a row fits on chip
   // (ops/dynamic_range/dispatch.hpp); otherwise the two passes.
   const detail::FusedRowSchedule sched =
@@ -143,11 +130,14 @@ Result<DynamicRangeQuantizePlan> DynamicRangeQuantizePlan::select(const Stream& 
       sched == detail::FusedRowSchedule::None || fused == nullptr
           ? nullptr
           : (*fused)[detail::kind_index(desc.element)][detail::kind_index(desc.quantized)];
-  p.sku_.variant = fused_fn == nullptr                                 ? "segment_reduce+quantize"
-                   : sched == detail::FusedRowSchedule::WarpPerRow ? "fused_rows_warp"
-                                                                     : "fused_rows_block";
-  p.device_ = stream.device();
-  p.device_index_ = stream.device_index();
+  p.binding_ = dev->bind(OpCategory::Quantization,
+                         desc.mode == DynamicRangeMode::Symmetric ? "dynamic_range_quantize_symmetric"
+                                                                  : "dynamic_range_quantize_asymmetric",
+                         desc.element, desc.quantized,
+                         desc.element == ElementKind::F64 ? MathPrecision::F64 : MathPrecision::F32,
+                         fused_fn == nullptr                                 ? "segment_reduce+quantize"
+                         : sched == detail::FusedRowSchedule::WarpPerRow ? "fused_rows_warp"
+                                                                           : "fused_rows_block");
   p.params_fn_ = reinterpret_cast<const void*>(params_fn);
   p.quantize_fn_ = reinterpret_cast<const void*>(quantize_fn);
   p.fused_fn_ = reinterpret_cast<const void*>(fused_fn);
@@ -201,17 +191,18 @@ PrecisionGuarantee DynamicRangeQuantizePlan::precision_guarantee() const {
 
 Status DynamicRangeQuantizePlan::run(const Stream& stream, Workspace workspace,
                                      const DynamicRangeQuantizeTensors& t) const {
-  if (params_fn_ == nullptr) return Error::invalid(s(kPlan) + ": run on a plan that select did not produce");
-  BARACUDA_TRY(detail::check_same_device(kPlan, device_, device_index_, stream));
-  BARACUDA_TRY(can_implement(t));
-  if (param_shape_.numel() == 0) return {};
-  if (workspace.size < workspace_bytes_ || (workspace_bytes_ > 0 && workspace.data == nullptr))
-    return Error::workspace_too_small(s(kPlan) + ": workspace too small", workspace_bytes_,
-                                      workspace.data == nullptr ? 0 : workspace.size);
-  if (workspace_bytes_ > 0 && reinterpret_cast<uintptr_t>(workspace.data) % kAlign != 0)
-    return Error::misaligned(s(kPlan) + ": the workspace must be 256-byte aligned");
-  auto ctx = detail::make_exec_context(stream);
-  if (!ctx) return ctx.error();
+  // The workspace rule is the plan's own (its messages), and an empty problem skips it.
+  const auto ctx = detail::begin_run(kPlan, binding_, stream, [&]() -> Status {
+    BARACUDA_TRY(can_implement(t));
+    if (param_shape_.numel() == 0) return {};
+    if (workspace.size < workspace_bytes_ || (workspace_bytes_ > 0 && workspace.data == nullptr))
+      return Error::workspace_too_small(s(kPlan) + ": workspace too small", workspace_bytes_,
+                                        workspace.data == nullptr ? 0 : workspace.size);
+    if (workspace_bytes_ > 0 && reinterpret_cast<uintptr_t>(workspace.data) % kAlign != 0)
+      return Error::misaligned(s(kPlan) + ": the workspace must be 256-byte aligned");
+    return {};
+  }, param_shape_.numel() == 0);
+  if (!ctx) return ctx.status();
   auto layout = detail::quant_layout(kPlan, desc_.granularity, desc_.shape);
   if (!layout) return layout.error();
 

@@ -5,8 +5,8 @@
 #include <string>
 
 #include "baracuda/ops/fill.hpp"
-#include "core/exec_context.hpp"
 #include "core/hashing.hpp"
+#include "core/plan_core.hpp"
 #include "core/validate.hpp"
 #include "device/convert.cuh"
 #include "ops/fill/dispatch.hpp"
@@ -111,14 +111,9 @@ Result<FillPlan> FillPlan::select(const Stream& stream, const FillDescriptor& de
   BARACUDA_TRY(detail::check_shape(kPlan, "the descriptor's shape", desc.shape));
   if (detail::kind_index(desc.element) >= kNumElementKinds)
     return Error::invalid(std::string(kPlan) + ": the descriptor's element kind is not a valid ElementKind");
-  auto backend = detail::resolve_bespoke_backend(kPlan, stream, pref);
-  if (!backend) return backend.error();
-  const detail::FillTable* table =
-      detail::table_for_device(stream.device(), reference::fill_table(), device_sim::fill_table(),
-                               BARACUDA_CUDA_TABLE(fill_table));
-  if (table == nullptr)
-    return detail::no_cuda_kernels(kPlan);
-  const detail::FillFn fn = (*table)[detail::kind_index(desc.element)];
+  auto dev = detail::select_device(kPlan, stream, pref, BARACUDA_DEVICE_TABLES(fill_table));
+  if (!dev) return dev.error();
+  const detail::FillFn fn = (*dev->table)[detail::kind_index(desc.element)];
   const ValueFn value_fn = kValueTable[detail::kind_index(desc.element)];
   if (fn == nullptr || value_fn == nullptr)
     return Error::unsupported(std::string(kPlan) + ": element kind " + std::string(to_string(desc.element)) +
@@ -128,15 +123,7 @@ Result<FillPlan> FillPlan::select(const Stream& stream, const FillDescriptor& de
 
   FillPlan p;
   p.desc_ = desc;
-  p.sku_.category = OpCategory::Fill;
-  p.sku_.op = kOpName;
-  p.sku_.element = desc.element;
-  p.sku_.sm = stream.sm();
-  p.sku_.backend = *backend;
-  p.sku_.precision = MathPrecision::Exact;
-  p.sku_.variant = "elementwise";
-  p.device_ = stream.device();
-  p.device_index_ = stream.device_index();
+  p.binding_ = dev->bind(OpCategory::Fill, kOpName, desc.element, std::nullopt, MathPrecision::Exact, "elementwise");
   p.fn_ = fn;
   p.bits_ = *bits;
   return p;
@@ -151,12 +138,8 @@ PrecisionGuarantee FillPlan::precision_guarantee() const {
 }
 
 Status FillPlan::run(const Stream& stream, Workspace, const DynTensor& out) const {
-  if (fn_ == nullptr) return Error::invalid(std::string(kPlan) + ": run on a plan that select did not produce");
-  BARACUDA_TRY(detail::check_same_device(kPlan, device_, device_index_, stream));
-  BARACUDA_TRY(can_implement(out));
-  if (out.numel() == 0) return {};
-  auto ctx = detail::make_exec_context(stream);
-  if (!ctx) return ctx.error();
+  const auto ctx = detail::begin_run(kPlan, binding_, stream, [&] { return can_implement(out); }, out.numel() == 0);
+  if (!ctx) return ctx.status();
   return fn_(*ctx, detail::FillLaunch{out, bits_});
 }
 

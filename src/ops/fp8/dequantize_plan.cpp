@@ -3,8 +3,8 @@
 #include <string>
 
 #include "baracuda/ops/fp8.hpp"
-#include "core/exec_context.hpp"
 #include "core/hashing.hpp"
+#include "core/plan_core.hpp"
 #include "core/validate.hpp"
 #include "ops/fp8/dispatch.hpp"
 #include "ops/fp8/plan_common.hpp"
@@ -28,12 +28,10 @@ Result<Fp8DequantizePlan> Fp8DequantizePlan::select(const Stream& stream, const 
   BARACUDA_TRY(detail::check_shape(kPlan, "the descriptor's shape", desc.shape));
   if (detail::kind_index(desc.input) >= kNumElementKinds || detail::kind_index(desc.output) >= kNumElementKinds)
     return Error::invalid(std::string(kPlan) + ": the descriptor's element kinds are not valid ElementKinds");
-  auto backend = detail::resolve_bespoke_backend(kPlan, stream, pref);
-  if (!backend) return backend.error();
-  auto functions = detail::fp8_functions_for(kPlan, stream.device());
-  if (!functions) return functions.error();
+  auto dev = detail::select_device(kPlan, stream, pref, BARACUDA_DEVICE_TABLES(fp8_functions));
+  if (!dev) return dev.error();
   const detail::Fp8DequantizeFn fn =
-      (*functions)->dequantize[detail::kind_index(desc.input)][detail::kind_index(desc.output)];
+      dev->table->dequantize[detail::kind_index(desc.input)][detail::kind_index(desc.output)];
   if (fn == nullptr)
     return Error::unsupported(std::string(kPlan) + ": " + std::string(to_string(desc.input)) + " -> " +
                               std::string(to_string(desc.output)) +
@@ -41,16 +39,8 @@ Result<Fp8DequantizePlan> Fp8DequantizePlan::select(const Stream& stream, const 
 
   Fp8DequantizePlan p;
   p.desc_ = desc;
-  p.sku_.category = OpCategory::Quantization;
-  p.sku_.op = "fp8_dequantize";
-  p.sku_.element = desc.input;
-  p.sku_.aux_element = desc.output;
-  p.sku_.sm = stream.sm();
-  p.sku_.backend = *backend;
-  p.sku_.precision = desc.output == ElementKind::F64 ? MathPrecision::F64 : MathPrecision::F32;
-  p.sku_.variant = "elementwise";
-  p.device_ = stream.device();
-  p.device_index_ = stream.device_index();
+  p.binding_ = dev->bind(OpCategory::Quantization, "fp8_dequantize", desc.input, desc.output,
+                         desc.output == ElementKind::F64 ? MathPrecision::F64 : MathPrecision::F32, "elementwise");
   p.fn_ = fn;
   return p;
 }
@@ -70,12 +60,9 @@ PrecisionGuarantee Fp8DequantizePlan::precision_guarantee() const {
 
 Status Fp8DequantizePlan::run(const Stream& stream, Workspace, const DynTensor& x, const DynTensor& scale_inv,
                               const DynTensor& y) const {
-  if (fn_ == nullptr) return Error::invalid(std::string(kPlan) + ": run on a plan that select did not produce");
-  BARACUDA_TRY(detail::check_same_device(kPlan, device_, device_index_, stream));
-  BARACUDA_TRY(can_implement(x, scale_inv, y));
-  if (y.numel() == 0) return {};
-  auto ctx = detail::make_exec_context(stream);
-  if (!ctx) return ctx.error();
+  const auto ctx =
+      detail::begin_run(kPlan, binding_, stream, [&] { return can_implement(x, scale_inv, y); }, y.numel() == 0);
+  if (!ctx) return ctx.status();
   return fn_(*ctx, detail::Fp8DequantizeLaunch{x, scale_inv, y});
 }
 

@@ -1,5 +1,5 @@
-// Internal: what the fp8 family's three plans share: the device's function table and the checks of the
-// [1] f32 operands (scale, scale_inv, amax).
+// Internal: what the fp8 family's three plans share: the checks of the [1] f32 operands (scale, scale_inv,
+// amax).
 #pragma once
 
 #include <string>
@@ -11,14 +11,6 @@
 #include "ops/fp8/dispatch.hpp"
 
 namespace baracuda::detail {
-
-/// The functions of `device`, or an `Unsupported` error naming `plan` (cuda without CUDA kernels).
-inline Result<const Fp8Functions*> fp8_functions_for(std::string_view plan, DeviceKind device) {
-  const Fp8Functions* f = table_for_device(device, reference::fp8_functions(), device_sim::fp8_functions(),
-                                           BARACUDA_CUDA_TABLE(fp8_functions));
-  if (f == nullptr) return no_cuda_kernels(plan);
-  return f;
-}
 
 /// An f32 tensor of shape [1].
 inline Status check_f32_scalar(std::string_view plan, std::string_view name, const DynTensor& t, Access access) {

@@ -4,8 +4,8 @@
 #include <string>
 
 #include "baracuda/ops/fp8.hpp"
-#include "core/exec_context.hpp"
 #include "core/hashing.hpp"
+#include "core/plan_core.hpp"
 #include "core/validate.hpp"
 #include "ops/fp8/dispatch.hpp"
 #include "ops/fp8/plan_common.hpp"
@@ -33,12 +33,10 @@ Result<Fp8QuantizePlan> Fp8QuantizePlan::select(const Stream& stream, const Fp8Q
   if (detail::kind_index(desc.input) >= kNumElementKinds || detail::kind_index(desc.output) >= kNumElementKinds)
     return Error::invalid(std::string(kPlan) + ": the descriptor's element kinds are not valid ElementKinds");
   BARACUDA_TRY(detail::check_convention(kPlan, desc.convention, desc.input, /*fp8=*/true));
-  auto backend = detail::resolve_bespoke_backend(kPlan, stream, pref);
-  if (!backend) return backend.error();
-  auto functions = detail::fp8_functions_for(kPlan, stream.device());
-  if (!functions) return functions.error();
+  auto dev = detail::select_device(kPlan, stream, pref, BARACUDA_DEVICE_TABLES(fp8_functions));
+  if (!dev) return dev.error();
   const detail::Fp8QuantizeFn fn =
-      (*functions)->quantize[detail::kind_index(desc.input)][detail::kind_index(desc.output)];
+      dev->table->quantize[detail::kind_index(desc.input)][detail::kind_index(desc.output)];
   if (fn == nullptr)
     return Error::unsupported(std::string(kPlan) + ": " + std::string(to_string(desc.input)) + " -> " +
                               std::string(to_string(desc.output)) +
@@ -46,17 +44,10 @@ Result<Fp8QuantizePlan> Fp8QuantizePlan::select(const Stream& stream, const Fp8Q
 
   Fp8QuantizePlan p;
   p.desc_ = desc;
-  p.sku_.category = OpCategory::Quantization;
-  p.sku_.op = "fp8_quantize";
-  p.sku_.element = desc.input;
-  p.sku_.aux_element = desc.output;
-  p.sku_.sm = stream.sm();
-  p.sku_.backend = *backend;
-  p.sku_.precision = desc.input == ElementKind::F64 ? MathPrecision::F64 : MathPrecision::F32;
   // TransformerEngine's NaN-skipping amax is another instantiation of the fused kernel.
-  p.sku_.variant = desc.convention == QuantConvention::TransformerEngine ? "fused_amax_skip_nan" : "fused_amax";
-  p.device_ = stream.device();
-  p.device_index_ = stream.device_index();
+  p.binding_ = dev->bind(OpCategory::Quantization, "fp8_quantize", desc.input, desc.output,
+                         desc.input == ElementKind::F64 ? MathPrecision::F64 : MathPrecision::F32,
+                         desc.convention == QuantConvention::TransformerEngine ? "fused_amax_skip_nan" : "fused_amax");
   p.fn_ = fn;
   return p;
 }
@@ -83,11 +74,9 @@ PrecisionGuarantee Fp8QuantizePlan::precision_guarantee() const {
 
 Status Fp8QuantizePlan::run(const Stream& stream, Workspace, const DynTensor& x, const DynTensor& scale,
                             const DynTensor& y, const DynTensor& amax, const DynTensor& scale_inv) const {
-  if (fn_ == nullptr) return Error::invalid(std::string(kPlan) + ": run on a plan that select did not produce");
-  BARACUDA_TRY(detail::check_same_device(kPlan, device_, device_index_, stream));
-  BARACUDA_TRY(can_implement(x, scale, y, amax, scale_inv));
-  auto ctx = detail::make_exec_context(stream);
-  if (!ctx) return ctx.error();
+  const auto ctx =
+      detail::begin_run(kPlan, binding_, stream, [&] { return can_implement(x, scale, y, amax, scale_inv); });
+  if (!ctx) return ctx.status();
   // An empty x still defines amax (0) and scale_inv, so the function runs; it touches neither x nor y then.
   return fn_(*ctx, detail::Fp8QuantizeLaunch{x, scale, y, amax, desc_.accumulate_amax, scale_inv,
                                              desc_.convention == QuantConvention::TransformerEngine});

@@ -4,8 +4,8 @@
 #include <string>
 
 #include "baracuda/ops/fp8.hpp"
-#include "core/exec_context.hpp"
 #include "core/hashing.hpp"
+#include "core/plan_core.hpp"
 #include "core/validate.hpp"
 #include "ops/fp8/dispatch.hpp"
 #include "ops/fp8/plan_common.hpp"
@@ -38,24 +38,15 @@ Result<Fp8ScalingUpdatePlan> Fp8ScalingUpdatePlan::select(const Stream& stream, 
     return Error::invalid(std::string(kPlan) + ": amax_compute_algo is not a valid AmaxComputeAlgo");
   if (desc.margin < -kMaxMargin || desc.margin > kMaxMargin)
     return Error::invalid(std::string(kPlan) + ": margin must be in [-64, 64], got " + std::to_string(desc.margin));
-  auto backend = detail::resolve_bespoke_backend(kPlan, stream, pref);
-  if (!backend) return backend.error();
-  auto functions = detail::fp8_functions_for(kPlan, stream.device());
-  if (!functions) return functions.error();
+  auto dev = detail::select_device(kPlan, stream, pref, BARACUDA_DEVICE_TABLES(fp8_functions));
+  if (!dev) return dev.error();
 
   Fp8ScalingUpdatePlan p;
   p.desc_ = desc;
-  p.sku_.category = OpCategory::Quantization;
-  p.sku_.op = "fp8_scaling_update";
-  p.sku_.element = ElementKind::F32;
-  p.sku_.aux_element = desc.fp8_kind;
-  p.sku_.sm = stream.sm();
-  p.sku_.backend = *backend;
-  p.sku_.precision = MathPrecision::F32;
-  p.sku_.variant = desc.amax_compute_algo == AmaxComputeAlgo::Max ? "delayed_max" : "delayed_most_recent";
-  p.device_ = stream.device();
-  p.device_index_ = stream.device_index();
-  p.fn_ = (*functions)->scaling_update;
+  p.binding_ = dev->bind(OpCategory::Quantization, "fp8_scaling_update", ElementKind::F32, desc.fp8_kind,
+                         MathPrecision::F32,
+                         desc.amax_compute_algo == AmaxComputeAlgo::Max ? "delayed_max" : "delayed_most_recent");
+  p.fn_ = dev->table->scaling_update;
   return p;
 }
 
@@ -76,11 +67,9 @@ PrecisionGuarantee Fp8ScalingUpdatePlan::precision_guarantee() const {
 
 Status Fp8ScalingUpdatePlan::run(const Stream& stream, Workspace, const DynTensor& amax_history,
                                  const DynTensor& scale, const DynTensor& scale_inv) const {
-  if (fn_ == nullptr) return Error::invalid(std::string(kPlan) + ": run on a plan that select did not produce");
-  BARACUDA_TRY(detail::check_same_device(kPlan, device_, device_index_, stream));
-  BARACUDA_TRY(can_implement(amax_history, scale, scale_inv));
-  auto ctx = detail::make_exec_context(stream);
-  if (!ctx) return ctx.error();
+  const auto ctx =
+      detail::begin_run(kPlan, binding_, stream, [&] { return can_implement(amax_history, scale, scale_inv); });
+  if (!ctx) return ctx.status();
   const float scaled_max = std::ldexp(fp8_max_finite(desc_.fp8_kind), -desc_.margin);  // exact
   return fn_(*ctx, detail::Fp8ScalingUpdateLaunch{amax_history, scale, scale_inv, desc_.amax_compute_algo, scaled_max});
 }

@@ -5,8 +5,8 @@
 #include <string>
 
 #include "baracuda/ops/gated_activation.hpp"
-#include "core/exec_context.hpp"
 #include "core/hashing.hpp"
+#include "core/plan_core.hpp"
 #include "core/validate.hpp"
 #include "ops/gated_activation/dispatch.hpp"
 
@@ -78,32 +78,26 @@ Status check_descriptor(std::string_view plan, const GatedActivationDescriptor& 
   return {};
 }
 
-/// Looks (kind, element) up in the device's table; `Unsupported` for an empty slot or a build without cuda.
-template <class Table>
-Result<typename Table::value_type::value_type> lookup(std::string_view plan, const Stream& stream,
-                                                      const GatedActivationDescriptor& d, const Table& host,
-                                                      const Table& sim, std::type_identity_t<const Table*> cuda) {
-  const Table* table = detail::table_for_device(stream.device(), host, sim, cuda);
-  if (table == nullptr)
-    return detail::no_cuda_kernels(plan);
-  const auto fn = (*table)[detail::gated_kind_index(d.kind)][detail::kind_index(d.element)];
+/// The function of (kind, element) and the binding with the SKU `op` (`names`, by kind): the backend, then the
+/// device's table (`tables_for`); `Unsupported` for an empty slot or a build without cuda.
+template <class Fn>
+struct Bound {
+  Fn fn;
+  detail::PlanBinding binding;
+};
+template <class TablesFor>
+auto select_function(std::string_view plan, const Stream& stream, const GatedActivationDescriptor& d,
+                     const PlanPreference& pref, TablesFor tables_for, const std::string_view* names)
+    -> Result<Bound<std::remove_cvref_t<decltype((*tables_for(DeviceKind::Host))[0][0])>>> {
+  auto dev = detail::select_device(plan, stream, pref, tables_for);
+  if (!dev) return dev.error();
+  const auto fn = (*dev->table)[detail::gated_kind_index(d.kind)][detail::kind_index(d.element)];
   if (fn == nullptr)
     return Error::unsupported(s(plan) + ": element kind " + s(to_string(d.element)) + " is not supported by " +
                               s(to_string(d.kind)) + " (f16, bf16, f32 and f64 are)");
-  return fn;
-}
-
-KernelSku make_sku(const Stream& stream, const GatedActivationDescriptor& d, BackendKind backend,
-                   std::string_view op) {
-  KernelSku k;
-  k.category = OpCategory::GatedActivation;
-  k.op = op;
-  k.element = d.element;
-  k.sm = stream.sm();
-  k.backend = backend;
-  k.precision = opmath_precision(d.element);
-  k.variant = "elementwise";
-  return k;
+  return Bound<std::remove_cv_t<decltype(fn)>>{
+      fn, dev->bind(OpCategory::GatedActivation, names[detail::gated_kind_index(d.kind)], d.element, std::nullopt,
+                    opmath_precision(d.element), "elementwise")};
 }
 
 /// The view of `t` (of the input's shape) at the gate (`gate` = true) or linear positions of `layout`, over
@@ -166,18 +160,12 @@ namespace dynamic {
 Result<GatedActivationPlan> GatedActivationPlan::select(const Stream& stream, const GatedActivationDescriptor& desc,
                                                         PlanPreference pref) {
   BARACUDA_TRY(check_descriptor(kForward, desc));
-  auto backend = detail::resolve_bespoke_backend(kForward, stream, pref);
-  if (!backend) return backend.error();
-  auto fn = lookup(kForward, stream, desc, reference::gated_forward_table(), device_sim::gated_forward_table(),
-                   BARACUDA_CUDA_TABLE(gated_forward_table));
-  if (!fn) return fn.error();
-
+  auto b = select_function(kForward, stream, desc, pref, BARACUDA_DEVICE_TABLES(gated_forward_table), kForwardNames);
+  if (!b) return b.error();
   GatedActivationPlan p;
   p.desc_ = desc;
-  p.sku_ = make_sku(stream, desc, *backend, kForwardNames[detail::gated_kind_index(desc.kind)]);
-  p.device_ = stream.device();
-  p.device_index_ = stream.device_index();
-  p.fn_ = *fn;
+  p.binding_ = b->binding;
+  p.fn_ = b->fn;
   return p;
 }
 
@@ -192,12 +180,8 @@ PrecisionGuarantee GatedActivationPlan::precision_guarantee() const {
 }
 
 Status GatedActivationPlan::run(const Stream& stream, Workspace, const DynTensor& x, const DynTensor& y) const {
-  if (fn_ == nullptr) return Error::invalid(s(kForward) + ": run on a plan that select did not produce");
-  BARACUDA_TRY(detail::check_same_device(kForward, device_, device_index_, stream));
-  BARACUDA_TRY(can_implement(x, y));
-  if (y.numel() == 0) return {};
-  auto ctx = detail::make_exec_context(stream);
-  if (!ctx) return ctx.error();
+  const auto ctx = detail::begin_run(kForward, binding_, stream, [&] { return can_implement(x, y); }, y.numel() == 0);
+  if (!ctx) return ctx.status();
   const int sd = desc_.normalized_split_dim();
   const Shape out = desc_.output_shape();
   detail::GatedForwardLaunch l;
@@ -219,18 +203,13 @@ Result<GatedActivationBackwardPlan> GatedActivationBackwardPlan::select(const St
                                                                         const GatedActivationDescriptor& desc,
                                                                         PlanPreference pref) {
   BARACUDA_TRY(check_descriptor(kBackward, desc));
-  auto backend = detail::resolve_bespoke_backend(kBackward, stream, pref);
-  if (!backend) return backend.error();
-  auto fn = lookup(kBackward, stream, desc, reference::gated_backward_table(), device_sim::gated_backward_table(),
-                   BARACUDA_CUDA_TABLE(gated_backward_table));
-  if (!fn) return fn.error();
-
+  auto b =
+      select_function(kBackward, stream, desc, pref, BARACUDA_DEVICE_TABLES(gated_backward_table), kBackwardNames);
+  if (!b) return b.error();
   GatedActivationBackwardPlan p;
   p.desc_ = desc;
-  p.sku_ = make_sku(stream, desc, *backend, kBackwardNames[detail::gated_kind_index(desc.kind)]);
-  p.device_ = stream.device();
-  p.device_index_ = stream.device_index();
-  p.fn_ = *fn;
+  p.binding_ = b->binding;
+  p.fn_ = b->fn;
   return p;
 }
 
@@ -251,12 +230,9 @@ PrecisionGuarantee GatedActivationBackwardPlan::precision_guarantee() const {
 
 Status GatedActivationBackwardPlan::run(const Stream& stream, Workspace, const DynTensor& dy, const DynTensor& x,
                                         const DynTensor& dx) const {
-  if (fn_ == nullptr) return Error::invalid(s(kBackward) + ": run on a plan that select did not produce");
-  BARACUDA_TRY(detail::check_same_device(kBackward, device_, device_index_, stream));
-  BARACUDA_TRY(can_implement(dy, x, dx));
-  if (dy.numel() == 0) return {};
-  auto ctx = detail::make_exec_context(stream);
-  if (!ctx) return ctx.error();
+  const auto ctx =
+      detail::begin_run(kBackward, binding_, stream, [&] { return can_implement(dy, x, dx); }, dy.numel() == 0);
+  if (!ctx) return ctx.status();
   const int sd = desc_.normalized_split_dim();
   const Shape out = desc_.output_shape();
   detail::GatedBackwardLaunch l;

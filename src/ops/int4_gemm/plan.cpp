@@ -7,8 +7,8 @@
 #include <utility>
 
 #include "baracuda/ops/int4_gemm.hpp"
-#include "core/exec_context.hpp"
 #include "core/hashing.hpp"
+#include "core/plan_core.hpp"
 #include "core/validate.hpp"
 #include "ops/int4_gemm/tables.hpp"
 
@@ -115,33 +115,20 @@ Result<Int4MarlinGemmPlan> Int4MarlinGemmPlan::select(const Stream& stream, cons
     return Error::unsupported(s(P) + ": needs " + n2s(static_cast<int64_t>(ws)) +
                               " bytes of workspace (act-order's permuted activation, the split-K partial sums), "
                               "above the preference's max_workspace_bytes");
-  auto backend = detail::resolve_bespoke_backend(P, stream, pref);
-  if (!backend) return backend.error();
-  const detail::Int4GemmTables* tables = detail::table_for_device(
-      stream.device(), reference::int4_gemm_tables(), device_sim::int4_gemm_tables(),
-      BARACUDA_CUDA_TABLE(int4_gemm_tables));
-  if (tables == nullptr) return detail::no_cuda_kernels(P);
+  auto dev = detail::select_device(P, stream, pref, BARACUDA_DEVICE_TABLES(int4_gemm_tables));
+  if (!dev) return dev.error();
   const size_t e = detail::kind_index(desc.element);
-  const detail::Int4GemmFn gemm = tables->gemm[e];
-  const detail::PermuteColumnsFn permute = tables->permute_columns[e];
+  const detail::Int4GemmFn gemm = dev->table->gemm[e];
+  const detail::PermuteColumnsFn permute = dev->table->permute_columns[e];
   if (gemm == nullptr || (act && permute == nullptr))
     return Error::unsupported(s(P) + ": the " + s(to_string(stream.device())) + " device has no int4 GEMM for " +
                               s(to_string(desc.element)) + " activations");
 
   Int4MarlinGemmPlan p;
   p.desc_ = desc;
-  p.sku_.category = OpCategory::Gemm;
-  p.sku_.op = "int4_marlin_gemm";
-  p.sku_.element = desc.element;
-  p.sku_.aux_element = ElementKind::U4;
-  p.sku_.layout = LayoutKind::Rrr;
-  p.sku_.epilogue = desc.has_bias ? EpilogueKind::Bias : EpilogueKind::Identity;
-  p.sku_.sm = stream.sm();
-  p.sku_.backend = *backend;
-  p.sku_.precision = MathPrecision::Int4;
-  p.sku_.variant = variant_of(stream.device(), desc.scheme, act);
-  p.device_ = stream.device();
-  p.device_index_ = stream.device_index();
+  p.binding_ = dev->bind(OpCategory::Gemm, "int4_marlin_gemm", desc.element, ElementKind::U4, MathPrecision::Int4,
+                         variant_of(stream.device(), desc.scheme, act), LayoutKind::Rrr,
+                         desc.has_bias ? EpilogueKind::Bias : EpilogueKind::Identity);
   p.workspace_bytes_ = ws;
   p.splits_ = splits;
   p.partial_offset_ = partial_offset;
@@ -187,18 +174,18 @@ Status Int4MarlinGemmPlan::can_implement(const Int4GemmTensors& t) const {
 
 PrecisionGuarantee Int4MarlinGemmPlan::precision_guarantee() const {
   const MathPrecision math = desc_.element == ElementKind::Bf16 ? MathPrecision::Bf16 : MathPrecision::F16;
-  return {math, device_ == DeviceKind::Host ? MathPrecision::F64 : MathPrecision::F32, true, true};
+  return {math, binding_.device == DeviceKind::Host ? MathPrecision::F64 : MathPrecision::F32, true, true};
 }
 
 Status Int4MarlinGemmPlan::run(const Stream& stream, Workspace ws, const Int4GemmTensors& t) const {
-  if (gemm_ == nullptr) return Error::invalid(s(P) + ": run on a plan that select did not produce");
-  BARACUDA_TRY(detail::check_same_device(P, device_, device_index_, stream));
-  BARACUDA_TRY(can_implement(t));
-  BARACUDA_TRY(detail::check_workspace(
-      P, ws, workspace_bytes_, kPtrAlign,
-      "act-order's permuted activation, M*K elements; the split-K partial sums, splits*M*N f32",
-      {{"a", t.a}, {"b_q", t.b_q}, {"scales", t.scales}, {"zeros", t.zeros}, {"perm", t.perm}, {"bias", t.bias}, {"c", t.c}}));
-  if (desc_.m == 0 || desc_.n == 0) return {};
+  const auto ctx = detail::begin_run(
+      P, binding_, stream, [&] { return can_implement(t); },
+      {ws, workspace_bytes_, kPtrAlign,
+       "act-order's permuted activation, M*K elements; the split-K partial sums, splits*M*N f32",
+       {{"a", t.a}, {"b_q", t.b_q}, {"scales", t.scales}, {"zeros", t.zeros}, {"perm", t.perm}, {"bias", t.bias},
+        {"c", t.c}}},
+      desc_.m == 0 || desc_.n == 0);
+  if (!ctx) return ctx.status();
 
   const Int4Shape shape = desc_.weight_shape();
   detail::Int4GemmLaunch l;
@@ -208,9 +195,6 @@ Status Int4MarlinGemmPlan::run(const Stream& stream, Workspace ws, const Int4Gem
   l.a = t.a, l.b = t.b_q, l.scales = t.scales, l.zeros = t.zeros, l.bias = t.bias, l.c = t.c;
   if (desc_.scheme == Int4Scheme::Symmetric) l.zeros = DynTensor{};
   if (!desc_.has_bias) l.bias = DynTensor{};
-
-  auto ctx = detail::make_exec_context(stream);
-  if (!ctx) return ctx.error();
   if (permute_ != nullptr) {
     const DynTensor permuted = DynTensor::dense(ws.data, desc_.element, Shape{desc_.m, desc_.k});
     BARACUDA_TRY(permute_(*ctx, detail::PermuteColumnsLaunch{desc_.m, desc_.k, t.a, t.perm, permuted}));

@@ -6,8 +6,8 @@
 #include <utility>
 
 #include "baracuda/ops/int4_marlin_repack.hpp"
-#include "core/exec_context.hpp"
 #include "core/hashing.hpp"
+#include "core/plan_core.hpp"
 #include "core/validate.hpp"
 #include "ops/int4_marlin_repack/tables.hpp"
 
@@ -77,29 +77,17 @@ Result<Int4MarlinRepackPlan> Int4MarlinRepackPlan::select(const Stream& stream, 
   if (desc.scale_element != ElementKind::F16 && desc.scale_element != ElementKind::Bf16)
     return Error::unsupported(s(P) + ": the scale kind must be f16 or bf16 (the GEMM's activation kind); got " +
                               s(to_string(desc.scale_element)));
-  auto backend = detail::resolve_bespoke_backend(P, stream, pref);
-  if (!backend) return backend.error();
-  const detail::Int4RepackTables* tables =
-      detail::table_for_device(stream.device(), reference::int4_marlin_repack_tables(),
-                               device_sim::int4_marlin_repack_tables(), BARACUDA_CUDA_TABLE(int4_marlin_repack_tables));
-  if (tables == nullptr) return detail::no_cuda_kernels(P);
-  const detail::Int4RepackFn fn = tables->repack[detail::kind_index(desc.scale_element)];
+  auto dev = detail::select_device(P, stream, pref, BARACUDA_DEVICE_TABLES(int4_marlin_repack_tables));
+  if (!dev) return dev.error();
+  const detail::Int4RepackFn fn = dev->table->repack[detail::kind_index(desc.scale_element)];
   if (fn == nullptr)
     return Error::unsupported(s(P) + ": the " + s(to_string(stream.device())) + " device has no repack to " +
                               s(to_string(desc.scale_element)) + " scales");
 
   Int4MarlinRepackPlan p;
   p.desc_ = desc;
-  p.sku_.category = OpCategory::Quantization;
-  p.sku_.op = "int4_marlin_repack";
-  p.sku_.element = desc.scale_element;
-  p.sku_.aux_element = ElementKind::U4;
-  p.sku_.sm = stream.sm();
-  p.sku_.backend = *backend;
-  p.sku_.precision = MathPrecision::Exact;
-  p.sku_.variant = variant_of(stream.device(), desc.format, desc.act_order_effective());
-  p.device_ = stream.device();
-  p.device_index_ = stream.device_index();
+  p.binding_ = dev->bind(OpCategory::Quantization, "int4_marlin_repack", desc.scale_element, ElementKind::U4,
+                         MathPrecision::Exact, variant_of(stream.device(), desc.format, desc.act_order_effective()));
   p.repack_ = fn;
   return p;
 }
@@ -145,10 +133,9 @@ PrecisionGuarantee Int4MarlinRepackPlan::precision_guarantee() const {
 }
 
 Status Int4MarlinRepackPlan::run(const Stream& stream, Workspace, const Int4RepackTensors& t) const {
-  if (repack_ == nullptr) return Error::invalid(s(P) + ": run on a plan that select did not produce");
-  BARACUDA_TRY(detail::check_same_device(P, device_, device_index_, stream));
-  BARACUDA_TRY(can_implement(t));
-  if (desc_.k == 0 || desc_.n == 0) return {};
+  const auto ctx =
+      detail::begin_run(P, binding_, stream, [&] { return can_implement(t); }, desc_.k == 0 || desc_.n == 0);
+  if (!ctx) return ctx.status();
   const bool awq = desc_.format == Int4CheckpointFormat::Awq;
   detail::Int4RepackLaunch l;
   l.k = desc_.k, l.n = desc_.n, l.groups = desc_.weight_shape().num_groups();
@@ -157,8 +144,6 @@ Status Int4MarlinRepackPlan::run(const Stream& stream, Workspace, const Int4Repa
   l.qweight = t.qweight, l.scales = t.scales, l.out_qweight = t.out_qweight, l.out_scales = t.out_scales;
   if (awq) l.qzeros = t.qzeros, l.out_zeros = t.out_zeros;
   if (desc_.act_order_effective()) l.perm = t.perm;
-  auto ctx = detail::make_exec_context(stream);
-  if (!ctx) return ctx.error();
   return repack_(*ctx, l);
 }
 

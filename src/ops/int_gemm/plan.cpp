@@ -9,8 +9,8 @@
 #include <string>
 
 #include "baracuda/ops/int_gemm.hpp"
-#include "core/exec_context.hpp"
 #include "core/hashing.hpp"
+#include "core/plan_core.hpp"
 #include "core/validate.hpp"
 #include "ops/quantize/convention.hpp"
 #include "ops/int_gemm/tables.hpp"
@@ -72,13 +72,6 @@ const detail::IntGemmTables* tables_for(DeviceKind d) {
                                   BARACUDA_CUDA_TABLE(int_gemm_tables));
 }
 
-/// The tables of `stream`'s device, or the reason there are none.
-Result<const detail::IntGemmTables*> tables_or_error(std::string_view plan, const Stream& stream) {
-  const detail::IntGemmTables* t = tables_for(stream.device());
-  if (t == nullptr)
-    return detail::no_cuda_kernels(plan);
-  return t;
-}
 /// The empty-slot message: on sim/cuda the tensor-core kernel serves f16/bf16/f32 outputs only (the f64
 /// epilogue is the host reference's).
 Error no_function(std::string_view plan, const Stream& stream, const std::string& what) {
@@ -272,27 +265,15 @@ Result<IntGemmPlan> IntGemmPlan::select(const Stream& stream, const IntGemmDescr
   BARACUDA_TRY(check_mnk(kIntGemm, desc.m, desc.n, desc.k));
   BARACUDA_TRY(check_max_k(kIntGemm, desc.k, int_gemm_max_k(desc.a, desc.b),
                            s(to_string(desc.a)) + " x " + s(to_string(desc.b))));
-  auto backend = detail::resolve_bespoke_backend(kIntGemm, stream, pref);
-  if (!backend) return backend.error();
-  auto tables = tables_or_error(kIntGemm, stream);
-  if (!tables) return tables.error();
-  const detail::IntGemmFn fn = (*tables)->int_gemm[detail::kind_index(desc.a)][detail::kind_index(desc.b)];
+  auto dev = detail::select_device(kIntGemm, stream, pref, tables_for);
+  if (!dev) return dev.error();
+  const detail::IntGemmFn fn = dev->table->int_gemm[detail::kind_index(desc.a)][detail::kind_index(desc.b)];
   if (fn == nullptr)
     return no_function(kIntGemm, stream, s(to_string(desc.a)) + " x " + s(to_string(desc.b)) + " -> s32");
   IntGemmPlan p;
   p.desc_ = desc;
-  p.sku_.category = OpCategory::Gemm;
-  p.sku_.op = "int_gemm";
-  p.sku_.element = desc.a;
-  p.sku_.aux_element = desc.b;
-  p.sku_.layout = LayoutKind::Rcr;
-  p.sku_.epilogue = EpilogueKind::Identity;
-  p.sku_.sm = stream.sm();
-  p.sku_.backend = *backend;
-  p.sku_.precision = MathPrecision::Int8;
-  p.sku_.variant = variant_of(stream);
-  p.device_ = stream.device();
-  p.device_index_ = stream.device_index();
+  p.binding_ = dev->bind(OpCategory::Gemm, "int_gemm", desc.a, desc.b, MathPrecision::Int8, variant_of(stream),
+                         LayoutKind::Rcr, EpilogueKind::Identity);
   p.split_ = split_workspace(stream, desc.m, desc.n, desc.k, false, 0, pref.max_workspace_bytes);
   p.fn_ = fn;
   return p;
@@ -312,14 +293,10 @@ PrecisionGuarantee IntGemmPlan::precision_guarantee() const {
 }
 
 Status IntGemmPlan::run(const Stream& stream, Workspace ws, const IntGemmTensors& t) const {
-  if (fn_ == nullptr) return Error::invalid(s(kIntGemm) + ": run on a plan that select did not produce");
-  BARACUDA_TRY(detail::check_same_device(kIntGemm, device_, device_index_, stream));
-  BARACUDA_TRY(can_implement(t));
-  BARACUDA_TRY(detail::check_workspace(kIntGemm, ws, split_.bytes, kAlign, kSplitContents,
-                                       {{"A", t.a}, {"B", t.b}, {"C", t.c}}));
-  if (desc_.m == 0 || desc_.n == 0) return {};
-  auto ctx = detail::make_exec_context(stream);
-  if (!ctx) return ctx.error();
+  const auto ctx = detail::begin_run(kIntGemm, binding_, stream, [&] { return can_implement(t); },
+                                     {ws, split_.bytes, kAlign, kSplitContents, {{"A", t.a}, {"B", t.b}, {"C", t.c}}},
+                                     desc_.m == 0 || desc_.n == 0);
+  if (!ctx) return ctx.status();
   return fn_(*ctx, detail::IntGemmLaunch{desc_.m, desc_.n, desc_.k, t.a, t.b, t.c,
                                          split_views(split_, ws, desc_.m, desc_.n, false)});
 }
@@ -353,12 +330,10 @@ Result<QuantizedLinearPlan> QuantizedLinearPlan::select(const Stream& stream, co
   BARACUDA_TRY(check_mnk(P, desc.m, desc.n, desc.k));
   BARACUDA_TRY(check_max_k(P, desc.k, int_gemm_max_k(desc.activation_quantized, ElementKind::S8, asym ? 255 : 0),
                            asym ? "zero-point-corrected" : "s8 x s8"));
-  auto backend = detail::resolve_bespoke_backend(P, stream, pref);
-  if (!backend) return backend.error();
-  auto tables = tables_or_error(P, stream);
-  if (!tables) return tables.error();
+  auto dev = detail::select_device(P, stream, pref, tables_for);
+  if (!dev) return dev.error();
   const detail::LinearFn fn =
-      (*tables)->linear[detail::kind_index(desc.activation_quantized)][detail::kind_index(desc.output)];
+      dev->table->linear[detail::kind_index(desc.activation_quantized)][detail::kind_index(desc.output)];
   if (fn == nullptr)
     return no_function(P, stream, s(to_string(desc.activation_quantized)) + " x s8 -> " + s(to_string(desc.output)));
 
@@ -388,18 +363,9 @@ Result<QuantizedLinearPlan> QuantizedLinearPlan::select(const Stream& stream, co
     return Error::unsupported(s(P) + ": needs " + n2s(static_cast<int64_t>(p.workspace_bytes_)) +
                               " bytes of workspace, above the preference's max_workspace_bytes");
   p.desc_ = desc;
-  p.sku_.category = OpCategory::Gemm;
-  p.sku_.op = "quantized_linear";
-  p.sku_.element = desc.element;
-  p.sku_.aux_element = desc.output;
-  p.sku_.layout = LayoutKind::Rcr;
-  p.sku_.epilogue = epilogue_kind(desc.has_bias, desc.activation);
-  p.sku_.sm = stream.sm();
-  p.sku_.backend = *backend;
-  p.sku_.precision = MathPrecision::Int8;
-  p.sku_.variant = variant_of(stream, asym ? 2 : 1);
-  p.device_ = stream.device();
-  p.device_index_ = stream.device_index();
+  p.binding_ = dev->bind(OpCategory::Gemm, "quantized_linear", desc.element, desc.output, MathPrecision::Int8,
+                         variant_of(stream, asym ? 2 : 1), LayoutKind::Rcr,
+                         epilogue_kind(desc.has_bias, desc.activation));
   p.fn_ = fn;
   return p;
 }
@@ -426,17 +392,14 @@ PrecisionGuarantee QuantizedLinearPlan::precision_guarantee() const {
 
 Status QuantizedLinearPlan::run(const Stream& stream, Workspace ws, const QuantizedLinearTensors& t) const {
   const std::string_view P = kQLinear;
-  if (fn_ == nullptr) return Error::invalid(s(P) + ": run on a plan that select did not produce");
-  BARACUDA_TRY(detail::check_same_device(P, device_, device_index_, stream));
-  BARACUDA_TRY(can_implement(t));
-  BARACUDA_TRY(detail::check_workspace(P, ws, workspace_bytes_, kAlign,
-                                       "the quantized activation, its scales and zero points, the quantization "
-                                       "pass's scratch; on the devices, the split-K parts",
-                                       {{"x", t.x}, {"weight", t.weight}, {"weight_scale", t.weight_scale},
-                                        {"bias", t.bias}, {"y", t.y}}));
-  if (desc_.m == 0 || desc_.n == 0) return {};
-  auto ctx = detail::make_exec_context(stream);
-  if (!ctx) return ctx.error();
+  const auto ctx = detail::begin_run(P, binding_, stream, [&] { return can_implement(t); },
+                                     {ws, workspace_bytes_, kAlign,
+                                      "the quantized activation, its scales and zero points, the quantization "
+                                      "pass's scratch; on the devices, the split-K parts",
+                                      {{"x", t.x}, {"weight", t.weight}, {"weight_scale", t.weight_scale},
+                                       {"bias", t.bias}, {"y", t.y}}},
+                                     desc_.m == 0 || desc_.n == 0);
+  if (!ctx) return ctx.status();
   detail::LinearLaunch l;
   l.m = desc_.m, l.n = desc_.n, l.k = desc_.k;
   l.w = t.weight, l.w_scale = t.weight_scale, l.bias = t.bias, l.y = t.y, l.activation = desc_.activation;
@@ -473,26 +436,14 @@ Result<SmoothQuantLinearPlan> SmoothQuantLinearPlan::select(const Stream& stream
   BARACUDA_TRY(check_scale_granularity(P, desc.weight_scale));
   BARACUDA_TRY(check_mnk(P, desc.m, desc.n, desc.k));
   BARACUDA_TRY(check_max_k(P, desc.k, int_gemm_max_k(ElementKind::S8, ElementKind::S8), "s8 x s8"));
-  auto backend = detail::resolve_bespoke_backend(P, stream, pref);
-  if (!backend) return backend.error();
-  auto tables = tables_or_error(P, stream);
-  if (!tables) return tables.error();
-  const detail::LinearFn fn = (*tables)->linear[detail::kind_index(ElementKind::S8)][detail::kind_index(desc.output)];
+  auto dev = detail::select_device(P, stream, pref, tables_for);
+  if (!dev) return dev.error();
+  const detail::LinearFn fn = dev->table->linear[detail::kind_index(ElementKind::S8)][detail::kind_index(desc.output)];
   if (fn == nullptr) return no_function(P, stream, "s8 x s8 -> " + s(to_string(desc.output)));
   SmoothQuantLinearPlan p;
   p.desc_ = desc;
-  p.sku_.category = OpCategory::Gemm;
-  p.sku_.op = "smooth_quant_linear";
-  p.sku_.element = ElementKind::S8;
-  p.sku_.aux_element = desc.output;
-  p.sku_.layout = LayoutKind::Rcr;
-  p.sku_.epilogue = epilogue_kind(desc.has_bias, desc.activation);
-  p.sku_.sm = stream.sm();
-  p.sku_.backend = *backend;
-  p.sku_.precision = MathPrecision::Int8;
-  p.sku_.variant = variant_of(stream);
-  p.device_ = stream.device();
-  p.device_index_ = stream.device_index();
+  p.binding_ = dev->bind(OpCategory::Gemm, "smooth_quant_linear", ElementKind::S8, desc.output, MathPrecision::Int8,
+                         variant_of(stream), LayoutKind::Rcr, epilogue_kind(desc.has_bias, desc.activation));
   p.split_ = split_workspace(stream, desc.m, desc.n, desc.k, false, 0, pref.max_workspace_bytes);
   p.fn_ = fn;
   return p;
@@ -510,15 +461,12 @@ PrecisionGuarantee SmoothQuantLinearPlan::precision_guarantee() const {
 
 Status SmoothQuantLinearPlan::run(const Stream& stream, Workspace ws, const SmoothQuantLinearTensors& t) const {
   const std::string_view P = kSqLinear;
-  if (fn_ == nullptr) return Error::invalid(s(P) + ": run on a plan that select did not produce");
-  BARACUDA_TRY(detail::check_same_device(P, device_, device_index_, stream));
-  BARACUDA_TRY(can_implement(t));
-  BARACUDA_TRY(detail::check_workspace(P, ws, split_.bytes, kAlign, kSplitContents,
-                                       {{"act_q", t.act_q}, {"weight", t.weight}, {"weight_scale", t.weight_scale},
-                                        {"bias", t.bias}, {"y", t.y}}));
-  if (desc_.m == 0 || desc_.n == 0) return {};
-  auto ctx = detail::make_exec_context(stream);
-  if (!ctx) return ctx.error();
+  const auto ctx = detail::begin_run(P, binding_, stream, [&] { return can_implement(t); },
+                                     {ws, split_.bytes, kAlign, kSplitContents,
+                                      {{"act_q", t.act_q}, {"weight", t.weight}, {"weight_scale", t.weight_scale},
+                                       {"bias", t.bias}, {"y", t.y}}},
+                                     desc_.m == 0 || desc_.n == 0);
+  if (!ctx) return ctx.status();
   detail::LinearLaunch l;
   l.m = desc_.m, l.n = desc_.n, l.k = desc_.k;
   l.a = t.act_q, l.w = t.weight, l.w_scale = t.weight_scale, l.bias = t.bias, l.y = t.y;

@@ -7,8 +7,8 @@
 #include <string>
 
 #include "baracuda/ops/quantize.hpp"
-#include "core/exec_context.hpp"
 #include "core/hashing.hpp"
+#include "core/plan_core.hpp"
 #include "core/validate.hpp"
 #include "device/segment_reduce_geometry.hpp"
 #include "ops/quantize/convention.hpp"
@@ -142,11 +142,9 @@ Result<QuantizePlan> QuantizePlan::select(const Stream& stream, QuantizeOp op, c
     return Error::invalid(s(kPlan) + ": grad_factor must be finite");
   if (has_quantized_operand(op)) BARACUDA_TRY(detail::check_packed_pairs(kPlan, *layout, desc.quantized));
 
-  auto backend = detail::resolve_bespoke_backend(kPlan, stream, pref);
-  if (!backend) return backend.error();
-  const detail::QuantizeTables* tables = tables_for(stream.device());
-  if (tables == nullptr)
-    return detail::no_cuda_kernels(kPlan);
+  auto dev = detail::select_device(kPlan, stream, pref, tables_for);
+  if (!dev) return dev.error();
+  const detail::QuantizeTables* tables = dev->table;
   const detail::QuantizeFn fn = function_of(*tables, op, desc.element, desc.quantized);
   if (fn == nullptr || (op == QuantizeOp::FakeQuantizeLearnableBackward &&
                         tables->learnable_backward_grads[detail::kind_index(desc.element)] == nullptr))
@@ -159,16 +157,9 @@ Result<QuantizePlan> QuantizePlan::select(const Stream& stream, QuantizeOp op, c
   p.qmin_ = qmin;
   p.qmax_ = qmax;
   p.param_shape_ = layout->param_shape;
-  p.sku_.category = OpCategory::Quantization;
-  p.sku_.op = to_string(op);
-  p.sku_.element = desc.element;
-  p.sku_.aux_element = desc.quantized;
-  p.sku_.sm = stream.sm();
-  p.sku_.backend = *backend;
-  p.sku_.precision = desc.element == ElementKind::F64 ? MathPrecision::F64 : MathPrecision::F32;
-  p.sku_.variant = granularity_name(desc.granularity.kind);
-  p.device_ = stream.device();
-  p.device_index_ = stream.device_index();
+  p.binding_ = dev->bind(OpCategory::Quantization, to_string(op), desc.element, desc.quantized,
+                         desc.element == ElementKind::F64 ? MathPrecision::F64 : MathPrecision::F32,
+                         granularity_name(desc.granularity.kind));
   p.fn_ = fn;
   if (op == QuantizeOp::FakeQuantizeLearnableBackward && stream.device() != DeviceKind::Host) {
     // The two-pass reduction's partials: (Σ ds, Σ dzp) in f64 per (parameter, chunk).
@@ -248,20 +239,22 @@ PrecisionGuarantee QuantizePlan::precision_guarantee() const {
 }
 
 Status QuantizePlan::run(const Stream& stream, Workspace workspace, const QuantizeTensors& t) const {
-  if (fn_ == nullptr) return Error::invalid(s(kPlan) + ": run on a plan that select did not produce");
-  BARACUDA_TRY(detail::check_same_device(kPlan, device_, device_index_, stream));
-  BARACUDA_TRY(can_implement(t));
-  if (workspace.size < workspace_bytes_)
-    return Error::workspace_too_small(s(kPlan) + ": workspace too small", workspace_bytes_, workspace.size);
-  auto ctx = detail::make_exec_context(stream);
-  if (!ctx) return ctx.error();
+  // Its own workspace rule and message (a size only), not check_workspace's.
+  const auto ctx = detail::begin_run(kPlan, binding_, stream, [&]() -> Status {
+    BARACUDA_TRY(can_implement(t));
+    if (workspace.size < workspace_bytes_)
+      return Error::workspace_too_small(s(kPlan) + ": workspace too small", workspace_bytes_, workspace.size);
+    return {};
+  });
+  if (!ctx) return ctx.status();
   auto layout = detail::quant_layout(kPlan, desc_.granularity, desc_.shape);
   if (!layout) return layout.error();
   const detail::QuantizeLaunch launch{*layout, t, qmin_, qmax_, desc_.grad_factor, workspace, desc_.convention};
   if (op_ == QuantizeOp::FakeQuantizeLearnableBackward) {
     // dscale and dzp (sums over each parameter's elements; zero for an empty input) first: dx may
     // overwrite dy in place.
-    const detail::QuantizeFn grads = tables_for(device_)->learnable_backward_grads[detail::kind_index(desc_.element)];
+    const detail::QuantizeFn grads =
+        tables_for(binding_.device)->learnable_backward_grads[detail::kind_index(desc_.element)];
     BARACUDA_TRY(grads(*ctx, launch));
   }
   if (desc_.shape.numel() > 0) BARACUDA_TRY(fn_(*ctx, launch));

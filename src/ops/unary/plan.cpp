@@ -6,8 +6,8 @@
 #include <string>
 
 #include "baracuda/ops/unary.hpp"
-#include "core/exec_context.hpp"
 #include "core/hashing.hpp"
+#include "core/plan_core.hpp"
 #include "core/validate.hpp"
 #include "ops/unary/dispatch.hpp"
 #include "ops/unary/param_spec.hpp"
@@ -118,11 +118,14 @@ MathPrecision opmath_precision(ElementKind k) {
   return k == ElementKind::F64 ? MathPrecision::F64 : MathPrecision::F32;
 }
 
+const detail::UnaryTables* tables_for(DeviceKind d) {
+  return detail::table_for_device(d, reference::unary_tables(), sim_tables(), cuda_tables());
+}
+
 /// What select does for both plans: the descriptor, its parameters, the backend, the table.
 struct Selected {
   detail::UnaryParamValues params;
-  BackendKind backend;
-  const detail::UnaryTables* tables;
+  detail::DeviceSelection<detail::UnaryTables> dev;
 };
 
 Result<Selected> select_common(std::string_view plan, const Stream& stream, const UnaryDescriptor& desc,
@@ -134,13 +137,9 @@ Result<Selected> select_common(std::string_view plan, const Stream& stream, cons
     return Error::invalid(std::string(plan) + ": the descriptor's element kind is not a valid ElementKind");
   auto params = resolve_parameters(plan, desc);
   if (!params) return params.error();
-  auto backend = detail::resolve_bespoke_backend(plan, stream, pref);
-  if (!backend) return backend.error();
-  const detail::UnaryTables* tables =
-      detail::table_for_device(stream.device(), reference::unary_tables(), sim_tables(), cuda_tables());
-  if (tables == nullptr)
-    return detail::no_cuda_kernels(plan);
-  return Selected{*params, *backend, tables};
+  auto dev = detail::select_device(plan, stream, pref, tables_for);
+  if (!dev) return dev.error();
+  return Selected{*params, *dev};
 }
 
 Error unsupported_kind(std::string_view plan, const UnaryDescriptor& desc) {
@@ -149,21 +148,9 @@ Error unsupported_kind(std::string_view plan, const UnaryDescriptor& desc) {
                             " (f16, bf16, f32 and f64 are)");
 }
 
-KernelSku make_sku(std::string_view op, const Stream& stream, const UnaryDescriptor& desc, BackendKind backend) {
-  KernelSku sku;
-  sku.category = OpCategory::UnaryElementwise;
-  sku.op = op;
-  sku.element = desc.element;
-  sku.sm = stream.sm();
-  sku.backend = backend;
-  sku.precision = opmath_precision(desc.element);
-  sku.variant = "elementwise";
-  return sku;
-}
-
-Status prologue(std::string_view plan, bool selected, DeviceKind device, int device_index, const Stream& stream) {
-  if (!selected) return Error::invalid(std::string(plan) + ": run on a plan that select did not produce");
-  return detail::check_same_device(plan, device, device_index, stream);
+detail::PlanBinding bind_unary(const Selected& s, std::string_view op, const UnaryDescriptor& desc) {
+  return s.dev.bind(OpCategory::UnaryElementwise, op, desc.element, std::nullopt, opmath_precision(desc.element),
+                    "elementwise");
 }
 
 }  // namespace
@@ -188,14 +175,12 @@ namespace dynamic {
 Result<UnaryPlan> UnaryPlan::select(const Stream& stream, const UnaryDescriptor& desc, PlanPreference pref) {
   auto s = select_common(kPlan, stream, desc, pref);
   if (!s) return s.error();
-  const detail::UnaryFn fn = s->tables->forward[detail::unary_index(desc.kind)][detail::kind_index(desc.element)];
+  const detail::UnaryFn fn = s->dev.table->forward[detail::unary_index(desc.kind)][detail::kind_index(desc.element)];
   if (fn == nullptr) return unsupported_kind(kPlan, desc);
   UnaryPlan p;
   p.desc_ = desc;
   p.params_ = s->params;
-  p.sku_ = make_sku(to_string(desc.kind), stream, desc, s->backend);
-  p.device_ = stream.device();
-  p.device_index_ = stream.device_index();
+  p.binding_ = bind_unary(*s, to_string(desc.kind), desc);
   p.fn_ = fn;
   return p;
 }
@@ -212,11 +197,8 @@ PrecisionGuarantee UnaryPlan::precision_guarantee() const {
 }
 
 Status UnaryPlan::run(const Stream& stream, Workspace, const DynTensor& in, const DynTensor& out) const {
-  BARACUDA_TRY(prologue(kPlan, fn_ != nullptr, device_, device_index_, stream));
-  BARACUDA_TRY(can_implement(in, out));
-  if (out.numel() == 0) return {};
-  auto ctx = detail::make_exec_context(stream);
-  if (!ctx) return ctx.error();
+  const auto ctx = detail::begin_run(kPlan, binding_, stream, [&] { return can_implement(in, out); }, out.numel() == 0);
+  if (!ctx) return ctx.status();
   return fn_(*ctx, detail::UnaryLaunch{in, out, params_});
 }
 
@@ -229,9 +211,9 @@ Result<UnaryBackwardPlan> UnaryBackwardPlan::select(const Stream& stream, const 
   auto s = select_common(kBackwardPlan, stream, desc, pref);
   if (!s) return s.error();
   const detail::UnaryBackwardFn fn =
-      s->tables->backward[detail::unary_index(desc.kind)][detail::kind_index(desc.element)];
+      s->dev.table->backward[detail::unary_index(desc.kind)][detail::kind_index(desc.element)];
   if (fn == nullptr) {
-    if (s->tables->forward[detail::unary_index(desc.kind)][detail::kind_index(desc.element)] != nullptr)
+    if (s->dev.table->forward[detail::unary_index(desc.kind)][detail::kind_index(desc.element)] != nullptr)
       return Error::unsupported(std::string(kBackwardPlan) + ": " + std::string(to_string(desc.kind)) +
                                 " has no backward");
     return unsupported_kind(kBackwardPlan, desc);
@@ -239,9 +221,7 @@ Result<UnaryBackwardPlan> UnaryBackwardPlan::select(const Stream& stream, const 
   UnaryBackwardPlan p;
   p.desc_ = desc;
   p.params_ = s->params;
-  p.sku_ = make_sku(kBackwardNames[detail::unary_index(desc.kind)], stream, desc, s->backend);
-  p.device_ = stream.device();
-  p.device_index_ = stream.device_index();
+  p.binding_ = bind_unary(*s, kBackwardNames[detail::unary_index(desc.kind)], desc);
   p.fn_ = fn;
   return p;
 }
@@ -265,11 +245,9 @@ PrecisionGuarantee UnaryBackwardPlan::precision_guarantee() const {
 
 Status UnaryBackwardPlan::run(const Stream& stream, Workspace, const DynTensor& dy, const DynTensor& saved,
                               const DynTensor& dx) const {
-  BARACUDA_TRY(prologue(kBackwardPlan, fn_ != nullptr, device_, device_index_, stream));
-  BARACUDA_TRY(can_implement(dy, saved, dx));
-  if (dx.numel() == 0) return {};
-  auto ctx = detail::make_exec_context(stream);
-  if (!ctx) return ctx.error();
+  const auto ctx =
+      detail::begin_run(kBackwardPlan, binding_, stream, [&] { return can_implement(dy, saved, dx); }, dx.numel() == 0);
+  if (!ctx) return ctx.status();
   const DynTensor unused{};
   return fn_(*ctx, detail::UnaryBackwardLaunch{dy, saved_operand() == UnarySaved::None ? unused : saved, dx, params_});
 }

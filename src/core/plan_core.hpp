@@ -1,0 +1,128 @@
+// Internal: the skeleton every family's select and run share, so that a plan.cpp keeps only what is its
+// own (descriptor rules, the table key, workspace sizing, its messages). Only plan.cpp files include this;
+// the kernel objects, which include exec_context.hpp and dispatch.hpp, do not depend on it.
+//
+//   select:  <the family's descriptor checks>
+//            auto dev = detail::select_device(kPlan, stream, pref, tables_for);   // backend, then the table
+//            if (!dev) return dev.error();
+//            fn = <the family's slot of *dev->table>; if (fn == nullptr) return <its Unsupported message>;
+//            p.binding_ = dev->bind(category, op, element, aux_element, precision, variant);
+//   run:     auto ctx = detail::begin_run(kPlan, binding_, stream, [&] { return can_implement(…); }, empty);
+//            if (!ctx) return ctx.status();                                  // a failure, or OK when empty
+//            return fn_(*ctx, <the launch record>);
+#pragma once
+
+#include <initializer_list>
+#include <optional>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+
+#include "baracuda/core/plan.hpp"
+#include "baracuda/core/sku.hpp"
+#include "baracuda/core/status.hpp"
+#include "baracuda/core/stream.hpp"
+#include "core/exec_context.hpp"
+#include "core/validate.hpp"
+#include "device/dispatch_table.hpp"
+
+namespace baracuda::detail {
+
+/// What select found for the stream's device: the backend serving it and the family's table there.
+template <class Table>
+struct DeviceSelection {
+  BackendKind backend = BackendKind::Host;
+  DeviceKind device = DeviceKind::Host;
+  int device_index = 0;
+  int sm = 0;
+  const Table* table = nullptr;
+
+  /// The binding a selected plan keeps: its SKU, from the family's fields (KernelSku's, in its order) and the
+  /// stream's sm and the backend, and the device the plan may run on.
+  PlanBinding bind(OpCategory category, std::string_view op, ElementKind element,
+                   std::optional<ElementKind> aux_element, MathPrecision precision, std::string_view variant,
+                   std::optional<LayoutKind> layout = std::nullopt,
+                   std::optional<EpilogueKind> epilogue = std::nullopt) const {
+    return PlanBinding{KernelSku{category, op, element, aux_element, layout, epilogue, sm, backend, precision, variant},
+                       device, device_index, true};
+  }
+};
+
+/// The backend for `stream` under `pref` (resolve_bespoke_backend), then `tables_for(stream.device())`, the
+/// family's per-device table accessor (nullptr on cuda in a build without its kernels: no_cuda_kernels).
+/// The two failures keep this order in every family.
+template <class TablesFor>
+auto select_device(std::string_view plan, const Stream& stream, const PlanPreference& pref, TablesFor&& tables_for)
+    -> Result<DeviceSelection<std::remove_cvref_t<decltype(*tables_for(stream.device()))>>> {
+  using Table = std::remove_cvref_t<decltype(*tables_for(stream.device()))>;
+  auto backend = resolve_bespoke_backend(plan, stream, pref);
+  if (!backend) return backend.error();
+  const Table* table = tables_for(stream.device());
+  if (table == nullptr) return no_cuda_kernels(plan);
+  return DeviceSelection<Table>{*backend, stream.device(), stream.device_index(), stream.sm(), table};
+}
+
+/// What begin_run found: the checks passed and there is work (`*this` converts to true; launch with `**this`),
+/// or the status run returns now: the first failure, or OK for an empty problem (nothing is launched).
+class RunStart {
+ public:
+  RunStart(Status s) : status_(std::move(s)) {}                     // NOLINT: a failure, or OK when empty
+  RunStart(Result<ExecContext> ctx) {                                // NOLINT
+    if (ctx) ctx_ = *ctx;
+    else status_ = ctx.error();
+  }
+  explicit operator bool() const { return ctx_.has_value(); }
+  const ExecContext& operator*() const { return *ctx_; }
+  const Status& status() const { return status_; }
+
+ private:
+  Status status_;
+  std::optional<ExecContext> ctx_;
+};
+
+/// `InvalidProblem` "<plan>: run on a plan that select did not produce", or check_same_device.
+Status check_bound(std::string_view plan, const PlanBinding& binding, const Stream& stream);
+
+/// run's prologue, in the order every plan reports failures: the plan came from select and `stream` is on its
+/// device (check_bound), then `check_args()` (the plan's can_implement, and check_workspace where it takes a
+/// workspace); then, unless `empty`, the launch context.
+template <class CheckArgs>
+RunStart begin_run(std::string_view plan, const PlanBinding& binding, const Stream& stream, CheckArgs&& check_args,
+                   bool empty = false) {
+  BARACUDA_TRY(check_bound(plan, binding, stream));
+  BARACUDA_TRY(check_args());
+  if (empty) return Status{};
+  return make_exec_context(stream);
+}
+
+/// The workspace a plan's run was given and what the plan needs of it: the arguments of check_workspace.
+struct WorkspaceNeed {
+  const Workspace& given;
+  size_t bytes;
+  size_t align;
+  std::string_view contents;
+  std::initializer_list<NamedTensor> tensors;
+};
+
+/// begin_run of a plan that takes a workspace: check_workspace after `check_args()`, before the empty test.
+template <class CheckArgs>
+RunStart begin_run(std::string_view plan, const PlanBinding& binding, const Stream& stream, CheckArgs&& check_args,
+                   const WorkspaceNeed& ws, bool empty) {
+  return begin_run(
+      plan, binding, stream,
+      [&]() -> Status {
+        BARACUDA_TRY(check_args());
+        return check_workspace(plan, ws.given, ws.bytes, ws.align, ws.contents, ws.tensors);
+      },
+      empty);
+}
+
+}  // namespace baracuda::detail
+
+/// The per-device table accessor of a family whose tables are `reference::NAME()`, `device_sim::NAME()` and,
+/// with the cuda kernels, `device_cuda::NAME()`: the `tables_for` of select_device.
+#define BARACUDA_DEVICE_TABLES(NAME)                                                                     \
+  [](::baracuda::DeviceKind d) {                                                                         \
+    return ::baracuda::detail::table_for_device(d, ::baracuda::reference::NAME(),                        \
+                                                ::baracuda::device_sim::NAME(), BARACUDA_CUDA_TABLE(NAME)); \
+  }
