@@ -175,11 +175,12 @@ def main():
         sys.exit(f"ptxas_report: no <object>.ptxas.log under {build_dir}: build the library first "
                  "(BARACUDA_CUDA_KERNELS=ON)")
 
-    os.makedirs(a.work, exist_ok=True)
+    work = os.path.abspath(a.work)  # the compiles run in their build directories
+    os.makedirs(work, exist_ok=True)
     with concurrent.futures.ThreadPoolExecutor(max_workers=a.jobs) as pool:
         futures = []
         for i, (_, _, directory, args, source) in enumerate(units):
-            out = os.path.join(a.work, f"{i}.ptx")
+            out = os.path.join(work, f"{i}.ptx")
             futures.append(pool.submit(vec128_of, directory, ptx_command(args, source, a.ptx_arch, out, a.ccache), out))
         try:
             vec = [f.result() for f in futures]
