@@ -15,140 +15,10 @@
 //   docs/ops/unary.md's op table (generated from the catalog).
 #include <gtest/gtest.h>
 
-#include <cctype>
-#include <cmath>
-#include <cstdio>
-#include <cstring>
-#include <fstream>
-#include <limits>
-#include <map>
-#include <sstream>
-#include <string>
-#include <vector>
-
-#include "baracuda/baracuda.hpp"
-#include "baracuda/ops/unary.hpp"
-#include "ops/unary/param_spec.hpp"
-#include "support/compare.hpp"
-#include "support/devices.hpp"
-#include "support/numeric.hpp"
-#include "support/random.hpp"
-#include "support/tensor.hpp"
-#include "support/tolerance.hpp"
-#include "unary_tolerances.hpp"
+#include "unary_test_support.hpp"
 
 namespace baracuda::test {
 namespace {
-
-constexpr uint8_t kSentinel = 0xA5;
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr double kInf = std::numeric_limits<double>::infinity();
-
-BackendKind backend_of(DeviceKind d) {
-  return d == DeviceKind::Host ? BackendKind::Host : d == DeviceKind::Sim ? BackendKind::Sim : BackendKind::Bespoke;
-}
-
-std::vector<uint8_t> sentinel_storage(ElementKind k, int64_t elements) {
-  return std::vector<uint8_t>(static_cast<size_t>(storage_bytes(k, elements)), kSentinel);
-}
-
-std::vector<double> values_of(ElementKind k, const std::vector<uint8_t>& bytes) {
-  const int w = element_bytes(k);
-  std::vector<double> v(bytes.size() / static_cast<size_t>(w));
-  for (size_t i = 0; i < v.size(); ++i) v[i] = decode_value(k, &bytes[i * static_cast<size_t>(w)]);
-  return v;
-}
-
-// ---------------------------------------------------------------------------------------------------
-// The catalog, as the tests see it
-// ---------------------------------------------------------------------------------------------------
-
-struct CatalogOp {
-  UnaryKind kind;
-  std::string name;
-  UnarySaved saved;
-  UnaryDomain domain;
-  unary_tolerances::UnaryTolerance fwd_tol;
-  unary_tolerances::UnaryTolerance bwd_tol;
-  std::vector<ElementKind> kinds;
-};
-
-const std::vector<CatalogOp>& catalog() {
-  static const std::vector<CatalogOp> ops = [] {
-    std::vector<CatalogOp> v;
-#define BARACUDA_UNARY_OP(name, Enum, params, saved, types, domain, fwd_tol, bwd_tol, doc)                 \
-  {                                                                                                      \
-    CatalogOp c{UnaryKind::Enum,         #name, UnarySaved::saved, UnaryDomain domain,                   \
-                &unary_tolerances::fwd_tol, &unary_tolerances::bwd_tol, {}};                             \
-    for_each_type(types{}, [&]<class T>() { c.kinds.push_back(kind_of<T>); });                           \
-    v.push_back(c);                                                                                      \
-  }
-#include "baracuda/ops/unary_ops.def"
-#undef BARACUDA_UNARY_OP
-    return v;
-  }();
-  return ops;
-}
-
-const CatalogOp& op_of(UnaryKind k) { return catalog()[static_cast<size_t>(k)]; }
-
-const detail::ParamSpec& spec_of(UnaryKind k) { return detail::kUnaryParamSpecs[static_cast<size_t>(k)]; }
-
-/// The value the sweeps give each parameter (not the defaults, so that the parameters reach the kernels;
-/// every op's rules hold for them).
-double test_value(UnaryParam p) {
-  switch (p) {
-    case UnaryParam::NegativeSlope: return 0.2;
-    case UnaryParam::Alpha: return 1.5;
-    case UnaryParam::Beta: return 2.0;
-    case UnaryParam::Threshold: return 3.0;
-    case UnaryParam::Value: return -2.0;
-    case UnaryParam::Lambd: return 0.75;
-    case UnaryParam::MinVal: return -2.0;
-    case UnaryParam::MaxVal: return 0.5;
-    case UnaryParam::Eps: return 0.1;
-  }
-  return 0;
-}
-
-UnaryDescriptor test_desc(UnaryKind op, ElementKind k, const Shape& shape) {
-  UnaryDescriptor d = UnaryDescriptor().with_kind(op).with_element(k).with_shape(shape);
-  for (size_t i = 0; i < kNumUnaryParams; ++i)
-    if (spec_of(op).rules[i].applies) d.with_parameter(static_cast<UnaryParam>(i), test_value(static_cast<UnaryParam>(i)));
-  return d;
-}
-
-// ---------------------------------------------------------------------------------------------------
-// The host reference on dense host memory (the expectation of every sweep case)
-// ---------------------------------------------------------------------------------------------------
-
-std::vector<uint8_t> host_forward(UnaryDescriptor d, const std::vector<uint8_t>& x) {
-  const int64_t n = static_cast<int64_t>(x.size()) / element_bytes(d.element);
-  d.shape = Shape{n};
-  std::vector<uint8_t> y(x.size());
-  auto plan = dynamic::UnaryPlan::select(Stream::host(), d);
-  EXPECT_TRUE(plan) << plan.error().to_string();
-  if (!plan || n == 0) return y;
-  const Status s = plan->run(Stream::host(), {}, DynTensor::dense(const_cast<uint8_t*>(x.data()), d.element, d.shape),
-                             DynTensor::dense(y.data(), d.element, d.shape));
-  EXPECT_TRUE(s) << s.to_string();
-  return y;
-}
-
-std::vector<uint8_t> host_backward(UnaryDescriptor d, const std::vector<uint8_t>& dy, const std::vector<uint8_t>& saved) {
-  const int64_t n = static_cast<int64_t>(dy.size()) / element_bytes(d.element);
-  d.shape = Shape{n};
-  std::vector<uint8_t> dx(dy.size());
-  auto plan = dynamic::UnaryBackwardPlan::select(Stream::host(), d);
-  EXPECT_TRUE(plan) << plan.error().to_string();
-  if (!plan || n == 0) return dx;
-  const Status s =
-      plan->run(Stream::host(), {}, DynTensor::dense(const_cast<uint8_t*>(dy.data()), d.element, d.shape),
-                DynTensor::dense(const_cast<uint8_t*>(saved.data()), d.element, d.shape),
-                DynTensor::dense(dx.data(), d.element, d.shape));
-  EXPECT_TRUE(s) << s.to_string();
-  return dx;
-}
 
 // ---------------------------------------------------------------------------------------------------
 // The sweeps
@@ -767,10 +637,6 @@ INSTANTIATE_TEST_SUITE_P(Devices, UnarySpecialValues, ::testing::ValuesIn(kTestD
 // Every rejection of select, can_implement and run
 // ---------------------------------------------------------------------------------------------------
 
-UnaryDescriptor f32_desc(UnaryKind op = UnaryKind::Exp, Shape s = Shape{4, 3}) {
-  return UnaryDescriptor().with_kind(op).with_element(ElementKind::F32).with_shape(s);
-}
-
 void expect_error(const Status& s, ErrorCode code, std::string_view plan = "UnaryPlan") {
   ASSERT_FALSE(s);
   EXPECT_EQ(s.code(), code) << s.to_string();
@@ -1107,7 +973,6 @@ TEST(UnaryApi, TypedWrappersInPlace) {
   const double dwant[6] = {0.5, 0.5, 0.5, 1, 1, 1};
   for (int i = 0; i < 6; ++i) EXPECT_EQ(dy[i], dwant[i]);
 }
-
 
 std::string number(double v) {
   char buf[32];
