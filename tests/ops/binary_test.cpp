@@ -30,44 +30,6 @@
 namespace baracuda::test {
 namespace {
 
-constexpr uint8_t kSentinel = 0xA5;
-
-BackendKind backend_of(DeviceKind d) {
-  return d == DeviceKind::Host ? BackendKind::Host : d == DeviceKind::Sim ? BackendKind::Sim : BackendKind::Bespoke;
-}
-
-std::vector<uint8_t> sentinel_storage(ElementKind k, int64_t elements) {
-  return std::vector<uint8_t>(static_cast<size_t>(storage_bytes(k, elements)), kSentinel);
-}
-
-int64_t elements_in(ElementKind k, const std::vector<uint8_t>& storage) {
-  return static_cast<int64_t>(storage.size()) / element_bytes(k);
-}
-
-uint64_t seed_of(const std::string& s) { return std::hash<std::string>{}(s) & 0xffffffffu; }
-
-/// A dense tensor on `stream` holding the row-major element bytes `logical` (one element at least).
-Result<DeviceTensor> dense_tensor(const Stream& stream, ElementKind k, const Shape& shape,
-                                  const std::vector<uint8_t>& logical) {
-  std::vector<uint8_t> init = logical;
-  if (init.empty()) init.resize(static_cast<size_t>(element_bytes(k)), 0);
-  return make_device_tensor(stream, k, shape, dense_layout(shape), init, elements_in(k, init));
-}
-
-std::vector<double> values_of(ElementKind k, const std::vector<uint8_t>& bytes) {
-  std::vector<double> v(static_cast<size_t>(elements_in(k, bytes)));
-  for (size_t i = 0; i < v.size(); ++i) v[i] = decode_value(k, &bytes[i * element_bytes(k)]);
-  return v;
-}
-
-/// Device results compared with the host reference's: bits (NaN = NaN) for the host itself, for `bitwise`
-/// ops and for integer and Bool outputs; the resolved tolerance otherwise.
-::testing::AssertionResult matches_reference(ElementKind k, bool bitwise, const Tolerance& tol,
-                                             const std::vector<uint8_t>& got, const std::vector<uint8_t>& want) {
-  if (bitwise || !is_floating(k)) return same_elements(k, got, want, elements_in(k, want));
-  return close_elements(k, got, values_of(k, want), tol);
-}
-
 // ---------------------------------------------------------------------------------------------------
 // Forward and compare sweep
 // ---------------------------------------------------------------------------------------------------
@@ -686,10 +648,6 @@ INSTANTIATE_TEST_SUITE_P(Devices, BinaryValues, ::testing::ValuesIn(kTestDevices
 // ---------------------------------------------------------------------------------------------------
 // Every rejection of select, can_implement and run
 // ---------------------------------------------------------------------------------------------------
-
-BinaryDescriptor f32_desc(BinaryOp op = BinaryOp::Add) {
-  return BinaryDescriptor().with_op(op).with_element(ElementKind::F32).with_shapes(Shape{4, 3}, Shape{3});
-}
 
 void expect_error(const Status& s, ErrorCode code, std::string_view plan) {
   ASSERT_FALSE(s);
