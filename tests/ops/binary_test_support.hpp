@@ -336,6 +336,26 @@ inline ::testing::AssertionResult matches_reference(ElementKind k, bool bitwise,
   return close_elements(k, got, values_of(k, want), tol);
 }
 
+/// The host reference's logical output for logical (row-major) inputs.
+inline std::vector<uint8_t> host_forward(const OpEntry& e, ElementKind k, ElementKind out_k, const Shape& a_shape,
+                                         const Shape& b_shape, const std::vector<uint8_t>& a, const std::vector<uint8_t>& b) {
+  const Stream host = Stream::host();
+  auto sel = select_forward(host, e, k, a_shape, b_shape);
+  EXPECT_TRUE(sel) << sel.error().to_string();
+  if (!sel) return {};
+  const Shape out_shape = must_broadcast(a_shape, b_shape);
+  auto ta = dense_tensor(host, k, a_shape, a);
+  auto tb = dense_tensor(host, k, b_shape, b);
+  auto to = dense_tensor(host, out_k, out_shape, sentinel_storage(out_k, out_shape.numel()));
+  EXPECT_TRUE(ta && tb && to);
+  if (!ta || !tb || !to) return {};
+  const Status s = sel->run(host, ta->view, tb->view, to->view);
+  EXPECT_TRUE(s) << s.to_string();
+  std::vector<uint8_t> out = download(*to);
+  out.resize(static_cast<size_t>(out_shape.numel() * element_bytes(out_k)));
+  return out;
+}
+
 inline BinaryDescriptor f32_desc(BinaryOp op = BinaryOp::Add) {
   return BinaryDescriptor().with_op(op).with_element(ElementKind::F32).with_shapes(Shape{4, 3}, Shape{3});
 }
