@@ -97,7 +97,7 @@ inline std::vector<uint8_t> host_forward(const GatedActivationDescriptor& d, con
 }
 
 inline std::vector<uint8_t> host_backward(const GatedActivationDescriptor& d, const std::vector<uint8_t>& dy,
-                                   const std::vector<uint8_t>& x) {
+                                          const std::vector<uint8_t>& x) {
   auto p = dynamic::GatedActivationBackwardPlan::select(Stream::host(), d);
   EXPECT_TRUE(p) << p.error().to_string();
   std::vector<uint8_t> dx(x.size());
@@ -112,7 +112,7 @@ inline std::vector<uint8_t> host_backward(const GatedActivationDescriptor& d, co
 
 /// Runs a plan on `stream` over dense tensors made from row-major bytes; returns y (forward) or dx.
 inline std::vector<uint8_t> device_forward(const Stream& stream, const dynamic::GatedActivationPlan& p,
-                                    const std::vector<uint8_t>& x) {
+                                           const std::vector<uint8_t>& x) {
   const GatedActivationDescriptor& d = p.descriptor();
   const Shape out = d.output_shape();
   auto xt = make_device_tensor(stream, d.element, d.input_shape, dense_layout(d.input_shape), x);
@@ -125,7 +125,7 @@ inline std::vector<uint8_t> device_forward(const Stream& stream, const dynamic::
 }
 
 inline std::vector<uint8_t> device_backward(const Stream& stream, const dynamic::GatedActivationBackwardPlan& p,
-                                     const std::vector<uint8_t>& dy, const std::vector<uint8_t>& x) {
+                                            const std::vector<uint8_t>& dy, const std::vector<uint8_t>& x) {
   const GatedActivationDescriptor& d = p.descriptor();
   const Shape out = d.output_shape();
   auto dyt = make_device_tensor(stream, d.element, out, dense_layout(out), dy);
@@ -147,7 +147,7 @@ inline std::vector<double> values_of(ElementKind k, const std::vector<uint8_t>& 
 
 /// Host results must equal the reference bit for bit (NaN equals NaN); other devices within `tol`.
 inline ::testing::AssertionResult matches(DeviceKind d, ElementKind k, const std::vector<uint8_t>& got,
-                                   const std::vector<uint8_t>& want, const Tolerance& tol) {
+                                          const std::vector<uint8_t>& want, const Tolerance& tol) {
   if (d == DeviceKind::Host) return same_elements(k, got, want, static_cast<int64_t>(want.size()) / element_bytes(k));
   return close_elements(k, got, values_of(k, want), tol);
 }
