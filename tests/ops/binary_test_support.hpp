@@ -1,5 +1,5 @@
-// Helpers of binary_test.cpp: the catalog as test data, the layouts of the sweeps, type-erased runners
-// for the three plans, and input generators.
+// Helpers of the binary tests (binary_*test.cpp): the catalog as test data, the layouts of the sweeps,
+// type-erased runners for the three plans, input generators, and byte helpers.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -292,6 +292,72 @@ inline std::vector<uint8_t> make_input(const OpEntry& e, ElementKind k, int64_t 
   const auto [ra, rb] = input_ranges(e);
   const Range r = which == 0 ? ra : rb;
   return random_floats(k, n, r.lo, r.hi, seed, &values);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Bytes, sentinels and comparison with the host reference
+// ---------------------------------------------------------------------------------------------------
+
+inline constexpr uint8_t kSentinel = 0xA5;
+
+inline BackendKind backend_of(DeviceKind d) {
+  return d == DeviceKind::Host ? BackendKind::Host : d == DeviceKind::Sim ? BackendKind::Sim : BackendKind::Bespoke;
+}
+
+inline std::vector<uint8_t> sentinel_storage(ElementKind k, int64_t elements) {
+  return std::vector<uint8_t>(static_cast<size_t>(storage_bytes(k, elements)), kSentinel);
+}
+
+inline int64_t elements_in(ElementKind k, const std::vector<uint8_t>& storage) {
+  return static_cast<int64_t>(storage.size()) / element_bytes(k);
+}
+
+inline uint64_t seed_of(const std::string& s) { return std::hash<std::string>{}(s) & 0xffffffffu; }
+
+/// A dense tensor on `stream` holding the row-major element bytes `logical` (one element at least).
+inline Result<DeviceTensor> dense_tensor(const Stream& stream, ElementKind k, const Shape& shape,
+                                         const std::vector<uint8_t>& logical) {
+  std::vector<uint8_t> init = logical;
+  if (init.empty()) init.resize(static_cast<size_t>(element_bytes(k)), 0);
+  return make_device_tensor(stream, k, shape, dense_layout(shape), init, elements_in(k, init));
+}
+
+inline std::vector<double> values_of(ElementKind k, const std::vector<uint8_t>& bytes) {
+  std::vector<double> v(static_cast<size_t>(elements_in(k, bytes)));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = decode_value(k, &bytes[i * element_bytes(k)]);
+  return v;
+}
+
+/// Device results compared with the host reference's: bits (NaN = NaN) for the host itself, for `bitwise`
+/// ops and for integer and Bool outputs; the resolved tolerance otherwise.
+inline ::testing::AssertionResult matches_reference(ElementKind k, bool bitwise, const Tolerance& tol,
+                                                    const std::vector<uint8_t>& got, const std::vector<uint8_t>& want) {
+  if (bitwise || !is_floating(k)) return same_elements(k, got, want, elements_in(k, want));
+  return close_elements(k, got, values_of(k, want), tol);
+}
+
+/// The host reference's logical output for logical (row-major) inputs.
+inline std::vector<uint8_t> host_forward(const OpEntry& e, ElementKind k, ElementKind out_k, const Shape& a_shape,
+                                         const Shape& b_shape, const std::vector<uint8_t>& a, const std::vector<uint8_t>& b) {
+  const Stream host = Stream::host();
+  auto sel = select_forward(host, e, k, a_shape, b_shape);
+  EXPECT_TRUE(sel) << sel.error().to_string();
+  if (!sel) return {};
+  const Shape out_shape = must_broadcast(a_shape, b_shape);
+  auto ta = dense_tensor(host, k, a_shape, a);
+  auto tb = dense_tensor(host, k, b_shape, b);
+  auto to = dense_tensor(host, out_k, out_shape, sentinel_storage(out_k, out_shape.numel()));
+  EXPECT_TRUE(ta && tb && to);
+  if (!ta || !tb || !to) return {};
+  const Status s = sel->run(host, ta->view, tb->view, to->view);
+  EXPECT_TRUE(s) << s.to_string();
+  std::vector<uint8_t> out = download(*to);
+  out.resize(static_cast<size_t>(out_shape.numel() * element_bytes(out_k)));
+  return out;
+}
+
+inline BinaryDescriptor f32_desc(BinaryOp op = BinaryOp::Add) {
+  return BinaryDescriptor().with_op(op).with_element(ElementKind::F32).with_shapes(Shape{4, 3}, Shape{3});
 }
 
 }  // namespace baracuda::test

@@ -1,0 +1,144 @@
+// Helpers shared by the unary tests (unary_*test.cpp): the catalog as test data, the parameters, the host reference.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "baracuda/baracuda.hpp"
+#include "baracuda/ops/unary.hpp"
+#include "ops/unary/param_spec.hpp"
+#include "support/compare.hpp"
+#include "support/devices.hpp"
+#include "support/numeric.hpp"
+#include "support/random.hpp"
+#include "support/tensor.hpp"
+#include "support/tolerance.hpp"
+#include "unary_tolerances.hpp"
+
+namespace baracuda::test {
+
+inline constexpr uint8_t kSentinel = 0xA5;
+inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+inline constexpr double kInf = std::numeric_limits<double>::infinity();
+
+inline BackendKind backend_of(DeviceKind d) {
+  return d == DeviceKind::Host ? BackendKind::Host : d == DeviceKind::Sim ? BackendKind::Sim : BackendKind::Bespoke;
+}
+
+inline std::vector<uint8_t> sentinel_storage(ElementKind k, int64_t elements) {
+  return std::vector<uint8_t>(static_cast<size_t>(storage_bytes(k, elements)), kSentinel);
+}
+
+inline std::vector<double> values_of(ElementKind k, const std::vector<uint8_t>& bytes) {
+  const int w = element_bytes(k);
+  std::vector<double> v(bytes.size() / static_cast<size_t>(w));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = decode_value(k, &bytes[i * static_cast<size_t>(w)]);
+  return v;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The catalog, as the tests see it
+// ---------------------------------------------------------------------------------------------------
+
+struct CatalogOp {
+  UnaryKind kind;
+  std::string name;
+  UnarySaved saved;
+  UnaryDomain domain;
+  unary_tolerances::UnaryTolerance fwd_tol;
+  unary_tolerances::UnaryTolerance bwd_tol;
+  std::vector<ElementKind> kinds;
+};
+
+inline const std::vector<CatalogOp>& catalog() {
+  static const std::vector<CatalogOp> ops = [] {
+    std::vector<CatalogOp> v;
+#define BARACUDA_UNARY_OP(name, Enum, params, saved, types, domain, fwd_tol, bwd_tol, doc)                 \
+  {                                                                                                      \
+    CatalogOp c{UnaryKind::Enum,         #name, UnarySaved::saved, UnaryDomain domain,                   \
+                &unary_tolerances::fwd_tol, &unary_tolerances::bwd_tol, {}};                             \
+    for_each_type(types{}, [&]<class T>() { c.kinds.push_back(kind_of<T>); });                           \
+    v.push_back(c);                                                                                      \
+  }
+#include "baracuda/ops/unary_ops.def"
+#undef BARACUDA_UNARY_OP
+    return v;
+  }();
+  return ops;
+}
+
+inline const CatalogOp& op_of(UnaryKind k) { return catalog()[static_cast<size_t>(k)]; }
+
+inline const detail::ParamSpec& spec_of(UnaryKind k) { return detail::kUnaryParamSpecs[static_cast<size_t>(k)]; }
+
+/// The value the sweeps give each parameter (not the defaults, so that the parameters reach the kernels;
+/// every op's rules hold for them).
+inline double test_value(UnaryParam p) {
+  switch (p) {
+    case UnaryParam::NegativeSlope: return 0.2;
+    case UnaryParam::Alpha: return 1.5;
+    case UnaryParam::Beta: return 2.0;
+    case UnaryParam::Threshold: return 3.0;
+    case UnaryParam::Value: return -2.0;
+    case UnaryParam::Lambd: return 0.75;
+    case UnaryParam::MinVal: return -2.0;
+    case UnaryParam::MaxVal: return 0.5;
+    case UnaryParam::Eps: return 0.1;
+  }
+  return 0;
+}
+
+inline UnaryDescriptor test_desc(UnaryKind op, ElementKind k, const Shape& shape) {
+  UnaryDescriptor d = UnaryDescriptor().with_kind(op).with_element(k).with_shape(shape);
+  for (size_t i = 0; i < kNumUnaryParams; ++i)
+    if (spec_of(op).rules[i].applies) d.with_parameter(static_cast<UnaryParam>(i), test_value(static_cast<UnaryParam>(i)));
+  return d;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The host reference on dense host memory (the expectation of every sweep case)
+// ---------------------------------------------------------------------------------------------------
+
+inline std::vector<uint8_t> host_forward(UnaryDescriptor d, const std::vector<uint8_t>& x) {
+  const int64_t n = static_cast<int64_t>(x.size()) / element_bytes(d.element);
+  d.shape = Shape{n};
+  std::vector<uint8_t> y(x.size());
+  auto plan = dynamic::UnaryPlan::select(Stream::host(), d);
+  EXPECT_TRUE(plan) << plan.error().to_string();
+  if (!plan || n == 0) return y;
+  const Status s = plan->run(Stream::host(), {}, DynTensor::dense(const_cast<uint8_t*>(x.data()), d.element, d.shape),
+                             DynTensor::dense(y.data(), d.element, d.shape));
+  EXPECT_TRUE(s) << s.to_string();
+  return y;
+}
+
+inline std::vector<uint8_t> host_backward(UnaryDescriptor d, const std::vector<uint8_t>& dy, const std::vector<uint8_t>& saved) {
+  const int64_t n = static_cast<int64_t>(dy.size()) / element_bytes(d.element);
+  d.shape = Shape{n};
+  std::vector<uint8_t> dx(dy.size());
+  auto plan = dynamic::UnaryBackwardPlan::select(Stream::host(), d);
+  EXPECT_TRUE(plan) << plan.error().to_string();
+  if (!plan || n == 0) return dx;
+  const Status s =
+      plan->run(Stream::host(), {}, DynTensor::dense(const_cast<uint8_t*>(dy.data()), d.element, d.shape),
+                DynTensor::dense(const_cast<uint8_t*>(saved.data()), d.element, d.shape),
+                DynTensor::dense(dx.data(), d.element, d.shape));
+  EXPECT_TRUE(s) << s.to_string();
+  return dx;
+}
+
+inline UnaryDescriptor f32_desc(UnaryKind op = UnaryKind::Exp, Shape s = Shape{4, 3}) {
+  return UnaryDescriptor().with_kind(op).with_element(ElementKind::F32).with_shape(s);
+}
+
+}  // namespace baracuda::test
