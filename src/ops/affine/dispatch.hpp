@@ -27,11 +27,11 @@ namespace reference {
 const detail::AffineTable& affine_table();  // host.cpp
 }
 inline namespace device_sim {
-const detail::AffineTable& affine_table();  // sim.cu
+const detail::AffineTable& affine_table();  // device.cu
 }
 #if BARACUDA_HAVE_CUDA_KERNELS
 inline namespace device_cuda {
-const detail::AffineTable& affine_table();  // cuda.cu
+const detail::AffineTable& affine_table();  // device.cu
 }
 #endif
 }  // namespace baracuda

@@ -73,11 +73,11 @@ namespace reference {
 const detail::BinaryTables& binary_tables();  // host.cpp
 }
 inline namespace device_sim {
-const detail::BinaryTables& binary_tables();  // sim.cu
+const detail::BinaryTables& binary_tables();  // device.cu
 }
 #if BARACUDA_HAVE_CUDA_KERNELS
 inline namespace device_cuda {
-const detail::BinaryTables& binary_tables();  // cuda.cu
+const detail::BinaryTables& binary_tables();  // device.cu
 }
 #endif
 }  // namespace baracuda

@@ -25,11 +25,11 @@ namespace reference {
 const detail::CastTable& cast_table();  // host.cpp
 }
 inline namespace device_sim {
-const detail::CastTable& cast_table();  // sim.cu
+const detail::CastTable& cast_table();  // device.cu
 }
 #if BARACUDA_HAVE_CUDA_KERNELS
 inline namespace device_cuda {
-const detail::CastTable& cast_table();  // cuda.cu
+const detail::CastTable& cast_table();  // device.cu
 }
 #endif
 }  // namespace baracuda

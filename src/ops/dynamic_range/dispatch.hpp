@@ -85,13 +85,13 @@ namespace reference {
 const detail::DynamicRangeParamsTable& dynamic_range_params_table();  // host.cpp
 }
 inline namespace device_sim {
-const detail::DynamicRangeParamsTable& dynamic_range_params_table();  // sim.cu
-const detail::DynamicRangeFusedTable& dynamic_range_fused_table();    // sim.cu
+const detail::DynamicRangeParamsTable& dynamic_range_params_table();  // device.cu
+const detail::DynamicRangeFusedTable& dynamic_range_fused_table();    // device.cu
 }
 #if BARACUDA_HAVE_CUDA_KERNELS
 inline namespace device_cuda {
-const detail::DynamicRangeParamsTable& dynamic_range_params_table();  // cuda.cu
-const detail::DynamicRangeFusedTable& dynamic_range_fused_table();    // cuda.cu
+const detail::DynamicRangeParamsTable& dynamic_range_params_table();  // device.cu
+const detail::DynamicRangeFusedTable& dynamic_range_fused_table();    // device.cu
 }
 #endif
 }  // namespace baracuda

@@ -27,11 +27,11 @@ namespace reference {
 const detail::FillTable& fill_table();  // host.cpp
 }
 inline namespace device_sim {
-const detail::FillTable& fill_table();  // sim.cu
+const detail::FillTable& fill_table();  // device.cu
 }
 #if BARACUDA_HAVE_CUDA_KERNELS
 inline namespace device_cuda {
-const detail::FillTable& fill_table();  // cuda.cu
+const detail::FillTable& fill_table();  // device.cu
 }
 #endif
 }  // namespace baracuda

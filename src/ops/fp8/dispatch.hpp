@@ -55,11 +55,11 @@ namespace reference {
 const detail::Fp8Functions& fp8_functions();  // host.cpp
 }
 inline namespace device_sim {
-const detail::Fp8Functions& fp8_functions();  // sim.cu
+const detail::Fp8Functions& fp8_functions();  // device.cu
 }
 #if BARACUDA_HAVE_CUDA_KERNELS
 inline namespace device_cuda {
-const detail::Fp8Functions& fp8_functions();  // cuda.cu
+const detail::Fp8Functions& fp8_functions();  // device.cu
 }
 #endif
 }  // namespace baracuda

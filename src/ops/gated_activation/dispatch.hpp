@@ -58,13 +58,13 @@ const detail::GatedForwardTable& gated_forward_table();    // host.cpp
 const detail::GatedBackwardTable& gated_backward_table();  // host.cpp
 }  // namespace reference
 inline namespace device_sim {
-const detail::GatedForwardTable& gated_forward_table();    // sim.cu
-const detail::GatedBackwardTable& gated_backward_table();  // sim.cu
+const detail::GatedForwardTable& gated_forward_table();    // device_forward.cu
+const detail::GatedBackwardTable& gated_backward_table();  // device_backward.cu
 }  // namespace device_sim
 #if BARACUDA_HAVE_CUDA_KERNELS
 inline namespace device_cuda {
-const detail::GatedForwardTable& gated_forward_table();    // cuda.cu
-const detail::GatedBackwardTable& gated_backward_table();  // cuda.cu
+const detail::GatedForwardTable& gated_forward_table();    // device_forward.cu
+const detail::GatedBackwardTable& gated_backward_table();  // device_backward.cu
 }  // namespace device_cuda
 #endif
 }  // namespace baracuda

@@ -83,11 +83,11 @@ namespace reference {
 const detail::Int4GemmTables& int4_gemm_tables();  // host.cpp
 }
 inline namespace device_sim {
-const detail::Int4GemmTables& int4_gemm_tables();  // sim.cu (kernels.cuh)
+const detail::Int4GemmTables& int4_gemm_tables();  // device.cu (kernels.cuh)
 }
 #if BARACUDA_HAVE_CUDA_KERNELS
 inline namespace device_cuda {
-const detail::Int4GemmTables& int4_gemm_tables();  // cuda.cu (kernels.cuh)
+const detail::Int4GemmTables& int4_gemm_tables();  // device.cu (kernels.cuh)
 }
 #endif
 }  // namespace baracuda

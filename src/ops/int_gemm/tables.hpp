@@ -57,11 +57,11 @@ namespace reference {
 const detail::IntGemmTables& int_gemm_tables();  // host.cpp
 }
 inline namespace device_sim {
-const detail::IntGemmTables& int_gemm_tables();  // sim.cu / cuda.cu (kernels.cuh)
+const detail::IntGemmTables& int_gemm_tables();  // device.cu (kernels.cuh)
 }
 #if BARACUDA_HAVE_CUDA_KERNELS
 inline namespace device_cuda {
-const detail::IntGemmTables& int_gemm_tables();  // sim.cu / cuda.cu (kernels.cuh)
+const detail::IntGemmTables& int_gemm_tables();  // device.cu (kernels.cuh)
 }
 #endif
 }  // namespace baracuda

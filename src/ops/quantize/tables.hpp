@@ -33,11 +33,11 @@ namespace reference {
 const detail::QuantizeTables& quantize_tables();  // host.cpp
 }
 inline namespace device_sim {
-const detail::QuantizeTables& quantize_tables();  // sim.cu
+const detail::QuantizeTables& quantize_tables();  // device_pairs.cu
 }
 #if BARACUDA_HAVE_CUDA_KERNELS
 inline namespace device_cuda {
-const detail::QuantizeTables& quantize_tables();  // cuda.cu
+const detail::QuantizeTables& quantize_tables();  // device_pairs.cu
 }
 #endif
 }  // namespace baracuda
