@@ -47,23 +47,11 @@ struct UnaryTables {
 
 }  // namespace baracuda::detail
 
-namespace baracuda {
-namespace reference {
+namespace baracuda::reference {
 const detail::UnaryTables& unary_tables();  // host.cpp
 }
 // One slice per element type and device, from the kernel unit device_<type>.cu. plan.cpp lists them.
-inline namespace device_sim {
-const detail::UnarySlice& unary_slice_f16();
-const detail::UnarySlice& unary_slice_bf16();
-const detail::UnarySlice& unary_slice_f32();
-const detail::UnarySlice& unary_slice_f64();
-}  // namespace device_sim
-#if BARACUDA_HAVE_CUDA_KERNELS
-inline namespace device_cuda {
-const detail::UnarySlice& unary_slice_f16();
-const detail::UnarySlice& unary_slice_bf16();
-const detail::UnarySlice& unary_slice_f32();
-const detail::UnarySlice& unary_slice_f64();
-}  // namespace device_cuda
-#endif
-}  // namespace baracuda
+BARACUDA_DECLARE_KERNEL_TABLE(detail::UnarySlice, unary_slice_f16)
+BARACUDA_DECLARE_KERNEL_TABLE(detail::UnarySlice, unary_slice_bf16)
+BARACUDA_DECLARE_KERNEL_TABLE(detail::UnarySlice, unary_slice_f32)
+BARACUDA_DECLARE_KERNEL_TABLE(detail::UnarySlice, unary_slice_f64)
