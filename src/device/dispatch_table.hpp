@@ -78,3 +78,30 @@ inline Error no_cuda_kernels(std::string_view plan) {
 #else
 #define BARACUDA_CUDA_TABLE(NAME) nullptr
 #endif
+
+/// `__VA_ARGS__` when the library has the cuda kernels, nothing otherwise (a macro cannot contain `#if`).
+#if BARACUDA_HAVE_CUDA_KERNELS
+#define BARACUDA_IF_CUDA_KERNELS(...) __VA_ARGS__
+#else
+#define BARACUDA_IF_CUDA_KERNELS(...)
+#endif
+
+/// Declares `const TYPE& NAME()`, a family's table accessor, for the two devices of its kernel unit:
+/// `device_sim::NAME()` and, when the library has the cuda kernels, `device_cuda::NAME()`; the unit, compiled
+/// once per device, defines both. TYPE is named from namespace baracuda (`detail::FillTable`). At global
+/// scope, after TYPE.
+#define BARACUDA_DECLARE_KERNEL_TABLE(TYPE, NAME)                                           \
+  namespace baracuda {                                                                      \
+  inline namespace device_sim {                                                             \
+  const ::baracuda::TYPE& NAME();                                                           \
+  }                                                                                         \
+  BARACUDA_IF_CUDA_KERNELS(inline namespace device_cuda { const ::baracuda::TYPE& NAME(); }) \
+  }
+
+/// The accessor on all three devices: `reference::NAME()` (the family's host.cpp) and the kernel unit's two
+/// (BARACUDA_DECLARE_KERNEL_TABLE): the three tables that table_for_device chooses from.
+#define BARACUDA_DECLARE_DEVICE_TABLE(TYPE, NAME) \
+  namespace baracuda::reference {                 \
+  const ::baracuda::TYPE& NAME();                 \
+  }                                               \
+  BARACUDA_DECLARE_KERNEL_TABLE(TYPE, NAME)

@@ -1,7 +1,8 @@
 // TMA self-test kernel (tma_selftest.hpp): thread 0 initialises one mbarrier and issues one or two tensor box
 // copies (ptx/tma.cuh), one per barrier phase; the block waits on each phase's parity, writes the shared
-// buffer out byte for byte, and meets at a barrier before the next phase. Plain CUDA over the wrapper layer; compiled against the emulator
-// (tma_kernels_sim.cu) and by nvcc (tma_kernels_cuda.cu).
+// buffer out byte for byte, and meets at a barrier before the next phase. Plain CUDA over the wrapper layer;
+// a kernel unit, compiled against the emulator and by nvcc (baracuda_add_kernel_sources,
+// tests/ptx/CMakeLists.txt).
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,6 @@
 /// \file
 /// \brief Launchers of the TMA self-test kernel (tma_kernels.cuh), compiled for the sim device and, in builds
-/// with cuda kernels, by nvcc (tma_kernels_cuda.cu; the instructions need sm_90, older targets trap).
+/// with cuda kernels, by nvcc (the instructions need sm_90, older targets trap).
 #pragma once
 
 #include <cstdint>

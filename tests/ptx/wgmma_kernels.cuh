@@ -1,7 +1,7 @@
 // wgmma self-test kernel (wgmma_selftest.hpp): copies a host-built shared-memory image, issues one or two
 // wgmma.m64nNk32 per warpgroup through the descriptors the host chose, and writes the accumulators out by
-// register. Plain CUDA over the wrapper layer; compiled against the emulator (wgmma_kernels_sim.cu) and by
-// nvcc for sm_90a only (wgmma_kernels_cuda.cu).
+// register. Plain CUDA over the wrapper layer; a kernel unit, compiled against the emulator and by
+// nvcc for sm_90a only (baracuda_add_kernel_sources with SM90A, tests/ptx/CMakeLists.txt).
 #pragma once
 
 #include <cstdint>

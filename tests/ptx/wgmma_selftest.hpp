@@ -1,6 +1,6 @@
 /// \file
 /// \brief Launchers of the wgmma self-test kernels (wgmma_kernels.cuh), compiled for the sim device and, in
-/// builds with sm_90a kernels, by nvcc for compute_90a/sm_90a (wgmma_kernels_cuda.cu).
+/// builds with sm_90a kernels, by nvcc for compute_90a/sm_90a alone.
 #pragma once
 
 #include <cstdint>

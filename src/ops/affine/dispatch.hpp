@@ -22,16 +22,5 @@ using AffineTable = KindTable<AffineFn>;
 
 }  // namespace baracuda::detail
 
-namespace baracuda {
-namespace reference {
-const detail::AffineTable& affine_table();  // host.cpp
-}
-inline namespace device_sim {
-const detail::AffineTable& affine_table();  // sim.cu
-}
-#if BARACUDA_HAVE_CUDA_KERNELS
-inline namespace device_cuda {
-const detail::AffineTable& affine_table();  // cuda.cu
-}
-#endif
-}  // namespace baracuda
+// reference: host.cpp; sim and cuda: the kernel unit device.cu
+BARACUDA_DECLARE_DEVICE_TABLE(detail::AffineTable, affine_table)

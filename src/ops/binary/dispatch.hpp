@@ -68,16 +68,6 @@ inline BinaryTables merge_binary_tables(std::initializer_list<const BinaryTables
 
 }  // namespace baracuda::detail
 
-namespace baracuda {
-namespace reference {
-const detail::BinaryTables& binary_tables();  // host.cpp
-}
-inline namespace device_sim {
-const detail::BinaryTables& binary_tables();  // sim.cu
-}
-#if BARACUDA_HAVE_CUDA_KERNELS
-inline namespace device_cuda {
-const detail::BinaryTables& binary_tables();  // cuda.cu
-}
-#endif
-}  // namespace baracuda
+// reference: host.cpp; sim and cuda: the kernel unit device.cu, which merges the parts of device_16bit.cu and
+// device_int.cu
+BARACUDA_DECLARE_DEVICE_TABLE(detail::BinaryTables, binary_tables)

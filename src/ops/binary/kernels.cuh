@@ -117,11 +117,11 @@ constexpr ::baracuda::detail::BinaryTables make_binary_tables() {
   return t;
 }
 
-/// The kernel translation units: each instantiates the tables of one group of element types, so that they
-/// compile in parallel (cuda.cu / sim.cu also merge the parts into the device's tables).
-using WideFloatPart = ::baracuda::type_list<float, double>;              // cuda.cu, sim.cu
-using HalfPart = ::baracuda::type_list<__half, __nv_bfloat16>;           // cuda_16bit.cu, sim_16bit.cu
-using IntegerPart = ::baracuda::type_list<int8_t, uint8_t, int32_t, int64_t>;  // cuda_int.cu, sim_int.cu
+/// The kernel units (device*.cu): each instantiates the tables of one group of element types, so that they
+/// compile in parallel (device.cu also merges the parts into the device's tables).
+using WideFloatPart = ::baracuda::type_list<float, double>;              // device.cu
+using HalfPart = ::baracuda::type_list<__half, __nv_bfloat16>;           // device_16bit.cu
+using IntegerPart = ::baracuda::type_list<int8_t, uint8_t, int32_t, int64_t>;  // device_int.cu
 const ::baracuda::detail::BinaryTables& binary_tables_16bit();
 const ::baracuda::detail::BinaryTables& binary_tables_int();
 

@@ -20,16 +20,5 @@ using CastTable = KindPairTable<CastFn>;
 
 }  // namespace baracuda::detail
 
-namespace baracuda {
-namespace reference {
-const detail::CastTable& cast_table();  // host.cpp
-}
-inline namespace device_sim {
-const detail::CastTable& cast_table();  // sim.cu
-}
-#if BARACUDA_HAVE_CUDA_KERNELS
-inline namespace device_cuda {
-const detail::CastTable& cast_table();  // cuda.cu
-}
-#endif
-}  // namespace baracuda
+// reference: host.cpp; sim and cuda: the kernel unit device.cu
+BARACUDA_DECLARE_DEVICE_TABLE(detail::CastTable, cast_table)

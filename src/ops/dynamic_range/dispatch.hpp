@@ -80,18 +80,7 @@ using DynamicRangeTypes = FloatTypes;
 
 }  // namespace baracuda::detail
 
-namespace baracuda {
-namespace reference {
-const detail::DynamicRangeParamsTable& dynamic_range_params_table();  // host.cpp
-}
-inline namespace device_sim {
-const detail::DynamicRangeParamsTable& dynamic_range_params_table();  // sim.cu
-const detail::DynamicRangeFusedTable& dynamic_range_fused_table();    // sim.cu
-}
-#if BARACUDA_HAVE_CUDA_KERNELS
-inline namespace device_cuda {
-const detail::DynamicRangeParamsTable& dynamic_range_params_table();  // cuda.cu
-const detail::DynamicRangeFusedTable& dynamic_range_fused_table();    // cuda.cu
-}
-#endif
-}  // namespace baracuda
+// reference: host.cpp; sim and cuda: the kernel unit device.cu
+BARACUDA_DECLARE_DEVICE_TABLE(detail::DynamicRangeParamsTable, dynamic_range_params_table)
+// sim and cuda only (the kernel unit device.cu): the host reference is the two-pass definition.
+BARACUDA_DECLARE_KERNEL_TABLE(detail::DynamicRangeFusedTable, dynamic_range_fused_table)

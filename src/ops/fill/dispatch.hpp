@@ -22,16 +22,5 @@ using FillTable = KindTable<FillFn>;
 
 }  // namespace baracuda::detail
 
-namespace baracuda {
-namespace reference {
-const detail::FillTable& fill_table();  // host.cpp
-}
-inline namespace device_sim {
-const detail::FillTable& fill_table();  // sim.cu
-}
-#if BARACUDA_HAVE_CUDA_KERNELS
-inline namespace device_cuda {
-const detail::FillTable& fill_table();  // cuda.cu
-}
-#endif
-}  // namespace baracuda
+// reference: host.cpp; sim and cuda: the kernel unit device.cu
+BARACUDA_DECLARE_DEVICE_TABLE(detail::FillTable, fill_table)

@@ -50,16 +50,5 @@ struct Fp8Functions {
 
 }  // namespace baracuda::detail
 
-namespace baracuda {
-namespace reference {
-const detail::Fp8Functions& fp8_functions();  // host.cpp
-}
-inline namespace device_sim {
-const detail::Fp8Functions& fp8_functions();  // sim.cu
-}
-#if BARACUDA_HAVE_CUDA_KERNELS
-inline namespace device_cuda {
-const detail::Fp8Functions& fp8_functions();  // cuda.cu
-}
-#endif
-}  // namespace baracuda
+// reference: host.cpp; sim and cuda: the kernel unit device.cu
+BARACUDA_DECLARE_DEVICE_TABLE(detail::Fp8Functions, fp8_functions)

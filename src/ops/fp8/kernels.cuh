@@ -1,5 +1,5 @@
 // Device code of the fp8 family: builds one device's function table from the quantize, dequantize and
-// scaling-update kernels (cuda.cu and sim.cu instantiate it).
+// scaling-update kernels (the kernel unit device.cu instantiates it for both devices).
 #pragma once
 
 #include "sim/compat.cuh"  // first: the device namespace, launch macros and device API

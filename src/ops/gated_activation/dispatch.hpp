@@ -52,19 +52,7 @@ constexpr size_t gated_kind_index(GatedActivationKind k) { return static_cast<si
 
 }  // namespace baracuda::detail
 
-namespace baracuda {
-namespace reference {
-const detail::GatedForwardTable& gated_forward_table();    // host.cpp
-const detail::GatedBackwardTable& gated_backward_table();  // host.cpp
-}  // namespace reference
-inline namespace device_sim {
-const detail::GatedForwardTable& gated_forward_table();    // sim.cu
-const detail::GatedBackwardTable& gated_backward_table();  // sim.cu
-}  // namespace device_sim
-#if BARACUDA_HAVE_CUDA_KERNELS
-inline namespace device_cuda {
-const detail::GatedForwardTable& gated_forward_table();    // cuda.cu
-const detail::GatedBackwardTable& gated_backward_table();  // cuda.cu
-}  // namespace device_cuda
-#endif
-}  // namespace baracuda
+// reference: host.cpp; sim and cuda: the kernel unit device_forward.cu
+BARACUDA_DECLARE_DEVICE_TABLE(detail::GatedForwardTable, gated_forward_table)
+// reference: host.cpp; sim and cuda: the kernel unit device_backward.cu
+BARACUDA_DECLARE_DEVICE_TABLE(detail::GatedBackwardTable, gated_backward_table)

@@ -1,6 +1,6 @@
 // Device code of the int4_gemm family: the W4A16 tensor-core GEMM over Marlin-layout weights,
 // C[M, N] = A[M, K] · dequant(B)[K, N] (+ bias), and the act-order column gather of A. Instantiated for the
-// cuda (cuda.cu) and sim (sim.cu) devices; tables.hpp documents the launch record.
+// cuda and sim devices by the kernel unit device.cu; tables.hpp documents the launch record.
 //
 // The kernel is a template on its block shape (tuning.hpp's Int4GemmConfig); the library instantiates only
 // kInt4GemmDefault, described here with the general case in brackets. A block computes a BM×64 [BM×BN] tile

@@ -78,16 +78,5 @@ struct Int4GemmTables {
 
 }  // namespace baracuda::detail
 
-namespace baracuda {
-namespace reference {
-const detail::Int4GemmTables& int4_gemm_tables();  // host.cpp
-}
-inline namespace device_sim {
-const detail::Int4GemmTables& int4_gemm_tables();  // sim.cu (kernels.cuh)
-}
-#if BARACUDA_HAVE_CUDA_KERNELS
-inline namespace device_cuda {
-const detail::Int4GemmTables& int4_gemm_tables();  // cuda.cu (kernels.cuh)
-}
-#endif
-}  // namespace baracuda
+// reference: host.cpp; sim and cuda: the kernel unit device.cu
+BARACUDA_DECLARE_DEVICE_TABLE(detail::Int4GemmTables, int4_gemm_tables)

@@ -1,6 +1,6 @@
 // Device code of the int4_marlin_repack family: GPTQ / AWQ checkpoint tensors → Marlin's weight, scales and
 // zero points (include/baracuda/ops/int4_marlin_repack.hpp), as one gather kernel. Instantiated for the cuda
-// (cuda.cu) and sim (sim.cu) devices; tables.hpp documents the launch record.
+// and sim devices by the kernel unit device.cu; tables.hpp documents the launch record.
 //
 // One thread assembles one output word (or one scale) from the checkpoint values its Marlin position maps to;
 // the index maps are those of src/ops/int4_weights/marlin_layout.cpp written as arithmetic:

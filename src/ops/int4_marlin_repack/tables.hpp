@@ -33,16 +33,5 @@ struct Int4RepackTables {
 
 }  // namespace baracuda::detail
 
-namespace baracuda {
-namespace reference {
-const detail::Int4RepackTables& int4_marlin_repack_tables();  // host.cpp
-}
-inline namespace device_sim {
-const detail::Int4RepackTables& int4_marlin_repack_tables();  // sim.cu (kernels.cuh)
-}
-#if BARACUDA_HAVE_CUDA_KERNELS
-inline namespace device_cuda {
-const detail::Int4RepackTables& int4_marlin_repack_tables();  // cuda.cu (kernels.cuh)
-}
-#endif
-}  // namespace baracuda
+// reference: host.cpp; sim and cuda: the kernel unit device.cu
+BARACUDA_DECLARE_DEVICE_TABLE(detail::Int4RepackTables, int4_marlin_repack_tables)

@@ -52,16 +52,5 @@ using LinearOutputTypes = FloatTypes;
 
 }  // namespace baracuda::detail
 
-namespace baracuda {
-namespace reference {
-const detail::IntGemmTables& int_gemm_tables();  // host.cpp
-}
-inline namespace device_sim {
-const detail::IntGemmTables& int_gemm_tables();  // sim.cu / cuda.cu (kernels.cuh)
-}
-#if BARACUDA_HAVE_CUDA_KERNELS
-inline namespace device_cuda {
-const detail::IntGemmTables& int_gemm_tables();  // sim.cu / cuda.cu (kernels.cuh)
-}
-#endif
-}  // namespace baracuda
+// reference: host.cpp; sim and cuda: the kernel unit device.cu
+BARACUDA_DECLARE_DEVICE_TABLE(detail::IntGemmTables, int_gemm_tables)

@@ -28,16 +28,5 @@ struct QuantizeTables {
 
 }  // namespace baracuda::detail
 
-namespace baracuda {
-namespace reference {
-const detail::QuantizeTables& quantize_tables();  // host.cpp
-}
-inline namespace device_sim {
-const detail::QuantizeTables& quantize_tables();  // sim.cu
-}
-#if BARACUDA_HAVE_CUDA_KERNELS
-inline namespace device_cuda {
-const detail::QuantizeTables& quantize_tables();  // cuda.cu
-}
-#endif
-}  // namespace baracuda
+// reference: host.cpp; sim and cuda: the kernel unit device_pairs.cu (with device_float.cu's entries)
+BARACUDA_DECLARE_DEVICE_TABLE(detail::QuantizeTables, quantize_tables)

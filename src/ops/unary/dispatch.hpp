@@ -1,7 +1,7 @@
 // Internal: the unary family's launch records, its dispatch tables and their accessors.
 //
-// The device tables are built per element type, one translation unit per type and device (cuda_f32.cu,
-// sim_f32.cu, …; so that nvcc compiles them in parallel): each defines a `UnarySlice`, the functions of
+// The device tables are built per element type, one kernel unit per type (device_f32.cu, …, each compiled
+// for both devices; so that nvcc compiles them in parallel): each defines a `UnarySlice`, the functions of
 // every op for its type. plan.cpp assembles the slices into `UnaryTables` indexed [op][element kind].
 // The host reference builds its `UnaryTables` directly (host.cpp).
 #pragma once
@@ -47,23 +47,11 @@ struct UnaryTables {
 
 }  // namespace baracuda::detail
 
-namespace baracuda {
-namespace reference {
+namespace baracuda::reference {
 const detail::UnaryTables& unary_tables();  // host.cpp
 }
-// One slice per element type and device: <device>_<type>.cu. plan.cpp lists them.
-inline namespace device_sim {
-const detail::UnarySlice& unary_slice_f16();
-const detail::UnarySlice& unary_slice_bf16();
-const detail::UnarySlice& unary_slice_f32();
-const detail::UnarySlice& unary_slice_f64();
-}  // namespace device_sim
-#if BARACUDA_HAVE_CUDA_KERNELS
-inline namespace device_cuda {
-const detail::UnarySlice& unary_slice_f16();
-const detail::UnarySlice& unary_slice_bf16();
-const detail::UnarySlice& unary_slice_f32();
-const detail::UnarySlice& unary_slice_f64();
-}  // namespace device_cuda
-#endif
-}  // namespace baracuda
+// One slice per element type and device, from the kernel unit device_<type>.cu. plan.cpp lists them.
+BARACUDA_DECLARE_KERNEL_TABLE(detail::UnarySlice, unary_slice_f16)
+BARACUDA_DECLARE_KERNEL_TABLE(detail::UnarySlice, unary_slice_bf16)
+BARACUDA_DECLARE_KERNEL_TABLE(detail::UnarySlice, unary_slice_f32)
+BARACUDA_DECLARE_KERNEL_TABLE(detail::UnarySlice, unary_slice_f64)

@@ -25,8 +25,8 @@ constexpr std::array<std::string_view, kNumUnaryKinds> kBackwardNames = {{
 #undef BARACUDA_UNARY_OP
 }};
 
-// The slices exist for these types only (one <device>_<type>.cu each); a catalog line naming another
-// type needs a new slice file and a line below.
+// The slices exist for these types only (one kernel unit device_<type>.cu each); a catalog line naming
+// another type needs a new slice file (and its UNITS entry in CMakeLists.txt) and a line below.
 using SliceTypes = FloatTypes;
 constexpr bool catalog_types_have_slices() {
   bool ok = true;

@@ -1,4 +1,5 @@
-// The cast family's dispatch table for the sim device (the kernels of kernels.cuh compiled against the SIMT emulator).
+// The cast family's dispatch table (kernels.cuh), compiled for both devices (cmake/BaracudaKernels.cmake: by nvcc
+// for cuda, by the host compiler against the SIMT emulator for sim).
 #include "ops/cast/kernels.cuh"
 
 BARACUDA_DEVICE_NAMESPACE_BEGIN

@@ -1,5 +1,5 @@
-// The int_gemm family's table for the sim device: kernels.cuh (the int8 tensor-core GEMM and its fused
-// epilogues) compiled as C++ against the SIMT emulator.
+// The int_gemm family's table: kernels.cuh (the int8 tensor-core GEMM and its fused epilogues), compiled for both
+// devices (cmake/BaracudaKernels.cmake: by nvcc for cuda, by the host compiler against the SIMT emulator for sim).
 #include "ops/int_gemm/kernels.cuh"
 
 BARACUDA_DEVICE_NAMESPACE_BEGIN

@@ -1,5 +1,6 @@
-// The int4_gemm family's table for the cuda device: kernels.cuh (the W4A16 Marlin-layout tensor-core GEMM and
-// the act-order column gather) compiled by nvcc.
+// The int4_gemm family's table: kernels.cuh (the W4A16 Marlin-layout tensor-core GEMM and the act-order column
+// gather), compiled for both devices (cmake/BaracudaKernels.cmake: by nvcc for cuda, by the host compiler against
+// the SIMT emulator for sim).
 #include "ops/int4_gemm/kernels.cuh"
 
 BARACUDA_DEVICE_NAMESPACE_BEGIN

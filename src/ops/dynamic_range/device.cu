@@ -1,4 +1,5 @@
-// The dynamic-range family's parameter-pass and fused-path tables for the sim device (kernels.cuh compiled against the SIMT emulator).
+// The dynamic-range family's parameter-pass and fused-path tables (kernels.cuh), compiled for both devices
+// (cmake/BaracudaKernels.cmake: by nvcc for cuda, by the host compiler against the SIMT emulator for sim).
 #include "ops/dynamic_range/kernels.cuh"
 
 BARACUDA_DEVICE_NAMESPACE_BEGIN

@@ -1,6 +1,6 @@
-// The binary family's dispatch tables for the cuda device (the kernels of kernels.cuh compiled by nvcc): the f32 and
-// f64 kernels, and the merge of the parts that cuda_16bit.cu (f16, bf16) and cuda_int.cu (s8, u8, s32, s64)
-// instantiate.
+// The binary family's dispatch tables, compiled for both devices (cmake/BaracudaKernels.cmake: by nvcc for cuda, by
+// the host compiler against the SIMT emulator for sim): the f32 and f64 kernels, and the merge of the parts that
+// device_16bit.cu (f16, bf16) and device_int.cu (s8, u8, s32, s64) instantiate.
 #include "ops/binary/kernels.cuh"
 
 BARACUDA_DEVICE_NAMESPACE_BEGIN

@@ -1,4 +1,5 @@
-// The fill family's dispatch table for the cuda device (the kernels of kernels.cuh compiled by nvcc).
+// The fill family's dispatch table (kernels.cuh), compiled for both devices (cmake/BaracudaKernels.cmake: by nvcc
+// for cuda, by the host compiler against the SIMT emulator for sim).
 #include "ops/fill/kernels.cuh"
 
 BARACUDA_DEVICE_NAMESPACE_BEGIN

@@ -1,4 +1,5 @@
-// The quantize family's cuda entries over the float kind alone (backward passes, fake-quantize).
+// The quantize family's entries over the float kind alone (backward passes, fake-quantize), compiled for both
+// devices (cmake/BaracudaKernels.cmake: by nvcc for cuda, by the host compiler against the SIMT emulator for sim).
 #include "ops/quantize/kernels.cuh"
 
 BARACUDA_DEVICE_NAMESPACE_BEGIN

@@ -1,4 +1,5 @@
-// The affine family's dispatch table for the cuda device (the kernels of kernels.cuh compiled by nvcc).
+// The affine family's dispatch table (kernels.cuh), compiled for both devices (cmake/BaracudaKernels.cmake: by nvcc
+// for cuda, by the host compiler against the SIMT emulator for sim).
 #include "ops/affine/kernels.cuh"
 
 BARACUDA_DEVICE_NAMESPACE_BEGIN

@@ -1,5 +1,6 @@
-// The quantize family's sim table: quantize and dequantize over (float kind × quantized kind) compiled
-// here, the other entries taken from sim_float.cu.
+// The quantize family's table: quantize and dequantize over (float kind × quantized kind) compiled here, the other
+// entries taken from device_float.cu; compiled for both devices (cmake/BaracudaKernels.cmake: by nvcc for cuda, by
+// the host compiler against the SIMT emulator for sim).
 #include "ops/quantize/kernels.cuh"
 
 BARACUDA_DEVICE_NAMESPACE_BEGIN

@@ -1,5 +1,5 @@
-// The int4_marlin_repack family's table for the cuda device: kernels.cuh (the GPTQ / AWQ → Marlin gather kernel)
-// compiled by nvcc.
+// The int4_marlin_repack family's table: kernels.cuh (the GPTQ / AWQ → Marlin gather kernel), compiled for both
+// devices (cmake/BaracudaKernels.cmake: by nvcc for cuda, by the host compiler against the SIMT emulator for sim).
 #include "ops/int4_marlin_repack/kernels.cuh"
 
 BARACUDA_DEVICE_NAMESPACE_BEGIN

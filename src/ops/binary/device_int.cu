@@ -1,4 +1,6 @@
-// The binary family's cuda kernels for s8, u8, s32 and s64 (one part of the device's tables; cuda.cu merges them).
+// The binary family's kernels for s8, u8, s32 and s64 (one part of the device's tables; device.cu merges them),
+// compiled for both devices (cmake/BaracudaKernels.cmake: by nvcc for cuda, by the host compiler against the SIMT
+// emulator for sim).
 #include "ops/binary/kernels.cuh"
 
 BARACUDA_DEVICE_NAMESPACE_BEGIN

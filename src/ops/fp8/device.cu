@@ -1,4 +1,5 @@
-// The fp8 family's functions for the sim device (the kernels of kernels.cuh compiled against the SIMT emulator).
+// The fp8 family's functions (kernels.cuh), compiled for both devices (cmake/BaracudaKernels.cmake: by nvcc for
+// cuda, by the host compiler against the SIMT emulator for sim).
 #include "ops/fp8/kernels.cuh"
 
 BARACUDA_DEVICE_NAMESPACE_BEGIN

@@ -1,0 +1,13 @@
+// The gated-activation family's forward dispatch table (kernels.cuh), compiled for both devices
+// (cmake/BaracudaKernels.cmake: by nvcc for cuda, by the host compiler against the SIMT emulator for sim). Forward
+// and backward are separate translation units so that they compile in parallel.
+#include "ops/gated_activation/kernels.cuh"
+
+BARACUDA_DEVICE_NAMESPACE_BEGIN
+
+const ::baracuda::detail::GatedForwardTable& gated_forward_table() {
+  static constexpr ::baracuda::detail::GatedForwardTable table = gated::make_forward_table();
+  return table;
+}
+
+BARACUDA_DEVICE_NAMESPACE_END

@@ -1,4 +1,0 @@
-// The unary family's f32 functions for the cuda device (kernels.cuh compiled by nvcc).
-#include "ops/unary/kernels.cuh"
-
-BARACUDA_UNARY_SLICE(float, f32)

@@ -1,2 +1,0 @@
-// The wgmma self-test kernel compiled against the SIMT emulator (LANGUAGE CXX).
-#include "wgmma_kernels.cuh"
