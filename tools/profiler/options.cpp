@@ -4,6 +4,9 @@
 #include <cstdlib>
 #include <string>
 #include <string_view>
+#include <tuple>
+
+#include <CLI/CLI.hpp>
 
 namespace baracuda::profiler {
 namespace {
@@ -34,90 +37,67 @@ bool parse_shape(std::string_view text, Shape* out) {
 
 Result<Options> parse_options(int argc, const char* const* argv) {
   Options o;
-  for (int i = 1; i < argc; ++i) {
-    std::string_view arg = argv[i];
-    std::string_view value;
-    bool has_value = false;
-    if (const size_t eq = arg.find('='); arg.starts_with("--") && eq != std::string_view::npos) {
-      value = arg.substr(eq + 1);
-      arg = arg.substr(0, eq);
-      has_value = true;
-    }
-    auto next = [&](std::string_view name) -> Result<std::string_view> {
-      if (has_value) return value;
-      if (i + 1 >= argc) return bad(std::string(name) + " needs a value");
-      return std::string_view(argv[++i]);
-    };
-    auto kind = [&](std::string_view name) -> Result<ElementKind> {
-      auto v = next(name);
-      if (!v) return v.error();
-      ElementKind k;
-      if (!parse_element_kind(*v, &k)) return bad("unknown element kind '" + std::string(*v) + "' for " + std::string(name));
-      return k;
-    };
-    auto count = [&](std::string_view name) -> Result<int> {
-      auto v = next(name);
-      if (!v) return v.error();
-      int64_t n = 0;
-      if (!parse_int(*v, &n) || n < 0 || n > 1000000) return bad(std::string(name) + " needs a count, got '" + std::string(*v) + "'");
-      return static_cast<int>(n);
-    };
+  // CLI11 parses; the conversions below keep the profiler's own rules and messages. --help is an ordinary
+  // flag (our usage() text, not CLI11's generated one).
+  CLI::App app("baracuda-profiler");
+  app.set_help_flag();
+  app.allow_windows_style_options(false);
+  std::string device, dtype, out_dtype, shape, verify_limit;
+  std::optional<int64_t> warmup, repeat;
+  bool csv = false, json = false;
+  app.add_flag("-h,--help", o.help);
+  app.add_flag("--list", o.list);
+  app.add_flag("--csv", csv);
+  app.add_flag("--json", json);
+  app.add_flag("--strided", o.strided);
+  app.add_option("--op", o.op);
+  app.add_option("--dtype", dtype);
+  app.add_option("--out-dtype", out_dtype);
+  app.add_option("--shape", shape);
+  app.add_option("--device", device);
+  app.add_option("--warmup", warmup);
+  app.add_option("--repeat", repeat);
+  app.add_option("--verify-limit", verify_limit);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return bad(e.what());
+  }
 
-    if (arg == "--help" || arg == "-h") {
-      o.help = true;
-    } else if (arg == "--list") {
-      o.list = true;
-    } else if (arg == "--csv") {
-      o.format = OutputFormat::Csv;
-    } else if (arg == "--json") {
-      o.format = OutputFormat::Json;
-    } else if (arg == "--strided") {
-      o.strided = true;
-    } else if (arg == "--op") {
-      auto v = next(arg);
-      if (!v) return v.error();
-      o.op = std::string(*v);
-    } else if (arg == "--dtype") {
-      auto k = kind(arg);
-      if (!k) return k.error();
-      o.dtype = *k;
-    } else if (arg == "--out-dtype") {
-      auto k = kind(arg);
-      if (!k) return k.error();
-      o.out_dtype = *k;
-    } else if (arg == "--shape") {
-      auto v = next(arg);
-      if (!v) return v.error();
-      Shape s;
-      if (!parse_shape(*v, &s)) return bad("--shape wants extents like 4096x4096, got '" + std::string(*v) + "'");
-      o.shape = s;
-    } else if (arg == "--device") {
-      auto v = next(arg);
-      if (!v) return v.error();
-      if (*v != "auto" && *v != "cuda" && *v != "sim" && *v != "host")
-        return bad("--device is auto, cuda, sim or host, got '" + std::string(*v) + "'");
-      o.device = std::string(*v);
-    } else if (arg == "--warmup") {
-      auto n = count(arg);
-      if (!n) return n.error();
-      o.warmup = *n;
-    } else if (arg == "--verify-limit") {
-      auto v = next(arg);
-      if (!v) return v.error();
-      char* end = nullptr;
-      const std::string text(*v);
-      const double limit = std::strtod(text.c_str(), &end);
-      if (text.empty() || *end != '\0' || !(limit >= 0))
-        return bad("--verify-limit needs a flop count such as 2e10 (0: no limit), got '" + text + "'");
-      o.verify_limit = limit;
-    } else if (arg == "--repeat") {
-      auto n = count(arg);
-      if (!n) return n.error();
-      if (*n == 0) return bad("--repeat must be at least 1");
-      o.repeat = *n;
-    } else {
-      return bad("unknown argument '" + std::string(argv[i]) + "'");
-    }
+  if (csv) o.format = OutputFormat::Csv;
+  if (json) o.format = OutputFormat::Json;
+  auto kind = [](std::string_view name, const std::string& v, std::optional<ElementKind>* out) -> Status {
+    if (v.empty()) return {};
+    ElementKind k;
+    if (!parse_element_kind(v, &k)) return bad("unknown element kind '" + v + "' for " + std::string(name));
+    *out = k;
+    return {};
+  };
+  BARACUDA_TRY(kind("--dtype", dtype, &o.dtype));
+  BARACUDA_TRY(kind("--out-dtype", out_dtype, &o.out_dtype));
+  if (!shape.empty()) {
+    Shape sh;
+    if (!parse_shape(shape, &sh)) return bad("--shape wants extents like 4096x4096, got '" + shape + "'");
+    o.shape = sh;
+  }
+  if (!device.empty()) {
+    if (device != "auto" && device != "cuda" && device != "sim" && device != "host")
+      return bad("--device is auto, cuda, sim or host, got '" + device + "'");
+    o.device = device;
+  }
+  for (auto [name, value, field] : {std::tuple{"--warmup", &warmup, &o.warmup}, std::tuple{"--repeat", &repeat, &o.repeat}}) {
+    if (!*value) continue;
+    if (**value < 0 || **value > 1000000)
+      return bad(std::string(name) + " needs a count, got '" + std::to_string(**value) + "'");
+    *field = static_cast<int>(**value);
+  }
+  if (o.repeat && *o.repeat == 0) return bad("--repeat must be at least 1");
+  if (!verify_limit.empty()) {
+    char* end = nullptr;
+    const double limit = std::strtod(verify_limit.c_str(), &end);
+    if (*end != '\0' || !(limit >= 0))
+      return bad("--verify-limit needs a flop count such as 2e10 (0: no limit), got '" + verify_limit + "'");
+    o.verify_limit = limit;
   }
   if (o.out_dtype && !o.dtype) return bad("--out-dtype needs --dtype");
   return o;

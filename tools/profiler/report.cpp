@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include <nlohmann/json.hpp>
+
 namespace baracuda::profiler {
 namespace {
 
@@ -19,22 +21,8 @@ bool ran(const Row& r) {
 }
 bool verified(const Row& r) { return r.status == RowStatus::Passed || r.status == RowStatus::Failed; }
 
-std::string json_escape(std::string_view s) {
-  std::string r;
-  for (char c : s) {
-    switch (c) {
-      case '"': r += "\\\""; break;
-      case '\\': r += "\\\\"; break;
-      case '\n': r += "\\n"; break;
-      case '\t': r += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) r += fmt("\\u%04x", c);
-        else r += c;
-    }
-  }
-  return r;
-}
-std::string json_number(double v) { return std::isfinite(v) ? fmt("%.6g", v) : "null"; }
+/// A JSON number, or null where the figure does not exist (not timed, no reference).
+nlohmann::json json_number(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
 
 std::string csv_field(std::string_view s) {
   if (s.find_first_of(",\"\n") == std::string_view::npos) return std::string(s);
@@ -104,23 +92,31 @@ void print_csv(std::ostream& os, const RunInfo& info, const std::vector<Row>& ro
 }
 
 void print_json(std::ostream& os, const RunInfo& info, const std::vector<Row>& rows) {
-  os << "{\n  \"device\": \"" << json_escape(info.device) << "\",\n  \"device_name\": \""
-     << json_escape(info.device_name) << "\",\n  \"note\": \"" << json_escape(info.note) << "\",\n  \"rows\": [";
-  for (size_t i = 0; i < rows.size(); ++i) {
-    const Row& r = rows[i];
-    os << (i ? ",\n    {" : "\n    {") << "\"op\": \"" << json_escape(r.op) << "\", \"kinds\": \""
-       << json_escape(r.kinds) << "\", \"shape\": \"" << r.shape << "\", \"layout\": \"" << r.layout
-       << "\", \"sku\": \"" << json_escape(r.sku) << "\", \"status\": \"" << to_string(r.status)
-       << "\", \"time_us\": " << json_number(r.time_s * 1e6) << ", \"repeats\": " << r.repeats
-       << ", \"bytes\": " << json_number(r.bytes) << ", \"gbps\": " << json_number(r.gbps())
-       << ", \"flops\": " << json_number(r.flops) << ", \"tflops\": " << json_number(r.tflops())
-       << ", \"max_abs_err\": " << json_number(r.max_abs_error) << ", \"max_rel_err\": "
-       << json_number(r.max_rel_error) << ", \"mismatches\": " << r.mismatches << ", \"checked\": " << r.checked
-       << ", \"baseline\": \"" << json_escape(r.baseline) << "\", \"baseline_us\": " << json_number(r.baseline_s * 1e6)
-       << ", \"speedup\": " << json_number(r.speedup())
-       << ", \"message\": \"" << json_escape(r.message) << "\"}";
-  }
-  os << "\n  ]\n}\n";
+  nlohmann::ordered_json doc = {{"device", info.device}, {"device_name", info.device_name}, {"note", info.note}};
+  nlohmann::ordered_json& out = doc["rows"] = nlohmann::ordered_json::array();
+  for (const Row& r : rows)
+    out.push_back({{"op", r.op},
+                   {"kinds", r.kinds},
+                   {"shape", r.shape},
+                   {"layout", r.layout},
+                   {"sku", r.sku},
+                   {"status", to_string(r.status)},
+                   {"time_us", json_number(r.time_s * 1e6)},
+                   {"repeats", r.repeats},
+                   {"bytes", json_number(r.bytes)},
+                   {"gbps", json_number(r.gbps())},
+                   {"flops", json_number(r.flops)},
+                   {"tflops", json_number(r.tflops())},
+                   {"max_abs_err", json_number(r.max_abs_error)},
+                   {"max_rel_err", json_number(r.max_rel_error)},
+                   {"mismatches", r.mismatches},
+                   {"checked", r.checked},
+                   {"baseline", r.baseline},
+                   {"baseline_us", json_number(r.baseline_s * 1e6)},
+                   {"speedup", json_number(r.speedup())},
+                   {"message", r.message}});
+  // Invalid UTF-8 in a message is replaced, never thrown on.
+  os << doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
 }
 
 }  // namespace
