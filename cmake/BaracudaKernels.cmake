@@ -3,15 +3,20 @@
 # A kernel unit is one source file compiled for both devices: by nvcc for the cuda device (for
 # BARACUDA_CUDA_ARCHS) and by the host compiler, as C++, against the SIMT emulator for the sim device
 # (BARACUDA_DEVICE_NAMESPACE_BEGIN/END give the two compilations different symbols). A family's units are
-# device.cu, or device_<part>.cu when its instantiations are split so that they compile in parallel. For each
-# unit this writes two stubs into the build tree that only #include it:
-#   sim_<family>_<unit>.cpp   compiled by the host compiler;
-#   cuda_<family>_<unit>.cu   compiled by nvcc, only with BARACUDA_CUDA_KERNELS=ON; with SM90A, for sm_90a
-#                             alone (baracuda_add_sm90a_kernel_sources), only when BARACUDA_SM90A_KERNELS.
-# <family> defaults to the calling directory's name: it keeps the objects of two families' device.cu apart,
-# also as archive members (ar names them by file name). The stubs include the unit by a path relative to
-# themselves and are rewritten only when their text changes, so a reconfigure recompiles nothing and ccache
-# (CCACHE_BASEDIR) can share their results between checkouts laid out alike.
+# device.cu, or device_<part>.cu when its instantiations are split so that they compile in parallel.
+#
+# A family's .cu unit is compiled from where it lies, twice: by nvcc as a source of <target> (only with
+# BARACUDA_CUDA_KERNELS=ON), and by the host compiler in an object library of the calling directory,
+# baracuda_<family>_sim, whose objects join <target> (a source file's language is a property of the
+# directory a target is made in, so the unit is CUDA for <target>'s directory and C++ for the caller's).
+# Compiling the files themselves, not generated wrappers, keeps each object's compile command the same in
+# every build tree of this source tree, so ccache serves a second build (tests/install/check.sh's
+# add_subdirectory consumer) from the first.
+#
+# Units of a target made in the calling directory, units that are not .cu files, and SM90A units (nvcc for
+# sm_90a alone: baracuda_add_sm90a_kernel_sources) are compiled through stubs written into the build tree
+# that only #include them: sim_<family>_<unit>.cpp (host compiler) and cuda_<family>_<unit>.cu (nvcc).
+# <family> defaults to the calling directory's name; it keeps two families' device.cu apart.
 # With BARACUDA_CUDA_KERNELS=OFF the library is compiled with BARACUDA_HAVE_CUDA_KERNELS=0, so plans report
 # `Unsupported` on the cuda device.
 function(baracuda_add_kernel_sources target)
@@ -26,12 +31,31 @@ function(baracuda_add_kernel_sources target)
   if(BARACUDA_CUDA_KERNELS AND (NOT ARG_SM90A OR BARACUDA_SM90A_KERNELS))
     set(with_cuda ON)
   endif()
+  get_target_property(target_dir ${target} SOURCE_DIR)
   foreach(unit IN LISTS ARG_UNITS)
     get_filename_component(abs ${unit} ABSOLUTE)
     if(NOT EXISTS ${abs})
       message(FATAL_ERROR "baracuda_add_kernel_sources(${target}): no kernel unit ${abs}")
     endif()
     get_filename_component(name ${unit} NAME_WLE)
+    get_filename_component(ext ${unit} LAST_EXT)
+    if(ext STREQUAL ".cu" AND NOT ARG_SM90A AND NOT target_dir STREQUAL CMAKE_CURRENT_SOURCE_DIR)
+      set(sim baracuda_${ARG_FAMILY}_sim)
+      if(NOT TARGET ${sim})
+        add_library(${sim} OBJECT)
+        set_target_properties(${sim} PROPERTIES POSITION_INDEPENDENT_CODE ON)
+        target_include_directories(${sim} PRIVATE $<TARGET_PROPERTY:${target},INCLUDE_DIRECTORIES>)
+        target_compile_definitions(${sim} PRIVATE $<TARGET_PROPERTY:${target},COMPILE_DEFINITIONS>)
+        target_link_libraries(${sim} PRIVATE baracuda_sim_runtime CUDA::cudart)
+        target_sources(${target} PRIVATE $<TARGET_OBJECTS:${sim}>)
+      endif()
+      set_source_files_properties(${abs} PROPERTIES LANGUAGE CXX)
+      target_sources(${sim} PRIVATE ${abs})
+      if(with_cuda)
+        target_sources(${target} PRIVATE ${abs})
+      endif()
+      continue()
+    endif()
     file(RELATIVE_PATH source ${PROJECT_SOURCE_DIR} ${abs})
     file(RELATIVE_PATH include ${CMAKE_CURRENT_BINARY_DIR} ${abs})
     set(stub ${CMAKE_CURRENT_BINARY_DIR}/sim_${ARG_FAMILY}_${name}.cpp)
