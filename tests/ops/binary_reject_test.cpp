@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "binary_test_support.hpp"
+#include "support/expect_error.hpp"
 
 namespace baracuda::test {
 namespace {
@@ -19,12 +20,6 @@ namespace {
 // ---------------------------------------------------------------------------------------------------
 // Every rejection of select, can_implement and run
 // ---------------------------------------------------------------------------------------------------
-
-void expect_error(const Status& s, ErrorCode code, std::string_view plan) {
-  ASSERT_FALSE(s);
-  EXPECT_EQ(s.code(), code) << s.to_string();
-  EXPECT_NE(s.error().message.find(plan), std::string::npos) << "the message names the plan: " << s.to_string();
-}
 
 TEST(BinaryReject, UnsupportedOpKindPairs) {
   using K = ElementKind;

@@ -14,6 +14,7 @@
 
 #include "baracuda/baracuda.hpp"
 #include "support/numeric.hpp"
+#include "support/expect_error.hpp"
 #include "support/tensor.hpp"
 
 namespace baracuda::test {
@@ -99,12 +100,6 @@ inline QuantizeOutputs run_quantize(const Stream& s, const dynamic::Fp8QuantizeP
   QuantizeOutputs r{download(*y), bits_of(download_f32(*am)), std::nullopt};
   if (scale_inv_start) r.scale_inv = bits_of(download_f32(*si));
   return r;
-}
-
-inline void expect_error(const Status& s, ErrorCode code, std::string_view plan) {
-  ASSERT_FALSE(s);
-  EXPECT_EQ(s.code(), code) << s.to_string();
-  EXPECT_NE(s.error().message.find(plan), std::string::npos) << "the message names the plan: " << s.to_string();
 }
 
 /// An element kind by its to_string name.

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "gated_activation_test_support.hpp"
+#include "support/expect_error.hpp"
 
 namespace baracuda::test {
 namespace {
@@ -9,12 +10,6 @@ namespace {
 // ---------------------------------------------------------------------------------------------------
 // Every rejection of select, can_implement and run
 // ---------------------------------------------------------------------------------------------------
-
-void expect_error(const Status& s, ErrorCode code, std::string_view plan) {
-  ASSERT_FALSE(s);
-  EXPECT_EQ(s.code(), code) << s.to_string();
-  EXPECT_NE(s.error().message.find(plan), std::string::npos) << "the message names the plan: " << s.to_string();
-}
 
 /// select of both plans fails with `code`.
 void expect_select_error(const Stream& stream, const GatedActivationDescriptor& d, ErrorCode code,
