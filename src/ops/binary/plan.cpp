@@ -7,6 +7,7 @@
 
 #include "baracuda/ops/binary.hpp"
 #include "core/hashing.hpp"
+#include "core/elementwise_plan.hpp"
 #include "core/plan_core.hpp"
 #include "core/validate.hpp"
 #include "ops/binary/dispatch.hpp"
@@ -38,15 +39,6 @@ MathPrecision math_precision(ElementKind k) {
   return k == ElementKind::F64 ? MathPrecision::F64 : MathPrecision::F32;
 }
 
-/// The kinds a table row serves, e.g. "f16, bf16, f32, f64".
-template <class Fn>
-std::string kinds_of(const detail::KindTable<Fn>& row) {
-  std::string r;
-  for (size_t k = 0; k < kNumElementKinds; ++k)
-    if (row[k] != nullptr) r += (r.empty() ? "" : ", ") + str(to_string(static_cast<ElementKind>(k)));
-  return r.empty() ? "none" : r;
-}
-
 /// What every plan of the family checks in select: valid shapes and kind, the broadcast output shape,
 /// the backend, and the device's tables.
 struct Selected {
@@ -66,21 +58,6 @@ Result<Selected> select_common(std::string_view plan, const Stream& stream, Elem
   return Selected{*out, *dev};
 }
 
-/// `t` viewed over `out` (a shape it broadcasts to): leading dimensions added, stride 0 where t has
-/// extent 1 and the output does not.
-DynTensor broadcast_view(const DynTensor& t, const Shape& out) {
-  DynTensor v = t;
-  v.shape = out;
-  v.stride = {};
-  const int lead = out.rank - t.shape.rank;
-  for (int d = 0; d < out.rank; ++d) {
-    const int src = d - lead;
-    if (src < 0) continue;
-    v.stride[d] = (t.shape.dims[src] == 1 && out.dims[d] != 1) ? 0 : t.stride[src];
-  }
-  return v;
-}
-
 bool valid_op(BinaryOp op) { return static_cast<size_t>(op) < kNumBinaryOps; }
 bool valid_op(CompareOp op) { return static_cast<size_t>(op) < kNumCompareOps; }
 
@@ -91,8 +68,8 @@ Status check_forward_args(std::string_view plan, ElementKind in_kind, ElementKin
   BARACUDA_TRY(detail::check_tensor(plan, "a", a, in_kind, a_shape, detail::Access::Read));
   BARACUDA_TRY(detail::check_tensor(plan, "b", b, in_kind, b_shape, detail::Access::Read));
   BARACUDA_TRY(detail::check_tensor(plan, "out", out, out_kind, out_shape, detail::Access::Write));
-  BARACUDA_TRY(detail::check_alias(plan, broadcast_view(a, out_shape), out));
-  return detail::check_alias(plan, broadcast_view(b, out_shape), out);
+  BARACUDA_TRY(detail::check_alias(plan, detail::broadcast_view(a, out_shape), out));
+  return detail::check_alias(plan, detail::broadcast_view(b, out_shape), out);
 }
 
 bool wanted(const DynTensor& t) { return t.data != nullptr; }
@@ -165,8 +142,7 @@ Result<BinaryPlan> BinaryPlan::select(const Stream& stream, const BinaryDescript
   const detail::BinaryFn fn = row[detail::kind_index(desc.element)];
   const std::string_view name = kBinaryInfo[static_cast<size_t>(desc.op)].name;
   if (fn == nullptr)
-    return Error::unsupported(str(kBinary) + ": " + str(name) + " does not support element kind " +
-                              str(to_string(desc.element)) + " (it supports " + kinds_of(row) + ")");
+    return detail::unsupported_kind(kBinary, str(name), desc.element, row);
   BinaryPlan p;
   p.desc_ = desc;
   p.out_shape_ = s->out_shape;
@@ -191,7 +167,8 @@ Status BinaryPlan::run(const Stream& stream, Workspace, const DynTensor& a, cons
   const auto ctx =
       detail::begin_run(kBinary, binding_, stream, [&] { return can_implement(a, b, out); }, out.numel() == 0);
   if (!ctx) return ctx.status();
-  return fn_(*ctx, detail::BinaryLaunch{broadcast_view(a, out_shape_), broadcast_view(b, out_shape_), out});
+  return fn_(*ctx,
+             detail::BinaryLaunch{detail::broadcast_view(a, out_shape_), detail::broadcast_view(b, out_shape_), out});
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -205,8 +182,7 @@ Result<ComparePlan> ComparePlan::select(const Stream& stream, const CompareDescr
   const auto& row = s->dev.table->compare[static_cast<size_t>(desc.op)];
   const detail::CompareFn fn = row[detail::kind_index(desc.element)];
   if (fn == nullptr)
-    return Error::unsupported(str(kCompare) + ": " + str(to_string(desc.op)) + " does not support element kind " +
-                              str(to_string(desc.element)) + " (it supports " + kinds_of(row) + ")");
+    return detail::unsupported_kind(kCompare, str(to_string(desc.op)), desc.element, row);
   ComparePlan p;
   p.desc_ = desc;
   p.out_shape_ = s->out_shape;
@@ -230,7 +206,8 @@ Status ComparePlan::run(const Stream& stream, Workspace, const DynTensor& a, con
   const auto ctx =
       detail::begin_run(kCompare, binding_, stream, [&] { return can_implement(a, b, out); }, out.numel() == 0);
   if (!ctx) return ctx.status();
-  return fn_(*ctx, detail::BinaryLaunch{broadcast_view(a, out_shape_), broadcast_view(b, out_shape_), out});
+  return fn_(*ctx,
+             detail::BinaryLaunch{detail::broadcast_view(a, out_shape_), detail::broadcast_view(b, out_shape_), out});
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -250,8 +227,7 @@ Result<BinaryBackwardPlan> BinaryBackwardPlan::select(const Stream& stream, cons
   const auto& row = s->dev.table->backward[static_cast<size_t>(desc.op)];
   const detail::BinaryBackwardFn fn = row[detail::kind_index(desc.element)];
   if (fn == nullptr)
-    return Error::unsupported(str(kBackward) + ": " + str(info.name) + " does not support element kind " +
-                              str(to_string(desc.element)) + " (it supports " + kinds_of(row) + ")");
+    return detail::unsupported_kind(kBackward, str(info.name), desc.element, row);
   BinaryBackwardPlan p;
   p.desc_ = desc;
   p.out_shape_ = s->out_shape;
@@ -269,8 +245,8 @@ Status BinaryBackwardPlan::can_implement(const DynTensor& dy, const DynTensor& a
   BARACUDA_TRY(detail::check_tensor(kBackward, "b", b, k, desc_.b_shape, detail::Access::Read));
   if (!wanted(da) && !wanted(db) && out_shape_.numel() > 0)
     return Error::invalid(str(kBackward) + ": neither da nor db is requested (both have null data)");
-  const DynTensor av = broadcast_view(a, out_shape_);
-  const DynTensor bv = broadcast_view(b, out_shape_);
+  const DynTensor av = detail::broadcast_view(a, out_shape_);
+  const DynTensor bv = detail::broadcast_view(b, out_shape_);
   auto check_output = [&](std::string_view name, const DynTensor& g) -> Status {
     if (!wanted(g)) return {};
     BARACUDA_TRY(detail::check_tensor(kBackward, name, g, k, out_shape_, detail::Access::Write));
@@ -295,7 +271,8 @@ Status BinaryBackwardPlan::run(const Stream& stream, Workspace, const DynTensor&
   const auto ctx = detail::begin_run(kBackward, binding_, stream, [&] { return can_implement(dy, a, b, da, db); },
                                      out_shape_.numel() == 0);
   if (!ctx) return ctx.status();
-  detail::BinaryBackwardLaunch l{dy, broadcast_view(a, out_shape_), broadcast_view(b, out_shape_), da, db,
+  detail::BinaryBackwardLaunch l{dy, detail::broadcast_view(a, out_shape_), detail::broadcast_view(b, out_shape_), da,
+                                 db,
                                  detail::GradOutputs::Both};
   if (!wanted(db)) {
     l.db = da;

@@ -1,0 +1,47 @@
+// Internal: what the plans of the broadcasting elementwise families (binary, ternary) share in plan.cpp:
+// viewing an operand over the output shape, and the Unsupported message for an (op, kind) pair a device's
+// table leaves empty.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "baracuda/core/dyn_tensor.hpp"
+#include "baracuda/core/element.hpp"
+#include "baracuda/core/status.hpp"
+#include "device/dispatch_table.hpp"
+
+namespace baracuda::detail {
+
+/// `t` viewed over `out` (a shape it broadcasts to): leading dimensions added, stride 0 where t has extent 1
+/// and the output does not.
+inline DynTensor broadcast_view(const DynTensor& t, const Shape& out) {
+  DynTensor v = t;
+  v.shape = out;
+  v.stride = {};
+  const int lead = out.rank - t.shape.rank;
+  for (int d = 0; d < out.rank; ++d) {
+    const int src = d - lead;
+    if (src < 0) continue;
+    v.stride[d] = (t.shape.dims[src] == 1 && out.dims[d] != 1) ? 0 : t.stride[src];
+  }
+  return v;
+}
+
+/// The kinds a table row serves, e.g. "f16, bf16, f32, f64" ("none" when empty).
+template <class Fn>
+std::string kinds_of(const KindTable<Fn>& row) {
+  std::string r;
+  for (size_t k = 0; k < kNumElementKinds; ++k)
+    if (row[k] != nullptr) r += (r.empty() ? "" : ", ") + std::string(to_string(static_cast<ElementKind>(k)));
+  return r.empty() ? "none" : r;
+}
+
+/// `Unsupported` "<plan>: <op> does not support element kind <k> (it supports <the row's kinds>)".
+template <class Fn>
+Error unsupported_kind(std::string_view plan, std::string_view op, ElementKind element, const KindTable<Fn>& row) {
+  return Error::unsupported(std::string(plan) + ": " + std::string(op) + " does not support element kind " +
+                            std::string(to_string(element)) + " (it supports " + kinds_of(row) + ")");
+}
+
+}  // namespace baracuda::detail
