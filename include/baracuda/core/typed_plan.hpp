@@ -1,0 +1,51 @@
+/// \file
+/// \brief The one template a typed plan is made of: `TypedPlan<Erased, Args>` forwards to the erased plan,
+/// converting the typed arguments; a family's typed plan derives from it and adds its `select`, which checks
+/// T and N against the descriptor (check_typed_element, check_typed_ranks).
+#pragma once
+
+#include <cstddef>
+#include <initializer_list>
+#include <string_view>
+#include <tuple>
+#include <utility>
+
+#include "baracuda/core/plan.hpp"
+#include "baracuda/core/tensor.hpp"
+#include "baracuda/core/workspace.hpp"
+
+namespace baracuda::detail {
+
+/// check_typed_rank for each of a descriptor's shapes.
+inline Status check_typed_ranks(std::string_view plan, std::initializer_list<Shape> descriptor_shapes,
+                                size_t template_rank) {
+  for (const Shape& s : descriptor_shapes)
+    BARACUDA_TRY(check_typed_rank(plan, s.rank, static_cast<int>(template_rank)));
+  return {};
+}
+
+/// The body of a typed plan over the erased plan `Erased`. `Args::erased()` returns the typed arguments as
+/// `DynTensor`s, in the order of `Erased::can_implement` and `Erased::run`.
+template <class Erased, class Args>
+class TypedPlan {
+ public:
+  Status can_implement(const Args& x) const {
+    return std::apply([&](const auto&... t) { return plan_.can_implement(t...); }, x.erased());
+  }
+  size_t workspace_size() const { return plan_.workspace_size(); }
+  KernelSku sku() const { return plan_.sku(); }
+  PrecisionGuarantee precision_guarantee() const { return plan_.precision_guarantee(); }
+  Status run(const Stream& stream, Workspace ws, const Args& x) const {
+    return std::apply([&](const auto&... t) { return plan_.run(stream, ws, t...); }, x.erased());
+  }
+  const Shape& output_shape() const { return plan_.output_shape(); }
+  const Erased& erased() const { return plan_; }
+
+ protected:
+  explicit TypedPlan(Erased p) : plan_(std::move(p)) {}
+
+ private:
+  Erased plan_;
+};
+
+}  // namespace baracuda::detail
