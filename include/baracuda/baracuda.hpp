@@ -11,6 +11,7 @@
 #include "baracuda/core/status.hpp"
 #include "baracuda/core/stream.hpp"
 #include "baracuda/core/tensor.hpp"
+#include "baracuda/core/typed_plan.hpp"
 #include "baracuda/core/workspace.hpp"
 #include "baracuda/ops/affine.hpp"
 #include "baracuda/ops/binary.hpp"
@@ -26,4 +27,5 @@
 #include "baracuda/ops/quant_convention.hpp"
 #include "baracuda/ops/quant_granularity.hpp"
 #include "baracuda/ops/quantize.hpp"
+#include "baracuda/ops/ternary.hpp"
 #include "baracuda/ops/unary.hpp"

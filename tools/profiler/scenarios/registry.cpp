@@ -13,6 +13,7 @@ std::span<const Scenario> scenarios() {
     add_affine_scenarios(v);
     add_unary_scenarios(v);
     add_binary_scenarios(v);
+    add_ternary_scenarios(v);
     add_gated_activation_scenarios(v);
     add_quantize_scenarios(v);
     add_fp8_scenarios(v);

@@ -15,6 +15,7 @@ void add_cast_scenarios(std::vector<Scenario>& out);
 void add_affine_scenarios(std::vector<Scenario>& out);
 void add_unary_scenarios(std::vector<Scenario>& out);
 void add_binary_scenarios(std::vector<Scenario>& out);
+void add_ternary_scenarios(std::vector<Scenario>& out);
 void add_gated_activation_scenarios(std::vector<Scenario>& out);
 void add_quantize_scenarios(std::vector<Scenario>& out);
 void add_fp8_scenarios(std::vector<Scenario>& out);

@@ -1,0 +1,389 @@
+// TernaryPlan, TernaryBackwardPlan, WherePlan, WhereBackwardPlan: select (validate, broadcast the three
+// shapes, resolve the backend, look (op, kind) up in the device's table), can_implement (the shared tensor
+// and aliasing checks on the broadcast views), run (re-validate, one indirect call).
+#include <array>
+#include <initializer_list>
+#include <string>
+#include <type_traits>
+
+#include "baracuda/ops/binary.hpp"  // broadcast_shapes
+#include "baracuda/ops/ternary.hpp"
+#include "core/elementwise_plan.hpp"
+#include "core/hashing.hpp"
+#include "core/plan_core.hpp"
+#include "core/validate.hpp"
+#include "ops/ternary/dispatch.hpp"
+
+namespace baracuda {
+namespace {
+
+constexpr std::string_view kTernary = "TernaryPlan";
+constexpr std::string_view kTernaryBackward = "TernaryBackwardPlan";
+constexpr std::string_view kWhere = "WherePlan";
+constexpr std::string_view kWhereBackward = "WhereBackwardPlan";
+
+struct TernaryOpInfo {
+  std::string_view name;
+  std::string_view backward_name;
+  bool takes_value;  ///< addcmul, addcdiv: the descriptor's value is used
+};
+constexpr std::array<TernaryOpInfo, kNumTernaryOps> kInfo = {{
+#define BARACUDA_TERNARY_INFO(Enum, name, types, doc) \
+  {#name, #name "_backward", TernaryOp::Enum == TernaryOp::Addcmul || TernaryOp::Enum == TernaryOp::Addcdiv},
+    BARACUDA_TERNARY_OPS(BARACUDA_TERNARY_INFO)
+#undef BARACUDA_TERNARY_INFO
+}};
+
+std::string str(std::string_view v) { return std::string(v); }
+
+MathPrecision math_precision(ElementKind k) {
+  if (!is_floating(k)) return MathPrecision::Exact;
+  return k == ElementKind::F64 ? MathPrecision::F64 : MathPrecision::F32;
+}
+
+/// What every plan of the family checks in select: three valid shapes that broadcast, a valid kind, the
+/// backend, and the device's tables. `names` are the operands' names in the messages.
+struct Selected {
+  Shape out_shape;
+  detail::DeviceSelection<detail::TernaryTables> dev;
+};
+Result<Selected> select_common(std::string_view plan, const Stream& stream, ElementKind element,
+                               const std::array<Shape, 3>& shapes, const std::array<std::string_view, 3>& names,
+                               const PlanPreference& pref) {
+  for (size_t i = 0; i < 3; ++i)
+    BARACUDA_TRY(detail::check_shape(plan, "the descriptor's " + str(names[i]) + " shape", shapes[i]));
+  if (detail::kind_index(element) >= kNumElementKinds)
+    return Error::invalid(str(plan) + ": the descriptor's element kind is not a valid ElementKind");
+  auto ab = broadcast_shapes(shapes[0], shapes[1]);
+  auto out = ab ? broadcast_shapes(*ab, shapes[2]) : ab;
+  if (!out)
+    return Error::invalid(str(plan) + ": the shapes of " + str(names[0]) + " " + to_string(shapes[0]) + ", " +
+                          str(names[1]) + " " + to_string(shapes[1]) + " and " + str(names[2]) + " " +
+                          to_string(shapes[2]) + " do not broadcast");
+  auto dev = detail::select_device(plan, stream, pref, BARACUDA_DEVICE_TABLES(ternary_tables));
+  if (!dev) return dev.error();
+  return Selected{*out, *dev};
+}
+
+/// The inputs' checks and views: each of its kind and descriptor shape, viewed over the output shape.
+struct Input {
+  std::string_view name;
+  const DynTensor& t;
+  ElementKind kind;
+  const Shape& shape;
+};
+Result<std::array<DynTensor, 3>> check_inputs(std::string_view plan, const std::array<Input, 3>& in,
+                                              const Shape& out_shape) {
+  std::array<DynTensor, 3> views;
+  for (size_t i = 0; i < 3; ++i) {
+    BARACUDA_TRY(detail::check_tensor(plan, in[i].name, in[i].t, in[i].kind, in[i].shape, detail::Access::Read));
+    views[i] = detail::broadcast_view(in[i].t, out_shape);
+  }
+  return views;
+}
+
+/// An output: checked against every input view (in place only as the same view) when it is given.
+Status check_output(std::string_view plan, std::string_view name, const DynTensor& out, ElementKind kind,
+                    const Shape& out_shape, std::initializer_list<DynTensor> inputs) {
+  BARACUDA_TRY(detail::check_tensor(plan, name, out, kind, out_shape, detail::Access::Write));
+  for (const DynTensor& in : inputs) BARACUDA_TRY(detail::check_alias(plan, in, out));
+  return {};
+}
+
+bool wanted(const DynTensor& t) { return t.data != nullptr; }
+
+/// The gradients' checks: at least one wanted (unless empty), each wanted one a valid output, no two of them
+/// the same memory.
+Status check_gradients(std::string_view plan, const std::array<std::string_view, 3>& names,
+                       const std::array<const DynTensor*, 3>& grads, size_t count, ElementKind kind,
+                       const Shape& out_shape, std::initializer_list<DynTensor> inputs) {
+  bool any = false;
+  for (size_t i = 0; i < count; ++i) any = any || wanted(*grads[i]);
+  if (!any && out_shape.numel() > 0)
+    return Error::invalid(str(plan) + (count == 2 ? ": neither da nor db is requested (both have null data)"
+                                                  : ": none of da, db, dc is requested (all have null data)"));
+  for (size_t i = 0; i < count; ++i)
+    if (wanted(*grads[i])) BARACUDA_TRY(check_output(plan, names[i], *grads[i], kind, out_shape, inputs));
+  for (size_t i = 0; i < count; ++i)
+    for (size_t j = i + 1; j < count; ++j)
+      if (wanted(*grads[i]) && wanted(*grads[j]))
+        BARACUDA_TRY(detail::check_no_overlap(plan, names[i], *grads[i], names[j], *grads[j]));
+  return {};
+}
+
+/// The launch's gradient slots: a wanted gradient's own view, or an omitted one pointed at the first wanted.
+void assign_gradients(detail::TernaryBackwardLaunch& l, const std::array<const DynTensor*, 3>& grads, size_t count) {
+  size_t first = 0;
+  while (first + 1 < count && !wanted(*grads[first])) ++first;
+  for (size_t i = 0; i < count; ++i) {
+    const bool own = wanted(*grads[i]);
+    l.grad[i] = own ? *grads[i] : *grads[first];
+    l.source[i] = static_cast<uint8_t>(own ? i : first);
+  }
+}
+
+}  // namespace
+
+std::string_view to_string(TernaryOp op) {
+  const auto i = static_cast<size_t>(op);
+  return i < kNumTernaryOps ? kInfo[i].name : "?";
+}
+
+bool parse_ternary_op(std::string_view name, TernaryOp* out) {
+  for (size_t i = 0; i < kNumTernaryOps; ++i)
+    if (kInfo[i].name == name) {
+      *out = static_cast<TernaryOp>(i);
+      return true;
+    }
+  return false;
+}
+
+size_t TernaryDescriptor::hash() const {
+  size_t h = std::hash<int>{}(static_cast<int>(op));
+  detail::hash_combine(h, static_cast<int>(element));
+  detail::hash_combine(h, a_shape.hash());
+  detail::hash_combine(h, b_shape.hash());
+  detail::hash_combine(h, c_shape.hash());
+  detail::hash_combine(h, std::hash<double>{}(value));
+  return h;
+}
+
+size_t WhereDescriptor::hash() const {
+  size_t h = std::hash<int>{}(static_cast<int>(element) + 1000);
+  detail::hash_combine(h, cond_shape.hash());
+  detail::hash_combine(h, a_shape.hash());
+  detail::hash_combine(h, b_shape.hash());
+  return h;
+}
+
+namespace dynamic {
+namespace {
+
+/// What TernaryPlan's and TernaryBackwardPlan's select find: the output shape, the binding and the function.
+template <class Fn>
+struct Bound {
+  Shape out_shape;
+  detail::PlanBinding binding;
+  Fn fn;
+};
+
+/// The descriptor's rules, then the op's row of the device's forward or backward table.
+template <class Fn>
+Result<Bound<Fn>> select_ternary(std::string_view plan, const Stream& stream, const TernaryDescriptor& desc,
+                                 const PlanPreference& pref, bool backward) {
+  if (static_cast<size_t>(desc.op) >= kNumTernaryOps)
+    return Error::invalid(str(plan) + ": the descriptor's op is not a valid TernaryOp");
+  const TernaryOpInfo& info = kInfo[static_cast<size_t>(desc.op)];
+  if (!info.takes_value && desc.value != 1.0)
+    return Error::invalid(str(plan) + ": the descriptor's value is " + std::to_string(desc.value) +
+                          ", but only addcmul and addcdiv take a value (it must be 1 for " + str(info.name) + ")");
+  auto s = select_common(plan, stream, desc.element, {desc.a_shape, desc.b_shape, desc.c_shape}, {"a", "b", "c"}, pref);
+  if (!s) return s.error();
+  if (backward && !is_floating(desc.element))
+    return Error::unsupported(str(plan) + ": element kind " + str(to_string(desc.element)) +
+                              " has no gradient (the backward is defined for floating-point kinds)");
+  const auto& row = [&]() -> const detail::KindTable<Fn>& {
+    if constexpr (std::is_same_v<Fn, detail::TernaryFn>) return s->dev.table->forward[static_cast<size_t>(desc.op)];
+    else return s->dev.table->backward[static_cast<size_t>(desc.op)];
+  }();
+  const Fn fn = row[detail::kind_index(desc.element)];
+  if (fn == nullptr) return detail::unsupported_kind(plan, info.name, desc.element, row);
+  return Bound<Fn>{s->out_shape,
+                   s->dev.bind(OpCategory::TernaryElementwise, backward ? info.backward_name : info.name,
+                               desc.element, std::nullopt, math_precision(desc.element), "elementwise"),
+                   fn};
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------------
+// TernaryPlan
+// ---------------------------------------------------------------------------------------------------
+
+Result<TernaryPlan> TernaryPlan::select(const Stream& stream, const TernaryDescriptor& desc, PlanPreference pref) {
+  auto b = select_ternary<detail::TernaryFn>(kTernary, stream, desc, pref, false);
+  if (!b) return b.error();
+  TernaryPlan p;
+  p.desc_ = desc;
+  p.out_shape_ = b->out_shape;
+  p.binding_ = b->binding;
+  p.fn_ = b->fn;
+  return p;
+}
+
+Status TernaryPlan::can_implement(const DynTensor& a, const DynTensor& b, const DynTensor& c,
+                                  const DynTensor& out) const {
+  const ElementKind k = desc_.element;
+  auto in = check_inputs(
+      kTernary, {{{"a", a, k, desc_.a_shape}, {"b", b, k, desc_.b_shape}, {"c", c, k, desc_.c_shape}}}, out_shape_);
+  if (!in) return in.error();
+  return check_output(kTernary, "out", out, k, out_shape_, {(*in)[0], (*in)[1], (*in)[2]});
+}
+
+PrecisionGuarantee TernaryPlan::precision_guarantee() const {
+  const MathPrecision p = math_precision(desc_.element);
+  return {p, p, true, true};
+}
+
+Status TernaryPlan::run(const Stream& stream, Workspace, const DynTensor& a, const DynTensor& b, const DynTensor& c,
+                        const DynTensor& out) const {
+  const auto ctx =
+      detail::begin_run(kTernary, binding_, stream, [&] { return can_implement(a, b, c, out); },
+                        out_shape_.numel() == 0);
+  if (!ctx) return ctx.status();
+  const detail::TernaryLaunch l{{detail::broadcast_view(a, out_shape_), detail::broadcast_view(b, out_shape_),
+                                 detail::broadcast_view(c, out_shape_)},
+                                out,
+                                desc_.value};
+  return fn_(*ctx, l);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// TernaryBackwardPlan
+// ---------------------------------------------------------------------------------------------------
+
+Result<TernaryBackwardPlan> TernaryBackwardPlan::select(const Stream& stream, const TernaryDescriptor& desc,
+                                                        PlanPreference pref) {
+  auto b = select_ternary<detail::TernaryBackwardFn>(kTernaryBackward, stream, desc, pref, true);
+  if (!b) return b.error();
+  TernaryBackwardPlan p;
+  p.desc_ = desc;
+  p.out_shape_ = b->out_shape;
+  p.binding_ = b->binding;
+  p.fn_ = b->fn;
+  return p;
+}
+
+Status TernaryBackwardPlan::can_implement(const DynTensor& dy, const DynTensor& a, const DynTensor& b,
+                                          const DynTensor& c, const DynTensor& da, const DynTensor& db,
+                                          const DynTensor& dc) const {
+  const ElementKind k = desc_.element;
+  BARACUDA_TRY(detail::check_tensor(kTernaryBackward, "dy", dy, k, out_shape_, detail::Access::Read));
+  auto in = check_inputs(kTernaryBackward,
+                         {{{"a", a, k, desc_.a_shape}, {"b", b, k, desc_.b_shape}, {"c", c, k, desc_.c_shape}}},
+                         out_shape_);
+  if (!in) return in.error();
+  return check_gradients(kTernaryBackward, {"da", "db", "dc"}, {&da, &db, &dc}, 3, k, out_shape_,
+                         {dy, (*in)[0], (*in)[1], (*in)[2]});
+}
+
+PrecisionGuarantee TernaryBackwardPlan::precision_guarantee() const {
+  const MathPrecision p = math_precision(desc_.element);
+  return {p, p, true, true};
+}
+
+Status TernaryBackwardPlan::run(const Stream& stream, Workspace, const DynTensor& dy, const DynTensor& a,
+                                const DynTensor& b, const DynTensor& c, const DynTensor& da, const DynTensor& db,
+                                const DynTensor& dc) const {
+  const auto ctx = detail::begin_run(kTernaryBackward, binding_, stream,
+                                     [&] { return can_implement(dy, a, b, c, da, db, dc); }, out_shape_.numel() == 0);
+  if (!ctx) return ctx.status();
+  detail::TernaryBackwardLaunch l;
+  l.dy = dy;
+  l.in = {detail::broadcast_view(a, out_shape_), detail::broadcast_view(b, out_shape_),
+          detail::broadcast_view(c, out_shape_)};
+  l.value = desc_.value;
+  assign_gradients(l, {&da, &db, &dc}, 3);
+  return fn_(*ctx, l);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// WherePlan
+// ---------------------------------------------------------------------------------------------------
+
+Result<WherePlan> WherePlan::select(const Stream& stream, const WhereDescriptor& desc, PlanPreference pref) {
+  auto s = select_common(kWhere, stream, desc.element, {desc.cond_shape, desc.a_shape, desc.b_shape},
+                         {"cond", "a", "b"}, pref);
+  if (!s) return s.error();
+  const auto& row = s->dev.table->where;
+  const detail::TernaryFn fn = row[detail::kind_index(desc.element)];
+  if (fn == nullptr) return detail::unsupported_kind(kWhere, "where", desc.element, row);
+  WherePlan p;
+  p.desc_ = desc;
+  p.out_shape_ = s->out_shape;
+  p.binding_ = s->dev.bind(OpCategory::TernaryElementwise, "where", desc.element, std::nullopt,
+                           MathPrecision::Exact, "elementwise");
+  p.fn_ = fn;
+  return p;
+}
+
+Status WherePlan::can_implement(const DynTensor& cond, const DynTensor& a, const DynTensor& b,
+                                const DynTensor& out) const {
+  const ElementKind k = desc_.element;
+  auto in = check_inputs(
+      kWhere,
+      {{{"cond", cond, ElementKind::Bool, desc_.cond_shape}, {"a", a, k, desc_.a_shape}, {"b", b, k, desc_.b_shape}}},
+      out_shape_);
+  if (!in) return in.error();
+  return check_output(kWhere, "out", out, k, out_shape_, {(*in)[0], (*in)[1], (*in)[2]});
+}
+
+PrecisionGuarantee WherePlan::precision_guarantee() const {
+  return {MathPrecision::Exact, MathPrecision::Exact, true, true};
+}
+
+Status WherePlan::run(const Stream& stream, Workspace, const DynTensor& cond, const DynTensor& a, const DynTensor& b,
+                      const DynTensor& out) const {
+  const auto ctx = detail::begin_run(kWhere, binding_, stream, [&] { return can_implement(cond, a, b, out); },
+                                     out_shape_.numel() == 0);
+  if (!ctx) return ctx.status();
+  const detail::TernaryLaunch l{{detail::broadcast_view(cond, out_shape_), detail::broadcast_view(a, out_shape_),
+                                 detail::broadcast_view(b, out_shape_)},
+                                out};
+  return fn_(*ctx, l);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// WhereBackwardPlan
+// ---------------------------------------------------------------------------------------------------
+
+Result<WhereBackwardPlan> WhereBackwardPlan::select(const Stream& stream, const WhereDescriptor& desc,
+                                                    PlanPreference pref) {
+  auto s = select_common(kWhereBackward, stream, desc.element, {desc.cond_shape, desc.a_shape, desc.b_shape},
+                         {"cond", "a", "b"}, pref);
+  if (!s) return s.error();
+  if (!is_floating(desc.element))
+    return Error::unsupported(str(kWhereBackward) + ": element kind " + str(to_string(desc.element)) +
+                              " has no gradient (the backward is defined for floating-point kinds)");
+  const auto& row = s->dev.table->where_backward;
+  const detail::TernaryBackwardFn fn = row[detail::kind_index(desc.element)];
+  if (fn == nullptr) return detail::unsupported_kind(kWhereBackward, "where_backward", desc.element, row);
+  WhereBackwardPlan p;
+  p.desc_ = desc;
+  p.out_shape_ = s->out_shape;
+  p.binding_ = s->dev.bind(OpCategory::TernaryElementwise, "where_backward", desc.element, std::nullopt,
+                           MathPrecision::Exact, "elementwise");
+  p.fn_ = fn;
+  return p;
+}
+
+Status WhereBackwardPlan::can_implement(const DynTensor& cond, const DynTensor& dy, const DynTensor& da,
+                                        const DynTensor& db) const {
+  const ElementKind k = desc_.element;
+  BARACUDA_TRY(detail::check_tensor(kWhereBackward, "cond", cond, ElementKind::Bool, desc_.cond_shape,
+                                    detail::Access::Read));
+  BARACUDA_TRY(detail::check_tensor(kWhereBackward, "dy", dy, k, out_shape_, detail::Access::Read));
+  const DynTensor none;
+  return check_gradients(kWhereBackward, {"da", "db", ""}, {&da, &db, &none}, 2, k, out_shape_,
+                         {detail::broadcast_view(cond, out_shape_), dy});
+}
+
+PrecisionGuarantee WhereBackwardPlan::precision_guarantee() const {
+  return {MathPrecision::Exact, MathPrecision::Exact, true, true};
+}
+
+Status WhereBackwardPlan::run(const Stream& stream, Workspace, const DynTensor& cond, const DynTensor& dy,
+                              const DynTensor& da, const DynTensor& db) const {
+  const auto ctx = detail::begin_run(kWhereBackward, binding_, stream,
+                                     [&] { return can_implement(cond, dy, da, db); }, out_shape_.numel() == 0);
+  if (!ctx) return ctx.status();
+  detail::TernaryBackwardLaunch l;
+  l.dy = dy;
+  l.in[0] = detail::broadcast_view(cond, out_shape_);
+  const DynTensor none;
+  assign_gradients(l, {&da, &db, &none}, 2);
+  return fn_(*ctx, l);
+}
+
+}  // namespace dynamic
+}  // namespace baracuda
