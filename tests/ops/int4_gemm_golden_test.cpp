@@ -28,13 +28,13 @@ namespace {
 const std::string kGoldenPath = std::string(BARACUDA_TEST_DATA_DIR) + "/w4a16_golden.txt";
 
 template <class T>
-void golden_case(const GoldenCase& gc) {
+void golden_case(const W4a16Case& gc) {
   SCOPED_TRACE(gc.name + " " + name_t<T>());
   const int64_t K = gc.shape.k, N = gc.shape.n, G = gc.shape.num_groups();
   for (const char* need : {"marlin_qweight", "marlin_scales", "w_deq_f32"}) ASSERT_TRUE(gc.t.count(need)) << need;
-  const GoldenTensor& qw = gc.t.at("marlin_qweight");
-  const GoldenTensor& sc = gc.t.at("marlin_scales");
-  const GoldenTensor& wd = gc.t.at("w_deq_f32");
+  const W4a16Tensor& qw = gc.t.at("marlin_qweight");
+  const W4a16Tensor& sc = gc.t.at("marlin_scales");
+  const W4a16Tensor& wd = gc.t.at("w_deq_f32");
   ASSERT_EQ(qw.d0 * qw.d1, K / 16 * 2 * N);
   ASSERT_EQ(sc.d0 * sc.d1, G * N);
   Arr<int32_t> b_q(qw.bits.size()), zeros(std::max<size_t>(1, G * N / 8)), perm(static_cast<size_t>(K));
@@ -118,11 +118,11 @@ void golden_case(const GoldenCase& gc) {
 
 TEST(Int4MarlinGemm, GoldenMarlinTensors) {
   std::string error;
-  const std::vector<GoldenCase> cases = load_w4a16_golden(kGoldenPath, &error);
+  const std::vector<W4a16Case> cases = load_w4a16_golden(kGoldenPath, &error);
   ASSERT_TRUE(error.empty()) << error;
   ASSERT_GE(cases.size(), 5u);
   int act_cases = 0, asym_cases = 0;
-  for (const GoldenCase& gc : cases) {
+  for (const W4a16Case& gc : cases) {
     act_cases += gc.act_order, asym_cases += !gc.sym;
     golden_case<__half>(gc);
     golden_case<__nv_bfloat16>(gc);

@@ -186,11 +186,11 @@ TEST_P(Int4MarlinRepackOnDevice, GoldenCheckpointsGiveGoldenMarlin) {
   std::string error;
   const auto cases = load_w4a16_golden(std::string(BARACUDA_TEST_DATA_DIR) + "/w4a16_golden.txt", &error);
   ASSERT_TRUE(error.empty()) << error;
-  auto i32 = [](const GoldenTensor& t) { return t.as_i32(); };
-  auto f16 = [](const GoldenTensor& t) { return t.as_f16(); };
-  auto f16_bytes = [](const GoldenTensor& t) { return bytes_of(t.as_f16()); };
+  auto i32 = [](const W4a16Tensor& t) { return t.as_i32(); };
+  auto f16 = [](const W4a16Tensor& t) { return t.as_f16(); };
+  auto f16_bytes = [](const W4a16Tensor& t) { return bytes_of(t.as_f16()); };
   int gptq = 0, awq = 0;
-  for (const GoldenCase& c : cases) {
+  for (const W4a16Case& c : cases) {
     SCOPED_TRACE(c.name);
     if (c.has("gptq_qweight") && c.sym) {  // vLLM's gptq_marlin path: symmetric only
       ++gptq;

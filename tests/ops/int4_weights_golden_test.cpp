@@ -26,19 +26,19 @@ namespace {
 
 const std::string kGoldenPath = std::string(BARACUDA_TEST_DATA_DIR) + "/w4a16_golden.txt";
 
-const std::vector<GoldenCase>& golden(std::string* error) {
+const std::vector<W4a16Case>& golden(std::string* error) {
   static std::string err;
-  static const std::vector<GoldenCase> cases = load_w4a16_golden(kGoldenPath, &err);
+  static const std::vector<W4a16Case> cases = load_w4a16_golden(kGoldenPath, &err);
   *error = err;
   return cases;
 }
 
 // ------------------------------------------------------------------------------------------ conversions
 
-std::vector<int32_t> as_i32(const GoldenTensor& g) { return g.as_i32(); }
-std::vector<__half> as_f16(const GoldenTensor& g) { return g.as_f16(); }
+std::vector<int32_t> as_i32(const W4a16Tensor& g) { return g.as_i32(); }
+std::vector<__half> as_f16(const W4a16Tensor& g) { return g.as_f16(); }
 
-std::vector<float> f16_to_f32(const GoldenTensor& g) {
+std::vector<float> f16_to_f32(const W4a16Tensor& g) {
   std::vector<float> out;
   for (const __half& h : as_f16(g)) out.push_back(__half2float(h));
   return out;
@@ -64,11 +64,11 @@ std::vector<uint32_t> bits_of_int(const std::vector<T>& v) {
 }
 
 /// Compares our bits with the golden tensor's; reports the count and the first few differences.
-void expect_bits(const GoldenCase& c, const std::string& name, const std::vector<uint32_t>& ours,
+void expect_bits(const W4a16Case& c, const std::string& name, const std::vector<uint32_t>& ours,
                  const std::string& via) {
   SCOPED_TRACE(c.name + ": " + name + " via " + via);
   ASSERT_TRUE(c.has(name)) << "the golden case has no " << name;
-  const GoldenTensor& g = c.at(name);
+  const W4a16Tensor& g = c.at(name);
   ASSERT_EQ(ours.size(), g.bits.size());
   int64_t bad = 0;
   std::ostringstream first;
@@ -89,7 +89,7 @@ TEST(Int4WeightsGolden, FilePresentAndCoversEveryFormat) {
   const auto& cases = golden(&error);
   ASSERT_TRUE(error.empty()) << error;
   bool sym = false, asym = false, act = false, per_channel = false, grouped = false, gptq = false, awq = false;
-  for (const GoldenCase& c : cases) {
+  for (const W4a16Case& c : cases) {
     sym |= c.sym;
     asym |= !c.sym;
     act |= c.act_order;
@@ -115,7 +115,7 @@ TEST(Int4WeightsGolden, QuantizerAndDequantize) {
   std::string error;
   const auto& cases = golden(&error);
   ASSERT_TRUE(error.empty()) << error;
-  for (const GoldenCase& c : cases) {
+  for (const W4a16Case& c : cases) {
     const std::vector<float> w = f16_to_f32(c.at("w_f16"));
     std::vector<int32_t> g_idx;
     if (c.act_order) g_idx = as_i32(c.at("gptq_g_idx"));
@@ -141,7 +141,7 @@ TEST(Int4WeightsGolden, CheckpointPackers) {
   const auto& cases = golden(&error);
   ASSERT_TRUE(error.empty()) << error;
   int gptq_cases = 0, awq_cases = 0;
-  for (const GoldenCase& c : cases) {
+  for (const W4a16Case& c : cases) {
     // Logical weights straight from the golden q / scales / zeros (not through our quantizer).
     Int4Weights w;
     w.shape = c.shape;
@@ -178,7 +178,7 @@ TEST(Int4WeightsGolden, GptqToMarlin) {
   const auto& cases = golden(&error);
   ASSERT_TRUE(error.empty()) << error;
   int n = 0;
-  for (const GoldenCase& c : cases) {
+  for (const W4a16Case& c : cases) {
     if (!c.has("gptq_qweight")) continue;
     ++n;
     const auto qweight = as_i32(c.at("gptq_qweight"));
@@ -204,7 +204,7 @@ TEST(Int4WeightsGolden, AwqToMarlin) {
   const auto& cases = golden(&error);
   ASSERT_TRUE(error.empty()) << error;
   int n = 0;
-  for (const GoldenCase& c : cases) {
+  for (const W4a16Case& c : cases) {
     if (!c.has("awq_qweight")) continue;
     ++n;
     const auto qweight = as_i32(c.at("awq_qweight"));
@@ -229,7 +229,7 @@ TEST(Int4WeightsGolden, MarlinTensorsDequantizeToReference) {
   std::string error;
   const auto& cases = golden(&error);
   ASSERT_TRUE(error.empty()) << error;
-  for (const GoldenCase& c : cases) {
+  for (const W4a16Case& c : cases) {
     const auto qweight = as_i32(c.at("marlin_qweight"));
     const auto scales = as_f16(c.at("marlin_scales"));
     std::vector<int32_t> zeros, perm, sorted_g_idx;

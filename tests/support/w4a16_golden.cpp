@@ -5,8 +5,8 @@
 
 namespace baracuda::test {
 
-std::vector<GoldenCase> load_w4a16_golden(const std::string& path, std::string* error) {
-  std::vector<GoldenCase> cases;
+std::vector<W4a16Case> load_w4a16_golden(const std::string& path, std::string* error) {
+  std::vector<W4a16Case> cases;
   std::ifstream file(path);
   if (!file) {
     *error = "missing golden data: cannot open " + path + " (run tests/data/gen_w4a16_golden.py)";
@@ -21,7 +21,7 @@ std::vector<GoldenCase> load_w4a16_golden(const std::string& path, std::string* 
     std::string word;
     in >> word;
     if (word == "case") {
-      GoldenCase c;
+      W4a16Case c;
       std::string kk, nn, gg, ss, aa;
       int sym = 0, act = 0;
       in >> c.name >> kk >> c.shape.k >> nn >> c.shape.n >> gg >> c.shape.group >> ss >> sym >> aa >> act;
@@ -38,7 +38,7 @@ std::vector<GoldenCase> load_w4a16_golden(const std::string& path, std::string* 
       *error = "line " + std::to_string(line_no) + ": tensor before the first case";
       return {};
     }
-    GoldenTensor g;
+    W4a16Tensor g;
     std::string dims;
     in >> g.kind >> dims;
     const auto x = dims.find('x');

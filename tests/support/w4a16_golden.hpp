@@ -12,7 +12,7 @@
 
 namespace baracuda::test {
 
-struct GoldenTensor {
+struct W4a16Tensor {
   std::string kind;  ///< i32 | u16 | f32
   int64_t d0 = 0, d1 = 0;
   std::vector<uint32_t> bits;  ///< raw bits, row-major
@@ -31,20 +31,20 @@ struct GoldenTensor {
   }
 };
 
-struct GoldenCase {
+struct W4a16Case {
   std::string name;
   Int4Shape shape;
   bool sym = true;
   bool act_order = false;
-  std::map<std::string, GoldenTensor> t;
+  std::map<std::string, W4a16Tensor> t;
 
   bool has(const std::string& name) const { return t.count(name) != 0; }
-  const GoldenTensor& at(const std::string& name) const { return t.at(name); }
+  const W4a16Tensor& at(const std::string& name) const { return t.at(name); }
   Int4Scheme scheme() const { return sym ? Int4Scheme::Symmetric : Int4Scheme::Asymmetric; }
 };
 
 /// The cases of the golden file at `path`. On a missing, empty or malformed file `error` says so (starting
 /// "missing golden data" when the file is absent or holds no case) and the result is empty.
-std::vector<GoldenCase> load_w4a16_golden(const std::string& path, std::string* error);
+std::vector<W4a16Case> load_w4a16_golden(const std::string& path, std::string* error);
 
 }  // namespace baracuda::test
