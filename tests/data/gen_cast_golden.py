@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""Generates tests/data/cast_golden.txt: golden bit patterns for CastPlan, from tools independent of
+"""Generates tests/data/cast_golden.json: golden bit patterns for CastPlan, from tools independent of
 baracuda's C++ code (NumPy and ml_dtypes).
 
     pip install numpy ml_dtypes
-    python3 tests/data/gen_cast_golden.py            # rewrites cast_golden.txt beside this script
+    python3 tests/data/gen_cast_golden.py            # rewrites cast_golden.json beside this script
 
-What it produces (one section per source kind; each line "input_bits out_bits...", hex):
+What it produces (one case per source kind: the input bits x, and the output bits of each target):
   [fp8e4m3->f32], [fp8e5m2->f32]   all 256 codes -> f32 (ml_dtypes)
   [f32->...]                       chosen + random f32 values -> f16 (NumPy), bf16, fp8e4m3, fp8e4m3 sat,
                                    fp8e5m2, fp8e5m2 sat (ml_dtypes; "sat" = clip to +-max finite first)
@@ -33,8 +33,10 @@ from fractions import Fraction
 import ml_dtypes
 import numpy as np
 
+import golden_json
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-OUT = os.path.join(HERE, "cast_golden.txt")
+OUT = os.path.join(HERE, "cast_golden.json")
 SEED = 20260522
 
 E4M3 = ml_dtypes.float8_e4m3fn
@@ -252,16 +254,20 @@ def main():
     np.seterr(all="ignore")  # overflow to inf/NaN is what is being recorded
     check_fp8_semantics()
     rng = np.random.default_rng(SEED)
-    lines = ["# Golden bit patterns for CastPlan, made by tests/data/gen_cast_golden.py (NumPy "
-             f"{np.__version__}, ml_dtypes {ml_dtypes.__version__}); see that script for what was checked.",
-             "# Each section: input bits, then the output bits of the listed targets (hex)."]
+    cases = []
+
+    def section(src, targets, x_bits, cols):
+        """One case per source kind: tensor x, and one tensor per target (named as in `targets`)."""
+        kind = lambda t: t.split(":")[0]  # noqa: E731
+        tensors = {"x": golden_json.tensor(src, x_bits)}
+        tensors.update({t: golden_json.tensor(kind(t), cols[t]) for t in targets})
+        cases.append(golden_json.case(f"{src}->" + ",".join(targets), {"in": src, "targets": targets}, tensors))
 
     # fp8 -> f32: all 256 codes.
     for name, t in (("fp8e4m3", E4M3), ("fp8e5m2", E5M2)):
         codes = np.arange(256, dtype=np.uint8)
         f = codes.view(t).astype(np.float32).view(np.uint32)
-        lines.append(f"[{name}->f32]")
-        lines += [f"{c:02x} {int(b):08x}" for c, b in zip(codes, f)]
+        section(name, ["f32"], codes, {"f32": f})
 
     targets = ["f16", "bf16", "fp8e4m3", "fp8e4m3:sat", "fp8e5m2", "fp8e5m2:sat"]
 
@@ -281,39 +287,40 @@ def main():
         for i, x in enumerate(x32):
             mine = round_float(x, name, sat)
             assert same_or_both_nan(mine, int(cols[t][i]), name), f"f32 {x!r} -> {t}: {mine:x} vs {int(cols[t][i]):x}"
-    lines.append("[f32->" + ",".join(targets) + "]")
-    xb = x32.view(np.uint32)
-    for i in range(len(x32)):
-        lines.append(f"{int(xb[i]):08x} " + " ".join(f"{int(cols[t][i]):0{4 if t in ('f16', 'bf16') else 2}x}"
-                                                    for t in targets))
+    section("f32", targets, x32.view(np.uint32), cols)
 
     # f64 -> narrow: f16 from NumPy (single rounding, cross-checked); bf16/fp8 from exact_round.
     x64 = np.concatenate([chosen_f64(), random_f64(rng, 1200)])
     f16_np = u16(x64.astype(np.float16))
-    lines.append("[f64->" + ",".join(targets) + "]")
-    xb = x64.view(np.uint64)
+    cols = {t: [] for t in targets}
     for i, x in enumerate(x64):
         mine_f16 = round_float(x, "f16")
         assert same_or_both_nan(mine_f16, int(f16_np[i]), "f16"), f"f64 {x!r} -> f16"
         outs = [int(f16_np[i])] + [round_float(x, t.split(":")[0], t.endswith(":sat")) for t in targets[1:]]
-        lines.append(f"{int(xb[i]):016x} " + " ".join(
-            f"{o:0{4 if t in ('f16', 'bf16') else 2}x}" for t, o in zip(targets, outs)))
+        for t, o in zip(targets, outs):
+            cols[t].append(o)
+    section("f64", targets, x64.view(np.uint64), cols)
 
     # s64 -> f32 (NumPy, cross-checked), bf16/f16/fp8 (exact_round).
     s64 = chosen_s64(rng)
     f32_np = np.array(s64, dtype=np.int64).astype(np.float32).view(np.uint32)
     int_targets = ["f32", "bf16", "f16", "fp8e4m3", "fp8e5m2"]
-    lines.append("[s64->" + ",".join(int_targets) + "]")
+    cols = {t: [] for t in int_targets}
     for i, x in enumerate(s64):
         mine = exact_round(Fraction(x), "f32")
         assert mine == int(f32_np[i]), f"s64 {x} -> f32: {mine:x} vs {int(f32_np[i]):x}"
         outs = [mine] + [exact_round(Fraction(x), t) for t in int_targets[1:]]
-        widths = {"f32": 8, "bf16": 4, "f16": 4, "fp8e4m3": 2, "fp8e5m2": 2}
-        lines.append(f"{x & (2**64 - 1):016x} " + " ".join(f"{o:0{widths[t]}x}" for t, o in zip(int_targets, outs)))
+        for t, o in zip(int_targets, outs):
+            cols[t].append(o)
+    section("s64", int_targets, s64, cols)
 
-    with open(OUT, "w") as f:
-        f.write("\n".join(lines) + "\n")
-    print(f"wrote {OUT}: {len(lines)} lines", file=sys.stderr)
+    golden_json.write(
+        OUT, "tests/data/gen_cast_golden.py", {"numpy": np.__version__, "ml_dtypes": ml_dtypes.__version__},
+        ["Golden bit patterns for CastPlan; see the generator for what was checked.",
+         "One case per source kind: tensor x (the inputs) and one tensor per target of params.targets, "
+         "named as the target (':sat': saturating, values clipped to +-max finite first)."],
+        cases)
+    print(f"wrote {OUT}: {len(cases)} cases", file=sys.stderr)
 
 
 if __name__ == "__main__":

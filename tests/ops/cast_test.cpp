@@ -13,7 +13,6 @@
 
 #include <cmath>
 #include <cstring>
-#include <fstream>
 #include <limits>
 #include <sstream>
 #include <string>
@@ -22,6 +21,7 @@
 #include "baracuda/baracuda.hpp"
 #include "support/compare.hpp"
 #include "support/devices.hpp"
+#include "support/golden.hpp"
 #include "support/numeric.hpp"
 #include "support/random.hpp"
 #include "support/tensor.hpp"
@@ -262,54 +262,22 @@ struct GoldenSection {
   int64_t n = 0;
 };
 
-std::vector<GoldenSection> load_golden(std::string* error) {
-  const std::string path = std::string(BARACUDA_TEST_DATA_DIR) + "/cast_golden.txt";
-  std::ifstream f(path);
-  if (!f) {
-    *error = "cannot open " + path;
-    return {};
-  }
+std::vector<GoldenSection> golden_sections(std::string* error) {
+  const GoldenFile file = load_golden("cast");
+  *error = file.error;
   std::vector<GoldenSection> sections;
-  std::string line;
-  while (std::getline(f, line)) {
-    if (line.empty() || line[0] == '#') continue;
-    if (line[0] == '[') {  // [in->out1,out2:sat,...]
-      GoldenSection s;
-      s.title = line;
-      const std::string body = line.substr(1, line.size() - 2);
-      const size_t arrow = body.find("->");
-      if (!parse_element_kind(body.substr(0, arrow), &s.in)) *error = "bad section " + line;
-      std::stringstream outs(body.substr(arrow + 2));
-      std::string item;
-      while (std::getline(outs, item, ',')) {
-        GoldenColumn col{};
-        col.saturate = item.size() > 4 && item.substr(item.size() - 4) == ":sat";
-        if (col.saturate) item.resize(item.size() - 4);
-        if (!parse_element_kind(item, &col.out)) *error = "bad section " + line;
-        s.columns.push_back(col);
-      }
-      sections.push_back(std::move(s));
-      continue;
+  for (const GoldenCase& c : file.cases) {
+    GoldenSection s;
+    s.title = c.name;
+    const GoldenTensor& x = c.tensor("x");
+    s.in = x.kind;
+    s.in_bytes = x.bytes();
+    s.n = x.numel();
+    for (const auto& target : c.param<std::vector<std::string>>("targets")) {
+      const GoldenTensor& y = c.tensor(target);
+      s.columns.push_back({y.kind, target.ends_with(":sat"), y.bytes()});
     }
-    if (sections.empty()) {
-      *error = "data before the first section";
-      return {};
-    }
-    GoldenSection& s = sections.back();
-    std::stringstream fields(line);
-    std::string tok;
-    fields >> tok;
-    auto put = [](ElementKind k, std::vector<uint8_t>* v, const std::string& hex) {
-      const size_t at = v->size();
-      v->resize(at + static_cast<size_t>(element_bytes(k)));
-      store_bits(k, v->data() + at, std::stoull(hex, nullptr, 16));
-    };
-    put(s.in, &s.in_bytes, tok);
-    for (GoldenColumn& col : s.columns) {
-      fields >> tok;
-      put(col.out, &col.bytes, tok);
-    }
-    ++s.n;
+    sections.push_back(std::move(s));
   }
   return sections;
 }
@@ -320,7 +288,7 @@ TEST_P(CastGolden, MatchesNumPyAndMlDtypes) {
   BARACUDA_TEST_STREAM(stream, GetParam());
   BARACUDA_SKIP_IF_CANNOT_RUN(GetParam(), stream);
   std::string error;
-  const std::vector<GoldenSection> sections = load_golden(&error);
+  const std::vector<GoldenSection> sections = golden_sections(&error);
   ASSERT_TRUE(error.empty()) << error;
   ASSERT_EQ(sections.size(), 5u);
   int64_t checked = 0;
