@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Generates tests/data/fp8_golden.txt: golden fp8 bytes and amax values for Fp8QuantizePlan, from tools
+"""Generates tests/data/fp8_golden.json: golden fp8 bytes and amax values for Fp8QuantizePlan, from tools
 independent of baracuda's C++ code (NumPy and ml_dtypes).
 
     pip install numpy ml_dtypes
-    python3 tests/data/gen_fp8_golden.py            # rewrites fp8_golden.txt beside this script
+    python3 tests/data/gen_fp8_golden.py            # rewrites fp8_golden.json beside this script
 
 The operation: y = saturate_to_fp8(x * scale), amax = max |x| (f32; NaN if any x is NaN).
   - f16, bf16, f32 inputs: the product is an f32 multiplication (NumPy), clipped to +-max finite (which
@@ -12,9 +12,8 @@ The operation: y = saturate_to_fp8(x * scale), amax = max |x| (f32; NaN if any x
     gen_cast_golden.py (ml_dtypes would round twice, through f32; see that script). For every f32 product
     the script checks that the exact routine and ml_dtypes agree, so the two sources are one rule.
 
-One section per (input kind, fp8 kind, scale):
-  [<input kind> <fp8 kind> <scale f32 bits> <amax f32 bits>]
-  <x bits> <y bits>            (hex; x in the input kind's width)
+One case per (input kind, fp8 kind, scale) in the golden format of docs/testing.md: params in, out; the
+scalar f32 tensors scale and amax; the inputs x and the fp8 outputs y.
 The values are non-uniform: chosen boundaries (fp8 maxima and the rounding midpoints next to them,
 subnormals, ties, signed zeros, values far out of range) and log-uniform random magnitudes. NaN and
 +-inf are in the scale = 1 sections only, so the other sections check a finite amax.
@@ -29,9 +28,10 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+import golden_json  # noqa: E402
 from gen_cast_golden import round_float  # noqa: E402  (the exact IEEE-style rounding, validated there)
 
-OUT = os.path.join(HERE, "fp8_golden.txt")
+OUT = os.path.join(HERE, "fp8_golden.json")
 SEED = 20260523
 
 FP8 = {"fp8e4m3": (ml_dtypes.float8_e4m3fn, 448.0), "fp8e5m2": (ml_dtypes.float8_e5m2, 57344.0)}
@@ -68,11 +68,7 @@ def quantize_f32_path(x32, scale32, fp8, fmax):
 
 def main():
     rng = np.random.default_rng(SEED)
-    lines = [
-        "# Golden fp8 bytes for Fp8QuantizePlan, made by tests/data/gen_fp8_golden.py "
-        f"(NumPy {np.__version__}, ml_dtypes {ml_dtypes.__version__}); see that script.",
-        "# [input kind, fp8 kind, scale f32 bits, amax f32 bits], then x bits and y bits per line (hex).",
-    ]
+    cases = []
     for in_name, (in_type, in_bits, width) in INPUTS.items():
         for fp8_name, (fp8, fmax) in FP8.items():
             for si, scale in enumerate(SCALES):
@@ -93,12 +89,19 @@ def main():
                         assert a == b or both_nan, f"ml_dtypes and the exact rounding disagree on {p!r}"
                 amax = np.float32(np.nan) if np.isnan(x64).any() else np.float32(np.max(np.abs(x64)))
                 amax_bits = 0x7FC00000 if math.isnan(amax) else int(amax.view(np.uint32))
-                lines.append(f"[{in_name} {fp8_name} {int(scale32.view(np.uint32)):08x} {amax_bits:08x}]")
-                for xb, yb in zip(x.view(in_bits), y):
-                    lines.append(f"{int(xb):0{width}x} {yb:02x}")
-    with open(OUT, "w") as f:
-        f.write("\n".join(lines) + "\n")
-    print(f"wrote {OUT}: {len(lines)} lines")
+                scale_bits = int(scale32.view(np.uint32))
+                cases.append(golden_json.case(
+                    f"{in_name}->{fp8_name} scale {scale_bits:08x}", {"in": in_name, "out": fp8_name},
+                    {"scale": golden_json.tensor("f32", [scale_bits], []),
+                     "amax": golden_json.tensor("f32", [amax_bits], []),
+                     "x": golden_json.tensor(in_name, x.view(in_bits)),
+                     "y": golden_json.tensor(fp8_name, y)}))
+    golden_json.write(
+        OUT, "tests/data/gen_fp8_golden.py", {"numpy": np.__version__, "ml_dtypes": ml_dtypes.__version__},
+        ["Golden fp8 bytes and amax for Fp8QuantizePlan; see the generator.",
+         "Each case: params in/out (kinds), scalar f32 tensors scale and amax, the inputs x and the fp8 bytes y."],
+        cases)
+    print(f"wrote {OUT}: {len(cases)} cases")
 
 
 if __name__ == "__main__":

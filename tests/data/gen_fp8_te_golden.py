@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""Generates tests/data/fp8_te_golden.txt: golden data for Fp8QuantizePlan with
+"""Generates tests/data/fp8_te_golden.json: golden data for Fp8QuantizePlan with
 QuantConvention::TransformerEngine, from a NumPy model of TransformerEngine's FP8 cast (independent of
 baracuda's C++ code).
 
     pip install numpy ml_dtypes
-    python3 tests/data/gen_fp8_te_golden.py         # rewrites fp8_te_golden.txt beside this script
+    python3 tests/data/gen_fp8_te_golden.py         # rewrites fp8_te_golden.json beside this script
 
 The model was written from TransformerEngine's sources at commit d0067d0da6cb01811b8072a7d304f0e00344ce2b:
   - transformer_engine/common/util/vectorized_pointwise.h, `unary_kernel` (the per-tensor cast that
@@ -37,9 +37,8 @@ The model, in np.float32 throughout:
   - scale_inv = np.float32(1) / np.float32(scale) (IEEE f32 division, as __frcp_rn).
 TransformerEngine takes no f64 input, so there are no f64 sections (the plan rejects that combination).
 
-One section per case:
-  [<input kind> <fp8 kind> <scale f32 bits> <amax start f32 bits> <amax f32 bits> <scale_inv f32 bits>]
-  <x bits> <y bits>            (hex; x in the input kind's width)
+One case each in the golden format of docs/testing.md: params in, out; the scalar f32 tensors scale,
+amax_start, amax and scale_inv; the inputs x and the fp8 outputs y.
 x holds NaNs (both signs, several payloads), +-inf, values whose product lands next to an fp8 rounding
 midpoint (within an f32 ulp or two of it, on both sides) at non-power-of-two scales, values near the
 saturation thresholds, subnormals and random magnitudes; some sections are all NaN, some have no NaN,
@@ -55,9 +54,10 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+import golden_json  # noqa: E402
 from gen_cast_golden import round_float  # noqa: E402  (the exact IEEE-style rounding, validated there)
 
-OUT = os.path.join(HERE, "fp8_te_golden.txt")
+OUT = os.path.join(HERE, "fp8_te_golden.json")
 SEED = 20261125
 
 FP8 = {"fp8e4m3": (ml_dtypes.float8_e4m3fn, 448.0), "fp8e5m2": (ml_dtypes.float8_e5m2, 57344.0)}
@@ -198,13 +198,7 @@ def section_inputs(rng, kind, in_name, in_type, in_bits, fp8, fmax, scale32):
 
 def main():
     rng = np.random.default_rng(SEED)
-    lines = [
-        "# Golden data for Fp8QuantizePlan with QuantConvention::TransformerEngine, made by "
-        f"tests/data/gen_fp8_te_golden.py (NumPy {np.__version__}, ml_dtypes {ml_dtypes.__version__}) from a "
-        "model of TransformerEngine's cast; see that script.",
-        "# [input kind, fp8 kind, scale, amax start, amax, scale_inv (f32 bits)], then x bits and y bits per "
-        "line (hex).",
-    ]
+    cases = []
     # (section kind, amax start): the start 0 sections double as the non-accumulating plan's.
     plans = [("nan", 0.0), ("mixed", 0.0), ("finite", 0.0), ("allnan", 0.0), ("nan", 1e9), ("nan", 0.25),
              ("allnan", 3.5), ("nan", -2.0), ("allnan", -2.0), ("mixed", math.nan), ("nan", math.nan)]
@@ -219,18 +213,25 @@ def main():
                 blocks = max(1, -(-len(x) // THREADS))
                 amax = te_amax(val32, start_bits, blocks)
                 scale_inv = np.float32(1) / scale32
-                lines.append(f"[{in_name} {fp8_name} {int(scale32.view(np.uint32)):08x} "
-                             f"{start_bits & 0xFFFFFFFF:08x} {amax:08x} {int(scale_inv.view(np.uint32)):08x}]")
-                for xb, yb in zip(x_bits, y):
-                    lines.append(f"{int(xb):0{width}x} {yb:02x}")
+                f32 = lambda bits: golden_json.tensor("f32", [bits], [])  # noqa: E731
+                cases.append(golden_json.case(
+                    f"{in_name}->{fp8_name} #{si} {kind} start {start}", {"in": in_name, "out": fp8_name},
+                    {"scale": f32(int(scale32.view(np.uint32))), "amax_start": f32(start_bits & 0xFFFFFFFF),
+                     "amax": f32(amax), "scale_inv": f32(int(scale_inv.view(np.uint32))),
+                     "x": golden_json.tensor(in_name, x_bits), "y": golden_json.tensor(fp8_name, y)}))
     # Sanity of the model itself: NaN is skipped, inf counts, all-NaN gives the start (or 0).
     assert te_amax(np.array([np.nan, 2.0, -3.0], np.float32), 0, 1) == f32_bits_as_int(np.float32(3.0))
     assert te_amax(np.array([np.nan, -np.inf], np.float32), 0, 1) == 0x7F800000
     assert te_amax(np.array([np.nan], np.float32), f32_bits_as_int(np.float32(-1.0)), 1) == 0
     assert te_amax(np.array([np.nan], np.float32), 0x7FC00000, 1) == 0x7FC00000
-    with open(OUT, "w") as f:
-        f.write("\n".join(lines) + "\n")
-    print(f"wrote {OUT}: {len(lines)} lines")
+    golden_json.write(
+        OUT, "tests/data/gen_fp8_te_golden.py", {"numpy": np.__version__, "ml_dtypes": ml_dtypes.__version__},
+        ["Golden data for Fp8QuantizePlan with QuantConvention::TransformerEngine, from a model of "
+         "TransformerEngine's cast; see the generator.",
+         "Each case: params in/out (kinds), scalar f32 tensors scale, amax_start, amax and scale_inv, the inputs x "
+         "and the fp8 bytes y."],
+        cases)
+    print(f"wrote {OUT}: {len(cases)} cases")
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@
 //   1.0f / scale, with and without the scale_inv operand. TransformerEngine × f64 is Unsupported.
 // - Fp8ScaleInv: special scales (±0, ±inf, NaN, a subnormal, a scale whose reciprocal is subnormal), each
 //   path and empty x; a dequantize on the same stream reads the written scale_inv.
-// - Fp8TeGolden: tests/data/fp8_te_golden.txt, from a NumPy model of TransformerEngine's cast kernel
+// - Fp8TeGolden: tests/data/fp8_te_golden.json, from a NumPy model of TransformerEngine's cast kernel
 //   (tests/data/gen_fp8_te_golden.py): y bytes, amax and scale_inv bit for bit (a NaN byte as any NaN),
 //   contiguous and through a stride-2 x, accumulating from the section's starting amax and (start 0) not;
 //   the same x under the PyTorch convention gives the same y and a NaN amax wherever x has a NaN.
@@ -15,16 +15,15 @@
 
 #include <cmath>
 #include <cstring>
-#include <fstream>
 #include <iterator>
 #include <limits>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "baracuda/baracuda.hpp"
 #include "core/reference_formats.hpp"
 #include "support/devices.hpp"
+#include "support/golden.hpp"
 #include "support/numeric.hpp"
 #include "support/random.hpp"
 #include "support/tensor.hpp"
@@ -313,26 +312,14 @@ struct TeSection {
 };
 
 std::vector<TeSection> load_te_golden() {
-  std::ifstream f(std::string(BARACUDA_TEST_DATA_DIR) + "/fp8_te_golden.txt");
-  EXPECT_TRUE(f) << "cannot open fp8_te_golden.txt";
+  const GoldenFile file = load_golden("fp8_te");
+  EXPECT_TRUE(file.error.empty()) << file.error;
   std::vector<TeSection> v;
-  std::string line;
-  while (std::getline(f, line)) {
-    if (line.empty() || line[0] == '#') continue;
-    std::istringstream ls(line);
-    if (line[0] == '[') {
-      std::string in, out;
-      TeSection s;
-      ls.ignore(1) >> in >> out >> std::hex >> s.scale_bits >> s.start_bits >> s.amax_bits >> s.scale_inv_bits;
-      s.in = kind_named(in);
-      s.out = kind_named(out);
-      v.push_back(std::move(s));
-    } else {
-      uint64_t x, y;
-      ls >> std::hex >> x >> y;
-      v.back().x.push_back(x);
-      v.back().y.push_back(static_cast<uint8_t>(y));
-    }
+  auto bits32 = [](const GoldenCase& c, const char* name) { return static_cast<uint32_t>(c.tensor(name).bits.at(0)); };
+  for (const GoldenCase& c : file.cases) {
+    const GoldenTensor& y = c.tensor("y");
+    v.push_back({c.tensor("x").kind, y.kind, bits32(c, "scale"), bits32(c, "amax_start"), bits32(c, "amax"),
+                 bits32(c, "scale_inv"), c.tensor("x").bits, y.bytes()});
   }
   return v;
 }

@@ -16,9 +16,7 @@
 #include <cfloat>
 #include <cmath>
 #include <cstring>
-#include <fstream>
 #include <limits>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -26,6 +24,7 @@
 #include "core/reference_formats.hpp"
 #include "support/compare.hpp"
 #include "support/devices.hpp"
+#include "support/golden.hpp"
 #include "support/numeric.hpp"
 #include "support/random.hpp"
 #include "support/tensor.hpp"
@@ -125,27 +124,14 @@ struct GoldenSection {
 };
 
 
-std::vector<GoldenSection> load_golden() {
-  std::ifstream f(std::string(BARACUDA_TEST_DATA_DIR) + "/fp8_golden.txt");
-  EXPECT_TRUE(f) << "cannot open fp8_golden.txt";
+std::vector<GoldenSection> golden_sections() {
+  const GoldenFile file = load_golden("fp8");
+  EXPECT_TRUE(file.error.empty()) << file.error;
   std::vector<GoldenSection> v;
-  std::string line;
-  while (std::getline(f, line)) {
-    if (line.empty() || line[0] == '#') continue;
-    std::istringstream ls(line);
-    if (line[0] == '[') {
-      std::string in, out;
-      GoldenSection s;
-      ls.ignore(1) >> in >> out >> std::hex >> s.scale_bits >> s.amax_bits;
-      s.in = kind_named(in);
-      s.out = kind_named(out);
-      v.push_back(std::move(s));
-    } else {
-      uint64_t x, y;
-      ls >> std::hex >> x >> y;
-      v.back().x.push_back(x);
-      v.back().y.push_back(static_cast<uint8_t>(y));
-    }
+  for (const GoldenCase& c : file.cases) {
+    const GoldenTensor& y = c.tensor("y");
+    v.push_back({c.tensor("x").kind, y.kind, static_cast<uint32_t>(c.tensor("scale").bits.at(0)),
+                 static_cast<uint32_t>(c.tensor("amax").bits.at(0)), c.tensor("x").bits, y.bytes()});
   }
   return v;
 }
@@ -154,7 +140,7 @@ class Fp8QuantizeGolden : public ::testing::TestWithParam<DeviceKind> {};
 
 TEST_P(Fp8QuantizeGolden, BytesAndAmaxMatchMlDtypes) {
   BARACUDA_TEST_STREAM(stream, GetParam());
-  const std::vector<GoldenSection> sections = load_golden();
+  const std::vector<GoldenSection> sections = golden_sections();
   ASSERT_EQ(sections.size(), 4u * 2u * 4u);
   for (const GoldenSection& g : sections) {
     SCOPED_TRACE(name_of(g.in) + "->" + name_of(g.out) + " scale=" + std::to_string(float_of(g.scale_bits)));
