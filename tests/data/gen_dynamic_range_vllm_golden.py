@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Generates tests/data/dynamic_range_vllm_golden.txt: golden values for baracuda's DynamicRangeQuantizePlan under
+"""Generates tests/data/dynamic_range_vllm_golden.json: golden values for baracuda's DynamicRangeQuantizePlan under
 its `Vllm` convention, computed by a NumPy model of vLLM's dynamic per-token int8 quantization kernels.
 
     /usr/bin/python3 tests/data/gen_dynamic_range_vllm_golden.py     # NumPy only; rewrites the file
@@ -48,27 +48,27 @@ rows with an outlier, all-negative, all-positive, far from zero (so the asymmetr
 x * inv_s (k + 0.5 moved 0 or 1 ulp of the element type), exact ties of x / s (f32: s = 3 * 2^-6, x = (k + 0.5)
 * s; f16 / bf16: the values of the type, found by trying all of them in the row's range, where rint(x * inv_s)
 differs from rint(x / s)), tiny (f32: subnormal, so qmax / absmax overflows to inf), with
-+inf / -inf, and huge values whose max - min overflows. The header counts, per case, the elements where rint(x * inv_s) differs
-from rint(x / s) (the products the model rounds against a division), and asserts some exist.
++inf / -inf, and huge values whose max - min overflows. The notes count, per case, the elements where
+rint(x * inv_s) differs from rint(x / s) (the products the model rounds against a division), and asserts some exist.
 
-Format (floats as hex bit patterns of their type: f16 / bf16 4 digits, f32 8 digits; integers in decimal):
-  case <element> <qdtype> <mode> <qmin> <qmax> <tokens> <hidden>      element: f32 | f16 | bf16;
-                                                                       qdtype: s8 | u8 | s4 | u4;
-                                                                       mode: symmetric | asymmetric
-  rows <kind of each row>
-  x <tokens * hidden values, row-major, in the element type>
-  scale <tokens f32 values>
-  zp <tokens int32 values>          (symmetric: all 0)
-  q <tokens * hidden int32 values>  (the logical quantized values, row-major)
+Format: the golden format of docs/testing.md, one case each:
+  params  element (f32 | f16 | bf16), qdtype (s8 | u8 | s4 | u4), mode (symmetric | asymmetric), qmin, qmax,
+          tokens, hidden, rows (the kind of each row)
+  x       [tokens, hidden] in the element type
+  scale   [tokens] f32
+  zp      [tokens] s32          (symmetric: all 0)
+  q       [tokens, hidden] s32  (the logical quantized values)
 """
 
 import sys
 
 import numpy as np
 
+import golden_json
+
 f32 = np.float32
 FLT_MAX = np.finfo(np.float32).max
-OUT = __file__.rsplit("/", 1)[0] + "/dynamic_range_vllm_golden.txt"
+OUT = __file__.rsplit("/", 1)[0] + "/dynamic_range_vllm_golden.json"
 
 
 # ------------------------------------------------------------------------------------------------ the model
@@ -311,7 +311,7 @@ CASES = [
 
 def main():
     rng = np.random.default_rng(20250613)
-    lines = []
+    cases = []
     summary = []
     total_diff_f32 = 0
     for (element, qdtype, mode, qmin, qmax, tokens, hidden, kinds) in CASES:
@@ -329,31 +329,30 @@ def main():
             diff += d
             xs.append(row)
             hexes += hx
-            scales.append("%08x" % np.array([s], dtype=np.float32).view(np.uint32)[0])
-            zps.append(str(zp))
-            qs += [str(int(v)) for v in q]
+            scales.append(int(np.array([s], dtype=np.float32).view(np.uint32)[0]))
+            zps.append(int(zp))
+            qs += [int(v) for v in q]
             assert all(qmin <= int(v) <= qmax for v in q)
         assert diff > 0, "no element of %s/%s/%s separates the product from the division" % (element, qdtype, mode)
         if element == "f32":
             total_diff_f32 += diff
-        summary.append("%s/%s/%s [%d, %d] %dx%d: %d differ" % (element, qdtype, mode, qmin, qmax, tokens, hidden,
-                                                             diff))
-        lines.append("case %s %s %s %d %d %d %d" % (element, qdtype, mode, qmin, qmax, tokens, hidden))
-        lines.append("rows " + " ".join(kinds))
-        lines.append("x " + " ".join(hexes))
-        lines.append("scale " + " ".join(scales))
-        lines.append("zp " + " ".join(zps))
-        lines.append("q " + " ".join(qs))
+        name = "%s/%s/%s [%d, %d] %dx%d" % (element, qdtype, mode, qmin, qmax, tokens, hidden)
+        summary.append("%s: %d differ" % (name, diff))
+        cases.append(golden_json.case(
+            name, {"element": element, "qdtype": qdtype, "mode": mode, "qmin": qmin, "qmax": qmax,
+                   "tokens": tokens, "hidden": hidden, "rows": kinds},
+            {"x": golden_json.tensor(element, [int(h, 16) for h in hexes], [tokens, hidden]),
+             "scale": golden_json.tensor("f32", scales), "zp": golden_json.tensor("s32", zps),
+             "q": golden_json.tensor("s32", qs, [tokens, hidden])}))
     assert total_diff_f32 > 0, "no element where the product and the division round differently"
-    header = [
-        "# Golden values for DynamicRangeQuantizePlan's Vllm convention, made by",
-        "# tests/data/gen_dynamic_range_vllm_golden.py: a NumPy model of vLLM's dynamic_scaled_int8_quant and",
-        "# dynamic_scaled_int8_azp_quant kernels (vllm-project/vllm csrc/quantization/compressed_tensors/",
-        "# int8_quant_kernels.cu at fc4a42832215fcd219b0ab0d4b5b99e41baf8d45), not vLLM's output. See the script.",
-        "# %d cases; elements where rint(x * inv_s) != rint(x / s) (the product modelled vs a division):" % len(CASES),
-    ] + ["#   " + s for s in summary]
-    with open(OUT, "w") as f:
-        f.write("\n".join(header + lines) + "\n")
+    notes = [
+        "Golden values for DynamicRangeQuantizePlan's Vllm convention: a NumPy model of vLLM's "
+        "dynamic_scaled_int8_quant and dynamic_scaled_int8_azp_quant kernels (vllm-project/vllm "
+        "csrc/quantization/compressed_tensors/int8_quant_kernels.cu at fc4a42832215fcd219b0ab0d4b5b99e41baf8d45), "
+        "not vLLM's output. See the generator.",
+        "%d cases; elements where rint(x * inv_s) != rint(x / s) (the product modelled vs a division):" % len(CASES),
+    ] + summary
+    golden_json.write(OUT, "tests/data/gen_dynamic_range_vllm_golden.py", {"numpy": np.__version__}, notes, cases)
     print("wrote %s (%d cases)" % (OUT, len(CASES)), file=sys.stderr)
 
 

@@ -1,5 +1,5 @@
 // DynamicRangeQuantizePlan with QuantConvention::Vllm against a NumPy model of vLLM's dynamic int8 kernels
-// (tests/data/dynamic_range_vllm_golden.txt, made by tests/data/gen_dynamic_range_vllm_golden.py, whose header
+// (tests/data/dynamic_range_vllm_golden.json, made by tests/data/gen_dynamic_range_vllm_golden.py, which
 // cites the vLLM source and documents the model). Each case is [tokens, hidden] per token, run on the host, sim
 // and cuda devices:
 // - per_token over x as given (sim: the fused warp or block row kernel, or the two passes for rows too long
@@ -11,14 +11,13 @@
 
 #include <algorithm>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "baracuda/baracuda.hpp"
 #include "ops/dynamic_range_test_support.hpp"
 #include "support/devices.hpp"
+#include "support/golden.hpp"
 #include "support/numeric.hpp"
 #include "support/tensor.hpp"
 
@@ -38,53 +37,30 @@ struct GoldenCase {
 };
 
 ElementKind kind_named(const std::string& s) {
-  if (s == "f32") return ElementKind::F32;
-  if (s == "f16") return ElementKind::F16;
-  if (s == "bf16") return ElementKind::Bf16;
-  if (s == "s8") return ElementKind::S8;
-  if (s == "u8") return ElementKind::U8;
-  if (s == "s4") return ElementKind::S4;
-  if (s == "u4") return ElementKind::U4;
-  ADD_FAILURE() << "unknown kind " << s;
-  return ElementKind::F32;
+  ElementKind k = ElementKind::F32;
+  EXPECT_TRUE(parse_element_kind(s, &k)) << "unknown kind " << s;
+  return k;
 }
 
 std::vector<GoldenCase> golden_cases() {
-  std::ifstream file(std::string(BARACUDA_TEST_DATA_DIR) + "/dynamic_range_vllm_golden.txt");
+  const GoldenFile file = load_golden("dynamic_range_vllm");
+  EXPECT_TRUE(file.error.empty()) << file.error;
   std::vector<GoldenCase> cases;
-  std::string line;
-  while (std::getline(file, line)) {
-    if (line.empty() || line[0] == '#') continue;
-    std::istringstream in(line);
-    std::string tag, tok;
-    in >> tag;
-    if (tag == "case") {
-      GoldenCase c;
-      c.line = line;
-      std::string e, q, m;
-      in >> e >> q >> m >> c.qmin >> c.qmax >> c.tokens >> c.hidden;
-      c.element = kind_named(e);
-      c.quantized = kind_named(q);
-      c.mode = m == "symmetric" ? DynamicRangeMode::Symmetric : DynamicRangeMode::Asymmetric;
-      cases.push_back(c);
-      continue;
-    }
-    if (cases.empty()) continue;
-    GoldenCase& c = cases.back();
-    while (in >> tok) {
-      if (tag == "x") {
-        c.x_bits.push_back(std::stoull(tok, nullptr, 16));
-      } else if (tag == "scale") {
-        const auto bits = static_cast<uint32_t>(std::stoul(tok, nullptr, 16));
-        float f;
-        std::memcpy(&f, &bits, 4);
-        c.scale.push_back(f);
-      } else if (tag == "zp") {
-        c.zp.push_back(static_cast<int32_t>(std::stoll(tok)));
-      } else if (tag == "q") {
-        c.q.push_back(static_cast<int32_t>(std::stoll(tok)));
-      }
-    }
+  for (const test::GoldenCase& g : file.cases) {
+    GoldenCase c;
+    c.line = g.name;
+    c.element = kind_named(g.param<std::string>("element"));
+    c.quantized = kind_named(g.param<std::string>("qdtype"));
+    c.mode = g.param<std::string>("mode") == "symmetric" ? DynamicRangeMode::Symmetric : DynamicRangeMode::Asymmetric;
+    c.qmin = g.param<int32_t>("qmin");
+    c.qmax = g.param<int32_t>("qmax");
+    c.tokens = g.param<int64_t>("tokens");
+    c.hidden = g.param<int64_t>("hidden");
+    c.x_bits = g.tensor("x").bits;
+    for (float s : g.tensor("scale").as<float>()) c.scale.push_back(s);
+    for (int64_t v : g.tensor("zp").ints()) c.zp.push_back(static_cast<int32_t>(v));
+    for (int64_t v : g.tensor("q").ints()) c.q.push_back(static_cast<int32_t>(v));
+    cases.push_back(std::move(c));
   }
   return cases;
 }
@@ -94,7 +70,7 @@ class DynamicRangeVllmGolden : public ::testing::TestWithParam<DeviceKind> {};
 TEST_P(DynamicRangeVllmGolden, MatchesTheModelOfVllmsKernels) {
   BARACUDA_TEST_STREAM(stream, GetParam());
   const std::vector<GoldenCase> cases = golden_cases();
-  ASSERT_EQ(cases.size(), 15u) << "tests/data/dynamic_range_vllm_golden.txt missing or changed";
+  ASSERT_EQ(cases.size(), 15u) << "tests/data/dynamic_range_vllm_golden.json missing or changed";
   int runs = 0;
   std::vector<std::string> variants;
   for (const GoldenCase& c : cases) {
