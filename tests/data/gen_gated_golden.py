@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Generates tests/data/gated_golden.txt: golden values for GatedActivationPlan and
+"""Generates tests/data/gated_golden.json: golden values for GatedActivationPlan and
 GatedActivationBackwardPlan, computed by PyTorch (forward ops and autograd), independent of baracuda's C++.
 
     /usr/bin/python3 tests/data/gen_gated_golden.py     # Debian's python3-torch (1.13); rewrites the file
@@ -32,14 +32,14 @@ results lose accuracy where its formulas cancel (1 - sigmoid(g) for large g, 1 +
 GELU's left tail, e.g. gelu(-7) = 0 in float32, so gelu(-7) * inf is NaN where the exact product is -inf);
 the script prints how many float32 elements differ from y64/dx64 beyond float32's tolerance.
 
-Format (values as hex bit patterns of the case's dtype):
-  case <kind> <dtype> <layout> <split_dim> <alpha> <limit> <rank> <dims...>
-  x <bits...>        the input, row-major
-  dy <bits...>       the output gradient, row-major over the output shape
-  y <bits...>        PyTorch's output
-  dx <bits...>       PyTorch's input gradient
-  y64 <bits...>      float32 cases only: y computed in float64, rounded to float32
-  dx64 <bits...>     float32 cases only: dx likewise
+Format: the golden format of docs/testing.md; each case has params kind, dtype, layout, split_dim, alpha, limit
+and the tensors (in the case's dtype)
+  x      the input
+  dy     the output gradient (the output's shape)
+  y      PyTorch's output
+  dx     PyTorch's input gradient
+  y64    float32 cases only: y computed in float64, rounded to float32
+  dx64   float32 cases only: dx likewise
 """
 
 import os
@@ -49,8 +49,10 @@ import sys
 import torch
 import torch.nn.functional as F
 
+import golden_json
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-OUT = os.path.join(HERE, "gated_golden.txt")
+OUT = os.path.join(HERE, "gated_golden.json")
 SEED = 20260523
 
 KINDS = ["glu", "reglu", "swiglu", "geglu", "geglu_tanh", "swiglu_clamped"]
@@ -99,11 +101,13 @@ def forward(kind, x, dim, layout, alpha, limit):
 
 
 def bits(t):
+    """The golden tensor of t: its dtype's bit patterns, row-major."""
+    shape = list(t.shape)
     t = t.detach().contiguous().reshape(-1)
     if t.dtype == torch.float64:
-        return ["%016x" % struct.unpack("<Q", struct.pack("<d", v))[0] for v in t.tolist()]
+        return golden_json.tensor("f64", [struct.unpack("<Q", struct.pack("<d", v))[0] for v in t.tolist()], shape)
     # float32: go through the raw storage so NaN payloads and -0 are kept
-    return ["%08x" % (v & 0xFFFFFFFF) for v in t.view(torch.int32).tolist()]
+    return golden_json.tensor("f32", [v & 0xFFFFFFFF for v in t.view(torch.int32).tolist()], shape)
 
 
 def run(kind, x, dy, dim, layout, alpha, limit):
@@ -125,23 +129,21 @@ def far_apart(a, b):
 STATS = {"elements": 0, "far": 0}
 
 
-def emit(lines, kind, dtype, layout, dim, alpha, limit, x, dy):
+def emit(cases, kind, dtype, layout, dim, alpha, limit, x, dy):
     y, dx = run(kind, x, dy, dim, layout, alpha, limit)
     name = "f64" if dtype == torch.float64 else "f32"
-    lines.append("case %s %s %s %d %r %r %d %s" % (kind, name, layout, dim, alpha, limit, x.dim(),
-                                                  " ".join(str(s) for s in x.shape)))
-    lines.append("x " + " ".join(bits(x)))
-    lines.append("dy " + " ".join(bits(dy)))
-    lines.append("y " + " ".join(bits(y)))
-    lines.append("dx " + " ".join(bits(dx)))
+    params = {"kind": kind, "dtype": name, "layout": layout, "split_dim": dim, "alpha": golden_json.f64(alpha),
+              "limit": golden_json.f64(limit)}
+    tensors = {"x": bits(x), "dy": bits(dy), "y": bits(y), "dx": bits(dx)}
     if dtype == torch.float32:
         # The same formula on the same (float32) inputs evaluated in float64, rounded once to float32.
         y64, dx64 = run(kind, x.double(), dy.double(), dim, layout, alpha, limit)
         y64, dx64 = y64.float(), dx64.float()
-        lines.append("y64 " + " ".join(bits(y64)))
-        lines.append("dx64 " + " ".join(bits(dx64)))
+        tensors.update({"y64": bits(y64), "dx64": bits(dx64)})
         STATS["elements"] += y.numel() + dx.numel()
         STATS["far"] += far_apart(y, y64) + far_apart(dx, dx64)
+    cases.append(golden_json.case("%s %s %s split_dim %d alpha %r limit %r %s" % (
+        kind, name, layout, dim, alpha, limit, list(x.shape)), params, tensors))
 
 
 def special_grid(dtype, layout):
@@ -179,7 +181,7 @@ def check_conventions():
 def main():
     check_conventions()
     gen = torch.Generator().manual_seed(SEED)
-    lines = []
+    cases = []
     shapes = [([4, 6], 1), ([6, 5], 0), ([2, 6, 3], 1), ([3, 2, 8], -1)]
     for dtype in (torch.float64, torch.float32):
         for kind in KINDS:
@@ -189,25 +191,23 @@ def main():
                     out_shape = list(shape)
                     out_shape[dim] //= 2
                     dy = (torch.rand(out_shape, generator=gen, dtype=torch.float64) * 4 - 2).to(dtype)
-                    emit(lines, kind, dtype, layout, dim, 1.702, 7.0, x, dy)
+                    emit(cases, kind, dtype, layout, dim, 1.702, 7.0, x, dy)
                 if layout == "second_half":
                     x = special_grid(dtype, layout)
                     dy = (torch.rand([x.shape[0], 1], generator=gen, dtype=torch.float64) * 4 - 2).to(dtype)
-                    emit(lines, kind, dtype, layout, 1, 1.702, 7.0, x, dy)
+                    emit(cases, kind, dtype, layout, 1, 1.702, 7.0, x, dy)
         x = (torch.rand([5, 8], generator=gen, dtype=torch.float64) * 12 - 6).to(dtype)
         dy = (torch.rand([5, 4], generator=gen, dtype=torch.float64) * 4 - 2).to(dtype)
-        emit(lines, "swiglu_clamped", dtype, "interleaved", 1, 1.0, 3.5, x, dy)
+        emit(cases, "swiglu_clamped", dtype, "interleaved", 1, 1.0, 3.5, x, dy)
 
-    header = [
-        "# Golden values for the gated activations, made by tests/data/gen_gated_golden.py with PyTorch %s"
-        % torch.__version__,
-        "# (F.glu, F.relu/silu/gelu products, gpt-oss's clamped SwiGLU; autograd gradients). See the script.",
-        "# float32: %d of %d PyTorch float32 elements differ from the float64 evaluation beyond float32's tolerance."
+    notes = [
+        "Golden values for the gated activations (F.glu, F.relu/silu/gelu products, gpt-oss's clamped SwiGLU; "
+        "autograd gradients). See the generator.",
+        "float32: %d of %d PyTorch float32 elements differ from the float64 evaluation beyond float32's tolerance."
         % (STATS["far"], STATS["elements"]),
     ]
-    with open(OUT, "w") as f:
-        f.write("\n".join(header + lines) + "\n")
-    print("wrote %s: %d cases; %s" % (OUT, sum(1 for l in lines if l.startswith("case ")), header[-1][2:]))
+    golden_json.write(OUT, "tests/data/gen_gated_golden.py", {"torch": torch.__version__}, notes, cases)
+    print("wrote %s: %d cases; %s" % (OUT, len(cases), notes[-1]))
 
 
 if __name__ == "__main__":

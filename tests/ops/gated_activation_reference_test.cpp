@@ -1,12 +1,13 @@
 // Gated activations against independent values: PyTorch's golden data, finite differences, hand values, rounding.
 // - GatedGolden: PyTorch's F.glu / relu / silu / gelu products, gpt-oss's clamped SwiGLU and their autograd
-//   gradients in f64 and f32 (tests/data/gated_golden.txt, made by gen_gated_golden.py), on every device.
+//   gradients in f64 and f32 (tests/data/gated_golden.json, made by gen_gated_golden.py), on every device.
 // - GatedGradient: the backward against central finite differences of the forward, in f64.
 // - GatedValues: hand-derived special values (±0, ±inf, NaN in either half, huge |x|, the clamp bounds).
 // - GatedHost: the host reference's f16/bf16/f32 results are its double results correctly rounded.
 #include <gtest/gtest.h>
 
 #include "gated_activation_test_support.hpp"
+#include "support/golden.hpp"
 
 namespace baracuda::test {
 namespace {
@@ -16,7 +17,7 @@ namespace {
 // ---------------------------------------------------------------------------------------------------
 
 struct GoldenCase {
-  std::string line;  // the case header, for messages
+  std::string line;  // the case's name, for messages
   GatedActivationDescriptor desc;
   std::vector<uint8_t> x, dy, y, dx;
   std::vector<uint8_t> y64, dx64;  // f32 cases: PyTorch's computation in f64, rounded once to f32
@@ -44,66 +45,40 @@ bool within(double got, double want, const Tolerance& tol) {
   return ::testing::AssertionFailure() << bad << " of " << g.size() << " elements differ:" << os.str();
 }
 
-std::vector<uint8_t> parse_bits(ElementKind k, std::istringstream& in) {
-  std::vector<uint8_t> out;
-  std::string tok;
-  const int w = element_bytes(k);
-  while (in >> tok) {
-    const uint64_t b = std::stoull(tok, nullptr, 16);
-    const size_t at = out.size();
-    out.resize(at + static_cast<size_t>(w));
-    store_bits(k, &out[at], b);
-  }
-  return out;
-}
-
 std::vector<GoldenCase> golden_cases() {
-  std::ifstream f(std::string(BARACUDA_TEST_DATA_DIR) + "/gated_golden.txt");
+  const GoldenFile file = load_golden("gated");
+  EXPECT_TRUE(file.error.empty()) << file.error;
   std::vector<GoldenCase> cases;
-  if (!f) return cases;
   std::map<std::string, GatedActivationKind> kinds;
   for (const KindInfo& k : catalog()) kinds[k.name] = k.kind;
   std::map<std::string, GateLayout> layouts;
   for (GateLayout l : kLayouts) layouts[std::string(to_string(l))] = l;
-  std::string line;
-  while (std::getline(f, line)) {
-    if (line.empty() || line[0] == '#') continue;
-    std::istringstream in(line);
-    std::string tag;
-    in >> tag;
-    if (tag == "case") {
-      std::string kind, dtype, layout;
-      int split_dim = 0, rank = 0;
-      double alpha = 0, limit = 0;
-      in >> kind >> dtype >> layout >> split_dim >> alpha >> limit >> rank;
-      Shape s;
-      s.rank = rank;
-      for (int i = 0; i < rank; ++i) in >> s.dims[i];
-      GoldenCase c;
-      c.line = line;
-      ElementKind e = ElementKind::F32;
-      EXPECT_TRUE(parse_element_kind(dtype, &e)) << line;
-      EXPECT_TRUE(kinds.count(kind) && layouts.count(layout)) << line;
-      c.desc = GatedActivationDescriptor()
-                   .with_kind(kinds[kind])
-                   .with_element(e)
-                   .with_layout(layouts[layout])
-                   .with_input_shape(s)
-                   .with_split_dim(split_dim)
-                   .with_alpha(alpha)
-                   .with_limit(limit);
-      cases.push_back(c);
-      continue;
-    }
-    if (cases.empty()) continue;
-    GoldenCase& c = cases.back();
-    std::vector<uint8_t> v = parse_bits(c.desc.element, in);
-    if (tag == "x") c.x = std::move(v);
-    else if (tag == "dy") c.dy = std::move(v);
-    else if (tag == "y") c.y = std::move(v);
-    else if (tag == "dx") c.dx = std::move(v);
-    else if (tag == "y64") c.y64 = std::move(v);
-    else if (tag == "dx64") c.dx64 = std::move(v);
+  for (const test::GoldenCase& g : file.cases) {
+    GoldenCase c;
+    c.line = g.name;
+    const std::string kind = g.param<std::string>("kind"), layout = g.param<std::string>("layout");
+    ElementKind e = ElementKind::F32;
+    EXPECT_TRUE(parse_element_kind(g.param<std::string>("dtype"), &e)) << g.name;
+    EXPECT_TRUE(kinds.count(kind) && layouts.count(layout)) << g.name;
+    const GoldenTensor& x = g.tensor("x");
+    Shape s;
+    s.rank = static_cast<int>(x.shape.size());
+    for (int i = 0; i < s.rank; ++i) s.dims[i] = x.shape[static_cast<size_t>(i)];
+    c.desc = GatedActivationDescriptor()
+                 .with_kind(kinds[kind])
+                 .with_element(e)
+                 .with_layout(layouts[layout])
+                 .with_input_shape(s)
+                 .with_split_dim(g.param<int>("split_dim"))
+                 .with_alpha(g.param<double>("alpha"))
+                 .with_limit(g.param<double>("limit"));
+    c.x = x.bytes();
+    c.dy = g.tensor("dy").bytes();
+    c.y = g.tensor("y").bytes();
+    c.dx = g.tensor("dx").bytes();
+    if (g.has("y64")) c.y64 = g.tensor("y64").bytes();
+    if (g.has("dx64")) c.dx64 = g.tensor("dx64").bytes();
+    cases.push_back(std::move(c));
   }
   return cases;
 }
@@ -113,7 +88,7 @@ class GatedGolden : public ::testing::TestWithParam<DeviceKind> {};
 TEST_P(GatedGolden, MatchesPyTorch) {
   BARACUDA_TEST_STREAM(stream, GetParam());
   const std::vector<GoldenCase> cases = golden_cases();
-  ASSERT_GE(cases.size(), 150u) << "tests/data/gated_golden.txt is missing or short";
+  ASSERT_GE(cases.size(), 150u) << "tests/data/gated_golden.json is missing or short";
   std::map<std::string, int> seen;
   for (const GoldenCase& c : cases) {
     SCOPED_TRACE(c.line);
