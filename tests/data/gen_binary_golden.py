@@ -1,13 +1,14 @@
 #!/usr/bin/python3
-"""Generates tests/data/binary_golden.txt: golden results for the binary family (BinaryPlan, ComparePlan,
+"""Generates tests/data/binary_golden.json: golden results for the binary family (BinaryPlan, ComparePlan,
 BinaryBackwardPlan) computed by PyTorch on the CPU, independent of baracuda's C++ code.
 
     /usr/bin/python3 tests/data/gen_binary_golden.py    # Debian's python3-torch (1.13) and NumPy
 
-What it produces (hex bit patterns; one section per (kind of result, element kind)):
-  [forward KIND]    op a b out          torch.<op>(a, b) for every op the catalog gives KIND
-  [compare KIND]    op a b out          torch.eq/ne/lt/le/gt/ge(a, b) as 0/1
-  [backward KIND]   op dy a b da db     autograd: y = torch.<op>(a, b); y.backward(dy); da = a.grad, db = b.grad
+What it produces (the golden format of docs/testing.md; one case per (section, element kind, op), with params
+section, kind, op and these tensors):
+  forward    a b out          torch.<op>(a, b) for every op the catalog gives the kind
+  compare    a b out          torch.eq/ne/lt/le/gt/ge(a, b); out is bool
+  backward   dy a b da db     autograd: y = torch.<op>(a, b); y.backward(dy); da = a.grad, db = b.grad
 Floating kinds (f16, bf16, f32, f64; backward f32 and f64) use every pair of a set of special values
 (+-0, +-1, 2, 0.5, -2.5, 3, -7, 0.1, +-inf, NaN) plus random pairs; integer kinds (s8, u8, s32, s64) every
 pair of edge values (0, +-1, MIN, MAX, ...). Left out, because PyTorch has no defined answer there:
@@ -16,8 +17,8 @@ pair of edge values (0, +-1, MIN, MAX, ...). Left out, because PyTorch has no de
   - maximum/minimum of +0 and -0 (PyTorch's scalar and vectorized CPU paths return different zeros;
     baracuda's documented choice is tested by hand).
 Where PyTorch 1.13's CPU backend has no kernel for a 16-bit kind (e.g. atan2 and hypot for f16), the
-result is computed in f32 and rounded once to the kind, which is what PyTorch's CUDA kernels do; the file
-header lists those (op, kind) pairs.
+result is computed in f32 and rounded once to the kind, which is what PyTorch's CUDA kernels do; the file's
+notes list those (op, kind) pairs.
 
 What it checks before writing anything (the script fails otherwise):
   1. remainder is PyTorch's fmod-based formula (m = fmod(a, b); m += b when m != 0 and the signs differ):
@@ -38,8 +39,10 @@ import sys
 import numpy as np
 import torch
 
+import golden_json
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-OUT = os.path.join(HERE, "binary_golden.txt")
+OUT = os.path.join(HERE, "binary_golden.json")
 SEED = 20260523
 
 FLOAT_KINDS = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32, "f64": torch.float64}
@@ -135,17 +138,35 @@ def check_semantics():
 def main():
     check_semantics()
     rng = random.Random(SEED)
-    lines = [
-        "# Golden results for the binary family, made by tests/data/gen_binary_golden.py with PyTorch %s (CPU) "
-        "and NumPy %s; see that script for what was checked and left out." % (torch.__version__, np.__version__),
-        "# Sections: [forward K] op a b out | [compare K] op a b out | [backward K] op dy a b da db (hex bits).",
-    ]
+    cases = []
     counts = {}
     via_f32 = []
 
     def emit(title, rows):
-        lines.append("[%s]" % title)
-        lines.extend(" ".join(r) for r in rows)
+        """rows: [op, hex bits...] in the order of the section's tensors; one case per run of one op."""
+        section, kind = title.split()
+        names = ["dy", "a", "b", "da", "db"] if section == "backward" else ["a", "b", "out"]
+        kinds = [kind] * len(names)
+        if section == "compare":
+            kinds[-1] = "bool"
+
+        def column(k, hexes):
+            v = [int(h, 16) for h in hexes]
+            if k in INT_KINDS and k[0] == "s":  # two's complement bits -> the signed value
+                v = [x - (1 << BITS[k]) if x >> (BITS[k] - 1) else x for x in v]
+            return golden_json.tensor(k, v)
+
+        start = 0
+        while start < len(rows):
+            op = rows[start][0]
+            end = start
+            while end < len(rows) and rows[end][0] == op:
+                end += 1
+            cols = list(zip(*[r[1:] for r in rows[start:end]]))
+            params = {"section": section, "kind": kind, "op": op}
+            cases.append(golden_json.case("%s %s %s" % (section, kind, op), params,
+                                          {n: column(k, c) for n, k, c in zip(names, kinds, cols)}))
+            start = end
         counts[title] = len(rows)
 
     for kind, dtype in FLOAT_KINDS.items():
@@ -214,11 +235,14 @@ def main():
                 rows.append([op] + list(r))
         emit("backward " + kind, rows)
 
+    notes = ["Golden results for the binary family (PyTorch on the CPU); see the generator for what was checked and "
+             "left out.",
+             "One case per (section, kind, op): forward a b out | compare a b out (bool) | backward dy a b da db."]
     if via_f32:
-        lines.insert(2, "# Computed in f32 and rounded once to the 16-bit kind (PyTorch's CPU has no kernel for them): "
+        notes.append("Computed in f32 and rounded once to the 16-bit kind (PyTorch's CPU has no kernel for them): "
                      + ", ".join(via_f32) + ".")
-    with open(OUT, "w") as f:
-        f.write("\n".join(lines) + "\n")
+    golden_json.write(OUT, "tests/data/gen_binary_golden.py", {"torch": torch.__version__, "numpy": np.__version__},
+                      notes, cases)
     for k, v in counts.items():
         print("%-16s %6d rows" % (k, v))
     print("wrote", OUT)

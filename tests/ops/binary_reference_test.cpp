@@ -1,5 +1,5 @@
 // The binary plans against independent values: PyTorch's golden data, finite differences, hand values.
-// - BinaryGolden: PyTorch's results (tests/data/binary_golden.txt, gen_binary_golden.py): forward values
+// - BinaryGolden: PyTorch's results (tests/data/binary_golden.json, gen_binary_golden.py): forward values
 //   and comparisons for every kind, autograd gradients in f32 and f64, special values included.
 // - BinaryGradCheck: backward vs central finite differences of the forward, in f64, at smooth points.
 // - BinaryValues: hand-computed special values (integer division by zero, MIN % -1, wrap-around, signed
@@ -8,15 +8,14 @@
 
 #include <cmath>
 #include <cstring>
-#include <fstream>
 #include <limits>
 #include <map>
-#include <sstream>
 #include <string>
 #include <tuple>
 #include <vector>
 
 #include "binary_test_support.hpp"
+#include "support/golden.hpp"
 
 namespace baracuda::test {
 namespace {
@@ -35,39 +34,19 @@ struct GoldenGroup {
   int64_t n = 0;
 };
 
-std::vector<GoldenGroup> load_golden(std::string* error) {
-  const std::string path = std::string(BARACUDA_TEST_DATA_DIR) + "/binary_golden.txt";
-  std::ifstream f(path);
-  if (!f) {
-    *error = "cannot open " + path;
-    return {};
-  }
+std::vector<GoldenGroup> golden_groups(std::string* error) {
+  const GoldenFile file = load_golden("binary");
+  *error = file.error;
   std::vector<GoldenGroup> groups;
-  std::string line, section;
-  ElementKind kind = ElementKind::F32;
-  while (std::getline(f, line)) {
-    if (line.empty() || line[0] == '#') continue;
-    if (line[0] == '[') {
-      std::stringstream h(line.substr(1, line.size() - 2));
-      std::string k;
-      h >> section >> k;
-      if (!parse_element_kind(k, &kind)) *error = "bad section " + line;
-      continue;
-    }
-    std::stringstream fields(line);
-    std::string op, tok;
-    fields >> op;
-    if (groups.empty() || groups.back().op != op || groups.back().section != section || groups.back().kind != kind)
-      groups.push_back({section, kind, op, std::vector<std::vector<uint8_t>>(section == "backward" ? 5 : 3), 0});
-    GoldenGroup& g = groups.back();
-    for (size_t c = 0; c < g.cols.size(); ++c) {
-      fields >> tok;
-      const ElementKind ck = (section == "compare" && c == 2) ? ElementKind::Bool : kind;
-      const size_t at = g.cols[c].size();
-      g.cols[c].resize(at + static_cast<size_t>(element_bytes(ck)));
-      store_bits(ck, g.cols[c].data() + at, std::stoull(tok, nullptr, 16));
-    }
-    ++g.n;
+  for (const GoldenCase& c : file.cases) {
+    GoldenGroup g{c.param<std::string>("section"), ElementKind::F32, c.param<std::string>("op"), {}, 0};
+    if (!parse_element_kind(c.param<std::string>("kind"), &g.kind)) *error = "bad case " + c.name;
+    const bool backward = g.section == "backward";
+    for (const char* name : backward ? std::vector<const char*>{"dy", "a", "b", "da", "db"}
+                                     : std::vector<const char*>{"a", "b", "out"})
+      g.cols.push_back(c.tensor(name).bytes());
+    g.n = c.tensor("a").numel();
+    groups.push_back(std::move(g));
   }
   return groups;
 }
@@ -77,7 +56,7 @@ class BinaryGolden : public ::testing::TestWithParam<DeviceKind> {};
 TEST_P(BinaryGolden, MatchesPyTorch) {
   BARACUDA_TEST_STREAM(stream, GetParam());
   std::string error;
-  const std::vector<GoldenGroup> groups = load_golden(&error);
+  const std::vector<GoldenGroup> groups = golden_groups(&error);
   ASSERT_TRUE(error.empty()) << error;
   std::map<std::string, int64_t> checked;
   for (const GoldenGroup& g : groups) {
