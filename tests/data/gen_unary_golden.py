@@ -1,25 +1,27 @@
 #!/usr/bin/env python3
-"""Generates tests/data/unary_golden.txt: golden values of the unary ops and their gradients, from PyTorch
+"""Generates tests/data/unary_golden.json: golden values of the unary ops and their gradients, from PyTorch
 (independent of baracuda's C++ code).
 
     /usr/bin/python3 tests/data/gen_unary_golden.py     # Debian's python3-torch (1.13) and NumPy
-                                                         # rewrites unary_golden.txt beside this script
+                                                         # rewrites unary_golden.json beside this script
 
 What it produces: for every op of include/baracuda/ops/unary_ops.def, in f64 and f32, with its default
-parameters (and, for the ops that take parameters, a second set), one section
+parameters (and, for the ops that take parameters, a second set), one case in the golden format of
+docs/testing.md, named "op dtype name=value ...":
 
-    [op dtype name=value ...]
-    x y dy dx                     (hex bit patterns; "-" = not compared, see below)
+    params   op, dtype, each parameter by name; y_not_compared, dx_not_compared: indices of the points
+             whose y or dx is not compared (see below; their bits are 0)
+    tensors  x y dy dx            (one element per point)
 
 over special values (+-0, +-inf, NaN, huge magnitudes, the op's domain edges and kinks) and random points
 of the op's domain. y = f(x) and dx = torch.autograd.grad(y, x, dy): each point is its own one-element
 tensor, so PyTorch runs the scalar form of its CPU kernels, which is the form of its CUDA kernels (its
 vectorized CPU path differs at a few kinks and NaN inputs, e.g. hardswish'(3) and hardtanh'(NaN)).
 cbrt is not a PyTorch op: its values come from numpy.cbrt and its gradient from autograd of
-sign(x)*|x|^(1/3) (not at 0, where that composite gives NaN: "-").
+sign(x)*|x|^(1/3) (not at 0, where that composite gives NaN: not compared).
 
 In f32, a value PyTorch's f32 kernel computes further from PyTorch's own f64 result (rounded to f32) than
-baracuda's f32 tolerance is written "-": PyTorch's formula loses accuracy there (e.g. 1 - x*x in the
+baracuda's f32 tolerance is not compared: PyTorch's formula loses accuracy there (e.g. 1 - x*x in the
 gradients of asin, acos, atanh, acosh near |x| = 1) or overflows an intermediate (gelu_tanh' at 1e30), so
 it is no reference. The script prints how many values each op drops.
 
@@ -38,8 +40,10 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+import golden_json
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-OUT = os.path.join(HERE, "unary_golden.txt")
+OUT = os.path.join(HERE, "unary_golden.json")
 CATALOG = os.path.join(HERE, "..", "..", "include", "baracuda", "ops", "unary_ops.def")
 SEED = 20260601
 N_RANDOM = 10
@@ -214,11 +218,7 @@ def main():
         sys.exit("catalog and script disagree about: " + ", ".join(sorted(missing)))
     rng = np.random.default_rng(SEED)
     dropped = {}
-    lines = [
-        "# Golden values of the unary ops, made by tests/data/gen_unary_golden.py (PyTorch %s, NumPy %s); see "
-        "that script for what was checked." % (torch.__version__, np.__version__),
-        "# Each section [op dtype params]: lines \"x y dy dx\" in hex bits; dx \"-\" = not compared.",
-    ]
+    cases = []
     for name in catalog:  # catalog order
         spec, lo, hi = catalog[name]
         fn, extra = OPS[name]
@@ -232,7 +232,8 @@ def main():
             npt = np.float64 if dtype == torch.float64 else np.float32
             for params in param_sets:
                 header = " ".join([name, dname] + ["%s=%r" % (k, v) for k, v in sorted(params.items())])
-                lines.append("[%s]" % header)
+                cols = {"x": [], "y": [], "dy": [], "dx": []}
+                skip = {"y": [], "dx": []}
                 kinks = [v for k, v in params.items() if k != "beta"] + [-v for k, v in params.items() if k == "lambd"]
                 points = [(x, SPECIAL_DY) for x in SPECIALS + extra + kinks] + randoms
                 seen = set()
@@ -249,13 +250,23 @@ def main():
                             y, dropped[name] = None, dropped.get(name, 0) + 1
                         if dx is not None and not close_f32(dx, dx64):
                             dx, dropped[name] = None, dropped.get(name, 0) + 1
-                    lines.append("%s %s %s %s" % (key, "-" if y is None else bits(y, dtype), bits(dy, dtype),
-                                                  "-" if dx is None else bits(dx, dtype)))
+                    for col, v in (("x", x), ("y", y), ("dy", dy), ("dx", dx)):
+                        if v is None:
+                            skip[col].append(len(cols[col]))
+                        cols[col].append(0 if v is None else int(bits(v, dtype), 16))
+                case_params = {"op": name, "dtype": dname}
+                case_params.update({k: golden_json.f64(v) for k, v in sorted(params.items())})
+                case_params.update({"y_not_compared": skip["y"], "dx_not_compared": skip["dx"]})
+                cases.append(golden_json.case(header, case_params,
+                                              {k: golden_json.tensor(dname, v) for k, v in cols.items()}))
     for name, count in sorted(dropped.items()):
         print("%s: %d f32 values not compared (PyTorch's f32 result is off its f64 result)" % (name, count))
-    with open(OUT, "w") as f:
-        f.write("\n".join(lines) + "\n")
-    print("wrote %s (%d lines)" % (OUT, len(lines)))
+    golden_json.write(OUT, "tests/data/gen_unary_golden.py", {"torch": torch.__version__, "numpy": np.__version__},
+                      ["Golden values of the unary ops (PyTorch); see the generator for what was checked.",
+                       "One case per (op, dtype, parameters): tensors x y dy dx, one element per point; "
+                       "params y_not_compared / dx_not_compared list the points whose y / dx is no reference."],
+                      cases)
+    print("wrote %s (%d cases)" % (OUT, len(cases)))
 
 
 if __name__ == "__main__":

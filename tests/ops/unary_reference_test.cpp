@@ -1,11 +1,12 @@
 // UnaryPlan / UnaryBackwardPlan against independent values: PyTorch's golden data, finite differences, hand values.
 // - UnaryGolden: host, sim and cuda against PyTorch 1.13's values and autograd gradients, f64 and f32,
 //   over special values (±0, ±inf, NaN, huge |x|, domain edges, kinks) and random points
-//   (tests/data/unary_golden.txt, made by tests/data/gen_unary_golden.py).
+//   (tests/data/unary_golden.json, made by tests/data/gen_unary_golden.py).
 // - UnaryFiniteDifferences: every op's f64 backward against central differences of its forward.
 // - UnarySpecialValues: hand-checked results, zero signs and the documented conventions, all dtypes.
 #include <gtest/gtest.h>
 
+#include "support/golden.hpp"
 #include "unary_test_support.hpp"
 
 namespace baracuda::test {
@@ -26,58 +27,49 @@ struct GoldenSection {
   std::vector<GoldenPoint> points;
 };
 
-bool parse_section(const std::string& header, GoldenSection* s) {
-  std::istringstream is(header);
-  std::string op, dtype, kv;
-  is >> op >> dtype;
+/// The section of one golden case; false (with `error` set) when its op, dtype or a parameter is unknown.
+bool to_section(const GoldenCase& c, GoldenSection* s, std::string* error) {
   UnaryKind kind{};
   ElementKind k{};
-  if (!parse_unary_kind(op, &kind) || !parse_element_kind(dtype, &k)) return false;
-  s->title = header;
+  if (!parse_unary_kind(c.param<std::string>("op"), &kind) || !parse_element_kind(c.param<std::string>("dtype"), &k)) {
+    *error = "bad case " + c.name;
+    return false;
+  }
+  s->title = c.name;
   s->desc = UnaryDescriptor().with_kind(kind).with_element(k);
-  while (is >> kv) {
-    const size_t eq = kv.find('=');
-    if (eq == std::string::npos) return false;
+  for (const auto& [key, value] : c.params.items()) {
+    if (key == "op" || key == "dtype" || key == "y_not_compared" || key == "dx_not_compared") continue;
     bool found = false;
     for (size_t i = 0; i < kNumUnaryParams; ++i)
-      if (to_string(static_cast<UnaryParam>(i)) == kv.substr(0, eq)) {
-        s->desc.with_parameter(static_cast<UnaryParam>(i), std::stod(kv.substr(eq + 1)));
+      if (to_string(static_cast<UnaryParam>(i)) == key) {
+        s->desc.with_parameter(static_cast<UnaryParam>(i), c.param<double>(key));
         found = true;
       }
-    if (!found) return false;
+    if (!found) {
+      *error = c.name + ": unknown parameter " + key;
+      return false;
+    }
   }
+  const std::vector<uint64_t>& x = c.tensor("x").bits;
+  const std::vector<uint64_t>& y = c.tensor("y").bits;
+  const std::vector<uint64_t>& dy = c.tensor("dy").bits;
+  const std::vector<uint64_t>& dx = c.tensor("dx").bits;
+  for (size_t i = 0; i < x.size(); ++i) s->points.push_back({x[i], y.at(i), dy.at(i), dx.at(i), true, true});
+  for (size_t i : c.param<std::vector<size_t>>("y_not_compared")) s->points.at(i).has_y = false;
+  for (size_t i : c.param<std::vector<size_t>>("dx_not_compared")) s->points.at(i).has_dx = false;
   return true;
 }
 
 const std::vector<GoldenSection>& golden_sections(std::string* error) {
   static std::string load_error;
   static const std::vector<GoldenSection> sections = [] {
+    const GoldenFile file = load_golden("unary");
+    load_error = file.error;
     std::vector<GoldenSection> v;
-    std::ifstream f(std::string(BARACUDA_TEST_DATA_DIR) + "/unary_golden.txt");
-    if (!f) {
-      load_error = "cannot open unary_golden.txt";
-      return v;
-    }
-    std::string line;
-    while (std::getline(f, line)) {
-      if (line.empty() || line[0] == '#') continue;
-      if (line[0] == '[') {
-        GoldenSection s;
-        if (!parse_section(line.substr(1, line.size() - 2), &s)) {
-          load_error = "bad section header: " + line;
-          return std::vector<GoldenSection>{};
-        }
-        v.push_back(s);
-        continue;
-      }
-      std::istringstream is(line);
-      std::string x, y, dy, dx;
-      if (v.empty() || !(is >> x >> y >> dy >> dx)) {
-        load_error = "bad line: " + line;
-        return std::vector<GoldenSection>{};
-      }
-      auto hex = [](const std::string& t) { return t == "-" ? uint64_t{0} : std::stoull(t, nullptr, 16); };
-      v.back().points.push_back({hex(x), hex(y), hex(dy), hex(dx), y != "-", dx != "-"});
+    for (const GoldenCase& c : file.cases) {
+      GoldenSection s;
+      if (!to_section(c, &s, &load_error)) return std::vector<GoldenSection>{};
+      v.push_back(std::move(s));
     }
     return v;
   }();
@@ -99,21 +91,21 @@ bool golden_close(double got, double want, const Tolerance& tol) {
   return std::fabs(got - want) <= tol.atol + tol.rtol * std::fabs(want);
 }
 
-struct GoldenCase {
+struct GoldenParam {
   size_t section;
   DeviceKind device;
 };
 
-std::vector<GoldenCase> golden_cases() {
+std::vector<GoldenParam> golden_cases() {
   std::string error;
   const std::vector<GoldenSection>& sections = golden_sections(&error);
-  std::vector<GoldenCase> v;
+  std::vector<GoldenParam> v;
   for (size_t i = 0; i < std::max<size_t>(sections.size(), 1); ++i)
     for (DeviceKind d : kTestDevices) v.push_back({i, d});
   return v;
 }
 
-class UnaryGolden : public ::testing::TestWithParam<GoldenCase> {};
+class UnaryGolden : public ::testing::TestWithParam<GoldenParam> {};
 
 TEST_P(UnaryGolden, MatchesPyTorch) {
   std::string error;
@@ -174,7 +166,7 @@ TEST_P(UnaryGolden, MatchesPyTorch) {
 }
 
 INSTANTIATE_TEST_SUITE_P(PyTorch, UnaryGolden, ::testing::ValuesIn(golden_cases()),
-                         [](const ::testing::TestParamInfo<GoldenCase>& info) {
+                         [](const ::testing::TestParamInfo<GoldenParam>& info) {
                            std::string error;
                            const auto& sections = golden_sections(&error);
                            std::string name = "missing_data";
