@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Generates tests/data/quantize_golden.txt: golden values for baracuda's QuantizePlan (quantize, dequantize,
+"""Generates tests/data/quantize_golden.json: golden values for baracuda's QuantizePlan (quantize, dequantize,
 fake-quantize and its backward, the learnable fake-quantize and its backward) under its `PyTorch` convention,
 computed by PyTorch's CPU kernels; and, on the same inputs, the values of its `Exact` convention, computed by a
 numpy model of division (these are NOT from PyTorch).
@@ -51,7 +51,7 @@ cpu/FakeQuantPerTensorAffine/PerChannel kernels; checked by check_conventions() 
     the compiler contracts them. The CPU kernels are compiled per capability and the AVX2 one (the one that runs
     here) with -mfma, and GCC contracts C++ by default (-ffp-contract=fast). (nvcc's default --fmad=true would
     fuse the same expressions in PyTorch's CUDA kernel; not checked here.) With the products rounded separately,
-    some dx and ds of this data would differ (the file's header counts the elements where the fused rounding of
+    some dx and ds of this data would differ (the file's notes count the elements where the fused rounding of
     v changes the result).
     The terms are then summed over each parameter's elements by Tensor.sum in f32. For one element per parameter
     the sum is the term itself, so those cases (per tensor over [1]; per channel over [C, 1], [1, C], [1, C, 1]) are
@@ -61,12 +61,12 @@ cpu/FakeQuantPerTensorAffine/PerChannel kernels; checked by check_conventions() 
   * |x * inv| >= 2^63 quantizes to qmin (an undefined float -> int64 conversion) and NaN likewise; the data
     here stays far below (|x * inv| <= 1e6) and has no NaN.
 
-The Exact lines (numpy, f32 arithmetic for f16/f32 data and f64 for f64 data, np.rint = half to even):
+The exact_* tensors (numpy, f32 arithmetic for f16/f32 data and f64 for f64 data, np.rint = half to even):
   q = clamp(rint(x / s) + zp); y = T((clamp(v) - zp) * s) with the scale as given (f64 for f64 data);
   mask on the unclamped v; learnable: zp' = clamp(rint(zp)) in the forward and the backward, v = rint(x / s) +
   zp', inside ds = dy * (y - x) / s, outside ds = dy * (qmin|qmax - zp'), dzp = -dy * s, summed in f64 and then
   multiplied by grad_factor (f64), rounded once to f32 (the script asserts no double-rounding hazard there).
-The `qb_dx` lines (QuantizeBackward, which PyTorch does not have) are a numpy model of baracuda's straight-through
+The qb_dx tensors (QuantizeBackward, which PyTorch does not have) are a numpy model of baracuda's straight-through
 estimator dx = T((dy / s) * mask) with PyTorch's mask (from its cachemask) or, for exact_qb_dx, the division's.
 
 Inputs: for every case about 45% of x (f16: 70%) are near rounding ties: t = (k + 0.5) * s (the division's tie) or
@@ -77,27 +77,27 @@ k in and just around [qmin - zp, qmax - zp] (the clamp bounds included); the res
 powers of two (f16: small odd multiples of a power of two, so that (k + 0.5) * s is an f16 value, an exact
 tie of the division); with a power-of-two scale the reciprocal and the division agree. Each section
 (kind x data type) has elements where nearbyint(x * inv) and nearbyint(x / s) differ: counted, asserted > 0
-and written in the header; the test recounts them from the expected values (PyTorch's against Exact's).
+and written in the notes; the test recounts them from the expected values (PyTorch's against Exact's).
 dy = N(0, 1) * m' with m' from {0.1, 1, 10}.
 
-Format (floats as hex bit patterns of their type: 4 digits f16, 8 digits f32, 16 digits f64; integers in decimal):
-  case <kind> <element> <qdtype> <granularity> <axis> <qmin> <qmax> <grad_factor> <rank> <dims...>
-      kind: quantize | fake | learnable; element: f16 | f32 | f64 (x, y, dy, dx); qdtype: s8 | u8 | u4 | -
-      (fake/learnable); granularity: per_tensor | per_channel; axis: 0 for per_tensor; grad_factor: repr()
-  scale <...>           one per channel (per tensor: one), in baracuda's scale kind (f32; f64 for f64 data)
-  zp <...>              quantize / fake: int32 zero points; learnable: the real zero points, in the scale kind
-  x <...>               the input, row-major
-  q <int...>            quantize: PyTorch's int_repr, one integer per element (u4: unpacked)
-  packed <hex bytes>    quantize u4: PyTorch's packed bytes
-  y <...>               quantize: .dequantize() of q; fake / learnable: the forward output
-  dy, dx <...>          fake / learnable (f32): the output gradient and PyTorch's input gradient
-  mask <0/1...>         fake: PyTorch's cachemask
-  qb_dx <...>           fake: QuantizeBackward under the PyTorch convention (numpy model, see above)
-  ds, dzp <f32...>      learnable (f32): PyTorch's dscale, dzero_point (one per parameter)
+Format: the golden format of docs/testing.md (floats as bit patterns of their type, integers as numbers). Each
+case has params kind (quantize | fake | learnable), element (f16 | f32 | f64: x, y, dy, dx), qdtype (s8 | u8 | u4;
+"-" for fake / learnable), granularity (per_tensor | per_channel), axis (0 for per_tensor), qmin, qmax,
+grad_factor, shape, and these tensors (row-major):
+  scale                 one per channel (per tensor: one), in baracuda's scale kind (f32; f64 for f64 data)
+  zp                    quantize / fake: s32 zero points; learnable: the real zero points, in the scale kind
+  x                     the input
+  q                     quantize: PyTorch's int_repr, one integer per element (u4: unpacked)
+  packed                quantize u4: PyTorch's packed bytes (u8)
+  y                     quantize: .dequantize() of q; fake / learnable: the forward output
+  dy, dx                fake / learnable (f32): the output gradient and PyTorch's input gradient
+  mask                  fake: PyTorch's cachemask (0/1)
+  qb_dx                 fake: QuantizeBackward under the PyTorch convention (numpy model, see above)
+  ds, dzp               learnable (f32): PyTorch's dscale, dzero_point (f32, one per parameter)
   ds_abs, dzp_abs       learnable: sum of |per-element term| per parameter (f64 rounded up to f32): the scale of
                         the summation error, for the test's tolerance on cases with more than one element per
                         parameter
-  zp_fwd, zp_bwd <int>  learnable: the integer zero points PyTorch's forward and (f32) backward used
+  zp_fwd, zp_bwd        learnable: the integer zero points PyTorch's forward and (f32) backward used
   exact_q, exact_y, exact_dx, exact_qb_dx, exact_ds, exact_dzp, exact_ds_abs, exact_dzp_abs
                         the same quantities under baracuda's Exact convention (numpy model of division)
 """
@@ -109,8 +109,10 @@ import sys
 import numpy as np
 import torch
 
+import golden_json
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-OUT = os.path.join(HERE, "quantize_golden.txt")
+OUT = os.path.join(HERE, "quantize_golden.json")
 SEED = 20260613
 
 F32 = np.float32
@@ -121,20 +123,35 @@ NP = {"f16": np.float16, "f32": np.float32, "f64": np.float64}
 TORCH_DT = {"f16": torch.float16, "f32": torch.float32, "f64": torch.float64}
 OPMATH = {"f16": np.float32, "f32": np.float32, "f64": np.float64}  # baracuda's arithmetic and scale kind
 UINT = {np.float16: np.uint16, np.float32: np.uint32, np.float64: np.uint64}
-DIGITS = {np.float16: 4, np.float32: 8, np.float64: 16}
 
 
 def f32(v):
     return float(np.float32(v))
 
 
-def hexv(a, t):
-    a = np.ascontiguousarray(np.asarray(a, dtype=t)).reshape(-1)
-    return ["%0*x" % (DIGITS[t], int(b)) for b in a.view(UINT[t])]
+KIND = {np.float16: "f16", np.float32: "f32", np.float64: "f64"}
 
 
-def ints(a):
-    return [str(int(v)) for v in np.asarray(a).reshape(-1)]
+class Case:
+    """One golden case (docs/testing.md): the case's fields as params, then one tensor per quantity."""
+
+    def __init__(self, cases, kind, elem, qd, axis, qmin, qmax, gf, shape):
+        gran = "per_tensor" if axis is None else "per_channel"
+        self.tensors = {}
+        name = "#%d %s %s %s %s axis %d [%d, %d] grad_factor %r %s" % (len(cases), kind, elem, qd, gran, axis or 0,
+                                                                       qmin, qmax, gf, list(shape))
+        cases.append(golden_json.case(name, {"kind": kind, "element": elem, "qdtype": qd, "granularity": gran,
+                                             "axis": axis or 0, "qmin": qmin, "qmax": qmax,
+                                             "grad_factor": golden_json.f64(gf), "shape": list(shape)},
+                                      self.tensors))
+
+    def floats(self, tag, a, t):
+        """Values a in the float type t, as bit patterns."""
+        a = np.ascontiguousarray(np.asarray(a, dtype=t)).reshape(-1)
+        self.tensors[tag] = golden_json.tensor(KIND[t], a.view(UINT[t]))
+
+    def ints(self, tag, a, kind="s32"):
+        self.tensors[tag] = golden_json.tensor(kind, np.asarray(a).reshape(-1))
 
 
 def full(p, shape, axis):
@@ -194,7 +211,7 @@ def qb_dx(dy, s, mask, elem):
 
 
 def torch_learnable_zp(zps, qmin, qmax, per_tensor, forward):
-    """The integer zero points PyTorch's learnable forward / backward use (see the header)."""
+    """The integer zero points PyTorch's learnable forward / backward use (see the docstring)."""
     if per_tensor:
         z = np.asarray(zps).astype(F32)  # zero_point[0].item<float>()
         if forward:
@@ -303,7 +320,7 @@ class Inputs:
         self.rng = np.random.default_rng(seed)
 
     def x(self, shape, s_full, z_full, qmin, qmax, elem, tie_frac=None):
-        """x of type `elem` for full-shape scales s_full and integer zero points z_full (see the header)."""
+        """x of type `elem` for full-shape scales s_full and integer zero points z_full (see the docstring)."""
         t = NP[elem]
         if tie_frac is None:  # f16's near ties rarely separate the reciprocal from the division: more of them
             tie_frac = 0.7 if elem == "f16" else 0.45
@@ -370,18 +387,12 @@ def count_diff(kind, elem, x, s_full, z_full):
     return d
 
 
-def header_line(kind, elem, qd, axis, qmin, qmax, gf, shape):
-    return "case %s %s %s %s %d %d %d %r %d %s" % (kind, elem, qd, "per_tensor" if axis is None else "per_channel",
-                                                   axis or 0, qmin, qmax, gf, len(shape),
-                                                   " ".join(str(d) for d in shape))
-
-
 # ------------------------------------------------------------------------------------------------------
 # Cases
 # ------------------------------------------------------------------------------------------------------
 
 
-def quantize_case(lines, inp, qd, shape, scales, zps, axis=None):
+def quantize_case(cases, inp, qd, shape, scales, zps, axis=None):
     qmin, qmax = RANGES[qd]
     scales = np.asarray(scales, dtype=F32)
     zps = np.asarray(zps, dtype=np.int64)
@@ -406,18 +417,18 @@ def quantize_case(lines, inp, qd, shape, scales, zps, axis=None):
     y_one = ((q_pt - z_f).astype(F64) * s_f.astype(F64)).astype(F32)
     assert same_bits(y_one, yt.astype(F32)), "dequantize = (q - zp) * s, one rounding"
     count_diff("quantize", "f32", x, s_f, z_f)
-    lines.append(header_line("quantize", "f32", qd, axis, qmin, qmax, 1.0, shape))
-    lines.append("scale " + " ".join(hexv(scales, F32)))
-    lines.append("zp " + " ".join(ints(zps)))
-    lines.append("x " + " ".join(hexv(x, F32)))
-    lines.append("q " + " ".join(ints(q_pt)))
+    c = Case(cases, "quantize", "f32", qd, axis, qmin, qmax, 1.0, shape)
+    c.floats("scale", scales, F32)
+    c.ints("zp", zps)
+    c.floats("x", x, F32)
+    c.ints("q", q_pt)
     if qd == "u4":
-        lines.append("packed " + " ".join("%02x" % int(b) for b in rep.reshape(-1)))
-    lines.append("y " + " ".join(hexv(yt, F32)))
-    lines.append("exact_q " + " ".join(ints(q_ex)))
+        c.ints("packed", rep.reshape(-1), "u8")
+    c.floats("y", yt, F32)
+    c.ints("exact_q", q_ex)
 
 
-def fake_case(lines, inp, elem, shape, scales, zps, qmin, qmax, axis=None):
+def fake_case(cases, inp, elem, shape, scales, zps, qmin, qmax, axis=None):
     t, m = NP[elem], OPMATH[elem]
     scales = np.asarray(scales, dtype=m)
     if axis is not None or elem != "f64":
@@ -445,18 +456,18 @@ def fake_case(lines, inp, elem, shape, scales, zps, qmin, qmax, axis=None):
     assert np.array_equal(mask, m_pt), "fake-quantize mask"
     assert same_bits(dx, (dy * m_pt.astype(t)).astype(t)), "fake-quantize backward: dy * mask"
     count_diff("fake", elem, x, s_f, z_f)
-    lines.append(header_line("fake", elem, "-", axis, qmin, qmax, 1.0, shape))
-    lines.append("scale " + " ".join(hexv(scales, m)))
-    lines.append("zp " + " ".join(ints(zps)))
-    lines.append("x " + " ".join(hexv(x, t)))
-    lines.append("y " + " ".join(hexv(y, t)))
-    lines.append("dy " + " ".join(hexv(dy, t)))
-    lines.append("dx " + " ".join(hexv(dx, t)))
-    lines.append("mask " + " ".join(ints(mask.astype(np.int64))))
-    lines.append("qb_dx " + " ".join(hexv(qb_dx(dy, s_f, m_pt, elem), t)))
-    lines.append("exact_y " + " ".join(hexv(fq_y(v_ex, z_f, s_f, qmin, qmax, elem, "exact"), t)))
-    lines.append("exact_dx " + " ".join(hexv((dy * m_ex.astype(t)).astype(t), t)))
-    lines.append("exact_qb_dx " + " ".join(hexv(qb_dx(dy, s_f, m_ex, elem), t)))
+    c = Case(cases, "fake", elem, "-", axis, qmin, qmax, 1.0, shape)
+    c.floats("scale", scales, m)
+    c.ints("zp", zps)
+    c.floats("x", x, t)
+    c.floats("y", y, t)
+    c.floats("dy", dy, t)
+    c.floats("dx", dx, t)
+    c.ints("mask", mask.astype(np.int64))
+    c.floats("qb_dx", qb_dx(dy, s_f, m_pt, elem), t)
+    c.floats("exact_y", fq_y(v_ex, z_f, s_f, qmin, qmax, elem, "exact"), t)
+    c.floats("exact_dx", (dy * m_ex.astype(t)).astype(t), t)
+    c.floats("exact_qb_dx", qb_dx(dy, s_f, m_ex, elem), t)
 
 
 def learnable_torch(x, dy, scales, zps, qmin, qmax, gf, axis, elem):
@@ -475,7 +486,7 @@ def learnable_torch(x, dy, scales, zps, qmin, qmax, gf, axis, elem):
     return yt.detach().numpy(), xt.grad.numpy(), st.grad.numpy().reshape(-1), zt.grad.numpy().reshape(-1)
 
 
-def learnable_case(lines, inp, elem, shape, scales, zps, qmin, qmax, gf, axis=None, tie_frac=None):
+def learnable_case(cases, inp, elem, shape, scales, zps, qmin, qmax, gf, axis=None, tie_frac=None):
     t, m = NP[elem], OPMATH[elem]
     per_tensor = axis is None
     scales = np.asarray(scales, dtype=m)
@@ -494,13 +505,13 @@ def learnable_case(lines, inp, elem, shape, scales, zps, qmin, qmax, gf, axis=No
     v_ex = unclamped(x, s_f, ze_f, elem, "exact")
     y_ex = fq_y(v_ex, ze_f, s_f, qmin, qmax, elem, "exact")
     count_diff("learnable", elem, x, s_f, zf_f)
-    lines.append(header_line("learnable", elem, "-", axis, qmin, qmax, gf, shape))
-    lines.append("scale " + " ".join(hexv(scales, m)))
-    lines.append("zp " + " ".join(hexv(zps, m)))
-    lines.append("zp_fwd " + " ".join(ints(zp_fwd)))
-    lines.append("x " + " ".join(hexv(x, t)))
-    lines.append("y " + " ".join(hexv(y, t)))
-    lines.append("exact_y " + " ".join(hexv(y_ex, t)))
+    c = Case(cases, "learnable", elem, "-", axis, qmin, qmax, gf, shape)
+    c.floats("scale", scales, m)
+    c.floats("zp", zps, m)
+    c.ints("zp_fwd", zp_fwd)
+    c.floats("x", x, t)
+    c.floats("y", y, t)
+    c.floats("exact_y", y_ex, t)
     if not backward:
         return
     n = x.size // len(ds)
@@ -516,20 +527,18 @@ def learnable_case(lines, inp, elem, shape, scales, zps, qmin, qmax, gf, axis=No
     assert np.all(np.abs(ds_e - ds) <= bound(ds_abs)) and np.all(np.abs(dzp_e - dzp) <= bound(dzp_abs))
     _, xdx, xds_t, xdzp_t = learnable_exact_terms(x, dy, s_f, ze_f, qmin, qmax)
     xds, xdzp = reduce_params(xds_t, shape, axis), reduce_params(xdzp_t, shape, axis)
-    lines.append("zp_bwd " + " ".join(ints(zp_bwd)))
-    lines.append("dy " + " ".join(hexv(dy, t)))
-    lines.append("dx " + " ".join(hexv(dx, t)))
-    lines.append("ds " + " ".join(hexv(ds, F32)))
-    lines.append("dzp " + " ".join(hexv(dzp, F32)))
-    lines.append("ds_abs " + " ".join(hexv(round_up_f32(ds_abs), F32)))
-    lines.append("dzp_abs " + " ".join(hexv(round_up_f32(dzp_abs), F32)))
-    lines.append("exact_dx " + " ".join(hexv(xdx, t)))
-    lines.append("exact_ds " + " ".join(hexv(times_factor_f32(xds, gf), F32)))
-    lines.append("exact_dzp " + " ".join(hexv(times_factor_f32(xdzp, gf), F32)))
-    lines.append("exact_ds_abs " + " ".join(hexv(round_up_f32(reduce_params(np.abs(xds_t), shape, axis) * abs(gf)),
-                                                 F32)))
-    lines.append("exact_dzp_abs " + " ".join(hexv(round_up_f32(reduce_params(np.abs(xdzp_t), shape, axis) *
-                                                               abs(gf)), F32)))
+    c.ints("zp_bwd", zp_bwd)
+    c.floats("dy", dy, t)
+    c.floats("dx", dx, t)
+    c.floats("ds", ds, F32)
+    c.floats("dzp", dzp, F32)
+    c.floats("ds_abs", round_up_f32(ds_abs), F32)
+    c.floats("dzp_abs", round_up_f32(dzp_abs), F32)
+    c.floats("exact_dx", xdx, t)
+    c.floats("exact_ds", times_factor_f32(xds, gf), F32)
+    c.floats("exact_dzp", times_factor_f32(xdzp, gf), F32)
+    c.floats("exact_ds_abs", round_up_f32(reduce_params(np.abs(xds_t), shape, axis) * abs(gf)), F32)
+    c.floats("exact_dzp_abs", round_up_f32(reduce_params(np.abs(xdzp_t), shape, axis) * abs(gf)), F32)
     STATS["zp_quirk"] = STATS.get("zp_quirk", 0) + int(np.any(zp_bwd != zp_fwd))
 
 
@@ -600,19 +609,19 @@ def main():
     check_conventions()
     torch.manual_seed(0)
     inp = Inputs(SEED)
-    lines = []
+    cases = []
     p2 = [2.0 ** -4, 2.0 ** -7, 0.5, 4.0, 2.0 ** -10]
     npow = [f32(0.1), f32(0.0371), f32(3.3), f32(0.7), f32(0.013), f32(0.00214854861)]
 
     # quantize / dequantize, per tensor (f32 data; 1.13 quantizes nothing else)
     for qd, zps in (("s8", [0, -3, 17, 1, -100, 5]), ("u8", [128, 0, 97, 255, 3, 1])):
-        quantize_case(lines, inp, qd, [7, 9], [p2[0]], [zps[0]])
-        quantize_case(lines, inp, qd, [3, 4, 5], [p2[3]], [zps[2]])
+        quantize_case(cases, inp, qd, [7, 9], [p2[0]], [zps[0]])
+        quantize_case(cases, inp, qd, [3, 4, 5], [p2[3]], [zps[2]])
         for s, zp, shape in zip(npow, zps, ([6, 10], [7, 9], [5, 12], [64], [4, 4, 4], [9, 7])):
-            quantize_case(lines, inp, qd, shape, [s], [zp])
+            quantize_case(cases, inp, qd, shape, [s], [zp])
     for s, zp, shape in ((p2[0], 0, [6, 8]), (npow[0], 7, [4, 6]), (p2[4], 3, [3, 2, 10]), (npow[2], 8, [5, 6]),
                          (npow[4], 1, [8, 8]), (npow[5], 15, [2, 16])):
-        quantize_case(lines, inp, "u4", shape, [s], [zp])
+        quantize_case(cases, inp, "u4", shape, [s], [zp])
 
     # quantize / dequantize, per channel
     def zps_for(c, qmin, qmax):
@@ -623,7 +632,7 @@ def main():
         for shape, axis, kind in (([6, 11], 0, "pow2"), ([6, 11], 1, "f32"), ([4, 5, 6], 0, "f32"),
                                   ([4, 5, 6], 1, "pow2"), ([3, 4, 7], 2, "f32"), ([8, 12], 1, "f32"),
                                   ([5, 3, 8], 0, "f32"), ([16, 1], 0, "f32")):
-            quantize_case(lines, inp, qd, shape, inp.scales(shape[axis], kind), zps_for(shape[axis], qmin, qmax),
+            quantize_case(cases, inp, qd, shape, inp.scales(shape[axis], kind), zps_for(shape[axis], qmin, qmax),
                           axis)
 
     # fake-quantize forward and backward, f16 / f32 / f64
@@ -636,13 +645,13 @@ def main():
                                               ((-128, 127), (-128, 127), (0, 255), (-8, 7), (0, 15), (-127, 127),
                                                (-128, 127), (0, 100)),
                                               ([7, 9], [4, 5, 6], [6, 10], [5, 7], [6, 6], [8, 8], [8, 9], [6, 9])):
-            fake_case(lines, inp, elem, shape, [s], [zp], qmin, qmax)
+            fake_case(cases, inp, elem, shape, [s], [zp], qmin, qmax)
         for shape, axis, qmin, qmax, kind in (([6, 11], 0, -128, 127, "pow2"), ([6, 11], 1, 0, 255, skind),
                                               ([4, 5, 6], 0, -8, 7, skind), ([4, 5, 6], 1, -128, 127, skind),
                                               ([3, 4, 7], 2, 0, 15, skind), ([8, 12], 1, -128, 127, skind),
                                               ([24, 1], 0, -128, 127, skind)):
             c = shape[axis]
-            fake_case(lines, inp, elem, shape, inp.scales(c, kind), zps_for(c, qmin, qmax), qmin, qmax, axis)
+            fake_case(cases, inp, elem, shape, inp.scales(c, kind), zps_for(c, qmin, qmax), qmin, qmax, axis)
 
     # learnable, f32 forward and backward. One element per parameter: bit-exact sums.
     zp_pool = [-3.4, -2.0, -0.5, -0.6, -1.5, 0.5, 1.5, 2.5, 3.3, 7.5, -5.0, 100.49, 126.6, 130.2, -130.7, 0.0,
@@ -653,14 +662,14 @@ def main():
         for j in range(2):
             qmin, qmax = ranges[(i + j) % len(ranges)]
             s = inp.scales(1, "pow2" if (i + j) % 7 == 0 else "f32")
-            learnable_case(lines, inp, "f32", [1], s, [f32(zp)], qmin, qmax, gfs[(2 * i + j) % len(gfs)],
+            learnable_case(cases, inp, "f32", [1], s, [f32(zp)], qmin, qmax, gfs[(2 * i + j) % len(gfs)],
                            tie_frac=1.0 if j == 0 else 0.0)
     for shape, axis, qmin, qmax, gf in (([40, 1], 0, -128, 127, 0.5), ([1, 40], 1, 0, 255, 0.3),
                                         ([1, 24, 1], 1, -8, 7, 1.5), ([32, 1], 0, 0, 15, 1.0),
                                         ([1, 32], 1, -4, 3, 0.1)):
         c = shape[axis]
         zps = [f32(v) for v in inp.rng.choice(zp_pool + list(inp.rng.uniform(qmin - 3, qmax + 3, size=8)), size=c)]
-        learnable_case(lines, inp, "f32", shape, inp.scales(c, "f32"), zps, qmin, qmax, gf, axis)
+        learnable_case(cases, inp, "f32", shape, inp.scales(c, "f32"), zps, qmin, qmax, gf, axis)
     # learnable, f32, several elements per parameter (sums within a tolerance)
     for s, zp, qmin, qmax, gf, shape in (
             (p2[0], 3.3, -128, 127, 0.5, [7, 9]),
@@ -671,53 +680,50 @@ def main():
             (npow[5], 2.5, -8, 7, 0.5, [6, 7]),        # forward 2, PyTorch's per-tensor backward 3
             (npow[4], -3.4, -128, 127, 1.0, [7, 8]),   # forward -3, backward -2
             (npow[2], -5.0, -8, 7, 0.75, [5, 9])):     # an integer zp: forward -5, backward -4
-        learnable_case(lines, inp, "f32", shape, [f32(s)], [f32(zp)], qmin, qmax, gf)
+        learnable_case(cases, inp, "f32", shape, [f32(s)], [f32(zp)], qmin, qmax, gf)
     for shape, axis, qmin, qmax, gf, zps in (
             ([6, 5], 0, -128, 127, 0.5, [-2.5, 1.5, 0.3, 3.7, -1.2, 126.6]),
             ([6, 5], 1, 0, 255, 0.25, [0.0, 127.5, 128.5, 254.7, 12.49]),
             ([4, 5, 6], 0, -8, 7, 1.0, [-0.5, 2.5, 6.9, -7.6]),
             ([4, 5, 6], 2, -128, 127, 0.5, [-10.5, 3.5, 0.7, -0.7, 20.2, 9.5]),
             ([3, 4, 7], 1, 0, 15, 2.0, [7.5, 0.49, 14.5, 3.2])):
-        learnable_case(lines, inp, "f32", shape, inp.scales(shape[axis], "f32"), [f32(z) for z in zps], qmin, qmax,
+        learnable_case(cases, inp, "f32", shape, inp.scales(shape[axis], "f32"), [f32(z) for z in zps], qmin, qmax,
                        gf, axis)
     # learnable forward, f16 and f64 (1.13 has no backward for them)
     for elem, scales in (("f16", [61 / 512, 63 / 256, 13 / 1024, 0.5]), ("f64", [0.1, 0.0371, npow[3], 2.0 ** -5])):
         for s, zp, (qmin, qmax), shape in zip(scales, (2.5, -3.4, 100.49, 7.5), ((-8, 7), (-128, 127), (0, 255),
                                                                                 (0, 15)),
                                               ([6, 7], [7, 8], [5, 6, 4], [6, 6])):
-            learnable_case(lines, inp, elem, shape, [s], [zp], qmin, qmax, 1.0)
+            learnable_case(cases, inp, elem, shape, [s], [zp], qmin, qmax, 1.0)
         for shape, axis, qmin, qmax, zps in (([6, 5], 0, -128, 127, [-2.5, 1.5, 0.3, 3.7, -1.2, 126.6]),
                                              ([4, 5, 6], 2, 0, 15, [7.5, 0.49, 14.5, 3.2, 15.7, -0.6]),
                                              ([12, 8], 1, -8, 7, [-0.5, 2.5, 6.9, -7.6, 0.0, 1.5, -3.5, 7.49])):
-            learnable_case(lines, inp, elem, shape, inp.scales(shape[axis], "odd" if elem == "f16" else "f32"), zps,
+            learnable_case(cases, inp, elem, shape, inp.scales(shape[axis], "odd" if elem == "f16" else "f32"), zps,
                            qmin, qmax, 1.0, axis)
     # f64 zero points that are not f32 values: per tensor PyTorch rounds them to f32 first, per channel not.
     for zp in (2.5 + 2.0 ** -30, -3.5 - 2.0 ** -31, 6.5 + 2.0 ** -29):
-        learnable_case(lines, inp, "f64", [8, 8], [0.1], [zp], 0 if zp > 0 else -8, 15 if zp > 0 else 7, 1.0)
-    learnable_case(lines, inp, "f64", [3, 16], inp.scales(3, "f32"), [2.5 + 2.0 ** -30, -0.5 - 2.0 ** -30,
+        learnable_case(cases, inp, "f64", [8, 8], [0.1], [zp], 0 if zp > 0 else -8, 15 if zp > 0 else 7, 1.0)
+    learnable_case(cases, inp, "f64", [3, 16], inp.scales(3, "f32"), [2.5 + 2.0 ** -30, -0.5 - 2.0 ** -30,
                                                                       6.5 + 2.0 ** -29], 0, 15, 1.0, 0)
 
     # Every section must hold elements where the reciprocal and the division round differently.
     for name, (n, d) in sorted(SECTIONS.items()):
         assert d > 0, "section %s: no element where x * (1/s) and x / s round differently" % name
     summary = "; ".join("%s %d elements, %d differ" % (k, v[0], v[1]) for k, v in sorted(SECTIONS.items()))
-    header = [
-        "# Golden values for QuantizePlan, made by tests/data/gen_quantize_golden.py with PyTorch %s (CPU)"
-        % torch.__version__,
-        "# (quantize_per_tensor/per_channel + int_repr + dequantize, fake_quantize_per_tensor/per_channel_affine,",
-        "# _fake_quantize_learnable_per_tensor/per_channel_affine, autograd gradients); exact_* and qb_dx lines",
-        "# are a numpy model of baracuda's conventions, not PyTorch. See the script.",
-        "# %d cases, %d elements; nearbyint(x * (1/s)) != nearbyint(x / s) per section: %s"
+    notes = [
+        "Golden values for QuantizePlan from PyTorch on the CPU (quantize_per_tensor/per_channel + int_repr + "
+        "dequantize, fake_quantize_per_tensor/per_channel_affine, _fake_quantize_learnable_per_tensor/"
+        "per_channel_affine, autograd gradients); the exact_* and qb_dx tensors are a numpy model of baracuda's "
+        "conventions, not PyTorch. See the generator.",
+        "%d cases, %d elements; nearbyint(x * (1/s)) != nearbyint(x / s) per section: %s"
         % (STATS["cases"], STATS["elements"], summary),
-        "# learnable f32 backward: %d elements where PyTorch's nearbyint(fma(x, inv, zp)) differs from"
+        "learnable f32 backward: %d elements where PyTorch's nearbyint(fma(x, inv, zp)) differs from"
         " nearbyint(zp + f32(x * inv))" % STATS["fma_mask"],
     ]
-    text = "\n".join(header + lines) + "\n"
-    with open(OUT, "w") as f:
-        f.write(text)
-    print("wrote %s: %d cases, %d bytes; %d learnable f32 cases with PyTorch's backward zero point differing"
-          " from the forward's\n%s\n%s" % (OUT, STATS["cases"], len(text), STATS.get("zp_quirk", 0), header[-2][2:],
-                                          header[-1][2:]))
+    golden_json.write(OUT, "tests/data/gen_quantize_golden.py", {"torch": torch.__version__, "numpy": np.__version__},
+                      notes, cases)
+    print("wrote %s: %d cases; %d learnable f32 cases with PyTorch's backward zero point differing"
+          " from the forward's\n%s\n%s" % (OUT, STATS["cases"], STATS.get("zp_quirk", 0), notes[-2], notes[-1]))
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
-// QuantizePlan against PyTorch 1.13's CPU quantization kernels (tests/data/quantize_golden.txt, made by
-// tests/data/gen_quantize_golden.py; the script's header documents which PyTorch function made each line and
-// every fact used here). Each case runs through dynamic::QuantizePlan (select, can_implement, run) on the host,
+// QuantizePlan against PyTorch 1.13's CPU quantization kernels (tests/data/quantize_golden.json, made by
+// tests/data/gen_quantize_golden.py; the script's docstring documents which PyTorch function made each tensor
+// and every fact used here). Each case runs through dynamic::QuantizePlan (select, can_implement, run) on the host,
 // sim and cuda devices, under each convention that applies:
 // - PyTorch (the default): every element bit for bit, nothing skipped — quantize (s8, u8, and u4 as PyTorch's
 //   quint4x2 bytes), dequantize, fake-quantize (f16, f32, f64) and its backward, the learnable fake-quantize
@@ -19,9 +19,7 @@
 #include <cmath>
 #include <cstring>
 #include <deque>
-#include <fstream>
 #include <map>
-#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -29,6 +27,7 @@
 #include "baracuda/baracuda.hpp"
 #include "baracuda/ops/quantize.hpp"
 #include "support/devices.hpp"
+#include "support/golden.hpp"
 #include "support/numeric.hpp"
 #include "support/tensor.hpp"
 
@@ -44,7 +43,7 @@ using Bytes = std::vector<uint8_t>;
 // ---------------------------------------------------------------------------------------------------
 
 struct GoldenCase {
-  std::string line;  // the case header, for messages
+  std::string line;  // the case's name, for messages
   std::string kind;  // quantize | fake | learnable
   std::string element_name;
   ElementKind element = ElementKind::F32;
@@ -54,7 +53,7 @@ struct GoldenCase {
   int32_t qmin = 0, qmax = 0;
   double grad_factor = 1.0;
   Shape shape;
-  std::map<std::string, Bytes> floats;                 // raw little-endian bytes of each float line
+  std::map<std::string, Bytes> floats;                 // raw little-endian bytes of each float tensor
   std::map<std::string, std::vector<int64_t>> ints;  // q, exact_q, zp (quantize/fake), zp_fwd, zp_bwd, mask
   Bytes packed;
 
@@ -74,53 +73,31 @@ struct GoldenCase {
   std::string section() const { return kind + "/" + element_name; }
 };
 
-ElementKind element_of(const std::string& name) {
-  if (name == "f16") return ElementKind::F16;
-  if (name == "f64") return ElementKind::F64;
-  return ElementKind::F32;
-}
-
 std::vector<GoldenCase> golden_cases() {
-  std::ifstream file(std::string(BARACUDA_TEST_DATA_DIR) + "/quantize_golden.txt");
+  const GoldenFile file = load_golden("quantize");
+  EXPECT_TRUE(file.error.empty()) << file.error;
   std::vector<GoldenCase> cases;
-  if (!file) return cases;
-  static const std::set<std::string> kIntTags = {"q", "exact_q", "zp_fwd", "zp_bwd", "mask"};
-  std::string line;
-  while (std::getline(file, line)) {
-    if (line.empty() || line[0] == '#') continue;
-    std::istringstream in(line);
-    std::string tag;
-    in >> tag;
-    if (tag == "case") {
-      GoldenCase c;
-      c.line = line;
-      std::string gran;
-      int rank = 0;
-      in >> c.kind >> c.element_name >> c.qdtype >> gran >> c.axis >> c.qmin >> c.qmax >> c.grad_factor >> rank;
-      c.element = element_of(c.element_name);
-      c.per_channel = gran == "per_channel";
-      c.shape.rank = rank;
-      for (int d = 0; d < rank; ++d) in >> c.shape.dims[d];
-      cases.push_back(c);
-      continue;
+  for (const test::GoldenCase& g : file.cases) {
+    GoldenCase c;
+    c.line = g.name;
+    c.kind = g.param<std::string>("kind");
+    c.element_name = g.param<std::string>("element");
+    EXPECT_TRUE(parse_element_kind(c.element_name, &c.element)) << g.name;
+    c.qdtype = g.param<std::string>("qdtype");
+    c.per_channel = g.param<std::string>("granularity") == "per_channel";
+    c.axis = g.param<int>("axis");
+    c.qmin = g.param<int32_t>("qmin");
+    c.qmax = g.param<int32_t>("qmax");
+    c.grad_factor = g.param<double>("grad_factor");
+    const auto dims = g.param<std::vector<int64_t>>("shape");
+    c.shape.rank = static_cast<int>(dims.size());
+    for (size_t d = 0; d < dims.size(); ++d) c.shape.dims[d] = dims[d];
+    for (const auto& [tag, t] : g.tensors) {
+      if (tag == "packed") c.packed = t.bytes();
+      else if (t.kind == ElementKind::S32) c.ints[tag] = t.ints();
+      else c.floats[tag] = t.bytes();  // f16, f32 or f64 storage
     }
-    if (cases.empty()) continue;
-    GoldenCase& c = cases.back();
-    std::string tok;
-    if (tag == "packed") {
-      while (in >> tok) c.packed.push_back(static_cast<uint8_t>(std::stoul(tok, nullptr, 16)));
-    } else if (kIntTags.count(tag) != 0 || (tag == "zp" && c.kind != "learnable")) {
-      std::vector<int64_t>& v = c.ints[tag];
-      while (in >> tok) v.push_back(std::stoll(tok));
-    } else {  // hex bit patterns: 4, 8 or 16 digits (f16, f32, f64), stored little-endian
-      Bytes& v = c.floats[tag];
-      while (in >> tok) {
-        const uint64_t bits = std::stoull(tok, nullptr, 16);
-        const size_t at = v.size(), n = tok.size() / 2;
-        v.resize(at + n);
-        for (size_t b = 0; b < n; ++b) v[at + b] = static_cast<uint8_t>(bits >> (8 * b));
-      }
-    }
+    cases.push_back(std::move(c));
   }
   return cases;
 }
@@ -427,7 +404,7 @@ class QuantizeGolden : public ::testing::TestWithParam<DeviceKind> {};
 TEST_P(QuantizeGolden, MatchesPyTorchAndTheExactModel) {
   BARACUDA_TEST_STREAM(stream, GetParam());
   const std::vector<GoldenCase> cases = golden_cases();
-  ASSERT_GE(cases.size(), 150u) << "tests/data/quantize_golden.txt is missing or short";
+  ASSERT_GE(cases.size(), 150u) << "tests/data/quantize_golden.json is missing or short";
   {
     auto probe = dynamic::QuantizePlan::select(stream, QuantizeOp::Quantize, descriptor_of(cases.front(), C::PyTorch));
     BARACUDA_SKIP_IF_NO_CUDA_KERNELS(probe, GetParam());
