@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Generates tests/data/w4a16_golden.txt: golden data for baracuda's 4-bit weight checkpoint formats (GPTQ, AWQ
+"""Generates tests/data/w4a16_golden.json: golden data for baracuda's 4-bit weight checkpoint formats (GPTQ, AWQ
 GEMM, and vLLM's Marlin layout derived from either), written independently of baracuda's C++ in numpy.
 
     /usr/bin/python3 tests/data/gen_w4a16_golden.py     # numpy 1.24 (Debian); rewrites the file
@@ -106,21 +106,17 @@ dequantized w[k, n] = (q[k, n] - z[g(k), n]) * s[g(k), n], with z = 8 for symmet
    * vLLM (gptq_marlin.py / MarlinLinearKernel) treats desc_act with G = -1 as no act-order; the act-order case
      here has G < K.
 
-File format (tests/data/w4a16_golden.txt): '#' lines are comments. A case starts with
-    case <name> K <k> N <n> group <g> sym <0|1> act_order <0|1>
-followed by one line per tensor:
-    <tensor> <i32|u16|f32> <d0>x<d1> <values>
-values are raw bits in hex, row-major, separated by single spaces: 8 hex digits for i32/f32, 4 for u16
-(f16 bits). 1-D tensors (gptq_g_idx, marlin_perm) are written as 1x<K>. Tensors per case:
+File format: the golden format of docs/testing.md (tests/data/w4a16_golden.json), one case each with params
+K, N, group, sym, act_order and these tensors (row-major; u16 = f16 bits, stored as kind f16; i32 = s32):
     w_f16 u16 [K,N]            the f16 input weight (in_features x out_features)
     q i32 [K,N]                stored 4-bit value 0..15 (uint4b8 for sym: value + 8)
     scales_f16 u16 [ng,N]      ng = K/G (1 for G = -1), group g = rows with g_idx == g
     zeros i32 [ng,N]           raw zero point (8 for sym)
-    gptq_qweight i32 [K/8,N], gptq_qzeros i32 [ng,N/8], gptq_scales u16 [ng,N], gptq_g_idx i32 [1,K]   (sym only)
+    gptq_qweight i32 [K/8,N], gptq_qzeros i32 [ng,N/8], gptq_scales u16 [ng,N], gptq_g_idx i32 [K]     (sym only)
     awq_qweight i32 [K,N/8], awq_qzeros i32 [ng,N/8], awq_scales u16 [ng,N]          (no act-order; sym: z = 8)
     marlin_qweight i32 [K/16,2N], marlin_scales u16 [ng,N]
     marlin_zp i32 [ng,N/8]     (asym only)
-    marlin_perm i32 [1,K]      (act-order only)
+    marlin_perm i32 [K]        (act-order only)
     w_deq_f32 f32 [K,N]        (q - z) * s in f32, original row order
 """
 
@@ -128,6 +124,8 @@ import os
 import sys
 
 import numpy as np
+
+import golden_json
 
 F16 = np.float16
 F32 = np.float32
@@ -442,23 +440,16 @@ CASES = [
 ]
 
 
-def hexs(a, width):
-    fmt = "%0" + str(width) + "x"
-    return " ".join(fmt % v for v in a.reshape(-1).tolist())
-
-
-def tensor_line(name, kind, a):
+def golden_tensor(kind, a):
+    """The golden tensor (docs/testing.md) of array a: u16 = f16 bits, f32, i32 = s32 values (words as int32)."""
     a = np.asarray(a)
-    if a.ndim == 1:
-        a = a.reshape(1, -1)
     if kind == "u16":
         bits = a.view(np.uint16) if a.dtype == F16 else a.astype(np.uint16)
-        body = hexs(bits, 4)
-    elif kind == "f32":
-        body = hexs(a.astype(F32).view(np.uint32), 8)
-    else:
-        body = hexs(a.astype(np.int64) & 0xFFFFFFFF, 8)
-    return "%s %s %dx%d %s" % (name, kind, a.shape[0], a.shape[1], body)
+        return golden_json.tensor("f16", bits.reshape(-1), a.shape)
+    if kind == "f32":
+        return golden_json.tensor("f32", a.astype(F32).view(np.uint32).reshape(-1), a.shape)
+    return golden_json.tensor("s32", (a.astype(np.int64) & 0xFFFFFFFF).astype(np.uint32).view(np.int32).reshape(-1),
+                              a.shape)
 
 
 def build_case(name, K, N, G, sym, act, seed):
@@ -550,17 +541,14 @@ def build_case(name, K, N, G, sym, act, seed):
         tensors += [("marlin_perm", "i32", marlin_perm)]
     tensors += [("w_deq_f32", "f32", wdq)]
 
-    notes = [
-        "# %s: seed %d; zero column n=%d, positive-mean column n=%d, input channel k=%d scaled x4, 6 outliers;"
-        % (name, seed, zero_col, shift_col, row_outlier),
-        "#   %d exact ties (w/s = j + 0.5); %d elements clamped (|w - w_deq| > s/2); all-f16 evaluation of the"
-        " quantizer would differ in %d q, %d s, %d z" % (ties, clamped, diff_q, diff_s, diff_z),
-    ]
+    note = ("%s: seed %d; zero column n=%d, positive-mean column n=%d, input channel k=%d scaled x4, 6 outliers; "
+            "%d exact ties (w/s = j + 0.5); %d elements clamped (|w - w_deq| > s/2); all-f16 evaluation of the "
+            "quantizer would differ in %d q, %d s, %d z" % (name, seed, zero_col, shift_col, row_outlier, ties, clamped,
+                                                           diff_q, diff_s, diff_z))
     if act:
-        notes.append("#   act-order: g_idx = invperm // G of a seeded GPTQ channel order; marlin_perm = stable"
-                     " argsort(g_idx)")
-    head = "case %s K %d N %d group %d sym %d act_order %d" % (name, K, N, G, sym, act)
-    return notes + [head] + [tensor_line(*t) for t in tensors]
+        note += "; act-order: g_idx = invperm // G of a seeded GPTQ channel order; marlin_perm = stable argsort(g_idx)"
+    params = {"K": K, "N": N, "group": G, "sym": bool(sym), "act_order": bool(act)}
+    return note, golden_json.case(name, params, {t[0]: golden_tensor(t[1], t[2]) for t in tensors})
 
 
 def self_checks():
@@ -580,18 +568,18 @@ def self_checks():
 def main():
     self_checks()
     here = os.path.dirname(os.path.abspath(__file__))
-    lines = [
-        "# Golden data for baracuda's 4-bit weight formats: GPTQ (AutoGPTQ), AWQ GEMM (AutoAWQ) and vLLM's",
-        "# Marlin layout. Generated by tests/data/gen_w4a16_golden.py (numpy, independent of baracuda's C++);",
-        "# its header states the quantizer convention and every layout fact, with the source files they follow.",
-        "# Format: 'case <name> K <k> N <n> group <g> sym <0|1> act_order <0|1>', then per tensor",
-        "# '<tensor> <i32|u16|f32> <d0>x<d1> <hex...>' (raw bits, row-major; 1-D tensors as 1xK).",
+    notes = [
+        "Golden data for baracuda's 4-bit weight formats: GPTQ (AutoGPTQ), AWQ GEMM (AutoAWQ) and vLLM's Marlin "
+        "layout (numpy, independent of baracuda's C++); the generator's docstring states the quantizer convention "
+        "and every layout fact, with the source files they follow.",
     ]
+    cases = []
     for c in CASES:
-        lines += build_case(*c)
-    path = os.path.join(here, "w4a16_golden.txt")
-    with open(path, "w") as f:
-        f.write("\n".join(lines) + "\n")
+        note, case = build_case(*c)
+        notes.append(note)
+        cases.append(case)
+    path = os.path.join(here, "w4a16_golden.json")
+    golden_json.write(path, "tests/data/gen_w4a16_golden.py", {"numpy": np.__version__}, notes, cases)
     print("wrote %s (%d bytes)" % (path, os.path.getsize(path)), file=sys.stderr)
 
 

@@ -1,4 +1,4 @@
-// Int4MarlinGemmPlan against the golden Marlin tensors of tests/data/w4a16_golden.txt (independent numpy):
+// Int4MarlinGemmPlan against the golden Marlin tensors of tests/data/w4a16_golden.json (independent numpy):
 // an identity activation gives w_deq bit for bit (f16; bf16 within the scale and weight roundings), and a
 // random activation matches the double product with w_deq.
 #include <gtest/gtest.h>
@@ -24,8 +24,6 @@ namespace baracuda::test {
 namespace {
 
 // ------------------------------------------------------------------------------------------ golden
-
-const std::string kGoldenPath = std::string(BARACUDA_TEST_DATA_DIR) + "/w4a16_golden.txt";
 
 template <class T>
 void golden_case(const W4a16Case& gc) {
@@ -118,7 +116,7 @@ void golden_case(const W4a16Case& gc) {
 
 TEST(Int4MarlinGemm, GoldenMarlinTensors) {
   std::string error;
-  const std::vector<W4a16Case> cases = load_w4a16_golden(kGoldenPath, &error);
+  const std::vector<W4a16Case> cases = load_w4a16_golden(&error);
   ASSERT_TRUE(error.empty()) << error;
   ASSERT_GE(cases.size(), 5u);
   int act_cases = 0, asym_cases = 0;

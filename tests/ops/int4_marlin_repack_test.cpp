@@ -5,7 +5,7 @@
 //   N of one and of several 64-column runs; the outputs must equal, byte for byte, the host converters
 //   gptq_to_marlin / awq_to_marlin (themselves checked against independent golden data) with the scales
 //   rounded once to bf16 here.
-// - The golden checkpoints of tests/data/w4a16_golden.txt (independent numpy) through the plan on every device
+// - The golden checkpoints of tests/data/w4a16_golden.json (independent numpy) through the plan on every device
 //   give the golden Marlin tensors byte for byte.
 // - Every select / can_implement / run rejection; empty problems; the SKU and guarantees.
 #include <gtest/gtest.h>
@@ -184,7 +184,7 @@ TEST_P(Int4MarlinRepackOnDevice, GoldenCheckpointsGiveGoldenMarlin) {
   auto probe = dynamic::Int4MarlinRepackPlan::select(stream, Int4RepackDescriptor{}.with_shape(16, 64).with_group(-1));
   BARACUDA_SKIP_IF_NO_CUDA_KERNELS(probe, GetParam());
   std::string error;
-  const auto cases = load_w4a16_golden(std::string(BARACUDA_TEST_DATA_DIR) + "/w4a16_golden.txt", &error);
+  const auto cases = load_w4a16_golden(&error);
   ASSERT_TRUE(error.empty()) << error;
   auto i32 = [](const W4a16Tensor& t) { return t.as_i32(); };
   auto f16 = [](const W4a16Tensor& t) { return t.as_f16(); };

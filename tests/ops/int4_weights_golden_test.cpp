@@ -1,5 +1,5 @@
-// The int4_weights family against independent golden data: tests/data/w4a16_golden.txt, made by
-// tests/data/gen_w4a16_golden.py (numpy, written from the GPTQ / AWQ / vLLM sources; its header states the
+// The int4_weights family against independent golden data: tests/data/w4a16_golden.json, made by
+// tests/data/gen_w4a16_golden.py (numpy, written from the GPTQ / AWQ / vLLM sources; its docstring states the
 // quantizer convention and every layout fact). Per case, byte for byte:
 // - quantize_int4 on w_f16 (with gptq_g_idx for act-order cases) gives q, scales_f16 and zeros;
 // - dequantize_int4 of that gives w_deq_f32;
@@ -24,11 +24,9 @@
 namespace baracuda::test {
 namespace {
 
-const std::string kGoldenPath = std::string(BARACUDA_TEST_DATA_DIR) + "/w4a16_golden.txt";
-
 const std::vector<W4a16Case>& golden(std::string* error) {
   static std::string err;
-  static const std::vector<W4a16Case> cases = load_w4a16_golden(kGoldenPath, &err);
+  static const std::vector<W4a16Case> cases = load_w4a16_golden(&err);
   *error = err;
   return cases;
 }

@@ -1,6 +1,6 @@
-// Test support: the parser of tests/data/w4a16_golden.txt (written by tests/data/gen_w4a16_golden.py; its
-// header documents the format): `#` comments; `case <name> K <k> N <n> group <g> sym <0|1> act_order <0|1>`
-// starts a case, then one line per tensor `<name> <i32|u16|f32> <d0>x<d1> <hex raw bits ...>`.
+// Test support: the cases of tests/data/w4a16_golden.json (written by tests/data/gen_w4a16_golden.py, whose
+// docstring documents every tensor), read through support/golden.hpp and shaped for the int4 tests: the case's
+// Int4Shape and scheme, and each tensor's 32-bit raw words.
 #pragma once
 
 #include <cstdint>
@@ -13,8 +13,8 @@
 namespace baracuda::test {
 
 struct W4a16Tensor {
-  std::string kind;  ///< i32 | u16 | f32
-  int64_t d0 = 0, d1 = 0;
+  std::string kind;  ///< i32 | u16 (f16 bits) | f32
+  int64_t d0 = 0, d1 = 0;  ///< rows and columns (a 1-D tensor is 1 x K)
   std::vector<uint32_t> bits;  ///< raw bits, row-major
 
   /// The values of an i32 tensor.
@@ -43,8 +43,8 @@ struct W4a16Case {
   Int4Scheme scheme() const { return sym ? Int4Scheme::Symmetric : Int4Scheme::Asymmetric; }
 };
 
-/// The cases of the golden file at `path`. On a missing, empty or malformed file `error` says so (starting
-/// "missing golden data" when the file is absent or holds no case) and the result is empty.
-std::vector<W4a16Case> load_w4a16_golden(const std::string& path, std::string* error);
+/// The cases of the golden file. On a missing, empty or malformed file `error` says so (starting "missing golden
+/// data" when the file is absent or holds no case) and the result is empty.
+std::vector<W4a16Case> load_w4a16_golden(std::string* error);
 
 }  // namespace baracuda::test
