@@ -38,11 +38,6 @@ def f64(x):
     return "%016x" % struct.unpack("<Q", struct.pack("<d", float(x)))[0]
 
 
-def f32_bits_hex(bits):
-    """A floating parameter given as f32 bits (an int): the hex bits of that float widened to double."""
-    return f64(struct.unpack("<f", struct.pack("<I", bits))[0])
-
-
 def case(name, params, tensors):
     return {"name": name, "params": params, "tensors": tensors}
 
