@@ -5,9 +5,9 @@
     /usr/bin/python3 tests/data/gen_unary_golden.py     # Debian's python3-torch (1.13) and NumPy
                                                          # rewrites unary_golden.json beside this script
 
-What it produces: for every op of include/baracuda/ops/unary_ops.def, in f64 and f32, with its default
-parameters (and, for the ops that take parameters, a second set), one case in the golden format of
-docs/testing.md, named "op dtype name=value ...":
+What it produces: for every op of include/baracuda/ops/unary_ops.def (its input domain from
+tests/ops/unary_test_catalog.hpp), in f64 and f32, with its default parameters (and, for the ops that take
+parameters, a second set), one case in the golden format of docs/testing.md, named "op dtype name=value ...":
 
     params   op, dtype, each parameter by name; y_not_compared, dx_not_compared: indices of the points
              whose y or dx is not compared (see below; their bits are 0)
@@ -45,6 +45,7 @@ import golden_json
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "unary_golden.json")
 CATALOG = os.path.join(HERE, "..", "..", "include", "baracuda", "ops", "unary_ops.def")
+TEST_CATALOG = os.path.join(HERE, "..", "ops", "unary_test_catalog.hpp")
 SEED = 20260601
 N_RANDOM = 10
 
@@ -136,12 +137,17 @@ SPECIAL_DY = 1.25
 
 
 def parse_catalog():
-    """name -> (param string, domain lo, domain hi)."""
-    text = open(CATALOG).read()
+    """name -> (param string, domain lo, domain hi): the parameters from the catalog, the domain from the
+    tests' table beside it (tests/ops/unary_test_catalog.hpp, keyed by the enumerator)."""
+    domains = {}
+    for m in re.finditer(r"^\s+\{UnaryKind::(\w+),\s*\{([-+0-9.e]+),\s*([-+0-9.e]+)\}", open(TEST_CATALOG).read(),
+                         re.M):
+        domains[m.group(1)] = (float(m.group(2)), float(m.group(3)))
     ops = {}
-    for m in re.finditer(r'^BARACUDA_UNARY_OP\((\w+),\s*(\w+),\s*"([^"]*)",\s*(\w+),\s*[\w:]+,\s*\(([^,]+),([^)]+)\)',
-                         text, re.M):
-        ops[m.group(1)] = (m.group(3), float(m.group(5)), float(m.group(6)))
+    for m in re.finditer(r'^BARACUDA_UNARY_OP\((\w+),\s*(\w+),\s*"([^"]*)"', open(CATALOG).read(), re.M):
+        if m.group(2) not in domains:
+            sys.exit("%s: no entry for UnaryKind::%s" % (TEST_CATALOG, m.group(2)))
+        ops[m.group(1)] = (m.group(3),) + domains[m.group(2)]
     return ops
 
 

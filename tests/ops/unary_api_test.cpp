@@ -116,7 +116,9 @@ TEST(UnaryApi, DocTableMatchesCatalog) {
   std::stringstream ss;
   ss << f.rdbuf();
   const std::string doc = ss.str();
-  const std::string begin = "<!-- catalog-table:begin (generated from unary_ops.def; checked by unary_test) -->\n";
+  const std::string begin =
+      "<!-- catalog-table:begin (generated from unary_ops.def and tests/ops/unary_test_catalog.hpp; checked by "
+      "unary_test) -->\n";
   const std::string end = "<!-- catalog-table:end -->";
   const size_t a = doc.find(begin), b = doc.find(end);
   ASSERT_TRUE(a != std::string::npos && b != std::string::npos && a < b) << "markers missing in " << path;

@@ -1,8 +1,9 @@
-// UnaryPlan and UnaryBackwardPlan sweeps, generated from the catalog (include/baracuda/ops/unary_ops.def):
+// UnaryPlan and UnaryBackwardPlan sweeps, generated from the catalog (include/baracuda/ops/unary_ops.def) and
+// its test metadata (tests/ops/unary_test_catalog.hpp):
 // - UnaryForwardSweep / UnaryBackwardSweep: every (op, dtype, device, layout): shapes 0, 1, 257×259 (a
 //   smaller odd shape on sim), strided in and out, broadcast, reversed, rank 8, in place (and, backward,
 //   dx in place of the saved operand); inputs random in the op's domain; against the host reference run
-//   on the same values densely (bit-exact on host, the catalog's tolerance elsewhere); elements outside
+//   on the same values densely (bit-exact on host, the op's test tolerance elsewhere); elements outside
 //   the output view untouched; sim/cuda run twice and compared bit for bit (determinism).
 #include <gtest/gtest.h>
 

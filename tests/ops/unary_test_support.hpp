@@ -1,4 +1,5 @@
-// Helpers shared by the unary tests (unary_*test.cpp): the catalog as test data, the parameters, the host reference.
+// Helpers shared by the unary tests (unary_*test.cpp): the catalog with its test metadata
+// (unary_test_catalog.hpp), the parameters, the host reference.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -23,6 +24,7 @@
 #include "support/random.hpp"
 #include "support/tensor.hpp"
 #include "support/tolerance.hpp"
+#include "unary_test_catalog.hpp"
 #include "unary_tolerances.hpp"
 
 namespace baracuda::test {
@@ -63,12 +65,12 @@ struct CatalogOp {
 inline const std::vector<CatalogOp>& catalog() {
   static const std::vector<CatalogOp> ops = [] {
     std::vector<CatalogOp> v;
-#define BARACUDA_UNARY_OP(name, Enum, params, saved, types, domain, fwd_tol, bwd_tol, doc)                 \
-  {                                                                                                      \
-    CatalogOp c{UnaryKind::Enum,         #name, UnarySaved::saved, UnaryDomain domain,                   \
-                &unary_tolerances::fwd_tol, &unary_tolerances::bwd_tol, {}};                             \
-    for_each_type(types{}, [&]<class T>() { c.kinds.push_back(kind_of<T>); });                           \
-    v.push_back(c);                                                                                      \
+#define BARACUDA_UNARY_OP(name, Enum, params, saved, types, doc)                                      \
+  {                                                                                                   \
+    const UnaryTestInfo& m = unary_test_info(UnaryKind::Enum);                                        \
+    CatalogOp c{UnaryKind::Enum, #name, UnarySaved::saved, m.domain, m.fwd_tol, m.bwd_tol, {}};       \
+    for_each_type(types{}, [&]<class T>() { c.kinds.push_back(kind_of<T>); });                        \
+    v.push_back(c);                                                                                   \
   }
 #include "baracuda/ops/unary_ops.def"
 #undef BARACUDA_UNARY_OP

@@ -1,4 +1,4 @@
-// The tolerance names the unary catalog (include/baracuda/ops/unary_ops.def) uses in its fwd_tol and bwd_tol
+// The tolerance names the unary test catalog (tests/ops/unary_test_catalog.hpp) uses in its fwd_tol and bwd_tol
 // fields: each is a function of the element kind, so a name can loosen one dtype only. They apply to a
 // device against the host reference and to every device against the PyTorch golden data.
 #pragma once

@@ -11,8 +11,9 @@
 ///   (f32 or f64) once, at launch, and every comparison with them happens there. Transcendental functions
 ///   are the device's (CUDA's math library on `cuda`, the C library on `sim`; the `host` reference computes
 ///   in long double): results can differ between devices by a few units in the last place of the compute
-///   type. Ops the catalog marks `exact` (neg, abs, sign, the rounding ops, relu, relu6, hardtanh,
-///   hardshrink, threshold, …) give the same bits on every device.
+///   type. The ops that involve no rounded function (neg, abs, sign, the rounding ops, relu, relu6,
+///   hardtanh, hardshrink, threshold, …; the `exact` column of docs/ops/unary.md) give the same bits on
+///   every device.
 /// - **Layout:** every operand has the descriptor's shape, rank ≤ 8, any strides (negative ones included);
 ///   inputs (`in`; `dy`, `saved`) may broadcast with stride 0, outputs may not. **Aliasing:** an output may
 ///   be an input when it is the same view (same pointer, equal strides): `out == in`, and `dx == dy` or
@@ -69,14 +70,14 @@ namespace baracuda {
 
 /// The unary ops, in catalog order.
 enum class UnaryKind : uint8_t {
-#define BARACUDA_UNARY_OP(name, Enum, params, saved, types, domain, fwd_tol, bwd_tol, doc) Enum,
+#define BARACUDA_UNARY_OP(name, Enum, params, saved, types, doc) Enum,
 #include "baracuda/ops/unary_ops.def"
 #undef BARACUDA_UNARY_OP
 };
 
 /// Number of `UnaryKind` values.
 inline constexpr size_t kNumUnaryKinds = 0
-#define BARACUDA_UNARY_OP(name, Enum, params, saved, types, domain, fwd_tol, bwd_tol, doc) +1
+#define BARACUDA_UNARY_OP(name, Enum, params, saved, types, doc) +1
 #include "baracuda/ops/unary_ops.def"
 #undef BARACUDA_UNARY_OP
     ;
@@ -101,27 +102,19 @@ constexpr std::string_view to_string(UnaryParam p) {
   return static_cast<size_t>(p) < kNumUnaryParams ? names[static_cast<size_t>(p)] : "?";
 }
 
-/// An input range, [lo, hi].
-struct UnaryDomain {
-  double lo = 0;
-  double hi = 0;
-  constexpr UnaryDomain(double l, double h) : lo(l), hi(h) {}
-};
-
 /// What the catalog says about one op.
 struct UnaryOpInfo {
   std::string_view name;    ///< "leaky_relu"
   UnaryKind kind;
   std::string_view params;  ///< the parameter string: "negative_slope=0.01" (see unary_ops.def)
   UnarySaved saved;         ///< what the backward reads besides dy
-  UnaryDomain domain;       ///< where the op is smooth and well conditioned (tests draw inputs from it)
   std::string_view doc;     ///< one line: what it computes
 };
 
 /// Every op, in `UnaryKind` order.
 inline constexpr std::array<UnaryOpInfo, kNumUnaryKinds> kUnaryOps = {{
-#define BARACUDA_UNARY_OP(name, Enum, params, saved, types, domain, fwd_tol, bwd_tol, doc) \
-  UnaryOpInfo{#name, UnaryKind::Enum, params, UnarySaved::saved, UnaryDomain domain, doc},
+#define BARACUDA_UNARY_OP(name, Enum, params, saved, types, doc) \
+  UnaryOpInfo{#name, UnaryKind::Enum, params, UnarySaved::saved, doc},
 #include "baracuda/ops/unary_ops.def"
 #undef BARACUDA_UNARY_OP
 }};

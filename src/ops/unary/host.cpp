@@ -392,7 +392,7 @@ Status host_backward(const detail::ExecContext&, const detail::UnaryBackwardLaun
 const detail::UnaryTables& unary_tables() {
   static constexpr detail::UnaryTables table = [] {
     detail::UnaryTables t{};
-#define BARACUDA_UNARY_OP(name, Enum, params, saved, types, domain, fwd_tol, bwd_tol, doc)              \
+#define BARACUDA_UNARY_OP(name, Enum, params, saved, types, doc)                                     \
   for_each_type(types{}, [&]<class T>() {                                                            \
     t.forward[detail::unary_index(UnaryKind::Enum)][detail::kind_index(kind_of<T>)] =                \
         &host_forward<unary_ref::Enum, T>;                                                           \

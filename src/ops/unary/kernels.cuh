@@ -87,7 +87,7 @@ Status backward_launch(const ::baracuda::detail::ExecContext& ctx, const ::barac
 template <class T>
 constexpr ::baracuda::detail::UnarySlice make_slice() {
   ::baracuda::detail::UnarySlice s{};
-#define BARACUDA_UNARY_OP(name, Enum, params, saved, types, domain, fwd_tol, bwd_tol, doc)                 \
+#define BARACUDA_UNARY_OP(name, Enum, params, saved, types, doc)                                        \
   if constexpr (::baracuda::type_list_contains<types, T>::value) {                                      \
     s.forward[::baracuda::detail::unary_index(UnaryKind::Enum)] = &forward_launch<Enum, T>;             \
     s.backward[::baracuda::detail::unary_index(UnaryKind::Enum)] =                                      \

@@ -148,7 +148,7 @@ constexpr std::string_view to_string(ParamCompare c) {
 
 /// Every op's parsed parameter string, in `UnaryKind` order.
 inline constexpr std::array<ParamSpec, kNumUnaryKinds> kUnaryParamSpecs = {{
-#define BARACUDA_UNARY_OP(name, Enum, params, saved, types, domain, fwd_tol, bwd_tol, doc) \
+#define BARACUDA_UNARY_OP(name, Enum, params, saved, types, doc) \
   parse_param_spec(params),
 #include "baracuda/ops/unary_ops.def"
 #undef BARACUDA_UNARY_OP

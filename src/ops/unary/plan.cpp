@@ -20,7 +20,7 @@ constexpr std::string_view kBackwardPlan = "UnaryBackwardPlan";
 
 /// SKU names of the backward ops ("exp_backward"), static text like the forward names.
 constexpr std::array<std::string_view, kNumUnaryKinds> kBackwardNames = {{
-#define BARACUDA_UNARY_OP(name, Enum, params, saved, types, domain, fwd_tol, bwd_tol, doc) #name "_backward",
+#define BARACUDA_UNARY_OP(name, Enum, params, saved, types, doc) #name "_backward",
 #include "baracuda/ops/unary_ops.def"
 #undef BARACUDA_UNARY_OP
 }};
@@ -30,7 +30,7 @@ constexpr std::array<std::string_view, kNumUnaryKinds> kBackwardNames = {{
 using SliceTypes = FloatTypes;
 constexpr bool catalog_types_have_slices() {
   bool ok = true;
-#define BARACUDA_UNARY_OP(name, Enum, params, saved, types, domain, fwd_tol, bwd_tol, doc) \
+#define BARACUDA_UNARY_OP(name, Enum, params, saved, types, doc) \
   for_each_type(types{}, [&]<class T>() { ok = ok && type_list_contains<SliceTypes, T>::value; });
 #include "baracuda/ops/unary_ops.def"
 #undef BARACUDA_UNARY_OP

@@ -3,33 +3,28 @@
 //   <op>_backward   UnaryBackwardPlan: dx from dy and the saved x or y           reads 2 (1 when the op saves
 //                                                                                nothing), writes 1
 // with the op's default parameters (a required parameter, threshold's threshold and value, gets 0). Inputs
-// (and the saved operand) are drawn from the op's catalog domain, dy from [-2, 2]. Ops the catalog marks
-// exact are checked bit for bit against the host device, the others within the per-kind tolerance.
+// (and the saved operand) are drawn from the op's domain in the tests' table (tests/ops/unary_test_catalog.hpp),
+// dy from [-2, 2]. Ops whose tolerance there is `exact` are checked bit for bit against the host device, the
+// others within the per-kind tolerance.
 // `--op unary` runs every one of them.
 #include <baracuda/ops/unary.hpp>
 
 #include <algorithm>
 
 #include "common.hpp"
+#include "ops/unary_test_catalog.hpp"
 #include "scenarios.hpp"
 
 namespace baracuda::profiler {
 namespace {
 
-struct OpRow {
-  UnaryKind kind;
-  std::string_view backward_name;
-  bool exact_forward;
-  bool exact_backward;
-};
-constexpr OpRow kOps[] = {
-#define BARACUDA_UNARY_OP(name, Enum, params, saved, types, domain, fwd_tol, bwd_tol, doc)            \
-  {UnaryKind::Enum, #name "_backward", std::string_view(#fwd_tol) == "exact",                       \
-   std::string_view(#bwd_tol) == "exact"},
+/// The backward ops' names ("exp_backward"), static text like the forward names.
+constexpr std::string_view kBackwardNames[] = {
+#define BARACUDA_UNARY_OP(name, Enum, params, saved, types, doc) #name "_backward",
 #include <baracuda/ops/unary_ops.def>
 #undef BARACUDA_UNARY_OP
 };
-static_assert(std::size(kOps) == kNumUnaryKinds);
+static_assert(std::size(kBackwardNames) == kNumUnaryKinds);
 
 // Problem::variant: the op's index, + kBackward for its backward.
 constexpr uint32_t kBackward = 1000;
@@ -53,7 +48,7 @@ UnaryDescriptor descriptor(const Problem& p) {
 }
 
 ValueRange domain_of(const Problem& p) {
-  const UnaryDomain d = unary_op_info(op_of(p)).domain;
+  const test::UnaryDomain d = test::unary_test_info(op_of(p)).domain;
   return ValueRange{d.lo, d.hi, false};
 }
 
@@ -115,13 +110,13 @@ Scenario make(std::string_view name, std::string_view summary, uint32_t variant,
 }  // namespace
 
 void add_unary_scenarios(std::vector<Scenario>& out) {
-  for (uint32_t i = 0; i < std::size(kOps); ++i) {
-    const UnaryOpInfo& info = unary_op_info(kOps[i].kind);
-    out.push_back(make(info.name, info.doc, i, kOps[i].exact_forward));
+  for (uint32_t i = 0; i < kNumUnaryKinds; ++i) {
+    const UnaryOpInfo& info = kUnaryOps[i];
+    out.push_back(make(info.name, info.doc, i, test::is_exact(test::unary_test_info(info.kind).fwd_tol)));
   }
-  for (uint32_t i = 0; i < std::size(kOps); ++i)
-    out.push_back(make(kOps[i].backward_name, "dx from dy and the saved operand the catalog names", kBackward + i,
-                       kOps[i].exact_backward));
+  for (uint32_t i = 0; i < kNumUnaryKinds; ++i)
+    out.push_back(make(kBackwardNames[i], "dx from dy and the saved operand the catalog names", kBackward + i,
+                       test::is_exact(test::unary_test_info(kUnaryOps[i].kind).bwd_tol)));
 }
 
 }  // namespace baracuda::profiler
