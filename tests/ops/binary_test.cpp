@@ -2,8 +2,8 @@
 // - BinarySweep / BackwardSweep: every (op, kind, device) × layout (empty, one, 257×259 — 67×131 on sim —,
 //   broadcasts [N,1]×[1,M], [3,1,5]×[4,1], scalar-like [1] and rank 0, rank 8, strided, reversed, a
 //   stride-0 input, unaligned, in place; backward also only-da / only-db), against the host reference run
-//   on dense copies of the same inputs: bit for bit for the host device, for `bitwise` ops, integers and
-//   comparisons; within the catalog's tolerance otherwise. sim/cuda run twice (determinism), and elements
+//   on dense copies of the same inputs: bit for bit for the host device, for `Bitwise` ops, integers and
+//   comparisons; within the op's tolerance otherwise (both from tests/ops/binary_test_catalog.hpp). sim/cuda run twice (determinism), and elements
 //   outside the output views must stay untouched.
 #include <gtest/gtest.h>
 

@@ -1,5 +1,6 @@
-// Helpers of the binary tests (binary_*test.cpp): the catalog as test data, the layouts of the sweeps,
-// type-erased runners for the three plans, input generators, and byte helpers.
+// Helpers of the binary tests (binary_*test.cpp): the catalog with its test metadata
+// (binary_test_catalog.hpp), the layouts of the sweeps, type-erased runners for the three plans, input
+// generators, and byte helpers.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -20,13 +21,9 @@
 #include "support/random.hpp"
 #include "support/tensor.hpp"
 #include "support/tolerance.hpp"
+#include "binary_test_catalog.hpp"
 
 namespace baracuda::test {
-
-/// The tolerance names a catalog line may use (the shared ones of tolerance.hpp).
-namespace binary_tol {
-using namespace ::baracuda::test::tolerances;  // NOLINT: the catalog names exact, dtype_default
-}  // namespace binary_tol
 
 // ---------------------------------------------------------------------------------------------------
 // The catalog
@@ -38,8 +35,8 @@ struct OpEntry {
   BinaryOp op = BinaryOp::Add;     // when !is_compare
   CompareOp cmp = CompareOp::Eq;   // when is_compare
   bool has_backward = false;
-  bool bitwise = false;  ///< devices agree with the host reference bit for bit (catalog `bitwise`)
-  Tolerance tol;         ///< forward tolerance (catalog name, unresolved)
+  bool bitwise = false;  ///< devices agree with the host reference bit for bit (test catalog `Bitwise`)
+  Tolerance tol;         ///< forward tolerance (test catalog name, unresolved)
   Tolerance grad_tol;    ///< backward tolerance
   std::vector<ElementKind> kinds;
 };
@@ -54,9 +51,13 @@ std::vector<ElementKind> kinds_of_list(List list) {
 inline const std::vector<OpEntry>& binary_catalog() {
   static const std::vector<OpEntry> v = [] {
     std::vector<OpEntry> r;
-#define BARACUDA_BINARY_OP(Enum, name, types, has_bwd, agreement, tol, grad_tol, doc)                          \
-  r.push_back(OpEntry{#name, false, BinaryOp::Enum, CompareOp::Eq, has_bwd, std::string_view(#agreement) == "bitwise", \
-                      binary_tol::tol, binary_tol::grad_tol, kinds_of_list(types{})});
+#define BARACUDA_BINARY_OP(Enum, name, types, has_bwd, doc)                                            \
+  {                                                                                                    \
+    const BinaryTestInfo& m = binary_test_info(BinaryOp::Enum);                                        \
+    const bool bitwise = m.agreement == BinaryAgreement::Bitwise;                                      \
+    r.push_back(OpEntry{#name, false, BinaryOp::Enum, CompareOp::Eq, has_bwd, bitwise, m.tol, m.grad_tol, \
+                        kinds_of_list(types{})});                                                      \
+  }
 #include "baracuda/ops/binary_ops.def"
 #undef BARACUDA_BINARY_OP
     return r;
@@ -68,7 +69,7 @@ inline const std::vector<OpEntry>& compare_catalog() {
   static const std::vector<OpEntry> v = [] {
     std::vector<OpEntry> r;
 #define BARACUDA_COMPARE_OP(Enum, name, types, doc)                                                      \
-  r.push_back(OpEntry{#name, true, BinaryOp::Add, CompareOp::Enum, false, true, binary_tol::exact, binary_tol::exact, \
+  r.push_back(OpEntry{#name, true, BinaryOp::Add, CompareOp::Enum, false, true, tolerances::exact, tolerances::exact, \
                       kinds_of_list(types{})});
 #include "baracuda/ops/binary_ops.def"
 #undef BARACUDA_COMPARE_OP

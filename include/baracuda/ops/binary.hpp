@@ -84,7 +84,7 @@ using BinaryNumericTypes = type_list<__half, __nv_bfloat16, float, double, int8_
 
 /// The arithmetic ops of `BinaryPlan` / `BinaryBackwardPlan` (generated from binary_ops.def).
 enum class BinaryOp : uint8_t {
-#define BARACUDA_BINARY_OP(Enum, name, types, backward, agreement, tol, grad_tol, doc) Enum,
+#define BARACUDA_BINARY_OP(Enum, name, types, backward, doc) Enum,
 #include "baracuda/ops/binary_ops.def"
 #undef BARACUDA_BINARY_OP
 };
@@ -96,7 +96,7 @@ enum class CompareOp : uint8_t {
 };
 
 inline constexpr size_t kNumBinaryOps = 0
-#define BARACUDA_BINARY_OP(Enum, name, types, backward, agreement, tol, grad_tol, doc) +1
+#define BARACUDA_BINARY_OP(Enum, name, types, backward, doc) +1
 #include "baracuda/ops/binary_ops.def"
 #undef BARACUDA_BINARY_OP
     ;
@@ -109,7 +109,7 @@ inline constexpr size_t kNumCompareOps = 0
 /// The catalog name ("add", "remainder", ...).
 constexpr std::string_view to_string(BinaryOp op) {
   switch (op) {
-#define BARACUDA_BINARY_OP(Enum, name, types, backward, agreement, tol, grad_tol, doc) \
+#define BARACUDA_BINARY_OP(Enum, name, types, backward, doc)                            \
   case BinaryOp::Enum:                                                                  \
     return #name;
 #include "baracuda/ops/binary_ops.def"

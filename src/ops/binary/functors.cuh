@@ -294,7 +294,7 @@ template <::baracuda::BinaryOp Op>
 struct BinaryFunctor;
 template <::baracuda::CompareOp Op>
 struct CompareFunctor;
-#define BARACUDA_BINARY_OP(Enum, name, types, backward, agreement, tol, grad_tol, doc) \
+#define BARACUDA_BINARY_OP(Enum, name, types, backward, doc)                            \
   template <>                                                                           \
   struct BinaryFunctor<::baracuda::BinaryOp::Enum> {                                    \
     using type = fn::Enum;                                                              \

@@ -233,7 +233,7 @@ template <BinaryOp>
 struct RefOf;
 template <CompareOp>
 struct RefCmpOf;
-#define BARACUDA_BINARY_OP(Enum, name, types, backward, agreement, tol, grad_tol, doc) \
+#define BARACUDA_BINARY_OP(Enum, name, types, backward, doc)                            \
   template <>                                                                           \
   struct RefOf<BinaryOp::Enum> {                                                        \
     using type = ref::Enum;                                                             \
@@ -334,7 +334,7 @@ constexpr void add_entries(detail::KindTable<Fn>& table, List list) {
 const detail::BinaryTables& binary_tables() {
   static constexpr detail::BinaryTables tables = [] {
     detail::BinaryTables t{};
-#define BARACUDA_BINARY_OP(Enum, name, types, has_bwd, agreement, tol, grad_tol, doc)                          \
+#define BARACUDA_BINARY_OP(Enum, name, types, has_bwd, doc)                                                  \
   add_entries<ForwardEntry<BinaryOp::Enum>, false>(t.forward[static_cast<size_t>(BinaryOp::Enum)], types{}); \
   if (has_bwd) add_entries<BackwardEntry<BinaryOp::Enum>, true>(t.backward[static_cast<size_t>(BinaryOp::Enum)], types{});
 #define BARACUDA_COMPARE_OP(Enum, name, types, doc) \

@@ -105,7 +105,7 @@ constexpr ::baracuda::detail::BinaryTables make_binary_tables() {
   ::baracuda::detail::BinaryTables t{};
   using ::baracuda::BinaryOp;
   using ::baracuda::CompareOp;
-#define BARACUDA_BINARY_OP(Enum, name, types, has_bwd, agreement, tol, grad_tol, doc)                            \
+#define BARACUDA_BINARY_OP(Enum, name, types, has_bwd, doc)                                                        \
   add_entries<Part, ForwardEntry<BinaryOp::Enum>, false>(t.forward[static_cast<size_t>(BinaryOp::Enum)], types{}); \
   if constexpr (has_bwd)                                                                                        \
     add_entries<Part, BackwardEntry<BinaryOp::Enum>, true>(t.backward[static_cast<size_t>(BinaryOp::Enum)], types{});

@@ -26,7 +26,7 @@ struct BinaryOpInfo {
   bool has_backward;
 };
 constexpr std::array<BinaryOpInfo, kNumBinaryOps> kBinaryInfo = {{
-#define BARACUDA_BINARY_OP(Enum, name, types, backward, agreement, tol, grad_tol, doc) \
+#define BARACUDA_BINARY_OP(Enum, name, types, backward, doc) \
   {#name, #name "_backward", backward},
 #include "baracuda/ops/binary_ops.def"
 #undef BARACUDA_BINARY_OP

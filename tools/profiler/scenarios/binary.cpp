@@ -4,11 +4,13 @@
 //   <cmp>           ComparePlan (eq, ne, ...) -> Bool                          reads 2, writes 1 byte each
 //   add_bcast       BinaryPlan add with b = [last dim] broadcast over the rows (a bias add)
 // Inputs are drawn from [-4, 4] (pow: a positive base in [1/16, 4]) for floats, the profiler's integer
-// range for integers. Correctly rounded ops, integers and comparisons are checked bit for bit against the
-// host device; pow, atan2, hypot and every backward within the per-kind tolerance.
+// range for integers. The ops the tests' table (tests/ops/binary_test_catalog.hpp) marks `Bitwise`, integers
+// and comparisons are checked bit for bit against the host device; pow, atan2, hypot and every backward
+// within the per-kind tolerance.
 #include <baracuda/ops/binary.hpp>
 
 #include "common.hpp"
+#include "ops/binary_test_catalog.hpp"
 #include "scenarios.hpp"
 
 namespace baracuda::profiler {
@@ -20,13 +22,13 @@ struct OpRow {
   std::string_view backward_name;
   std::string_view summary;
   bool integers;  ///< the catalog lists integer kinds for it
-  bool bitwise;   ///< devices agree with the host bit for bit
+  bool bitwise;   ///< devices agree with the host bit for bit (tests/ops/binary_test_catalog.hpp)
   bool backward;
 };
 constexpr OpRow kOps[] = {
-#define BARACUDA_BINARY_OP(Enum, name, types, has_bwd, agreement, tol, grad_tol, doc)                         \
+#define BARACUDA_BINARY_OP(Enum, name, types, has_bwd, doc)                                                     \
   {BinaryOp::Enum, #name, #name "_backward", doc, type_list_contains<types, int32_t>::value,                    \
-   std::string_view(#agreement) == "bitwise", has_bwd},
+   test::binary_test_info(BinaryOp::Enum).agreement == test::BinaryAgreement::Bitwise, has_bwd},
 #include <baracuda/ops/binary_ops.def>
 #undef BARACUDA_BINARY_OP
 };
