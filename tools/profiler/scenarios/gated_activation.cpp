@@ -1,9 +1,16 @@
-// GatedActivationPlan / GatedActivationBackwardPlan: SwiGLU and GeGLU (erf), forward and backward, split on
-// the last dimension with the default layout (gate = second half; the layout does not change the traffic).
+// GatedActivationPlan / GatedActivationBackwardPlan: every GatedActivationKind (glu, reglu, swiglu, geglu,
+// geglu_tanh, swiglu_clamped, ...: the family's catalog, src/ops/gated_activation/gated_activation.def, which
+// a static_assert keeps in GatedActivationKind order), forward and backward, generated from the public enum:
+// a new kind gets its two scenarios without an edit here. Split on the last dimension with the default
+// layout (gate = second half; the layout does not change the traffic) and the descriptor's default
+// parameters (swiglu_clamped: gpt-oss's alpha = 1.702, limit = 7).
 // A problem's shape is the half-size one (y and dy); x and dx double its last dimension. The default cuda
 // shape is a Llama-7B MLP at 8192 tokens: y [8192, 11008], x [8192, 2·11008], bf16.
 // Traffic: forward reads x and writes y (3 half-size tensors), backward reads x and dy and writes dx (5).
 #include <baracuda/ops/gated_activation.hpp>
+
+#include <array>
+#include <string>
 
 #include "common.hpp"
 #include "scenarios.hpp"
@@ -11,10 +18,8 @@
 namespace baracuda::profiler {
 namespace {
 
-/// The profiled kinds; a scenario's variant is 2·index (+1 for the backward).
-constexpr GatedActivationKind kProfiled[] = {GatedActivationKind::SwiGlu, GatedActivationKind::GeGlu};
-
-GatedActivationKind kind_of_variant(uint32_t v) { return kProfiled[v / 2]; }
+// A scenario's variant is 2·kind (+1 for the backward).
+GatedActivationKind kind_of_variant(uint32_t v) { return static_cast<GatedActivationKind>(v / 2); }
 bool backward_variant(uint32_t v) { return v % 2 == 1; }
 
 /// x's shape: the problem's with the last dimension doubled.
@@ -37,19 +42,27 @@ Result<KernelSku> select_sku(const Stream& s, const Problem& p) {
   return sku_of(dynamic::GatedActivationPlan::select(s, descriptor(p)));
 }
 
+/// The values x is drawn from: activations of O(1), as in an MLP; swiglu_clamped's reach past its clamp bound
+/// (limit = 7), so that both sides of both clamps run. dy is drawn from [-1, 1]. (The f32 backward's
+/// absolute error near the zeros of act'(g), and in the tanh-GELU's cancellations, is a few ulp(1)·|dy·l|, as
+/// in PyTorch: with the profiler's usual [-100, 100] it exceeds the f32 tolerance's atol of 1e-5, and so does
+/// geglu_tanh's with x and dy in [-5, 5]; see docs/ops/gated_activation.md.)
+ValueRange x_range(const GatedActivationDescriptor& d) {
+  if (d.kind == GatedActivationKind::SwiGluClamped) return ValueRange{-1.25 * d.limit, 1.25 * d.limit, false};
+  return ValueRange{-5.0, 5.0, false};
+}
+constexpr ValueRange kDyRange{-1.0, 1.0, false};
+
 Result<std::unique_ptr<Instance>> prepare(const Stream& s, const Problem& p) {
   const GatedActivationDescriptor d = descriptor(p);
-  // Activations of O(1), as in an MLP. (With the profiler's usual [-100, 100], dy·l reaches 10^4 and the f32
-  // backward's absolute error near the zeros of act'(g), about ulp(1)·|dy·l| as in PyTorch, exceeds the f32
-  // tolerance's atol of 1e-5; see docs/ops/gated_activation.md.)
-  const ValueRange range{-5.0, 5.0, false};
+  const ValueRange range = x_range(d);
   if (backward_variant(p.variant)) {
     auto plan = dynamic::GatedActivationBackwardPlan::select(s, d);
     if (!plan) return plan.error();
     return PlanInstance<dynamic::GatedActivationBackwardPlan, 2, 1>::make(
         s, std::move(plan).value(), p,
-        {OperandSpec{p.dtype, p.shape, range}, OperandSpec{p.dtype, d.input_shape, range}},  // dy, x
-        {OperandSpec{p.dtype, d.input_shape, {}}});                                           // dx
+        {OperandSpec{p.dtype, p.shape, kDyRange}, OperandSpec{p.dtype, d.input_shape, range}},
+        {OperandSpec{p.dtype, d.input_shape, {}}});  // dy, x -> dx
   }
   auto plan = dynamic::GatedActivationPlan::select(s, d);
   if (!plan) return plan.error();
@@ -74,11 +87,28 @@ std::vector<Shape> default_shapes(DeviceKind device) {
   return {Shape{257, 259}, Shape{64, 1024}};
 }
 
-Scenario make_scenario(uint32_t variant, std::string_view name, std::string_view summary) {
+/// The scenarios' names and summaries (Scenario holds views): "<kind>", "<kind>_backward".
+struct Texts {
+  std::string name, summary;
+};
+const std::array<Texts, 2 * kNumGatedActivationKinds>& texts() {
+  static const auto t = [] {
+    std::array<Texts, 2 * kNumGatedActivationKinds> r;
+    for (size_t i = 0; i < kNumGatedActivationKinds; ++i) {
+      const std::string kind(to_string(static_cast<GatedActivationKind>(i)));
+      r[2 * i] = {kind, "y = act(g)·lin(l) of " + kind + "; shape = y's, x doubles the last dim"};
+      r[2 * i + 1] = {kind + "_backward", "dx of " + kind + " from x and dy; shape = dy's"};
+    }
+    return r;
+  }();
+  return t;
+}
+
+Scenario make_scenario(uint32_t variant) {
   return Scenario{
-      .name = name,
+      .name = texts()[variant].name,
       .family = "gated_activation",
-      .summary = summary,
+      .summary = texts()[variant].summary,
       .variant = variant,
       .output = OutputKind::SameAsInput,
       .comparison = Comparison::Tolerance,
@@ -93,10 +123,7 @@ Scenario make_scenario(uint32_t variant, std::string_view name, std::string_view
 }  // namespace
 
 void add_gated_activation_scenarios(std::vector<Scenario>& out) {
-  out.push_back(make_scenario(0, "swiglu", "y = silu(g) * l; shape = y's, x doubles the last dim"));
-  out.push_back(make_scenario(1, "swiglu_backward", "dx of swiglu from x and dy; shape = dy's"));
-  out.push_back(make_scenario(2, "geglu", "y = gelu(g) * l (erf); shape = y's, x doubles the last dim"));
-  out.push_back(make_scenario(3, "geglu_backward", "dx of geglu from x and dy; shape = dy's"));
+  for (uint32_t v = 0; v < 2 * kNumGatedActivationKinds; ++v) out.push_back(make_scenario(v));
 }
 
 }  // namespace baracuda::profiler
