@@ -85,13 +85,14 @@ ElementwiseGeometry<NArgs> coalesce(const Shape& shape, const std::array<const i
     }
   }
 
-  // 3. Merge dimension d+1 (outer) into d (inner) when, for every operand, stride[d+1] == stride[d]·size[d].
+  // 3. Merge dimension d into the last kept one when, for every operand, stride[d] == (the kept dimension's
+  //    stride)·(its size so far): the kept one's own stride, not that of the d-1 before the merges.
   int out = 0;
   for (int d = 0; d < r; ++d) {
     if (out > 0) {
       bool mergeable = true;
       for (int k = 0; k < NArgs; ++k)
-        if (st[k][d] != st[k][out - 1] * g.sizes[out - 1]) mergeable = false;
+        if (st[k][d] != g.strides[k][out - 1] * g.sizes[out - 1]) mergeable = false;
       if (mergeable) {
         g.sizes[out - 1] *= size[d];
         continue;

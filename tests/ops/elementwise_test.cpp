@@ -118,6 +118,26 @@ TEST(ElementwiseGeometry, LargeOffsetsNeedSixtyFourBitIndexing) {
   EXPECT_FALSE((coalesce<1>(big, {unit.data()}).fits_int32()));
 }
 
+// Found by plan_fuzz: after two dimensions merged, the next was compared with the stride of a dimension that
+// no longer existed, so (3, 243) merged into (3, 103) and the launch wrote up to element 937 of a view that
+// reaches 916 (heap overflow on sim, a wrong write on cuda).
+TEST(ElementwiseGeometry, MergesCompareWithTheMergedDimensionsStride) {
+  const Shape shape{3, 3, 3, 3, 3, 3};
+  const auto out = strides({243, 81, 27, 103, 3, 1});
+  const auto g = coalesce<1>(shape, {out.data()});
+  int64_t reach = 0, count = 1;
+  for (int d = 0; d < g.rank; ++d) {
+    reach += (g.sizes[d] - 1) * g.strides[0][d];
+    count *= g.sizes[d];
+  }
+  EXPECT_EQ(count, 729);
+  EXPECT_EQ(reach, 2 * (243 + 81 + 27 + 103 + 3 + 1));  // the view's own last element
+  // Innermost first by stride: 1 and 3 merge into (9, 1), 27 and 81 into (9, 27); 103 and 243 stay apart.
+  ASSERT_EQ(g.rank, 4);
+  EXPECT_EQ(g.sizes, (std::array<int64_t, kMaxRank>{9, 9, 3, 3}));
+  EXPECT_EQ(g.strides[0], (std::array<int64_t, kMaxRank>{1, 27, 103, 243}));
+}
+
 TEST(ElementwiseGeometry, EmptyProblems) {
   const Shape shape{5, 0, 3};
   const auto s = strides({0, 3, 1});
