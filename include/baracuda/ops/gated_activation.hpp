@@ -110,7 +110,8 @@ struct GatedActivationDescriptor {
 
   /// `split_dim` in [0, rank) (valid only when `split_dim` is in range).
   int normalized_split_dim() const { return split_dim < 0 ? split_dim + input_shape.rank : split_dim; }
-  /// The output's (and `dy`'s) shape: `input_shape` with `split_dim` halved (valid descriptors only).
+  /// The output's (and `dy`'s) shape: `input_shape` with `split_dim` halved (`input_shape` unchanged when
+  /// `split_dim` is out of range: such a descriptor is `InvalidProblem` at select).
   Shape output_shape() const;
 };
 /// The backward plan is described by its forward's descriptor.

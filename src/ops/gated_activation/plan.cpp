@@ -136,7 +136,8 @@ std::string_view to_string(GateLayout l) {
 
 Shape GatedActivationDescriptor::output_shape() const {
   Shape out = input_shape;
-  out.dims[normalized_split_dim()] /= 2;
+  const int d = normalized_split_dim();
+  if (d >= 0 && d < std::min(out.rank, kMaxRank)) out.dims[d] /= 2;  // else: an invalid descriptor, select rejects it
   return out;
 }
 
