@@ -128,6 +128,14 @@ struct DynamicRangeQuantizeTensors {
   DynTensor zero_point;
 };
 
+namespace detail {
+struct DynamicRangeLaunch;
+struct QuantizeLaunch;
+using DynamicRangeParamsFn = Status (*)(const ExecContext&, const DynamicRangeLaunch&);
+using DynamicRangeFusedFn = Status (*)(const ExecContext&, const DynamicRangeLaunch&);
+using QuantizeFn = Status (*)(const ExecContext&, const QuantizeLaunch&);
+}  // namespace detail
+
 namespace dynamic {
 
 /// The dtype/rank-erased DynamicRangeQuantizePlan.
@@ -158,9 +166,9 @@ class DynamicRangeQuantizePlan {
   size_t zp_scratch_bytes_ = 0;  // symmetric: room for the zero point when the caller passes none
   size_t multiplier_bytes_ = 0;  // Vllm symmetric, two passes: the multipliers qmax / amax (f32, param_shape)
   size_t workspace_bytes_ = 0;
-  const void* params_fn_ = nullptr;    // pass 1: range → scale, zero point
-  const void* quantize_fn_ = nullptr;  // pass 2: the quantize family's function
-  const void* fused_fn_ = nullptr;     // the fused single-pass path, when it serves (then the only launch)
+  detail::DynamicRangeParamsFn params_fn_ = nullptr;  // pass 1: range → scale, zero point
+  detail::QuantizeFn quantize_fn_ = nullptr;          // pass 2: the quantize family's function
+  detail::DynamicRangeFusedFn fused_fn_ = nullptr;    // the fused single-pass path (then the only launch)
 };
 
 }  // namespace dynamic

@@ -138,9 +138,9 @@ Result<DynamicRangeQuantizePlan> DynamicRangeQuantizePlan::select(const Stream& 
                          fused_fn == nullptr                                 ? "segment_reduce+quantize"
                          : sched == detail::FusedRowSchedule::WarpPerRow ? "fused_rows_warp"
                                                                            : "fused_rows_block");
-  p.params_fn_ = reinterpret_cast<const void*>(params_fn);
-  p.quantize_fn_ = reinterpret_cast<const void*>(quantize_fn);
-  p.fused_fn_ = reinterpret_cast<const void*>(fused_fn);
+  p.params_fn_ = params_fn;
+  p.quantize_fn_ = quantize_fn;
+  p.fused_fn_ = fused_fn;
   const auto segments = static_cast<size_t>(layout->param_shape.numel());
   if (desc.mode == DynamicRangeMode::Symmetric) p.zp_scratch_bytes_ = round_up(segments * sizeof(int32_t));
   // Vllm symmetric on two passes: the parameter pass hands the quantize pass vLLM's multipliers.
@@ -219,13 +219,13 @@ Status DynamicRangeQuantizePlan::run(const Stream& stream, Workspace workspace,
   detail::DynamicRangeLaunch launch{*layout, t.x, t.scale, zp, desc_.mode, qmin_, qmax_,
                                     Workspace{}, t.q, desc_.convention, DynTensor{}};
   if (fused_fn_ != nullptr)  // one kernel: range, parameters and q per row
-    return reinterpret_cast<detail::DynamicRangeFusedFn>(fused_fn_)(*ctx, launch);
+    return fused_fn_(*ctx, launch);
   // Pass 1: (min, max) per segment → scale, zero point (and vLLM's multipliers). Segments without elements
   // get the parameters of an empty range (dynamic_range_quantize.hpp).
   launch.workspace = partials;
   launch.q = DynTensor{};
   launch.multiplier = multiplier;
-  BARACUDA_TRY(reinterpret_cast<detail::DynamicRangeParamsFn>(params_fn_)(*ctx, launch));
+  BARACUDA_TRY(params_fn_(*ctx, launch));
   if (desc_.shape.numel() == 0) return {};
   // Pass 2: the quantize family's kernel with those parameters and the convention's quantize step (Vllm
   // symmetric: x times the multiplier).
@@ -236,7 +236,7 @@ Status DynamicRangeQuantizePlan::run(const Stream& stream, Workspace workspace,
   qt.zero_point = zp;
   const detail::QuantizeLaunch quantize{*layout, qt, qmin_, qmax_, 1.0, Workspace{}, desc_.convention,
                                         multiplier_bytes_ > 0};
-  return reinterpret_cast<detail::QuantizeFn>(quantize_fn_)(*ctx, quantize);
+  return quantize_fn_(*ctx, quantize);
 }
 
 }  // namespace dynamic
