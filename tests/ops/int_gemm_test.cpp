@@ -299,9 +299,12 @@ TEST(QuantizedLinear, AgainstDoubleAndFloatReference) {
       ASSERT_TRUE(sa == want_a.scale[m] || (std::isnan(sa) && std::isnan(want_a.scale[m])))
           << m << ": " << sa << " vs " << want_a.scale[m];
       ASSERT_EQ(zp, want_a.zp[m]) << m;
+      // (clang 14 cannot capture structured bindings: copies)
+      const bool unsigned_q = c.aq == ElementKind::U8;
+      const int64_t row = m * K;
       auto qv = [&](int64_t k) {
-        return c.aq == ElementKind::U8 ? int(static_cast<const uint8_t*>(qa.data)[m * K + k])
-                                       : int(static_cast<const int8_t*>(qa.data)[m * K + k]);
+        return unsigned_q ? int(static_cast<const uint8_t*>(qa.data)[row + k])
+                          : int(static_cast<const int8_t*>(qa.data)[row + k]);
       };
       for (int64_t k = 0; k < K; ++k) ASSERT_EQ(qv(k), want_a.q[m * K + k]) << "q[" << m << ", " << k << "]";
       for (int64_t n = 0; n < N; ++n) {

@@ -494,7 +494,8 @@ TEST_P(TernaryReference, HostMatchesFormulas) {
   ASSERT_TRUE(fwd) << fwd.error().message;
   auto bwd = dynamic::TernaryBackwardPlan::select(host, desc);
   ASSERT_TRUE(bwd) << bwd.error().message;
-  auto view = [&](std::vector<uint8_t>& b, const Shape& s) { return DynTensor::dense(b.data(), k, s); };
+  const ElementKind kind = k;  // a structured binding: clang 14 cannot capture it
+  auto view = [&](std::vector<uint8_t>& b, const Shape& s) { return DynTensor::dense(b.data(), kind, s); };
   std::vector<uint8_t> out(static_cast<size_t>(storage_bytes(k, o.numel())));
   std::array<std::vector<uint8_t>, 3> grads;
   for (auto& g : grads) g = out;
