@@ -44,6 +44,18 @@ class TypedPlan {
  protected:
   explicit TypedPlan(Erased p) : plan_(std::move(p)) {}
 
+  /// A typed plan's select: T is the descriptor's `element`, every shape of `shapes` has rank N (both
+  /// `InvalidProblem` naming `plan` otherwise), then `select_erased()`. `Typed` befriends its base.
+  template <class Typed, class T, size_t N, class SelectErased>
+  static Result<Typed> checked_select(std::string_view plan, std::string_view operands, ElementKind element,
+                                      std::initializer_list<Shape> shapes, SelectErased&& select_erased) {
+    BARACUDA_TRY(check_typed_element(plan, operands, element, kind_of<T>));
+    BARACUDA_TRY(check_typed_ranks(plan, shapes, N));
+    auto p = select_erased();
+    if (!p) return p.error();
+    return Typed(std::move(p).value());
+  }
+
  private:
   Erased plan_;
 };

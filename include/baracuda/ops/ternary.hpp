@@ -143,6 +143,7 @@ namespace dynamic {
 /// The dtype/rank-erased TernaryPlan: `out = op(a, b, c)` with broadcasting.
 class TernaryPlan {
  public:
+  TernaryPlan() = default;
   static Result<TernaryPlan> select(const Stream& stream, const TernaryDescriptor& desc, PlanPreference pref = {});
   /// a, b, c with the descriptor's shapes, out with `output_shape()`, all of the descriptor's kind.
   Status can_implement(const DynTensor& a, const DynTensor& b, const DynTensor& c, const DynTensor& out) const;
@@ -156,6 +157,8 @@ class TernaryPlan {
   const Shape& output_shape() const { return out_shape_; }
 
  private:
+  TernaryPlan(const TernaryDescriptor& d, const Shape& out, const detail::PlanBinding& b, detail::TernaryFn f)
+      : desc_(d), out_shape_(out), binding_(b), fn_(f) {}
   TernaryDescriptor desc_;
   Shape out_shape_;
   detail::PlanBinding binding_;
@@ -165,6 +168,7 @@ class TernaryPlan {
 /// The dtype/rank-erased TernaryBackwardPlan for the TernaryPlan of the same descriptor (float kinds).
 class TernaryBackwardPlan {
  public:
+  TernaryBackwardPlan() = default;
   static Result<TernaryBackwardPlan> select(const Stream& stream, const TernaryDescriptor& desc,
                                             PlanPreference pref = {});
   /// dy with `output_shape()`; a, b, c with the descriptor's shapes; da, db, dc (each omitted when its data
@@ -180,6 +184,9 @@ class TernaryBackwardPlan {
   const Shape& output_shape() const { return out_shape_; }
 
  private:
+  TernaryBackwardPlan(const TernaryDescriptor& d, const Shape& out, const detail::PlanBinding& b,
+                      detail::TernaryBackwardFn f)
+      : desc_(d), out_shape_(out), binding_(b), fn_(f) {}
   TernaryDescriptor desc_;
   Shape out_shape_;
   detail::PlanBinding binding_;
@@ -189,6 +196,7 @@ class TernaryBackwardPlan {
 /// The dtype/rank-erased WherePlan: `out = cond ? a : b` with broadcasting.
 class WherePlan {
  public:
+  WherePlan() = default;
   static Result<WherePlan> select(const Stream& stream, const WhereDescriptor& desc, PlanPreference pref = {});
   /// cond Bool, a and b of the descriptor's kind, each with its shape; out with `output_shape()`.
   Status can_implement(const DynTensor& cond, const DynTensor& a, const DynTensor& b, const DynTensor& out) const;
@@ -201,6 +209,8 @@ class WherePlan {
   const Shape& output_shape() const { return out_shape_; }
 
  private:
+  WherePlan(const WhereDescriptor& d, const Shape& out, const detail::PlanBinding& b, detail::TernaryFn f)
+      : desc_(d), out_shape_(out), binding_(b), fn_(f) {}
   WhereDescriptor desc_;
   Shape out_shape_;
   detail::PlanBinding binding_;
@@ -210,6 +220,7 @@ class WherePlan {
 /// The dtype/rank-erased WhereBackwardPlan (float kinds): da, db from cond and dy.
 class WhereBackwardPlan {
  public:
+  WhereBackwardPlan() = default;
   static Result<WhereBackwardPlan> select(const Stream& stream, const WhereDescriptor& desc,
                                           PlanPreference pref = {});
   /// cond Bool with its shape; dy, da, db (each of da, db omitted when its data is null) with
@@ -224,6 +235,9 @@ class WhereBackwardPlan {
   const Shape& output_shape() const { return out_shape_; }
 
  private:
+  WhereBackwardPlan(const WhereDescriptor& d, const Shape& out, const detail::PlanBinding& b,
+                    detail::TernaryBackwardFn f)
+      : desc_(d), out_shape_(out), binding_(b), fn_(f) {}
   WhereDescriptor desc_;
   Shape out_shape_;
   detail::PlanBinding binding_;
@@ -286,67 +300,63 @@ struct WhereBackwardArgs {
 /// Typed TernaryPlan; the descriptor's shapes must all have rank N. See the file comment.
 template <class T, size_t N>
 class TernaryPlan : public detail::TypedPlan<dynamic::TernaryPlan, TernaryArgs<T, N>> {
+  using Base = detail::TypedPlan<dynamic::TernaryPlan, TernaryArgs<T, N>>;
+  friend Base;
+  using Base::Base;
+
  public:
   static Result<TernaryPlan> select(const Stream& stream, const TernaryDescriptor& desc, PlanPreference pref = {}) {
-    BARACUDA_TRY(detail::check_typed_element("TernaryPlan", "a/b/c/out", desc.element, kind_of<T>));
-    BARACUDA_TRY(detail::check_typed_ranks("TernaryPlan", {desc.a_shape, desc.b_shape, desc.c_shape}, N));
-    auto p = dynamic::TernaryPlan::select(stream, desc, pref);
-    if (!p) return p.error();
-    return TernaryPlan(std::move(p).value());
+    return Base::template checked_select<TernaryPlan, T, N>(
+        "TernaryPlan", "a/b/c/out", desc.element, {desc.a_shape, desc.b_shape, desc.c_shape},
+        [&] { return dynamic::TernaryPlan::select(stream, desc, pref); });
   }
-
- private:
-  using detail::TypedPlan<dynamic::TernaryPlan, TernaryArgs<T, N>>::TypedPlan;
 };
 
 /// Typed TernaryBackwardPlan; the descriptor's shapes must all have rank N.
 template <class T, size_t N>
 class TernaryBackwardPlan : public detail::TypedPlan<dynamic::TernaryBackwardPlan, TernaryBackwardArgs<T, N>> {
+  using Base = detail::TypedPlan<dynamic::TernaryBackwardPlan, TernaryBackwardArgs<T, N>>;
+  friend Base;
+  using Base::Base;
+
  public:
   static Result<TernaryBackwardPlan> select(const Stream& stream, const TernaryDescriptor& desc,
                                             PlanPreference pref = {}) {
-    BARACUDA_TRY(detail::check_typed_element("TernaryBackwardPlan", "dy/a/b/c/da/db/dc", desc.element, kind_of<T>));
-    BARACUDA_TRY(detail::check_typed_ranks("TernaryBackwardPlan", {desc.a_shape, desc.b_shape, desc.c_shape}, N));
-    auto p = dynamic::TernaryBackwardPlan::select(stream, desc, pref);
-    if (!p) return p.error();
-    return TernaryBackwardPlan(std::move(p).value());
+    return Base::template checked_select<TernaryBackwardPlan, T, N>(
+        "TernaryBackwardPlan", "dy/a/b/c/da/db/dc", desc.element, {desc.a_shape, desc.b_shape, desc.c_shape},
+        [&] { return dynamic::TernaryBackwardPlan::select(stream, desc, pref); });
   }
-
- private:
-  using detail::TypedPlan<dynamic::TernaryBackwardPlan, TernaryBackwardArgs<T, N>>::TypedPlan;
 };
 
 /// Typed WherePlan; the descriptor's shapes must all have rank N.
 template <class T, size_t N>
 class WherePlan : public detail::TypedPlan<dynamic::WherePlan, WhereArgs<T, N>> {
+  using Base = detail::TypedPlan<dynamic::WherePlan, WhereArgs<T, N>>;
+  friend Base;
+  using Base::Base;
+
  public:
   static Result<WherePlan> select(const Stream& stream, const WhereDescriptor& desc, PlanPreference pref = {}) {
-    BARACUDA_TRY(detail::check_typed_element("WherePlan", "a/b/out", desc.element, kind_of<T>));
-    BARACUDA_TRY(detail::check_typed_ranks("WherePlan", {desc.cond_shape, desc.a_shape, desc.b_shape}, N));
-    auto p = dynamic::WherePlan::select(stream, desc, pref);
-    if (!p) return p.error();
-    return WherePlan(std::move(p).value());
+    return Base::template checked_select<WherePlan, T, N>(
+        "WherePlan", "a/b/out", desc.element, {desc.cond_shape, desc.a_shape, desc.b_shape},
+        [&] { return dynamic::WherePlan::select(stream, desc, pref); });
   }
-
- private:
-  using detail::TypedPlan<dynamic::WherePlan, WhereArgs<T, N>>::TypedPlan;
 };
 
 /// Typed WhereBackwardPlan; the descriptor's shapes must all have rank N.
 template <class T, size_t N>
 class WhereBackwardPlan : public detail::TypedPlan<dynamic::WhereBackwardPlan, WhereBackwardArgs<T, N>> {
+  using Base = detail::TypedPlan<dynamic::WhereBackwardPlan, WhereBackwardArgs<T, N>>;
+  friend Base;
+  using Base::Base;
+
  public:
   static Result<WhereBackwardPlan> select(const Stream& stream, const WhereDescriptor& desc,
                                           PlanPreference pref = {}) {
-    BARACUDA_TRY(detail::check_typed_element("WhereBackwardPlan", "dy/da/db", desc.element, kind_of<T>));
-    BARACUDA_TRY(detail::check_typed_ranks("WhereBackwardPlan", {desc.cond_shape, desc.a_shape, desc.b_shape}, N));
-    auto p = dynamic::WhereBackwardPlan::select(stream, desc, pref);
-    if (!p) return p.error();
-    return WhereBackwardPlan(std::move(p).value());
+    return Base::template checked_select<WhereBackwardPlan, T, N>(
+        "WhereBackwardPlan", "dy/da/db", desc.element, {desc.cond_shape, desc.a_shape, desc.b_shape},
+        [&] { return dynamic::WhereBackwardPlan::select(stream, desc, pref); });
   }
-
- private:
-  using detail::TypedPlan<dynamic::WhereBackwardPlan, WhereBackwardArgs<T, N>>::TypedPlan;
 };
 
 }  // namespace baracuda

@@ -189,29 +189,12 @@ struct WhereBackwardEntry {
   static constexpr ::baracuda::detail::TernaryBackwardFn fn = &where_backward_launch<T>;
 };
 
-/// table[kind_of<T>] = Entry::fn<T> for every T of `List`.
-template <class Entry, class Fn, class List>
-constexpr void add_entries(::baracuda::detail::KindTable<Fn>& table, List list) {
-  for_each_type(list, [&]<class T>() { table[::baracuda::detail::kind_index(kind_of<T>)] = Entry::template fn<T>; });
-}
-
-constexpr ::baracuda::detail::TernaryTables make_tables() {
-  ::baracuda::detail::TernaryTables t{};
-  using ::baracuda::TernaryOp;
-#define BARACUDA_TERNARY_ENTRIES(Enum, name, types, doc)                                              \
-  add_entries<ForwardEntry<TernaryOp::Enum>>(t.forward[static_cast<size_t>(TernaryOp::Enum)], types{}); \
-  add_entries<BackwardEntry<TernaryOp::Enum>>(t.backward[static_cast<size_t>(TernaryOp::Enum)], FloatTypes{});
-  BARACUDA_TERNARY_OPS(BARACUDA_TERNARY_ENTRIES)
-#undef BARACUDA_TERNARY_ENTRIES
-  add_entries<WhereEntry>(t.where, ByteTypes{});
-  add_entries<WhereBackwardEntry>(t.where_backward, FloatTypes{});
-  return t;
-}
-
 }  // namespace ternary
 
 const ::baracuda::detail::TernaryTables& ternary_tables() {
-  static constexpr ::baracuda::detail::TernaryTables tables = ternary::make_tables();
+  static constexpr ::baracuda::detail::TernaryTables tables =
+      ::baracuda::detail::make_ternary_tables<ternary::ForwardEntry, ternary::BackwardEntry, ternary::WhereEntry,
+                                              ternary::WhereBackwardEntry>();
   return tables;
 }
 

@@ -40,6 +40,27 @@ struct TernaryTables {
   KindTable<TernaryBackwardFn> where_backward{};
 };
 
+/// table[kind_of<T>] = Entry::fn<T> for every T of `List`.
+template <class Entry, class Fn, class List>
+constexpr void add_ternary_entries(KindTable<Fn>& table, List list) {
+  for_each_type(list, [&]<class T>() { table[kind_index(kind_of<T>)] = Entry::template fn<T>; });
+}
+
+/// A device's tables from the catalog, with that device's entries (each `Entry::fn<T>`): Forward<op> for the
+/// op's kinds, Backward<op> and WhereBackward for the float kinds, Where for every byte-stored kind.
+template <template <TernaryOp> class Forward, template <TernaryOp> class Backward, class Where, class WhereBackward>
+constexpr TernaryTables make_ternary_tables() {
+  TernaryTables t{};
+#define BARACUDA_TERNARY_ENTRIES(Enum, name, types, doc)                                                       \
+  add_ternary_entries<Forward<TernaryOp::Enum>>(t.forward[static_cast<size_t>(TernaryOp::Enum)], types{});     \
+  add_ternary_entries<Backward<TernaryOp::Enum>>(t.backward[static_cast<size_t>(TernaryOp::Enum)], FloatTypes{});
+  BARACUDA_TERNARY_OPS(BARACUDA_TERNARY_ENTRIES)
+#undef BARACUDA_TERNARY_ENTRIES
+  add_ternary_entries<Where>(t.where, ByteTypes{});
+  add_ternary_entries<WhereBackward>(t.where_backward, FloatTypes{});
+  return t;
+}
+
 }  // namespace baracuda::detail
 
 // reference: host.cpp; sim and cuda: the kernel unit device.cu

@@ -193,25 +193,11 @@ struct WhereBackwardEntry {
   static constexpr detail::TernaryBackwardFn fn = &host_where_backward<T>;
 };
 
-template <class Entry, class Fn, class List>
-constexpr void add_entries(detail::KindTable<Fn>& table, List list) {
-  for_each_type(list, [&]<class T>() { table[detail::kind_index(kind_of<T>)] = Entry::template fn<T>; });
-}
-
 }  // namespace
 
 const detail::TernaryTables& ternary_tables() {
-  static constexpr detail::TernaryTables tables = [] {
-    detail::TernaryTables t{};
-#define BARACUDA_TERNARY_ENTRIES(Enum, name, types, doc)                                              \
-  add_entries<ForwardEntry<TernaryOp::Enum>>(t.forward[static_cast<size_t>(TernaryOp::Enum)], types{}); \
-  add_entries<BackwardEntry<TernaryOp::Enum>>(t.backward[static_cast<size_t>(TernaryOp::Enum)], FloatTypes{});
-    BARACUDA_TERNARY_OPS(BARACUDA_TERNARY_ENTRIES)
-#undef BARACUDA_TERNARY_ENTRIES
-    add_entries<WhereEntry>(t.where, ByteTypes{});
-    add_entries<WhereBackwardEntry>(t.where_backward, FloatTypes{});
-    return t;
-  }();
+  static constexpr detail::TernaryTables tables =
+      detail::make_ternary_tables<ForwardEntry, BackwardEntry, WhereEntry, WhereBackwardEntry>();
   return tables;
 }
 

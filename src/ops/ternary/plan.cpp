@@ -159,7 +159,7 @@ size_t WhereDescriptor::hash() const {
 namespace dynamic {
 namespace {
 
-/// What TernaryPlan's and TernaryBackwardPlan's select find: the output shape, the binding and the function.
+/// What a select finds: the output shape, the binding and the function.
 template <class Fn>
 struct Bound {
   Shape out_shape;
@@ -167,10 +167,28 @@ struct Bound {
   Fn fn;
 };
 
-/// The descriptor's rules, then the op's row of the device's forward or backward table.
+/// The row's function for `element`, bound to the stream's device; `Unsupported` when the row has none.
+template <class Fn>
+Result<Bound<Fn>> bind_row(std::string_view plan, const Selected& s, const detail::KindTable<Fn>& row,
+                           std::string_view op, ElementKind element, MathPrecision precision) {
+  const Fn fn = row[detail::kind_index(element)];
+  if (fn == nullptr) return detail::unsupported_kind(plan, op, element, row);
+  return Bound<Fn>{s.out_shape,
+                   s.dev.bind(OpCategory::TernaryElementwise, op, element, std::nullopt, precision, "elementwise"),
+                   fn};
+}
+
+Status check_has_gradient(std::string_view plan, ElementKind element) {
+  if (is_floating(element)) return {};
+  return Error::unsupported(str(plan) + ": element kind " + str(to_string(element)) +
+                            " has no gradient (the backward is defined for floating-point kinds)");
+}
+
+/// TernaryPlan's and TernaryBackwardPlan's select (Fn tells which): the descriptor's rules, then the op's row.
 template <class Fn>
 Result<Bound<Fn>> select_ternary(std::string_view plan, const Stream& stream, const TernaryDescriptor& desc,
-                                 const PlanPreference& pref, bool backward) {
+                                 const PlanPreference& pref) {
+  constexpr bool backward = std::is_same_v<Fn, detail::TernaryBackwardFn>;
   if (static_cast<size_t>(desc.op) >= kNumTernaryOps)
     return Error::invalid(str(plan) + ": the descriptor's op is not a valid TernaryOp");
   const TernaryOpInfo& info = kInfo[static_cast<size_t>(desc.op)];
@@ -179,19 +197,29 @@ Result<Bound<Fn>> select_ternary(std::string_view plan, const Stream& stream, co
                           ", but only addcmul and addcdiv take a value (it must be 1 for " + str(info.name) + ")");
   auto s = select_common(plan, stream, desc.element, {desc.a_shape, desc.b_shape, desc.c_shape}, {"a", "b", "c"}, pref);
   if (!s) return s.error();
-  if (backward && !is_floating(desc.element))
-    return Error::unsupported(str(plan) + ": element kind " + str(to_string(desc.element)) +
-                              " has no gradient (the backward is defined for floating-point kinds)");
-  const auto& row = [&]() -> const detail::KindTable<Fn>& {
-    if constexpr (std::is_same_v<Fn, detail::TernaryFn>) return s->dev.table->forward[static_cast<size_t>(desc.op)];
-    else return s->dev.table->backward[static_cast<size_t>(desc.op)];
-  }();
-  const Fn fn = row[detail::kind_index(desc.element)];
-  if (fn == nullptr) return detail::unsupported_kind(plan, info.name, desc.element, row);
-  return Bound<Fn>{s->out_shape,
-                   s->dev.bind(OpCategory::TernaryElementwise, backward ? info.backward_name : info.name,
-                               desc.element, std::nullopt, math_precision(desc.element), "elementwise"),
-                   fn};
+  if constexpr (backward) {
+    BARACUDA_TRY(check_has_gradient(plan, desc.element));
+    return bind_row(plan, *s, s->dev.table->backward[static_cast<size_t>(desc.op)], info.backward_name, desc.element,
+                    math_precision(desc.element));
+  } else {
+    return bind_row(plan, *s, s->dev.table->forward[static_cast<size_t>(desc.op)], info.name, desc.element,
+                    math_precision(desc.element));
+  }
+}
+
+/// WherePlan's and WhereBackwardPlan's select.
+template <class Fn>
+Result<Bound<Fn>> select_where(std::string_view plan, const Stream& stream, const WhereDescriptor& desc,
+                               const PlanPreference& pref) {
+  auto s = select_common(plan, stream, desc.element, {desc.cond_shape, desc.a_shape, desc.b_shape},
+                         {"cond", "a", "b"}, pref);
+  if (!s) return s.error();
+  if constexpr (std::is_same_v<Fn, detail::TernaryBackwardFn>) {
+    BARACUDA_TRY(check_has_gradient(plan, desc.element));
+    return bind_row(plan, *s, s->dev.table->where_backward, "where_backward", desc.element, MathPrecision::Exact);
+  } else {
+    return bind_row(plan, *s, s->dev.table->where, "where", desc.element, MathPrecision::Exact);
+  }
 }
 
 }  // namespace
@@ -201,14 +229,9 @@ Result<Bound<Fn>> select_ternary(std::string_view plan, const Stream& stream, co
 // ---------------------------------------------------------------------------------------------------
 
 Result<TernaryPlan> TernaryPlan::select(const Stream& stream, const TernaryDescriptor& desc, PlanPreference pref) {
-  auto b = select_ternary<detail::TernaryFn>(kTernary, stream, desc, pref, false);
+  auto b = select_ternary<detail::TernaryFn>(kTernary, stream, desc, pref);
   if (!b) return b.error();
-  TernaryPlan p;
-  p.desc_ = desc;
-  p.out_shape_ = b->out_shape;
-  p.binding_ = b->binding;
-  p.fn_ = b->fn;
-  return p;
+  return TernaryPlan(desc, b->out_shape, b->binding, b->fn);
 }
 
 Status TernaryPlan::can_implement(const DynTensor& a, const DynTensor& b, const DynTensor& c,
@@ -244,14 +267,9 @@ Status TernaryPlan::run(const Stream& stream, Workspace, const DynTensor& a, con
 
 Result<TernaryBackwardPlan> TernaryBackwardPlan::select(const Stream& stream, const TernaryDescriptor& desc,
                                                         PlanPreference pref) {
-  auto b = select_ternary<detail::TernaryBackwardFn>(kTernaryBackward, stream, desc, pref, true);
+  auto b = select_ternary<detail::TernaryBackwardFn>(kTernaryBackward, stream, desc, pref);
   if (!b) return b.error();
-  TernaryBackwardPlan p;
-  p.desc_ = desc;
-  p.out_shape_ = b->out_shape;
-  p.binding_ = b->binding;
-  p.fn_ = b->fn;
-  return p;
+  return TernaryBackwardPlan(desc, b->out_shape, b->binding, b->fn);
 }
 
 Status TernaryBackwardPlan::can_implement(const DynTensor& dy, const DynTensor& a, const DynTensor& b,
@@ -292,19 +310,9 @@ Status TernaryBackwardPlan::run(const Stream& stream, Workspace, const DynTensor
 // ---------------------------------------------------------------------------------------------------
 
 Result<WherePlan> WherePlan::select(const Stream& stream, const WhereDescriptor& desc, PlanPreference pref) {
-  auto s = select_common(kWhere, stream, desc.element, {desc.cond_shape, desc.a_shape, desc.b_shape},
-                         {"cond", "a", "b"}, pref);
-  if (!s) return s.error();
-  const auto& row = s->dev.table->where;
-  const detail::TernaryFn fn = row[detail::kind_index(desc.element)];
-  if (fn == nullptr) return detail::unsupported_kind(kWhere, "where", desc.element, row);
-  WherePlan p;
-  p.desc_ = desc;
-  p.out_shape_ = s->out_shape;
-  p.binding_ = s->dev.bind(OpCategory::TernaryElementwise, "where", desc.element, std::nullopt,
-                           MathPrecision::Exact, "elementwise");
-  p.fn_ = fn;
-  return p;
+  auto b = select_where<detail::TernaryFn>(kWhere, stream, desc, pref);
+  if (!b) return b.error();
+  return WherePlan(desc, b->out_shape, b->binding, b->fn);
 }
 
 Status WherePlan::can_implement(const DynTensor& cond, const DynTensor& a, const DynTensor& b,
@@ -339,22 +347,9 @@ Status WherePlan::run(const Stream& stream, Workspace, const DynTensor& cond, co
 
 Result<WhereBackwardPlan> WhereBackwardPlan::select(const Stream& stream, const WhereDescriptor& desc,
                                                     PlanPreference pref) {
-  auto s = select_common(kWhereBackward, stream, desc.element, {desc.cond_shape, desc.a_shape, desc.b_shape},
-                         {"cond", "a", "b"}, pref);
-  if (!s) return s.error();
-  if (!is_floating(desc.element))
-    return Error::unsupported(str(kWhereBackward) + ": element kind " + str(to_string(desc.element)) +
-                              " has no gradient (the backward is defined for floating-point kinds)");
-  const auto& row = s->dev.table->where_backward;
-  const detail::TernaryBackwardFn fn = row[detail::kind_index(desc.element)];
-  if (fn == nullptr) return detail::unsupported_kind(kWhereBackward, "where_backward", desc.element, row);
-  WhereBackwardPlan p;
-  p.desc_ = desc;
-  p.out_shape_ = s->out_shape;
-  p.binding_ = s->dev.bind(OpCategory::TernaryElementwise, "where_backward", desc.element, std::nullopt,
-                           MathPrecision::Exact, "elementwise");
-  p.fn_ = fn;
-  return p;
+  auto b = select_where<detail::TernaryBackwardFn>(kWhereBackward, stream, desc, pref);
+  if (!b) return b.error();
+  return WhereBackwardPlan(desc, b->out_shape, b->binding, b->fn);
 }
 
 Status WhereBackwardPlan::can_implement(const DynTensor& cond, const DynTensor& dy, const DynTensor& da,
