@@ -35,7 +35,9 @@ Result<DeviceTensor> make_device_tensor(const Stream& stream, ElementKind k, con
     if (init.size() != t.buffer.size()) return Error::internal("make_device_tensor: init has the wrong size");
     BARACUDA_TRY(t.buffer.copy_from_host(init.data(), init.size()));
   }
-  t.view.data = static_cast<uint8_t*>(t.buffer.data()) + l.offset * element_bytes(k);
+  // An empty storage has no memory: null stays null (an offset from a null pointer is undefined).
+  t.view.data = t.buffer.data() == nullptr ? nullptr
+                                           : static_cast<uint8_t*>(t.buffer.data()) + l.offset * element_bytes(k);
   t.view.kind = k;
   t.view.shape = shape;
   t.view.stride = l.stride;
