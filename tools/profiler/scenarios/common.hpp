@@ -16,6 +16,11 @@ namespace baracuda::profiler {
 /// host reference, which takes seconds per 10^7 elements.
 std::vector<Shape> elementwise_shapes(DeviceKind device);
 
+/// The kinds the broadcasting elementwise scenarios run by default: f32 and bf16, plus s32 for ops with
+/// integer kinds (`Problem::variant` = `variant`).
+std::vector<Problem> float_kinds(uint32_t variant);
+std::vector<Problem> float_and_int_kinds(uint32_t variant);
+
 /// A seed that depends only on the problem (not the device), so every device sees the same inputs.
 uint64_t problem_seed(const Problem& p);
 

@@ -123,15 +123,6 @@ Traffic traffic(const Problem& p) {
   }
 }
 
-std::vector<Problem> float_kinds(uint32_t variant) {
-  return {{ElementKind::F32, ElementKind::F32, {}, false, variant},
-          {ElementKind::Bf16, ElementKind::Bf16, {}, false, variant}};
-}
-std::vector<Problem> float_and_int_kinds(uint32_t variant) {
-  std::vector<Problem> r = float_kinds(variant);
-  r.push_back({ElementKind::S32, ElementKind::S32, {}, false, variant});
-  return r;
-}
 
 Scenario make(std::string_view name, std::string_view summary, uint32_t variant,
               std::vector<Problem> (*kinds)(uint32_t)) {
