@@ -1,0 +1,357 @@
+// libFuzzer target: random descriptors, shapes, strides, operands and workspace sizes for every plan of every
+// family, on the host and sim devices (fuzz_support.hpp says what is checked). One adapter per plan builds
+// the descriptor from the fuzz bytes and names the shapes and kinds its operands are drawn from.
+#include <array>
+#include <cstddef>
+#include <cstdint>
+
+#include "baracuda/baracuda.hpp"
+#include "fuzz_support.hpp"
+
+namespace baracuda::fuzz {
+namespace {
+
+/// Fuzzes one selected plan with `n` operands; `call(plan, workspace_or_null, operands)` calls can_implement
+/// (null workspace) or run.
+template <class Plan, class Call>
+void drive(FuzzInput& in, const Stream& s, const Result<Plan>& p, const Pools& pools, size_t n, Call call) {
+  if (!p) return;
+  exercise(
+      in, s, p->workspace_size(), pools, n, [&](const std::vector<DynTensor>& t) { return call(*p, nullptr, t); },
+      [&](const Workspace& ws, const std::vector<DynTensor>& t) { return call(*p, &ws, t); });
+}
+
+/// Forwards the operands to can_implement (ws null) or run, in order.
+template <size_t N>
+struct Forward {
+  const Stream& s;
+  template <class Plan>
+  Status operator()(const Plan& p, const Workspace* ws, const std::vector<DynTensor>& t) const {
+    return [&]<size_t... I>(std::index_sequence<I...>) {
+      return ws == nullptr ? p.can_implement(t[I]...) : p.run(s, *ws, t[I]...);
+    }(std::make_index_sequence<N>{});
+  }
+};
+
+Scalar scalar(FuzzInput& in) {
+  switch (in.u8() % 3) {
+    case 0: return Scalar(in.real());
+    case 1: return Scalar(in.integer());
+    default: return Scalar(in.flag());
+  }
+}
+
+Shape or_random(FuzzInput& in, const Shape& s) { return in.chance(16) ? in.shape() : s; }
+
+// ---------------------------------------------------------------------------------------------------
+// Elementwise families
+// ---------------------------------------------------------------------------------------------------
+
+void fill(FuzzInput& in, const Stream& s) {
+  FillDescriptor d;
+  d.element = in.kind();
+  d.shape = in.shape();
+  d.value = scalar(in);
+  drive(in, s, dynamic::FillPlan::select(s, d), {{d.shape}, {d.element}}, 1, Forward<1>{s});
+}
+
+void cast(FuzzInput& in, const Stream& s) {
+  CastDescriptor d;
+  d.input = in.kind();
+  d.output = in.kind();
+  d.shape = in.shape();
+  d.saturate_fp8 = in.flag();
+  drive(in, s, dynamic::CastPlan::select(s, d), {{d.shape}, {d.input, d.output}}, 2, Forward<2>{s});
+}
+
+void affine(FuzzInput& in, const Stream& s) {
+  const auto d = AffineDescriptor().with_element(in.kind()).with_shape(in.shape()).with_alpha(in.real()).with_beta(
+      in.real());
+  drive(in, s, dynamic::AffinePlan::select(s, d), {{d.shape}, {d.element}}, 2, Forward<2>{s});
+}
+
+UnaryDescriptor unary_descriptor(FuzzInput& in) {
+  UnaryDescriptor d;
+  d.kind = in.enum_of<UnaryKind>(kNumUnaryKinds);
+  d.element = in.kind();
+  d.shape = in.shape();
+  for (auto& p : d.params)
+    if (in.chance(40)) p = in.real();
+  return d;
+}
+
+void unary(FuzzInput& in, const Stream& s) {
+  const UnaryDescriptor d = unary_descriptor(in);
+  const Pools pools{{d.shape}, {d.element}};
+  if (in.flag())
+    drive(in, s, dynamic::UnaryPlan::select(s, d), pools, 2, Forward<2>{s});
+  else
+    drive(in, s, dynamic::UnaryBackwardPlan::select(s, d), pools, 3, Forward<3>{s});
+}
+
+void binary(FuzzInput& in, const Stream& s) {
+  const Shape a = in.shape(), b = in.chance(128) ? a : in.shape();
+  const ElementKind k = in.kind();
+  auto out = broadcast_shapes(a, b);
+  const Pools pools{{a, b, out ? *out : a}, {k, ElementKind::Bool}};
+  switch (in.u8() % 3) {
+    case 0: {
+      const auto d = BinaryDescriptor().with_op(in.enum_of<BinaryOp>(kNumBinaryOps)).with_element(k).with_shapes(a, b);
+      drive(in, s, dynamic::BinaryPlan::select(s, d), pools, 3, Forward<3>{s});
+      break;
+    }
+    case 1: {
+      const auto d =
+          CompareDescriptor().with_op(in.enum_of<CompareOp>(kNumCompareOps)).with_element(k).with_shapes(a, b);
+      drive(in, s, dynamic::ComparePlan::select(s, d), pools, 3, Forward<3>{s});
+      break;
+    }
+    default: {
+      const auto d = BinaryDescriptor().with_op(in.enum_of<BinaryOp>(kNumBinaryOps)).with_element(k).with_shapes(a, b);
+      drive(in, s, dynamic::BinaryBackwardPlan::select(s, d), pools, 5, Forward<5>{s});
+    }
+  }
+}
+
+void ternary(FuzzInput& in, const Stream& s) {
+  const Shape a = in.shape(), b = in.chance(100) ? a : in.shape(), c = in.chance(100) ? a : in.shape();
+  const ElementKind k = in.kind();
+  auto ab = broadcast_shapes(a, b);
+  auto out = ab ? broadcast_shapes(*ab, c) : ab;
+  const Pools pools{{a, b, c, out ? *out : a}, {k, ElementKind::Bool}};
+  const auto td = TernaryDescriptor().with_op(in.enum_of<TernaryOp>(kNumTernaryOps)).with_element(k).with_shapes(
+      a, b, c).with_value(in.chance(200) ? 1.0 : in.real());
+  const auto wd = WhereDescriptor().with_element(k).with_shapes(a, b, c);
+  switch (in.u8() % 4) {
+    case 0: drive(in, s, dynamic::TernaryPlan::select(s, td), pools, 4, Forward<4>{s}); break;
+    case 1: drive(in, s, dynamic::TernaryBackwardPlan::select(s, td), pools, 7, Forward<7>{s}); break;
+    case 2: drive(in, s, dynamic::WherePlan::select(s, wd), pools, 4, Forward<4>{s}); break;
+    default: drive(in, s, dynamic::WhereBackwardPlan::select(s, wd), pools, 4, Forward<4>{s});
+  }
+}
+
+void gated(FuzzInput& in, const Stream& s) {
+  GatedActivationDescriptor d;
+  d.kind = in.enum_of<GatedActivationKind>(kNumGatedActivationKinds);
+  d.input_shape = in.shape();
+  d.split_dim = static_cast<int>(in.u8() % 20) - 10;
+  d.element = in.kind();
+  d.layout = in.enum_of<GateLayout>(3);
+  d.alpha = in.real();
+  d.limit = in.real();
+  const Pools pools{{d.input_shape, d.input_shape.valid() ? d.output_shape() : d.input_shape}, {d.element}};
+  if (in.flag())
+    drive(in, s, dynamic::GatedActivationPlan::select(s, d), pools, 2, Forward<2>{s});
+  else
+    drive(in, s, dynamic::GatedActivationBackwardPlan::select(s, d), pools, 3, Forward<3>{s});
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Quantization
+// ---------------------------------------------------------------------------------------------------
+
+QuantGranularity granularity(FuzzInput& in) {
+  const int axis = static_cast<int>(in.u8() % 12) - 3;
+  switch (in.u8() % 5) {
+    case 0: return QuantGranularity::per_tensor();
+    case 1: return QuantGranularity::per_channel(axis);
+    case 2: return QuantGranularity::per_token();
+    case 3: return QuantGranularity::per_group(axis, in.chance(200) ? 1 + in.u8() % 8 : in.integer());
+    default: return QuantGranularity{in.enum_of<QuantGranularity::Kind>(4), axis, in.integer()};
+  }
+}
+
+/// The quantizing families' shape pool: the data shape and its parameter shape.
+Pools quant_pools(const Shape& shape, const QuantGranularity& g, std::initializer_list<ElementKind> kinds) {
+  Pools p{{shape, Shape{1}}, kinds};
+  if (auto ps = g.param_shape("fuzz", shape)) p.shapes.push_back(*ps);
+  return p;
+}
+
+void quantize(FuzzInput& in, const Stream& s) {
+  QuantizeDescriptor d;
+  d.element = in.kind();
+  d.quantized = in.kind();
+  d.shape = in.shape();
+  d.granularity = granularity(in);
+  if (in.chance(40)) d.quant_min = static_cast<int32_t>(in.integer());
+  if (in.chance(40)) d.quant_max = static_cast<int32_t>(in.integer());
+  d.grad_factor = in.chance(200) ? 1.0 : in.real();
+  d.convention = in.enum_of<QuantConvention>(4);
+  const auto op = in.enum_of<QuantizeOp>(8);
+  const Pools pools = quant_pools(d.shape, d.granularity, {d.element, d.quantized, ElementKind::F32, ElementKind::S32});
+  drive(in, s, dynamic::QuantizePlan::select(s, op, d), pools, 9,
+        [&](const auto& p, const Workspace* ws, const std::vector<DynTensor>& t) {
+          const QuantizeTensors q{t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8]};
+          return ws == nullptr ? p.can_implement(q) : p.run(s, *ws, q);
+        });
+}
+
+void dynamic_range(FuzzInput& in, const Stream& s) {
+  DynamicRangeQuantizeDescriptor d;
+  d.element = in.kind();
+  d.quantized = in.kind();
+  d.shape = in.shape();
+  d.granularity = granularity(in);
+  d.mode = in.enum_of<DynamicRangeMode>(2);
+  if (in.chance(40)) d.quant_min = static_cast<int32_t>(in.integer());
+  if (in.chance(40)) d.quant_max = static_cast<int32_t>(in.integer());
+  d.convention = in.enum_of<QuantConvention>(4);
+  const Pools pools = quant_pools(d.shape, d.granularity, {d.element, d.quantized, ElementKind::F32, ElementKind::S32});
+  drive(in, s, dynamic::DynamicRangeQuantizePlan::select(s, d), pools, 4,
+        [&](const auto& p, const Workspace* ws, const std::vector<DynTensor>& t) {
+          const DynamicRangeQuantizeTensors q{t[0], t[1], t[2], t[3]};
+          return ws == nullptr ? p.can_implement(q) : p.run(s, *ws, q);
+        });
+}
+
+void fp8(FuzzInput& in, const Stream& s) {
+  const Shape shape = in.shape();
+  switch (in.u8() % 3) {
+    case 0: {
+      Fp8QuantizeDescriptor d;
+      d.input = in.kind();
+      d.output = in.kind();
+      d.shape = shape;
+      d.accumulate_amax = in.flag();
+      d.convention = in.enum_of<QuantConvention>(4);
+      drive(in, s, dynamic::Fp8QuantizePlan::select(s, d), {{shape, Shape{1}, Shape{}}, {d.input, d.output,
+                                                                                         ElementKind::F32}},
+            5, Forward<5>{s});
+      break;
+    }
+    case 1: {
+      Fp8DequantizeDescriptor d;
+      d.input = in.kind();
+      d.output = in.kind();
+      d.shape = shape;
+      drive(in, s, dynamic::Fp8DequantizePlan::select(s, d),
+            {{shape, Shape{1}, Shape{}}, {d.input, d.output, ElementKind::F32}}, 3, Forward<3>{s});
+      break;
+    }
+    default: {
+      Fp8ScalingUpdateDescriptor d;
+      d.fp8_kind = in.kind();
+      d.history_length = in.chance(200) ? 1 + in.u8() % 40 : in.integer();
+      d.amax_compute_algo = in.enum_of<AmaxComputeAlgo>(2);
+      d.margin = static_cast<int>(in.integer());
+      drive(in, s, dynamic::Fp8ScalingUpdatePlan::select(s, d),
+            {{Shape{d.history_length}, Shape{1}, Shape{}}, {ElementKind::F32}}, 3, Forward<3>{s});
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// GEMMs and the int4 repack
+// ---------------------------------------------------------------------------------------------------
+
+int64_t dim(FuzzInput& in) { return in.chance(220) ? (in.u8() % 5) * 16 + in.u8() % 3 * 8 + (in.chance(40) ? 1 : 0) : in.extent(); }
+
+/// v·f, or v itself when that would overflow (the harness's own arithmetic must not).
+int64_t times(int64_t v, int64_t f) { return (v > (int64_t{1} << 40) || v < -(int64_t{1} << 40)) ? v : v * f; }
+
+Pools gemm_pools(int64_t m, int64_t n, int64_t k, std::initializer_list<ElementKind> kinds) {
+  return {{Shape{m, k}, Shape{n, k}, Shape{k, n}, Shape{m, n}, Shape{n}, Shape{1}, Shape{m}}, kinds};
+}
+
+void int_gemm(FuzzInput& in, const Stream& s) {
+  const int64_t m = dim(in), n = dim(in), k = dim(in);
+  switch (in.u8() % 3) {
+    case 0: {
+      IntGemmDescriptor d;
+      d.m = m, d.n = n, d.k = k;
+      d.a = in.kind(), d.b = in.kind(), d.c = in.kind();
+      drive(in, s, dynamic::IntGemmPlan::select(s, d), gemm_pools(m, n, k, {d.a, d.b, d.c}), 3,
+            [&](const auto& p, const Workspace* ws, const std::vector<DynTensor>& t) {
+              const IntGemmTensors x{t[0], t[1], t[2]};
+              return ws == nullptr ? p.can_implement(x) : p.run(s, *ws, x);
+            });
+      break;
+    }
+    case 1: {
+      QuantizedLinearDescriptor d;
+      d.m = m, d.n = n, d.k = k;
+      d.element = in.kind(), d.output = in.kind(), d.activation_quantized = in.kind(), d.weight = in.kind();
+      d.mode = in.enum_of<DynamicRangeMode>(2);
+      d.weight_scale = in.enum_of<WeightScaleGranularity>(2);
+      d.has_bias = in.flag();
+      d.activation = in.enum_of<LinearActivation>(3);
+      d.convention = in.enum_of<QuantConvention>(4);
+      drive(in, s, dynamic::QuantizedLinearPlan::select(s, d),
+            gemm_pools(m, n, k, {d.element, d.output, d.weight, ElementKind::F32}), 5,
+            [&](const auto& p, const Workspace* ws, const std::vector<DynTensor>& t) {
+              const QuantizedLinearTensors x{t[0], t[1], t[2], t[3], t[4]};
+              return ws == nullptr ? p.can_implement(x) : p.run(s, *ws, x);
+            });
+      break;
+    }
+    default: {
+      SmoothQuantLinearDescriptor d;
+      d.m = m, d.n = n, d.k = k;
+      d.act_scale = static_cast<float>(in.real());
+      d.activation_quantized = in.kind(), d.weight = in.kind(), d.output = in.kind();
+      d.weight_scale = in.enum_of<WeightScaleGranularity>(2);
+      d.has_bias = in.flag();
+      d.activation = in.enum_of<LinearActivation>(3);
+      drive(in, s, dynamic::SmoothQuantLinearPlan::select(s, d),
+            gemm_pools(m, n, k, {d.weight, d.output, ElementKind::F32}), 5,
+            [&](const auto& p, const Workspace* ws, const std::vector<DynTensor>& t) {
+              const SmoothQuantLinearTensors x{t[0], t[1], t[2], t[3], t[4]};
+              return ws == nullptr ? p.can_implement(x) : p.run(s, *ws, x);
+            });
+    }
+  }
+}
+
+/// The int4 families' shape pool: every shape their operands take (Int4GemmTensors, Int4RepackTensors).
+Pools int4_pools(int64_t m, int64_t n, int64_t k, int64_t group, ElementKind t) {
+  const int64_t g = group == -1 ? 1 : (group > 0 ? k / group : 1);
+  return {{Shape{m, k}, Shape{k / 16, times(n, 2)}, Shape{g, n}, Shape{g, n / 8}, Shape{k}, Shape{m, n}, Shape{k / 8, n},
+           Shape{k, n / 8}, Shape{n}},
+          {t, ElementKind::S32, ElementKind::F16}};
+}
+
+void int4(FuzzInput& in, const Stream& s) {
+  const int64_t m = dim(in), n = times(dim(in), 4), k = times(dim(in), 4);
+  const int64_t group = in.chance(200) ? std::array<int64_t, 4>{-1, 32, 64, 128}[in.u8() % 4] : in.integer();
+  if (in.flag()) {
+    Int4GemmDescriptor d;
+    d.m = m, d.n = n, d.k = k, d.group = group;
+    d.scheme = in.enum_of<Int4Scheme>(2);
+    d.act_order = in.flag();
+    d.element = in.kind();
+    d.has_bias = in.flag();
+    drive(in, s, dynamic::Int4MarlinGemmPlan::select(s, d), int4_pools(m, n, k, group, d.element), 6,
+          [&](const auto& p, const Workspace* ws, const std::vector<DynTensor>& t) {
+            const Int4GemmTensors x{t[0], t[1], t[2], t[3], t[4], t[5]};
+            return ws == nullptr ? p.can_implement(x) : p.run(s, *ws, x);
+          });
+    return;
+  }
+  Int4RepackDescriptor d;
+  d.k = k, d.n = n, d.group = group;
+  d.format = in.enum_of<Int4CheckpointFormat>(2);
+  d.scheme = in.enum_of<Int4Scheme>(2);
+  d.act_order = in.flag();
+  d.scale_element = in.kind();
+  drive(in, s, dynamic::Int4MarlinRepackPlan::select(s, d), int4_pools(m, n, k, group, d.scale_element), 7,
+        [&](const auto& p, const Workspace* ws, const std::vector<DynTensor>& t) {
+          const Int4RepackTensors x{t[0], t[1], t[2], t[3], t[4], t[5], t[6]};
+          return ws == nullptr ? p.can_implement(x) : p.run(s, *ws, x);
+        });
+}
+
+using Adapter = void (*)(FuzzInput&, const Stream&);
+constexpr Adapter kAdapters[] = {fill,     cast,          affine, unary,    binary, ternary,
+                                 gated,    quantize,      dynamic_range, fp8, int_gemm, int4};
+
+}  // namespace
+}  // namespace baracuda::fuzz
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace baracuda;
+  fuzz::FuzzInput in(data, size);
+  const Stream stream = in.flag() ? Stream::sim() : Stream::host();
+  fuzz::kAdapters[in.pick(std::size(fuzz::kAdapters))](in, stream);
+  return 0;
+}
