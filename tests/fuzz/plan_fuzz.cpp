@@ -41,8 +41,6 @@ Scalar scalar(FuzzInput& in) {
   }
 }
 
-Shape or_random(FuzzInput& in, const Shape& s) { return in.chance(16) ? in.shape() : s; }
-
 // ---------------------------------------------------------------------------------------------------
 // Elementwise families
 // ---------------------------------------------------------------------------------------------------
@@ -321,9 +319,9 @@ void int4(FuzzInput& in, const Stream& s) {
     d.act_order = in.flag();
     d.element = in.kind();
     d.has_bias = in.flag();
-    drive(in, s, dynamic::Int4MarlinGemmPlan::select(s, d), int4_pools(m, n, k, group, d.element), 6,
+    drive(in, s, dynamic::Int4MarlinGemmPlan::select(s, d), int4_pools(m, n, k, group, d.element), 7,
           [&](const auto& p, const Workspace* ws, const std::vector<DynTensor>& t) {
-            const Int4GemmTensors x{t[0], t[1], t[2], t[3], t[4], t[5]};
+            const Int4GemmTensors x{t[0], t[1], t[2], t[3], t[4], t[5], t[6]};
             return ws == nullptr ? p.can_implement(x) : p.run(s, *ws, x);
           });
     return;
