@@ -22,6 +22,7 @@
 #include <cstdint>
 
 #include "baracuda/ops/binary.hpp"
+#include "support/keyed_table.hpp"
 #include "support/tolerance.hpp"
 
 namespace baracuda::test {
@@ -59,23 +60,11 @@ inline constexpr BinaryTestInfo kEntries[] = {
     {BinaryOp::Hypot,     WithinTolerance, dtype_default, dtype_default},
 };
 
-constexpr bool every_op_once() {
-  for (size_t k = 0; k < kNumBinaryOps; ++k) {
-    size_t n = 0;
-    for (const BinaryTestInfo& e : kEntries) n += static_cast<size_t>(e.op) == k ? 1 : 0;
-    if (n != 1) return false;
-  }
-  return std::size(kEntries) == kNumBinaryOps;
-}
-static_assert(every_op_once(),
+static_assert(::baracuda::test::each_key_once<kNumBinaryOps>(kEntries, &BinaryTestInfo::op),
               "tests/ops/binary_test_catalog.hpp needs exactly one entry per BinaryOp (the ops of binary_ops.def)");
 
-constexpr std::array<BinaryTestInfo, kNumBinaryOps> by_op() {
-  std::array<BinaryTestInfo, kNumBinaryOps> a{};
-  for (const BinaryTestInfo& e : kEntries) a[static_cast<size_t>(e.op)] = e;
-  return a;
-}
-inline constexpr std::array<BinaryTestInfo, kNumBinaryOps> kByOp = by_op();
+inline constexpr std::array<BinaryTestInfo, kNumBinaryOps> kByOp =
+    ::baracuda::test::index_by_key<kNumBinaryOps>(kEntries, &BinaryTestInfo::op);
 }  // namespace binary_test_catalog_detail
 
 /// The test metadata of `op` (a valid op).

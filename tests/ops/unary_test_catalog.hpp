@@ -19,6 +19,7 @@
 #include <cstddef>
 
 #include "baracuda/ops/unary.hpp"
+#include "support/keyed_table.hpp"
 #include "unary_tolerances.hpp"
 
 namespace baracuda::test {
@@ -99,23 +100,11 @@ inline constexpr UnaryTestInfo kEntries[] = {
     {UnaryKind::Threshold,   {-6, 6}, exact, exact},
 };
 
-constexpr bool every_kind_once() {
-  for (size_t k = 0; k < kNumUnaryKinds; ++k) {
-    size_t n = 0;
-    for (const UnaryTestInfo& e : kEntries) n += static_cast<size_t>(e.kind) == k ? 1 : 0;
-    if (n != 1) return false;
-  }
-  return std::size(kEntries) == kNumUnaryKinds;
-}
-static_assert(every_kind_once(),
+static_assert(::baracuda::test::each_key_once<kNumUnaryKinds>(kEntries, &UnaryTestInfo::kind),
               "tests/ops/unary_test_catalog.hpp needs exactly one entry per UnaryKind (the ops of unary_ops.def)");
 
-constexpr std::array<UnaryTestInfo, kNumUnaryKinds> by_kind() {
-  std::array<UnaryTestInfo, kNumUnaryKinds> a{};
-  for (const UnaryTestInfo& e : kEntries) a[static_cast<size_t>(e.kind)] = e;
-  return a;
-}
-inline constexpr std::array<UnaryTestInfo, kNumUnaryKinds> kByKind = by_kind();
+inline constexpr std::array<UnaryTestInfo, kNumUnaryKinds> kByKind =
+    ::baracuda::test::index_by_key<kNumUnaryKinds>(kEntries, &UnaryTestInfo::kind);
 }  // namespace unary_test_catalog_detail
 
 /// The test metadata of `k` (a valid kind).

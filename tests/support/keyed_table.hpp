@@ -1,0 +1,29 @@
+// Test support: a catalog's test-side table, written as a list of entries each naming its op, checked at
+// compile time to hold exactly one entry per op and indexed by op (tests/ops/*_test_catalog.hpp).
+#pragma once
+
+#include <array>
+#include <cstddef>
+
+namespace baracuda::test {
+
+/// True when `entries` names every key 0..N-1 exactly once (`key` is the entry's enum member).
+template <size_t N, class Entry, size_t M, class Key>
+constexpr bool each_key_once(const Entry (&entries)[M], Key Entry::*key) {
+  for (size_t k = 0; k < N; ++k) {
+    size_t n = 0;
+    for (const Entry& e : entries) n += static_cast<size_t>(e.*key) == k ? 1 : 0;
+    if (n != 1) return false;
+  }
+  return M == N;
+}
+
+/// `entries` reordered so that entry k is the one whose key is k.
+template <size_t N, class Entry, size_t M, class Key>
+constexpr std::array<Entry, N> index_by_key(const Entry (&entries)[M], Key Entry::*key) {
+  std::array<Entry, N> a{};
+  for (const Entry& e : entries) a[static_cast<size_t>(e.*key)] = e;
+  return a;
+}
+
+}  // namespace baracuda::test
