@@ -7,7 +7,7 @@
 //      the smoothing factors s = smooth_quant_factors(max|X|, max|W|, alpha);
 //   2. smooth the weight, W' = W·diag(s) (BinaryPlan mul, s broadcast over the rows), and quantize it per
 //      output channel (DynamicRangeQuantizePlan, symmetric): w_q s8 [N, K] and its scales s_w [N];
-//   3. the static activation scale: s_a = max|X_cal·diag(s)⁻¹| / 127 (BinaryPlan div, then
+//   3. the static scale of x (x_scale): s_a = max|X_cal·diag(s)⁻¹| / 127 (BinaryPlan div, then
 //      DynamicRangeQuantizePlan, symmetric, per tensor).
 // Per forward pass:
 //   4. X' = X·diag(s)⁻¹ (in a model this division is folded into the preceding LayerNorm) and
@@ -32,15 +32,16 @@ constexpr int64_t M = 16, N = 64, K = 128;  // one decode step of a small layer
 constexpr int64_t M_CAL = 64;               // calibration tokens
 constexpr double ALPHA = 0.5;               // SmoothQuant's migration strength
 
-// select is the caller's; then the rest of every plan's contract: can_implement, workspace_size, run.
-template <class Plan, class... Args>
-Status run_plan(const Stream& stream, const Result<Plan>& plan, bool show, const Args&... args) {
+// select is the caller's; then the rest of every plan's contract: can_implement, workspace_size, run, each
+// taking the plan's argument struct (`Plan::Args`: its operands, inputs first).
+template <class Plan>
+Status run_plan(const Stream& stream, const Result<Plan>& plan, bool show, const typename Plan::Args& args) {
   if (!plan) return plan.error();
   if (show) std::printf("  %s\n", to_string(plan->sku()).c_str());
-  BARACUDA_TRY(plan->can_implement(args...));
+  BARACUDA_TRY(plan->can_implement(args));
   auto ws = Buffer::allocate(stream, plan->workspace_size());
   if (!ws) return ws.error();
-  return plan->run(stream, ws->as_workspace(), args...);
+  return plan->run(stream, ws->as_workspace(), args);
 }
 
 DynTensor view(const Buffer& b, ElementKind kind, const Shape& shape) {
@@ -51,8 +52,9 @@ DynTensor view(const Buffer& b, ElementKind kind, const Shape& shape) {
 Status scale_columns(const Stream& st, BinaryOp op, const Buffer& a, const Buffer& s, const Buffer& out, int64_t rows,
                      bool show) {
   const auto d = BinaryDescriptor().with_op(op).with_element(ElementKind::F32).with_shapes(Shape{rows, K}, Shape{K});
-  return run_plan(st, dynamic::BinaryPlan::select(st, d), show, view(a, ElementKind::F32, Shape{rows, K}),
-                  view(s, ElementKind::F32, Shape{K}), view(out, ElementKind::F32, Shape{rows, K}));
+  return run_plan(st, dynamic::BinaryPlan::select(st, d), show,
+                  {view(a, ElementKind::F32, Shape{rows, K}), view(s, ElementKind::F32, Shape{K}),
+                   view(out, ElementKind::F32, Shape{rows, K})});
 }
 
 // Symmetric s8 quantization with scales measured from the data: s = max|x| / 127 and q = rint(x · (1/s))
@@ -63,16 +65,16 @@ Status quantize_dynamic(const Stream& st, const Buffer& x, int64_t rows, QuantGr
       st, DynamicRangeQuantizeDescriptor().with_element(ElementKind::F32).with_quantized(ElementKind::S8)
               .with_shape(Shape{rows, K}).with_granularity(g).with_mode(DynamicRangeMode::Symmetric));
   if (!plan) return plan.error();
-  const DynamicRangeQuantizeTensors t{view(x, ElementKind::F32, Shape{rows, K}),
-                                      view(q, ElementKind::S8, Shape{rows, K}),
-                                      view(scale, ElementKind::F32, plan->param_shape()),
-                                      zp ? view(*zp, ElementKind::S32, plan->param_shape()) : DynTensor{}};
+  const dynamic::DynamicRangeQuantizeArgs t{view(x, ElementKind::F32, Shape{rows, K}),
+                                            view(q, ElementKind::S8, Shape{rows, K}),
+                                            view(scale, ElementKind::F32, plan->param_shape()),
+                                            zp ? view(*zp, ElementKind::S32, plan->param_shape()) : DynTensor{}};
   return run_plan(st, plan, show, t);
 }
 
 struct W8A8Result {
   std::vector<float> y;    // [M, N]
-  float act_scale = 0;     // s_a
+  float x_scale = 0;       // s_a
   std::vector<float> sw;   // s_w [N]
 };
 
@@ -94,36 +96,39 @@ Result<W8A8Result> smooth_quant_linear(const Stream& st, const std::vector<float
   // 2. W' = W·diag(s), quantized per output channel (axis 0 of [N, K]).
   BARACUDA_TRY(scale_columns(st, BinaryOp::Mul, *w_d, *s_d, *w_s, N, show));
   BARACUDA_TRY(quantize_dynamic(st, *w_s, N, QuantGranularity::per_channel(0), *wq, *sw, nullptr, show));
-  // 3. The static activation scale, from the smoothed calibration batch (its q is not needed).
+  // 3. The static scale of x, from the smoothed calibration batch (its q is not needed).
   BARACUDA_TRY(scale_columns(st, BinaryOp::Div, *xcal_d, *s_d, *xcal_s, M_CAL, show));
   BARACUDA_TRY(quantize_dynamic(st, *xcal_s, M_CAL, QuantGranularity::per_tensor(), *xcal_q, *sa, &*zp, show));
-  auto act_scale = sa->to_host<float>();  // the linear plan takes it as a descriptor constant
-  if (!act_scale) return act_scale.error();
+  auto x_scale = sa->to_host<float>();  // the linear plan takes it as a descriptor constant
+  if (!x_scale) return x_scale.error();
 
   // 4. X' = X·diag(s)⁻¹, quantized with the calibrated scale (and its zero point, 0).
   BARACUDA_TRY(scale_columns(st, BinaryOp::Div, *x_d, *s_d, *x_s, M, false));
-  QuantizeTensors qt;
+  dynamic::QuantizeArgs qt;
   qt.x = view(*x_s, ElementKind::F32, Shape{M, K});
   qt.scale = view(*sa, ElementKind::F32, Shape{1});
   qt.zero_point = view(*zp, ElementKind::S32, Shape{1});
-  qt.q = view(*xq, ElementKind::S8, Shape{M, K});
-  const auto qdesc = QuantizeDescriptor().with_element(ElementKind::F32).with_quantized(ElementKind::S8)
-                         .with_shape(Shape{M, K}).with_granularity(QuantGranularity::per_tensor());
-  BARACUDA_TRY(run_plan(st, dynamic::QuantizePlan::select(st, QuantizeOp::Quantize, qdesc), show, qt));
+  qt.y = view(*xq, ElementKind::S8, Shape{M, K});
+  const auto qdesc = QuantizeDescriptor().with_op(QuantizeOp::Quantize).with_element(ElementKind::F32)
+                         .with_quantized(ElementKind::S8).with_shape(Shape{M, K})
+                         .with_granularity(QuantGranularity::per_tensor());
+  BARACUDA_TRY(run_plan(st, dynamic::QuantizePlan::select(st, qdesc), show, qt));
 
   // 5. The int8 GEMM with the dequantizing epilogue.
-  const auto ldesc = SmoothQuantLinearDescriptor().with_shape(M, N, K).with_act_scale((*act_scale)[0])
-                         .with_output(ElementKind::F32).with_weight_scale(WeightScaleGranularity::PerChannel);
-  const SmoothQuantLinearTensors lt{view(*xq, ElementKind::S8, Shape{M, K}), view(*wq, ElementKind::S8, Shape{N, K}),
-                                    view(*sw, ElementKind::F32, Shape{N}), DynTensor{},
-                                    view(*y, ElementKind::F32, Shape{M, N})};
+  const auto ldesc = SmoothQuantLinearDescriptor().with_shape(M, N, K).with_x_scale((*x_scale)[0])
+                         .with_output(ElementKind::F32)
+                         .with_weight_scale_granularity(WeightScaleGranularity::PerChannel);
+  const dynamic::SmoothQuantLinearArgs lt{view(*xq, ElementKind::S8, Shape{M, K}),
+                                          view(*wq, ElementKind::S8, Shape{N, K}),
+                                          view(*sw, ElementKind::F32, Shape{N}), {},
+                                          view(*y, ElementKind::F32, Shape{M, N})};
   BARACUDA_TRY(run_plan(st, dynamic::SmoothQuantLinearPlan::select(st, ldesc), show, lt));
 
   auto y_host = y->to_host<float>();
   auto sw_host = sw->to_host<float>();
   if (!y_host) return y_host.error();
   if (!sw_host) return sw_host.error();
-  return W8A8Result{std::move(*y_host), (*act_scale)[0], std::move(*sw_host)};
+  return W8A8Result{std::move(*y_host), (*x_scale)[0], std::move(*sw_host)};
 }
 
 struct Check {
@@ -147,7 +152,7 @@ Check check(const W8A8Result& r, const std::vector<float>& x, const std::vector<
       const double ew = r.sw[n] / 2.0;
       for (int64_t k = 0; k < K; ++k) {
         const double xs = std::abs(double(x[m * K + k]) / s[k]), wk = std::abs(double(w[n * K + k]) * s[k]);
-        const double ex = std::max(r.act_scale / 2.0, xs - 127.0 * r.act_scale);
+        const double ex = std::max(r.x_scale / 2.0, xs - 127.0 * r.x_scale);
         ref += double(x[m * K + k]) * w[n * K + k];
         bound += xs * ew + wk * ex + ex * ew;
       }
@@ -197,7 +202,7 @@ int main(int argc, char** argv) {
     return std::fprintf(stderr, "%s\n", (!smoothed ? smoothed : plain).error().to_string().c_str()), 1;
 
   const Check cs = check(*smoothed, x, w, s), cp = check(*plain, x, w, ones);
-  std::printf("W8A8, static per-tensor activation scale, y against the float X*W^T (M=%lld N=%lld K=%lld):\n",
+  std::printf("W8A8, static per-tensor scale of x, y against the float X*W^T (M=%lld N=%lld K=%lld):\n",
               static_cast<long long>(M), static_cast<long long>(N), static_cast<long long>(K));
   std::printf("  without smoothing:            relative L1 error %.4f, worst element at %.0f%% of its bound\n",
               cp.rel_l1, 100 * cp.bound_used);

@@ -15,8 +15,9 @@ namespace baracuda::detail {
 
 /// `t` viewed over `out` (a shape it broadcasts to): leading dimensions added, stride 0 where t has extent 1
 /// and the output does not.
-inline DynTensor broadcast_view(const DynTensor& t, const Shape& out) {
-  DynTensor v = t;
+template <class V>
+BasicDynTensor<V> broadcast_view(const BasicDynTensor<V>& t, const Shape& out) {
+  BasicDynTensor<V> v = t;
   v.shape = out;
   v.stride = {};
   const int lead = out.rank - t.shape.rank;

@@ -21,20 +21,17 @@ std::string to_string(const Shape& s) {
   return r + "]";
 }
 
-DynTensor DynTensor::dense(void* data, ElementKind kind, const Shape& shape) {
-  DynTensor d;
-  d.data = data;
-  d.kind = kind;
-  d.shape = shape;
+std::array<int64_t, kMaxRank> detail::DynTensorLayout::dense_strides(const Shape& shape) {
+  std::array<int64_t, kMaxRank> stride{};
   int64_t s = 1;
   for (int i = shape.rank; i-- > 0;) {
-    d.stride[i] = s;
+    stride[i] = s;
     s *= shape.dims[i];
   }
-  return d;
+  return stride;
 }
 
-bool DynTensor::is_contiguous() const {
+bool detail::DynTensorLayout::is_contiguous() const {
   int64_t expected = 1;
   for (int i = shape.rank; i-- > 0;) {
     if (shape.dims[i] != 1 && stride[i] != expected) return false;
@@ -43,13 +40,13 @@ bool DynTensor::is_contiguous() const {
   return true;
 }
 
-bool DynTensor::has_broadcast() const {
+bool detail::DynTensorLayout::has_broadcast() const {
   for (int i = 0; i < shape.rank; ++i)
     if (shape.dims[i] > 1 && stride[i] == 0) return true;
   return false;
 }
 
-int64_t DynTensor::span_bytes() const {
+int64_t detail::DynTensorLayout::span_bytes() const {
   if (numel() == 0) return 0;
   int64_t last = 0;
   for (int i = 0; i < shape.rank; ++i) last += (shape.dims[i] - 1) * stride[i];

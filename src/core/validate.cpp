@@ -21,7 +21,7 @@ Status check_shape(std::string_view plan, std::string_view what, const Shape& sh
   return {};
 }
 
-Status check_reach(std::string_view plan, std::string_view name, const DynTensor& t) {
+Status check_reach(std::string_view plan, std::string_view name, const ConstDynTensor& t) {
   // Σ (extent − 1)·|stride| over non-empty views: the farthest element from the base, in elements.
   int64_t reach = 0;
   bool ok = t.shape.valid();
@@ -38,7 +38,7 @@ Status check_reach(std::string_view plan, std::string_view name, const DynTensor
   return {};
 }
 
-Status check_tensor(std::string_view plan, std::string_view name, const DynTensor& t, ElementKind kind,
+Status check_tensor(std::string_view plan, std::string_view name, const ConstDynTensor& t, ElementKind kind,
                     const Shape& expected, Access access) {
   // An operand left as `DynTensor{}` where the descriptor needs one: say that, not that its defaults differ.
   if (t.data == nullptr && t.shape.rank == 0 && expected.rank > 0 && expected.numel() > 0)
@@ -71,7 +71,7 @@ Status check_tensor(std::string_view plan, std::string_view name, const DynTenso
   return {};
 }
 
-Status check_alias(std::string_view plan, const DynTensor& in, const DynTensor& out) {
+Status check_alias(std::string_view plan, const ConstDynTensor& in, const ConstDynTensor& out) {
   if (in.data != out.data || in.data == nullptr || out.numel() == 0) return {};
   if (element_bits(in.kind) != element_bits(out.kind))
     return Error::invalid(s(plan) + ": in-place operation needs equal element sizes (" + s(to_string(in.kind)) +
@@ -82,8 +82,8 @@ Status check_alias(std::string_view plan, const DynTensor& in, const DynTensor& 
   return {};
 }
 
-Status check_no_overlap(std::string_view plan, std::string_view out_name, const DynTensor& out,
-                        std::string_view in_name, const DynTensor& in) {
+Status check_no_overlap(std::string_view plan, std::string_view out_name, const ConstDynTensor& out,
+                        std::string_view in_name, const ConstDynTensor& in) {
   if (out.numel() == 0 || in.numel() == 0 || out.data == nullptr || in.data == nullptr) return {};
   const auto o = reinterpret_cast<uintptr_t>(out.data), i = reinterpret_cast<uintptr_t>(in.data);
   const auto oe = o + static_cast<uintptr_t>(out.span_bytes()), ie = i + static_cast<uintptr_t>(in.span_bytes());
@@ -92,13 +92,13 @@ Status check_no_overlap(std::string_view plan, std::string_view out_name, const 
   return {};
 }
 
-Status check_absent(std::string_view plan, std::string_view name, const DynTensor& t, std::string_view why) {
+Status check_absent(std::string_view plan, std::string_view name, const ConstDynTensor& t, std::string_view why) {
   if (t.data != nullptr || t.shape.rank != 0)
     return Error::invalid(s(plan) + ": " + s(name) + " must be empty: " + s(why));
   return {};
 }
 
-Status check_dense(std::string_view plan, std::string_view name, const DynTensor& t, ElementKind kind,
+Status check_dense(std::string_view plan, std::string_view name, const ConstDynTensor& t, ElementKind kind,
                    const Shape& expected, Access access, std::string_view where_from) {
   BARACUDA_TRY(check_tensor(plan, name, t, kind, expected, access));
   if (t.numel() > 0 && !t.is_contiguous())

@@ -17,7 +17,7 @@ Status check_shape(std::string_view plan, std::string_view what, const Shape& sh
 
 /// A view's strides reach at most `kMaxElements` elements from its base (Σ (extent − 1)·|stride|), so every
 /// offset a kernel computes fits in int64; `InvalidProblem` naming the operand otherwise.
-Status check_reach(std::string_view plan, std::string_view name, const DynTensor& t);
+Status check_reach(std::string_view plan, std::string_view name, const ConstDynTensor& t);
 
 enum class Access : uint8_t { Read, Write };
 
@@ -25,31 +25,31 @@ enum class Access : uint8_t { Read, Write };
 /// missing"), kind, shape equal to `expected`, non-null data when non-empty, strides within reach
 /// (`check_reach`), pointer aligned to the element size, packed 4-bit only contiguous, and (for `Write`) no
 /// stride-0 dimension of extent > 1.
-Status check_tensor(std::string_view plan, std::string_view name, const DynTensor& t, ElementKind kind,
+Status check_tensor(std::string_view plan, std::string_view name, const ConstDynTensor& t, ElementKind kind,
                     const Shape& expected, Access access);
 
 /// In-place rule of elementwise plans: when `in` and `out` share a data pointer, their strides and element
 /// sizes must be equal.
-Status check_alias(std::string_view plan, const DynTensor& in, const DynTensor& out);
+Status check_alias(std::string_view plan, const ConstDynTensor& in, const ConstDynTensor& out);
 
 /// Out-of-place rule (GEMMs, whose outputs are written while inputs are still read): the byte spans of
 /// `out` and `in` must not intersect; empty or null tensors never overlap. `InvalidProblem` naming both.
-Status check_no_overlap(std::string_view plan, std::string_view out_name, const DynTensor& out,
-                        std::string_view in_name, const DynTensor& in);
+Status check_no_overlap(std::string_view plan, std::string_view out_name, const ConstDynTensor& out,
+                        std::string_view in_name, const ConstDynTensor& in);
 
 /// An argument the descriptor says is absent (e.g. a zero-point tensor of a symmetric scheme) must be the
 /// empty `DynTensor{}`: `InvalidProblem` "<plan>: <name> must be empty: <why>" otherwise.
-Status check_absent(std::string_view plan, std::string_view name, const DynTensor& t, std::string_view why);
+Status check_absent(std::string_view plan, std::string_view name, const ConstDynTensor& t, std::string_view why);
 
 /// check_tensor, and a non-empty tensor must be dense (row-major contiguous): `InvalidProblem` naming
 /// `where_from` ("as checkpoints store it") otherwise. For operands a kernel indexes as packed arrays.
-Status check_dense(std::string_view plan, std::string_view name, const DynTensor& t, ElementKind kind,
+Status check_dense(std::string_view plan, std::string_view name, const ConstDynTensor& t, ElementKind kind,
                    const Shape& expected, Access access, std::string_view where_from);
 
 /// A tensor by the name the plan's messages give it.
 struct NamedTensor {
   std::string_view name;
-  const DynTensor& tensor;
+  ConstDynTensor tensor;
 };
 
 /// The workspace a plan's run was given: at least `bytes` (`WorkspaceTooSmall`, "<plan>: workspace too

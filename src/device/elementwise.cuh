@@ -247,7 +247,8 @@ Status launch_elementwise_multi(std::string_view plan, const ::baracuda::detail:
                                 const std::array<DynTensor, K>& outs, const Tensors&... in) {
   static_assert(K >= 1, "at least one output");
   static_assert(sizeof...(TIn) == sizeof...(Tensors), "one DynTensor per input type");
-  static_assert((std::is_same_v<Tensors, DynTensor> && ...), "inputs are DynTensors");
+  static_assert(((std::is_same_v<Tensors, ConstDynTensor> || std::is_same_v<Tensors, DynTensor>) && ...),
+                "inputs are erased views");
   constexpr int N = K + static_cast<int>(sizeof...(TIn));
   std::array<const int64_t*, N> strides{};
   for (int k = 0; k < K; ++k) strides[k] = outs[k].stride.data();

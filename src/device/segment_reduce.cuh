@@ -236,7 +236,8 @@ Status launch_segment_reduce(std::string_view plan, const ::baracuda::detail::Ex
   constexpr int NIn = static_cast<int>(sizeof...(TIn));
   static_assert(NIn >= 1, "at least one input");
   static_assert(sizeof...(TIn) == sizeof...(Tensors), "one DynTensor per input type");
-  static_assert((std::is_same_v<Tensors, DynTensor> && ...), "inputs are DynTensors");
+  static_assert(((std::is_same_v<Tensors, ConstDynTensor> || std::is_same_v<Tensors, DynTensor>) && ...),
+                "inputs are erased views");
   static_assert(std::is_trivially_copyable_v<Acc>, "the accumulator is trivially copyable");
 
   const ::baracuda::detail::SegmentReduceSchedule s = ::baracuda::detail::segment_reduce_schedule(ctx, shape, kept_mask);

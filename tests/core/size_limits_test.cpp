@@ -82,7 +82,7 @@ TEST_P(SelectLimits, OverflowingShapesAreRejected) {
   const Shape huge{k2(32), k2(32)};
   const Shape huge_gated{k2(33), k2(32)};
   {
-    auto p = dynamic::QuantizePlan::select(stream(), QuantizeOp::Quantize, QuantizeDescriptor().with_shape(huge));
+    auto p = dynamic::QuantizePlan::select(stream(), QuantizeDescriptor().with_shape(huge));
     ASSERT_FALSE(p);
     expect_too_many(p.error());
   }
@@ -120,20 +120,20 @@ TEST_P(SelectLimits, StridesBeyondReachAreRejected) {
   ASSERT_TRUE(plan) << plan.error().message;
   alignas(16) float src[8] = {};
   alignas(16) float dst[8] = {};
-  DynTensor in = DynTensor::dense(src, ElementKind::F32, Shape{4, 2});
+  ConstDynTensor in = ConstDynTensor::dense(src, ElementKind::F32, Shape{4, 2});
   const DynTensor out = DynTensor::dense(dst, ElementKind::F32, Shape{4, 2});
-  ASSERT_TRUE(plan->can_implement(in, out));
+  ASSERT_TRUE(plan->can_implement({in, out}));
   for (const int64_t stride : {k2(62), -k2(62), std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min(),
                                kMaxElements / 3 + 1}) {
     in.stride[0] = stride;
-    const Status s = plan->can_implement(in, out);
+    const Status s = plan->can_implement({in, out});
     ASSERT_FALSE(s) << "stride " << stride;
     EXPECT_EQ(s.error().code, ErrorCode::InvalidProblem);
     EXPECT_TRUE(mentions(s.error(), "strides reach farther")) << s.error().message;
-    EXPECT_FALSE(plan->run(stream(), Workspace{}, in, out));
+    EXPECT_FALSE(plan->run(stream(), Workspace{}, {in, out}));
   }
   in.stride[0] = kMaxElements / 3 - 1;  // 3·stride + 1 < kMaxElements: within reach (not run)
-  EXPECT_TRUE(plan->can_implement(in, out));
+  EXPECT_TRUE(plan->can_implement({in, out}));
 }
 
 INSTANTIATE_TEST_SUITE_P(Devices, SelectLimits, ::testing::Values(DeviceKind::Host, DeviceKind::Sim),

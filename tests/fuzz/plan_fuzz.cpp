@@ -21,14 +21,16 @@ void drive(FuzzInput& in, const Stream& s, const Result<Plan>& p, const Pools& p
       [&](const Workspace& ws, const std::vector<DynTensor>& t) { return call(*p, &ws, t); });
 }
 
-/// Forwards the operands to can_implement (ws null) or run, in order.
+/// Forwards the operands, in order (inputs, then outputs: every family's `Args` convention), as the plan's
+/// `Args` to can_implement (ws null) or run.
 template <size_t N>
 struct Forward {
   const Stream& s;
   template <class Plan>
   Status operator()(const Plan& p, const Workspace* ws, const std::vector<DynTensor>& t) const {
     return [&]<size_t... I>(std::index_sequence<I...>) {
-      return ws == nullptr ? p.can_implement(t[I]...) : p.run(s, *ws, t[I]...);
+      const typename Plan::Args args{t[I]...};
+      return ws == nullptr ? p.can_implement(args) : p.run(s, *ws, args);
     }(std::make_index_sequence<N>{});
   }
 };
@@ -176,13 +178,9 @@ void quantize(FuzzInput& in, const Stream& s) {
   if (in.chance(40)) d.quant_max = static_cast<int32_t>(in.integer());
   d.grad_factor = in.chance(200) ? 1.0 : in.real();
   d.convention = in.enum_of<QuantConvention>(4);
-  const auto op = in.enum_of<QuantizeOp>(8);
+  d.op = in.enum_of<QuantizeOp>(8);
   const Pools pools = quant_pools(d.shape, d.granularity, {d.element, d.quantized, ElementKind::F32, ElementKind::S32});
-  drive(in, s, dynamic::QuantizePlan::select(s, op, d), pools, 9,
-        [&](const auto& p, const Workspace* ws, const std::vector<DynTensor>& t) {
-          const QuantizeTensors q{t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8]};
-          return ws == nullptr ? p.can_implement(q) : p.run(s, *ws, q);
-        });
+  drive(in, s, dynamic::QuantizePlan::select(s, d), pools, 8, Forward<8>{s});
 }
 
 void dynamic_range(FuzzInput& in, const Stream& s) {
@@ -196,11 +194,7 @@ void dynamic_range(FuzzInput& in, const Stream& s) {
   if (in.chance(40)) d.quant_max = static_cast<int32_t>(in.integer());
   d.convention = in.enum_of<QuantConvention>(4);
   const Pools pools = quant_pools(d.shape, d.granularity, {d.element, d.quantized, ElementKind::F32, ElementKind::S32});
-  drive(in, s, dynamic::DynamicRangeQuantizePlan::select(s, d), pools, 4,
-        [&](const auto& p, const Workspace* ws, const std::vector<DynTensor>& t) {
-          const DynamicRangeQuantizeTensors q{t[0], t[1], t[2], t[3]};
-          return ws == nullptr ? p.can_implement(q) : p.run(s, *ws, q);
-        });
+  drive(in, s, dynamic::DynamicRangeQuantizePlan::select(s, d), pools, 4, Forward<4>{s});
 }
 
 void fp8(FuzzInput& in, const Stream& s) {
@@ -259,49 +253,37 @@ void int_gemm(FuzzInput& in, const Stream& s) {
       IntGemmDescriptor d;
       d.m = m, d.n = n, d.k = k;
       d.a = in.kind(), d.b = in.kind(), d.c = in.kind();
-      drive(in, s, dynamic::IntGemmPlan::select(s, d), gemm_pools(m, n, k, {d.a, d.b, d.c}), 3,
-            [&](const auto& p, const Workspace* ws, const std::vector<DynTensor>& t) {
-              const IntGemmTensors x{t[0], t[1], t[2]};
-              return ws == nullptr ? p.can_implement(x) : p.run(s, *ws, x);
-            });
+      drive(in, s, dynamic::IntGemmPlan::select(s, d), gemm_pools(m, n, k, {d.a, d.b, d.c}), 3, Forward<3>{s});
       break;
     }
     case 1: {
       QuantizedLinearDescriptor d;
       d.m = m, d.n = n, d.k = k;
-      d.element = in.kind(), d.output = in.kind(), d.activation_quantized = in.kind(), d.weight = in.kind();
+      d.element = in.kind(), d.output = in.kind(), d.x_quantized = in.kind(), d.weight_element = in.kind();
       d.mode = in.enum_of<DynamicRangeMode>(2);
-      d.weight_scale = in.enum_of<WeightScaleGranularity>(2);
+      d.weight_scale_granularity = in.enum_of<WeightScaleGranularity>(2);
       d.has_bias = in.flag();
       d.activation = in.enum_of<LinearActivation>(3);
       d.convention = in.enum_of<QuantConvention>(4);
       drive(in, s, dynamic::QuantizedLinearPlan::select(s, d),
-            gemm_pools(m, n, k, {d.element, d.output, d.weight, ElementKind::F32}), 5,
-            [&](const auto& p, const Workspace* ws, const std::vector<DynTensor>& t) {
-              const QuantizedLinearTensors x{t[0], t[1], t[2], t[3], t[4]};
-              return ws == nullptr ? p.can_implement(x) : p.run(s, *ws, x);
-            });
+            gemm_pools(m, n, k, {d.element, d.output, d.weight_element, ElementKind::F32}), 5, Forward<5>{s});
       break;
     }
     default: {
       SmoothQuantLinearDescriptor d;
       d.m = m, d.n = n, d.k = k;
-      d.act_scale = static_cast<float>(in.real());
-      d.activation_quantized = in.kind(), d.weight = in.kind(), d.output = in.kind();
-      d.weight_scale = in.enum_of<WeightScaleGranularity>(2);
+      d.x_scale = static_cast<float>(in.real());
+      d.x_quantized = in.kind(), d.weight_element = in.kind(), d.output = in.kind();
+      d.weight_scale_granularity = in.enum_of<WeightScaleGranularity>(2);
       d.has_bias = in.flag();
       d.activation = in.enum_of<LinearActivation>(3);
       drive(in, s, dynamic::SmoothQuantLinearPlan::select(s, d),
-            gemm_pools(m, n, k, {d.weight, d.output, ElementKind::F32}), 5,
-            [&](const auto& p, const Workspace* ws, const std::vector<DynTensor>& t) {
-              const SmoothQuantLinearTensors x{t[0], t[1], t[2], t[3], t[4]};
-              return ws == nullptr ? p.can_implement(x) : p.run(s, *ws, x);
-            });
+            gemm_pools(m, n, k, {d.weight_element, d.output, ElementKind::F32}), 5, Forward<5>{s});
     }
   }
 }
 
-/// The int4 families' shape pool: every shape their operands take (Int4GemmTensors, Int4RepackTensors).
+/// The int4 families' shape pool: every shape their operands take (Int4MarlinGemmArgs, Int4MarlinRepackArgs).
 Pools int4_pools(int64_t m, int64_t n, int64_t k, int64_t group, ElementKind t) {
   const int64_t g = group == -1 ? 1 : (group > 0 ? k / group : 1);
   return {{Shape{m, k}, Shape{k / 16, times(n, 2)}, Shape{g, n}, Shape{g, n / 8}, Shape{k}, Shape{m, n}, Shape{k / 8, n},
@@ -319,11 +301,7 @@ void int4(FuzzInput& in, const Stream& s) {
     d.act_order = in.flag();
     d.element = in.kind();
     d.has_bias = in.flag();
-    drive(in, s, dynamic::Int4MarlinGemmPlan::select(s, d), int4_pools(m, n, k, group, d.element), 7,
-          [&](const auto& p, const Workspace* ws, const std::vector<DynTensor>& t) {
-            const Int4GemmTensors x{t[0], t[1], t[2], t[3], t[4], t[5], t[6]};
-            return ws == nullptr ? p.can_implement(x) : p.run(s, *ws, x);
-          });
+    drive(in, s, dynamic::Int4MarlinGemmPlan::select(s, d), int4_pools(m, n, k, group, d.element), 7, Forward<7>{s});
     return;
   }
   Int4RepackDescriptor d;
@@ -333,10 +311,7 @@ void int4(FuzzInput& in, const Stream& s) {
   d.act_order = in.flag();
   d.scale_element = in.kind();
   drive(in, s, dynamic::Int4MarlinRepackPlan::select(s, d), int4_pools(m, n, k, group, d.scale_element), 7,
-        [&](const auto& p, const Workspace* ws, const std::vector<DynTensor>& t) {
-          const Int4RepackTensors x{t[0], t[1], t[2], t[3], t[4], t[5], t[6]};
-          return ws == nullptr ? p.can_implement(x) : p.run(s, *ws, x);
-        });
+        Forward<7>{s});
 }
 
 using Adapter = void (*)(FuzzInput&, const Stream&);

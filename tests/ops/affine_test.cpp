@@ -70,7 +70,7 @@ std::vector<uint8_t> run_case(const Stream& stream, const AffineCase& c, const s
   EXPECT_TRUE(in) << in.error().to_string();
   if (!in) return {};
   if (l.in_place) {
-    const Status s = plan.run(stream, {}, in->view, in->view);
+    const Status s = plan.run(stream, {}, {in->view, in->view});
     EXPECT_TRUE(s) << s.to_string();
     return download(*in);
   }
@@ -78,7 +78,7 @@ std::vector<uint8_t> run_case(const Stream& stream, const AffineCase& c, const s
       make_device_tensor(stream, c.kind, l.shape, l.out, sentinel_storage(c.kind, storage_elements(l.shape, l.out)));
   EXPECT_TRUE(out) << out.error().to_string();
   if (!out) return {};
-  const Status s = plan.run(stream, {}, in->view, out->view);
+  const Status s = plan.run(stream, {}, {in->view, out->view});
   EXPECT_TRUE(s) << s.to_string();
   return download(*out);
 }
@@ -192,7 +192,7 @@ TEST_P(AffineValues, HandComputed) {
     auto in = make_device_tensor(stream, v.kind, shape, dense_layout(shape), filled(v.kind, 5, v.x_bits));
     auto out = make_device_tensor(stream, v.kind, shape, dense_layout(shape), sentinel_storage(v.kind, 5));
     ASSERT_TRUE(in && out);
-    ASSERT_TRUE(plan->run(stream, {}, in->view, out->view));
+    ASSERT_TRUE(plan->run(stream, {}, {in->view, out->view}));
     const std::vector<uint8_t> got = download(*out);
     for (int i = 0; i < 5; ++i) {
       const uint8_t* p = got.data() + i * element_bytes(v.kind);
@@ -253,7 +253,7 @@ TEST(AffineReject, RunOnAnotherDevice) {
   ASSERT_TRUE(p);
   float buf[12] = {};
   const DynTensor t = DynTensor::dense(buf, ElementKind::F32, Shape{4, 3});
-  expect_error(p->run(Stream::sim(), {}, t, t), ErrorCode::InvalidProblem);
+  expect_error(p->run(Stream::sim(), {}, {t, t}), ErrorCode::InvalidProblem);
 }
 
 class AffineCanImplement : public ::testing::Test {
@@ -261,12 +261,12 @@ class AffineCanImplement : public ::testing::Test {
   void SetUp() override {
     plan_ = std::make_unique<dynamic::AffinePlan>(*dynamic::AffinePlan::select(Stream::host(), f32_desc()));
   }
-  DynTensor in() { return DynTensor::dense(in_, ElementKind::F32, Shape{4, 3}); }
+  ConstDynTensor in() { return ConstDynTensor::dense(in_, ElementKind::F32, Shape{4, 3}); }
   DynTensor out() { return DynTensor::dense(out_, ElementKind::F32, Shape{4, 3}); }
-  void expect(const DynTensor& a, const DynTensor& b, ErrorCode code) {
-    expect_error(plan_->can_implement(a, b), code);
+  void expect(const ConstDynTensor& a, const DynTensor& b, ErrorCode code) {
+    expect_error(plan_->can_implement({a, b}), code);
     std::fill(std::begin(out_), std::end(out_), 7.0f);
-    expect_error(plan_->run(Stream::host(), {}, a, b), code);
+    expect_error(plan_->run(Stream::host(), {}, {a, b}), code);
     for (float f : out_) EXPECT_EQ(f, 7.0f) << "run wrote despite the rejection";
   }
   std::unique_ptr<dynamic::AffinePlan> plan_;
@@ -275,8 +275,8 @@ class AffineCanImplement : public ::testing::Test {
 };
 
 TEST_F(AffineCanImplement, AcceptsTheDescribedTensorsAndInPlace) {
-  EXPECT_TRUE(plan_->can_implement(in(), out()));
-  EXPECT_TRUE(plan_->can_implement(out(), out()));
+  EXPECT_TRUE(plan_->can_implement({in(), out()}));
+  EXPECT_TRUE(plan_->can_implement({out(), out()}));
 }
 
 TEST_F(AffineCanImplement, ShapeMismatch) {
@@ -284,17 +284,17 @@ TEST_F(AffineCanImplement, ShapeMismatch) {
 }
 
 TEST_F(AffineCanImplement, KindMismatch) {
-  expect(DynTensor::dense(in_, ElementKind::S32, Shape{4, 3}), out(), ErrorCode::InvalidProblem);
+  expect(ConstDynTensor::dense(in_, ElementKind::S32, Shape{4, 3}), out(), ErrorCode::InvalidProblem);
 }
 
 TEST_F(AffineCanImplement, NullData) {
-  DynTensor a = in();
+  ConstDynTensor a = in();
   a.data = nullptr;
   expect(a, out(), ErrorCode::InvalidProblem);
 }
 
 TEST_F(AffineCanImplement, MisalignedPointer) {
-  DynTensor a = in();
+  ConstDynTensor a = in();
   a.data = reinterpret_cast<char*>(in_) + 3;
   expect(a, out(), ErrorCode::MisalignedOperand);
 }
@@ -306,7 +306,7 @@ TEST_F(AffineCanImplement, StrideZeroOutput) {
 }
 
 TEST_F(AffineCanImplement, InPlaceWithOtherStrides) {
-  DynTensor a = out();
+  ConstDynTensor a = out();
   a.stride = {1, 4};  // the same memory read transposed
   expect(a, out(), ErrorCode::InvalidProblem);
 }

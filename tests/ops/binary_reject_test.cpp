@@ -107,21 +107,22 @@ TEST(BinaryReject, ForcedBackendThatCannotServe) {
 TEST(BinaryReject, RunOnAnotherDeviceOrUnselectedPlan) {
   alignas(16) float buf[12] = {};
   const DynTensor a = DynTensor::dense(buf, ElementKind::F32, Shape{4, 3});
-  const DynTensor b = DynTensor::dense(buf, ElementKind::F32, Shape{3});
+  const ConstDynTensor b = ConstDynTensor::dense(buf, ElementKind::F32, Shape{3});
   auto p = dynamic::BinaryPlan::select(Stream::host(), f32_desc());
   ASSERT_TRUE(p);
-  expect_error(p->run(Stream::sim(), {}, a, b, a), ErrorCode::InvalidProblem, "BinaryPlan");
+  expect_error(p->run(Stream::sim(), {}, {a, b, a}), ErrorCode::InvalidProblem, "BinaryPlan");
   auto bw = dynamic::BinaryBackwardPlan::select(Stream::sim(), f32_desc());
   ASSERT_TRUE(bw);
-  expect_error(bw->run(Stream::host(), {}, a, a, b, a, DynTensor{}), ErrorCode::InvalidProblem, "BinaryBackwardPlan");
+  expect_error(bw->run(Stream::host(), {}, {a, a, b, a, DynTensor{}}), ErrorCode::InvalidProblem,
+               "BinaryBackwardPlan");
   auto c = dynamic::ComparePlan::select(Stream::sim(), CompareDescriptor().with_shape(Shape{4, 3}));
   ASSERT_TRUE(c);
   bool flags[12];
-  expect_error(c->run(Stream::host(), {}, a, a, DynTensor::dense(flags, ElementKind::Bool, Shape{4, 3})),
+  expect_error(c->run(Stream::host(), {}, {a, a, DynTensor::dense(flags, ElementKind::Bool, Shape{4, 3})}),
                ErrorCode::InvalidProblem, "ComparePlan");
-  expect_error(dynamic::BinaryPlan{}.run(Stream::host(), {}, a, b, a), ErrorCode::InvalidProblem, "BinaryPlan");
-  expect_error(dynamic::ComparePlan{}.run(Stream::host(), {}, a, b, a), ErrorCode::InvalidProblem, "ComparePlan");
-  expect_error(dynamic::BinaryBackwardPlan{}.run(Stream::host(), {}, a, a, b, a, DynTensor{}),
+  expect_error(dynamic::BinaryPlan{}.run(Stream::host(), {}, {a, b, a}), ErrorCode::InvalidProblem, "BinaryPlan");
+  expect_error(dynamic::ComparePlan{}.run(Stream::host(), {}, {a, b, a}), ErrorCode::InvalidProblem, "ComparePlan");
+  expect_error(dynamic::BinaryBackwardPlan{}.run(Stream::host(), {}, {a, a, b, a, DynTensor{}}),
                ErrorCode::InvalidProblem, "BinaryBackwardPlan");
 }
 
@@ -133,14 +134,14 @@ class BinaryCanImplement : public ::testing::Test {
     cmp_ = std::make_unique<dynamic::ComparePlan>(*dynamic::ComparePlan::select(
         Stream::host(), CompareDescriptor().with_op(CompareOp::Lt).with_shapes(Shape{4, 3}, Shape{3})));
   }
-  DynTensor a() { return DynTensor::dense(a_, ElementKind::F32, Shape{4, 3}); }
-  DynTensor b() { return DynTensor::dense(b_, ElementKind::F32, Shape{3}); }
+  ConstDynTensor a() { return ConstDynTensor::dense(a_, ElementKind::F32, Shape{4, 3}); }
+  ConstDynTensor b() { return ConstDynTensor::dense(b_, ElementKind::F32, Shape{3}); }
   DynTensor out() { return DynTensor::dense(out_, ElementKind::F32, Shape{4, 3}); }
   DynTensor flags() { return DynTensor::dense(flags_, ElementKind::Bool, Shape{4, 3}); }
-  void expect(const DynTensor& x, const DynTensor& y, const DynTensor& o, ErrorCode code) {
-    expect_error(plan_->can_implement(x, y, o), code, "BinaryPlan");
+  void expect(const ConstDynTensor& x, const ConstDynTensor& y, const DynTensor& o, ErrorCode code) {
+    expect_error(plan_->can_implement({x, y, o}), code, "BinaryPlan");
     std::fill(std::begin(out_), std::end(out_), 7.0f);
-    expect_error(plan_->run(Stream::host(), {}, x, y, o), code, "BinaryPlan");
+    expect_error(plan_->run(Stream::host(), {}, {x, y, o}), code, "BinaryPlan");
     for (float f : out_) EXPECT_EQ(f, 7.0f) << "run wrote despite the rejection";
   }
   std::unique_ptr<dynamic::BinaryPlan> plan_;
@@ -152,35 +153,35 @@ class BinaryCanImplement : public ::testing::Test {
 };
 
 TEST_F(BinaryCanImplement, AcceptsTheDescribedTensorsAndInPlace) {
-  EXPECT_TRUE(plan_->can_implement(a(), b(), out()));
-  EXPECT_TRUE(plan_->can_implement(out(), b(), out())) << "out may be a (same view)";
-  EXPECT_TRUE(cmp_->can_implement(a(), b(), flags()));
+  EXPECT_TRUE(plan_->can_implement({a(), b(), out()}));
+  EXPECT_TRUE(plan_->can_implement({out(), b(), out()})) << "out may be a (same view)";
+  EXPECT_TRUE(cmp_->can_implement({a(), b(), flags()}));
   EXPECT_EQ(plan_->output_shape(), (Shape{4, 3}));
 }
 
 TEST_F(BinaryCanImplement, ShapeMismatch) {
-  expect(DynTensor::dense(a_, ElementKind::F32, Shape{4, 4}), b(), out(), ErrorCode::InvalidProblem);
-  expect(a(), DynTensor::dense(b_, ElementKind::F32, Shape{1, 3}), out(), ErrorCode::InvalidProblem);
+  expect(ConstDynTensor::dense(a_, ElementKind::F32, Shape{4, 4}), b(), out(), ErrorCode::InvalidProblem);
+  expect(a(), ConstDynTensor::dense(b_, ElementKind::F32, Shape{1, 3}), out(), ErrorCode::InvalidProblem);
   expect(a(), b(), DynTensor::dense(out_, ElementKind::F32, Shape{12}), ErrorCode::InvalidProblem);
 }
 
 TEST_F(BinaryCanImplement, KindMismatch) {
-  expect(DynTensor::dense(a_, ElementKind::S32, Shape{4, 3}), b(), out(), ErrorCode::InvalidProblem);
+  expect(ConstDynTensor::dense(a_, ElementKind::S32, Shape{4, 3}), b(), out(), ErrorCode::InvalidProblem);
   expect(a(), b(), DynTensor::dense(out_, ElementKind::F64, Shape{4, 3}), ErrorCode::InvalidProblem);
-  expect_error(cmp_->can_implement(a(), b(), DynTensor::dense(flags_, ElementKind::U8, Shape{4, 3})),
+  expect_error(cmp_->can_implement({a(), b(), DynTensor::dense(flags_, ElementKind::U8, Shape{4, 3})}),
                ErrorCode::InvalidProblem, "ComparePlan");
-  expect_error(cmp_->can_implement(a(), b(), out()), ErrorCode::InvalidProblem, "ComparePlan");
+  expect_error(cmp_->can_implement({a(), b(), out()}), ErrorCode::InvalidProblem, "ComparePlan");
 }
 
 TEST_F(BinaryCanImplement, NullData) {
-  DynTensor x = b();
+  ConstDynTensor x = b();
   x.data = nullptr;
   expect(a(), x, out(), ErrorCode::InvalidProblem);
 }
 
 TEST_F(BinaryCanImplement, MisalignedPointer) {
-  DynTensor x = a();
-  x.data = reinterpret_cast<char*>(a_) + 2;
+  ConstDynTensor x = a();
+  x.data = reinterpret_cast<const char*>(a_) + 2;
   expect(x, b(), out(), ErrorCode::MisalignedOperand);
 }
 
@@ -191,19 +192,19 @@ TEST_F(BinaryCanImplement, StrideZeroOutput) {
 }
 
 TEST_F(BinaryCanImplement, BadAlias) {
-  DynTensor x = out();
+  ConstDynTensor x = out();
   x.stride = {1, 4};  // the output's memory read transposed
   expect(x, b(), out(), ErrorCode::InvalidProblem);
   // out may not be a broadcast input: b [3] read for every row while the rows are written.
   const DynTensor small_out = DynTensor::dense(b_, ElementKind::F32, Shape{4, 3});
-  expect_error(plan_->can_implement(a(), b(), small_out), ErrorCode::InvalidProblem, "BinaryPlan");
+  expect_error(plan_->can_implement({a(), b(), small_out}), ErrorCode::InvalidProblem, "BinaryPlan");
 }
 
 TEST_F(BinaryCanImplement, EmptyProblemTouchesNothing) {
   auto p = dynamic::BinaryPlan::select(Stream::sim(), f32_desc().with_shapes(Shape{0, 3}, Shape{3}));
   ASSERT_TRUE(p);
   DynTensor x = DynTensor::dense(nullptr, ElementKind::F32, Shape{0, 3});
-  EXPECT_TRUE(p->run(Stream::sim(), {}, x, b(), x));
+  EXPECT_TRUE(p->run(Stream::sim(), {}, {x, b(), x}));
 }
 
 /// can_implement and run of BinaryBackwardPlan: dy/da/db [4, 3], a [4, 3], b [3].
@@ -214,12 +215,12 @@ class BackwardCanImplement : public ::testing::Test {
         *dynamic::BinaryBackwardPlan::select(Stream::host(), f32_desc(BinaryOp::Mul)));
   }
   DynTensor t(float* p, Shape s = Shape{4, 3}) { return DynTensor::dense(p, ElementKind::F32, s); }
-  void expect(const DynTensor& dy, const DynTensor& x, const DynTensor& y, const DynTensor& da, const DynTensor& db,
-              ErrorCode code) {
-    expect_error(plan_->can_implement(dy, x, y, da, db), code, "BinaryBackwardPlan");
+  void expect(const ConstDynTensor& dy, const ConstDynTensor& x, const ConstDynTensor& y, const DynTensor& da,
+              const DynTensor& db, ErrorCode code) {
+    expect_error(plan_->can_implement({dy, x, y, da, db}), code, "BinaryBackwardPlan");
     std::fill(std::begin(da_), std::end(da_), 7.0f);
     std::fill(std::begin(db_), std::end(db_), 7.0f);
-    expect_error(plan_->run(Stream::host(), {}, dy, x, y, da, db), code, "BinaryBackwardPlan");
+    expect_error(plan_->run(Stream::host(), {}, {dy, x, y, da, db}), code, "BinaryBackwardPlan");
     for (float f : da_) EXPECT_EQ(f, 7.0f) << "run wrote despite the rejection";
     for (float f : db_) EXPECT_EQ(f, 7.0f) << "run wrote despite the rejection";
   }
@@ -232,10 +233,10 @@ class BackwardCanImplement : public ::testing::Test {
 };
 
 TEST_F(BackwardCanImplement, AcceptsTheDescribedTensorsOneOutputAndInPlace) {
-  EXPECT_TRUE(plan_->can_implement(t(dy_), t(a_), t(b_, Shape{3}), t(da_), t(db_)));
-  EXPECT_TRUE(plan_->can_implement(t(dy_), t(a_), t(b_, Shape{3}), t(da_), DynTensor{}));
-  EXPECT_TRUE(plan_->can_implement(t(dy_), t(a_), t(b_, Shape{3}), DynTensor{}, t(db_)));
-  EXPECT_TRUE(plan_->can_implement(t(dy_), t(a_), t(b_, Shape{3}), t(dy_), t(a_))) << "da = dy, db = a in place";
+  EXPECT_TRUE(plan_->can_implement({t(dy_), t(a_), t(b_, Shape{3}), t(da_), t(db_)}));
+  EXPECT_TRUE(plan_->can_implement({t(dy_), t(a_), t(b_, Shape{3}), t(da_), DynTensor{}}));
+  EXPECT_TRUE(plan_->can_implement({t(dy_), t(a_), t(b_, Shape{3}), DynTensor{}, t(db_)}));
+  EXPECT_TRUE(plan_->can_implement({t(dy_), t(a_), t(b_, Shape{3}), t(dy_), t(a_)})) << "da = dy, db = a in place";
 }
 
 TEST_F(BackwardCanImplement, NeitherOutput) {

@@ -87,12 +87,13 @@ inline const OpEntry& entry_named(std::string_view name) {
 }
 
 // ---------------------------------------------------------------------------------------------------
-// Runners: select a plan and return a callable over DynTensors
+// Runners: select a plan and return a callable over erased views (inputs, then outputs)
 // ---------------------------------------------------------------------------------------------------
 
-using ForwardRun = std::function<Status(const Stream&, const DynTensor&, const DynTensor&, const DynTensor&)>;
-using BackwardRun = std::function<Status(const Stream&, const DynTensor&, const DynTensor&, const DynTensor&,
-                                         const DynTensor&, const DynTensor&)>;
+using ForwardRun =
+    std::function<Status(const Stream&, const ConstDynTensor&, const ConstDynTensor&, const DynTensor&)>;
+using BackwardRun = std::function<Status(const Stream&, const ConstDynTensor&, const ConstDynTensor&,
+                                         const ConstDynTensor&, const DynTensor&, const DynTensor&)>;
 
 struct Selected {
   ForwardRun run;
@@ -105,16 +106,14 @@ inline Result<Selected> select_forward(const Stream& s, const OpEntry& e, Elemen
   if (e.is_compare) {
     auto p = dynamic::ComparePlan::select(s, CompareDescriptor().with_op(e.cmp).with_element(k).with_shapes(a, b));
     if (!p) return p.error();
-    return Selected{[plan = *p](const Stream& st, const DynTensor& x, const DynTensor& y, const DynTensor& o) {
-                      return plan.run(st, {}, x, y, o);
-                    },
+    return Selected{[plan = *p](const Stream& st, const ConstDynTensor& x, const ConstDynTensor& y,
+                                const DynTensor& o) { return plan.run(st, {}, {x, y, o}); },
                     p->sku()};
   }
   auto p = dynamic::BinaryPlan::select(s, BinaryDescriptor().with_op(e.op).with_element(k).with_shapes(a, b));
   if (!p) return p.error();
-  return Selected{[plan = *p](const Stream& st, const DynTensor& x, const DynTensor& y, const DynTensor& o) {
-                    return plan.run(st, {}, x, y, o);
-                  },
+  return Selected{[plan = *p](const Stream& st, const ConstDynTensor& x, const ConstDynTensor& y,
+                              const DynTensor& o) { return plan.run(st, {}, {x, y, o}); },
                   p->sku()};
 }
 
@@ -127,9 +126,9 @@ inline Result<SelectedBackward> select_backward(const Stream& s, const OpEntry& 
                                                 const Shape& b) {
   auto p = dynamic::BinaryBackwardPlan::select(s, BinaryDescriptor().with_op(e.op).with_element(k).with_shapes(a, b));
   if (!p) return p.error();
-  return SelectedBackward{[plan = *p](const Stream& st, const DynTensor& dy, const DynTensor& x, const DynTensor& y,
-                                      const DynTensor& da, const DynTensor& db) {
-                            return plan.run(st, {}, dy, x, y, da, db);
+  return SelectedBackward{[plan = *p](const Stream& st, const ConstDynTensor& dy, const ConstDynTensor& x,
+                                      const ConstDynTensor& y, const DynTensor& da, const DynTensor& db) {
+                            return plan.run(st, {}, {dy, x, y, da, db});
                           },
                           p->sku()};
 }

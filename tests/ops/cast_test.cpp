@@ -51,7 +51,7 @@ Result<std::vector<uint8_t>> run_dense(const Stream& stream, ElementKind in, Ele
   if (!a) return a.error();
   auto b = make_device_tensor(stream, out, shape, dense_layout(shape), sentinel_storage(out, n));
   if (!b) return b.error();
-  BARACUDA_TRY(plan->run(stream, {}, a->view, b->view));
+  BARACUDA_TRY(plan->run(stream, {}, {a->view, b->view}));
   return download(*b);
 }
 
@@ -139,7 +139,7 @@ std::vector<uint8_t> run_case(const Stream& stream, const CastCase& c, const std
   if (l.in_place) {
     DynTensor out = in->view;
     out.kind = c.out;
-    const Status s = plan.run(stream, {}, in->view, out);
+    const Status s = plan.run(stream, {}, {in->view, out});
     EXPECT_TRUE(s) << s.to_string();
     return download(*in);
   }
@@ -147,7 +147,7 @@ std::vector<uint8_t> run_case(const Stream& stream, const CastCase& c, const std
   auto out = make_device_tensor(stream, c.out, l.shape, l.out, sentinel_storage(c.out, out_elems));
   EXPECT_TRUE(out) << out.error().to_string();
   if (!out) return {};
-  const Status s = plan.run(stream, {}, in->view, out->view);
+  const Status s = plan.run(stream, {}, {in->view, out->view});
   EXPECT_TRUE(s) << s.to_string();
   return download(*out);
 }
@@ -525,8 +525,8 @@ TEST(CastReject, RunOnAnotherDevice) {
   ASSERT_TRUE(p);
   float in[12] = {};
   __half out[12];
-  const Status s = p->run(Stream::host(), {}, DynTensor::dense(in, ElementKind::F32, Shape{4, 3}),
-                          DynTensor::dense(out, ElementKind::F16, Shape{4, 3}));
+  const Status s = p->run(Stream::host(), {}, {ConstDynTensor::dense(in, ElementKind::F32, Shape{4, 3}),
+                           DynTensor::dense(out, ElementKind::F16, Shape{4, 3})});
   ASSERT_FALSE(s);
   EXPECT_EQ(s.code(), ErrorCode::InvalidProblem);
 }
@@ -534,8 +534,8 @@ TEST(CastReject, RunOnAnotherDevice) {
 TEST(CastReject, RunWithoutSelect) {
   dynamic::CastPlan p;
   float in[1] = {};
-  EXPECT_FALSE(p.run(Stream::host(), {}, DynTensor::dense(in, ElementKind::F32, Shape{1}),
-                     DynTensor::dense(in, ElementKind::F32, Shape{1})));
+  EXPECT_FALSE(p.run(Stream::host(), {}, {ConstDynTensor::dense(in, ElementKind::F32, Shape{1}),
+                      DynTensor::dense(in, ElementKind::F32, Shape{1})}));
 }
 
 class CastCanImplement : public ::testing::Test {
@@ -543,14 +543,14 @@ class CastCanImplement : public ::testing::Test {
   void SetUp() override {
     plan_ = std::make_unique<dynamic::CastPlan>(*dynamic::CastPlan::select(Stream::host(), f32_to_f16()));
   }
-  DynTensor in() { return DynTensor::dense(in_, ElementKind::F32, Shape{4, 3}); }
+  ConstDynTensor in() { return ConstDynTensor::dense(in_, ElementKind::F32, Shape{4, 3}); }
   DynTensor out() { return DynTensor::dense(out_, ElementKind::F16, Shape{4, 3}); }
-  void expect(const DynTensor& a, const DynTensor& b, ErrorCode code) {
-    const Status s = plan_->can_implement(a, b);
+  void expect(const ConstDynTensor& a, const DynTensor& b, ErrorCode code) {
+    const Status s = plan_->can_implement({a, b});
     ASSERT_FALSE(s);
     EXPECT_EQ(s.code(), code) << s.to_string();
     std::memset(out_, 0x5A, sizeof out_);
-    const Status r = plan_->run(Stream::host(), {}, a, b);
+    const Status r = plan_->run(Stream::host(), {}, {a, b});
     ASSERT_FALSE(r);
     EXPECT_EQ(r.code(), code);
     for (uint16_t v : out_) EXPECT_EQ(v, 0x5A5A) << "run wrote despite the rejection";
@@ -560,15 +560,15 @@ class CastCanImplement : public ::testing::Test {
   alignas(16) uint16_t out_[32] = {};
 };
 
-TEST_F(CastCanImplement, AcceptsTheDescribedTensors) { EXPECT_TRUE(plan_->can_implement(in(), out())); }
+TEST_F(CastCanImplement, AcceptsTheDescribedTensors) { EXPECT_TRUE(plan_->can_implement({in(), out()})); }
 
 TEST_F(CastCanImplement, ShapeMismatch) {
-  expect(DynTensor::dense(in_, ElementKind::F32, Shape{12}), out(), ErrorCode::InvalidProblem);
+  expect(ConstDynTensor::dense(in_, ElementKind::F32, Shape{12}), out(), ErrorCode::InvalidProblem);
   expect(in(), DynTensor::dense(out_, ElementKind::F16, Shape{3, 4}), ErrorCode::InvalidProblem);
 }
 
 TEST_F(CastCanImplement, KindMismatch) {
-  DynTensor a = in();
+  ConstDynTensor a = in();
   a.kind = ElementKind::S32;
   expect(a, out(), ErrorCode::InvalidProblem);
   DynTensor b = out();
@@ -577,23 +577,23 @@ TEST_F(CastCanImplement, KindMismatch) {
 }
 
 TEST_F(CastCanImplement, NullData) {
-  DynTensor a = in();
+  ConstDynTensor a = in();
   a.data = nullptr;
   expect(a, out(), ErrorCode::InvalidProblem);
   DynTensor b = out();
   b.data = nullptr;
-  const Status s = plan_->can_implement(in(), b);
+  const Status s = plan_->can_implement({in(), b});
   ASSERT_FALSE(s);
   EXPECT_EQ(s.code(), ErrorCode::InvalidProblem);
 }
 
 TEST_F(CastCanImplement, MisalignedPointers) {
-  DynTensor a = in();
+  ConstDynTensor a = in();
   a.data = reinterpret_cast<char*>(in_) + 1;
   expect(a, out(), ErrorCode::MisalignedOperand);
   DynTensor b = out();
   b.data = reinterpret_cast<char*>(out_) + 1;
-  const Status s = plan_->can_implement(in(), b);
+  const Status s = plan_->can_implement({in(), b});
   ASSERT_FALSE(s);
   EXPECT_EQ(s.code(), ErrorCode::MisalignedOperand);
 }
@@ -605,9 +605,9 @@ TEST_F(CastCanImplement, StrideZeroOutput) {
 }
 
 TEST_F(CastCanImplement, BroadcastInputIsAccepted) {
-  DynTensor a = in();
+  ConstDynTensor a = in();
   a.stride[0] = 0;
-  EXPECT_TRUE(plan_->can_implement(a, out()));
+  EXPECT_TRUE(plan_->can_implement({a, out()}));
 }
 
 TEST(CastAlias, InPlaceNeedsEqualStridesAndSizes) {
@@ -617,19 +617,19 @@ TEST(CastAlias, InPlaceNeedsEqualStridesAndSizes) {
         Stream::host(),
         CastDescriptor().with_input(ElementKind::F32).with_output(ElementKind::S32).with_shape(Shape{4, 3}));
     ASSERT_TRUE(p);
-    const DynTensor a = DynTensor::dense(buf, ElementKind::F32, Shape{4, 3});
+    const ConstDynTensor a = ConstDynTensor::dense(buf, ElementKind::F32, Shape{4, 3});
     DynTensor b = DynTensor::dense(buf, ElementKind::S32, Shape{4, 3});
-    EXPECT_TRUE(p->can_implement(a, b));
+    EXPECT_TRUE(p->can_implement({a, b}));
     b.stride = {1, 4};  // same pointer, other strides
-    const Status s = p->can_implement(a, b);
+    const Status s = p->can_implement({a, b});
     ASSERT_FALSE(s);
     EXPECT_EQ(s.code(), ErrorCode::InvalidProblem);
   }
   {  // f32 → f16 in place: element sizes differ
     auto p = dynamic::CastPlan::select(Stream::host(), f32_to_f16());
     ASSERT_TRUE(p);
-    const Status s = p->can_implement(DynTensor::dense(buf, ElementKind::F32, Shape{4, 3}),
-                                      DynTensor::dense(buf, ElementKind::F16, Shape{4, 3}));
+    const Status s = p->can_implement({ConstDynTensor::dense(buf, ElementKind::F32, Shape{4, 3}),
+                                       DynTensor::dense(buf, ElementKind::F16, Shape{4, 3})});
     ASSERT_FALSE(s);
     EXPECT_EQ(s.code(), ErrorCode::InvalidProblem);
   }
@@ -640,8 +640,8 @@ TEST(CastPlanApi, EmptyTensorTouchesNothing) {
     const Stream s = *Stream::for_device(d);
     auto p = dynamic::CastPlan::select(s, f32_to_f16(Shape{3, 0}));
     ASSERT_TRUE(p);
-    EXPECT_TRUE(p->run(s, {}, DynTensor::dense(nullptr, ElementKind::F32, Shape{3, 0}),
-                       DynTensor::dense(nullptr, ElementKind::F16, Shape{3, 0})));
+    EXPECT_TRUE(p->run(s, {}, {ConstDynTensor::dense(nullptr, ElementKind::F32, Shape{3, 0}),
+                        DynTensor::dense(nullptr, ElementKind::F16, Shape{3, 0})}));
   }
 }
 

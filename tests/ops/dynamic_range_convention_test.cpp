@@ -314,8 +314,9 @@ TEST_P(DynamicRangePackedPairs, OddGroupSizesAtEveryGranularity) {
             EXPECT_EQ(plan.error().code, ErrorCode::InvalidProblem);
             EXPECT_EQ(plan.error().message, want);
             // QuantizePlan rejects the same problem with the same words.
-            const QuantizeDescriptor qd = QuantizeDescriptor{}.with_quantized(qk).with_shape(shape).with_granularity(g);
-            auto qp = dynamic::QuantizePlan::select(stream, QuantizeOp::Quantize, qd);
+            const QuantizeDescriptor qd = QuantizeDescriptor{}.with_op(QuantizeOp::Quantize).with_quantized(qk)
+                                              .with_shape(shape).with_granularity(g);
+            auto qp = dynamic::QuantizePlan::select(stream, qd);
             ASSERT_FALSE(qp.is_ok());
             EXPECT_EQ("DynamicRange" + qp.error().message, want);
             continue;
@@ -370,9 +371,9 @@ TEST(DynamicRangeVllmWorkspace, MultipliersArePartOfTheWorkspace) {
   std::vector<int8_t> q(2400);
   alignas(256) static uint8_t ws[4096];
   ASSERT_LE(p->workspace_size(), sizeof(ws));
-  const DynamicRangeQuantizeTensors t{DynTensor::dense(x.data(), ElementKind::F32, Shape{300, 8}),
-                                      DynTensor::dense(q.data(), ElementKind::S8, Shape{300, 8}),
-                                      DynTensor::dense(scale.data(), ElementKind::F32, Shape{8}), DynTensor{}};
+  const dynamic::DynamicRangeQuantizeArgs t{ConstDynTensor::dense(x.data(), ElementKind::F32, Shape{300, 8}),
+                                            DynTensor::dense(q.data(), ElementKind::S8, Shape{300, 8}),
+                                            DynTensor::dense(scale.data(), ElementKind::F32, Shape{8}), DynTensor{}};
   EXPECT_EQ(p->run(host(), Workspace(ws, p->workspace_size() - 1), t).code(), ErrorCode::WorkspaceTooSmall);
   ASSERT_TRUE(p->run(host(), Workspace(ws, p->workspace_size()), t).is_ok());
   for (int8_t v : q) EXPECT_EQ(v, 127);  // x = 1 everywhere: m = 127

@@ -276,10 +276,12 @@ TEST_P(DynamicRangeFused, TypedPlanMatchesTheDynamicPlan) {
   const std::array<int64_t, 2> shape{3, 40};
   const auto xv = TensorRef<float, 2>::dense(static_cast<const float*>(x->view.data), shape);
   const auto qv = TensorMut<uint8_t, 2>::dense(static_cast<uint8_t*>(q->view.data), shape);
-  ASSERT_TRUE(plan->can_implement(xv, qv, sc->view, zp->view).is_ok());
+  const DynamicRangeQuantizeArgs<float, uint8_t, 2> args{xv, qv, sc->view, zp->view};
+  ASSERT_TRUE(plan->can_implement(args).is_ok());
+  EXPECT_EQ(plan->param_shape(), (Shape{3}));
   auto ws = Buffer::allocate(stream, plan->workspace_size());
   ASSERT_TRUE(ws.is_ok());
-  ASSERT_TRUE(plan->run(stream, Workspace(ws->data(), plan->workspace_size()), xv, qv, sc->view, zp->view).is_ok());
+  ASSERT_TRUE(plan->run(stream, Workspace(ws->data(), plan->workspace_size()), args).is_ok());
   ASSERT_TRUE(stream.synchronize().is_ok());
   auto want = run_plan(host(), d, xb, dense_layout(d.shape));
   ASSERT_TRUE(want.is_ok());
@@ -435,12 +437,12 @@ TEST(DynamicRangeRejects, OperandRules) {
   std::vector<float> x(32, 1.0f), scale(4);
   std::vector<int8_t> q(32);
   std::vector<int32_t> zp(4);
-  const DynTensor xv = DynTensor::dense(x.data(), ElementKind::F32, d.shape);
+  const ConstDynTensor xv = ConstDynTensor::dense(x.data(), ElementKind::F32, d.shape);
   const DynTensor qv = DynTensor::dense(q.data(), ElementKind::S8, d.shape);
   const DynTensor sv = DynTensor::dense(scale.data(), ElementKind::F32, Shape{4});
   const DynTensor zv = DynTensor::dense(zp.data(), ElementKind::S32, Shape{4});
   EXPECT_TRUE(plan->can_implement({xv, qv, sv, zv}).is_ok());
-  auto invalid = [&](const DynamicRangeQuantizeTensors& t, const std::string& words) {
+  auto invalid = [&](const dynamic::DynamicRangeQuantizeArgs& t, const std::string& words) {
     const Status s = plan->can_implement(t);
     ASSERT_FALSE(s.is_ok());
     EXPECT_NE(s.error().message.find(words), std::string::npos) << s.error().message;
@@ -451,7 +453,7 @@ TEST(DynamicRangeRejects, OperandRules) {
   invalid({xv, qv, sv, DynTensor::dense(x.data() + 2, ElementKind::S32, Shape{4})}, "overlap");
   DynTensor broadcast_q = qv;
   broadcast_q.stride[0] = 0;
-  invalid({xv, broadcast_q, sv, zv}, "q");
+  invalid({xv, broadcast_q, sv, zv}, "y has stride 0");
   // Too small a workspace (a per-tensor problem long enough for two passes on sim).
   const Desc big = Desc{}.with_shape(Shape{4096}).with_granularity(QuantGranularity::per_tensor());
   auto bp = dynamic::DynamicRangeQuantizePlan::select(st, big);
@@ -459,7 +461,7 @@ TEST(DynamicRangeRejects, OperandRules) {
   ASSERT_GT(bp->workspace_size(), 0u);
   std::vector<float> bx(4096);
   std::vector<int8_t> bq(4096);
-  const Status s = bp->run(st, Workspace{}, {DynTensor::dense(bx.data(), ElementKind::F32, Shape{4096}),
+  const Status s = bp->run(st, Workspace{}, {ConstDynTensor::dense(bx.data(), ElementKind::F32, Shape{4096}),
                                              DynTensor::dense(bq.data(), ElementKind::S8, Shape{4096}),
                                              DynTensor::dense(scale.data(), ElementKind::F32, Shape{1}), DynTensor{}});
   EXPECT_EQ(s.code(), ErrorCode::WorkspaceTooSmall);

@@ -24,7 +24,7 @@ struct Outputs {
   std::vector<int32_t> q;
   std::vector<double> scale;
   std::vector<int32_t> zp;
-  std::string variant;
+  std::string variant = {};
   size_t workspace = 0;
 };
 
@@ -49,7 +49,7 @@ inline std::vector<int32_t> q_values(ElementKind k, const std::vector<uint8_t>& 
 /// passed), and the plan's SKU variant and workspace size.
 struct RawOutputs {
   std::vector<uint8_t> q, scale, zp;
-  std::string variant;
+  std::string variant = {};
   size_t workspace = 0;
 };
 
@@ -67,7 +67,7 @@ inline Result<RawOutputs> run_plan_bytes(const Stream& stream, const Desc& desc,
   if (!x || !q || !s || !z) return Error::internal("allocation failed");
   auto ws = Buffer::allocate(stream, plan->workspace_size());
   if (!ws) return ws.error();
-  const DynamicRangeQuantizeTensors t{x->view, q->view, s->view, pass_zp ? z->view : DynTensor{}};
+  const dynamic::DynamicRangeQuantizeArgs t{x->view, q->view, s->view, pass_zp ? z->view : DynTensor{}};
   BARACUDA_TRY(plan->run(stream, Workspace(ws->data(), plan->workspace_size()), t));
   BARACUDA_TRY(stream.synchronize());
   return RawOutputs{download(*q), download(*s), pass_zp ? download(*z) : std::vector<uint8_t>{},

@@ -23,7 +23,7 @@ BARACUDA_DEVICE_NAMESPACE_END
 namespace baracuda::test {
 
 Status sum_difference(const detail::ExecContext& ctx, const DynTensor& sum, const DynTensor& difference,
-                      const DynTensor& a, const DynTensor& b) {
+                      const ConstDynTensor& a, const ConstDynTensor& b) {
   return elementwise::launch_elementwise_multi<engine_test::SumDifference, 2, float, float, float>(
       "SumDifference", ctx, engine_test::SumDifference{}, {sum, difference}, a, b);
 }

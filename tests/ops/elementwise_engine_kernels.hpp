@@ -9,7 +9,7 @@ namespace baracuda::test {
 
 /// sum = a + b and difference = a − b through `launch_elementwise_multi` (f32 views of one shape).
 Status sum_difference(const detail::ExecContext& ctx, const DynTensor& sum, const DynTensor& difference,
-                      const DynTensor& a, const DynTensor& b);
+                      const ConstDynTensor& a, const ConstDynTensor& b);
 
 /// Launches a kernel with 4096 threads per block (above the 1024 limit) and returns the engine's
 /// `launch_status`, which must report the failure as `DeviceError`.

@@ -159,13 +159,13 @@ TEST(ElementwiseSixtyFourBit, CastReadsOffsetsBeyondInt32) {
     const uint8_t row0[3] = {1, 2, 3}, row1[3] = {250, 251, 252};
     ASSERT_TRUE(in->copy_from_host(row0, 3, 0));
     ASSERT_TRUE(in->copy_from_host(row1, 3, static_cast<size_t>(kRow)));
-    DynTensor src = DynTensor::dense(in->data(), ElementKind::U8, Shape{2, 3});
+    ConstDynTensor src = ConstDynTensor::dense(in->data(), ElementKind::U8, Shape{2, 3});
     src.stride = {kRow, 1};
     alignas(16) int32_t out[6] = {};
     auto plan = dynamic::CastPlan::select(
         s, CastDescriptor().with_input(ElementKind::U8).with_output(ElementKind::S32).with_shape(Shape{2, 3}));
     ASSERT_TRUE(plan);
-    ASSERT_TRUE(plan->run(s, {}, src, DynTensor::dense(out, ElementKind::S32, Shape{2, 3})));
+    ASSERT_TRUE(plan->run(s, {}, {src, DynTensor::dense(out, ElementKind::S32, Shape{2, 3})}));
     const int32_t want[6] = {1, 2, 3, 250, 251, 252};
     for (int i = 0; i < 6; ++i) EXPECT_EQ(out[i], want[i]) << i;
   }

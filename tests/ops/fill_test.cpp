@@ -123,8 +123,8 @@ TEST_P(FillSweep, WritesTheValueAndNothingElse) {
   for (int repeat = 0; repeat < (c.device == DeviceKind::Host ? 1 : 2); ++repeat) {
     auto out = make_device_tensor(stream, c.kind, shape, c.layout.out, init);
     ASSERT_TRUE(out) << out.error().to_string();
-    ASSERT_TRUE(plan->can_implement(out->view)) << plan->can_implement(out->view).to_string();
-    const Status s = plan->run(stream, Workspace::none(), out->view);
+    ASSERT_TRUE(plan->can_implement({out->view})) << plan->can_implement({out->view}).to_string();
+    const Status s = plan->run(stream, Workspace::none(), {out->view});
     ASSERT_TRUE(s) << s.to_string();
     const std::vector<uint8_t> got = download(*out);
     EXPECT_TRUE(same_elements(c.kind, got, expected, compared));
@@ -234,7 +234,7 @@ TEST_P(FillValues, ConvertOrReject) {
     ASSERT_TRUE(plan) << plan.error().to_string();
     auto out = make_device_tensor(stream, v.kind, shape, dense_layout(shape), sentinel_storage(v.kind, 3));
     ASSERT_TRUE(out);
-    ASSERT_TRUE(plan->run(stream, {}, out->view));
+    ASSERT_TRUE(plan->run(stream, {}, {out->view}));
     const std::vector<uint8_t> got = download(*out);
     if (is_packed(v.kind)) {
       EXPECT_EQ(got[0], v.bits);
@@ -318,12 +318,12 @@ class FillCanImplement : public ::testing::Test {
   }
   DynTensor good() { return DynTensor::dense(storage_, ElementKind::F32, Shape{4, 3}); }
   void expect(const DynTensor& t, ErrorCode code) {
-    const Status s = plan_->can_implement(t);
+    const Status s = plan_->can_implement({t});
     ASSERT_FALSE(s);
     EXPECT_EQ(s.code(), code) << s.to_string();
     // run re-validates and writes nothing.
     std::memset(storage_, 0, sizeof storage_);
-    const Status r = plan_->run(Stream::host(), {}, t);
+    const Status r = plan_->run(Stream::host(), {}, {t});
     ASSERT_FALSE(r);
     EXPECT_EQ(r.code(), code);
     for (float f : storage_) EXPECT_EQ(f, 0.0f);
@@ -332,7 +332,7 @@ class FillCanImplement : public ::testing::Test {
   alignas(16) float storage_[32] = {};
 };
 
-TEST_F(FillCanImplement, AcceptsTheDescribedTensor) { EXPECT_TRUE(plan_->can_implement(good())); }
+TEST_F(FillCanImplement, AcceptsTheDescribedTensor) { EXPECT_TRUE(plan_->can_implement({good()})); }
 
 TEST_F(FillCanImplement, ShapeMismatch) {
   DynTensor t = DynTensor::dense(storage_, ElementKind::F32, Shape{3, 4});
@@ -370,7 +370,7 @@ TEST(FillReject, PackedOutputNotContiguous) {
   uint8_t bytes[16] = {};
   DynTensor t = DynTensor::dense(bytes, ElementKind::S4, Shape{4, 4});
   t.stride = {8, 1};  // padded rows
-  const Status s = p->can_implement(t);
+  const Status s = p->can_implement({t});
   ASSERT_FALSE(s);
   EXPECT_EQ(s.code(), ErrorCode::Unsupported);
 }
@@ -379,7 +379,7 @@ TEST(FillReject, RunOnAnotherDevice) {
   auto p = dynamic::FillPlan::select(Stream::host(), f32_desc());
   ASSERT_TRUE(p);
   float storage[12] = {};
-  const Status s = p->run(Stream::sim(), {}, DynTensor::dense(storage, ElementKind::F32, Shape{4, 3}));
+  const Status s = p->run(Stream::sim(), {}, {DynTensor::dense(storage, ElementKind::F32, Shape{4, 3})});
   ASSERT_FALSE(s);
   EXPECT_EQ(s.code(), ErrorCode::InvalidProblem);
 }
@@ -387,7 +387,7 @@ TEST(FillReject, RunOnAnotherDevice) {
 TEST(FillReject, RunWithoutSelect) {
   dynamic::FillPlan p;
   float storage[12] = {};
-  const Status s = p.run(Stream::host(), {}, DynTensor::dense(storage, ElementKind::F32, Shape{4, 3}));
+  const Status s = p.run(Stream::host(), {}, {DynTensor::dense(storage, ElementKind::F32, Shape{4, 3})});
   EXPECT_FALSE(s);
 }
 
@@ -396,7 +396,7 @@ TEST(FillPlanApi, EmptyTensorTouchesNothing) {
     auto s = *Stream::for_device(d);
     auto p = dynamic::FillPlan::select(s, f32_desc(Shape{0, 3}));
     ASSERT_TRUE(p);
-    EXPECT_TRUE(p->run(s, {}, DynTensor::dense(nullptr, ElementKind::F32, Shape{0, 3})));
+    EXPECT_TRUE(p->run(s, {}, {DynTensor::dense(nullptr, ElementKind::F32, Shape{0, 3})}));
   }
 }
 
@@ -407,7 +407,7 @@ TEST(FillPlanApi, RankZeroIsOneElement) {
         s, FillDescriptor().with_element(ElementKind::S64).with_shape(Shape{}).with_value(int64_t{-7}));
     ASSERT_TRUE(p) << p.error().to_string();
     alignas(16) int64_t v[2] = {0, 0};
-    ASSERT_TRUE(p->run(s, {}, DynTensor::dense(v, ElementKind::S64, Shape{})));
+    ASSERT_TRUE(p->run(s, {}, {DynTensor::dense(v, ElementKind::S64, Shape{})}));
     EXPECT_EQ(v[0], -7);
     EXPECT_EQ(v[1], 0);
   }

@@ -286,8 +286,8 @@ TEST_P(Fp8ScaleInv, SpecialScalesAndStreamOrder) {
   auto amax = f32_scalar(stream, 0.0f);
   auto scale_inv = f32_scalar(stream, -1.0f);
   ASSERT_TRUE(x && y && back && scale && amax && scale_inv);
-  ASSERT_TRUE(q->run(stream, {}, x->view, scale->view, y->view, amax->view, scale_inv->view));
-  ASSERT_TRUE(dq->run(stream, {}, y->view, scale_inv->view, back->view));
+  ASSERT_TRUE(q->run(stream, {}, {x->view, scale->view, y->view, amax->view, scale_inv->view}));
+  ASSERT_TRUE(dq->run(stream, {}, {y->view, scale_inv->view, back->view}));
   const float inv = 1.0f / (1.0f / 0.15f);
   EXPECT_EQ(bits_of(download_f32(*scale_inv)), bits_of(inv));
   const std::vector<uint8_t> yb = download(*y);

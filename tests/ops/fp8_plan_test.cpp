@@ -140,9 +140,9 @@ TEST(Fp8Reject, RunOnAnotherDevice) {
   auto dp = dynamic::Fp8DequantizePlan::select(Stream::host(), ddesc());
   auto up = dynamic::Fp8ScalingUpdatePlan::select(Stream::host(), udesc());
   ASSERT_TRUE(qp && dp && up);
-  expect_error(qp->run(Stream::sim(), {}, f, one, fp8, one2), ErrorCode::InvalidProblem, "Fp8QuantizePlan");
-  expect_error(dp->run(Stream::sim(), {}, fp8, one, f), ErrorCode::InvalidProblem, "Fp8DequantizePlan");
-  expect_error(up->run(Stream::sim(), {}, hist, one, one2), ErrorCode::InvalidProblem, "Fp8ScalingUpdatePlan");
+  expect_error(qp->run(Stream::sim(), {}, {f, one, fp8, one2}), ErrorCode::InvalidProblem, "Fp8QuantizePlan");
+  expect_error(dp->run(Stream::sim(), {}, {fp8, one, f}), ErrorCode::InvalidProblem, "Fp8DequantizePlan");
+  expect_error(up->run(Stream::sim(), {}, {hist, one, one2}), ErrorCode::InvalidProblem, "Fp8ScalingUpdatePlan");
 }
 
 class Fp8CanImplement : public ::testing::Test {
@@ -153,33 +153,33 @@ class Fp8CanImplement : public ::testing::Test {
   DynTensor s2() { return DynTensor::dense(&s_[4], K::F32, Shape{1}); }
   DynTensor s3() { return DynTensor::dense(&s_[6], K::F32, Shape{1}); }
   DynTensor hist() { return DynTensor::dense(h_, K::F32, Shape{8}); }
-  void quantize_rejects(const DynTensor& a, const DynTensor& sc, const DynTensor& b, const DynTensor& am,
+  void quantize_rejects(const ConstDynTensor& a, const ConstDynTensor& sc, const DynTensor& b, const DynTensor& am,
                         ErrorCode code, const DynTensor& si = {}) {
     auto p = dynamic::Fp8QuantizePlan::select(Stream::host(), qdesc());
     ASSERT_TRUE(p);
-    expect_error(p->can_implement(a, sc, b, am, si), code, "Fp8QuantizePlan");
+    expect_error(p->can_implement({a, sc, b, am, si}), code, "Fp8QuantizePlan");
     std::fill(std::begin(y_), std::end(y_), uint8_t{7});
     s_[4] = 9.0f;
     s_[6] = 11.0f;
-    expect_error(p->run(Stream::host(), {}, a, sc, b, am, si), code, "Fp8QuantizePlan");
+    expect_error(p->run(Stream::host(), {}, {a, sc, b, am, si}), code, "Fp8QuantizePlan");
     for (uint8_t v : y_) EXPECT_EQ(v, 7) << "run wrote despite the rejection";
     EXPECT_EQ(s_[4], 9.0f) << "run wrote amax despite the rejection";
     EXPECT_EQ(s_[6], 11.0f) << "run wrote scale_inv despite the rejection";
   }
-  void dequantize_rejects(const DynTensor& a, const DynTensor& si, const DynTensor& b, ErrorCode code) {
+  void dequantize_rejects(const ConstDynTensor& a, const ConstDynTensor& si, const DynTensor& b, ErrorCode code) {
     auto p = dynamic::Fp8DequantizePlan::select(Stream::host(), ddesc());
     ASSERT_TRUE(p);
-    expect_error(p->can_implement(a, si, b), code, "Fp8DequantizePlan");
+    expect_error(p->can_implement({a, si, b}), code, "Fp8DequantizePlan");
     std::fill(std::begin(x_), std::end(x_), 7.0f);
-    expect_error(p->run(Stream::host(), {}, a, si, b), code, "Fp8DequantizePlan");
+    expect_error(p->run(Stream::host(), {}, {a, si, b}), code, "Fp8DequantizePlan");
     for (float v : x_) EXPECT_EQ(v, 7.0f) << "run wrote despite the rejection";
   }
   void update_rejects(const DynTensor& h, const DynTensor& sc, const DynTensor& si, ErrorCode code) {
     auto p = dynamic::Fp8ScalingUpdatePlan::select(Stream::host(), udesc());
     ASSERT_TRUE(p);
-    expect_error(p->can_implement(h, sc, si), code, "Fp8ScalingUpdatePlan");
+    expect_error(p->can_implement({h, sc, si}), code, "Fp8ScalingUpdatePlan");
     std::fill(std::begin(h_), std::end(h_), 7.0f);
-    expect_error(p->run(Stream::host(), {}, h, sc, si), code, "Fp8ScalingUpdatePlan");
+    expect_error(p->run(Stream::host(), {}, {h, sc, si}), code, "Fp8ScalingUpdatePlan");
     for (float v : h_) EXPECT_EQ(v, 7.0f) << "run wrote despite the rejection";
   }
   alignas(16) float x_[32] = {};
@@ -193,13 +193,13 @@ TEST_F(Fp8CanImplement, AcceptsTheDescribedTensors) {
   auto d = dynamic::Fp8DequantizePlan::select(Stream::host(), ddesc());
   auto u = dynamic::Fp8ScalingUpdatePlan::select(Stream::host(), udesc());
   ASSERT_TRUE(q && d && u);
-  EXPECT_TRUE(q->can_implement(x(), s1(), y(), s2()));
-  EXPECT_TRUE(q->can_implement(x(), s1(), y(), s2(), s3()));
+  EXPECT_TRUE(q->can_implement({x(), s1(), y(), s2()}));
+  EXPECT_TRUE(q->can_implement({x(), s1(), y(), s2(), s3()}));
   // An omitted scale_inv (null data) is not checked further, whatever its kind and shape say.
   DynTensor omitted = DynTensor::dense(nullptr, K::S8, Shape{5, 2});
-  EXPECT_TRUE(q->can_implement(x(), s1(), y(), s2(), omitted));
-  EXPECT_TRUE(d->can_implement(y(), s1(), x()));
-  EXPECT_TRUE(u->can_implement(hist(), s1(), s2()));
+  EXPECT_TRUE(q->can_implement({x(), s1(), y(), s2(), omitted}));
+  EXPECT_TRUE(d->can_implement({y(), s1(), x()}));
+  EXPECT_TRUE(u->can_implement({hist(), s1(), s2()}));
 }
 
 TEST_F(Fp8CanImplement, QuantizeOperands) {

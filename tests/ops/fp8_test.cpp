@@ -317,7 +317,7 @@ TEST_P(Fp8DequantizeSweep, MatchesProductRoundedOnce) {
                               std::vector<uint8_t>(static_cast<size_t>(storage_bytes(c.out, out_elems)), kSentinel));
   auto si = f32_scalar(stream, scale_inv);
   ASSERT_TRUE(x && y && si);
-  ASSERT_TRUE(plan->run(stream, {}, x->view, si->view, y->view));
+  ASSERT_TRUE(plan->run(stream, {}, {x->view, si->view, y->view}));
   const std::vector<uint8_t> got = download(*y);
   const std::vector<uint8_t> logical_in = gather(c.in, in_storage, l.shape, l.in);
   const std::vector<uint8_t> logical_out = gather(c.out, got, l.shape, l.out);
@@ -429,7 +429,7 @@ TEST_P(Fp8Recipe, StepsMatchTransformerEngine) {
     auto x = make_device_tensor(stream, K::Bf16, xs, dense_layout(xs), xb);
     auto y = make_device_tensor(stream, c.fp8, xs, dense_layout(xs), {});
     ASSERT_TRUE(x && y);
-    ASSERT_TRUE(quantize->run(stream, {}, x->view, scale->view, y->view, slot0));
+    ASSERT_TRUE(quantize->run(stream, {}, {x->view, scale->view, y->view, slot0}));
 
     // The model: the same amax lands in slot 0, then TE's update.
     te.history[0] = amax_bf16;
@@ -448,7 +448,7 @@ TEST_P(Fp8Recipe, StepsMatchTransformerEngine) {
     EXPECT_TRUE(same_elements(c.fp8, download(*y), run_quantize(Stream::host(), *host_q, K::Bf16, c.fp8, l, xb, te.scale).y,
                               xs.numel()));
 
-    ASSERT_TRUE(update->run(stream, {}, hist->view, scale->view, scale_inv->view));
+    ASSERT_TRUE(update->run(stream, {}, {hist->view, scale->view, scale_inv->view}));
     te.update(c.algo, fp8_max_finite(c.fp8), c.margin);
     saw_flt_max = saw_flt_max || te.scale == FLT_MAX;
 

@@ -94,8 +94,8 @@ inline QuantizeOutputs run_quantize(const Stream& s, const dynamic::Fp8QuantizeP
   auto si = f32_scalar(s, scale_inv_start.value_or(0.0f));
   EXPECT_TRUE(x && y && sc && am && si);
   if (!(x && y && sc && am && si)) return {};
-  const Status st = scale_inv_start ? plan.run(s, {}, x->view, sc->view, y->view, am->view, si->view)
-                                    : plan.run(s, {}, x->view, sc->view, y->view, am->view);
+  const Status st = scale_inv_start ? plan.run(s, {}, {x->view, sc->view, y->view, am->view, si->view})
+                                    : plan.run(s, {}, {x->view, sc->view, y->view, am->view});
   EXPECT_TRUE(st) << st.to_string();
   QuantizeOutputs r{download(*y), bits_of(download_f32(*am)), std::nullopt};
   if (scale_inv_start) r.scale_inv = bits_of(download_f32(*si));

@@ -82,15 +82,15 @@ TEST(GatedReject, CudaWithoutKernels) {
 
 TEST(GatedReject, RunOnAnotherDevice) {
   alignas(16) float x[24] = {}, y[12] = {}, dx[24] = {};
-  const DynTensor xt = DynTensor::dense(x, ElementKind::F32, Shape{4, 6});
+  const ConstDynTensor xt = ConstDynTensor::dense(x, ElementKind::F32, Shape{4, 6});
   const DynTensor yt = DynTensor::dense(y, ElementKind::F32, Shape{4, 3});
   const DynTensor dxt = DynTensor::dense(dx, ElementKind::F32, Shape{4, 6});
   auto f = dynamic::GatedActivationPlan::select(Stream::host(), f32_desc());
   ASSERT_TRUE(f);
-  expect_error(f->run(Stream::sim(), {}, xt, yt), ErrorCode::InvalidProblem, "GatedActivationPlan");
+  expect_error(f->run(Stream::sim(), {}, {xt, yt}), ErrorCode::InvalidProblem, "GatedActivationPlan");
   auto b = dynamic::GatedActivationBackwardPlan::select(Stream::host(), f32_desc());
   ASSERT_TRUE(b);
-  expect_error(b->run(Stream::sim(), {}, yt, xt, dxt), ErrorCode::InvalidProblem, "GatedActivationBackwardPlan");
+  expect_error(b->run(Stream::sim(), {}, {yt, xt, dxt}), ErrorCode::InvalidProblem, "GatedActivationBackwardPlan");
 }
 
 class GatedCanImplement : public ::testing::Test {
@@ -102,19 +102,19 @@ class GatedCanImplement : public ::testing::Test {
   }
   DynTensor x() { return DynTensor::dense(x_, ElementKind::F32, Shape{4, 6}); }
   DynTensor y() { return DynTensor::dense(y_, ElementKind::F32, Shape{4, 3}); }
-  DynTensor dy() { return DynTensor::dense(dy_, ElementKind::F32, Shape{4, 3}); }
+  ConstDynTensor dy() { return ConstDynTensor::dense(dy_, ElementKind::F32, Shape{4, 3}); }
   DynTensor dx() { return DynTensor::dense(dx_, ElementKind::F32, Shape{4, 6}); }
-  void expect_fwd(const DynTensor& a, const DynTensor& b, ErrorCode code) {
-    expect_error(fwd_->can_implement(a, b), code, "GatedActivationPlan");
+  void expect_fwd(const ConstDynTensor& a, const DynTensor& b, ErrorCode code) {
+    expect_error(fwd_->can_implement({a, b}), code, "GatedActivationPlan");
     std::fill(std::begin(y_), std::end(y_), 7.0f);
-    expect_error(fwd_->run(Stream::host(), {}, a, b), code, "GatedActivationPlan");
+    expect_error(fwd_->run(Stream::host(), {}, {a, b}), code, "GatedActivationPlan");
     for (float f : y_) EXPECT_EQ(f, 7.0f) << "run wrote despite the rejection";
   }
-  void expect_bwd(const DynTensor& a, const DynTensor& b, const DynTensor& c, ErrorCode code) {
-    expect_error(bwd_->can_implement(a, b, c), code, "GatedActivationBackwardPlan");
+  void expect_bwd(const ConstDynTensor& a, const ConstDynTensor& b, const DynTensor& c, ErrorCode code) {
+    expect_error(bwd_->can_implement({a, b, c}), code, "GatedActivationBackwardPlan");
     std::fill(std::begin(dx_), std::end(dx_), 7.0f);
     std::fill(std::begin(x_), std::end(x_), 7.0f);
-    expect_error(bwd_->run(Stream::host(), {}, a, b, c), code, "GatedActivationBackwardPlan");
+    expect_error(bwd_->run(Stream::host(), {}, {a, b, c}), code, "GatedActivationBackwardPlan");
     for (float f : dx_) EXPECT_EQ(f, 7.0f) << "run wrote despite the rejection";
     for (float f : x_) EXPECT_EQ(f, 7.0f) << "run wrote despite the rejection";
   }
@@ -127,12 +127,12 @@ class GatedCanImplement : public ::testing::Test {
 };
 
 TEST_F(GatedCanImplement, AcceptsTheDescribedTensorsAndInPlace) {
-  EXPECT_TRUE(fwd_->can_implement(x(), y()));
-  EXPECT_TRUE(bwd_->can_implement(dy(), x(), dx()));
-  EXPECT_TRUE(bwd_->can_implement(dy(), x(), x()));  // in place
-  DynTensor bx = x();
+  EXPECT_TRUE(fwd_->can_implement({x(), y()}));
+  EXPECT_TRUE(bwd_->can_implement({dy(), x(), dx()}));
+  EXPECT_TRUE(bwd_->can_implement({dy(), x(), x()}));  // in place
+  ConstDynTensor bx = x();
   bx.stride[0] = 0;  // inputs may broadcast
-  EXPECT_TRUE(fwd_->can_implement(bx, y()));
+  EXPECT_TRUE(fwd_->can_implement({bx, y()}));
 }
 
 TEST_F(GatedCanImplement, OutputShapeNotHalved) {
@@ -141,22 +141,22 @@ TEST_F(GatedCanImplement, OutputShapeNotHalved) {
 }
 
 TEST_F(GatedCanImplement, RankOrShapeMismatch) {
-  expect_fwd(DynTensor::dense(x_, ElementKind::F32, Shape{24}), y(), ErrorCode::InvalidProblem);
-  expect_fwd(DynTensor::dense(x_, ElementKind::F32, Shape{4, 6, 1}), y(), ErrorCode::InvalidProblem);
-  expect_bwd(DynTensor::dense(dy_, ElementKind::F32, Shape{4, 6}), x(), dx(), ErrorCode::InvalidProblem);  // dy
-  expect_bwd(dy(), DynTensor::dense(x_, ElementKind::F32, Shape{4, 3}), dx(), ErrorCode::InvalidProblem);   // x
+  expect_fwd(ConstDynTensor::dense(x_, ElementKind::F32, Shape{24}), y(), ErrorCode::InvalidProblem);
+  expect_fwd(ConstDynTensor::dense(x_, ElementKind::F32, Shape{4, 6, 1}), y(), ErrorCode::InvalidProblem);
+  expect_bwd(ConstDynTensor::dense(dy_, ElementKind::F32, Shape{4, 6}), x(), dx(), ErrorCode::InvalidProblem);  // dy
+  expect_bwd(dy(), ConstDynTensor::dense(x_, ElementKind::F32, Shape{4, 3}), dx(), ErrorCode::InvalidProblem);  // x
   expect_bwd(dy(), x(), DynTensor::dense(dx_, ElementKind::F32, Shape{4, 3}), ErrorCode::InvalidProblem);  // dx
   expect_bwd(dy(), x(), DynTensor::dense(dx_, ElementKind::F32, Shape{8, 3}), ErrorCode::InvalidProblem);
 }
 
 TEST_F(GatedCanImplement, KindMismatch) {
-  expect_fwd(DynTensor::dense(x_, ElementKind::S32, Shape{4, 6}), y(), ErrorCode::InvalidProblem);
+  expect_fwd(ConstDynTensor::dense(x_, ElementKind::S32, Shape{4, 6}), y(), ErrorCode::InvalidProblem);
   expect_fwd(x(), DynTensor::dense(y_, ElementKind::F64, Shape{4, 3}), ErrorCode::InvalidProblem);
-  expect_bwd(DynTensor::dense(dy_, ElementKind::F16, Shape{4, 3}), x(), dx(), ErrorCode::InvalidProblem);
+  expect_bwd(ConstDynTensor::dense(dy_, ElementKind::F16, Shape{4, 3}), x(), dx(), ErrorCode::InvalidProblem);
 }
 
 TEST_F(GatedCanImplement, NullOrMisaligned) {
-  DynTensor a = x();
+  ConstDynTensor a = x();
   a.data = nullptr;
   expect_fwd(a, y(), ErrorCode::InvalidProblem);
   DynTensor b = dx();
@@ -174,14 +174,14 @@ TEST_F(GatedCanImplement, StrideZeroOutput) {
 }
 
 TEST_F(GatedCanImplement, InPlaceWithOtherStrides) {
-  DynTensor a = x();
+  ConstDynTensor a = x();
   a.stride = {1, 4};  // the same memory read transposed
-  EXPECT_TRUE(bwd_->can_implement(dy(), a, dx())) << "x may be any view when dx is elsewhere";
+  EXPECT_TRUE(bwd_->can_implement({dy(), a, dx()})) << "x may be any view when dx is elsewhere";
   expect_bwd(dy(), a, x(), ErrorCode::InvalidProblem);  // dx over x with other strides
 }
 
 TEST_F(GatedCanImplement, DyAliasesDx) {
-  DynTensor d = dy();
+  ConstDynTensor d = dy();
   d.data = dx_;
   expect_bwd(d, x(), dx(), ErrorCode::InvalidProblem);
 }

@@ -166,7 +166,7 @@ TEST_P(GatedSweep, ForwardAndBackward) {
     auto y = make_device_tensor(stream, k, out, g.y, sentinel_storage(k, storage_elements(out, g.y)));
     EXPECT_TRUE(x && y);
     if (!x || !y) return {};
-    const Status s = fwd->run(stream, {}, x->view, y->view);
+    const Status s = fwd->run(stream, {}, {x->view, y->view});
     EXPECT_TRUE(s) << s.to_string();
     return download(*y);
   };
@@ -176,14 +176,14 @@ TEST_P(GatedSweep, ForwardAndBackward) {
     EXPECT_TRUE(x && dy);
     if (!x || !dy) return {};
     if (g.in_place) {
-      const Status s = bwd->run(stream, {}, dy->view, x->view, x->view);
+      const Status s = bwd->run(stream, {}, {dy->view, x->view, x->view});
       EXPECT_TRUE(s) << s.to_string();
       return download(*x);
     }
     auto dx = make_device_tensor(stream, k, g.in, g.dx, sentinel_storage(k, storage_elements(g.in, g.dx)));
     EXPECT_TRUE(dx);
     if (!dx) return {};
-    const Status s = bwd->run(stream, {}, dy->view, x->view, dx->view);
+    const Status s = bwd->run(stream, {}, {dy->view, x->view, dx->view});
     EXPECT_TRUE(s) << s.to_string();
     return download(*dx);
   };

@@ -90,8 +90,8 @@ inline std::vector<uint8_t> host_forward(const GatedActivationDescriptor& d, con
   const Shape out = d.output_shape();
   std::vector<uint8_t> y(static_cast<size_t>(storage_bytes(d.element, out.numel())));
   if (!p) return y;
-  const Status s = p->run(Stream::host(), {}, DynTensor::dense(const_cast<uint8_t*>(x.data()), d.element, d.input_shape),
-                          DynTensor::dense(y.data(), d.element, out));
+  const Status s = p->run(Stream::host(), {}, {ConstDynTensor::dense(x.data(), d.element, d.input_shape),
+                                               DynTensor::dense(y.data(), d.element, out)});
   EXPECT_TRUE(s) << s.to_string();
   return y;
 }
@@ -103,9 +103,9 @@ inline std::vector<uint8_t> host_backward(const GatedActivationDescriptor& d, co
   std::vector<uint8_t> dx(x.size());
   if (!p) return dx;
   const Status s =
-      p->run(Stream::host(), {}, DynTensor::dense(const_cast<uint8_t*>(dy.data()), d.element, d.output_shape()),
-             DynTensor::dense(const_cast<uint8_t*>(x.data()), d.element, d.input_shape),
-             DynTensor::dense(dx.data(), d.element, d.input_shape));
+      p->run(Stream::host(), {}, {ConstDynTensor::dense(dy.data(), d.element, d.output_shape()),
+                                  ConstDynTensor::dense(x.data(), d.element, d.input_shape),
+                                  DynTensor::dense(dx.data(), d.element, d.input_shape)});
   EXPECT_TRUE(s) << s.to_string();
   return dx;
 }
@@ -119,7 +119,7 @@ inline std::vector<uint8_t> device_forward(const Stream& stream, const dynamic::
   auto yt = make_device_tensor(stream, d.element, out, dense_layout(out), {});
   EXPECT_TRUE(xt && yt);
   if (!xt || !yt) return {};
-  const Status s = p.run(stream, {}, xt->view, yt->view);
+  const Status s = p.run(stream, {}, {xt->view, yt->view});
   EXPECT_TRUE(s) << s.to_string();
   return download(*yt);
 }
@@ -133,7 +133,7 @@ inline std::vector<uint8_t> device_backward(const Stream& stream, const dynamic:
   auto dxt = make_device_tensor(stream, d.element, d.input_shape, dense_layout(d.input_shape), {});
   EXPECT_TRUE(dyt && xt && dxt);
   if (!dyt || !xt || !dxt) return {};
-  const Status s = p.run(stream, {}, dyt->view, xt->view, dxt->view);
+  const Status s = p.run(stream, {}, {dyt->view, xt->view, dxt->view});
   EXPECT_TRUE(s) << s.to_string();
   return download(*dxt);
 }

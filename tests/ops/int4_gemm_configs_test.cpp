@@ -112,10 +112,11 @@ void check_config(size_t index, const Case& cs, uint64_t seed) {
   l.grouped = G > 1;
   l.splits = splits;
   l.a = view(a.data(), kind, M, K, lda);
-  l.b = DynTensor::dense(b_q.data(), ElementKind::S32, Shape{K / 16, 2 * N});
-  l.scales = DynTensor::dense(scales.data(), kind, Shape{G, N});
-  if (cs.scheme == Int4Scheme::Asymmetric) l.zeros = DynTensor::dense(zeros.data(), ElementKind::S32, Shape{G, N / 8});
-  if (cs.bias) l.bias = DynTensor::dense(bias.data(), kind, Shape{N});
+  l.b = ConstDynTensor::dense(b_q.data(), ElementKind::S32, Shape{K / 16, 2 * N});
+  l.scales = ConstDynTensor::dense(scales.data(), kind, Shape{G, N});
+  if (cs.scheme == Int4Scheme::Asymmetric)
+    l.zeros = ConstDynTensor::dense(zeros.data(), ElementKind::S32, Shape{G, N / 8});
+  if (cs.bias) l.bias = ConstDynTensor::dense(bias.data(), kind, Shape{N});
   l.partial = DynTensor::dense(partial.data(), ElementKind::F32, Shape{splits, M, N});
 
   const detail::ExecContext host = *detail::make_exec_context(Stream::host());

@@ -25,7 +25,7 @@ namespace {
 
 // ------------------------------------------------------------- the tensor-core kernel: sim / cuda vs host
 
-DeviceTensor upload(const Stream& st, const DynTensor& host_view, int64_t storage_elems) {
+DeviceTensor upload(const Stream& st, const ConstDynTensor& host_view, int64_t storage_elems) {
   Strided l;
   for (int i = 0; i < host_view.rank(); ++i) l.stride[i] = host_view.stride[i];
   const size_t bytes = static_cast<size_t>(storage_elems) * (element_bits(host_view.kind) / 8);
@@ -62,14 +62,14 @@ void device_case(const Stream& dev, const DeviceCase& dc, uint64_t seed) {
   ASSERT_TRUE(plan.is_ok()) << plan.error().to_string();
   EXPECT_TRUE(plan->precision_guarantee().deterministic);
   Arr<T> c0(static_cast<size_t>(dc.m * p.ldc), to_t<T>(-768.0f));
-  const Int4GemmTensors ht = p.tensors(c0.data());
+  const dynamic::Int4MarlinGemmArgs ht = p.tensors(c0.data());
   const int64_t G = p.desc.weight_shape().num_groups();
   DeviceTensor da = upload(dev, ht.a, dc.m * p.lda);
   DeviceTensor db = upload(dev, ht.b_q, dc.k / 16 * 2 * dc.n);
   DeviceTensor ds = upload(dev, ht.scales, G * dc.n);
   DeviceTensor dc_ = upload(dev, ht.c, dc.m * p.ldc);
   std::optional<DeviceTensor> dz, dp, dbias;
-  Int4GemmTensors t{da.view, db.view, ds.view, {}, {}, {}, dc_.view};
+  dynamic::Int4MarlinGemmArgs t{da.view, db.view, ds.view, {}, {}, {}, dc_.view};
   if (ht.zeros.data) dz = upload(dev, ht.zeros, G * dc.n / 8), t.zeros = dz->view;
   if (ht.perm.data) dp = upload(dev, ht.perm, dc.k), t.perm = dp->view;
   if (ht.bias.data) dbias = upload(dev, ht.bias, dc.n), t.bias = dbias->view;
@@ -138,10 +138,10 @@ TEST_P(Int4GemmOnDevice, EmptyProblem) {
   auto c = Buffer::allocate(stream, 16);
   auto a = Buffer::allocate(stream, 16);
   ASSERT_TRUE(c.is_ok() && a.is_ok());
-  Int4GemmTensors t;
-  t.a = DynTensor::dense(a->data(), ElementKind::F16, Shape{0, 128});
-  t.b_q = DynTensor::dense(a->data(), ElementKind::S32, Shape{8, 128});  // not read
-  t.scales = DynTensor::dense(a->data(), ElementKind::F16, Shape{1, 64});
+  dynamic::Int4MarlinGemmArgs t;
+  t.a = ConstDynTensor::dense(a->data(), ElementKind::F16, Shape{0, 128});
+  t.b_q = ConstDynTensor::dense(a->data(), ElementKind::S32, Shape{8, 128});  // not read
+  t.scales = ConstDynTensor::dense(a->data(), ElementKind::F16, Shape{1, 64});
   t.c = DynTensor::dense(c->data(), ElementKind::F16, Shape{0, 64});
   EXPECT_TRUE(plan->run(stream, {}, t).is_ok());
 }
@@ -169,10 +169,10 @@ TEST(Int4MarlinGemm, SplitKRuleAndWorkspace) {
   // run on sim: the partial sums need their workspace, which must overlap no tensor.
   Arr<__half> a(1024, __float2half(1.0f)), scales(8 * 64, __float2half(0.5f)), c(64);
   Arr<int32_t> b_q(64 * 128, 0x12345678);
-  Int4GemmTensors t;
+  dynamic::Int4MarlinGemmArgs t;
   t.a = mat(a.data(), ElementKind::F16, 1, 1024, 1024);
-  t.b_q = DynTensor::dense(b_q.data(), ElementKind::S32, Shape{64, 128});
-  t.scales = DynTensor::dense(scales.data(), ElementKind::F16, Shape{8, 64});
+  t.b_q = ConstDynTensor::dense(b_q.data(), ElementKind::S32, Shape{64, 128});
+  t.scales = ConstDynTensor::dense(scales.data(), ElementKind::F16, Shape{8, 64});
   t.c = mat(c.data(), ElementKind::F16, 1, 64, 64);
   const size_t need = sim->workspace_size();
   Arr<uint8_t> ws(need);

@@ -65,11 +65,11 @@ void golden_case(const W4a16Case& gc) {
     d.with_shape(M, N, K);
     auto plan = dynamic::Int4MarlinGemmPlan::select(Stream::host(), d);
     ASSERT_TRUE(plan.is_ok()) << plan.error().to_string();
-    Int4GemmTensors t;
+    dynamic::Int4MarlinGemmArgs t;
     t.a = mat(a.data(), kind_t<T>, M, K, K);
-    t.b_q = DynTensor::dense(b_q.data(), ElementKind::S32, Shape{K / 16, 2 * N});
-    t.scales = DynTensor::dense(scales.data(), kind_t<T>, Shape{G, N});
-    if (!gc.sym) t.zeros = DynTensor::dense(zeros.data(), ElementKind::S32, Shape{G, N / 8});
+    t.b_q = ConstDynTensor::dense(b_q.data(), ElementKind::S32, Shape{K / 16, 2 * N});
+    t.scales = ConstDynTensor::dense(scales.data(), kind_t<T>, Shape{G, N});
+    if (!gc.sym) t.zeros = ConstDynTensor::dense(zeros.data(), ElementKind::S32, Shape{G, N / 8});
     if (act) t.perm = vec(perm.data(), ElementKind::S32, K);
     t.c = mat(c.data(), kind_t<T>, M, N, N);
     Arr<uint8_t> ws(plan->workspace_size());

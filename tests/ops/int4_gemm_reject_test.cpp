@@ -85,12 +85,12 @@ struct RejectFixture {
     std::iota(perm.data(), perm.data() + K, 0);
     for (size_t i = 0; i < scales.n; ++i) scales[i] = __float2half(0.01f);
   }
-  Int4GemmTensors tensors() const {
-    Int4GemmTensors t;
+  dynamic::Int4MarlinGemmArgs tensors() const {
+    dynamic::Int4MarlinGemmArgs t;
     t.a = mat(a.data(), ElementKind::F16, M, K, K);
-    t.b_q = DynTensor::dense(b_q.data(), ElementKind::S32, Shape{K / 16, 2 * N});
-    t.scales = DynTensor::dense(scales.data(), ElementKind::F16, Shape{G, N});
-    t.zeros = DynTensor::dense(zeros.data(), ElementKind::S32, Shape{G, N / 8});
+    t.b_q = ConstDynTensor::dense(b_q.data(), ElementKind::S32, Shape{K / 16, 2 * N});
+    t.scales = ConstDynTensor::dense(scales.data(), ElementKind::F16, Shape{G, N});
+    t.zeros = ConstDynTensor::dense(zeros.data(), ElementKind::S32, Shape{G, N / 8});
     t.perm = vec(perm.data(), ElementKind::S32, K);
     t.bias = vec(bias.data(), ElementKind::F16, N);
     t.c = mat(c.data(), ElementKind::F16, M, N, N);
@@ -103,15 +103,15 @@ TEST(Int4MarlinGemm, CanImplementRejections) {
   const int64_t M = f.M, N = f.N, K = f.K, G = f.G;
   auto plan = dynamic::Int4MarlinGemmPlan::select(Stream::host(), f.desc);
   ASSERT_TRUE(plan.is_ok());
-  const Int4GemmTensors ok = f.tensors();
+  const dynamic::Int4MarlinGemmArgs ok = f.tensors();
   ASSERT_TRUE(plan->can_implement(ok).is_ok()) << plan->can_implement(ok).error().to_string();
   auto with = [&](auto fn) {
-    Int4GemmTensors t = ok;
+    dynamic::Int4MarlinGemmArgs t = ok;
     fn(t);
     return plan->can_implement(t);
   };
   using E = ErrorCode;
-  using T = Int4GemmTensors;
+  using T = dynamic::Int4MarlinGemmArgs;
   // a
   expect_error(with([](T& t) { t.a.kind = ElementKind::Bf16; }), E::InvalidProblem, "element kind");
   expect_error(with([&](T& t) { t.a = mat(f.a.data(), ElementKind::F16, M + 1, K, K); }), E::InvalidProblem, "shape");
@@ -123,7 +123,7 @@ TEST(Int4MarlinGemm, CanImplementRejections) {
   // b_q
   expect_error(with([](T& t) { t.b_q.kind = ElementKind::U32; }), E::InvalidProblem, "element kind");
   expect_error(with([&](T& t) {
-                 t.b_q = DynTensor::dense(f.b_q.data(), ElementKind::S32, Shape{K / 16, N});
+                 t.b_q = ConstDynTensor::dense(f.b_q.data(), ElementKind::S32, Shape{K / 16, N});
                }),
                E::InvalidProblem, "shape");
   expect_error(with([&](T& t) { t.b_q.stride[0] = 2 * N + 4; }), E::InvalidProblem, "dense");
@@ -131,24 +131,24 @@ TEST(Int4MarlinGemm, CanImplementRejections) {
   // scales
   expect_error(with([](T& t) { t.scales.kind = ElementKind::Bf16; }), E::InvalidProblem, "element kind");
   expect_error(with([&](T& t) {
-                 t.scales = DynTensor::dense(f.scales.data(), ElementKind::F16, Shape{1, N});
+                 t.scales = ConstDynTensor::dense(f.scales.data(), ElementKind::F16, Shape{1, N});
                }),
                E::InvalidProblem, "shape");
   expect_error(with([&](T& t) { t.scales.stride[1] = 0; }), E::InvalidProblem, "dense");
   expect_error(with([&](T& t) { t.scales.data = f.scales.data() + 2; }), E::MisalignedOperand, "16-byte");
   // zeros
-  expect_error(with([](T& t) { t.zeros = DynTensor{}; }), E::InvalidProblem, "zeros is missing");
+  expect_error(with([](T& t) { t.zeros = ConstDynTensor{}; }), E::InvalidProblem, "zeros is missing");
   expect_error(with([&](T& t) {
-                 t.zeros = DynTensor::dense(f.zeros.data(), ElementKind::S32, Shape{G, N});
+                 t.zeros = ConstDynTensor::dense(f.zeros.data(), ElementKind::S32, Shape{G, N});
                }),
                E::InvalidProblem, "shape");
   expect_error(with([&](T& t) { t.zeros.data = f.zeros.data() + 1; }), E::MisalignedOperand, "16-byte");
   // perm
-  expect_error(with([](T& t) { t.perm = DynTensor{}; }), E::InvalidProblem, "perm is missing");
+  expect_error(with([](T& t) { t.perm = ConstDynTensor{}; }), E::InvalidProblem, "perm is missing");
   expect_error(with([&](T& t) { t.perm = vec(f.perm.data(), ElementKind::S32, K - 1); }), E::InvalidProblem, "shape");
   expect_error(with([&](T& t) { t.perm.stride[0] = 2; }), E::InvalidProblem, "dense");
   // bias
-  expect_error(with([](T& t) { t.bias = DynTensor{}; }), E::InvalidProblem, "bias is missing");
+  expect_error(with([](T& t) { t.bias = ConstDynTensor{}; }), E::InvalidProblem, "bias is missing");
   expect_error(with([&](T& t) { t.bias = vec(f.bias.data(), ElementKind::F16, N / 2); }), E::InvalidProblem, "shape");
   // c
   expect_error(with([](T& t) { t.c.kind = ElementKind::F32; }), E::InvalidProblem, "element kind");
@@ -170,24 +170,24 @@ TEST(Int4MarlinGemm, CanImplementRejections) {
     auto sym =
         dynamic::Int4MarlinGemmPlan::select(Stream::host(), Int4GemmDescriptor{}.with_shape(M, N, K).with_group(32));
     ASSERT_TRUE(sym.is_ok());
-    Int4GemmTensors t = ok;
-    t.zeros = DynTensor{}, t.perm = DynTensor{}, t.bias = DynTensor{};
+    dynamic::Int4MarlinGemmArgs t = ok;
+    t.zeros = ConstDynTensor{}, t.perm = ConstDynTensor{}, t.bias = ConstDynTensor{};
     ASSERT_TRUE(sym->can_implement(t).is_ok()) << sym->can_implement(t).error().to_string();
-    Int4GemmTensors z = t;
+    dynamic::Int4MarlinGemmArgs z = t;
     z.zeros = ok.zeros;
     expect_error(sym->can_implement(z), E::InvalidProblem, "zeros must be empty");
-    Int4GemmTensors p = t;
+    dynamic::Int4MarlinGemmArgs p = t;
     p.perm = ok.perm;
     expect_error(sym->can_implement(p), E::InvalidProblem, "perm must be empty");
-    Int4GemmTensors b = t;
+    dynamic::Int4MarlinGemmArgs b = t;
     b.bias = ok.bias;
     expect_error(sym->can_implement(b), E::InvalidProblem, "bias must be empty");
     // act-order with one group: no perm
     auto one = dynamic::Int4MarlinGemmPlan::select(
         Stream::host(), Int4GemmDescriptor{}.with_shape(M, N, K).with_group(-1).with_act_order());
     ASSERT_TRUE(one.is_ok());
-    Int4GemmTensors o = t;
-    o.scales = DynTensor::dense(f.scales.data(), ElementKind::F16, Shape{1, N});
+    dynamic::Int4MarlinGemmArgs o = t;
+    o.scales = ConstDynTensor::dense(f.scales.data(), ElementKind::F16, Shape{1, N});
     ASSERT_TRUE(one->can_implement(o).is_ok()) << one->can_implement(o).error().to_string();
     o.perm = ok.perm;
     expect_error(one->can_implement(o), E::InvalidProblem, "single group");
@@ -201,7 +201,7 @@ TEST(Int4MarlinGemm, RunRejections) {
   const size_t need = plan->workspace_size();
   ASSERT_EQ(need, static_cast<size_t>(f.M * f.K * 2));
   Arr<uint8_t> ws(need + 64);
-  const Int4GemmTensors ok = f.tensors();
+  const dynamic::Int4MarlinGemmArgs ok = f.tensors();
   const Stream host = Stream::host();
   ASSERT_TRUE(plan->run(host, Workspace(ws.data(), need), ok).is_ok());
   expect_error(plan->run(host, Workspace(ws.data(), need - 1), ok), ErrorCode::WorkspaceTooSmall, "workspace");
@@ -210,7 +210,7 @@ TEST(Int4MarlinGemm, RunRejections) {
   expect_error(plan->run(host, Workspace(f.a.data(), need), ok), ErrorCode::InvalidProblem, "the workspace overlaps a");
   expect_error(plan->run(host, Workspace(f.c.data(), need), ok), ErrorCode::InvalidProblem, "the workspace overlaps c");
   // run re-validates, checks the device, needs a selected plan
-  Int4GemmTensors bad = ok;
+  dynamic::Int4MarlinGemmArgs bad = ok;
   bad.c.kind = ElementKind::F32;
   expect_error(plan->run(host, Workspace(ws.data(), need), bad), ErrorCode::InvalidProblem, "element kind");
   expect_error(plan->run(Stream::sim(), Workspace(ws.data(), need), ok), ErrorCode::InvalidProblem,
@@ -233,7 +233,7 @@ TEST(Int4MarlinGemm, EmptyProblemsTouchNothing) {
     auto plan = dynamic::Int4MarlinGemmPlan::select(host, d);
     ASSERT_TRUE(plan.is_ok());
     EXPECT_EQ(plan->workspace_size(), 0u);
-    Int4GemmTensors t = f.tensors();
+    dynamic::Int4MarlinGemmArgs t = f.tensors();
     t.a = mat(f.a.data(), ElementKind::F16, 0, f.K, f.K);
     t.c = mat(f.c.data(), ElementKind::F16, 0, f.N, f.N);
     f.c[0] = __float2half(3.0f);
@@ -245,10 +245,10 @@ TEST(Int4MarlinGemm, EmptyProblemsTouchNothing) {
     Arr<__half> a(4 * 128, __float2half(1.0f)), c(8, __float2half(3.0f));
     auto plan = dynamic::Int4MarlinGemmPlan::select(host, Int4GemmDescriptor{}.with_shape(4, 0, 128));
     ASSERT_TRUE(plan.is_ok()) << plan.error().to_string();
-    Int4GemmTensors t;
+    dynamic::Int4MarlinGemmArgs t;
     t.a = mat(a.data(), ElementKind::F16, 4, 128, 128);
-    t.b_q = DynTensor::dense(nullptr, ElementKind::S32, Shape{8, 0});
-    t.scales = DynTensor::dense(nullptr, ElementKind::F16, Shape{1, 0});
+    t.b_q = ConstDynTensor::dense(nullptr, ElementKind::S32, Shape{8, 0});
+    t.scales = ConstDynTensor::dense(nullptr, ElementKind::F16, Shape{1, 0});
     t.c = mat(c.data(), ElementKind::F16, 4, 0, 8);
     ASSERT_TRUE(plan->run(host, {}, t).is_ok());
     EXPECT_EQ(__half2float(c[0]), 3.0f);

@@ -5,6 +5,7 @@
 //   K ∈ {128, 256}, with weights made by quantize_int4 on non-uniform f32 weights and packed by
 //   marlin_from_int4, gptq_pack → gptq_to_marlin and awq_pack → awq_to_marlin; tolerance: one rounding of T.
 //   And against the f32 weights within the derived quantization-error bound.
+// - The typed Int4MarlinGemmPlan<T> against the dynamic plan on host and sim.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -159,6 +160,51 @@ TEST(Int4MarlinGemm, SkuAndPrecision) {
   const Int4GemmDescriptor d = plan->descriptor();
   EXPECT_EQ(d.hash(), Int4GemmDescriptor(d).hash());
   EXPECT_NE(d.hash(), Int4GemmDescriptor(d).with_group(64).hash());
+}
+
+// Int4MarlinGemmPlan<T> forwards to the dynamic plan: on host and sim the same SKU and bytes, with every
+// optional operand given (asymmetric, act-order, bias) and with none (default TensorRefs); a descriptor whose
+// element is not T is rejected at select.
+TEST(Int4MarlinGemm, TypedPlanMatchesDynamic) {
+  using T = __nv_bfloat16;
+  for (bool full : {true, false}) {
+    SCOPED_TRACE(full ? "asym act_order bias" : "sym");
+    const Weights W = make_weights(256, 64, 32, full ? Int4Scheme::Asymmetric : Int4Scheme::Symmetric, full, 41);
+    const HostProblem<T> p(W, W.marlin, 5, full, 42);
+    const int64_t M = p.desc.m, N = p.desc.n, K = p.desc.k, G = p.desc.weight_shape().num_groups();
+    for (DeviceKind d : {DeviceKind::Host, DeviceKind::Sim}) {
+      SCOPED_TRACE(std::string(to_string(d)));
+      const Stream st = d == DeviceKind::Host ? Stream::host() : Stream::sim();
+      auto dp = dynamic::Int4MarlinGemmPlan::select(st, p.desc);
+      auto tp = Int4MarlinGemmPlan<T>::select(st, p.desc);
+      ASSERT_TRUE(dp.is_ok() && tp.is_ok()) << (dp ? tp.error() : dp.error()).to_string();
+      EXPECT_EQ(tp->sku(), dp->sku());
+      ASSERT_EQ(tp->workspace_size(), dp->workspace_size());
+      Arr<uint8_t> ws(tp->workspace_size());
+      const Workspace wsv(ws.data(), tp->workspace_size());
+      const auto elems = static_cast<size_t>(M * p.ldc);
+      Arr<T> want(elems, to_t<T>(-768.0f)), got(elems, to_t<T>(-768.0f));
+      ASSERT_TRUE(dp->run(st, wsv, p.tensors(want.data())).is_ok());
+      Int4MarlinGemmArgs<T> args;
+      args.a = TensorRef<T, 2>(p.a.data(), {M, K}, {p.lda, 1});
+      args.b_q = TensorRef<int32_t, 2>::dense(p.b_q.data(), {K / 16, 2 * N});
+      args.scales = TensorRef<T, 2>::dense(p.scales.data(), {G, N});
+      if (full) {
+        args.zeros = TensorRef<int32_t, 2>::dense(p.zeros.data(), {G, N / 8});
+        args.perm = TensorRef<int32_t, 1>::dense(p.perm.data(), {K});
+        args.bias = TensorRef<T, 1>::dense(p.bias.data(), {N});
+      }
+      args.c = TensorMut<T, 2>(got.data(), {M, N}, {p.ldc, 1});
+      ASSERT_TRUE(tp->can_implement(args).is_ok()) << tp->can_implement(args).to_string();
+      ASSERT_TRUE(tp->run(st, wsv, args).is_ok());
+      EXPECT_EQ(std::memcmp(got.data(), want.data(), got.n * sizeof(T)), 0);
+      EXPECT_NE(from_t<T>(got[0]), -768.0f);
+    }
+  }
+  expect_error(Int4MarlinGemmPlan<__half>::select(
+                   Stream::host(), Int4GemmDescriptor{}.with_shape(4, 64, 128).with_element(ElementKind::Bf16))
+                   .status(),
+               ErrorCode::InvalidProblem, "the descriptor's a/scales/bias/c kind");
 }
 
 // The deterministic claim: two runs give the same bits.

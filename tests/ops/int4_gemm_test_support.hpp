@@ -16,6 +16,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "baracuda/baracuda.hpp"
@@ -30,12 +31,22 @@ namespace baracuda::test {
 
 // ------------------------------------------------------------------------------------------ helpers
 
-inline DynTensor mat(const void* p, ElementKind k, int64_t rows, int64_t cols, int64_t ld) {
-  DynTensor t = DynTensor::dense(const_cast<void*>(p), k, Shape{rows, cols});
+/// The erased view of a pointer: a writable DynTensor, or a read-only ConstDynTensor for a const pointer.
+template <class P>
+using ViewOf = std::conditional_t<std::is_const_v<P>, ConstDynTensor, DynTensor>;
+
+/// A `[rows, cols]` view with row stride `ld`.
+template <class P>
+ViewOf<P> mat(P* p, ElementKind k, int64_t rows, int64_t cols, int64_t ld) {
+  ViewOf<P> t = ViewOf<P>::dense(p, k, Shape{rows, cols});
   t.stride[0] = ld;
   return t;
 }
-inline DynTensor vec(const void* p, ElementKind k, int64_t n) { return DynTensor::dense(const_cast<void*>(p), k, Shape{n}); }
+/// A dense `[n]` view.
+template <class P>
+ViewOf<P> vec(P* p, ElementKind k, int64_t n) {
+  return ViewOf<P>::dense(p, k, Shape{n});
+}
 
 template <class T>
 inline constexpr ElementKind kind_t = kind_of<T>;
@@ -165,14 +176,14 @@ struct HostProblem {
     for (size_t i = 0; i < bias.n; ++i) bias[i] = to_t<T>(ub(g));
   }
 
-  Int4GemmTensors tensors(T* c) const {
+  dynamic::Int4MarlinGemmArgs tensors(T* c) const {
     const int64_t M = desc.m, N = desc.n, K = desc.k, G = desc.weight_shape().num_groups();
-    Int4GemmTensors t;
+    dynamic::Int4MarlinGemmArgs t;
     t.a = mat(a.data(), kind_t<T>, M, K, lda);
-    t.b_q = DynTensor::dense(b_q.data(), ElementKind::S32, Shape{K / 16, 2 * N});
-    t.scales = DynTensor::dense(scales.data(), kind_t<T>, Shape{G, N});
+    t.b_q = ConstDynTensor::dense(b_q.data(), ElementKind::S32, Shape{K / 16, 2 * N});
+    t.scales = ConstDynTensor::dense(scales.data(), kind_t<T>, Shape{G, N});
     if (desc.scheme == Int4Scheme::Asymmetric)
-      t.zeros = DynTensor::dense(zeros.data(), ElementKind::S32, Shape{G, N / 8});
+      t.zeros = ConstDynTensor::dense(zeros.data(), ElementKind::S32, Shape{G, N / 8});
     if (desc.act_order_effective()) t.perm = vec(perm.data(), ElementKind::S32, K);
     if (desc.has_bias) t.bias = vec(bias.data(), kind_t<T>, N);
     t.c = mat(c, kind_t<T>, M, N, ldc);

@@ -7,6 +7,7 @@
 //   rounded once to bf16 here.
 // - The golden checkpoints of tests/data/w4a16_golden.json (independent numpy) through the plan on every device
 //   give the golden Marlin tensors byte for byte.
+// - The typed Int4MarlinRepackPlan<TScale> on host and sim against the host converters.
 // - Every select / can_implement / run rejection; empty problems; the SKU and guarantees.
 #include <gtest/gtest.h>
 
@@ -124,7 +125,7 @@ std::optional<Outputs> run_on(const Stream& st, const Problem& p) {
   DeviceTensor oq = output(st, ElementKind::S32, Shape{K / 16, 2 * N});
   DeviceTensor os = output(st, d.scale_element, Shape{G, N});
   std::optional<DeviceTensor> qz, pm, oz;
-  Int4RepackTensors t;
+  dynamic::Int4MarlinRepackArgs t;
   t.qweight = qw.view, t.scales = sc.view, t.out_qweight = oq.view, t.out_scales = os.view;
   if (awq) {
     qz = upload(st, ElementKind::S32, Shape{G, N / 8}, bytes_of(p.qzeros)), t.qzeros = qz->view;
@@ -233,6 +234,53 @@ TEST_P(Int4MarlinRepackOnDevice, GoldenCheckpointsGiveGoldenMarlin) {
   EXPECT_GT(awq, 0) << "missing golden data: no AWQ case";
 }
 
+// Int4MarlinRepackPlan<TScale> on host and sim (host memory serves both): the same bytes as the host
+// converters, for GPTQ with act-order (qzeros and out_zeros left default) and AWQ (every operand); a
+// descriptor whose scale_element is not TScale is rejected at select.
+template <class TScale>
+void typed_repack(const Stream& st, const Int4RepackDescriptor& d, uint64_t seed) {
+  SCOPED_TRACE(describe(d) + " on " + std::string(to_string(st.device())));
+  const Problem p = make_problem(d, seed);
+  ASSERT_FALSE(p.want_qweight.empty());
+  const int64_t K = d.k, N = d.n, G = d.weight_shape().num_groups();
+  const bool awq = d.format == Int4CheckpointFormat::Awq;
+  auto plan = Int4MarlinRepackPlan<TScale>::select(st, d);
+  ASSERT_TRUE(plan.is_ok()) << plan.error().to_string();
+  auto erased = dynamic::Int4MarlinRepackPlan::select(st, d);
+  ASSERT_TRUE(erased.is_ok());
+  EXPECT_EQ(plan->sku(), erased->sku());
+  std::vector<int32_t> out_qweight(static_cast<size_t>(K / 16 * 2 * N)), out_zeros(static_cast<size_t>(G * N / 8));
+  std::vector<TScale> out_scales(static_cast<size_t>(G * N));
+  Int4MarlinRepackArgs<TScale> args;
+  args.qweight = TensorRef<int32_t, 2>::dense(p.qweight.data(), awq ? std::array<int64_t, 2>{K, N / 8}
+                                                                    : std::array<int64_t, 2>{K / 8, N});
+  args.scales = TensorRef<__half, 2>::dense(p.scales.data(), {G, N});
+  if (!p.perm.empty()) args.perm = TensorRef<int32_t, 1>::dense(p.perm.data(), {K});
+  args.out_qweight = TensorMut<int32_t, 2>::dense(out_qweight.data(), {K / 16, 2 * N});
+  args.out_scales = TensorMut<TScale, 2>::dense(out_scales.data(), {G, N});
+  if (awq) {
+    args.qzeros = TensorRef<int32_t, 2>::dense(p.qzeros.data(), {G, N / 8});
+    args.out_zeros = TensorMut<int32_t, 2>::dense(out_zeros.data(), {G, N / 8});
+  }
+  ASSERT_TRUE(plan->can_implement(args).is_ok()) << plan->can_implement(args).to_string();
+  ASSERT_TRUE(plan->run(st, {}, args).is_ok());
+  EXPECT_EQ(bytes_of(out_qweight), p.want_qweight);
+  EXPECT_EQ(bytes_of(out_scales), p.want_scales);
+  if (awq) EXPECT_EQ(bytes_of(out_zeros), p.want_zeros);
+}
+
+TEST(Int4MarlinRepack, TypedPlan) {
+  for (const Stream& st : {Stream::host(), Stream::sim()}) {
+    typed_repack<__nv_bfloat16>(st, Int4RepackDescriptor{}.with_shape(256, 64).with_group(32).gptq(true)
+                                        .with_scale_element(ElementKind::Bf16), 700);
+    typed_repack<__half>(st, Int4RepackDescriptor{}.with_shape(128, 128).with_group(64).awq(), 710);
+  }
+  const auto bf16 =
+      Int4RepackDescriptor{}.with_shape(128, 64).with_group(32).gptq().with_scale_element(ElementKind::Bf16);
+  expect_error(Int4MarlinRepackPlan<__half>::select(Stream::host(), bf16).status(), ErrorCode::InvalidProblem,
+               "the descriptor's out_scales kind");
+}
+
 INSTANTIATE_TEST_SUITE_P(Devices, Int4MarlinRepackOnDevice, ::testing::ValuesIn(kTestDevices),
                          [](const auto& info) { return std::string(to_string(info.param)); });
 
@@ -290,12 +338,12 @@ struct HostTensors {
     for (int64_t i = 0; i < K; ++i) perm[i] = static_cast<int32_t>(K - 1 - i);
   }
   static DynTensor v(void* p, ElementKind k, const Shape& s) { return DynTensor::dense(p, k, s); }
-  Int4RepackTensors gptq() {
+  dynamic::Int4MarlinRepackArgs gptq() {
     return {v(qweight_gptq.data(), ElementKind::S32, {K / 8, N}), {}, v(scales.data(), ElementKind::F16, {G, N}),
             v(perm.data(), ElementKind::S32, {K}), v(out_qweight.data(), ElementKind::S32, {K / 16, 2 * N}),
             v(out_scales.data(), ElementKind::F16, {G, N}), {}};
   }
-  Int4RepackTensors awq() {
+  dynamic::Int4MarlinRepackArgs awq() {
     return {v(qweight_awq.data(), ElementKind::S32, {K, N / 8}), v(qzeros.data(), ElementKind::S32, {G, N / 8}),
             v(scales.data(), ElementKind::F16, {G, N}), {}, v(out_qweight.data(), ElementKind::S32, {K / 16, 2 * N}),
             v(out_scales.data(), ElementKind::F16, {G, N}), v(out_zeros.data(), ElementKind::S32, {G, N / 8})};
@@ -314,12 +362,12 @@ TEST(Int4MarlinRepack, CanImplementRejections) {
   ASSERT_TRUE(awq->can_implement(h.awq()).is_ok()) << awq->can_implement(h.awq()).to_string();
   const auto I = ErrorCode::InvalidProblem;
   auto gcheck = [&](auto mutate, const std::string& needle) {
-    Int4RepackTensors t = h.gptq();
+    dynamic::Int4MarlinRepackArgs t = h.gptq();
     mutate(t);
     expect_error(gptq->can_implement(t), I, needle);
   };
   auto acheck = [&](auto mutate, const std::string& needle) {
-    Int4RepackTensors t = h.awq();
+    dynamic::Int4MarlinRepackArgs t = h.awq();
     mutate(t);
     expect_error(awq->can_implement(t), I, needle);
   };
@@ -347,7 +395,7 @@ TEST(Int4MarlinRepack, CanImplementRejections) {
   // Act-order with a single group is planned without: perm must then be empty.
   auto single = dynamic::Int4MarlinRepackPlan::select(host, Int4RepackDescriptor{base}.with_group(-1).gptq(true));
   ASSERT_TRUE(single.is_ok());
-  Int4RepackTensors t = h.gptq();
+  dynamic::Int4MarlinRepackArgs t = h.gptq();
   t.scales.shape = Shape{1, N}, t.out_scales.shape = Shape{1, N};
   expect_error(single->can_implement(t), I, "single group");
   t.perm = {};
@@ -366,7 +414,7 @@ TEST(Int4MarlinRepack, RunRejections) {
   // Another device's stream.
   EXPECT_FALSE(plan->run(Stream::sim(), {}, h.gptq()).is_ok());
   // run re-validates.
-  Int4RepackTensors t = h.gptq();
+  dynamic::Int4MarlinRepackArgs t = h.gptq();
   t.out_qweight.shape = Shape{1, 1};
   expect_error(plan->run(host, {}, t), ErrorCode::InvalidProblem, "out_qweight has shape");
   // The host checks perm's values (the devices do not, as documented).
@@ -383,10 +431,10 @@ TEST(Int4MarlinRepack, EmptyProblems) {
       auto plan = dynamic::Int4MarlinRepackPlan::select(st, d);
       ASSERT_TRUE(plan.is_ok()) << plan.error().to_string();
       const int64_t G = k == 0 ? 0 : 1;
-      Int4RepackTensors t;
-      t.qweight = DynTensor::dense(nullptr, ElementKind::S32, Shape{k, n / 8});
-      t.qzeros = DynTensor::dense(nullptr, ElementKind::S32, Shape{G, n / 8});
-      t.scales = DynTensor::dense(nullptr, ElementKind::F16, Shape{G, n});
+      dynamic::Int4MarlinRepackArgs t;
+      t.qweight = ConstDynTensor::dense(nullptr, ElementKind::S32, Shape{k, n / 8});
+      t.qzeros = ConstDynTensor::dense(nullptr, ElementKind::S32, Shape{G, n / 8});
+      t.scales = ConstDynTensor::dense(nullptr, ElementKind::F16, Shape{G, n});
       t.out_qweight = DynTensor::dense(nullptr, ElementKind::S32, Shape{k / 16, 2 * n});
       t.out_scales = DynTensor::dense(nullptr, ElementKind::F16, Shape{G, n});
       t.out_zeros = DynTensor::dense(nullptr, ElementKind::S32, Shape{G, n / 8});

@@ -183,9 +183,9 @@ TEST_P(IntGemmOnDevice, SmoothQuantLinearMatchesHost) {
             for (int64_t i = 0; i < sh.n; ++i) write_float(out, bmem.data(), i, ub(gen));
             const auto desc = SmoothQuantLinearDescriptor{}
                                   .with_shape(sh.m, sh.n, sh.k)
-                                  .with_act_scale(0.0173f)
+                                  .with_x_scale(0.0173f)
                                   .with_output(out)
-                                  .with_weight_scale(g)
+                                  .with_weight_scale_granularity(g)
                                   .with_bias(bias)
                                   .with_activation(act);
             auto hp = dynamic::SmoothQuantLinearPlan::select(Stream::host(), desc);
@@ -217,7 +217,7 @@ TEST_P(IntGemmOnDevice, QuantizedLinearMatchesHost) {
   struct Mode {
     DynamicRangeMode mode;
     ElementKind aq;
-    QuantConvention conv;  // the activation quantization's
+    QuantConvention conv;  // of x's quantization
   };
   const Mode modes[] = {{DynamicRangeMode::Symmetric, ElementKind::S8, QuantConvention::PyTorch},
                         {DynamicRangeMode::Symmetric, ElementKind::S8, QuantConvention::Exact},
@@ -255,7 +255,7 @@ TEST_P(IntGemmOnDevice, QuantizedLinearMatchesHost) {
                                   .with_element(xk)
                                   .with_output(out)
                                   .with_mode(md.mode)
-                                  .with_activation_quantized(md.aq)
+                                  .with_x_quantized(md.aq)
                                   .with_bias(bias)
                                   .with_activation(act)
                                   .with_convention(md.conv);
@@ -357,7 +357,7 @@ TEST_P(IntGemmOnDevice, SplitKDecodeLinearExact) {
         const DynTensor hbias = bias ? vec(bmem.data(), out, sh.n) : DynTensor{};
         // SmoothQuantLinear
         {
-          const auto desc = SmoothQuantLinearDescriptor{}.with_shape(sh.m, sh.n, sh.k).with_act_scale(0.0173f)
+          const auto desc = SmoothQuantLinearDescriptor{}.with_shape(sh.m, sh.n, sh.k).with_x_scale(0.0173f)
                                 .with_output(out).with_bias(bias).with_activation(act);
           std::vector<uint8_t> yh = y;
           auto hp = dynamic::SmoothQuantLinearPlan::select(Stream::host(), desc);
@@ -385,7 +385,7 @@ TEST_P(IntGemmOnDevice, SplitKDecodeLinearExact) {
           const bool asym = mode == DynamicRangeMode::Asymmetric;
           const auto desc = QuantizedLinearDescriptor{}.with_shape(sh.m, sh.n, sh.k).with_element(ElementKind::F32)
                                 .with_output(out).with_mode(mode)
-                                .with_activation_quantized(asym ? ElementKind::U8 : ElementKind::S8)
+                                .with_x_quantized(asym ? ElementKind::U8 : ElementKind::S8)
                                 .with_bias(bias).with_activation(act);
           std::vector<uint8_t> yh = y;
           auto hp = dynamic::QuantizedLinearPlan::select(Stream::host(), desc);
@@ -424,14 +424,15 @@ TEST(IntGemmSplitK, WorkspaceRejections) {
   ASSERT_EQ(gp->workspace_size(), need);
   ASSERT_EQ(sp->workspace_size(), need);
   Arr<uint8_t> ws(need + 256);
-  const IntGemmTensors gt{mat(a.data(), ElementKind::S8, sh.m, sh.k, sh.k), mat(w.data(), ElementKind::S8, sh.n, sh.k, sh.k),
-                          mat(c.data(), ElementKind::S32, sh.m, sh.n, sh.n)};
-  const SmoothQuantLinearTensors st{gt.a, gt.b, vec(sw.data(), ElementKind::F32, sh.n), DynTensor{},
-                                    mat(y.data(), ElementKind::F32, sh.m, sh.n, sh.n)};
+  const dynamic::IntGemmArgs gt{mat(a.data(), ElementKind::S8, sh.m, sh.k, sh.k),
+                                mat(w.data(), ElementKind::S8, sh.n, sh.k, sh.k),
+                                mat(c.data(), ElementKind::S32, sh.m, sh.n, sh.n)};
+  const dynamic::SmoothQuantLinearArgs st{gt.a, gt.b, vec(sw.data(), ElementKind::F32, sh.n), {},
+                                          mat(y.data(), ElementKind::F32, sh.m, sh.n, sh.n)};
   expect_error(gp->run(sim, Workspace(ws.data(), need - 1), gt), ErrorCode::WorkspaceTooSmall, "workspace too small");
   expect_error(gp->run(sim, Workspace{}, gt), ErrorCode::WorkspaceTooSmall, "split-K parts");
   expect_error(gp->run(sim, Workspace(ws.data() + 16, need), gt), ErrorCode::MisalignedOperand, "256-byte aligned");
-  expect_error(gp->run(sim, Workspace(c.data(), need), gt), ErrorCode::InvalidProblem, "the workspace overlaps C");
+  expect_error(gp->run(sim, Workspace(c.data(), need), gt), ErrorCode::InvalidProblem, "the workspace overlaps c");
   expect_error(sp->run(sim, Workspace(ws.data(), need - 1), st), ErrorCode::WorkspaceTooSmall, "workspace too small");
   expect_error(sp->run(sim, Workspace(ws.data() + 16, need), st), ErrorCode::MisalignedOperand, "256-byte aligned");
   expect_error(sp->run(sim, Workspace(w.data(), need), st), ErrorCode::InvalidProblem, "the workspace overlaps weight");

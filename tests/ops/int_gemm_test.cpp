@@ -1,7 +1,8 @@
 // The int_gemm family on the host device: IntGemm exactly against an independent int64 loop on ragged shapes
 // and every (s8/u8)² pair; SmoothQuantLinear and QuantizedLinear against a double-precision recomputation,
 // against the documented f32 epilogue bit for bit, and against the float x·Wᵀ within the derived
-// quantization bound; SmoothQuant's smoothing utilities against hand-computed values.
+// quantization bound; the typed wrappers against the dynamic plans on host and sim; SmoothQuant's smoothing
+// utilities against hand-computed values.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -34,8 +35,8 @@ void check_int_gemm(const GemmShape& sh, bool padded) {
   fill_random(a, 1 + sh.m), fill_random(b, 2 + sh.n);
   auto plan = dynamic::IntGemmPlan::select(host, IntGemmDescriptor{}.with_shape(sh.m, sh.n, sh.k).with_kinds(ka, kb));
   ASSERT_TRUE(plan.is_ok()) << plan.error().to_string();
-  const IntGemmTensors t{mat(a.data(), ka, sh.m, sh.k, lda), mat(b.data(), kb, sh.n, sh.k, ldb),
-                         mat(c.data(), ElementKind::S32, sh.m, sh.n, ldc)};
+  const dynamic::IntGemmArgs t{mat(a.data(), ka, sh.m, sh.k, lda), mat(b.data(), kb, sh.n, sh.k, ldb),
+                               mat(c.data(), ElementKind::S32, sh.m, sh.n, ldc)};
   ASSERT_TRUE(plan->run(host, Workspace{}, t).is_ok());
   for (int64_t m = 0; m < sh.m; ++m)
     for (int64_t n = 0; n < ldc; ++n) {
@@ -120,7 +121,7 @@ TEST(SmoothQuantLinear, AgainstDoubleRecomputation) {
   };
   for (const SqCase& c : cases) {
     const auto [M, N, K] = c.sh;
-    const float act_scale = 0.0173f;
+    const float x_scale = 0.0173f;
     const bool f64 = c.out == ElementKind::F64;
     const ElementKind sk = f64 ? ElementKind::F64 : ElementKind::F32;
     Arr<int8_t> a(M * K), w(N * K);
@@ -140,17 +141,17 @@ TEST(SmoothQuantLinear, AgainstDoubleRecomputation) {
     }
     const auto desc = SmoothQuantLinearDescriptor{}
                           .with_shape(M, N, K)
-                          .with_act_scale(act_scale)
+                          .with_x_scale(x_scale)
                           .with_output(c.out)
-                          .with_weight_scale(c.g)
+                          .with_weight_scale_granularity(c.g)
                           .with_bias(c.bias)
                           .with_activation(c.act);
     auto plan = dynamic::SmoothQuantLinearPlan::select(host, desc);
     ASSERT_TRUE(plan.is_ok()) << plan.error().to_string();
     EXPECT_EQ(plan->workspace_size(), 0u);
-    SmoothQuantLinearTensors t{mat(a.data(), ElementKind::S8, M, K, K), mat(w.data(), ElementKind::S8, N, K, K),
-                               vec(sw_mem.data(), sk, ns), c.bias ? vec(bias_mem.data(), c.out, N) : DynTensor{},
-                               mat(y.data(), c.out, M, N, N)};
+    dynamic::SmoothQuantLinearArgs t{mat(a.data(), ElementKind::S8, M, K, K), mat(w.data(), ElementKind::S8, N, K, K),
+                                     vec(sw_mem.data(), sk, ns), c.bias ? vec(bias_mem.data(), c.out, N) : DynTensor{},
+                                     mat(y.data(), c.out, M, N, N)};
     ASSERT_TRUE(plan->run(host, {}, t).is_ok());
     // Rounding errors of the f32 (f64) epilogue: the int → float conversion, two products and the fma each
     // contribute ≤ u·|value| (u the opmath unit roundoff), so |v − v_exact| ≤ 4u·(|s_a·s_w·acc| + |bias|);
@@ -161,7 +162,7 @@ TEST(SmoothQuantLinear, AgainstDoubleRecomputation) {
       for (int64_t n = 0; n < N; ++n) {
         int64_t acc = 0;
         for (int64_t k = 0; k < K; ++k) acc += int64_t(a[m * K + k]) * w[n * K + k];
-        const double prod = double(act_scale) * sw[ns == N ? n : 0] * double(acc);
+        const double prod = double(x_scale) * sw[ns == N ? n : 0] * double(acc);
         const double pre = prod + (c.bias ? bias[n] : 0.0);
         double ref = pre;
         switch (c.act) {
@@ -193,7 +194,8 @@ TEST(SmoothQuantLinear, EpilogueOrderBitExact) {
   for (int64_t n = 0; n < N; ++n) sw[n] = 0.00123f * float(n + 1), bias[n] = 0.37f * float(n) - 1.9f;
   const float sa = 0.0371f;
   auto plan = dynamic::SmoothQuantLinearPlan::select(
-      host, SmoothQuantLinearDescriptor{}.with_shape(M, N, K).with_act_scale(sa).with_output(ElementKind::F32).with_bias());
+      host,
+      SmoothQuantLinearDescriptor{}.with_shape(M, N, K).with_x_scale(sa).with_output(ElementKind::F32).with_bias());
   ASSERT_TRUE(plan.is_ok());
   ASSERT_TRUE(plan->run(host, {}, {mat(a.data(), ElementKind::S8, M, K, K), mat(w.data(), ElementKind::S8, N, K, K),
                                    vec(sw.data(), ElementKind::F32, N), vec(bias.data(), ElementKind::F32, N),
@@ -244,7 +246,7 @@ TEST(QuantizedLinear, AgainstDoubleAndFloatReference) {
     const bool f64 = c.out == ElementKind::F64;
     const ElementKind sk = f64 ? ElementKind::F64 : ElementKind::F32;
     std::mt19937_64 g(M * 131 + N);
-    // Activations with an outlier channel and (asymmetric) a positive shift, as LLM activations have.
+    // x with an outlier channel and (asymmetric) a positive shift, as LLM activations have.
     std::uniform_real_distribution<double> dx(-2, 2), dw(-0.5, 0.5), db(-1, 1);
     Arr<uint8_t> x(M * K * 8), y(M * N * 8), sw_mem(N * 8), bias_mem(N * 8);
     std::vector<double> xv(M * K), wf(N * K), sw(N), bias(N);
@@ -269,7 +271,7 @@ TEST(QuantizedLinear, AgainstDoubleAndFloatReference) {
                           .with_element(c.x)
                           .with_output(c.out)
                           .with_mode(c.mode)
-                          .with_activation_quantized(c.aq)
+                          .with_x_quantized(c.aq)
                           .with_bias(c.bias)
                           .with_convention(conv);
     auto plan = dynamic::QuantizedLinearPlan::select(host, desc);
@@ -281,15 +283,14 @@ TEST(QuantizedLinear, AgainstDoubleAndFloatReference) {
     ASSERT_GE(plan->workspace_size(), size_t(M * K + M * 8));
     Arr<uint8_t> ws(plan->workspace_size());
     const Workspace wsv(ws.data(), plan->workspace_size());
-    QuantizedLinearTensors t{mat(x.data(), c.x, M, K, K), mat(wq.data(), ElementKind::S8, N, K, K),
-                             vec(sw_mem.data(), sk, N), c.bias ? vec(bias_mem.data(), c.out, N) : DynTensor{},
-                             mat(y.data(), c.out, M, N, N)};
+    dynamic::QuantizedLinearArgs t{mat(x.data(), c.x, M, K, K), mat(wq.data(), ElementKind::S8, N, K, K),
+                                   vec(sw_mem.data(), sk, N), c.bias ? vec(bias_mem.data(), c.out, N) : DynTensor{},
+                                   mat(y.data(), c.out, M, N, N)};
     ASSERT_TRUE(plan->run(host, wsv, t).is_ok());
-    const DynTensor qa = plan->quantized_activation(wsv), sa_t = plan->activation_scale(wsv),
-                    zp_t = plan->activation_zero_point(wsv);
+    const DynTensor qa = plan->quantized_x(wsv), sa_t = plan->x_scale(wsv), zp_t = plan->x_zero_point(wsv);
     const double u = f64 ? std::ldexp(1.0, -53) : std::ldexp(1.0, -24);
     // The per-token quantization of the convention (dynamic_range_quantize.hpp), recomputed independently
-    // (tests/ops/dynamic_range_reference.hpp): the plan's quantized activation, scales and zero points.
+    // (tests/ops/dynamic_range_reference.hpp): the plan's quantized x, scales and zero points.
     const dynamic_range::Expected want_a = dynamic_range::reference(
         DynamicRangeQuantizeDescriptor{}.with_element(c.x).with_shape(Shape{M, K}).with_mode(c.mode).with_convention(conv),
         xv, c.aq == ElementKind::U8 ? 0 : -128, c.aq == ElementKind::U8 ? 255 : 127);
@@ -308,7 +309,7 @@ TEST(QuantizedLinear, AgainstDoubleAndFloatReference) {
       };
       for (int64_t k = 0; k < K; ++k) ASSERT_EQ(qv(k), want_a.q[m * K + k]) << "q[" << m << ", " << k << "]";
       for (int64_t n = 0; n < N; ++n) {
-        // (1) vs the double recomputation from the plan's own quantized activation.
+        // (1) vs the double recomputation from the plan's own quantized x.
         int64_t acc = 0, sabs = 0;
         double xa = 0, sum_abs_x = 0, sum_abs_wd = 0;
         for (int64_t k = 0; k < K; ++k) {
@@ -323,7 +324,7 @@ TEST(QuantizedLinear, AgainstDoubleAndFloatReference) {
         const double got = read_out(c.out, y.data(), m * N + n);
         const double tol_round = 4.8 * u * (std::abs(prod) + std::abs(bias[n])) + unit_roundoff(c.out) * std::abs(ref);
         ASSERT_NEAR(got, ref, tol_round + 1e-300) << "double recomputation (" << m << ", " << n << ")";
-        // (2) vs the float x·Ŵᵀ (Ŵ the dequantized weight the plan was given): the activation's quantization
+        // (2) vs the float x·Ŵᵀ (Ŵ the dequantized weight the plan was given): x's quantization
         // error is |x − s_a(q − zp)| ≤ s_a/2 per element (round to nearest, no clamping: the range is the row's
         // own), so |Σ x·ŵ − Σ x̂·ŵ| ≤ (s_a/2)·Σ|ŵ|.
         const double bound_a = 0.5 * sa * sum_abs_wd * (1 + 1e-6);
@@ -355,6 +356,141 @@ TEST(QuantizedLinear, EmptyProblems) {
                                    mat(y.data(), ElementKind::F32, 2, 3, 3)})
                   .is_ok());
   EXPECT_EQ(std::vector<float>(y.data(), y.data() + 6), (std::vector<float>{0, 2, 0.25f, 0, 2, 0.25f}));
+}
+
+// ---------------------------------------------------------------------------------- typed wrappers
+
+/// The host stream, then the sim stream (whose device memory is host memory, so host arrays serve both).
+Stream stream_of(DeviceKind d) { return d == DeviceKind::Host ? Stream::host() : Stream::sim(); }
+
+template <class T>
+bool same_bytes(const Arr<T>& x, const Arr<T>& y) {
+  return x.n == y.n && std::memcmp(x.data(), y.data(), x.n * sizeof(T)) == 0;
+}
+
+// IntGemmPlan<TA, TB> forwards to dynamic::IntGemmPlan: the same SKU and bytes on host and sim; the kinds
+// are checked against the descriptor's at select.
+TEST(IntGemm, TypedPlanMatchesDynamic) {
+  const int64_t M = 5, N = 7, K = 64;
+  Arr<uint8_t> a(M * K);
+  Arr<int8_t> b(N * K);
+  fill_random(a, 31), fill_random(b, 32);
+  const auto desc = IntGemmDescriptor{}.with_shape(M, N, K).with_kinds(ElementKind::U8, ElementKind::S8);
+  for (DeviceKind d : {DeviceKind::Host, DeviceKind::Sim}) {
+    SCOPED_TRACE(std::string(to_string(d)));
+    const Stream st = stream_of(d);
+    auto dp = dynamic::IntGemmPlan::select(st, desc);
+    auto tp = IntGemmPlan<uint8_t, int8_t>::select(st, desc);
+    ASSERT_TRUE(dp.is_ok() && tp.is_ok()) << (dp ? tp.error() : dp.error()).to_string();
+    EXPECT_EQ(tp->sku(), dp->sku());
+    ASSERT_EQ(tp->workspace_size(), dp->workspace_size());
+    Arr<uint8_t> ws(tp->workspace_size());
+    const Workspace wsv(ws.data(), tp->workspace_size());
+    Arr<int32_t> want(M * N, 7), got(M * N, 7);
+    ASSERT_TRUE(dp->run(st, wsv, {mat(a.data(), ElementKind::U8, M, K, K), mat(b.data(), ElementKind::S8, N, K, K),
+                                  mat(want.data(), ElementKind::S32, M, N, N)})
+                    .is_ok());
+    const IntGemmArgs<uint8_t, int8_t> args{TensorRef<uint8_t, 2>::dense(a.data(), {M, K}),
+                                            TensorRef<int8_t, 2>::dense(b.data(), {N, K}),
+                                            TensorMut<int32_t, 2>::dense(got.data(), {M, N})};
+    ASSERT_TRUE(tp->can_implement(args).is_ok());
+    ASSERT_TRUE(tp->run(st, wsv, args).is_ok());
+    EXPECT_TRUE(same_bytes(got, want));
+    EXPECT_NE(want[0], 7);
+  }
+  expect_select_error(IntGemmPlan<int8_t, int8_t>::select(Stream::host(), desc), ErrorCode::InvalidProblem,
+                      "the descriptor's a kind");
+  expect_select_error(IntGemmPlan<uint8_t, uint8_t>::select(Stream::host(), desc), ErrorCode::InvalidProblem,
+                      "the descriptor's b kind");
+}
+
+// QuantizedLinearPlan<T, TOut> (f16 x, f32 y, no bias: the default TensorRef is "no bias"): the same y and the
+// same quantized x as the dynamic plan on host and sim; a mismatched kind is rejected at select.
+TEST(QuantizedLinear, TypedPlanMatchesDynamic) {
+  const int64_t M = 6, N = 9, K = 48;
+  Arr<__half> x(M * K);
+  for (int64_t i = 0; i < M * K; ++i) write_float(ElementKind::F16, x.data(), i, std::sin(0.37 * double(i)) * 3.0);
+  Arr<int8_t> w(N * K);
+  fill_random(w, 33);
+  Arr<float> sw(N);
+  for (int64_t n = 0; n < N; ++n) sw[n] = 0.001f * float(n + 2);
+  const auto desc = QuantizedLinearDescriptor{}
+                        .with_shape(M, N, K)
+                        .with_element(ElementKind::F16)
+                        .with_output(ElementKind::F32)
+                        .with_mode(DynamicRangeMode::Asymmetric)
+                        .with_x_quantized(ElementKind::U8);
+  for (DeviceKind d : {DeviceKind::Host, DeviceKind::Sim}) {
+    SCOPED_TRACE(std::string(to_string(d)));
+    const Stream st = stream_of(d);
+    auto dp = dynamic::QuantizedLinearPlan::select(st, desc);
+    auto tp = QuantizedLinearPlan<__half, float>::select(st, desc);
+    ASSERT_TRUE(dp.is_ok() && tp.is_ok()) << (dp ? tp.error() : dp.error()).to_string();
+    EXPECT_EQ(tp->sku(), dp->sku());
+    ASSERT_EQ(tp->workspace_size(), dp->workspace_size());
+    Arr<uint8_t> dws(dp->workspace_size()), tws(tp->workspace_size());
+    const Workspace dwsv(dws.data(), dp->workspace_size()), twsv(tws.data(), tp->workspace_size());
+    Arr<float> want(M * N, -1.0f), got(M * N, -1.0f);
+    ASSERT_TRUE(dp->run(st, dwsv,
+                        {mat(x.data(), ElementKind::F16, M, K, K), mat(w.data(), ElementKind::S8, N, K, K),
+                         vec(sw.data(), ElementKind::F32, N), {}, mat(want.data(), ElementKind::F32, M, N, N)})
+                    .is_ok());
+    const QuantizedLinearArgs<__half, float> args{
+        TensorRef<__half, 2>::dense(x.data(), {M, K}), TensorRef<int8_t, 2>::dense(w.data(), {N, K}),
+        TensorRef<float, 1>::dense(sw.data(), {N}), {}, TensorMut<float, 2>::dense(got.data(), {M, N})};
+    ASSERT_TRUE(tp->can_implement(args).is_ok());
+    ASSERT_TRUE(tp->run(st, twsv, args).is_ok());
+    EXPECT_TRUE(same_bytes(got, want));
+    EXPECT_EQ(std::memcmp(tp->quantized_x(twsv).data, dp->quantized_x(dwsv).data, M * K), 0);
+    EXPECT_EQ(std::memcmp(tp->x_scale(twsv).data, dp->x_scale(dwsv).data, M * 4), 0);
+    EXPECT_EQ(std::memcmp(tp->x_zero_point(twsv).data, dp->x_zero_point(dwsv).data, M * 4), 0);
+  }
+  expect_select_error(QuantizedLinearPlan<float, float>::select(Stream::host(), desc), ErrorCode::InvalidProblem,
+                      "the descriptor's x kind");
+  expect_select_error(QuantizedLinearPlan<__half, __half>::select(Stream::host(), desc), ErrorCode::InvalidProblem,
+                      "the descriptor's y kind");
+}
+
+// SmoothQuantLinearPlan<TOut> (bf16 y with bias): the same y as the dynamic plan on host and sim; a
+// mismatched output kind is rejected at select.
+TEST(SmoothQuantLinear, TypedPlanMatchesDynamic) {
+  const int64_t M = 4, N = 11, K = 32;
+  Arr<int8_t> a(M * K), w(N * K);
+  fill_random(a, 34), fill_random(w, 35);
+  Arr<float> sw(N);
+  Arr<__nv_bfloat16> bias(N);
+  for (int64_t n = 0; n < N; ++n) sw[n] = 0.002f * float(n + 1), bias[n] = __float2bfloat16(0.25f * float(n) - 1.0f);
+  const auto desc = SmoothQuantLinearDescriptor{}
+                        .with_shape(M, N, K)
+                        .with_x_scale(0.0173f)
+                        .with_output(ElementKind::Bf16)
+                        .with_bias()
+                        .with_activation(LinearActivation::Relu);
+  for (DeviceKind d : {DeviceKind::Host, DeviceKind::Sim}) {
+    SCOPED_TRACE(std::string(to_string(d)));
+    const Stream st = stream_of(d);
+    auto dp = dynamic::SmoothQuantLinearPlan::select(st, desc);
+    auto tp = SmoothQuantLinearPlan<__nv_bfloat16>::select(st, desc);
+    ASSERT_TRUE(dp.is_ok() && tp.is_ok()) << (dp ? tp.error() : dp.error()).to_string();
+    EXPECT_EQ(tp->sku(), dp->sku());
+    Arr<uint8_t> ws(tp->workspace_size());
+    const Workspace wsv(ws.data(), tp->workspace_size());
+    Arr<__nv_bfloat16> want(M * N), got(M * N);
+    ASSERT_TRUE(dp->run(st, wsv,
+                        {mat(a.data(), ElementKind::S8, M, K, K), mat(w.data(), ElementKind::S8, N, K, K),
+                         vec(sw.data(), ElementKind::F32, N), vec(bias.data(), ElementKind::Bf16, N),
+                         mat(want.data(), ElementKind::Bf16, M, N, N)})
+                    .is_ok());
+    const SmoothQuantLinearArgs<__nv_bfloat16> args{
+        TensorRef<int8_t, 2>::dense(a.data(), {M, K}), TensorRef<int8_t, 2>::dense(w.data(), {N, K}),
+        TensorRef<float, 1>::dense(sw.data(), {N}), TensorRef<__nv_bfloat16, 1>::dense(bias.data(), {N}),
+        TensorMut<__nv_bfloat16, 2>::dense(got.data(), {M, N})};
+    ASSERT_TRUE(tp->can_implement(args).is_ok());
+    ASSERT_TRUE(tp->run(st, wsv, args).is_ok());
+    EXPECT_TRUE(same_bytes(got, want));
+  }
+  expect_select_error(SmoothQuantLinearPlan<float>::select(Stream::host(), desc), ErrorCode::InvalidProblem,
+                      "the descriptor's y kind");
 }
 
 // ---------------------------------------------------------------------------------- smoothing utilities

@@ -101,7 +101,7 @@ class Tensors {
   DynTensor out(ElementKind k, const Shape& shape) {
     return in(k, shape, Bytes(static_cast<size_t>(storage_bytes(k, shape.numel())), 0xA5));
   }
-  Bytes get(const DynTensor& v) const {
+  Bytes get(const ConstDynTensor& v) const {
     EXPECT_TRUE(stream_.synchronize().is_ok());
     for (const DeviceTensor& t : held_)
       if (t.view.data == v.data) return download(t);
@@ -115,8 +115,8 @@ class Tensors {
 };
 
 /// select, can_implement and run; the select result's error when select fails.
-Status run(const Stream& s, O op, const QuantizeDescriptor& d, const QuantizeTensors& t) {
-  auto p = dynamic::QuantizePlan::select(s, op, d);
+Status run(const Stream& s, O op, const QuantizeDescriptor& d, const dynamic::QuantizeArgs& t) {
+  auto p = dynamic::QuantizePlan::select(s, QuantizeDescriptor{d}.with_op(op));
   if (!p) return p.error();
   BARACUDA_TRY(p->can_implement(t));
   Buffer ws;
@@ -154,7 +154,7 @@ TEST_P(QuantizeConventions, NearTieThroughEveryOp) {
   const int32_t zp = 0, qmin = -7, qmax = 7;
   const auto d = desc(ElementKind::F32, ElementKind::S8, shape, conv).with_range(qmin, qmax).with_grad_factor(1.0);
   {
-    auto probe = dynamic::QuantizePlan::select(stream, O::Quantize, d);
+    auto probe = dynamic::QuantizePlan::select(stream, QuantizeDescriptor{d}.with_op(O::Quantize));
     BARACUDA_SKIP_IF_NO_CUDA_KERNELS(probe, device);
   }
   Tensors t(stream);
@@ -174,25 +174,25 @@ TEST_P(QuantizeConventions, NearTieThroughEveryOp) {
     qb_want.push_back(in ? 1.0f / s : 0.0f);
   }
   {  // Quantize (every convention) and Dequantize of the result
-    QuantizeTensors a;
-    a.x = x, a.scale = sc, a.zero_point = z, a.q = t.out(ElementKind::S8, shape);
+    dynamic::QuantizeArgs a;
+    a.x = x, a.scale = sc, a.zero_point = z, a.y = t.out(ElementKind::S8, shape);
     ASSERT_TRUE(run(stream, O::Quantize, d, a).is_ok());
-    EXPECT_EQ(decode(ElementKind::S8, t.get(a.q)), q_want);
-    QuantizeTensors b;
-    b.q = a.q, b.scale = sc, b.zero_point = z, b.y = t.out(ElementKind::F32, shape);
+    EXPECT_EQ(decode(ElementKind::S8, t.get(a.y)), q_want);
+    dynamic::QuantizeArgs b;
+    b.x = a.y, b.scale = sc, b.zero_point = z, b.y = t.out(ElementKind::F32, shape);
     ASSERT_TRUE(run(stream, O::Dequantize, d, b).is_ok());
     EXPECT_EQ(decode(ElementKind::F32, t.get(b.y)), y_want);
   }
   if (conv == C::Vllm) return;  // the rest is Unsupported (QuantizeConventionReject)
   {  // FakeQuantize, the learnable forward (zp 0.0), and the backward passes
-    QuantizeTensors a;
+    dynamic::QuantizeArgs a;
     a.x = x, a.scale = sc, a.zero_point = z, a.y = t.out(ElementKind::F32, shape);
     ASSERT_TRUE(run(stream, O::FakeQuantize, d, a).is_ok());
     EXPECT_EQ(decode(ElementKind::F32, t.get(a.y)), y_want);
     a.zero_point = zf;
     ASSERT_TRUE(run(stream, O::FakeQuantizeLearnable, d, a).is_ok());
     EXPECT_EQ(decode(ElementKind::F32, t.get(a.y)), y_want);
-    QuantizeTensors b;
+    dynamic::QuantizeArgs b;
     b.x = x, b.scale = sc, b.zero_point = z, b.dy = dy, b.dx = t.out(ElementKind::F32, shape);
     ASSERT_TRUE(run(stream, O::FakeQuantizeBackward, d, b).is_ok());
     EXPECT_EQ(decode(ElementKind::F32, t.get(b.dx)), mask_want);
@@ -225,18 +225,18 @@ TEST_P(QuantizeConventions, VllmSaturatesThenWrapsTheZeroPoint) {
       for (int32_t zp : {5, -5, 300, 0}) {
         SCOPED_TRACE(std::string(to_string(e)) + " " + std::string(to_string(qk)) + " zp " + std::to_string(zp));
         const auto d = desc(e, qk, shape, conv);
-        auto plan = dynamic::QuantizePlan::select(stream, O::Quantize, d);
+        auto plan = dynamic::QuantizePlan::select(stream, QuantizeDescriptor{d}.with_op(O::Quantize));
         BARACUDA_SKIP_IF_NO_CUDA_KERNELS(plan, device);
         ASSERT_TRUE(plan) << plan.error().to_string();
         const int32_t qmin = plan->quant_min(), qmax = plan->quant_max();
         Tensors t(stream);
-        QuantizeTensors a;
+        dynamic::QuantizeArgs a;
         a.x = t.in(e, shape, encode(e, xs));
         a.scale = t.in(ElementKind::F32, Shape{1}, encode(ElementKind::F32, {s}));
         a.zero_point = t.in(ElementKind::S32, Shape{1}, int32s({zp}));
-        a.q = t.out(qk, shape);
+        a.y = t.out(qk, shape);
         ASSERT_TRUE(run(stream, O::Quantize, d, a).is_ok());
-        const Bytes got = t.get(a.q);
+        const Bytes got = t.get(a.y);
         for (size_t i = 0; i < xs.size(); ++i) {
           int32_t v = 0;
           if (is_packed(qk)) {
@@ -274,10 +274,10 @@ TEST_P(QuantizeConventionsF64, ScaleIsUsedAsF32UnderPyTorch) {
   const std::vector<double> xs = {0.25, 0.15, -0.35, 12.7, 0.1, 1e-3, -12.85};
   const Shape shape{static_cast<int64_t>(xs.size())};
   const auto d = desc(ElementKind::F64, ElementKind::S8, shape, conv);
-  auto plan = dynamic::QuantizePlan::select(stream, O::FakeQuantize, d);
+  auto plan = dynamic::QuantizePlan::select(stream, QuantizeDescriptor{d}.with_op(O::FakeQuantize));
   BARACUDA_SKIP_IF_NO_CUDA_KERNELS(plan, device);
   Tensors t(stream);
-  QuantizeTensors a;
+  dynamic::QuantizeArgs a;
   a.x = t.in(ElementKind::F64, shape, encode(ElementKind::F64, xs));
   a.scale = t.in(ElementKind::F64, Shape{1}, encode(ElementKind::F64, {s}));
   a.zero_point = t.in(ElementKind::S32, Shape{1}, int32s({3}));
@@ -338,7 +338,7 @@ TEST_P(QuantizePackedGranularity, MatchesTheModel) {
     for (const G& g : gs) {
       SCOPED_TRACE(std::string(to_string(qk)) + " " + g.to_string());
       const auto d = desc(ElementKind::F32, qk, shape, conv).with_granularity(g);
-      auto plan = dynamic::QuantizePlan::select(stream, O::Quantize, d);
+      auto plan = dynamic::QuantizePlan::select(stream, QuantizeDescriptor{d}.with_op(O::Quantize));
       BARACUDA_SKIP_IF_NO_CUDA_KERNELS(plan, device);
       ASSERT_TRUE(plan) << plan.error().to_string();
       const Shape ps = plan->param_shape();
@@ -357,11 +357,11 @@ TEST_P(QuantizePackedGranularity, MatchesTheModel) {
               rng.below(2) ? static_cast<float>(k * sc) : static_cast<float>(rng.uniform(-12.0, 12.0) * sc);
         }
       Tensors t(stream);
-      QuantizeTensors a;
+      dynamic::QuantizeArgs a;
       a.x = t.in(ElementKind::F32, shape, encode(ElementKind::F32, x));
       a.scale = t.in(ElementKind::F32, ps, encode(ElementKind::F32, s));
       a.zero_point = t.in(ElementKind::S32, ps, int32s(zp));
-      a.q = t.out(qk, shape);
+      a.y = t.out(qk, shape);
       ASSERT_TRUE(run(stream, O::Quantize, d, a).is_ok());
       Bytes want(static_cast<size_t>(R * K / 2), 0);
       for (int64_t i = 0; i < R * K; ++i) {
@@ -370,12 +370,12 @@ TEST_P(QuantizePackedGranularity, MatchesTheModel) {
                                   qmin, qmax);
         want[static_cast<size_t>(i / 2)] |= static_cast<uint8_t>((q & 0xF) << (4 * (i % 2)));
       }
-      EXPECT_EQ(t.get(a.q), want) << "quantize";
+      EXPECT_EQ(t.get(a.y), want) << "quantize";
 
       Bytes bytes(want.size());
       for (uint8_t& b : bytes) b = static_cast<uint8_t>(rng.below(256));
-      QuantizeTensors b;
-      b.q = t.in(qk, shape, bytes);
+      dynamic::QuantizeArgs b;
+      b.x = t.in(qk, shape, bytes);
       b.scale = a.scale, b.zero_point = a.zero_point, b.y = t.out(ElementKind::F32, shape);
       ASSERT_TRUE(run(stream, O::Dequantize, d, b).is_ok());
       std::vector<double> y(static_cast<size_t>(R * K));
@@ -400,7 +400,7 @@ INSTANTIATE_TEST_SUITE_P(Devices, QuantizePackedGranularity,
 
 void expect_rejected(O op, const QuantizeDescriptor& d, ErrorCode code, std::string_view fragment) {
   for (const Stream& s : {Stream::host(), Stream::sim()}) {
-    auto p = dynamic::QuantizePlan::select(s, op, d);
+    auto p = dynamic::QuantizePlan::select(s, QuantizeDescriptor{d}.with_op(op));
     ASSERT_FALSE(p.is_ok()) << to_string(op) << ": " << fragment;
     EXPECT_EQ(p.error().code, code) << p.error().message;
     EXPECT_NE(p.error().message.find(fragment), std::string::npos) << p.error().message;
@@ -418,7 +418,7 @@ TEST(QuantizeConventionReject, WhatAConventionLacks) {
     const bool q_or_dq = op == O::Quantize || op == O::Dequantize;
     for (ElementKind e : {ElementKind::F16, ElementKind::Bf16, ElementKind::F32}) {
       auto d = QuantizeDescriptor{base}.with_element(e).with_convention(C::Vllm);
-      if (q_or_dq) EXPECT_TRUE(dynamic::QuantizePlan::select(Stream::host(), op, d).is_ok());
+      if (q_or_dq) EXPECT_TRUE(dynamic::QuantizePlan::select(Stream::host(), d.with_op(op)).is_ok());
       else expect_rejected(op, d, ErrorCode::Unsupported, "vllm convention covers quantize and dequantize");
     }
     expect_rejected(op, QuantizeDescriptor{base}.with_element(ElementKind::F64).with_convention(C::Vllm),
@@ -428,7 +428,8 @@ TEST(QuantizeConventionReject, WhatAConventionLacks) {
     expect_rejected(op, QuantizeDescriptor{base}.with_convention(static_cast<C>(9)), ErrorCode::InvalidProblem,
                     "invalid QuantConvention");
     for (C conv : {C::PyTorch, C::Exact})
-      EXPECT_TRUE(dynamic::QuantizePlan::select(Stream::sim(), op, QuantizeDescriptor{base}.with_convention(conv)));
+      EXPECT_TRUE(
+          dynamic::QuantizePlan::select(Stream::sim(), QuantizeDescriptor{base}.with_convention(conv).with_op(op)));
   }
 }
 
@@ -449,15 +450,17 @@ TEST(QuantizeConventionReject, PackedOddGroupAlongTheLastAxis) {
         expect_rejected(op, QuantizeDescriptor{d}.with_shape(Shape{6, 9}), ErrorCode::InvalidProblem,
                         "its extent must be even; got 9");
         for (const G& g : {G::per_group(0, 3), G::per_group(-1, 2), G::per_channel(-1), G::per_token()})
-          EXPECT_TRUE(dynamic::QuantizePlan::select(Stream::host(), op, QuantizeDescriptor{d}.with_granularity(g)))
+          EXPECT_TRUE(
+              dynamic::QuantizePlan::select(Stream::host(), QuantizeDescriptor{d}.with_granularity(g).with_op(op)))
               << g.to_string();
         // An 8-bit kind takes any group size; the fake-quantize ops store no packed tensor.
         const auto s8 = QuantizeDescriptor{d}.with_quantized(ElementKind::S8).with_granularity(G::per_group(-1, 3));
-        EXPECT_TRUE(dynamic::QuantizePlan::select(Stream::host(), op, s8));
+        EXPECT_TRUE(dynamic::QuantizePlan::select(Stream::host(), QuantizeDescriptor{s8}.with_op(op)));
       }
-  EXPECT_TRUE(dynamic::QuantizePlan::select(Stream::host(), O::FakeQuantize,
+  EXPECT_TRUE(dynamic::QuantizePlan::select(Stream::host(),
                                             desc(ElementKind::F32, ElementKind::U4, Shape{6, 18}, C::PyTorch)
-                                                .with_granularity(G::per_group(-1, 3))));
+                                                .with_granularity(G::per_group(-1, 3))
+                                                .with_op(O::FakeQuantize)));
 }
 
 }  // namespace

@@ -173,8 +173,8 @@ class Operands {
 };
 
 /// select → can_implement → run (with a workspace of workspace_size()); false with a failure recorded otherwise.
-bool run_op(const Stream& stream, QuantizeOp op, const QuantizeDescriptor& d, const QuantizeTensors& t) {
-  auto plan = dynamic::QuantizePlan::select(stream, op, d);
+bool run_op(const Stream& stream, QuantizeOp op, const QuantizeDescriptor& d, const dynamic::QuantizeArgs& t) {
+  auto plan = dynamic::QuantizePlan::select(stream, QuantizeDescriptor{d}.with_op(op));
   EXPECT_TRUE(plan) << to_string(op) << ": " << plan.error().to_string();
   if (!plan) return false;
   const Status ok = plan->can_implement(t);
@@ -285,11 +285,11 @@ void run_quantize_case(const Stream& stream, const GoldenCase& c, Counts* counts
     {  // Quantize
       Operands ops(stream);
       DeviceTensor* q = nullptr;
-      QuantizeTensors t;
+      dynamic::QuantizeArgs t;
       t.x = ops.input(ElementKind::F32, c.shape, c.f("x"));
       t.scale = ops.input(ElementKind::F32, pshape, c.f("scale"));
       t.zero_point = ops.input(ElementKind::S32, pshape, int32_bytes(c.i("zp")));
-      t.q = ops.output(qk, c.shape, &q);
+      t.y = ops.output(qk, c.shape, &q);
       if (run_op(stream, QuantizeOp::Quantize, d, t)) {
         const ElementKind bytes_kind = qk == ElementKind::S8 ? ElementKind::S8 : ElementKind::U8;
         EXPECT_TRUE(same_bits(bytes_kind, download(*q), conv == C::Exact ? q_exact : q_torch, &compared)) << "q";
@@ -298,8 +298,8 @@ void run_quantize_case(const Stream& stream, const GoldenCase& c, Counts* counts
     {  // Dequantize PyTorch's q: the same in every convention
       Operands ops(stream);
       DeviceTensor* y = nullptr;
-      QuantizeTensors t;
-      t.q = ops.input(qk, c.shape, q_torch);
+      dynamic::QuantizeArgs t;
+      t.x = ops.input(qk, c.shape, q_torch);
       t.scale = ops.input(ElementKind::F32, pshape, c.f("scale"));
       t.zero_point = ops.input(ElementKind::S32, pshape, int32_bytes(c.i("zp")));
       t.y = ops.output(ElementKind::F32, c.shape, &y);
@@ -320,7 +320,7 @@ void run_fake_case(const Stream& stream, const GoldenCase& c, Counts* counts) {
     const QuantizeDescriptor d = descriptor_of(c, conv);
     const std::string pre = conv == C::Exact ? "exact_" : "";
     int64_t& compared = counts->compared[std::string(to_string(conv))];
-    auto inputs = [&](Operands& ops, QuantizeTensors& t) {
+    auto inputs = [&](Operands& ops, dynamic::QuantizeArgs& t) {
       t.x = ops.input(e, c.shape, c.f("x"));
       t.scale = ops.input(sk, pshape, c.f("scale"));
       t.zero_point = ops.input(ElementKind::S32, pshape, int32_bytes(c.i("zp")));
@@ -328,7 +328,7 @@ void run_fake_case(const Stream& stream, const GoldenCase& c, Counts* counts) {
     {
       Operands ops(stream);
       DeviceTensor* y = nullptr;
-      QuantizeTensors t;
+      dynamic::QuantizeArgs t;
       inputs(ops, t);
       t.y = ops.output(e, c.shape, &y);
       if (run_op(stream, QuantizeOp::FakeQuantize, d, t))
@@ -337,7 +337,7 @@ void run_fake_case(const Stream& stream, const GoldenCase& c, Counts* counts) {
     for (QuantizeOp op : {QuantizeOp::FakeQuantizeBackward, QuantizeOp::QuantizeBackward}) {
       Operands ops(stream);
       DeviceTensor* dx = nullptr;
-      QuantizeTensors t;
+      dynamic::QuantizeArgs t;
       inputs(ops, t);
       t.dy = ops.input(e, c.shape, c.f("dy"));
       t.dx = ops.output(e, c.shape, &dx);
@@ -361,7 +361,7 @@ void run_learnable_case(const Stream& stream, const GoldenCase& c, Counts* count
     {
       Operands ops(stream);
       DeviceTensor* y = nullptr;
-      QuantizeTensors t;
+      dynamic::QuantizeArgs t;
       t.x = ops.input(e, c.shape, c.f("x"));
       t.scale = ops.input(sk, pshape, c.f("scale"));
       t.zero_point = ops.input(sk, pshape, c.f("zp"));
@@ -372,7 +372,7 @@ void run_learnable_case(const Stream& stream, const GoldenCase& c, Counts* count
     if (!c.has("dx")) continue;  // PyTorch 1.13's learnable backward takes f32 only
     Operands ops(stream);
     DeviceTensor *dx = nullptr, *ds = nullptr, *dzp = nullptr;
-    QuantizeTensors t;
+    dynamic::QuantizeArgs t;
     t.x = ops.input(e, c.shape, c.f("x"));
     t.scale = ops.input(sk, pshape, c.f("scale"));
     t.zero_point = ops.input(sk, pshape, c.f("zp"));
@@ -406,7 +406,8 @@ TEST_P(QuantizeGolden, MatchesPyTorchAndTheExactModel) {
   const std::vector<GoldenCase> cases = golden_cases();
   ASSERT_GE(cases.size(), 150u) << "tests/data/quantize_golden.json is missing or short";
   {
-    auto probe = dynamic::QuantizePlan::select(stream, QuantizeOp::Quantize, descriptor_of(cases.front(), C::PyTorch));
+    auto probe =
+        dynamic::QuantizePlan::select(stream, descriptor_of(cases.front(), C::PyTorch).with_op(QuantizeOp::Quantize));
     BARACUDA_SKIP_IF_NO_CUDA_KERNELS(probe, GetParam());
   }
   Counts counts;

@@ -32,36 +32,40 @@ bool uses(QuantizeOp op, std::string_view role) {
   using O = QuantizeOp;
   const bool bwd = op == O::QuantizeBackward || op == O::DequantizeBackward || op == O::FakeQuantizeBackward ||
                    op == O::FakeQuantizeLearnableBackward;
-  if (role == "x") return op != O::Dequantize && op != O::DequantizeBackward;
-  if (role == "q") return op == O::Quantize || op == O::Dequantize;
+  if (role == "x") return op != O::DequantizeBackward;
   if (role == "scale") return true;
   if (role == "zero_point") return op != O::DequantizeBackward;
-  if (role == "y") return op == O::Dequantize || op == O::FakeQuantize || op == O::FakeQuantizeLearnable;
+  if (role == "y") return !bwd;
   if (role == "dy" || role == "dx") return bwd;
   if (role == "dscale" || role == "dzero_point") return op == O::FakeQuantizeLearnableBackward;
   return false;
 }
-bool is_output(QuantizeOp op, std::string_view role) {
-  return role == "y" || role == "dx" || role == "dscale" || role == "dzero_point" ||
-         (role == "q" && op == QuantizeOp::Quantize);
+bool is_output(std::string_view role) {
+  return role == "y" || role == "dx" || role == "dscale" || role == "dzero_point";
 }
 bool is_param(std::string_view role) {
   return role == "scale" || role == "zero_point" || role == "dscale" || role == "dzero_point";
 }
+/// The quantized operand: Quantize's y, Dequantize's x.
+bool is_quantized(QuantizeOp op, std::string_view role) {
+  return (role == "y" && op == QuantizeOp::Quantize) || (role == "x" && op == QuantizeOp::Dequantize);
+}
+/// y can overwrite x in place (the ops whose x and y have one element kind).
+bool y_over_x(QuantizeOp op) { return op == QuantizeOp::FakeQuantize || op == QuantizeOp::FakeQuantizeLearnable; }
 
-constexpr std::array<std::string_view, 9> kRoles = {"x", "q", "scale", "zero_point", "y", "dy", "dx", "dscale",
+constexpr std::array<std::string_view, 8> kRoles = {"x", "scale", "zero_point", "dy", "y", "dx", "dscale",
                                                     "dzero_point"};
 
-DynTensor& slot(QuantizeTensors& t, std::string_view role) {
-  if (role == "x") return t.x;
-  if (role == "q") return t.q;
-  if (role == "scale") return t.scale;
-  if (role == "zero_point") return t.zero_point;
-  if (role == "y") return t.y;
-  if (role == "dy") return t.dy;
-  if (role == "dx") return t.dx;
-  if (role == "dscale") return t.dscale;
-  return t.dzero_point;
+/// Binds `view` to the operand `role` (an input as read-only).
+void bind_operand(dynamic::QuantizeArgs& t, std::string_view role, const DynTensor& view) {
+  if (role == "x") t.x = view;
+  else if (role == "scale") t.scale = view;
+  else if (role == "zero_point") t.zero_point = view;
+  else if (role == "dy") t.dy = view;
+  else if (role == "y") t.y = view;
+  else if (role == "dx") t.dx = view;
+  else if (role == "dscale") t.dscale = view;
+  else t.dzero_point = view;
 }
 
 /// A problem: the descriptor, the op, and the logical (row-major) bytes of every input.
@@ -73,7 +77,7 @@ struct Problem {
 };
 
 ElementKind kind_of_role(const Problem& p, std::string_view role) {
-  if (role == "q") return p.desc.quantized;
+  if (is_quantized(p.op, role)) return p.desc.quantized;
   if (role == "zero_point")
     return p.op == QuantizeOp::FakeQuantizeLearnable || p.op == QuantizeOp::FakeQuantizeLearnableBackward
                ? scale_kind_of(p.desc.element)
@@ -86,24 +90,24 @@ const Shape& shape_of_role(const Problem& p, std::string_view role) {
 }
 
 /// Layouts: dense; strided (every float/int8 operand with padded rows and reversed innermost dimension
-/// for x, parameters with stride 2); in place (y over x, dx over dy).
+/// for a float x, parameters with stride 2); in place (y over x where their kinds agree, dx over dy).
 enum class Layout { Dense, Strided, InPlace };
 
 Strided layout_for(const Problem& p, std::string_view role, Layout l) {
   const Shape& shape = shape_of_role(p, role);
   Strided s = dense_layout(shape);
-  if (l != Layout::Strided || (role == "q" && is_packed(p.desc.quantized)) || shape.rank == 0) return s;
+  if (l != Layout::Strided || (is_quantized(p.op, role) && is_packed(p.desc.quantized)) || shape.rank == 0) return s;
   if (is_param(role)) {  // every stride doubled
     for (int d = 0; d < shape.rank; ++d) s.stride[d] *= 2;
     return s;
   }
-  // Rows padded by 3 elements; x walks its innermost dimension backwards.
+  // Rows padded by 3 elements; a float x walks its innermost dimension backwards.
   int64_t stride = 1;
   for (int d = shape.rank - 1; d >= 0; --d) {
     s.stride[d] = stride;
     stride *= shape.dims[d] + (d == shape.rank - 1 ? 3 : 0);
   }
-  if (role == "x" && shape.dims[shape.rank - 1] > 0) {
+  if (role == "x" && !is_quantized(p.op, role) && shape.dims[shape.rank - 1] > 0) {
     const int last = shape.rank - 1;
     s.offset = (shape.dims[last] - 1) * s.stride[last];
     s.stride[last] = -s.stride[last];
@@ -113,16 +117,15 @@ Strided layout_for(const Problem& p, std::string_view role, Layout l) {
 
 /// Runs the problem on `stream`; returns the logical bytes of every output.
 std::map<std::string, std::vector<uint8_t>> run(const Stream& stream, const Problem& p, Layout layout) {
-  auto plan = dynamic::QuantizePlan::select(stream, p.op, p.desc);
+  auto plan = dynamic::QuantizePlan::select(stream, p.desc);
   EXPECT_TRUE(plan.is_ok()) << (plan ? "" : plan.error().message);
   if (!plan) return {};
   std::map<std::string, DeviceTensor, std::less<>> tensors;
-  QuantizeTensors t;
+  dynamic::QuantizeArgs t;
   for (std::string_view role : kRoles) {
     if (!uses(p.op, role)) continue;
-    const bool aliased = layout == Layout::InPlace &&
-                         ((role == "y" && uses(p.op, "x") && p.desc.shape == p.desc.shape) ||
-                          (role == "dx" && uses(p.op, "dy")));
+    const bool aliased = layout == Layout::InPlace && ((role == "y" && y_over_x(p.op)) ||
+                                                       (role == "dx" && uses(p.op, "dy")));
     if (aliased) continue;  // bound below
     const ElementKind k = kind_of_role(p, role);
     const Shape& shape = shape_of_role(p, role);
@@ -141,11 +144,11 @@ std::map<std::string, std::vector<uint8_t>> run(const Stream& stream, const Prob
     EXPECT_TRUE(dt.is_ok());
     if (!dt) return {};
     tensors.emplace(std::string(role), std::move(dt).value());
-    slot(t, role) = tensors.at(std::string(role)).view;
+    bind_operand(t, role, tensors.at(std::string(role)).view);
   }
   if (layout == Layout::InPlace) {
-    if (uses(p.op, "y") && uses(p.op, "x")) t.y = t.x;
-    if (uses(p.op, "dx")) t.dx = t.dy;
+    if (y_over_x(p.op)) t.y = tensors.at("x").view;
+    if (uses(p.op, "dx")) t.dx = tensors.at("dy").view;
   }
   std::vector<uint8_t> ws(plan->workspace_size());
   Buffer wsb;
@@ -159,8 +162,8 @@ std::map<std::string, std::vector<uint8_t>> run(const Stream& stream, const Prob
   EXPECT_TRUE(stream.synchronize().is_ok());
   std::map<std::string, std::vector<uint8_t>> out;
   for (std::string_view role : kRoles) {
-    if (!uses(p.op, role) || !is_output(p.op, role)) continue;
-    const bool aliased_y = layout == Layout::InPlace && role == "y" && uses(p.op, "x");
+    if (!uses(p.op, role) || !is_output(role)) continue;
+    const bool aliased_y = layout == Layout::InPlace && role == "y" && y_over_x(p.op);
     const bool aliased_dx = layout == Layout::InPlace && role == "dx";
     const std::string_view src = aliased_y ? "x" : aliased_dx ? "dy" : role;
     const DeviceTensor& dt = tensors.at(std::string(src));
@@ -210,19 +213,20 @@ void put_near(ElementKind k, std::vector<uint8_t>* bytes, int64_t i, double v, i
 
 /// Random inputs for the problem: x spread over about 1.3 × the representable range (some clamp), a third of
 /// them moved to within 0..2 ulps of a rounding tie (k + ½)·s of their own scale; positive scales, zero points
-/// inside the range (learnable: with fractions), q and dy random.
+/// inside the range (learnable: with fractions), a quantized x (Dequantize) and dy random.
 Problem make_problem(QuantizeOp op, QuantConvention conv, ElementKind e, ElementKind q, const G& g,
                      const Shape& shape, uint64_t seed) {
   Problem p;
   p.op = op;
   p.desc = QuantizeDescriptor{}
+               .with_op(op)
                .with_element(e)
                .with_quantized(q)
                .with_shape(shape)
                .with_granularity(g)
                .with_convention(conv);
   if (op == QuantizeOp::FakeQuantizeLearnableBackward) p.desc.with_grad_factor(0.75);
-  auto plan = dynamic::QuantizePlan::select(Stream::host(), op, p.desc);
+  auto plan = dynamic::QuantizePlan::select(Stream::host(), p.desc);
   EXPECT_TRUE(plan.is_ok()) << (plan ? "" : plan.error().message);
   if (!plan) return p;
   p.param_shape = plan->param_shape();
@@ -232,7 +236,7 @@ Problem make_problem(QuantizeOp op, QuantConvention conv, ElementKind e, Element
   std::vector<double> values, scales;
   p.inputs["scale"] = random_floats(sk, np, 0.02, 0.25, seed + 1, &scales);
   const double span = 0.25 * (qmax - qmin) * 1.3;
-  if (uses(op, "x")) {
+  if (uses(op, "x") && !is_quantized(op, "x")) {
     p.inputs["x"] = random_floats(e, n, -span, span, seed + 2, &values);
     Rng rng(seed + 6);
     for (int64_t i = 0; i < n; ++i) {
@@ -256,7 +260,7 @@ Problem make_problem(QuantizeOp op, QuantConvention conv, ElementKind e, Element
       p.inputs["zero_point"] = random_floats(sk, np, qmin - 0.4, qmax + 0.4, seed + 4, &values);
     }
   }
-  if (op == QuantizeOp::Dequantize) p.inputs["q"] = random_bits(q, n, seed + 5);
+  if (is_quantized(op, "x")) p.inputs["x"] = random_bits(q, n, seed + 5);
   return p;
 }
 
@@ -312,7 +316,7 @@ std::vector<SweepCase> sweep_cases() {
           for (const ShapeCase& sc : shapes)
             for (const G& g : sc.gs)
               for (Layout l : {Layout::Dense, Layout::Strided, Layout::InPlace}) {
-                if (l == Layout::InPlace && !(uses(op, "y") && uses(op, "x")) && !uses(op, "dx")) continue;
+                if (l == Layout::InPlace && !y_over_x(op) && !uses(op, "dx")) continue;
                 for (DeviceKind d : {DeviceKind::Sim, DeviceKind::Cuda}) {
                   std::string name = std::string(to_string(op)) + "_" + std::string(to_string(conv)) + "_" +
                                      std::string(to_string(e)) + "_" + std::string(to_string(q)) + "_" +
@@ -338,7 +342,7 @@ TEST_P(QuantizeSweep, MatchesHostReference) {
   BARACUDA_TEST_STREAM(stream, c.device);
   const Problem p = make_problem(c.op, c.conv, c.e, c.q, c.g, c.shape, 0x5eed + c.shape.numel());
   {
-    auto probe = dynamic::QuantizePlan::select(stream, c.op, p.desc);
+    auto probe = dynamic::QuantizePlan::select(stream, p.desc);
     BARACUDA_SKIP_IF_NO_CUDA_KERNELS(probe, c.device);
   }
   const auto expected = run(Stream::host(), p, Layout::Dense);

@@ -7,6 +7,7 @@
 // select / can_implement / run rejection.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -45,12 +46,12 @@ struct On {
 };
 
 dynamic::QuantizePlan must_select(const Stream& s, QuantizeOp op, const QuantizeDescriptor& d) {
-  auto p = dynamic::QuantizePlan::select(s, op, d);
+  auto p = dynamic::QuantizePlan::select(s, QuantizeDescriptor{d}.with_op(op));
   EXPECT_TRUE(p.is_ok()) << (p ? "" : p.error().message);
   return std::move(p).value();
 }
 
-Status run(const Stream& s, const dynamic::QuantizePlan& p, const QuantizeTensors& t) {
+Status run(const Stream& s, const dynamic::QuantizePlan& p, const dynamic::QuantizeArgs& t) {
   Buffer ws;
   if (p.workspace_size() > 0) ws = std::move(Buffer::allocate(s, p.workspace_size())).value();
   return p.run(s, Workspace(ws.data(), p.workspace_size()), t);
@@ -73,14 +74,14 @@ TEST_P(QuantizeValuesAll, TiesToEvenThenZeroPointThenClamp) {
   BARACUDA_TEST_STREAM(stream, device);
   const Shape shape{9};
   const auto d = with_conv(ElementKind::F32, ElementKind::S8, shape, conv);
-  auto plan = dynamic::QuantizePlan::select(stream, QuantizeOp::Quantize, d);
+  auto plan = dynamic::QuantizePlan::select(stream, QuantizeDescriptor{d}.with_op(QuantizeOp::Quantize));
   BARACUDA_SKIP_IF_NO_CUDA_KERNELS(plan, device);
   On<float> x(stream, {1.25f, 1.75f, -1.25f, 0.25f, -0.25f, 100.0f, -100.0f, kNaN, kInf}, shape);
   On<float> s(stream, {0.5f}, Shape{1});
   On<int32_t> z(stream, {1}, Shape{1});
   On<int8_t> q(stream, std::vector<int8_t>(9, 99), shape);
-  QuantizeTensors t;
-  t.x = x.view, t.scale = s.view, t.zero_point = z.view, t.q = q.view;
+  dynamic::QuantizeArgs t;
+  t.x = x.view, t.scale = s.view, t.zero_point = z.view, t.y = q.view;
   ASSERT_TRUE(run(stream, *plan, t).is_ok());
   const int8_t inf_q = conv == QuantConvention::Vllm ? -128 : 127;
   EXPECT_EQ(q.get(stream, 9), (std::vector<int8_t>{3, 5, -1, 1, 1, 127, -128, 1, inf_q}));
@@ -95,7 +96,7 @@ TEST_P(QuantizeValuesAll, ZeroScaleAndSingletonRange) {
   const Shape shape{3};
   const bool vllm = conv == QuantConvention::Vllm;
   auto d = with_conv(vllm ? ElementKind::F32 : ElementKind::F64, ElementKind::U8, shape, conv);
-  auto plan = dynamic::QuantizePlan::select(stream, QuantizeOp::Quantize, d);
+  auto plan = dynamic::QuantizePlan::select(stream, QuantizeDescriptor{d}.with_op(QuantizeOp::Quantize));
   BARACUDA_SKIP_IF_NO_CUDA_KERNELS(plan, device);
   On<double> x(stream, {1.0, -1.0, 0.0}, shape);
   On<double> s(stream, {0.0}, Shape{1});
@@ -103,8 +104,8 @@ TEST_P(QuantizeValuesAll, ZeroScaleAndSingletonRange) {
   On<float> sf(stream, {0.0f}, Shape{1});
   On<int32_t> z(stream, {7}, Shape{1});
   On<uint8_t> q(stream, std::vector<uint8_t>(3, 99), shape);
-  QuantizeTensors t;
-  t.x = vllm ? xf.view : x.view, t.scale = vllm ? sf.view : s.view, t.zero_point = z.view, t.q = q.view;
+  dynamic::QuantizeArgs t;
+  t.x = vllm ? xf.view : x.view, t.scale = vllm ? sf.view : s.view, t.zero_point = z.view, t.y = q.view;
   ASSERT_TRUE(run(stream, *plan, t).is_ok());
   EXPECT_EQ(q.get(stream, 3), vllm ? (std::vector<uint8_t>{0, 0, 7}) : (std::vector<uint8_t>{255, 0, 7}));
 
@@ -122,15 +123,15 @@ TEST_P(QuantizeValuesAll, PackedNibbleOrder) {
   BARACUDA_TEST_STREAM(stream, device);
   const Shape shape{6};
   const auto d = with_conv(ElementKind::F32, ElementKind::S4, shape, conv);
-  auto plan = dynamic::QuantizePlan::select(stream, QuantizeOp::Quantize, d);
+  auto plan = dynamic::QuantizePlan::select(stream, QuantizeDescriptor{d}.with_op(QuantizeOp::Quantize));
   BARACUDA_SKIP_IF_NO_CUDA_KERNELS(plan, device);
   On<float> x(stream, {-1, 2, 7, -8, 9, -9}, shape);
   On<float> s(stream, {1.0f}, Shape{1});
   On<int32_t> z(stream, {0}, Shape{1});
   On<uint8_t> q(stream, {0, 0, 0}, shape);
-  QuantizeTensors t;
-  t.x = x.view, t.scale = s.view, t.zero_point = z.view, t.q = q.view;
-  t.q.kind = ElementKind::S4;
+  dynamic::QuantizeArgs t;
+  t.x = x.view, t.scale = s.view, t.zero_point = z.view, t.y = q.view;
+  t.y.kind = ElementKind::S4;
   ASSERT_TRUE(run(stream, *plan, t).is_ok());
   EXPECT_EQ(q.get(stream, 3), (std::vector<uint8_t>{0x2F, 0x87, 0x87}));
 
@@ -139,19 +140,20 @@ TEST_P(QuantizeValuesAll, PackedNibbleOrder) {
   On<float> s2(stream, {0.5f}, Shape{1});
   On<int32_t> z2(stream, {1}, Shape{1});
   On<float> y(stream, std::vector<float>(6, 0.0f), shape);
-  QuantizeTensors u;
-  u.q = t.q, u.scale = s2.view, u.zero_point = z2.view, u.y = y.view;
+  dynamic::QuantizeArgs u;
+  u.x = t.y, u.scale = s2.view, u.zero_point = z2.view, u.y = y.view;
   ASSERT_TRUE(run(stream, dq, u).is_ok());
   EXPECT_EQ(y.get(stream, 6), (std::vector<float>{-1.0f, 0.5f, 3.0f, -4.5f, 3.0f, -4.5f}));
 
   // u4 with zp 8: −1 → 7, 2 → 10.
-  const auto du = must_select(stream, QuantizeOp::Quantize, QuantizeDescriptor{d}.with_quantized(ElementKind::U4).with_shape(Shape{2}));
+  const auto du = must_select(stream, QuantizeOp::Quantize,
+                              QuantizeDescriptor{d}.with_quantized(ElementKind::U4).with_shape(Shape{2}));
   On<float> x2(stream, {-1, 2}, Shape{2});
   On<int32_t> z8(stream, {8}, Shape{1});
   On<uint8_t> q2(stream, {0}, Shape{2});
-  QuantizeTensors w;
-  w.x = x2.view, w.scale = s.view, w.zero_point = z8.view, w.q = q2.view;
-  w.q.kind = ElementKind::U4;
+  dynamic::QuantizeArgs w;
+  w.x = x2.view, w.scale = s.view, w.zero_point = z8.view, w.y = q2.view;
+  w.y.kind = ElementKind::U4;
   ASSERT_TRUE(run(stream, du, w).is_ok());
   EXPECT_EQ(q2.get(stream, 1), (std::vector<uint8_t>{0xA7}));
 }
@@ -162,14 +164,14 @@ TEST_P(QuantizeValues, StraightThroughMaskIsInclusiveOnTheUnclampedValue) {
   BARACUDA_TEST_STREAM(stream, device);
   const Shape shape{5};
   const auto d = with_conv(ElementKind::F32, ElementKind::S8, shape, conv).with_range(-2, 2);
-  auto plan = dynamic::QuantizePlan::select(stream, QuantizeOp::QuantizeBackward, d);
+  auto plan = dynamic::QuantizePlan::select(stream, QuantizeDescriptor{d}.with_op(QuantizeOp::QuantizeBackward));
   BARACUDA_SKIP_IF_NO_CUDA_KERNELS(plan, device);
   On<float> x(stream, {1.0f, 1.25f, 1.5f, -1.25f, -1.5f}, shape);  // /0.5: 2, 2.5→2, 3, −2.5→−2, −3
   On<float> s(stream, {0.5f}, Shape{1});
   On<int32_t> z(stream, {0}, Shape{1});
   On<float> dy(stream, {1, 1, 1, 1, 1}, shape);
   On<float> dx(stream, std::vector<float>(5, 9.0f), shape);
-  QuantizeTensors t;
+  dynamic::QuantizeArgs t;
   t.x = x.view, t.scale = s.view, t.zero_point = z.view, t.dy = dy.view, t.dx = dx.view;
   ASSERT_TRUE(run(stream, *plan, t).is_ok());
   EXPECT_EQ(dx.get(stream, 5), (std::vector<float>{2, 2, 0, 2, 0}));  // dy / s inside, 0 outside
@@ -184,15 +186,15 @@ TEST_P(QuantizeValuesAll, ChannelAndGroupParameterMapping) {
   const auto [device, conv] = GetParam();
   BARACUDA_TEST_STREAM(stream, device);
   auto d = with_conv(ElementKind::F32, ElementKind::S8, Shape{2, 3}, conv).with_granularity(G::per_channel(1));
-  auto plan = dynamic::QuantizePlan::select(stream, QuantizeOp::Quantize, d);
+  auto plan = dynamic::QuantizePlan::select(stream, QuantizeDescriptor{d}.with_op(QuantizeOp::Quantize));
   BARACUDA_SKIP_IF_NO_CUDA_KERNELS(plan, device);
   EXPECT_EQ(plan->param_shape(), (Shape{3}));
   On<float> x(stream, {8, 8, 8, -4, -4, -4}, Shape{2, 3});
   On<float> s(stream, {1, 2, 4}, Shape{3});
   On<int32_t> z(stream, {0, 1, 2}, Shape{3});
   On<int8_t> q(stream, std::vector<int8_t>(6), Shape{2, 3});
-  QuantizeTensors t;
-  t.x = x.view, t.scale = s.view, t.zero_point = z.view, t.q = q.view;
+  dynamic::QuantizeArgs t;
+  t.x = x.view, t.scale = s.view, t.zero_point = z.view, t.y = q.view;
   ASSERT_TRUE(run(stream, *plan, t).is_ok());
   EXPECT_EQ(q.get(stream, 6), (std::vector<int8_t>{8, 5, 4, -4, -1, 1}));
 
@@ -203,8 +205,8 @@ TEST_P(QuantizeValuesAll, ChannelAndGroupParameterMapping) {
   On<float> sg(stream, {1, 2, 4, 8}, Shape{2, 2});
   On<int32_t> zg(stream, {0, 0, 0, 0}, Shape{2, 2});
   On<int8_t> qg(stream, std::vector<int8_t>(8), Shape{2, 4});
-  QuantizeTensors u;
-  u.x = xg.view, u.scale = sg.view, u.zero_point = zg.view, u.q = qg.view;
+  dynamic::QuantizeArgs u;
+  u.x = xg.view, u.scale = sg.view, u.zero_point = zg.view, u.y = qg.view;
   ASSERT_TRUE(run(stream, grouped, u).is_ok());
   EXPECT_EQ(qg.get(stream, 8), (std::vector<int8_t>{1, 1, 2, 2, 2, 2, 1, 1}));
 }
@@ -218,14 +220,15 @@ TEST_P(QuantizeValues, LearnableForwardAndGradients) {
   BARACUDA_TEST_STREAM(stream, device);
   const Shape shape{3};
   const auto d = with_conv(ElementKind::F32, ElementKind::S8, shape, conv).with_range(-4, 3).with_grad_factor(0.5);
-  auto plan = dynamic::QuantizePlan::select(stream, QuantizeOp::FakeQuantizeLearnableBackward, d);
+  auto plan =
+      dynamic::QuantizePlan::select(stream, QuantizeDescriptor{d}.with_op(QuantizeOp::FakeQuantizeLearnableBackward));
   BARACUDA_SKIP_IF_NO_CUDA_KERNELS(plan, device);
   On<float> x(stream, {0.375f, 5.0f, -5.0f}, shape);
   On<float> s(stream, {0.5f}, Shape{1});
   On<float> z(stream, {0.6f}, Shape{1});
   On<float> dy(stream, {1, 1, 1}, shape);
   On<float> dx(stream, {9, 9, 9}, shape), ds(stream, {9}, Shape{1}), dz(stream, {9}, Shape{1});
-  QuantizeTensors t;
+  dynamic::QuantizeArgs t;
   t.x = x.view, t.scale = s.view, t.zero_point = z.view, t.dy = dy.view, t.dx = dx.view;
   t.dscale = ds.view, t.dzero_point = dz.view;
   ASSERT_TRUE(run(stream, *plan, t).is_ok());
@@ -235,10 +238,100 @@ TEST_P(QuantizeValues, LearnableForwardAndGradients) {
 
   const auto fwd = must_select(stream, QuantizeOp::FakeQuantizeLearnable, d);
   On<float> y(stream, {9, 9, 9}, shape);
-  QuantizeTensors u;
+  dynamic::QuantizeArgs u;
   u.x = x.view, u.scale = s.view, u.zero_point = z.view, u.y = y.view;
   ASSERT_TRUE(run(stream, fwd, u).is_ok());
   EXPECT_EQ(y.get(stream, 3), (std::vector<float>{0.5f, 1.0f, -2.5f}));  // (3 − 1)·0.5, (−4 − 1)·0.5
+}
+
+/// Runs a typed plan with a workspace of its size.
+template <class Plan, class Args>
+Status run_typed(const Stream& s, const Plan& p, const Args& a) {
+  Buffer ws;
+  if (p.workspace_size() > 0) ws = std::move(Buffer::allocate(s, p.workspace_size())).value();
+  return p.run(s, Workspace(ws.data(), p.workspace_size()), a);
+}
+
+/// Typed dense views of an On<T>.
+template <class T, size_t N>
+TensorRef<T, N> ref(const On<T>& t, const int64_t (&shape)[N]) {
+  return TensorRef<T, N>::dense(static_cast<const T*>(t.buffer.data()), std::to_array(shape));
+}
+template <class T, size_t N>
+TensorMut<T, N> mut(const On<T>& t, const int64_t (&shape)[N]) {
+  return TensorMut<T, N>::dense(static_cast<T*>(t.buffer.data()), std::to_array(shape));
+}
+
+// The typed plan serves every op through its template argument: Dequantize (x quantized, y float) and the
+// learnable backward (x, dy → dx, dscale, dzero_point), each equal to the dynamic plan on the same operands
+// and to the values of ChannelAndGroupParameterMapping / LearnableForwardAndGradients.
+TEST_P(QuantizeValues, TypedPlanRunsEachOp) {
+  const auto [device, conv] = GetParam();
+  BARACUDA_TEST_STREAM(stream, device);
+  constexpr QuantizeOp kDq = QuantizeOp::Dequantize;
+  const auto dd = with_conv(ElementKind::F32, ElementKind::S8, Shape{2, 3}, conv)
+                      .with_granularity(G::per_channel(1))
+                      .with_op(kDq);
+  auto typed = QuantizePlan<float, int8_t, 2, kDq>::select(stream, dd);
+  BARACUDA_SKIP_IF_NO_CUDA_KERNELS(typed, device);
+  ASSERT_TRUE(typed.is_ok()) << typed.error().message;
+  EXPECT_EQ(typed->param_shape(), (Shape{3}));
+  EXPECT_EQ(typed->erased().op(), kDq);
+  On<int8_t> q(stream, {8, 5, 4, -4, -1, 1}, Shape{2, 3});
+  On<float> s(stream, {1, 2, 4}, Shape{3});
+  On<int32_t> z(stream, {0, 1, 2}, Shape{3});
+  On<float> y(stream, std::vector<float>(6, 9.0f), Shape{2, 3});
+  On<float> y_dyn(stream, std::vector<float>(6, 9.0f), Shape{2, 3});
+  QuantizeArgs<float, int8_t, 2, kDq> a;
+  a.x = ref(q, {2, 3});
+  a.scale = s.view;
+  a.zero_point = z.view;
+  a.y = mut(y, {2, 3});
+  ASSERT_TRUE(typed->can_implement(a).is_ok());
+  ASSERT_TRUE(run_typed(stream, *typed, a).is_ok());
+  dynamic::QuantizeArgs b;
+  b.x = q.view, b.scale = s.view, b.zero_point = z.view, b.y = y_dyn.view;
+  ASSERT_TRUE(run(stream, must_select(stream, kDq, dd), b).is_ok());
+  EXPECT_EQ(y.get(stream, 6), (std::vector<float>{8, 8, 8, -4, -4, -4}));
+  EXPECT_EQ(y.get(stream, 6), y_dyn.get(stream, 6));
+  // An operand the op does not use, given anyway, is rejected by name.
+  On<float> dy6(stream, std::vector<float>(6, 1.0f), Shape{2, 3});
+  a.dy = ref(dy6, {2, 3});
+  const Status unused = typed->can_implement(a);
+  ASSERT_FALSE(unused.is_ok());
+  EXPECT_NE(unused.error().message.find("'dy'"), std::string::npos) << unused.error().message;
+
+  constexpr QuantizeOp kLb = QuantizeOp::FakeQuantizeLearnableBackward;
+  const auto ld = with_conv(ElementKind::F32, ElementKind::S8, Shape{3}, conv)
+                      .with_range(-4, 3)
+                      .with_grad_factor(0.5)
+                      .with_op(kLb);
+  auto lb = QuantizePlan<float, int8_t, 1, kLb>::select(stream, ld);
+  ASSERT_TRUE(lb.is_ok()) << lb.error().message;
+  On<float> x(stream, {0.375f, 5.0f, -5.0f}, Shape{3});
+  On<float> ls(stream, {0.5f}, Shape{1});
+  On<float> lz(stream, {0.6f}, Shape{1});
+  On<float> dy(stream, {1, 1, 1}, Shape{3});
+  On<float> dx(stream, {9, 9, 9}, Shape{3}), ds(stream, {9}, Shape{1}), dz(stream, {9}, Shape{1});
+  QuantizeArgs<float, int8_t, 1, kLb> g;
+  g.x = ref(x, {3});
+  g.scale = ls.view;
+  g.zero_point = lz.view;
+  g.dy = ref(dy, {3});
+  g.dx = mut(dx, {3});
+  g.dscale = ds.view;
+  g.dzero_point = dz.view;
+  ASSERT_TRUE(run_typed(stream, *lb, g).is_ok());
+  EXPECT_EQ(dx.get(stream, 3), (std::vector<float>{1, 0, 0}));
+  EXPECT_EQ(ds.get(stream, 1), (std::vector<float>{-1.375f}));
+  EXPECT_EQ(dz.get(stream, 1), (std::vector<float>{-0.5f}));
+  On<float> dx2(stream, {9, 9, 9}, Shape{3}), ds2(stream, {9}, Shape{1}), dz2(stream, {9}, Shape{1});
+  dynamic::QuantizeArgs h = g.erased();
+  h.dx = dx2.view, h.dscale = ds2.view, h.dzero_point = dz2.view;
+  ASSERT_TRUE(run(stream, must_select(stream, kLb, ld), h).is_ok());
+  EXPECT_EQ(dx.get(stream, 3), dx2.get(stream, 3));
+  EXPECT_EQ(ds.get(stream, 1), ds2.get(stream, 1));
+  EXPECT_EQ(dz.get(stream, 1), dz2.get(stream, 1));
 }
 
 std::string param_name(const ::testing::TestParamInfo<std::tuple<DeviceKind, QuantConvention>>& info) {
@@ -264,7 +357,7 @@ QuantizeDescriptor base() {
 
 void expect_rejected(QuantizeOp op, const QuantizeDescriptor& d, ErrorCode code, std::string_view fragment) {
   for (const Stream& s : {Stream::host(), Stream::sim()}) {
-    auto p = dynamic::QuantizePlan::select(s, op, d);
+    auto p = dynamic::QuantizePlan::select(s, QuantizeDescriptor{d}.with_op(op));
     ASSERT_FALSE(p.is_ok()) << fragment;
     EXPECT_EQ(p.error().code, code) << p.error().message;
     EXPECT_NE(p.error().message.find(fragment), std::string::npos) << p.error().message;
@@ -305,67 +398,82 @@ TEST(QuantizeReject, Select) {
   expect_rejected(static_cast<O>(42), base(), ErrorCode::InvalidProblem, "invalid QuantizeOp");
 }
 
+// The typed plan's op is its template argument: a descriptor naming another op, or other kinds or rank.
+TEST(QuantizeReject, TypedPlanOfAnotherOp) {
+  const auto d = base().with_op(QuantizeOp::Quantize);
+  const auto p = QuantizePlan<float, int8_t, 2, QuantizeOp::Dequantize>::select(Stream::host(), d);
+  ASSERT_FALSE(p.is_ok());
+  EXPECT_EQ(p.error().code, ErrorCode::InvalidProblem);
+  EXPECT_NE(p.error().message.find("op is quantize"), std::string::npos) << p.error().message;
+  EXPECT_NE(p.error().message.find("dequantize"), std::string::npos) << p.error().message;
+  EXPECT_FALSE((QuantizePlan<float, int8_t, 2>::select(Stream::host(), base().with_op(QuantizeOp::FakeQuantize))));
+  EXPECT_TRUE((QuantizePlan<float, int8_t, 2>::select(Stream::host(), d)));
+  EXPECT_FALSE((QuantizePlan<float, uint8_t, 2>::select(Stream::host(), d)));
+  EXPECT_FALSE((QuantizePlan<double, int8_t, 2>::select(Stream::host(), d)));
+  EXPECT_FALSE((QuantizePlan<float, int8_t, 3>::select(Stream::host(), d)));
+}
+
 TEST(QuantizeReject, CanImplementAndRun) {
   const Stream host = Stream::host();
   const auto plan = must_select(host, QuantizeOp::Quantize, base());
   std::vector<float> xs(24), ss(1), big(64);
   std::vector<int32_t> zs(1);
   std::vector<int8_t> qs(24);
-  QuantizeTensors ok;
-  ok.x = DynTensor::dense(xs.data(), ElementKind::F32, Shape{4, 6});
-  ok.scale = DynTensor::dense(ss.data(), ElementKind::F32, Shape{1});
-  ok.zero_point = DynTensor::dense(zs.data(), ElementKind::S32, Shape{1});
-  ok.q = DynTensor::dense(qs.data(), ElementKind::S8, Shape{4, 6});
+  dynamic::QuantizeArgs ok;
+  ok.x = ConstDynTensor::dense(xs.data(), ElementKind::F32, Shape{4, 6});
+  ok.scale = ConstDynTensor::dense(ss.data(), ElementKind::F32, Shape{1});
+  ok.zero_point = ConstDynTensor::dense(zs.data(), ElementKind::S32, Shape{1});
+  ok.y = DynTensor::dense(qs.data(), ElementKind::S8, Shape{4, 6});
   ASSERT_TRUE(plan.can_implement(ok).is_ok());
 
-  auto expect = [&](const QuantizeTensors& t, std::string_view fragment) {
+  auto expect = [&](const dynamic::QuantizeArgs& t, std::string_view fragment) {
     const Status st = plan.can_implement(t);
     ASSERT_FALSE(st.is_ok()) << fragment;
     EXPECT_NE(st.error().message.find(fragment), std::string::npos) << st.error().message;
     EXPECT_FALSE(plan.run(host, {}, t).is_ok());
   };
-  QuantizeTensors t = ok;
+  dynamic::QuantizeArgs t = ok;
   t.scale.kind = ElementKind::F16;
   expect(t, "scale");
   t = ok;
-  t.zero_point = DynTensor::dense(zs.data(), ElementKind::S32, Shape{4});
+  t.zero_point = ConstDynTensor::dense(zs.data(), ElementKind::S32, Shape{4});
   expect(t, "zero_point");
   t = ok;
-  t.y = DynTensor::dense(big.data(), ElementKind::F32, Shape{4, 6});
-  expect(t, "does not use operand 'y'");
+  t.dx = DynTensor::dense(big.data(), ElementKind::F32, Shape{4, 6});
+  expect(t, "does not use operand 'dx'");
   t = ok;
-  t.q.data = nullptr;
-  expect(t, "q");
+  t.y.data = nullptr;
+  expect(t, "y");
   t = ok;
-  t.q = DynTensor::dense(ss.data(), ElementKind::S8, Shape{4, 6});  // over the scale
+  t.y = DynTensor::dense(ss.data(), ElementKind::S8, Shape{4, 6});  // over the scale
   expect(t, "may not overwrite 'scale'");
 
   // Outputs sharing memory; in place with other strides; a strided packed tensor.
   const auto lb = must_select(host, QuantizeOp::FakeQuantizeLearnableBackward, base());
   std::vector<float> dys(24), dxs(24), dss(1), dzs(1), zf(1);
-  QuantizeTensors b;
+  dynamic::QuantizeArgs b;
   b.x = ok.x;
   b.scale = ok.scale;
-  b.zero_point = DynTensor::dense(zf.data(), ElementKind::F32, Shape{1});
-  b.dy = DynTensor::dense(dys.data(), ElementKind::F32, Shape{4, 6});
+  b.zero_point = ConstDynTensor::dense(zf.data(), ElementKind::F32, Shape{1});
+  b.dy = ConstDynTensor::dense(dys.data(), ElementKind::F32, Shape{4, 6});
   b.dx = DynTensor::dense(dxs.data(), ElementKind::F32, Shape{4, 6});
   b.dscale = DynTensor::dense(dss.data(), ElementKind::F32, Shape{1});
   b.dzero_point = DynTensor::dense(dzs.data(), ElementKind::F32, Shape{1});
   ASSERT_TRUE(lb.can_implement(b).is_ok());
-  QuantizeTensors c = b;
+  dynamic::QuantizeArgs c = b;
   c.dzero_point = c.dscale;
   EXPECT_NE(lb.can_implement(c).error().message.find("share memory"), std::string::npos);
   c = b;
-  c.dx = c.dy;
+  c.dx = DynTensor::dense(dys.data(), ElementKind::F32, Shape{4, 6});  // over dy
   c.dx.stride = {1, 4};  // same pointer, other strides
   c.dx.shape = Shape{4, 6};
   EXPECT_FALSE(lb.can_implement(c).is_ok());
 
   const auto packed = must_select(host, QuantizeOp::Quantize, base().with_quantized(ElementKind::S4));
-  QuantizeTensors p = ok;
-  p.q = DynTensor::dense(qs.data(), ElementKind::S4, Shape{4, 6});
+  dynamic::QuantizeArgs p = ok;
+  p.y = DynTensor::dense(qs.data(), ElementKind::S4, Shape{4, 6});
   ASSERT_TRUE(packed.can_implement(p).is_ok());
-  p.q.stride = {12, 2};
+  p.y.stride = {12, 2};
   EXPECT_FALSE(packed.can_implement(p).is_ok());
 
   // A run with a too-small workspace (the learnable backward's two-pass reduction on sim).
@@ -374,9 +482,9 @@ TEST(QuantizeReject, CanImplementAndRun) {
   const auto lsim = must_select(sim, QuantizeOp::FakeQuantizeLearnableBackward, big_desc);
   ASSERT_GT(lsim.workspace_size(), 0u) << "expected the two-pass schedule for a 2^18-element per-tensor sum";
   std::vector<float> bx(512 * 512), bdy(512 * 512), bdx(512 * 512);
-  QuantizeTensors w = b;
-  w.x = DynTensor::dense(bx.data(), ElementKind::F32, Shape{512, 512});
-  w.dy = DynTensor::dense(bdy.data(), ElementKind::F32, Shape{512, 512});
+  dynamic::QuantizeArgs w = b;
+  w.x = ConstDynTensor::dense(bx.data(), ElementKind::F32, Shape{512, 512});
+  w.dy = ConstDynTensor::dense(bdy.data(), ElementKind::F32, Shape{512, 512});
   w.dx = DynTensor::dense(bdx.data(), ElementKind::F32, Shape{512, 512});
   const Status st = lsim.run(sim, Workspace(nullptr, 0), w);
   ASSERT_FALSE(st.is_ok());

@@ -132,7 +132,7 @@ TEST_P(QuantizedLinearConvention, VllmZeroPointCorrectionWraps) {
     SCOPED_TRACE(std::string(to_string(aq)));
     const auto d = QuantizedLinearDescriptor{}.with_shape(M, N, K).with_element(ElementKind::F32)
                        .with_output(ElementKind::F32).with_mode(DynamicRangeMode::Asymmetric)
-                       .with_activation_quantized(aq).with_convention(QuantConvention::Vllm);
+                       .with_x_quantized(aq).with_convention(QuantConvention::Vllm);
     const int32_t qmin = aq == ElementKind::U8 ? 0 : -128, qmax = aq == ElementKind::U8 ? 255 : 127;
     const dynamic_range::Expected a = dynamic_range::reference(
         DynamicRangeQuantizeDescriptor{}.with_shape(Shape{M, K}).with_mode(DynamicRangeMode::Asymmetric)

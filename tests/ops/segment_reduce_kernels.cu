@@ -49,19 +49,19 @@ BARACUDA_DEVICE_NAMESPACE_END
 namespace baracuda::test {
 
 Status segment_sum(const detail::ExecContext& ctx, const Shape& shape, uint32_t kept_mask, Workspace ws,
-                   const DynTensor& x, double* sum) {
+                   const ConstDynTensor& x, double* sum) {
   return segment_reduce::launch_segment_reduce<segment_reduce_test::Sum, float>(
       "SegmentSum", ctx, segment_reduce_test::Sum{sum}, shape, kept_mask, ws, x);
 }
 
 Status segment_min_max(const detail::ExecContext& ctx, const Shape& shape, uint32_t kept_mask, Workspace ws,
-                       const DynTensor& x, float* lo, float* hi, int* calls) {
+                       const ConstDynTensor& x, float* lo, float* hi, int* calls) {
   return segment_reduce::launch_segment_reduce<segment_reduce_test::MinMax, float>(
       "SegmentMinMax", ctx, segment_reduce_test::MinMax{lo, hi, calls}, shape, kept_mask, ws, x);
 }
 
 Status segment_dot(const detail::ExecContext& ctx, const Shape& shape, uint32_t kept_mask, Workspace ws,
-                   const DynTensor& a, const DynTensor& b, double* dot) {
+                   const ConstDynTensor& a, const ConstDynTensor& b, double* dot) {
   return segment_reduce::launch_segment_reduce<segment_reduce_test::Dot, float, float>(
       "SegmentDot", ctx, segment_reduce_test::Dot{dot}, shape, kept_mask, ws, a, b);
 }

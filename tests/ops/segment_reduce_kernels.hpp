@@ -14,12 +14,12 @@ namespace baracuda::test {
 
 /// sum[seg] = Σ x (accumulated in double).
 Status segment_sum(const detail::ExecContext& ctx, const Shape& shape, uint32_t kept_mask, Workspace ws,
-                   const DynTensor& x, double* sum);
+                   const ConstDynTensor& x, double* sum);
 /// lo[seg] = min x, hi[seg] = max x (+inf / −inf for an empty segment); calls[seg] counts finish calls.
 Status segment_min_max(const detail::ExecContext& ctx, const Shape& shape, uint32_t kept_mask, Workspace ws,
-                       const DynTensor& x, float* lo, float* hi, int* calls);
+                       const ConstDynTensor& x, float* lo, float* hi, int* calls);
 /// dot[seg] = Σ a·b in double: two inputs, either of which may broadcast.
 Status segment_dot(const detail::ExecContext& ctx, const Shape& shape, uint32_t kept_mask, Workspace ws,
-                   const DynTensor& a, const DynTensor& b, double* dot);
+                   const ConstDynTensor& a, const ConstDynTensor& b, double* dot);
 
 }  // namespace baracuda::test

@@ -24,9 +24,9 @@ detail::ExecContext sim_context() {
   return *ctx;
 }
 
-DynTensor view(const float* p, const Shape& shape, const std::array<int64_t, kMaxRank>& stride) {
-  DynTensor t;
-  t.data = const_cast<float*>(p);
+ConstDynTensor view(const float* p, const Shape& shape, const std::array<int64_t, kMaxRank>& stride) {
+  ConstDynTensor t;
+  t.data = p;
   t.kind = ElementKind::F32;
   t.shape = shape;
   t.stride = stride;

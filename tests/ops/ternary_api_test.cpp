@@ -64,7 +64,7 @@ Result<std::vector<float>> forward(const Stream& s, TernaryOp op, const std::vec
   if (!plan) return plan.error();
   auto ta = upload(s, a), tb = upload(s, b), tc = upload(s, c), out = upload(s, std::vector<float>(a.size(), 7.f));
   if (!ta || !tb || !tc || !out) return Error::internal("upload failed");
-  BARACUDA_TRY(plan->run(s, {}, ta->view, tb->view, tc->view, out->view));
+  BARACUDA_TRY(plan->run(s, {}, {ta->view, tb->view, tc->view, out->view}));
   BARACUDA_TRY(s.synchronize());
   return read(*out, a.size());
 }
@@ -137,7 +137,7 @@ TEST_P(TernarySpecial, ClampGradientsAtTheEdges) {
   auto da = upload(s, std::vector<float>(8, -1.f)), dl = upload(s, std::vector<float>(8, -1.f)),
        dh = upload(s, std::vector<float>(8, -1.f));
   ASSERT_TRUE(dy && tx && tl && th && da && dl && dh);
-  ASSERT_TRUE(plan->run(s, {}, dy->view, tx->view, tl->view, th->view, da->view, dl->view, dh->view));
+  ASSERT_TRUE(plan->run(s, {}, {dy->view, tx->view, tl->view, th->view, da->view, dl->view, dh->view}));
   ASSERT_TRUE(s.synchronize());
   expect_bits(read(*da, 8), {0, 7, 7, 7, 0, 0, 0, 7}, "dx");
   expect_bits(read(*dl, 8), {7, 0, 0, 0, 0, 0, 0, 0}, "dmin");
@@ -161,7 +161,7 @@ TEST_P(TernarySpecial, WhereCopiesBits) {
     auto tb = make_device_tensor(s, k, bs, dense_layout(bs), b);
     auto to = make_device_tensor(s, k, os, dense_layout(os), {});
     ASSERT_TRUE(tc && ta && tb && to);
-    ASSERT_TRUE(plan->run(s, {}, tc->view, ta->view, tb->view, to->view));
+    ASSERT_TRUE(plan->run(s, {}, {tc->view, ta->view, tb->view, to->view}));
     ASSERT_TRUE(s.synchronize());
     const auto out = download(*to);
     const int eb = element_bytes(k);
@@ -184,14 +184,14 @@ TEST_P(TernarySpecial, WhereGradientsRouteDy) {
   auto dy = upload(s, {1.f, -2.f, kNaN, -0.f});
   auto da = upload(s, std::vector<float>(4, 9.f)), db = upload(s, std::vector<float>(4, 9.f));
   ASSERT_TRUE(tc && dy && da && db);
-  ASSERT_TRUE(plan->run(s, {}, tc->view, dy->view, da->view, db->view));
+  ASSERT_TRUE(plan->run(s, {}, {tc->view, dy->view, da->view, db->view}));
   ASSERT_TRUE(s.synchronize());
   expect_bits(read(*da, 4), {1.f, 0.f, kNaN, 0.f}, "da");
   expect_bits(read(*db, 4), {0.f, -2.f, 0.f, -0.f}, "db");
   // db alone: da's slot is not written.
   auto db_only = upload(s, std::vector<float>(4, 9.f));
   ASSERT_TRUE(db_only);
-  ASSERT_TRUE(plan->run(s, {}, tc->view, dy->view, DynTensor{}, db_only->view));
+  ASSERT_TRUE(plan->run(s, {}, {tc->view, dy->view, DynTensor{}, db_only->view}));
   ASSERT_TRUE(s.synchronize());
   expect_bits(read(*db_only, 4), {0.f, -2.f, 0.f, -0.f}, "db only");
 }
@@ -326,7 +326,7 @@ struct Arrays {
   float a[12] = {}, b[12] = {}, c[12] = {}, out[12] = {}, g0[12] = {}, g1[12] = {}, g2[12] = {};
   bool cond[12] = {};
   DynTensor f(float* p, const Shape& s = Shape{3, 4}) { return DynTensor::dense(p, K::F32, s); }
-  DynTensor bools(const Shape& s = Shape{3, 4}) { return DynTensor::dense(cond, K::Bool, s); }
+  ConstDynTensor bools(const Shape& s = Shape{3, 4}) { return ConstDynTensor::dense(cond, K::Bool, s); }
 };
 
 TEST(TernaryReject, CanImplementAndRun) {
@@ -335,55 +335,56 @@ TEST(TernaryReject, CanImplementAndRun) {
   Arrays x;
   auto p = dynamic::TernaryPlan::select(s, fma3(Shape{3, 4}).with_shapes(Shape{3, 4}, Shape{4}, Shape{3, 1}));
   ASSERT_TRUE(p) << p.error().message;
-  const DynTensor a = x.f(x.a), b = x.f(x.b, Shape{4}), c = x.f(x.c, Shape{3, 1}), out = x.f(x.out);
-  ASSERT_TRUE(p->can_implement(a, b, c, out));
-  expect_error(p->can_implement(DynTensor::dense(x.a, K::F64, Shape{3, 4}), b, c, out), kInvalid, "a");
-  expect_error(p->can_implement(a, x.f(x.b, Shape{3, 4}), c, out), kInvalid, "b");
-  expect_error(p->can_implement(a, b, DynTensor{}, out), kInvalid, "c is missing");
-  expect_error(p->can_implement(a, b, c, x.f(x.out, Shape{4, 3})), kInvalid, "out");
-  expect_error(p->can_implement(a, b, c, x.f(nullptr)), kInvalid, "out");
+  const ConstDynTensor a = x.f(x.a), b = x.f(x.b, Shape{4}), c = x.f(x.c, Shape{3, 1});
+  const DynTensor out = x.f(x.out);
+  ASSERT_TRUE(p->can_implement({a, b, c, out}));
+  expect_error(p->can_implement({ConstDynTensor::dense(x.a, K::F64, Shape{3, 4}), b, c, out}), kInvalid, "a");
+  expect_error(p->can_implement({a, x.f(x.b, Shape{3, 4}), c, out}), kInvalid, "b");
+  expect_error(p->can_implement({a, b, DynTensor{}, out}), kInvalid, "c is missing");
+  expect_error(p->can_implement({a, b, c, x.f(x.out, Shape{4, 3})}), kInvalid, "out");
+  expect_error(p->can_implement({a, b, c, x.f(nullptr)}), kInvalid, "out");
   DynTensor broadcast_out = out;
   broadcast_out.stride = {0, 1};
-  expect_error(p->can_implement(a, b, c, broadcast_out), kInvalid, "out");
-  DynTensor transposed_a = a;  // the same memory as out with other strides: not in place
+  expect_error(p->can_implement({a, b, c, broadcast_out}), kInvalid, "out");
+  ConstDynTensor transposed_a = a;  // the same memory as out with other strides: not in place
   transposed_a.stride = {1, 3};
-  expect_error(p->can_implement(transposed_a, b, c, x.f(x.a)), kInvalid, "TernaryPlan");
-  ASSERT_TRUE(p->can_implement(a, b, c, x.f(x.a)));  // in place: the same view
+  expect_error(p->can_implement({transposed_a, b, c, x.f(x.a)}), kInvalid, "TernaryPlan");
+  ASSERT_TRUE(p->can_implement({a, b, c, x.f(x.a)}));  // in place: the same view
   // run checks what can_implement checks, and that select produced the plan for this device.
-  expect_error(p->run(s, {}, a, b, DynTensor{}, out), kInvalid, "c is missing");
-  expect_error(dynamic::TernaryPlan{}.run(s, {}, a, b, c, out), kInvalid, "did not produce");
-  expect_error(p->run(Stream::sim(), {}, a, b, c, out), kInvalid, "TernaryPlan");
+  expect_error(p->run(s, {}, {a, b, DynTensor{}, out}), kInvalid, "c is missing");
+  expect_error(dynamic::TernaryPlan{}.run(s, {}, {a, b, c, out}), kInvalid, "did not produce");
+  expect_error(p->run(Stream::sim(), {}, {a, b, c, out}), kInvalid, "TernaryPlan");
 
   auto bp = dynamic::TernaryBackwardPlan::select(s, fma3(Shape{3, 4}));
   ASSERT_TRUE(bp);
-  const DynTensor dy = x.f(x.out), full_b = x.f(x.b), full_c = x.f(x.c);
-  ASSERT_TRUE(bp->can_implement(dy, a, full_b, full_c, x.f(x.g0), DynTensor{}, x.f(x.g2)));
-  expect_error(bp->can_implement(dy, a, full_b, full_c, DynTensor{}, DynTensor{}, DynTensor{}), kInvalid,
+  const ConstDynTensor dy = x.f(x.out), full_b = x.f(x.b), full_c = x.f(x.c);
+  ASSERT_TRUE(bp->can_implement({dy, a, full_b, full_c, x.f(x.g0), DynTensor{}, x.f(x.g2)}));
+  expect_error(bp->can_implement({dy, a, full_b, full_c, DynTensor{}, DynTensor{}, DynTensor{}}), kInvalid,
                "none of da, db, dc is requested");
-  expect_error(bp->can_implement(dy, a, full_b, full_c, x.f(x.g0), x.f(x.g0), DynTensor{}), kInvalid, "overlap");
-  expect_error(bp->can_implement(x.f(x.out, Shape{12}), a, full_b, full_c, x.f(x.g0), DynTensor{}, DynTensor{}),
+  expect_error(bp->can_implement({dy, a, full_b, full_c, x.f(x.g0), x.f(x.g0), DynTensor{}}), kInvalid, "overlap");
+  expect_error(bp->can_implement({x.f(x.out, Shape{12}), a, full_b, full_c, x.f(x.g0), DynTensor{}, DynTensor{}}),
                kInvalid, "dy");
   const DynTensor f16_dc = DynTensor::dense(x.g2, K::F16, Shape{3, 4});
-  expect_error(bp->can_implement(dy, a, full_b, full_c, x.f(x.g0), DynTensor{}, f16_dc), kInvalid, "dc");
-  expect_error(dynamic::TernaryBackwardPlan{}.run(s, {}, dy, a, full_b, full_c, x.f(x.g0), {}, {}), kInvalid,
+  expect_error(bp->can_implement({dy, a, full_b, full_c, x.f(x.g0), DynTensor{}, f16_dc}), kInvalid, "dc");
+  expect_error(dynamic::TernaryBackwardPlan{}.run(s, {}, {dy, a, full_b, full_c, x.f(x.g0), {}, {}}), kInvalid,
                "did not produce");
 
   auto wp = dynamic::WherePlan::select(s, WhereDescriptor().with_shape(Shape{3, 4}));
   ASSERT_TRUE(wp);
-  ASSERT_TRUE(wp->can_implement(x.bools(), a, full_b, out));
-  expect_error(wp->can_implement(x.f(x.c), a, full_b, out), kInvalid, "cond");
-  expect_error(wp->can_implement(x.bools(), a, full_b, DynTensor{}), kInvalid, "out is missing");
-  expect_error(dynamic::WherePlan{}.run(s, {}, x.bools(), a, full_b, out), kInvalid, "did not produce");
+  ASSERT_TRUE(wp->can_implement({x.bools(), a, full_b, out}));
+  expect_error(wp->can_implement({x.f(x.c), a, full_b, out}), kInvalid, "cond");
+  expect_error(wp->can_implement({x.bools(), a, full_b, DynTensor{}}), kInvalid, "out is missing");
+  expect_error(dynamic::WherePlan{}.run(s, {}, {x.bools(), a, full_b, out}), kInvalid, "did not produce");
 
   auto wb = dynamic::WhereBackwardPlan::select(s, WhereDescriptor().with_shape(Shape{3, 4}));
   ASSERT_TRUE(wb);
-  ASSERT_TRUE(wb->can_implement(x.bools(), dy, x.f(x.g0), DynTensor{}));
-  expect_error(wb->can_implement(x.bools(), dy, DynTensor{}, DynTensor{}), kInvalid, "neither da nor db");
-  expect_error(wb->can_implement(x.bools(Shape{4}), dy, x.f(x.g0), x.f(x.g1)), kInvalid, "cond");
+  ASSERT_TRUE(wb->can_implement({x.bools(), dy, x.f(x.g0), DynTensor{}}));
+  expect_error(wb->can_implement({x.bools(), dy, DynTensor{}, DynTensor{}}), kInvalid, "neither da nor db");
+  expect_error(wb->can_implement({x.bools(Shape{4}), dy, x.f(x.g0), x.f(x.g1)}), kInvalid, "cond");
   DynTensor overlapping = x.f(x.g0);
   overlapping.data = x.g0 + 1;
-  expect_error(wb->can_implement(x.bools(), dy, x.f(x.g0), overlapping), kInvalid, "overlap");
-  expect_error(dynamic::WhereBackwardPlan{}.run(s, {}, x.bools(), dy, x.f(x.g0), {}), kInvalid, "did not produce");
+  expect_error(wb->can_implement({x.bools(), dy, x.f(x.g0), overlapping}), kInvalid, "overlap");
+  expect_error(dynamic::WhereBackwardPlan{}.run(s, {}, {x.bools(), dy, x.f(x.g0), {}}), kInvalid, "did not produce");
 }
 
 TEST(TernaryReject, EmptyProblemsNeedNoData) {
@@ -391,10 +392,10 @@ TEST(TernaryReject, EmptyProblemsNeedNoData) {
   auto p = dynamic::TernaryPlan::select(s, fma3(Shape{0, 4}));
   ASSERT_TRUE(p);
   const DynTensor e = DynTensor::dense(nullptr, K::F32, Shape{0, 4});
-  EXPECT_TRUE(p->run(s, {}, e, e, e, e));
+  EXPECT_TRUE(p->run(s, {}, {e, e, e, e}));
   auto bp = dynamic::TernaryBackwardPlan::select(s, fma3(Shape{0, 4}));
   ASSERT_TRUE(bp);
-  EXPECT_TRUE(bp->run(s, {}, e, e, e, e, {}, {}, {}));  // no gradient asked of an empty problem: nothing to do
+  EXPECT_TRUE(bp->run(s, {}, {e, e, e, e, {}, {}, {}}));  // no gradient asked of an empty problem: nothing to do
 }
 
 }  // namespace

@@ -66,7 +66,8 @@ double value_for(const Variant& v) {
   return v.op == TernaryOp::Addcmul || v.op == TernaryOp::Addcdiv ? -1.25 : 1.0;
 }
 
-using Runner = std::function<Status(const Stream&, const std::vector<DynTensor>&, const std::vector<DynTensor>&)>;
+using Runner =
+    std::function<Status(const Stream&, const std::vector<ConstDynTensor>&, const std::vector<DynTensor>&)>;
 
 /// The variant's plan for kind k and operand shapes s (a, b, c; where: cond, a, b), as a runner over its
 /// inputs (Forward: a b c; Backward: dy a b c; Where: cond a b; WhereBackward: cond dy) and outputs.
@@ -79,28 +80,28 @@ Result<Runner> select_runner(const Stream& stream, const Variant& v, ElementKind
       auto p = dynamic::TernaryPlan::select(stream, tdesc);
       if (!p) return p.error();
       return Runner([p = *p](const Stream& st, const auto& in, const auto& out) {
-        return p.run(st, {}, in[0], in[1], in[2], out[0]);
+        return p.run(st, {}, {in[0], in[1], in[2], out[0]});
       });
     }
     case Role::Backward: {
       auto p = dynamic::TernaryBackwardPlan::select(stream, tdesc);
       if (!p) return p.error();
       return Runner([p = *p](const Stream& st, const auto& in, const auto& out) {
-        return p.run(st, {}, in[0], in[1], in[2], in[3], out[0], out[1], out[2]);
+        return p.run(st, {}, {in[0], in[1], in[2], in[3], out[0], out[1], out[2]});
       });
     }
     case Role::Where: {
       auto p = dynamic::WherePlan::select(stream, wdesc);
       if (!p) return p.error();
       return Runner([p = *p](const Stream& st, const auto& in, const auto& out) {
-        return p.run(st, {}, in[0], in[1], in[2], out[0]);
+        return p.run(st, {}, {in[0], in[1], in[2], out[0]});
       });
     }
     case Role::WhereBackward: {
       auto p = dynamic::WhereBackwardPlan::select(stream, wdesc);
       if (!p) return p.error();
       return Runner([p = *p](const Stream& st, const auto& in, const auto& out) {
-        return p.run(st, {}, in[0], in[1], out[0], out[1]);
+        return p.run(st, {}, {in[0], in[1], out[0], out[1]});
       });
     }
   }
@@ -271,7 +272,8 @@ std::vector<std::vector<uint8_t>> input_storage(const Problem& p, uint64_t seed)
 Result<std::vector<std::vector<uint8_t>>> execute(const Stream& stream, const Runner& run, const Problem& p,
                                                   const std::vector<std::vector<uint8_t>>& init) {
   std::vector<DeviceTensor> ins, outs;
-  std::vector<DynTensor> in_views, out_views;
+  std::vector<ConstDynTensor> in_views;
+  std::vector<DynTensor> out_views;
   for (size_t i = 0; i < p.inputs.size(); ++i) {
     const Operand& op = p.inputs[i];
     auto t = make_device_tensor(stream, op.kind, op.shape, op.layout, init[i],
@@ -289,7 +291,7 @@ Result<std::vector<std::vector<uint8_t>>> execute(const Stream& stream, const Ru
     }
     if (i == 0 && p.in_place_input >= 0) {
       outs.emplace_back();
-      out_views.push_back(in_views[static_cast<size_t>(p.in_place_input)]);
+      out_views.push_back(ins[static_cast<size_t>(p.in_place_input)].view);  // the input's own (writable) view
       continue;
     }
     const int64_t n = std::max<int64_t>(storage_elements(op.shape, op.layout), 1);
@@ -500,10 +502,11 @@ TEST_P(TernaryReference, HostMatchesFormulas) {
   std::array<std::vector<uint8_t>, 3> grads;
   for (auto& g : grads) g = out;
   std::vector<uint8_t> dy = dyb;
-  ASSERT_TRUE(fwd->run(host, {}, view(bytes[0], shapes[0]), view(bytes[1], shapes[1]), view(bytes[2], shapes[2]),
-                       view(out, o)));
-  ASSERT_TRUE(bwd->run(host, {}, view(dy, o), view(bytes[0], shapes[0]), view(bytes[1], shapes[1]),
-                       view(bytes[2], shapes[2]), view(grads[0], o), view(grads[1], o), view(grads[2], o)));
+  ASSERT_TRUE(fwd->run(host, {},
+                       {view(bytes[0], shapes[0]), view(bytes[1], shapes[1]), view(bytes[2], shapes[2]), view(out, o)}));
+  ASSERT_TRUE(bwd->run(host, {},
+                       {view(dy, o), view(bytes[0], shapes[0]), view(bytes[1], shapes[1]), view(bytes[2], shapes[2]),
+                        view(grads[0], o), view(grads[1], o), view(grads[2], o)}));
   const int eb = element_bytes(k);
   int failures = 0;
   for (int64_t r = 0; r < o.dims[0] && failures < 5; ++r)

@@ -139,9 +139,9 @@ TEST_P(UnaryGolden, MatchesPyTorch) {
   auto tdy = make_device_tensor(stream, k, desc.shape, dense_layout(desc.shape), dy);
   auto tdx = make_device_tensor(stream, k, desc.shape, dense_layout(desc.shape), sentinel_storage(k, n));
   ASSERT_TRUE(tx && ty && tgy && tdy && tdx);
-  ASSERT_TRUE(fwd->run(stream, {}, tx->view, ty->view));
-  const DynTensor& saved = op.saved == UnarySaved::Output ? tgy->view : tx->view;
-  ASSERT_TRUE(bwd->run(stream, {}, tdy->view, saved, tdx->view));
+  ASSERT_TRUE(fwd->run(stream, {}, {tx->view, ty->view}));
+  const ConstDynTensor saved = op.saved == UnarySaved::Output ? tgy->view : tx->view;
+  ASSERT_TRUE(bwd->run(stream, {}, {tdy->view, saved, tdx->view}));
   const std::vector<uint8_t> got_y = download(*ty), got_dx = download(*tdx);
 
   const Tolerance fwd_tol = op.fwd_tol(k), bwd_tol = op.bwd_tol(k);
@@ -203,7 +203,7 @@ std::vector<double> run_f64_forward(const Stream& stream, const dynamic::UnaryPl
   std::memcpy(bytes.data(), x.data(), bytes.size());
   auto in = make_device_tensor(stream, ElementKind::F64, s, dense_layout(s), bytes);
   auto out = make_device_tensor(stream, ElementKind::F64, s, dense_layout(s), bytes);
-  EXPECT_TRUE(in && out && plan.run(stream, {}, in->view, out->view));
+  EXPECT_TRUE(in && out && plan.run(stream, {}, {in->view, out->view}));
   if (!in || !out) return {};
   return values_of(ElementKind::F64, download(*out));
 }
@@ -242,7 +242,7 @@ TEST_P(UnaryFiniteDifferences, BackwardMatchesCentralDifferences) {
   auto tsaved = make_device_tensor(stream, ElementKind::F64, s, dense_layout(s), saved_bytes);
   auto tdx = make_device_tensor(stream, ElementKind::F64, s, dense_layout(s), sentinel_storage(ElementKind::F64, n));
   ASSERT_TRUE(tdy && tsaved && tdx);
-  ASSERT_TRUE(bwd->run(stream, {}, tdy->view, tsaved->view, tdx->view));
+  ASSERT_TRUE(bwd->run(stream, {}, {tdy->view, tsaved->view, tdx->view}));
   const std::vector<double> dx = values_of(ElementKind::F64, download(*tdx));
   for (int64_t i = 0; i < n; ++i) {
     const double fd = dy[i] * (yp[i] - ym[i]) / (xp[i] - xm[i]);
@@ -418,9 +418,9 @@ TEST_P(UnarySpecialValues, HandComputed) {
     auto tdy = make_device_tensor(stream, c.kind, s, dense_layout(s), dyb);
     auto tdx = make_device_tensor(stream, c.kind, s, dense_layout(s), sentinel_storage(c.kind, 3));
     ASSERT_TRUE(tx && ty && tdy && tdx);
-    ASSERT_TRUE(fwd->run(stream, {}, tx->view, ty->view));
-    const DynTensor saved = bwd->saved_operand() == UnarySaved::Output ? ty->view : tx->view;
-    ASSERT_TRUE(bwd->run(stream, {}, tdy->view, saved, tdx->view));
+    ASSERT_TRUE(fwd->run(stream, {}, {tx->view, ty->view}));
+    const ConstDynTensor saved = bwd->saved_operand() == UnarySaved::Output ? ty->view : tx->view;
+    ASSERT_TRUE(bwd->run(stream, {}, {tdy->view, saved, tdx->view}));
     const std::vector<uint8_t> y = download(*ty), dx = download(*tdx);
     for (int i = 0; i < 3; ++i) {
       EXPECT_TRUE(special_equal(decode_value(c.kind, &y[i * w]), c.y))

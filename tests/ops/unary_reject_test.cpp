@@ -135,15 +135,15 @@ TEST(UnaryReject, RunOnAnotherDevice) {
   auto f = dynamic::UnaryPlan::select(Stream::host(), f32_desc());
   auto b = dynamic::UnaryBackwardPlan::select(Stream::host(), f32_desc());
   ASSERT_TRUE(f && b);
-  expect_error(f->run(Stream::sim(), {}, t, t), ErrorCode::InvalidProblem);
-  expect_error(b->run(Stream::sim(), {}, t, t, t), ErrorCode::InvalidProblem, "UnaryBackwardPlan");
+  expect_error(f->run(Stream::sim(), {}, {t, t}), ErrorCode::InvalidProblem);
+  expect_error(b->run(Stream::sim(), {}, {t, t, t}), ErrorCode::InvalidProblem, "UnaryBackwardPlan");
 }
 
 TEST(UnaryReject, RunOnAPlanSelectDidNotMake) {
   float buf[12] = {};
   const DynTensor t = DynTensor::dense(buf, ElementKind::F32, Shape{4, 3});
-  expect_error(dynamic::UnaryPlan().run(Stream::host(), {}, t, t), ErrorCode::InvalidProblem);
-  expect_error(dynamic::UnaryBackwardPlan().run(Stream::host(), {}, t, t, t), ErrorCode::InvalidProblem,
+  expect_error(dynamic::UnaryPlan().run(Stream::host(), {}, {t, t}), ErrorCode::InvalidProblem);
+  expect_error(dynamic::UnaryBackwardPlan().run(Stream::host(), {}, {t, t, t}), ErrorCode::InvalidProblem,
                "UnaryBackwardPlan");
 }
 
@@ -162,12 +162,12 @@ class UnaryCanImplement : public ::testing::Test {
   void SetUp() override {
     plan_ = std::make_unique<dynamic::UnaryPlan>(*dynamic::UnaryPlan::select(Stream::host(), f32_desc()));
   }
-  DynTensor in() { return DynTensor::dense(in_, ElementKind::F32, Shape{4, 3}); }
+  ConstDynTensor in() { return ConstDynTensor::dense(in_, ElementKind::F32, Shape{4, 3}); }
   DynTensor out() { return DynTensor::dense(out_, ElementKind::F32, Shape{4, 3}); }
-  void expect(const DynTensor& a, const DynTensor& b, ErrorCode code) {
-    expect_error(plan_->can_implement(a, b), code);
+  void expect(const ConstDynTensor& a, const DynTensor& b, ErrorCode code) {
+    expect_error(plan_->can_implement({a, b}), code);
     std::fill(std::begin(out_), std::end(out_), 7.0f);
-    expect_error(plan_->run(Stream::host(), {}, a, b), code);
+    expect_error(plan_->run(Stream::host(), {}, {a, b}), code);
     for (float f : out_) EXPECT_EQ(f, 7.0f) << "run wrote despite the rejection";
   }
   std::unique_ptr<dynamic::UnaryPlan> plan_;
@@ -176,21 +176,21 @@ class UnaryCanImplement : public ::testing::Test {
 };
 
 TEST_F(UnaryCanImplement, AcceptsTheDescribedTensorsInPlaceAndBroadcast) {
-  EXPECT_TRUE(plan_->can_implement(in(), out()));
-  EXPECT_TRUE(plan_->can_implement(out(), out()));
-  DynTensor b = in();
+  EXPECT_TRUE(plan_->can_implement({in(), out()}));
+  EXPECT_TRUE(plan_->can_implement({out(), out()}));
+  ConstDynTensor b = in();
   b.stride[0] = 0;
-  EXPECT_TRUE(plan_->can_implement(b, out()));
+  EXPECT_TRUE(plan_->can_implement({b, out()}));
 }
 TEST_F(UnaryCanImplement, ShapeMismatch) { expect(in(), DynTensor::dense(out_, ElementKind::F32, Shape{4, 4}), ErrorCode::InvalidProblem); }
-TEST_F(UnaryCanImplement, KindMismatch) { expect(DynTensor::dense(in_, ElementKind::F64, Shape{4, 3}), out(), ErrorCode::InvalidProblem); }
+TEST_F(UnaryCanImplement, KindMismatch) { expect(ConstDynTensor::dense(in_, ElementKind::F64, Shape{4, 3}), out(), ErrorCode::InvalidProblem); }
 TEST_F(UnaryCanImplement, NullData) {
-  DynTensor a = in();
+  ConstDynTensor a = in();
   a.data = nullptr;
   expect(a, out(), ErrorCode::InvalidProblem);
 }
 TEST_F(UnaryCanImplement, MisalignedPointer) {
-  DynTensor a = in();
+  ConstDynTensor a = in();
   a.data = reinterpret_cast<char*>(in_) + 2;
   expect(a, out(), ErrorCode::MisalignedOperand);
 }
@@ -200,7 +200,7 @@ TEST_F(UnaryCanImplement, StrideZeroOutput) {
   expect(in(), b, ErrorCode::InvalidProblem);
 }
 TEST_F(UnaryCanImplement, InPlaceWithOtherStrides) {
-  DynTensor a = out();
+  ConstDynTensor a = out();
   a.stride = {1, 4};
   expect(a, out(), ErrorCode::InvalidProblem);
 }
@@ -213,10 +213,10 @@ class UnaryBackwardCanImplement : public ::testing::Test {
     ASSERT_EQ(plan_->saved_operand(), UnarySaved::Output);
   }
   DynTensor t(float* p, Shape s = Shape{4, 3}, ElementKind k = ElementKind::F32) { return DynTensor::dense(p, k, s); }
-  void expect(const DynTensor& dy, const DynTensor& saved, const DynTensor& dx, ErrorCode code) {
-    expect_error(plan_->can_implement(dy, saved, dx), code, "UnaryBackwardPlan");
+  void expect(const ConstDynTensor& dy, const ConstDynTensor& saved, const DynTensor& dx, ErrorCode code) {
+    expect_error(plan_->can_implement({dy, saved, dx}), code, "UnaryBackwardPlan");
     std::fill(std::begin(dx_), std::end(dx_), 7.0f);
-    expect_error(plan_->run(Stream::host(), {}, dy, saved, dx), code, "UnaryBackwardPlan");
+    expect_error(plan_->run(Stream::host(), {}, {dy, saved, dx}), code, "UnaryBackwardPlan");
     for (float f : dx_) EXPECT_EQ(f, 7.0f) << "run wrote despite the rejection";
   }
   std::unique_ptr<dynamic::UnaryBackwardPlan> plan_;
@@ -226,12 +226,12 @@ class UnaryBackwardCanImplement : public ::testing::Test {
 };
 
 TEST_F(UnaryBackwardCanImplement, AcceptsTheDescribedTensorsAndBothInPlaceForms) {
-  EXPECT_TRUE(plan_->can_implement(t(dy_), t(saved_), t(dx_)));
-  EXPECT_TRUE(plan_->can_implement(t(dx_), t(saved_), t(dx_)));
-  EXPECT_TRUE(plan_->can_implement(t(dy_), t(dx_), t(dx_)));
+  EXPECT_TRUE(plan_->can_implement({t(dy_), t(saved_), t(dx_)}));
+  EXPECT_TRUE(plan_->can_implement({t(dx_), t(saved_), t(dx_)}));
+  EXPECT_TRUE(plan_->can_implement({t(dy_), t(dx_), t(dx_)}));
 }
 TEST_F(UnaryBackwardCanImplement, WrongSavedShape) { expect(t(dy_), t(saved_, Shape{3, 4}), t(dx_), ErrorCode::InvalidProblem); }
-TEST_F(UnaryBackwardCanImplement, MissingSaved) { expect(t(dy_), DynTensor{}, t(dx_), ErrorCode::InvalidProblem); }
+TEST_F(UnaryBackwardCanImplement, MissingSaved) { expect(t(dy_), ConstDynTensor{}, t(dx_), ErrorCode::InvalidProblem); }
 TEST_F(UnaryBackwardCanImplement, SavedKindMismatch) {
   expect(t(dy_), t(saved_, Shape{4, 3}, ElementKind::F16), t(dx_), ErrorCode::InvalidProblem);
 }
@@ -243,17 +243,17 @@ TEST_F(UnaryBackwardCanImplement, StrideZeroDx) {
   expect(t(dy_), t(saved_), dx, ErrorCode::InvalidProblem);
 }
 TEST_F(UnaryBackwardCanImplement, DxOverDyWithOtherStrides) {
-  DynTensor dy = t(dx_);
+  ConstDynTensor dy = t(dx_);
   dy.stride = {1, 4};
   expect(dy, t(saved_), t(dx_), ErrorCode::InvalidProblem);
 }
 TEST_F(UnaryBackwardCanImplement, DxOverSavedWithOtherStrides) {
-  DynTensor saved = t(dx_);
+  ConstDynTensor saved = t(dx_);
   saved.stride = {1, 4};
   expect(t(dy_), saved, t(dx_), ErrorCode::InvalidProblem);
 }
 TEST_F(UnaryBackwardCanImplement, MisalignedSaved) {
-  DynTensor saved = t(saved_);
+  ConstDynTensor saved = t(saved_);
   saved.data = reinterpret_cast<char*>(saved_) + 1;
   expect(t(dy_), saved, t(dx_), ErrorCode::MisalignedOperand);
 }
@@ -264,8 +264,8 @@ TEST(UnaryBackwardCanImplementNone, SavedIsNotReadNorChecked) {
   alignas(16) float dy[12], dx[12];
   for (int i = 0; i < 12; ++i) dy[i] = static_cast<float>(i);
   const Shape s{4, 3};
-  ASSERT_TRUE(p->run(Stream::host(), {}, DynTensor::dense(dy, ElementKind::F32, s), DynTensor{},
-                     DynTensor::dense(dx, ElementKind::F32, s)));
+  ASSERT_TRUE(p->run(Stream::host(), {}, {ConstDynTensor::dense(dy, ElementKind::F32, s), ConstDynTensor{},
+                                          DynTensor::dense(dx, ElementKind::F32, s)}));
   for (int i = 0; i < 12; ++i) EXPECT_EQ(dx[i], -static_cast<float>(i));
 }
 

@@ -89,14 +89,14 @@ std::vector<uint8_t> run_forward(const Stream& stream, const SweepCase& c, const
   EXPECT_TRUE(in) << in.error().to_string();
   if (!in) return {};
   if (l.in_place) {
-    const Status s = plan.run(stream, {}, in->view, in->view);
+    const Status s = plan.run(stream, {}, {in->view, in->view});
     EXPECT_TRUE(s) << s.to_string();
     return download(*in);
   }
   auto out = make_device_tensor(stream, c.kind, l.shape, l.out, sentinel_storage(c.kind, storage_elements(l.shape, l.out)));
   EXPECT_TRUE(out) << out.error().to_string();
   if (!out) return {};
-  const Status s = plan.run(stream, {}, in->view, out->view);
+  const Status s = plan.run(stream, {}, {in->view, out->view});
   EXPECT_TRUE(s) << s.to_string();
   return download(*out);
 }
@@ -144,18 +144,18 @@ std::vector<uint8_t> run_backward(const Stream& stream, const SweepCase& c, cons
   auto saved = make_device_tensor(stream, c.kind, l.shape, l.in, o.saved);
   EXPECT_TRUE(dy && saved);
   if (!dy || !saved) return {};
-  const DynTensor saved_view = uses_saved ? saved->view : DynTensor{};  // not read: pass nothing
+  const ConstDynTensor saved_view = uses_saved ? saved->view : ConstDynTensor{};  // not read: pass nothing
   if (l.in_place) {
     const bool over_saved = l.name == "inplace_saved";
     const DeviceTensor& target = over_saved ? *saved : *dy;
-    const Status s = plan.run(stream, {}, dy->view, saved_view, target.view);
+    const Status s = plan.run(stream, {}, {dy->view, saved_view, target.view});
     EXPECT_TRUE(s) << s.to_string();
     return download(target);
   }
   auto dx = make_device_tensor(stream, c.kind, l.shape, l.out, sentinel_storage(c.kind, storage_elements(l.shape, l.out)));
   EXPECT_TRUE(dx) << dx.error().to_string();
   if (!dx) return {};
-  const Status s = plan.run(stream, {}, dy->view, saved_view, dx->view);
+  const Status s = plan.run(stream, {}, {dy->view, saved_view, dx->view});
   EXPECT_TRUE(s) << s.to_string();
   return download(*dx);
 }

@@ -118,8 +118,8 @@ inline std::vector<uint8_t> host_forward(UnaryDescriptor d, const std::vector<ui
   auto plan = dynamic::UnaryPlan::select(Stream::host(), d);
   EXPECT_TRUE(plan) << plan.error().to_string();
   if (!plan || n == 0) return y;
-  const Status s = plan->run(Stream::host(), {}, DynTensor::dense(const_cast<uint8_t*>(x.data()), d.element, d.shape),
-                             DynTensor::dense(y.data(), d.element, d.shape));
+  const Status s = plan->run(Stream::host(), {}, {ConstDynTensor::dense(x.data(), d.element, d.shape),
+                                                  DynTensor::dense(y.data(), d.element, d.shape)});
   EXPECT_TRUE(s) << s.to_string();
   return y;
 }
@@ -132,9 +132,9 @@ inline std::vector<uint8_t> host_backward(UnaryDescriptor d, const std::vector<u
   EXPECT_TRUE(plan) << plan.error().to_string();
   if (!plan || n == 0) return dx;
   const Status s =
-      plan->run(Stream::host(), {}, DynTensor::dense(const_cast<uint8_t*>(dy.data()), d.element, d.shape),
-                DynTensor::dense(const_cast<uint8_t*>(saved.data()), d.element, d.shape),
-                DynTensor::dense(dx.data(), d.element, d.shape));
+      plan->run(Stream::host(), {}, {ConstDynTensor::dense(dy.data(), d.element, d.shape),
+                                     ConstDynTensor::dense(saved.data(), d.element, d.shape),
+                                     DynTensor::dense(dx.data(), d.element, d.shape)});
   EXPECT_TRUE(s) << s.to_string();
   return dx;
 }

@@ -7,7 +7,6 @@
 #include <cstddef>
 #include <initializer_list>
 #include <string_view>
-#include <tuple>
 #include <utility>
 
 #include "baracuda/core/plan.hpp"
@@ -25,18 +24,18 @@ inline Status check_typed_ranks(std::string_view plan, std::initializer_list<Sha
 }
 
 /// The body of a typed plan over the erased plan `Erased`. `Args::erased()` returns the typed arguments as
-/// `DynTensor`s, in the order of `Erased::can_implement` and `Erased::run`.
+/// the erased plan's argument struct (`dynamic::XxxArgs`, whose fields have the same names).
 template <class Erased, class Args>
 class TypedPlan {
  public:
   Status can_implement(const Args& x) const {
-    return std::apply([&](const auto&... t) { return plan_.can_implement(t...); }, x.erased());
+    return plan_.can_implement(x.erased());
   }
   size_t workspace_size() const { return plan_.workspace_size(); }
   KernelSku sku() const { return plan_.sku(); }
   PrecisionGuarantee precision_guarantee() const { return plan_.precision_guarantee(); }
   Status run(const Stream& stream, Workspace ws, const Args& x) const {
-    return std::apply([&](const auto&... t) { return plan_.run(stream, ws, t...); }, x.erased());
+    return plan_.run(stream, ws, x.erased());
   }
   const Shape& output_shape() const { return plan_.output_shape(); }
   const Erased& erased() const { return plan_; }

@@ -6,6 +6,9 @@
 /// The ops, their kinds and one-line semantics are listed once, in `binary_ops.def` (the catalog that
 /// also generates the enums below); docs/ops/binary.md has the full table.
 ///
+/// - **Operands:** each plan takes one argument struct, inputs then outputs: `dynamic::BinaryArgs{a, b, out}`,
+///   `dynamic::CompareArgs{a, b, out}`, `dynamic::BinaryBackwardArgs{dy, a, b, da, db}` (read operands are
+///   `ConstDynTensor`, written ones `DynTensor`); the typed `BinaryArgs<T, N>` etc. have the same fields.
 /// - **Broadcasting:** the descriptor holds the shapes of `a` and `b`; the output has their broadcast
 ///   shape (`broadcast_shapes`: right-aligned, an extent 1 stretches, a missing leading dimension counts
 ///   as 1; e.g. [3, 1, 5] and [4, 1] give [3, 4, 5]). Shapes that do not broadcast are `InvalidProblem`
@@ -75,6 +78,7 @@
 #include "baracuda/core/sku.hpp"
 #include "baracuda/core/stream.hpp"
 #include "baracuda/core/tensor.hpp"
+#include "baracuda/core/typed_plan.hpp"
 #include "baracuda/core/workspace.hpp"
 
 namespace baracuda {
@@ -180,17 +184,40 @@ using BinaryBackwardFn = Status (*)(const ExecContext&, const BinaryBackwardLaun
 
 namespace dynamic {
 
+/// The operands of a BinaryPlan: inputs, then the output.
+struct BinaryArgs {
+  ConstDynTensor a;  ///< read: the descriptor's a shape and kind, any strides
+  ConstDynTensor b;  ///< read: the descriptor's b shape and kind, any strides
+  DynTensor out;     ///< written: `output_shape()`, the descriptor's kind; may be the same view as a or b
+};
+
+/// The operands of a ComparePlan: inputs, then the output.
+struct CompareArgs {
+  ConstDynTensor a;  ///< read: the descriptor's a shape and kind, any strides
+  ConstDynTensor b;  ///< read: the descriptor's b shape and kind, any strides
+  DynTensor out;     ///< written: `output_shape()`, Bool
+};
+
+/// The operands of a BinaryBackwardPlan: inputs, then the gradients (each may be empty: not computed).
+struct BinaryBackwardArgs {
+  ConstDynTensor dy;  ///< read: the output gradient, `output_shape()`, the descriptor's kind
+  ConstDynTensor a;   ///< read: the forward a, the descriptor's a shape and kind
+  ConstDynTensor b;   ///< read: the forward b, the descriptor's b shape and kind
+  DynTensor da;       ///< written: dA at `output_shape()` (not reduced); empty (null data) = not computed
+  DynTensor db;       ///< written: dB at `output_shape()` (not reduced); empty (null data) = not computed
+};
+
 /// The dtype/rank-erased BinaryPlan: `out = op(a, b)` with broadcasting.
 class BinaryPlan {
  public:
+  using Args = BinaryArgs;
   static Result<BinaryPlan> select(const Stream& stream, const BinaryDescriptor& desc, PlanPreference pref = {});
   /// a and b with the descriptor's shapes, out with `output_shape()`, all of the descriptor's kind.
-  Status can_implement(const DynTensor& a, const DynTensor& b, const DynTensor& out) const;
+  Status can_implement(const Args& args) const;
   size_t workspace_size() const { return 0; }
   KernelSku sku() const { return binding_.sku; }
   PrecisionGuarantee precision_guarantee() const;
-  Status run(const Stream& stream, Workspace workspace, const DynTensor& a, const DynTensor& b,
-             const DynTensor& out) const;
+  Status run(const Stream& stream, Workspace workspace, const Args& args) const;
   const BinaryDescriptor& descriptor() const { return desc_; }
   /// The broadcast of the descriptor's shapes.
   const Shape& output_shape() const { return out_shape_; }
@@ -205,14 +232,14 @@ class BinaryPlan {
 /// The dtype/rank-erased ComparePlan: `out = a <op> b` (Bool) with broadcasting.
 class ComparePlan {
  public:
+  using Args = CompareArgs;
   static Result<ComparePlan> select(const Stream& stream, const CompareDescriptor& desc, PlanPreference pref = {});
   /// a and b with the descriptor's shapes and kind, out Bool with `output_shape()`.
-  Status can_implement(const DynTensor& a, const DynTensor& b, const DynTensor& out) const;
+  Status can_implement(const Args& args) const;
   size_t workspace_size() const { return 0; }
   KernelSku sku() const { return binding_.sku; }
   PrecisionGuarantee precision_guarantee() const;
-  Status run(const Stream& stream, Workspace workspace, const DynTensor& a, const DynTensor& b,
-             const DynTensor& out) const;
+  Status run(const Stream& stream, Workspace workspace, const Args& args) const;
   const CompareDescriptor& descriptor() const { return desc_; }
   const Shape& output_shape() const { return out_shape_; }
 
@@ -226,17 +253,16 @@ class ComparePlan {
 /// The dtype/rank-erased BinaryBackwardPlan for the BinaryPlan of the same descriptor (floating kinds).
 class BinaryBackwardPlan {
  public:
+  using Args = BinaryBackwardArgs;
   static Result<BinaryBackwardPlan> select(const Stream& stream, const BinaryDescriptor& desc,
                                            PlanPreference pref = {});
   /// dy with `output_shape()`, a and b with the descriptor's shapes; da and db (each omitted when its
   /// data is null) with `output_shape()`. All of the descriptor's kind.
-  Status can_implement(const DynTensor& dy, const DynTensor& a, const DynTensor& b, const DynTensor& da,
-                       const DynTensor& db) const;
+  Status can_implement(const Args& args) const;
   size_t workspace_size() const { return 0; }
   KernelSku sku() const { return binding_.sku; }
   PrecisionGuarantee precision_guarantee() const;
-  Status run(const Stream& stream, Workspace workspace, const DynTensor& dy, const DynTensor& a, const DynTensor& b,
-             const DynTensor& da, const DynTensor& db) const;
+  Status run(const Stream& stream, Workspace workspace, const Args& args) const;
   const BinaryDescriptor& descriptor() const { return desc_; }
   /// The shape of dy, da and db: the broadcast of the descriptor's shapes.
   const Shape& output_shape() const { return out_shape_; }
@@ -256,35 +282,22 @@ struct BinaryArgs {
   TensorRef<T, N> a;
   TensorRef<T, N> b;
   TensorMut<T, N> out;
+  dynamic::BinaryArgs erased() const { return {ConstDynTensor::of(a), ConstDynTensor::of(b), DynTensor::of(out)}; }
 };
 
 /// Typed BinaryPlan; the descriptor's a and b shapes must both have rank N. See the file comment.
 template <class T, size_t N>
-class BinaryPlan {
+class BinaryPlan : public detail::TypedPlan<dynamic::BinaryPlan, BinaryArgs<T, N>> {
+  using Base = detail::TypedPlan<dynamic::BinaryPlan, BinaryArgs<T, N>>;
+  friend Base;
+  using Base::Base;
+
  public:
   static Result<BinaryPlan> select(const Stream& stream, const BinaryDescriptor& desc, PlanPreference pref = {}) {
-    BARACUDA_TRY(detail::check_typed_element("BinaryPlan", "a/b/out", desc.element, kind_of<T>));
-    BARACUDA_TRY(detail::check_typed_rank("BinaryPlan", desc.a_shape.rank, static_cast<int>(N)));
-    BARACUDA_TRY(detail::check_typed_rank("BinaryPlan", desc.b_shape.rank, static_cast<int>(N)));
-    auto p = dynamic::BinaryPlan::select(stream, desc, pref);
-    if (!p) return p.error();
-    return BinaryPlan(std::move(p).value());
+    return Base::template checked_select<BinaryPlan, T, N>(
+        "BinaryPlan", "a/b/out", desc.element, {desc.a_shape, desc.b_shape},
+        [&] { return dynamic::BinaryPlan::select(stream, desc, pref); });
   }
-  Status can_implement(const BinaryArgs<T, N>& x) const {
-    return plan_.can_implement(DynTensor::of(x.a), DynTensor::of(x.b), DynTensor::of(x.out));
-  }
-  size_t workspace_size() const { return plan_.workspace_size(); }
-  KernelSku sku() const { return plan_.sku(); }
-  PrecisionGuarantee precision_guarantee() const { return plan_.precision_guarantee(); }
-  Status run(const Stream& stream, Workspace ws, const BinaryArgs<T, N>& x) const {
-    return plan_.run(stream, ws, DynTensor::of(x.a), DynTensor::of(x.b), DynTensor::of(x.out));
-  }
-  const Shape& output_shape() const { return plan_.output_shape(); }
-  const dynamic::BinaryPlan& erased() const { return plan_; }
-
- private:
-  explicit BinaryPlan(dynamic::BinaryPlan p) : plan_(std::move(p)) {}
-  dynamic::BinaryPlan plan_;
 };
 
 /// Arguments of a typed ComparePlan: a and b of rank N, a Bool out of rank N.
@@ -293,35 +306,22 @@ struct CompareArgs {
   TensorRef<T, N> a;
   TensorRef<T, N> b;
   TensorMut<bool, N> out;
+  dynamic::CompareArgs erased() const { return {ConstDynTensor::of(a), ConstDynTensor::of(b), DynTensor::of(out)}; }
 };
 
 /// Typed ComparePlan; the descriptor's a and b shapes must both have rank N.
 template <class T, size_t N>
-class ComparePlan {
+class ComparePlan : public detail::TypedPlan<dynamic::ComparePlan, CompareArgs<T, N>> {
+  using Base = detail::TypedPlan<dynamic::ComparePlan, CompareArgs<T, N>>;
+  friend Base;
+  using Base::Base;
+
  public:
   static Result<ComparePlan> select(const Stream& stream, const CompareDescriptor& desc, PlanPreference pref = {}) {
-    BARACUDA_TRY(detail::check_typed_element("ComparePlan", "a/b", desc.element, kind_of<T>));
-    BARACUDA_TRY(detail::check_typed_rank("ComparePlan", desc.a_shape.rank, static_cast<int>(N)));
-    BARACUDA_TRY(detail::check_typed_rank("ComparePlan", desc.b_shape.rank, static_cast<int>(N)));
-    auto p = dynamic::ComparePlan::select(stream, desc, pref);
-    if (!p) return p.error();
-    return ComparePlan(std::move(p).value());
+    return Base::template checked_select<ComparePlan, T, N>(
+        "ComparePlan", "a/b", desc.element, {desc.a_shape, desc.b_shape},
+        [&] { return dynamic::ComparePlan::select(stream, desc, pref); });
   }
-  Status can_implement(const CompareArgs<T, N>& x) const {
-    return plan_.can_implement(DynTensor::of(x.a), DynTensor::of(x.b), DynTensor::of(x.out));
-  }
-  size_t workspace_size() const { return plan_.workspace_size(); }
-  KernelSku sku() const { return plan_.sku(); }
-  PrecisionGuarantee precision_guarantee() const { return plan_.precision_guarantee(); }
-  Status run(const Stream& stream, Workspace ws, const CompareArgs<T, N>& x) const {
-    return plan_.run(stream, ws, DynTensor::of(x.a), DynTensor::of(x.b), DynTensor::of(x.out));
-  }
-  const Shape& output_shape() const { return plan_.output_shape(); }
-  const dynamic::ComparePlan& erased() const { return plan_; }
-
- private:
-  explicit ComparePlan(dynamic::ComparePlan p) : plan_(std::move(p)) {}
-  dynamic::ComparePlan plan_;
 };
 
 /// Arguments of a typed BinaryBackwardPlan: dy, da, db of rank N with the output shape; a and b of rank N.
@@ -333,38 +333,26 @@ struct BinaryBackwardArgs {
   TensorRef<T, N> b;
   TensorMut<T, N> da;
   TensorMut<T, N> db;
+  dynamic::BinaryBackwardArgs erased() const {
+    return {ConstDynTensor::of(dy), ConstDynTensor::of(a), ConstDynTensor::of(b), DynTensor::of(da),
+            DynTensor::of(db)};
+  }
 };
 
 /// Typed BinaryBackwardPlan; the descriptor's a and b shapes must both have rank N.
 template <class T, size_t N>
-class BinaryBackwardPlan {
+class BinaryBackwardPlan : public detail::TypedPlan<dynamic::BinaryBackwardPlan, BinaryBackwardArgs<T, N>> {
+  using Base = detail::TypedPlan<dynamic::BinaryBackwardPlan, BinaryBackwardArgs<T, N>>;
+  friend Base;
+  using Base::Base;
+
  public:
   static Result<BinaryBackwardPlan> select(const Stream& stream, const BinaryDescriptor& desc,
                                            PlanPreference pref = {}) {
-    BARACUDA_TRY(detail::check_typed_element("BinaryBackwardPlan", "dy/a/b/da/db", desc.element, kind_of<T>));
-    BARACUDA_TRY(detail::check_typed_rank("BinaryBackwardPlan", desc.a_shape.rank, static_cast<int>(N)));
-    BARACUDA_TRY(detail::check_typed_rank("BinaryBackwardPlan", desc.b_shape.rank, static_cast<int>(N)));
-    auto p = dynamic::BinaryBackwardPlan::select(stream, desc, pref);
-    if (!p) return p.error();
-    return BinaryBackwardPlan(std::move(p).value());
+    return Base::template checked_select<BinaryBackwardPlan, T, N>(
+        "BinaryBackwardPlan", "dy/a/b/da/db", desc.element, {desc.a_shape, desc.b_shape},
+        [&] { return dynamic::BinaryBackwardPlan::select(stream, desc, pref); });
   }
-  Status can_implement(const BinaryBackwardArgs<T, N>& x) const {
-    return plan_.can_implement(DynTensor::of(x.dy), DynTensor::of(x.a), DynTensor::of(x.b), DynTensor::of(x.da),
-                               DynTensor::of(x.db));
-  }
-  size_t workspace_size() const { return plan_.workspace_size(); }
-  KernelSku sku() const { return plan_.sku(); }
-  PrecisionGuarantee precision_guarantee() const { return plan_.precision_guarantee(); }
-  Status run(const Stream& stream, Workspace ws, const BinaryBackwardArgs<T, N>& x) const {
-    return plan_.run(stream, ws, DynTensor::of(x.dy), DynTensor::of(x.a), DynTensor::of(x.b), DynTensor::of(x.da),
-                     DynTensor::of(x.db));
-  }
-  const Shape& output_shape() const { return plan_.output_shape(); }
-  const dynamic::BinaryBackwardPlan& erased() const { return plan_; }
-
- private:
-  explicit BinaryBackwardPlan(dynamic::BinaryBackwardPlan p) : plan_(std::move(p)) {}
-  dynamic::BinaryBackwardPlan plan_;
 };
 
 }  // namespace baracuda

@@ -19,9 +19,9 @@
 ///   NaN of the output kind; its sign and payload are unspecified.
 ///
 /// **Layout:** same shape in and out, rank ≤ 8, any strides (negative ones included); the input may
-/// broadcast (stride 0), the output may not. **Aliasing:** in place (`out.data == in.data`) only with equal strides and equal element sizes;
-/// other overlaps are undefined. **Alignment:** each pointer aligned to its element size.
-/// **Workspace:** none. **Determinism:** bit-exact; safe under CUDA-graph capture.
+/// broadcast (stride 0), the output may not. **Aliasing:** in place (`out.data == in.data`) only with equal
+/// strides and equal element sizes; other overlaps are undefined. **Alignment:** each pointer aligned to its
+/// element size. **Workspace:** none. **Determinism:** bit-exact; safe under CUDA-graph capture.
 #pragma once
 
 #include "baracuda/core/dyn_tensor.hpp"
@@ -29,10 +29,12 @@
 #include "baracuda/core/sku.hpp"
 #include "baracuda/core/stream.hpp"
 #include "baracuda/core/tensor.hpp"
+#include "baracuda/core/typed_plan.hpp"
 #include "baracuda/core/workspace.hpp"
 
 namespace baracuda {
 
+/// The problem: the input and output kinds, the shape, the fp8 overflow rule. A hashable value.
 struct CastDescriptor {
   ElementKind input = ElementKind::F32;
   ElementKind output = ElementKind::F32;
@@ -54,15 +56,24 @@ using CastFn = Status (*)(const ExecContext&, const CastLaunch&);
 }  // namespace detail
 
 namespace dynamic {
+
+/// The operands of a CastPlan.
+struct CastArgs {
+  ConstDynTensor in;  ///< read: the descriptor's shape, of kind `input`; may broadcast (stride 0)
+  DynTensor out;      ///< written: the descriptor's shape, of kind `output`; may be `in` (see Aliasing)
+};
+
 /// The dtype/rank-erased CastPlan.
 class CastPlan {
  public:
+  using Args = CastArgs;
+
   static Result<CastPlan> select(const Stream& stream, const CastDescriptor& desc, PlanPreference pref = {});
-  Status can_implement(const DynTensor& in, const DynTensor& out) const;
+  Status can_implement(const Args& args) const;
   size_t workspace_size() const { return 0; }
   KernelSku sku() const { return binding_.sku; }
   PrecisionGuarantee precision_guarantee() const;
-  Status run(const Stream& stream, Workspace workspace, const DynTensor& in, const DynTensor& out) const;
+  Status run(const Stream& stream, Workspace workspace, const Args& args) const;
   const CastDescriptor& descriptor() const { return desc_; }
 
  private:
@@ -70,40 +81,30 @@ class CastPlan {
   detail::PlanBinding binding_;
   detail::CastFn fn_ = nullptr;
 };
+
 }  // namespace dynamic
 
+/// Arguments of a typed CastPlan.
 template <class TIn, class TOut, size_t N>
 struct CastArgs {
-  TensorRef<TIn, N> in;
-  TensorMut<TOut, N> out;
+  TensorRef<TIn, N> in;   ///< read: the descriptor's shape
+  TensorMut<TOut, N> out;  ///< written: the descriptor's shape
+  dynamic::CastArgs erased() const { return {ConstDynTensor::of(in), DynTensor::of(out)}; }
 };
 
 /// Typed CastPlan; see the file comment for the contract.
 template <class TIn, class TOut, size_t N>
-class CastPlan {
+class CastPlan : public detail::TypedPlan<dynamic::CastPlan, CastArgs<TIn, TOut, N>> {
+  using Base = detail::TypedPlan<dynamic::CastPlan, CastArgs<TIn, TOut, N>>;
+  friend Base;
+  using Base::Base;
+
  public:
   static Result<CastPlan> select(const Stream& stream, const CastDescriptor& desc, PlanPreference pref = {}) {
     BARACUDA_TRY(detail::check_typed_element("CastPlan", "in", desc.input, kind_of<TIn>));
-    BARACUDA_TRY(detail::check_typed_element("CastPlan", "out", desc.output, kind_of<TOut>));
-    BARACUDA_TRY(detail::check_typed_rank("CastPlan", desc.shape.rank, static_cast<int>(N)));
-    auto p = dynamic::CastPlan::select(stream, desc, pref);
-    if (!p) return p.error();
-    return CastPlan(std::move(p).value());
+    return Base::template checked_select<CastPlan, TOut, N>(
+        "CastPlan", "out", desc.output, {desc.shape}, [&] { return dynamic::CastPlan::select(stream, desc, pref); });
   }
-  Status can_implement(const CastArgs<TIn, TOut, N>& a) const {
-    return plan_.can_implement(DynTensor::of(a.in), DynTensor::of(a.out));
-  }
-  size_t workspace_size() const { return plan_.workspace_size(); }
-  KernelSku sku() const { return plan_.sku(); }
-  PrecisionGuarantee precision_guarantee() const { return plan_.precision_guarantee(); }
-  Status run(const Stream& stream, Workspace ws, const CastArgs<TIn, TOut, N>& a) const {
-    return plan_.run(stream, ws, DynTensor::of(a.in), DynTensor::of(a.out));
-  }
-  const dynamic::CastPlan& erased() const { return plan_; }
-
- private:
-  explicit CastPlan(dynamic::CastPlan p) : plan_(std::move(p)) {}
-  dynamic::CastPlan plan_;
 };
 
 }  // namespace baracuda

@@ -1,7 +1,8 @@
 /// \file
 /// \brief `DynamicRangeQuantizePlan`: quantization with parameters computed from the data itself — each
 /// segment's range is measured, a (scale, zero point) derived from it, and the tensor quantized with them
-/// (LLM activations per token, weights per channel or per group, a whole tensor).
+/// (LLM activations per token, weights per channel or per group, a whole tensor). Operands
+/// (`dynamic::DynamicRangeQuantizeArgs`): x is read; y (the quantized x), scale and zero point are written.
 ///
 /// **Conventions** (`QuantConvention`, quant_convention.hpp; docs/ops/dynamic_range_quantize.md). Per segment
 /// of the granularity; `opmath` is f32 for f16/bf16/f32 x and f64 for f64 x; each step is one IEEE operation
@@ -15,7 +16,7 @@
 /// - a segment holding NaN: `s = NaN, zp = 0` (NaN propagates, as `torch.aminmax` does), so every element
 ///   of it quantizes to 0 (quantize maps NaN quotients to zp); ±inf without NaN: `s = +inf, zp = 0`, so
 ///   finite elements quantize to 0 and ±inf to NaN/inf → zp (see quantize.hpp).
-/// They differ in the quantize step, `q = clamp(nearbyint(r) + zp, qmin, qmax)` with `r` NaN counting as 0:
+/// They differ in the quantize step, `y = clamp(nearbyint(r) + zp, qmin, qmax)` with `r` NaN counting as 0:
 /// - `PyTorch`: `r = x · inv`, `inv = 1.0f / f32(s)` rounded to f32 (PyTorch's `quantize_val`);
 /// - `Exact`: `r = x / s`, one correctly rounded division.
 ///
@@ -26,30 +27,30 @@
 /// skipped by the reductions (fminf/fmaxf), and the range is NOT widened to include 0:
 /// - symmetric (`dynamic_scaled_int8_quant`): `amax = max |x|` over the non-NaN elements, from 0;
 ///   `s = amax / qmax`, `zp = 0`; the multiplier `m = (amax == 0) ? 0 : qmax / amax`;
-///   `q = clamp(nearbyint(x · m), qmin, qmax)` (NaN → 0). An all-zero (or empty, or all-NaN) segment gets
-///   `s = 0` (the other conventions give 1) and q = 0; an infinite amax gives `s = inf`, `m = 0`, q = 0.
+///   `y = clamp(nearbyint(x · m), qmin, qmax)` (NaN → 0). An all-zero (or empty, or all-NaN) segment gets
+///   `s = 0` (the other conventions give 1) and y = 0; an infinite amax gives `s = inf`, `m = 0`, y = 0.
 /// - asymmetric (`dynamic_scaled_int8_azp_quant`): `lo`/`hi` = min/max over the non-NaN elements, starting
 ///   from `+FLT_MAX`/`−FLT_MAX`; `s = (hi − lo) / (qmax − qmin)` (a zero difference is +0);
 ///   `zp = int32(nearbyint(qmin − lo / s))`, NOT clamped, converted as `cvt.rzi.s32.f32` (NaN → 0, ±inf and
 ///   out-of-range values saturate to INT32_MIN/INT32_MAX); `inv = 1.0f / s`;
-///   `q = clamp(sat_s32(nearbyint(x · inv)) + zp, qmin, qmax)` with the s32 conversion saturating (NaN → 0)
+///   `y = clamp(sat_s32(nearbyint(x · inv)) + zp, qmin, qmax)` with the s32 conversion saturating (NaN → 0)
 ///   and the sum wrapping around in 32 bits. As in vLLM, a constant segment c ≠ 0 gets `s = 0`,
-///   `zp = INT32_MIN` (c > 0) or `INT32_MAX` (c < 0) and `q = clamp(−1)` (the saturated x · inf plus zp
-///   wraps to −1); an all-zero one `s = 0, zp = 0` (0/0 is NaN → 0), q = 0; an empty or all-NaN one the
-///   formulas over the starting values (`s = −inf`, `zp = qmin`, q = qmin).
+///   `zp = INT32_MIN` (c > 0) or `INT32_MAX` (c < 0) and `y = clamp(−1)` (the saturated x · inf plus zp
+///   wraps to −1); an all-zero one `s = 0, zp = 0` (0/0 is NaN → 0), y = 0; an empty or all-NaN one the
+///   formulas over the starting values (`s = −inf`, `zp = qmin`, y = qmin).
 /// `TransformerEngine` is FP8-only (fp8.hpp): `Unsupported` here.
 ///
-/// **Element kinds.** x: f16, bf16, f32, f64. q: s8, u8, packed s4/u4 (two per byte, even index in the low
+/// **Element kinds.** x: f16, bf16, f32, f64. y: s8, u8, packed s4/u4 (two per byte, even index in the low
 /// nibble, along the last dimension; the pairs' extent — the last dimension, or the group size of a per-group
-/// granularity along the last axis — must be even, `InvalidProblem` otherwise; packed q is contiguous).
-/// scale: f32 (f64 for f64 x); zero point: int32. **Range:** `qmin`/`qmax` default to q's full range; they
+/// granularity along the last axis — must be even, `InvalidProblem` otherwise; packed y is contiguous).
+/// scale: f32 (f64 for f64 x); zero point: int32. **Range:** `qmin`/`qmax` default to y's full range; they
 /// must lie in it, satisfy `qmin ≤ 0 ≤ qmax` (PyTorch's observers require the range to contain 0, so 0 is
 /// exactly representable) and `qmax > 0` (symmetric) or `qmin < qmax` (asymmetric); `InvalidProblem`
 /// otherwise.
 ///
-/// **Shapes.** x and q: the descriptor's shape (rank 1..8); scale and zero point: the granularity's
+/// **Shapes.** x and y: the descriptor's shape (rank 1..8); scale and zero point: the granularity's
 /// parameter shape (quant_granularity.hpp). **Layout:** x any strides (negative and broadcast included);
-/// q, scale and zero point any strides without broadcast (packed q contiguous). **Aliasing:** none of the
+/// y, scale and zero point any strides without broadcast (packed y contiguous). **Aliasing:** none of the
 /// four may overlap. The zero point is optional in symmetric mode (it is then kept in the workspace);
 /// asymmetric mode requires it.
 ///
@@ -57,7 +58,7 @@
 /// group along the last axis; per channel of axis 0 of a matrix; per tensor of a vector) and a row of x fits
 /// in 48 KiB of shared memory, one fused kernel: a warp (rows of ≤ 1024 elements and ≤ 4 KiB) or a block
 /// owns a row, reads it once into shared memory (16-byte loads when unit-stride and aligned), reduces its
-/// (min, max), writes scale and zero point, and quantizes from shared memory (16-byte stores when q is
+/// (min, max), writes scale and zero point, and quantizes from shared memory (16-byte stores when y is
 /// unit-stride and aligned) — SKU variant `fused_rows_warp` / `fused_rows_block`. Otherwise (and on the
 /// host) two passes (`segment_reduce+quantize`): a segmented reduction (src/device/segment_reduce.cuh)
 /// computes each segment's (min, max) and writes scale and zero point (and, for `Vllm` symmetric, the
@@ -69,7 +70,7 @@
 /// passes) the multipliers, f32 of the parameter shape; 0 often.
 /// **Determinism:** bit-stable run to run. Scale and zero point are exact functions of (min, max), which do
 /// not depend on the reduction order (±0 order as −0 < +0), so every device (host reference included) gives
-/// identical q, scale and zero point.
+/// identical y, scale and zero point.
 #pragma once
 
 #include <cstdint>
@@ -81,6 +82,7 @@
 #include "baracuda/core/sku.hpp"
 #include "baracuda/core/stream.hpp"
 #include "baracuda/core/tensor.hpp"
+#include "baracuda/core/typed_plan.hpp"
 #include "baracuda/core/workspace.hpp"
 #include "baracuda/ops/quant_convention.hpp"
 #include "baracuda/ops/quant_granularity.hpp"
@@ -96,12 +98,12 @@ enum class DynamicRangeMode : uint8_t {
 /// Describes a dynamic-range quantization problem.
 struct DynamicRangeQuantizeDescriptor {
   ElementKind element = ElementKind::F32;                          ///< x: f16, bf16, f32, f64
-  ElementKind quantized = ElementKind::S8;                         ///< q: s8, u8, s4, u4
+  ElementKind quantized = ElementKind::S8;                         ///< y: s8, u8, s4, u4
   Shape shape;                                                     ///< x's shape, rank 1..8
   QuantGranularity granularity = QuantGranularity::per_token();    ///< the scope: one (scale, zp) per segment
   DynamicRangeMode mode = DynamicRangeMode::Symmetric;
-  std::optional<int32_t> quant_min;                                ///< default: q's smallest value
-  std::optional<int32_t> quant_max;                                ///< default: q's largest value
+  std::optional<int32_t> quant_min;                                ///< default: y's smallest value
+  std::optional<int32_t> quant_max;                                ///< default: y's largest value
   /// Whose arithmetic (see the file comment): PyTorch (default), Exact, or Vllm (f16/bf16/f32 x).
   QuantConvention convention = QuantConvention::PyTorch;
 
@@ -120,14 +122,6 @@ struct DynamicRangeQuantizeDescriptor {
   size_t hash() const;
 };
 
-/// The operands: x is read; q, scale and zero_point are written (zero_point may be empty in symmetric mode).
-struct DynamicRangeQuantizeTensors {
-  DynTensor x;
-  DynTensor q;
-  DynTensor scale;
-  DynTensor zero_point;
-};
-
 namespace detail {
 struct DynamicRangeLaunch;
 struct QuantizeLaunch;
@@ -138,18 +132,28 @@ using QuantizeFn = Status (*)(const ExecContext&, const QuantizeLaunch&);
 
 namespace dynamic {
 
+/// The operands: x is read; y (the quantized x), scale and zero_point are written (zero_point may be empty in
+/// symmetric mode).
+struct DynamicRangeQuantizeArgs {
+  ConstDynTensor x;           ///< read: the descriptor's shape and `element`
+  DynTensor y;                ///< written: the quantized x, the descriptor's shape and `quantized`
+  DynTensor scale;            ///< written: `param_shape()`, `scale_kind()`
+  DynTensor zero_point = {};  ///< written: `param_shape()`, s32; may be empty in symmetric mode
+};
+
 /// The dtype/rank-erased DynamicRangeQuantizePlan.
 class DynamicRangeQuantizePlan {
  public:
+  using Args = DynamicRangeQuantizeArgs;
   /// Validates the descriptor (kinds, shape, granularity, range rules of the file comment).
   static Result<DynamicRangeQuantizePlan> select(const Stream& stream, const DynamicRangeQuantizeDescriptor& desc,
                                                  PlanPreference pref = {});
   /// Kinds, shapes, alignment, no broadcast in outputs, no overlap.
-  Status can_implement(const DynamicRangeQuantizeTensors& t) const;
+  Status can_implement(const Args& args) const;
   size_t workspace_size() const { return workspace_bytes_; }
   KernelSku sku() const { return binding_.sku; }
   PrecisionGuarantee precision_guarantee() const;
-  Status run(const Stream& stream, Workspace workspace, const DynamicRangeQuantizeTensors& t) const;
+  Status run(const Stream& stream, Workspace workspace, const Args& args) const;
   const DynamicRangeQuantizeDescriptor& descriptor() const { return desc_; }
   int32_t quant_min() const { return qmin_; }
   int32_t quant_max() const { return qmax_; }
@@ -173,40 +177,42 @@ class DynamicRangeQuantizePlan {
 
 }  // namespace dynamic
 
-/// Typed dynamic-range quantize over the dynamic plan: x is `TensorRef<T, N>` (T: __half, __nv_bfloat16,
-/// float, double), q is `TensorMut<TQ, N>` (TQ: int8_t, uint8_t, int4x2_t, uint4x2_t; packed tensors count
-/// logical elements in their shape). `scale` (S: float, or double for double x) and `zero_point` (int32_t)
-/// are DynTensor views of `param_shape()` (their rank depends on the granularity, not on N); the zero
-/// point may be an empty DynTensor in symmetric mode.
+/// Arguments of a typed DynamicRangeQuantizePlan (the fields of `dynamic::DynamicRangeQuantizeArgs`): x is
+/// `TensorRef<T, N>` (T: __half, __nv_bfloat16, float, double), y is `TensorMut<TQ, N>` (TQ: int8_t, uint8_t,
+/// int4x2_t, uint4x2_t; packed tensors count logical elements in their shape). `scale` (S: float, or double
+/// for double x) and `zero_point` (int32_t) are DynTensor views of `param_shape()` (their rank depends on the
+/// granularity, not on N); the zero point may be left empty in symmetric mode.
 template <class T, class TQ, size_t N>
-class DynamicRangeQuantizePlan {
+struct DynamicRangeQuantizeArgs {
+  TensorRef<T, N> x;
+  TensorMut<TQ, N> y;
+  DynTensor scale;
+  DynTensor zero_point = {};  ///< may be empty in symmetric mode
+
+  dynamic::DynamicRangeQuantizeArgs erased() const {
+    return {ConstDynTensor::of(x), DynTensor::of(y), scale, zero_point};
+  }
+};
+
+/// Typed dynamic-range quantize over the dynamic plan.
+template <class T, class TQ, size_t N>
+class DynamicRangeQuantizePlan
+    : public detail::TypedPlan<dynamic::DynamicRangeQuantizePlan, DynamicRangeQuantizeArgs<T, TQ, N>> {
+  using Base = detail::TypedPlan<dynamic::DynamicRangeQuantizePlan, DynamicRangeQuantizeArgs<T, TQ, N>>;
+  friend Base;
+  using Base::Base;
+
  public:
   using S = std::conditional_t<std::is_same_v<T, double>, double, float>;
   static Result<DynamicRangeQuantizePlan> select(const Stream& stream, const DynamicRangeQuantizeDescriptor& desc,
                                                  PlanPreference pref = {}) {
     BARACUDA_TRY(detail::check_typed_element("DynamicRangeQuantizePlan", "x", desc.element, kind_of<T>));
-    BARACUDA_TRY(detail::check_typed_element("DynamicRangeQuantizePlan", "q", desc.quantized, kind_of<TQ>));
-    BARACUDA_TRY(detail::check_typed_rank("DynamicRangeQuantizePlan", desc.shape.rank, static_cast<int>(N)));
-    auto p = dynamic::DynamicRangeQuantizePlan::select(stream, desc, pref);
-    if (!p) return p.error();
-    return DynamicRangeQuantizePlan(std::move(p).value());
+    return Base::template checked_select<DynamicRangeQuantizePlan, TQ, N>(
+        "DynamicRangeQuantizePlan", "y", desc.quantized, {desc.shape},
+        [&] { return dynamic::DynamicRangeQuantizePlan::select(stream, desc, pref); });
   }
-  Status can_implement(TensorRef<T, N> x, TensorMut<TQ, N> q, const DynTensor& scale, const DynTensor& zero_point) const {
-    return plan_.can_implement({DynTensor::of(x), DynTensor::of(q), scale, zero_point});
-  }
-  size_t workspace_size() const { return plan_.workspace_size(); }
-  KernelSku sku() const { return plan_.sku(); }
-  PrecisionGuarantee precision_guarantee() const { return plan_.precision_guarantee(); }
-  const Shape& param_shape() const { return plan_.param_shape(); }
-  Status run(const Stream& stream, Workspace ws, TensorRef<T, N> x, TensorMut<TQ, N> q, const DynTensor& scale,
-             const DynTensor& zero_point) const {
-    return plan_.run(stream, ws, {DynTensor::of(x), DynTensor::of(q), scale, zero_point});
-  }
-  const dynamic::DynamicRangeQuantizePlan& erased() const { return plan_; }
-
- private:
-  explicit DynamicRangeQuantizePlan(dynamic::DynamicRangeQuantizePlan p) : plan_(std::move(p)) {}
-  dynamic::DynamicRangeQuantizePlan plan_;
+  /// The scale / zero-point shape.
+  const Shape& param_shape() const { return this->erased().param_shape(); }
 };
 
 }  // namespace baracuda

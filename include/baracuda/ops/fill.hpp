@@ -22,6 +22,7 @@
 #include "baracuda/core/sku.hpp"
 #include "baracuda/core/stream.hpp"
 #include "baracuda/core/tensor.hpp"
+#include "baracuda/core/typed_plan.hpp"
 #include "baracuda/core/workspace.hpp"
 
 namespace baracuda {
@@ -45,17 +46,25 @@ using FillFn = Status (*)(const ExecContext&, const FillLaunch&);
 }  // namespace detail
 
 namespace dynamic {
+
+/// The operands of a FillPlan.
+struct FillArgs {
+  DynTensor out;  ///< written: the descriptor's kind and shape (packed S4/U4: contiguous)
+};
+
 /// The dtype/rank-erased FillPlan.
 class FillPlan {
  public:
+  using Args = FillArgs;
+
   static Result<FillPlan> select(const Stream& stream, const FillDescriptor& desc, PlanPreference pref = {});
   /// Checks `out` against the descriptor: kind, shape, strides, alignment, non-null data.
-  Status can_implement(const DynTensor& out) const;
+  Status can_implement(const Args& args) const;
   size_t workspace_size() const { return 0; }
   KernelSku sku() const { return binding_.sku; }
   PrecisionGuarantee precision_guarantee() const;
   /// Re-validates, then launches (nothing for an empty tensor).
-  Status run(const Stream& stream, Workspace workspace, const DynTensor& out) const;
+  Status run(const Stream& stream, Workspace workspace, const Args& args) const;
   const FillDescriptor& descriptor() const { return desc_; }
 
  private:
@@ -64,36 +73,28 @@ class FillPlan {
   detail::FillFn fn_ = nullptr;
   uint64_t bits_ = 0;  // the converted value's bit pattern (a full byte for S4/U4)
 };
+
 }  // namespace dynamic
 
+/// Arguments of a typed FillPlan.
 template <class T, size_t N>
 struct FillArgs {
-  TensorMut<T, N> out;
+  TensorMut<T, N> out;  ///< written: the descriptor's shape
+  dynamic::FillArgs erased() const { return {DynTensor::of(out)}; }
 };
 
 /// Typed FillPlan over `TensorMut<T, N>`; see the file comment for the contract.
 template <class T, size_t N>
-class FillPlan {
+class FillPlan : public detail::TypedPlan<dynamic::FillPlan, FillArgs<T, N>> {
+  using Base = detail::TypedPlan<dynamic::FillPlan, FillArgs<T, N>>;
+  friend Base;
+  using Base::Base;
+
  public:
   static Result<FillPlan> select(const Stream& stream, const FillDescriptor& desc, PlanPreference pref = {}) {
-    BARACUDA_TRY(detail::check_typed_element("FillPlan", "out", desc.element, kind_of<T>));
-    BARACUDA_TRY(detail::check_typed_rank("FillPlan", desc.shape.rank, static_cast<int>(N)));
-    auto p = dynamic::FillPlan::select(stream, desc, pref);
-    if (!p) return p.error();
-    return FillPlan(std::move(p).value());
+    return Base::template checked_select<FillPlan, T, N>("FillPlan", "out", desc.element, {desc.shape},
+                                                         [&] { return dynamic::FillPlan::select(stream, desc, pref); });
   }
-  Status can_implement(const FillArgs<T, N>& a) const { return plan_.can_implement(DynTensor::of(a.out)); }
-  size_t workspace_size() const { return plan_.workspace_size(); }
-  KernelSku sku() const { return plan_.sku(); }
-  PrecisionGuarantee precision_guarantee() const { return plan_.precision_guarantee(); }
-  Status run(const Stream& stream, Workspace ws, const FillArgs<T, N>& a) const {
-    return plan_.run(stream, ws, DynTensor::of(a.out));
-  }
-  const dynamic::FillPlan& erased() const { return plan_; }
-
- private:
-  explicit FillPlan(dynamic::FillPlan p) : plan_(std::move(p)) {}
-  dynamic::FillPlan plan_;
 };
 
 }  // namespace baracuda

@@ -30,7 +30,7 @@
 ///   patterns as signed integers, as TransformerEngine's `atomicMaxFloat`: a negative starting value counts
 ///   as below 0, a NaN stays), so several quantizations of one step can share one history slot, as
 ///   TransformerEngine's do; an empty x then leaves amax unchanged.
-/// - **scale_inv** (optional, any convention): when the trailing `scale_inv` operand is given (f32 [1]),
+/// - **scale_inv** (optional, any convention): when the `scale_inv` operand is given (f32 [1]),
 ///   the plan also writes `scale_inv = 1.0f / scale`, one IEEE f32 division (what
 ///   TransformerEngine's cast computes with `__frcp_rn`: ±0 gives ±inf, ±inf gives ±0, NaN gives
 ///   NaN), for a following Fp8DequantizePlan; on cuda it is written by the plan's kernels in stream order.
@@ -76,6 +76,7 @@
 #include "baracuda/core/sku.hpp"
 #include "baracuda/core/stream.hpp"
 #include "baracuda/core/tensor.hpp"
+#include "baracuda/core/typed_plan.hpp"
 #include "baracuda/core/workspace.hpp"
 #include "baracuda/ops/quant_convention.hpp"
 
@@ -161,19 +162,26 @@ using Fp8ScalingUpdateFn = Status (*)(const ExecContext&, const Fp8ScalingUpdate
 
 namespace dynamic {
 
-/// The dtype/rank-erased Fp8QuantizePlan. Operands: x (read), scale (read), y (write), amax (write), and
-/// optionally scale_inv (write; one whose data is null, as the default `{}`, is omitted).
+/// The operands of an Fp8QuantizePlan: inputs, then outputs.
+struct Fp8QuantizeArgs {
+  ConstDynTensor x;          ///< read: the descriptor's `input` kind and shape
+  ConstDynTensor scale;      ///< read: f32 [1]
+  DynTensor y;               ///< written: the descriptor's `output` kind and shape
+  DynTensor amax;            ///< written: f32 [1] (with `accumulate_amax` also read)
+  DynTensor scale_inv = {};  ///< written: f32 [1], optional (data null, as the default `{}`: omitted)
+};
+
+/// The dtype/rank-erased Fp8QuantizePlan.
 class Fp8QuantizePlan {
  public:
+  using Args = Fp8QuantizeArgs;
   static Result<Fp8QuantizePlan> select(const Stream& stream, const Fp8QuantizeDescriptor& desc,
                                         PlanPreference pref = {});
-  Status can_implement(const DynTensor& x, const DynTensor& scale, const DynTensor& y, const DynTensor& amax,
-                       const DynTensor& scale_inv = {}) const;
+  Status can_implement(const Args& args) const;
   size_t workspace_size() const { return 0; }
   KernelSku sku() const { return binding_.sku; }
   PrecisionGuarantee precision_guarantee() const;
-  Status run(const Stream& stream, Workspace workspace, const DynTensor& x, const DynTensor& scale, const DynTensor& y,
-             const DynTensor& amax, const DynTensor& scale_inv = {}) const;
+  Status run(const Stream& stream, Workspace workspace, const Args& args) const;
   const Fp8QuantizeDescriptor& descriptor() const { return desc_; }
 
  private:
@@ -182,17 +190,24 @@ class Fp8QuantizePlan {
   detail::Fp8QuantizeFn fn_ = nullptr;
 };
 
-/// The dtype/rank-erased Fp8DequantizePlan. Operands: x (read), scale_inv (read), y (write).
+/// The operands of an Fp8DequantizePlan: inputs, then the output.
+struct Fp8DequantizeArgs {
+  ConstDynTensor x;          ///< read: the descriptor's `input` (fp8) kind and shape
+  ConstDynTensor scale_inv;  ///< read: f32 [1]
+  DynTensor y;               ///< written: the descriptor's `output` kind and shape
+};
+
+/// The dtype/rank-erased Fp8DequantizePlan.
 class Fp8DequantizePlan {
  public:
+  using Args = Fp8DequantizeArgs;
   static Result<Fp8DequantizePlan> select(const Stream& stream, const Fp8DequantizeDescriptor& desc,
                                           PlanPreference pref = {});
-  Status can_implement(const DynTensor& x, const DynTensor& scale_inv, const DynTensor& y) const;
+  Status can_implement(const Args& args) const;
   size_t workspace_size() const { return 0; }
   KernelSku sku() const { return binding_.sku; }
   PrecisionGuarantee precision_guarantee() const;
-  Status run(const Stream& stream, Workspace workspace, const DynTensor& x, const DynTensor& scale_inv,
-             const DynTensor& y) const;
+  Status run(const Stream& stream, Workspace workspace, const Args& args) const;
   const Fp8DequantizeDescriptor& descriptor() const { return desc_; }
 
  private:
@@ -201,18 +216,25 @@ class Fp8DequantizePlan {
   detail::Fp8DequantizeFn fn_ = nullptr;
 };
 
-/// The erased Fp8ScalingUpdatePlan. Operands (all read and written): amax_history [H], scale [1],
-/// scale_inv [1], pairwise distinct.
+/// The operands of an Fp8ScalingUpdatePlan: all three are read and written (the history is rolled in
+/// place), and pairwise distinct.
+struct Fp8ScalingUpdateArgs {
+  DynTensor amax_history;  ///< read and written: f32 [H] (any non-zero stride)
+  DynTensor scale;         ///< read and written: f32 [1]
+  DynTensor scale_inv;     ///< written: f32 [1]
+};
+
+/// The erased Fp8ScalingUpdatePlan.
 class Fp8ScalingUpdatePlan {
  public:
+  using Args = Fp8ScalingUpdateArgs;
   static Result<Fp8ScalingUpdatePlan> select(const Stream& stream, const Fp8ScalingUpdateDescriptor& desc,
                                              PlanPreference pref = {});
-  Status can_implement(const DynTensor& amax_history, const DynTensor& scale, const DynTensor& scale_inv) const;
+  Status can_implement(const Args& args) const;
   size_t workspace_size() const { return 0; }
   KernelSku sku() const { return binding_.sku; }
   PrecisionGuarantee precision_guarantee() const;
-  Status run(const Stream& stream, Workspace workspace, const DynTensor& amax_history, const DynTensor& scale,
-             const DynTensor& scale_inv) const;
+  Status run(const Stream& stream, Workspace workspace, const Args& args) const;
   const Fp8ScalingUpdateDescriptor& descriptor() const { return desc_; }
 
  private:
@@ -227,6 +249,7 @@ class Fp8ScalingUpdatePlan {
 // Typed wrappers
 // ---------------------------------------------------------------------------------------------------
 
+/// Arguments of a typed Fp8QuantizePlan (the fields of `dynamic::Fp8QuantizeArgs`).
 template <class TIn, class TOut, size_t N>
 struct Fp8QuantizeArgs {
   TensorRef<TIn, N> x;
@@ -235,83 +258,77 @@ struct Fp8QuantizeArgs {
   TensorMut<float, 1> amax;   ///< [1]
   /// [1], optional: a view with a null pointer (the default) omits it; otherwise the plan writes 1 / scale.
   TensorMut<float, 1> scale_inv = {};
+
+  dynamic::Fp8QuantizeArgs erased() const {
+    return {ConstDynTensor::of(x), ConstDynTensor::of(scale), DynTensor::of(y), DynTensor::of(amax),
+            DynTensor::of(scale_inv)};
+  }
 };
 
 /// Typed Fp8QuantizePlan (TIn: __half, __nv_bfloat16, float, double; TOut: __nv_fp8_e4m3, __nv_fp8_e5m2).
 template <class TIn, class TOut, size_t N>
-class Fp8QuantizePlan {
+class Fp8QuantizePlan : public detail::TypedPlan<dynamic::Fp8QuantizePlan, Fp8QuantizeArgs<TIn, TOut, N>> {
+  using Base = detail::TypedPlan<dynamic::Fp8QuantizePlan, Fp8QuantizeArgs<TIn, TOut, N>>;
+  friend Base;
+  using Base::Base;
+
  public:
   static Result<Fp8QuantizePlan> select(const Stream& stream, const Fp8QuantizeDescriptor& desc,
                                         PlanPreference pref = {}) {
     BARACUDA_TRY(detail::check_typed_element("Fp8QuantizePlan", "x", desc.input, kind_of<TIn>));
-    BARACUDA_TRY(detail::check_typed_element("Fp8QuantizePlan", "y", desc.output, kind_of<TOut>));
-    BARACUDA_TRY(detail::check_typed_rank("Fp8QuantizePlan", desc.shape.rank, static_cast<int>(N)));
-    auto p = dynamic::Fp8QuantizePlan::select(stream, desc, pref);
-    if (!p) return p.error();
-    return Fp8QuantizePlan(std::move(p).value());
+    return Base::template checked_select<Fp8QuantizePlan, TOut, N>(
+        "Fp8QuantizePlan", "y", desc.output, {desc.shape},
+        [&] { return dynamic::Fp8QuantizePlan::select(stream, desc, pref); });
   }
-  Status can_implement(const Fp8QuantizeArgs<TIn, TOut, N>& a) const {
-    return plan_.can_implement(DynTensor::of(a.x), DynTensor::of(a.scale), DynTensor::of(a.y), DynTensor::of(a.amax),
-                               DynTensor::of(a.scale_inv));
-  }
-  size_t workspace_size() const { return plan_.workspace_size(); }
-  KernelSku sku() const { return plan_.sku(); }
-  PrecisionGuarantee precision_guarantee() const { return plan_.precision_guarantee(); }
-  Status run(const Stream& stream, Workspace ws, const Fp8QuantizeArgs<TIn, TOut, N>& a) const {
-    return plan_.run(stream, ws, DynTensor::of(a.x), DynTensor::of(a.scale), DynTensor::of(a.y),
-                     DynTensor::of(a.amax), DynTensor::of(a.scale_inv));
-  }
-  const dynamic::Fp8QuantizePlan& erased() const { return plan_; }
-
- private:
-  explicit Fp8QuantizePlan(dynamic::Fp8QuantizePlan p) : plan_(std::move(p)) {}
-  dynamic::Fp8QuantizePlan plan_;
 };
 
+/// Arguments of a typed Fp8DequantizePlan (the fields of `dynamic::Fp8DequantizeArgs`).
 template <class TIn, class TOut, size_t N>
 struct Fp8DequantizeArgs {
   TensorRef<TIn, N> x;
   TensorRef<float, 1> scale_inv;  ///< [1]
   TensorMut<TOut, N> y;
+
+  dynamic::Fp8DequantizeArgs erased() const {
+    return {ConstDynTensor::of(x), ConstDynTensor::of(scale_inv), DynTensor::of(y)};
+  }
 };
 
 /// Typed Fp8DequantizePlan (TIn: __nv_fp8_e4m3, __nv_fp8_e5m2; TOut: __half, __nv_bfloat16, float, double).
 template <class TIn, class TOut, size_t N>
-class Fp8DequantizePlan {
+class Fp8DequantizePlan : public detail::TypedPlan<dynamic::Fp8DequantizePlan, Fp8DequantizeArgs<TIn, TOut, N>> {
+  using Base = detail::TypedPlan<dynamic::Fp8DequantizePlan, Fp8DequantizeArgs<TIn, TOut, N>>;
+  friend Base;
+  using Base::Base;
+
  public:
   static Result<Fp8DequantizePlan> select(const Stream& stream, const Fp8DequantizeDescriptor& desc,
                                           PlanPreference pref = {}) {
     BARACUDA_TRY(detail::check_typed_element("Fp8DequantizePlan", "x", desc.input, kind_of<TIn>));
-    BARACUDA_TRY(detail::check_typed_element("Fp8DequantizePlan", "y", desc.output, kind_of<TOut>));
-    BARACUDA_TRY(detail::check_typed_rank("Fp8DequantizePlan", desc.shape.rank, static_cast<int>(N)));
-    auto p = dynamic::Fp8DequantizePlan::select(stream, desc, pref);
-    if (!p) return p.error();
-    return Fp8DequantizePlan(std::move(p).value());
+    return Base::template checked_select<Fp8DequantizePlan, TOut, N>(
+        "Fp8DequantizePlan", "y", desc.output, {desc.shape},
+        [&] { return dynamic::Fp8DequantizePlan::select(stream, desc, pref); });
   }
-  Status can_implement(const Fp8DequantizeArgs<TIn, TOut, N>& a) const {
-    return plan_.can_implement(DynTensor::of(a.x), DynTensor::of(a.scale_inv), DynTensor::of(a.y));
-  }
-  size_t workspace_size() const { return plan_.workspace_size(); }
-  KernelSku sku() const { return plan_.sku(); }
-  PrecisionGuarantee precision_guarantee() const { return plan_.precision_guarantee(); }
-  Status run(const Stream& stream, Workspace ws, const Fp8DequantizeArgs<TIn, TOut, N>& a) const {
-    return plan_.run(stream, ws, DynTensor::of(a.x), DynTensor::of(a.scale_inv), DynTensor::of(a.y));
-  }
-  const dynamic::Fp8DequantizePlan& erased() const { return plan_; }
-
- private:
-  explicit Fp8DequantizePlan(dynamic::Fp8DequantizePlan p) : plan_(std::move(p)) {}
-  dynamic::Fp8DequantizePlan plan_;
 };
 
+/// Arguments of the typed Fp8ScalingUpdatePlan (the fields of `dynamic::Fp8ScalingUpdateArgs`; all f32
+/// vectors, read and written).
 struct Fp8ScalingUpdateArgs {
   TensorMut<float, 1> amax_history;  ///< [H]
   TensorMut<float, 1> scale;         ///< [1]
   TensorMut<float, 1> scale_inv;     ///< [1]
+
+  dynamic::Fp8ScalingUpdateArgs erased() const {
+    return {DynTensor::of(amax_history), DynTensor::of(scale), DynTensor::of(scale_inv)};
+  }
 };
 
 /// Typed Fp8ScalingUpdatePlan (all operands are f32 vectors).
-class Fp8ScalingUpdatePlan {
+class Fp8ScalingUpdatePlan : public detail::TypedPlan<dynamic::Fp8ScalingUpdatePlan, Fp8ScalingUpdateArgs> {
+  using Base = detail::TypedPlan<dynamic::Fp8ScalingUpdatePlan, Fp8ScalingUpdateArgs>;
+  friend Base;
+  using Base::Base;
+
  public:
   static Result<Fp8ScalingUpdatePlan> select(const Stream& stream, const Fp8ScalingUpdateDescriptor& desc,
                                              PlanPreference pref = {}) {
@@ -319,20 +336,6 @@ class Fp8ScalingUpdatePlan {
     if (!p) return p.error();
     return Fp8ScalingUpdatePlan(std::move(p).value());
   }
-  Status can_implement(const Fp8ScalingUpdateArgs& a) const {
-    return plan_.can_implement(DynTensor::of(a.amax_history), DynTensor::of(a.scale), DynTensor::of(a.scale_inv));
-  }
-  size_t workspace_size() const { return plan_.workspace_size(); }
-  KernelSku sku() const { return plan_.sku(); }
-  PrecisionGuarantee precision_guarantee() const { return plan_.precision_guarantee(); }
-  Status run(const Stream& stream, Workspace ws, const Fp8ScalingUpdateArgs& a) const {
-    return plan_.run(stream, ws, DynTensor::of(a.amax_history), DynTensor::of(a.scale), DynTensor::of(a.scale_inv));
-  }
-  const dynamic::Fp8ScalingUpdatePlan& erased() const { return plan_; }
-
- private:
-  explicit Fp8ScalingUpdatePlan(dynamic::Fp8ScalingUpdatePlan p) : plan_(std::move(p)) {}
-  dynamic::Fp8ScalingUpdatePlan plan_;
 };
 
 }  // namespace baracuda

@@ -61,6 +61,7 @@
 #include "baracuda/core/sku.hpp"
 #include "baracuda/core/stream.hpp"
 #include "baracuda/core/tensor.hpp"
+#include "baracuda/core/typed_plan.hpp"
 #include "baracuda/core/workspace.hpp"
 
 namespace baracuda {
@@ -125,17 +126,33 @@ using GatedBackwardFn = Status (*)(const ExecContext&, const GatedBackwardLaunch
 }  // namespace detail
 
 namespace dynamic {
+
+/// The operands of a GatedActivationPlan (`y = act(g) · lin(l)`, g and l the halves of `x`).
+struct GatedActivationArgs {
+  ConstDynTensor x;  ///< read: the descriptor's kind, `input_shape`; may broadcast (stride 0)
+  DynTensor y;       ///< written: the descriptor's kind, `output_shape()`
+};
+
+/// The operands of a GatedActivationBackwardPlan (`dx` from `dy` and the saved `x`).
+struct GatedActivationBackwardArgs {
+  ConstDynTensor dy;  ///< read: the descriptor's kind, `output_shape()`; may broadcast (stride 0)
+  ConstDynTensor x;   ///< read: the saved forward input, the descriptor's kind, `input_shape`
+  DynTensor dx;       ///< written: the descriptor's kind, `input_shape`; may be `x` (same pointer and strides)
+};
+
 /// The dtype/rank-erased GatedActivationPlan: `y = act(g) · lin(l)`.
 class GatedActivationPlan {
  public:
+  using Args = GatedActivationArgs;
+
   static Result<GatedActivationPlan> select(const Stream& stream, const GatedActivationDescriptor& desc,
                                             PlanPreference pref = {});
   /// `x`: the descriptor's input shape; `y`: its output shape.
-  Status can_implement(const DynTensor& x, const DynTensor& y) const;
+  Status can_implement(const Args& args) const;
   size_t workspace_size() const { return 0; }
   KernelSku sku() const { return binding_.sku; }
   PrecisionGuarantee precision_guarantee() const;
-  Status run(const Stream& stream, Workspace workspace, const DynTensor& x, const DynTensor& y) const;
+  Status run(const Stream& stream, Workspace workspace, const Args& args) const;
   const GatedActivationDescriptor& descriptor() const { return desc_; }
 
  private:
@@ -147,15 +164,16 @@ class GatedActivationPlan {
 /// The dtype/rank-erased GatedActivationBackwardPlan: `dx = ∂(Σ dy·y)/∂x` from the saved `x`.
 class GatedActivationBackwardPlan {
  public:
+  using Args = GatedActivationBackwardArgs;
+
   static Result<GatedActivationBackwardPlan> select(const Stream& stream, const GatedActivationDescriptor& desc,
                                                     PlanPreference pref = {});
   /// `dy`: the output shape; `x`, `dx`: the input shape. `dx` may be `x` (same pointer, same strides).
-  Status can_implement(const DynTensor& dy, const DynTensor& x, const DynTensor& dx) const;
+  Status can_implement(const Args& args) const;
   size_t workspace_size() const { return 0; }
   KernelSku sku() const { return binding_.sku; }
   PrecisionGuarantee precision_guarantee() const;
-  Status run(const Stream& stream, Workspace workspace, const DynTensor& dy, const DynTensor& x,
-             const DynTensor& dx) const;
+  Status run(const Stream& stream, Workspace workspace, const Args& args) const;
   const GatedActivationDescriptor& descriptor() const { return desc_; }
 
  private:
@@ -163,77 +181,59 @@ class GatedActivationBackwardPlan {
   detail::PlanBinding binding_;
   detail::GatedBackwardFn fn_ = nullptr;
 };
+
 }  // namespace dynamic
 
+/// Arguments of a typed GatedActivationPlan.
 template <class T, size_t N>
 struct GatedActivationArgs {
   TensorRef<T, N> x;  ///< the input, `desc.input_shape`
   TensorMut<T, N> y;  ///< the output, `desc.output_shape()`
+  dynamic::GatedActivationArgs erased() const { return {ConstDynTensor::of(x), DynTensor::of(y)}; }
 };
 
+/// Arguments of a typed GatedActivationBackwardPlan.
 template <class T, size_t N>
 struct GatedActivationBackwardArgs {
   TensorRef<T, N> dy;  ///< the output gradient, `desc.output_shape()`
   TensorRef<T, N> x;   ///< the saved forward input, `desc.input_shape`
   TensorMut<T, N> dx;  ///< the input gradient, `desc.input_shape`; may be `x` itself (same strides)
+  dynamic::GatedActivationBackwardArgs erased() const {
+    return {ConstDynTensor::of(dy), ConstDynTensor::of(x), DynTensor::of(dx)};
+  }
 };
 
 /// Typed GatedActivationPlan; see the file comment for the contract.
 template <class T, size_t N>
-class GatedActivationPlan {
+class GatedActivationPlan : public detail::TypedPlan<dynamic::GatedActivationPlan, GatedActivationArgs<T, N>> {
+  using Base = detail::TypedPlan<dynamic::GatedActivationPlan, GatedActivationArgs<T, N>>;
+  friend Base;
+  using Base::Base;
+
  public:
   static Result<GatedActivationPlan> select(const Stream& stream, const GatedActivationDescriptor& desc,
                                             PlanPreference pref = {}) {
-    BARACUDA_TRY(detail::check_typed_element("GatedActivationPlan", "element", desc.element, kind_of<T>));
-    BARACUDA_TRY(detail::check_typed_rank("GatedActivationPlan", desc.input_shape.rank, static_cast<int>(N)));
-    auto p = dynamic::GatedActivationPlan::select(stream, desc, pref);
-    if (!p) return p.error();
-    return GatedActivationPlan(std::move(p).value());
+    return Base::template checked_select<GatedActivationPlan, T, N>(
+        "GatedActivationPlan", "element", desc.element, {desc.input_shape},
+        [&] { return dynamic::GatedActivationPlan::select(stream, desc, pref); });
   }
-  Status can_implement(const GatedActivationArgs<T, N>& a) const {
-    return plan_.can_implement(DynTensor::of(a.x), DynTensor::of(a.y));
-  }
-  size_t workspace_size() const { return plan_.workspace_size(); }
-  KernelSku sku() const { return plan_.sku(); }
-  PrecisionGuarantee precision_guarantee() const { return plan_.precision_guarantee(); }
-  Status run(const Stream& stream, Workspace ws, const GatedActivationArgs<T, N>& a) const {
-    return plan_.run(stream, ws, DynTensor::of(a.x), DynTensor::of(a.y));
-  }
-  const dynamic::GatedActivationPlan& erased() const { return plan_; }
-
- private:
-  explicit GatedActivationPlan(dynamic::GatedActivationPlan p) : plan_(std::move(p)) {}
-  dynamic::GatedActivationPlan plan_;
 };
 
 /// Typed GatedActivationBackwardPlan; see the file comment for the contract.
 template <class T, size_t N>
-class GatedActivationBackwardPlan {
+class GatedActivationBackwardPlan
+    : public detail::TypedPlan<dynamic::GatedActivationBackwardPlan, GatedActivationBackwardArgs<T, N>> {
+  using Base = detail::TypedPlan<dynamic::GatedActivationBackwardPlan, GatedActivationBackwardArgs<T, N>>;
+  friend Base;
+  using Base::Base;
+
  public:
   static Result<GatedActivationBackwardPlan> select(const Stream& stream, const GatedActivationDescriptor& desc,
                                                     PlanPreference pref = {}) {
-    BARACUDA_TRY(
-        detail::check_typed_element("GatedActivationBackwardPlan", "element", desc.element, kind_of<T>));
-    BARACUDA_TRY(
-        detail::check_typed_rank("GatedActivationBackwardPlan", desc.input_shape.rank, static_cast<int>(N)));
-    auto p = dynamic::GatedActivationBackwardPlan::select(stream, desc, pref);
-    if (!p) return p.error();
-    return GatedActivationBackwardPlan(std::move(p).value());
+    return Base::template checked_select<GatedActivationBackwardPlan, T, N>(
+        "GatedActivationBackwardPlan", "element", desc.element, {desc.input_shape},
+        [&] { return dynamic::GatedActivationBackwardPlan::select(stream, desc, pref); });
   }
-  Status can_implement(const GatedActivationBackwardArgs<T, N>& a) const {
-    return plan_.can_implement(DynTensor::of(a.dy), DynTensor::of(a.x), DynTensor::of(a.dx));
-  }
-  size_t workspace_size() const { return plan_.workspace_size(); }
-  KernelSku sku() const { return plan_.sku(); }
-  PrecisionGuarantee precision_guarantee() const { return plan_.precision_guarantee(); }
-  Status run(const Stream& stream, Workspace ws, const GatedActivationBackwardArgs<T, N>& a) const {
-    return plan_.run(stream, ws, DynTensor::of(a.dy), DynTensor::of(a.x), DynTensor::of(a.dx));
-  }
-  const dynamic::GatedActivationBackwardPlan& erased() const { return plan_; }
-
- private:
-  explicit GatedActivationBackwardPlan(dynamic::GatedActivationBackwardPlan p) : plan_(std::move(p)) {}
-  dynamic::GatedActivationBackwardPlan plan_;
 };
 
 }  // namespace baracuda

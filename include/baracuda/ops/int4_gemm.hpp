@@ -1,6 +1,7 @@
 /// \file
-/// \brief The W4A16 GEMM over Marlin-packed int4 weights: `Int4MarlinGemmPlan`,
-/// `C[M, N] = A[M, K] · dequant(W)[K, N] (+ bias[N])` with f16 or bf16 activations, f32 accumulation, group
+/// \brief The W4A16 GEMM over Marlin-packed int4 weights: `Int4MarlinGemmPlan` (`dynamic::` over
+/// `dynamic::Int4MarlinGemmArgs`, and the typed `Int4MarlinGemmPlan<T>` over `Int4MarlinGemmArgs<T>`),
+/// `c[M, N] = a[M, K] · dequant(W)[K, N] (+ bias[N])` with f16 or bf16 activations, f32 accumulation, group
 /// sizes −1/32/64/128, symmetric (`uint4b8`, GPTQ) and zero-point (`uint4` + zeros, AWQ) weights, and GPTQ
 /// act-order. The weight tensors are what include/baracuda/ops/int4_weights.hpp produces
 /// (`marlin_from_int4`, `gptq_to_marlin`, `awq_to_marlin`), with the scales in the activation kind.
@@ -17,11 +18,11 @@
 ///   2. `acc = Σ_k a'[m, k] · w[k, n]` — each product exact in f32; devices sum in f32 (tensor-core order),
 ///      the host reference in double;
 ///   3. `acc += bias[n]` (when present), then one rounding of acc to T.
-/// where a' is A, or with act-order A's columns gathered by `perm`: `a'[m, i] = A[m, perm[i]]` (Marlin row i
+/// where a' is a, or with act-order a's columns gathered by `perm`: `a'[m, i] = a[m, perm[i]]` (Marlin row i
 /// is input channel perm[i]). Devices therefore agree with the host within the f32 summation error
 /// (≲ K·2⁻²⁴·Σ|a'·w|) plus one rounding of T, not bit for bit; the tests derive their tolerance from that.
 ///
-/// **Shapes and layouts** (the tensors of `Int4GemmTensors`, T = `element`, G = K / group_rows):
+/// **Shapes and layouts** (the fields of `dynamic::Int4MarlinGemmArgs`, T = `element`, G = K / group_rows):
 /// - `a`: `[M, K]` T. Unit stride along K, row stride ≥ K and a multiple of 8 elements (16 bytes), base
 ///   16-byte aligned (the kernel loads 16-byte chunks) — else `MisalignedOperand`.
 /// - `b_q`: the Marlin weight, s32 `[K/16, 2N]`, dense, 16-byte aligned.
@@ -64,17 +65,20 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 
 #include "baracuda/core/dyn_tensor.hpp"
 #include "baracuda/core/plan.hpp"
 #include "baracuda/core/sku.hpp"
 #include "baracuda/core/stream.hpp"
+#include "baracuda/core/tensor.hpp"
+#include "baracuda/core/typed_plan.hpp"
 #include "baracuda/core/workspace.hpp"
 #include "baracuda/ops/int4_weights.hpp"
 
 namespace baracuda {
 
-/// The W4A16 problem: `C[M, N] = A[M, K] · dequant(W)[K, N] (+ bias)`.
+/// The W4A16 problem: `c[M, N] = a[M, K] · dequant(W)[K, N] (+ bias)`.
 struct Int4GemmDescriptor {
   int64_t m = 0, n = 0, k = 0;
   int64_t group = 128;                         ///< K rows per scale group: −1 (per channel), 32, 64, 128
@@ -98,17 +102,6 @@ struct Int4GemmDescriptor {
   size_t hash() const;
 };
 
-/// The operands of `Int4MarlinGemmPlan` (shapes, kinds and layouts in the file comment).
-struct Int4GemmTensors {
-  DynTensor a;       ///< [M, K] T (read)
-  DynTensor b_q;     ///< [K/16, 2N] s32, Marlin-packed (read)
-  DynTensor scales;  ///< [G, N] T, Marlin-permuted (read)
-  DynTensor zeros;   ///< [G, N/8] s32 (read), Asymmetric only; empty otherwise
-  DynTensor perm;    ///< [K] s32 (read), act-order only; empty otherwise
-  DynTensor bias;    ///< [N] T (read), with_bias only; empty otherwise
-  DynTensor c;       ///< [M, N] T (written)
-};
-
 namespace detail {
 struct Int4GemmLaunch;
 struct PermuteColumnsLaunch;
@@ -118,23 +111,35 @@ using PermuteColumnsFn = Status (*)(const ExecContext&, const PermuteColumnsLaun
 
 namespace dynamic {
 
+/// The operands of `dynamic::Int4MarlinGemmPlan` (shapes, kinds and layouts in the file comment).
+struct Int4MarlinGemmArgs {
+  ConstDynTensor a;       ///< [M, K] T, read; unit stride along K, 16-byte aligned rows
+  ConstDynTensor b_q;     ///< [K/16, 2N] s32, Marlin-packed, read; dense, 16-byte aligned
+  ConstDynTensor scales;  ///< [G, N] T, Marlin-permuted, read; dense, 16-byte aligned
+  ConstDynTensor zeros;   ///< [G, N/8] s32, read; Asymmetric only, empty otherwise
+  ConstDynTensor perm;    ///< [K] s32, read; act-order in effect only, empty otherwise
+  ConstDynTensor bias;    ///< [N] T, read; with_bias only, empty otherwise
+  DynTensor c;            ///< [M, N] T, written; unit stride along N, 16-byte aligned rows
+};
+
 /// W4A16 GEMM over Marlin-packed int4 weights. SKU `int4_marlin_gemm/<f16|bf16>->u4/...` (layout Rrr,
 /// epilogue Identity or Bias; variant names the backend, the scheme and act-order).
 class Int4MarlinGemmPlan {
  public:
+  using Args = Int4MarlinGemmArgs;
   /// The descriptor rules of the file comment; the device's function (the host reference, or the
   /// tensor-core kernel on sim/cuda; `Unsupported` on cuda in a build without CUDA kernels).
   static Result<Int4MarlinGemmPlan> select(const Stream& stream, const Int4GemmDescriptor& desc,
                                            PlanPreference pref = {});
   /// Kinds, shapes, strides and alignment of every tensor, presence of zeros/perm/bias as the descriptor
   /// says, no overlap of c with an input.
-  Status can_implement(const Int4GemmTensors& t) const;
+  Status can_implement(const Args& args) const;
   /// Act-order's permuted activation and, on sim/cuda with K split, the partial sums (file comment).
   size_t workspace_size() const { return workspace_bytes_; }
   KernelSku sku() const { return binding_.sku; }
   PrecisionGuarantee precision_guarantee() const;
-  /// Re-validates; with act-order gathers A's columns into the workspace; then the GEMM.
-  Status run(const Stream& stream, Workspace workspace, const Int4GemmTensors& t) const;
+  /// Re-validates; with act-order gathers a's columns into the workspace; then the GEMM.
+  Status run(const Stream& stream, Workspace workspace, const Args& args) const;
   const Int4GemmDescriptor& descriptor() const { return desc_; }
 
  private:
@@ -148,4 +153,44 @@ class Int4MarlinGemmPlan {
 };
 
 }  // namespace dynamic
+
+/// Arguments of a typed Int4MarlinGemmPlan (the fields of `dynamic::Int4MarlinGemmArgs`); leave `zeros`,
+/// `perm` and `bias` default (null data) where the descriptor has none.
+template <class T>
+struct Int4MarlinGemmArgs {
+  TensorRef<T, 2> a;            ///< [M, K]
+  TensorRef<int32_t, 2> b_q;    ///< [K/16, 2N]
+  TensorRef<T, 2> scales;       ///< [G, N]
+  TensorRef<int32_t, 2> zeros;  ///< [G, N/8], or default
+  TensorRef<int32_t, 1> perm;   ///< [K], or default
+  TensorRef<T, 1> bias;         ///< [N], or default
+  TensorMut<T, 2> c;            ///< [M, N]
+  dynamic::Int4MarlinGemmArgs erased() const {
+    return {ConstDynTensor::of(a),
+            ConstDynTensor::of(b_q),
+            ConstDynTensor::of(scales),
+            zeros.data != nullptr ? ConstDynTensor::of(zeros) : ConstDynTensor{},
+            perm.data != nullptr ? ConstDynTensor::of(perm) : ConstDynTensor{},
+            bias.data != nullptr ? ConstDynTensor::of(bias) : ConstDynTensor{},
+            DynTensor::of(c)};
+  }
+};
+
+/// Typed Int4MarlinGemmPlan: T (`__half` or `__nv_bfloat16`) is the descriptor's `element`.
+template <class T>
+class Int4MarlinGemmPlan : public detail::TypedPlan<dynamic::Int4MarlinGemmPlan, Int4MarlinGemmArgs<T>> {
+  using Base = detail::TypedPlan<dynamic::Int4MarlinGemmPlan, Int4MarlinGemmArgs<T>>;
+  friend Base;
+  using Base::Base;
+
+ public:
+  static Result<Int4MarlinGemmPlan> select(const Stream& stream, const Int4GemmDescriptor& desc,
+                                           PlanPreference pref = {}) {
+    BARACUDA_TRY(detail::check_typed_element("Int4MarlinGemmPlan", "a/scales/bias/c", desc.element, kind_of<T>));
+    auto p = dynamic::Int4MarlinGemmPlan::select(stream, desc, pref);
+    if (!p) return p.error();
+    return Int4MarlinGemmPlan(std::move(p).value());
+  }
+};
+
 }  // namespace baracuda

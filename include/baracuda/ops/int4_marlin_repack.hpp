@@ -1,8 +1,9 @@
 /// \file
-/// \brief `Int4MarlinRepackPlan`: converts a GPTQ or AWQ checkpoint's int4 tensors, already in device
-/// memory, into the Marlin tensors `Int4MarlinGemmPlan` consumes — the weight repacked into Marlin's tile
-/// layout (with GPTQ act-order's row sort), the scales permuted (and converted to the GEMM's activation kind),
-/// AWQ's zero points unpacked, permuted and repacked. The device counterpart of the host converters
+/// \brief `Int4MarlinRepackPlan` (`dynamic::` over `dynamic::Int4MarlinRepackArgs`, typed
+/// `Int4MarlinRepackPlan<TScale>` over `Int4MarlinRepackArgs<TScale>`): converts a GPTQ or AWQ checkpoint's
+/// int4 tensors, already in device memory, into the Marlin tensors `Int4MarlinGemmPlan` consumes — the
+/// weight repacked into Marlin's tile layout (with GPTQ act-order's row sort), the scales permuted (and
+/// converted to the GEMM's activation kind), AWQ's zero points unpacked, permuted and repacked. The device counterpart of the host converters
 /// `gptq_to_marlin` / `awq_to_marlin` of include/baracuda/ops/int4_weights.hpp, for weights too large to
 /// round-trip through the host at load time; it produces the same bytes.
 ///
@@ -45,11 +46,14 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 
 #include "baracuda/core/dyn_tensor.hpp"
 #include "baracuda/core/plan.hpp"
 #include "baracuda/core/sku.hpp"
 #include "baracuda/core/stream.hpp"
+#include "baracuda/core/tensor.hpp"
+#include "baracuda/core/typed_plan.hpp"
 #include "baracuda/core/workspace.hpp"
 #include "baracuda/ops/int4_weights.hpp"
 
@@ -91,17 +95,6 @@ struct Int4RepackDescriptor {
   size_t hash() const;
 };
 
-/// The tensors of `Int4MarlinRepackPlan` (shapes and kinds in the file comment).
-struct Int4RepackTensors {
-  DynTensor qweight;      ///< checkpoint weight, s32 (read)
-  DynTensor qzeros;       ///< checkpoint zero points, s32 [G, N/8] (read; Awq only)
-  DynTensor scales;       ///< checkpoint scales, f16 [G, N] (read)
-  DynTensor perm;         ///< act-order row permutation, s32 [K] (read); empty without
-  DynTensor out_qweight;  ///< Marlin weight, s32 [K/16, 2N] (written)
-  DynTensor out_scales;   ///< Marlin scales, scale_element [G, N] (written)
-  DynTensor out_zeros;    ///< Marlin zero points, s32 [G, N/8] (written; Awq only)
-};
-
 namespace detail {
 struct Int4RepackLaunch;
 using Int4RepackFn = Status (*)(const ExecContext&, const Int4RepackLaunch&);
@@ -109,22 +102,34 @@ using Int4RepackFn = Status (*)(const ExecContext&, const Int4RepackLaunch&);
 
 namespace dynamic {
 
+/// The operands of `dynamic::Int4MarlinRepackPlan` (shapes and kinds in the file comment; every one dense).
+struct Int4MarlinRepackArgs {
+  ConstDynTensor qweight;  ///< checkpoint weight, s32 (Gptq [K/8, N], Awq [K, N/8]), read
+  ConstDynTensor qzeros;   ///< checkpoint zero points, s32 [G, N/8], read; Awq: required; Gptq: empty or not read
+  ConstDynTensor scales;   ///< checkpoint scales, f16 [G, N], read
+  ConstDynTensor perm;     ///< act-order row permutation, s32 [K], read; empty unless act-order is in effect
+  DynTensor out_qweight;   ///< Marlin weight, s32 [K/16, 2N], written
+  DynTensor out_scales;    ///< Marlin scales, scale_element [G, N], written
+  DynTensor out_zeros;     ///< Marlin zero points, s32 [G, N/8], written; Awq only, empty for Gptq
+};
+
 /// GPTQ / AWQ checkpoint → Marlin tensors on the device. SKU `int4_marlin_repack/<f16|bf16>->u4/<variant>`
 /// (the scale kind; variant: backend × format × act-order).
 class Int4MarlinRepackPlan {
  public:
+  using Args = Int4MarlinRepackArgs;
   /// The descriptor rules of the file comment; the device's function.
   static Result<Int4MarlinRepackPlan> select(const Stream& stream, const Int4RepackDescriptor& desc,
                                              PlanPreference pref = {});
   /// Kinds, shapes and density of every tensor, presence as the descriptor says, no overlap of an output
   /// with any other tensor.
-  Status can_implement(const Int4RepackTensors& t) const;
+  Status can_implement(const Args& args) const;
   /// Always 0.
   size_t workspace_size() const { return 0; }
   KernelSku sku() const { return binding_.sku; }
   PrecisionGuarantee precision_guarantee() const;
   /// Re-validates, then writes the three outputs.
-  Status run(const Stream& stream, Workspace workspace, const Int4RepackTensors& t) const;
+  Status run(const Stream& stream, Workspace workspace, const Args& args) const;
   const Int4RepackDescriptor& descriptor() const { return desc_; }
 
  private:
@@ -134,4 +139,45 @@ class Int4MarlinRepackPlan {
 };
 
 }  // namespace dynamic
+
+/// Arguments of a typed Int4MarlinRepackPlan (the fields of `dynamic::Int4MarlinRepackArgs`); leave `qzeros`,
+/// `perm` and `out_zeros` default (null data) where the format has none.
+template <class TScale>
+struct Int4MarlinRepackArgs {
+  TensorRef<int32_t, 2> qweight;      ///< Gptq [K/8, N], Awq [K, N/8]
+  TensorRef<int32_t, 2> qzeros;       ///< [G, N/8], or default
+  TensorRef<__half, 2> scales;        ///< [G, N]
+  TensorRef<int32_t, 1> perm;         ///< [K], or default
+  TensorMut<int32_t, 2> out_qweight;  ///< [K/16, 2N]
+  TensorMut<TScale, 2> out_scales;    ///< [G, N]
+  TensorMut<int32_t, 2> out_zeros;    ///< [G, N/8], or default
+  dynamic::Int4MarlinRepackArgs erased() const {
+    return {ConstDynTensor::of(qweight),
+            qzeros.data != nullptr ? ConstDynTensor::of(qzeros) : ConstDynTensor{},
+            ConstDynTensor::of(scales),
+            perm.data != nullptr ? ConstDynTensor::of(perm) : ConstDynTensor{},
+            DynTensor::of(out_qweight),
+            DynTensor::of(out_scales),
+            out_zeros.data != nullptr ? DynTensor::of(out_zeros) : DynTensor{}};
+  }
+};
+
+/// Typed Int4MarlinRepackPlan: TScale (`__half` or `__nv_bfloat16`) is the descriptor's `scale_element`.
+template <class TScale>
+class Int4MarlinRepackPlan : public detail::TypedPlan<dynamic::Int4MarlinRepackPlan, Int4MarlinRepackArgs<TScale>> {
+  using Base = detail::TypedPlan<dynamic::Int4MarlinRepackPlan, Int4MarlinRepackArgs<TScale>>;
+  friend Base;
+  using Base::Base;
+
+ public:
+  static Result<Int4MarlinRepackPlan> select(const Stream& stream, const Int4RepackDescriptor& desc,
+                                             PlanPreference pref = {}) {
+    BARACUDA_TRY(
+        detail::check_typed_element("Int4MarlinRepackPlan", "out_scales", desc.scale_element, kind_of<TScale>));
+    auto p = dynamic::Int4MarlinRepackPlan::select(stream, desc, pref);
+    if (!p) return p.error();
+    return Int4MarlinRepackPlan(std::move(p).value());
+  }
+};
+
 }  // namespace baracuda

@@ -14,7 +14,8 @@
 ///
 /// Each family's header gives the exact formulas (quantize.hpp, dynamic_range_quantize.hpp, fp8.hpp) and
 /// docs/ops/quantize.md the sources they were read from. A plan given a convention that does not apply to
-/// it answers `select` with `Unsupported`. Dequantization (`(q − zp) · s`) is the same in every convention.
+/// it answers `select` with `Unsupported`. Dequantization (`y = (x − zp) · s` of a quantized x) is the same
+/// in every convention.
 #pragma once
 
 #include <cstdint>

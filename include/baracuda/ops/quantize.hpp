@@ -1,7 +1,10 @@
 /// \file
 /// \brief Affine quantization: `dynamic::QuantizePlan` runs one `QuantizeOp` — quantize, dequantize,
-/// fake-quantize, the learnable fake-quantize, and their backward ops — at every `QuantGranularity`; the
-/// typed `QuantizePlan<T, TQ, N>` wraps `QuantizeOp::Quantize`.
+/// fake-quantize, the learnable fake-quantize, and their backward ops — the descriptor's `op` — at every
+/// `QuantGranularity`; the typed `QuantizePlan<T, TQ, N, Op>` wraps it for one op fixed at compile time.
+/// Operands (`dynamic::QuantizeArgs`, inputs then outputs): a forward op reads `x` and writes `y` ("x in, y
+/// out": quantize writes the quantized y, dequantize reads the quantized x); a backward op reads `dy` (and x)
+/// and writes `dx`; the table of `QuantizeOp` lists the fields each op uses.
 ///
 /// **The arithmetic** follows the descriptor's `QuantConvention` (quant_convention.hpp). Write `r(x, s)` for
 /// x against the scale:
@@ -10,19 +13,22 @@
 ///   fake-quantize output multiplies by `f32(s)`, both widened to f64.
 /// - `Exact`: `r = x / s`, one correctly rounded division (f32, or f64 for f64 data).
 /// - `Vllm` (Quantize and Dequantize, f16/bf16/f32 data: vLLM's `static_scaled_int8_quant` with an azp):
-///   `t = cvt.rni.sat.s32(x · f32(1/s))` (NaN → 0), `q = clamp(t + zp)` with the sum wrapping in 32 bits.
+///   `t = cvt.rni.sat.s32(x · f32(1/s))` (NaN → 0), `y = clamp(t + zp)` with the sum wrapping in 32 bits.
 ///   vLLM's symmetric static kernel divides: that is `Exact` with `zp = 0`.
 /// - `TransformerEngine`: `Unsupported` (FP8 only; fp8.hpp).
 ///
 /// The ops (rounding half to even throughout; `zp` added after rounding; computed in f32 for f16/bf16/f32
 /// data and in f64 for f64 data):
-/// - quantize: `q = clamp(nearbyint(r(x, s)) + zp, qmin, qmax)`, clamped on the way to storage. A NaN `r`
-///   (a NaN input, or 0/0) quantizes to `zp` (PTX `cvt.rni` turns NaN into 0); ±inf clamps to qmax/qmin.
-/// - dequantize: `x = (q − zp) · s`, rounded once to the output type (the same in every convention).
+/// - quantize (x float, y quantized): `y = clamp(nearbyint(r(x, s)) + zp, qmin, qmax)`, clamped on the way
+///   to storage. A NaN `r` (a NaN input, or 0/0) quantizes to `zp` (PTX `cvt.rni` turns NaN into 0); ±inf
+///   clamps to qmax/qmin.
+/// - dequantize (x quantized, y float): `y = (x − zp) · s`, rounded once to the output type (the same in
+///   every convention).
 /// - fake-quantize: `y = (clamp(nearbyint(r(x, s)) + zp, qmin, qmax) − zp) · s`, in x's type.
 /// - straight-through backward of quantize: `dx = dy / s · 1[qmin ≤ nearbyint(r(x, s)) + zp ≤ qmax]`
 ///   (inclusive, on the **unclamped** value, recomputed from the saved x); of fake-quantize `dx = dy · mask`
-///   with the same mask; of dequantize `dq = dy · s` (the gradient with respect to q taken as real-valued).
+///   with the same mask; of dequantize `dx = dy · s` (the gradient with respect to the quantized x taken as
+///   real-valued; dx is float, of the descriptor's shape).
 /// - learnable fake-quantize (LSQ, PyTorch's `_fake_quantize_learnable_per_{tensor,channel}_affine`): the
 ///   zero point is real-valued and the forward uses `zp' = clamp(nearbyint(zp), qmin, qmax)`.
 ///   - `Exact`: the backward uses the forward's `zp'` and `v = nearbyint(x / s) + zp'`, so the gradient is
@@ -39,14 +45,15 @@
 ///     qmax − zp')·gf` outside, `dzp = dy·(−1)·f32(s)·gf` outside, with `gf = f32(grad_factor)`; the terms
 ///     are summed per parameter in f64 and rounded once (PyTorch sums in f32 in its own order, so sums over
 ///     many elements can differ in the last bits; one-element parameters match bit for bit).
-/// **Element kinds.** Float tensors (x, y, dx, dy): f16, bf16, f32, f64. Quantized: s8, u8, and packed s4/u4
-/// (two values per byte, the even index in the low nibble, along the **last** dimension, whose extent must be
-/// even — and so must the group size of a per-group granularity along the last axis, so that no byte holds
-/// two groups' values; `InvalidProblem` otherwise, as in dynamic_range_quantize.hpp; packed tensors are
-/// contiguous). Scale: f32 for f16/bf16/f32 data, f64 for f64 data (the opmath
-/// type); zero point: int32 (learnable: the scale's type). `qmin`/`qmax` default to the quantized kind's
-/// range and must lie inside it with `qmin ≤ qmax` (for fake-quantize, `quantized` only names that range;
-/// the learnable variant also needs `qmin ≤ 0 ≤ qmax`, as PyTorch does).
+/// **Element kinds.** Float tensors (x and y where not quantized, dx, dy): the descriptor's `element`, f16,
+/// bf16, f32, f64. Quantized (Quantize's y, Dequantize's x): the descriptor's `quantized`, s8, u8, and
+/// packed s4/u4 (two values per byte, the even index in the low nibble, along the **last** dimension, whose
+/// extent must be even — and so must the group size of a per-group granularity along the last axis, so that
+/// no byte holds two groups' values; `InvalidProblem` otherwise, as in dynamic_range_quantize.hpp; packed
+/// tensors are contiguous). Scale: f32 for f16/bf16/f32 data, f64 for f64 data (the opmath type); zero
+/// point: int32 (learnable: the scale's type). `qmin`/`qmax` default to the quantized kind's range and must
+/// lie inside it with `qmin ≤ qmax` (for fake-quantize, `quantized` only names that range; the learnable
+/// variant also needs `qmin ≤ 0 ≤ qmax`, as PyTorch does).
 /// Parameter values are data and are not inspected: a zero point outside `[qmin, qmax]` still gives
 /// clamped, well-defined results; s = 0 follows IEEE division (see above).
 ///
@@ -62,6 +69,8 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
+#include <string_view>
 #include <type_traits>
 
 #include "baracuda/core/dyn_tensor.hpp"
@@ -69,17 +78,33 @@
 #include "baracuda/core/sku.hpp"
 #include "baracuda/core/stream.hpp"
 #include "baracuda/core/tensor.hpp"
+#include "baracuda/core/typed_plan.hpp"
 #include "baracuda/core/workspace.hpp"
 #include "baracuda/ops/quant_convention.hpp"
 #include "baracuda/ops/quant_granularity.hpp"
 
 namespace baracuda {
 
-/// Describes a quantization problem: the float data, the quantized storage, the shape and the granularity.
-/// Shared by every plan of this file (each documents the fields it uses).
+/// The quantization operations (the descriptor's `op`), with the `QuantizeArgs` fields each reads → writes.
+enum class QuantizeOp : uint8_t {
+  Quantize = 0,                 ///< (x float, scale, zero_point) → y quantized
+  QuantizeBackward = 1,         ///< (x, scale, zero_point, dy) → dx
+  Dequantize = 2,               ///< (x quantized, scale, zero_point) → y float
+  DequantizeBackward = 3,       ///< (scale, dy) → dx (float, the quantized tensor's shape)
+  FakeQuantize = 4,             ///< (x, scale, zero_point) → y
+  FakeQuantizeBackward = 5,     ///< (x, scale, zero_point, dy) → dx
+  FakeQuantizeLearnable = 6,    ///< (x, scale, zero_point real-valued) → y
+  FakeQuantizeLearnableBackward = 7,  ///< (x, scale, zero_point, dy) → dx, dscale, dzero_point
+};
+/// "quantize", "quantize_backward", …
+std::string_view to_string(QuantizeOp op);
+
+/// Describes a quantization problem: the op, the float data, the quantized storage, the shape and the
+/// granularity.
 struct QuantizeDescriptor {
-  ElementKind element = ElementKind::F32;    ///< the float data: x (and y, dx, dy)
-  ElementKind quantized = ElementKind::S8;   ///< the quantized storage: s8, u8, s4, u4
+  QuantizeOp op = QuantizeOp::Quantize;      ///< which operation the plan runs
+  ElementKind element = ElementKind::F32;    ///< the float data: x, y (where not quantized), dx, dy
+  ElementKind quantized = ElementKind::S8;   ///< the quantized storage (Quantize's y, Dequantize's x): s8, u8, s4, u4
   Shape shape;                               ///< the float tensor's (logical) shape, rank 1..8
   QuantGranularity granularity;              ///< which elements share (scale, zero point)
   std::optional<int32_t> quant_min;          ///< default: the smallest value of `quantized`
@@ -88,6 +113,7 @@ struct QuantizeDescriptor {
   /// Whose arithmetic (see the file comment): PyTorch (default), Exact, or Vllm (Quantize and Dequantize).
   QuantConvention convention = QuantConvention::PyTorch;
 
+  QuantizeDescriptor& with_op(QuantizeOp o) { op = o; return *this; }
   QuantizeDescriptor& with_element(ElementKind k) { element = k; return *this; }
   QuantizeDescriptor& with_quantized(ElementKind k) { quantized = k; return *this; }
   QuantizeDescriptor& with_shape(const Shape& s) { shape = s; return *this; }
@@ -103,55 +129,54 @@ struct QuantizeDescriptor {
   size_t hash() const;
 };
 
-/// The quantization operations; one dynamic plan class serves each.
-enum class QuantizeOp : uint8_t {
-  Quantize = 0,                 ///< (x, scale, zp) → q
-  QuantizeBackward = 1,         ///< (x, scale, zp, dy) → dx
-  Dequantize = 2,               ///< (q, scale, zp) → y
-  DequantizeBackward = 3,       ///< (scale, dy) → dq (float, q's shape)
-  FakeQuantize = 4,             ///< (x, scale, zp) → y
-  FakeQuantizeBackward = 5,     ///< (x, scale, zp, dy) → dx
-  FakeQuantizeLearnable = 6,    ///< (x, scale, zp real-valued) → y
-  FakeQuantizeLearnableBackward = 7,  ///< (x, scale, zp, dy) → dx, dscale, dzp
-};
-/// "quantize", "quantize_backward", …
-std::string_view to_string(QuantizeOp op);
-
 namespace detail {
 struct QuantizeLaunch;
 using QuantizeFn = Status (*)(const ExecContext&, const QuantizeLaunch&);
-}  // namespace detail
 
-/// The operands of a quantization plan, by role. Each op reads and writes the ones its `QuantizeOp` names;
-/// the others must be left empty (default-constructed).
-struct QuantizeTensors {
-  DynTensor x;           ///< float input (Quantize*, FakeQuantize*)
-  DynTensor q;           ///< quantized: output of Quantize, input of Dequantize
-  DynTensor scale;       ///< param_shape, the opmath float kind
-  DynTensor zero_point;  ///< param_shape, int32 (learnable: the scale's kind)
-  DynTensor y;           ///< float output of Dequantize / FakeQuantize*
-  DynTensor dy;          ///< upstream gradient (backward ops; the shape of y, or of q for Quantize)
-  DynTensor dx;          ///< gradient of x (QuantizeBackward, FakeQuantize*Backward), or of q (DequantizeBackward)
-  DynTensor dscale;      ///< learnable backward: param_shape, the scale's kind
-  DynTensor dzero_point; ///< learnable backward: param_shape, the scale's kind
-};
+/// Whether `op` reads or writes the `QuantizeArgs` field named `field` (the table of `QuantizeOp`).
+constexpr bool quantize_op_uses(QuantizeOp op, std::string_view field) {
+  const bool backward = op == QuantizeOp::QuantizeBackward || op == QuantizeOp::DequantizeBackward ||
+                        op == QuantizeOp::FakeQuantizeBackward || op == QuantizeOp::FakeQuantizeLearnableBackward;
+  if (field == "x") return op != QuantizeOp::DequantizeBackward;
+  if (field == "scale") return true;
+  if (field == "zero_point") return op != QuantizeOp::DequantizeBackward;
+  if (field == "dy" || field == "dx") return backward;
+  if (field == "y") return !backward;
+  if (field == "dscale" || field == "dzero_point") return op == QuantizeOp::FakeQuantizeLearnableBackward;
+  return false;
+}
+}  // namespace detail
 
 namespace dynamic {
 
-/// One quantization op (see `QuantizeOp`) over dtype/rank-erased tensors.
+/// The operands of a quantization plan, by role: inputs, then outputs. Each op reads and writes the ones its
+/// `QuantizeOp` names; the others must be left empty (default-constructed). x, y, dy and dx have the
+/// descriptor's shape; scale, zero_point, dscale and dzero_point `param_shape()`.
+struct QuantizeArgs {
+  ConstDynTensor x = {};           ///< read: float (`element`; Quantize*, FakeQuantize*) or quantized (Dequantize)
+  ConstDynTensor scale = {};       ///< read: `scale_kind()` (every op)
+  ConstDynTensor zero_point = {};  ///< read: s32 (learnable: `scale_kind()`); empty for DequantizeBackward
+  ConstDynTensor dy = {};          ///< read (backward ops): the upstream gradient, `element`
+  DynTensor y = {};                ///< written (forward ops): quantized (Quantize) or `element` (the others)
+  DynTensor dx = {};               ///< written (backward ops): `element` (DequantizeBackward: of the quantized x)
+  DynTensor dscale = {};           ///< written (learnable backward): `scale_kind()`
+  DynTensor dzero_point = {};      ///< written (learnable backward): `scale_kind()`
+};
+
+/// One quantization op (the descriptor's `op`) over dtype/rank-erased tensors.
 class QuantizePlan {
  public:
-  /// Validates the descriptor for `op`: element kinds, shape, granularity, range (see the file comment);
+  using Args = QuantizeArgs;
+  /// Validates the descriptor for its `op`: element kinds, shape, granularity, range (see the file comment);
   /// `InvalidProblem` / `Unsupported` with the reason otherwise.
-  static Result<QuantizePlan> select(const Stream& stream, QuantizeOp op, const QuantizeDescriptor& desc,
-                                     PlanPreference pref = {});
+  static Result<QuantizePlan> select(const Stream& stream, const QuantizeDescriptor& desc, PlanPreference pref = {});
   /// Checks every operand the op uses (kind, shape, alignment, aliasing) and that unused ones are empty.
-  Status can_implement(const QuantizeTensors& t) const;
+  Status can_implement(const Args& args) const;
   size_t workspace_size() const { return workspace_bytes_; }
   KernelSku sku() const { return binding_.sku; }
   PrecisionGuarantee precision_guarantee() const;
-  Status run(const Stream& stream, Workspace workspace, const QuantizeTensors& t) const;
-  QuantizeOp op() const { return op_; }
+  Status run(const Stream& stream, Workspace workspace, const Args& args) const;
+  QuantizeOp op() const { return desc_.op; }
   const QuantizeDescriptor& descriptor() const { return desc_; }
   int32_t quant_min() const { return qmin_; }
   int32_t quant_max() const { return qmax_; }
@@ -161,7 +186,6 @@ class QuantizePlan {
   ElementKind scale_kind() const;
 
  private:
-  QuantizeOp op_ = QuantizeOp::Quantize;
   QuantizeDescriptor desc_;
   detail::PlanBinding binding_;
   int32_t qmin_ = 0, qmax_ = 0;
@@ -172,45 +196,60 @@ class QuantizePlan {
 
 }  // namespace dynamic
 
-/// Typed quantize: `q = clamp(nearbyint(r(x, s)) + zp, qmin, qmax)` (the descriptor's convention). `TQ` is int8_t, uint8_t, int4x2_t or
-/// uint4x2_t (packed tensors count logical elements in their shape); S is the scale type (float, or double
-/// for double data).
-template <class T, class TQ, size_t N>
-class QuantizePlan {
+/// Arguments of a typed `QuantizePlan<T, TQ, N, Op>`: the fields of `dynamic::QuantizeArgs`, typed. x is
+/// quantized (TQ) for Dequantize and float (T) otherwise; y is quantized for Quantize and float otherwise;
+/// dy, dx are float. Scale and zero-point tensors stay erased views of `param_shape()` (their rank is the
+/// granularity's, not N). Fields `Op` does not use are left default (a non-null one is rejected).
+template <class T, class TQ, size_t N, QuantizeOp Op = QuantizeOp::Quantize>
+struct QuantizeArgs {
+  using In = std::conditional_t<Op == QuantizeOp::Dequantize, TQ, T>;
+  using Out = std::conditional_t<Op == QuantizeOp::Quantize, TQ, T>;
+  TensorRef<In, N> x = {};
+  ConstDynTensor scale = {};
+  ConstDynTensor zero_point = {};
+  TensorRef<T, N> dy = {};
+  TensorMut<Out, N> y = {};
+  TensorMut<T, N> dx = {};
+  DynTensor dscale = {};
+  DynTensor dzero_point = {};
+
+  dynamic::QuantizeArgs erased() const {
+    return {view<ConstDynTensor>("x", x), scale, zero_point, view<ConstDynTensor>("dy", dy),
+            view<DynTensor>("y", y), view<DynTensor>("dx", dx), dscale, dzero_point};
+  }
+
+ private:
+  /// A field the op uses, or one given anyway (non-null: the erased plan rejects it); else empty.
+  template <class V, class Tensor>
+  static V view(std::string_view field, const Tensor& t) {
+    if (!detail::quantize_op_uses(Op, field) && t.data == nullptr) return V{};
+    return V::of(t);
+  }
+};
+
+/// Typed quantization plan for the op `Op` (the descriptor's `op` must be `Op`: `InvalidProblem` naming both
+/// otherwise). T is the float type (__half, __nv_bfloat16, float, double), TQ the quantized one (int8_t,
+/// uint8_t, int4x2_t or uint4x2_t: the descriptor's `quantized`, which names the range of every op; packed
+/// tensors count logical elements in their shape); S is the scale type (float, or double for double data).
+template <class T, class TQ, size_t N, QuantizeOp Op = QuantizeOp::Quantize>
+class QuantizePlan : public detail::TypedPlan<dynamic::QuantizePlan, QuantizeArgs<T, TQ, N, Op>> {
+  using Base = detail::TypedPlan<dynamic::QuantizePlan, QuantizeArgs<T, TQ, N, Op>>;
+  friend Base;
+  using Base::Base;
+
  public:
   using S = std::conditional_t<std::is_same_v<T, double>, double, float>;
   static Result<QuantizePlan> select(const Stream& stream, const QuantizeDescriptor& desc, PlanPreference pref = {}) {
-    BARACUDA_TRY(detail::check_typed_element("QuantizePlan", "x", desc.element, kind_of<T>));
-    BARACUDA_TRY(detail::check_typed_element("QuantizePlan", "q", desc.quantized, kind_of<TQ>));
-    BARACUDA_TRY(detail::check_typed_rank("QuantizePlan", desc.shape.rank, static_cast<int>(N)));
-    auto p = dynamic::QuantizePlan::select(stream, QuantizeOp::Quantize, desc, pref);
-    if (!p) return p.error();
-    return QuantizePlan(std::move(p).value());
+    if (desc.op != Op)
+      return Error::invalid("QuantizePlan: the descriptor's op is " + std::string(to_string(desc.op)) +
+                            " but the typed plan's op is " + std::string(to_string(Op)));
+    BARACUDA_TRY(detail::check_typed_element("QuantizePlan", "quantized", desc.quantized, kind_of<TQ>));
+    return Base::template checked_select<QuantizePlan, T, N>(
+        "QuantizePlan", "element", desc.element, {desc.shape},
+        [&] { return dynamic::QuantizePlan::select(stream, desc, pref); });
   }
-  /// `scale` and `zero_point` are dense or strided views of `param_shape()` given as DynTensors (their rank
-  /// depends on the granularity, not on N).
-  Status can_implement(TensorRef<T, N> x, const DynTensor& scale, const DynTensor& zero_point, TensorMut<TQ, N> q) const {
-    return plan_.can_implement(tensors(x, scale, zero_point, q));
-  }
-  size_t workspace_size() const { return plan_.workspace_size(); }
-  KernelSku sku() const { return plan_.sku(); }
-  Status run(const Stream& stream, Workspace ws, TensorRef<T, N> x, const DynTensor& scale,
-             const DynTensor& zero_point, TensorMut<TQ, N> q) const {
-    return plan_.run(stream, ws, tensors(x, scale, zero_point, q));
-  }
-  const dynamic::QuantizePlan& erased() const { return plan_; }
-
- private:
-  explicit QuantizePlan(dynamic::QuantizePlan p) : plan_(std::move(p)) {}
-  static QuantizeTensors tensors(TensorRef<T, N> x, const DynTensor& scale, const DynTensor& zp, TensorMut<TQ, N> q) {
-    QuantizeTensors t;
-    t.x = DynTensor::of(x);
-    t.scale = scale;
-    t.zero_point = zp;
-    t.q = DynTensor::of(q);
-    return t;
-  }
-  dynamic::QuantizePlan plan_;
+  /// The scale / zero-point shape.
+  const Shape& param_shape() const { return this->erased().param_shape(); }
 };
 
 }  // namespace baracuda

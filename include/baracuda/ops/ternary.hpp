@@ -14,6 +14,10 @@
 /// | addcdiv | fma(value, b / c, a) | `torch.addcdiv(a, b, c, value=value)` | float kinds |
 /// | fma | a·b + c rounded once | (`torch.addcmul(c, a, b)` rounds twice) | float kinds |
 ///
+/// - **Operands:** each plan takes one argument struct, inputs then outputs: `dynamic::TernaryArgs{a, b, c, out}`,
+///   `dynamic::TernaryBackwardArgs{dy, a, b, c, da, db, dc}`, `dynamic::WhereArgs{cond, a, b, out}`,
+///   `dynamic::WhereBackwardArgs{cond, dy, da, db}` (read operands are `ConstDynTensor`, written ones
+///   `DynTensor`); the typed `TernaryArgs<T, N>` etc. have the same fields.
 /// - **Broadcasting:** the descriptor holds the shapes of a, b and c; the output has their broadcast shape
 ///   (`broadcast_shapes` applied twice). Shapes that do not broadcast are `InvalidProblem` at `select`.
 /// - **Kinds:** a, b, c and out share one kind (no type promotion). Other (op, kind) pairs are
@@ -52,7 +56,6 @@
 
 #include <cstdint>
 #include <string_view>
-#include <tuple>
 
 #include "baracuda/core/dyn_tensor.hpp"
 #include "baracuda/core/plan.hpp"
@@ -140,18 +143,53 @@ using TernaryBackwardFn = Status (*)(const ExecContext&, const TernaryBackwardLa
 
 namespace dynamic {
 
+/// The operands of a TernaryPlan: inputs, then the output.
+struct TernaryArgs {
+  ConstDynTensor a;  ///< read: the descriptor's a shape and kind, any strides
+  ConstDynTensor b;  ///< read: the descriptor's b shape and kind (clamp's min)
+  ConstDynTensor c;  ///< read: the descriptor's c shape and kind (clamp's max, lerp's weight)
+  DynTensor out;     ///< written: `output_shape()`, the descriptor's kind; may be the same view as an input
+};
+
+/// The operands of a TernaryBackwardPlan: inputs, then the gradients (each may be empty: not computed).
+struct TernaryBackwardArgs {
+  ConstDynTensor dy;  ///< read: the output gradient, `output_shape()`, the descriptor's kind
+  ConstDynTensor a;   ///< read: the forward a, the descriptor's a shape and kind
+  ConstDynTensor b;   ///< read: the forward b, the descriptor's b shape and kind
+  ConstDynTensor c;   ///< read: the forward c, the descriptor's c shape and kind
+  DynTensor da;       ///< written: dA at `output_shape()` (not reduced); empty (null data) = not computed
+  DynTensor db;       ///< written: dB at `output_shape()` (not reduced); empty = not computed
+  DynTensor dc;       ///< written: dC at `output_shape()` (not reduced); empty = not computed
+};
+
+/// The operands of a WherePlan: inputs, then the output.
+struct WhereArgs {
+  ConstDynTensor cond;  ///< read: Bool, the descriptor's cond shape
+  ConstDynTensor a;     ///< read: the descriptor's a shape and kind (taken where cond is true)
+  ConstDynTensor b;     ///< read: the descriptor's b shape and kind (taken where cond is false)
+  DynTensor out;        ///< written: `output_shape()`, the descriptor's kind; may be the same view as a or b
+};
+
+/// The operands of a WhereBackwardPlan: inputs, then the gradients (either may be empty: not computed).
+struct WhereBackwardArgs {
+  ConstDynTensor cond;  ///< read: Bool, the descriptor's cond shape
+  ConstDynTensor dy;    ///< read: the output gradient, `output_shape()`, the descriptor's kind
+  DynTensor da;         ///< written: cond ? dy : 0 at `output_shape()`; empty (null data) = not computed
+  DynTensor db;         ///< written: cond ? 0 : dy at `output_shape()`; empty = not computed
+};
+
 /// The dtype/rank-erased TernaryPlan: `out = op(a, b, c)` with broadcasting.
 class TernaryPlan {
  public:
+  using Args = TernaryArgs;
   TernaryPlan() = default;
   static Result<TernaryPlan> select(const Stream& stream, const TernaryDescriptor& desc, PlanPreference pref = {});
   /// a, b, c with the descriptor's shapes, out with `output_shape()`, all of the descriptor's kind.
-  Status can_implement(const DynTensor& a, const DynTensor& b, const DynTensor& c, const DynTensor& out) const;
+  Status can_implement(const Args& args) const;
   size_t workspace_size() const { return 0; }
   KernelSku sku() const { return binding_.sku; }
   PrecisionGuarantee precision_guarantee() const;
-  Status run(const Stream& stream, Workspace workspace, const DynTensor& a, const DynTensor& b, const DynTensor& c,
-             const DynTensor& out) const;
+  Status run(const Stream& stream, Workspace workspace, const Args& args) const;
   const TernaryDescriptor& descriptor() const { return desc_; }
   /// The broadcast of the descriptor's shapes.
   const Shape& output_shape() const { return out_shape_; }
@@ -168,18 +206,17 @@ class TernaryPlan {
 /// The dtype/rank-erased TernaryBackwardPlan for the TernaryPlan of the same descriptor (float kinds).
 class TernaryBackwardPlan {
  public:
+  using Args = TernaryBackwardArgs;
   TernaryBackwardPlan() = default;
   static Result<TernaryBackwardPlan> select(const Stream& stream, const TernaryDescriptor& desc,
                                             PlanPreference pref = {});
   /// dy with `output_shape()`; a, b, c with the descriptor's shapes; da, db, dc (each omitted when its data
   /// is null) with `output_shape()`. All of the descriptor's kind.
-  Status can_implement(const DynTensor& dy, const DynTensor& a, const DynTensor& b, const DynTensor& c,
-                       const DynTensor& da, const DynTensor& db, const DynTensor& dc) const;
+  Status can_implement(const Args& args) const;
   size_t workspace_size() const { return 0; }
   KernelSku sku() const { return binding_.sku; }
   PrecisionGuarantee precision_guarantee() const;
-  Status run(const Stream& stream, Workspace workspace, const DynTensor& dy, const DynTensor& a, const DynTensor& b,
-             const DynTensor& c, const DynTensor& da, const DynTensor& db, const DynTensor& dc) const;
+  Status run(const Stream& stream, Workspace workspace, const Args& args) const;
   const TernaryDescriptor& descriptor() const { return desc_; }
   const Shape& output_shape() const { return out_shape_; }
 
@@ -196,15 +233,15 @@ class TernaryBackwardPlan {
 /// The dtype/rank-erased WherePlan: `out = cond ? a : b` with broadcasting.
 class WherePlan {
  public:
+  using Args = WhereArgs;
   WherePlan() = default;
   static Result<WherePlan> select(const Stream& stream, const WhereDescriptor& desc, PlanPreference pref = {});
   /// cond Bool, a and b of the descriptor's kind, each with its shape; out with `output_shape()`.
-  Status can_implement(const DynTensor& cond, const DynTensor& a, const DynTensor& b, const DynTensor& out) const;
+  Status can_implement(const Args& args) const;
   size_t workspace_size() const { return 0; }
   KernelSku sku() const { return binding_.sku; }
   PrecisionGuarantee precision_guarantee() const;
-  Status run(const Stream& stream, Workspace workspace, const DynTensor& cond, const DynTensor& a, const DynTensor& b,
-             const DynTensor& out) const;
+  Status run(const Stream& stream, Workspace workspace, const Args& args) const;
   const WhereDescriptor& descriptor() const { return desc_; }
   const Shape& output_shape() const { return out_shape_; }
 
@@ -220,17 +257,17 @@ class WherePlan {
 /// The dtype/rank-erased WhereBackwardPlan (float kinds): da, db from cond and dy.
 class WhereBackwardPlan {
  public:
+  using Args = WhereBackwardArgs;
   WhereBackwardPlan() = default;
   static Result<WhereBackwardPlan> select(const Stream& stream, const WhereDescriptor& desc,
                                           PlanPreference pref = {});
   /// cond Bool with its shape; dy, da, db (each of da, db omitted when its data is null) with
   /// `output_shape()`, of the descriptor's kind.
-  Status can_implement(const DynTensor& cond, const DynTensor& dy, const DynTensor& da, const DynTensor& db) const;
+  Status can_implement(const Args& args) const;
   size_t workspace_size() const { return 0; }
   KernelSku sku() const { return binding_.sku; }
   PrecisionGuarantee precision_guarantee() const;
-  Status run(const Stream& stream, Workspace workspace, const DynTensor& cond, const DynTensor& dy,
-             const DynTensor& da, const DynTensor& db) const;
+  Status run(const Stream& stream, Workspace workspace, const Args& args) const;
   const WhereDescriptor& descriptor() const { return desc_; }
   const Shape& output_shape() const { return out_shape_; }
 
@@ -253,7 +290,9 @@ struct TernaryArgs {
   TensorRef<T, N> b;
   TensorRef<T, N> c;
   TensorMut<T, N> out;
-  auto erased() const { return std::tuple{DynTensor::of(a), DynTensor::of(b), DynTensor::of(c), DynTensor::of(out)}; }
+  dynamic::TernaryArgs erased() const {
+    return {ConstDynTensor::of(a), ConstDynTensor::of(b), ConstDynTensor::of(c), DynTensor::of(out)};
+  }
 };
 
 /// Arguments of a typed TernaryBackwardPlan: dy and the gradients with the output shape (leave a gradient
@@ -267,9 +306,9 @@ struct TernaryBackwardArgs {
   TensorMut<T, N> da;
   TensorMut<T, N> db;
   TensorMut<T, N> dc;
-  auto erased() const {
-    return std::tuple{DynTensor::of(dy), DynTensor::of(a),  DynTensor::of(b), DynTensor::of(c),
-                      DynTensor::of(da), DynTensor::of(db), DynTensor::of(dc)};
+  dynamic::TernaryBackwardArgs erased() const {
+    return {ConstDynTensor::of(dy), ConstDynTensor::of(a), ConstDynTensor::of(b), ConstDynTensor::of(c),
+            DynTensor::of(da),      DynTensor::of(db),     DynTensor::of(dc)};
   }
 };
 
@@ -280,8 +319,8 @@ struct WhereArgs {
   TensorRef<T, N> a;
   TensorRef<T, N> b;
   TensorMut<T, N> out;
-  auto erased() const {
-    return std::tuple{DynTensor::of(cond), DynTensor::of(a), DynTensor::of(b), DynTensor::of(out)};
+  dynamic::WhereArgs erased() const {
+    return {ConstDynTensor::of(cond), ConstDynTensor::of(a), ConstDynTensor::of(b), DynTensor::of(out)};
   }
 };
 
@@ -292,8 +331,8 @@ struct WhereBackwardArgs {
   TensorRef<T, N> dy;
   TensorMut<T, N> da;
   TensorMut<T, N> db;
-  auto erased() const {
-    return std::tuple{DynTensor::of(cond), DynTensor::of(dy), DynTensor::of(da), DynTensor::of(db)};
+  dynamic::WhereBackwardArgs erased() const {
+    return {ConstDynTensor::of(cond), ConstDynTensor::of(dy), DynTensor::of(da), DynTensor::of(db)};
   }
 };
 

@@ -38,7 +38,7 @@
 /// exactly as PyTorch's derivatives.yaml does: `Input` (x), `Output` (y = f(x): reciprocal, sqrt, rsqrt,
 /// cbrt, exp, exp2, expm1, tan, tanh, sigmoid, relu) or `None` (dy only: neg, frac, and the ops whose
 /// derivative is zero wherever it exists — sign, floor, ceil, round, trunc — whose backward writes zeros,
-/// as PyTorch's does). For `None` the `saved` argument is not read and may be an empty `DynTensor`.
+/// as PyTorch's does). For `None` the `saved` operand is not read and may be an empty `ConstDynTensor`.
 /// Every op has a backward. At kinks and NaN inputs the gradient follows PyTorch's scalar (and CUDA)
 /// kernels: relu at 0 → 0 (via `threshold_backward` on y, so a NaN y passes dy); abs at 0 → 0;
 /// leaky_relu at 0 → negative_slope·dy; hardtanh/relu6 at the bounds → 0 and at NaN → dy; hardshrink and
@@ -64,6 +64,7 @@
 #include "baracuda/core/sku.hpp"
 #include "baracuda/core/stream.hpp"
 #include "baracuda/core/tensor.hpp"
+#include "baracuda/core/typed_plan.hpp"
 #include "baracuda/core/workspace.hpp"
 
 namespace baracuda {
@@ -174,15 +175,31 @@ using UnaryParamValues = std::array<double, kNumUnaryParams>;
 
 namespace dynamic {
 
+/// The operands of a UnaryPlan (`out = f(in)`).
+struct UnaryArgs {
+  ConstDynTensor in;  ///< read: the descriptor's kind and shape; may broadcast (stride 0)
+  DynTensor out;      ///< written: the descriptor's kind and shape; may be `in` (same view)
+};
+
+/// The operands of a UnaryBackwardPlan (`dx = dy · f'(saved)`).
+struct UnaryBackwardArgs {
+  ConstDynTensor dy;     ///< read: the descriptor's kind and shape; may broadcast (stride 0)
+  ConstDynTensor saved;  ///< read: x or y as `saved_operand()` says, the descriptor's kind and shape; empty
+                         ///< (not read) when it says `None`
+  DynTensor dx;          ///< written: the descriptor's kind and shape; may be `dy` or `saved` (same view)
+};
+
 /// The dtype/rank-erased UnaryPlan: `out = f(in)`.
 class UnaryPlan {
  public:
+  using Args = UnaryArgs;
+
   static Result<UnaryPlan> select(const Stream& stream, const UnaryDescriptor& desc, PlanPreference pref = {});
-  Status can_implement(const DynTensor& in, const DynTensor& out) const;
+  Status can_implement(const Args& args) const;
   size_t workspace_size() const { return 0; }
   KernelSku sku() const { return binding_.sku; }
   PrecisionGuarantee precision_guarantee() const;
-  Status run(const Stream& stream, Workspace workspace, const DynTensor& in, const DynTensor& out) const;
+  Status run(const Stream& stream, Workspace workspace, const Args& args) const;
   const UnaryDescriptor& descriptor() const { return desc_; }
 
  private:
@@ -196,16 +213,17 @@ class UnaryPlan {
 /// `saved_operand()` (the catalog) says.
 class UnaryBackwardPlan {
  public:
+  using Args = UnaryBackwardArgs;
+
   static Result<UnaryBackwardPlan> select(const Stream& stream, const UnaryDescriptor& desc,
                                           PlanPreference pref = {});
-  Status can_implement(const DynTensor& dy, const DynTensor& saved, const DynTensor& dx) const;
+  Status can_implement(const Args& args) const;
   size_t workspace_size() const { return 0; }
   KernelSku sku() const { return binding_.sku; }
   PrecisionGuarantee precision_guarantee() const;
   /// What `saved` must hold: the forward input, the forward output, or nothing (not read).
   UnarySaved saved_operand() const { return unary_op_info(desc_.kind).saved; }
-  Status run(const Stream& stream, Workspace workspace, const DynTensor& dy, const DynTensor& saved,
-             const DynTensor& dx) const;
+  Status run(const Stream& stream, Workspace workspace, const Args& args) const;
   const UnaryDescriptor& descriptor() const { return desc_; }
 
  private:
@@ -217,74 +235,57 @@ class UnaryBackwardPlan {
 
 }  // namespace dynamic
 
+/// Arguments of a typed UnaryPlan.
 template <class T, size_t N>
 struct UnaryArgs {
-  TensorRef<T, N> in;
-  TensorMut<T, N> out;
+  TensorRef<T, N> in;   ///< read: the descriptor's shape
+  TensorMut<T, N> out;  ///< written: the descriptor's shape
+  dynamic::UnaryArgs erased() const { return {ConstDynTensor::of(in), DynTensor::of(out)}; }
 };
 
-/// `saved` is x or y as `UnaryBackwardPlan::saved_operand()` says (default-constructed when it says None).
+/// Arguments of a typed UnaryBackwardPlan. `saved` is x or y as `UnaryBackwardPlan::saved_operand()` says
+/// (default-constructed when it says None).
 template <class T, size_t N>
 struct UnaryBackwardArgs {
-  TensorRef<T, N> dy;
-  TensorRef<T, N> saved;
-  TensorMut<T, N> dx;
+  TensorRef<T, N> dy;     ///< read: the descriptor's shape
+  TensorRef<T, N> saved;  ///< read: the descriptor's shape, or default-constructed
+  TensorMut<T, N> dx;     ///< written: the descriptor's shape
+  dynamic::UnaryBackwardArgs erased() const {
+    return {ConstDynTensor::of(dy), ConstDynTensor::of(saved), DynTensor::of(dx)};
+  }
 };
 
 /// Typed UnaryPlan; see the file comment for the contract.
 template <class T, size_t N>
-class UnaryPlan {
+class UnaryPlan : public detail::TypedPlan<dynamic::UnaryPlan, UnaryArgs<T, N>> {
+  using Base = detail::TypedPlan<dynamic::UnaryPlan, UnaryArgs<T, N>>;
+  friend Base;
+  using Base::Base;
+
  public:
   static Result<UnaryPlan> select(const Stream& stream, const UnaryDescriptor& desc, PlanPreference pref = {}) {
-    BARACUDA_TRY(detail::check_typed_element("UnaryPlan", "in/out", desc.element, kind_of<T>));
-    BARACUDA_TRY(detail::check_typed_rank("UnaryPlan", desc.shape.rank, static_cast<int>(N)));
-    auto p = dynamic::UnaryPlan::select(stream, desc, pref);
-    if (!p) return p.error();
-    return UnaryPlan(std::move(p).value());
+    return Base::template checked_select<UnaryPlan, T, N>("UnaryPlan", "in/out", desc.element, {desc.shape}, [&] {
+      return dynamic::UnaryPlan::select(stream, desc, pref);
+    });
   }
-  Status can_implement(const UnaryArgs<T, N>& a) const {
-    return plan_.can_implement(DynTensor::of(a.in), DynTensor::of(a.out));
-  }
-  size_t workspace_size() const { return plan_.workspace_size(); }
-  KernelSku sku() const { return plan_.sku(); }
-  PrecisionGuarantee precision_guarantee() const { return plan_.precision_guarantee(); }
-  Status run(const Stream& stream, Workspace ws, const UnaryArgs<T, N>& a) const {
-    return plan_.run(stream, ws, DynTensor::of(a.in), DynTensor::of(a.out));
-  }
-  const dynamic::UnaryPlan& erased() const { return plan_; }
-
- private:
-  explicit UnaryPlan(dynamic::UnaryPlan p) : plan_(std::move(p)) {}
-  dynamic::UnaryPlan plan_;
 };
 
 /// Typed UnaryBackwardPlan; see the file comment for the contract.
 template <class T, size_t N>
-class UnaryBackwardPlan {
+class UnaryBackwardPlan : public detail::TypedPlan<dynamic::UnaryBackwardPlan, UnaryBackwardArgs<T, N>> {
+  using Base = detail::TypedPlan<dynamic::UnaryBackwardPlan, UnaryBackwardArgs<T, N>>;
+  friend Base;
+  using Base::Base;
+
  public:
   static Result<UnaryBackwardPlan> select(const Stream& stream, const UnaryDescriptor& desc,
                                           PlanPreference pref = {}) {
-    BARACUDA_TRY(detail::check_typed_element("UnaryBackwardPlan", "dy/saved/dx", desc.element, kind_of<T>));
-    BARACUDA_TRY(detail::check_typed_rank("UnaryBackwardPlan", desc.shape.rank, static_cast<int>(N)));
-    auto p = dynamic::UnaryBackwardPlan::select(stream, desc, pref);
-    if (!p) return p.error();
-    return UnaryBackwardPlan(std::move(p).value());
+    return Base::template checked_select<UnaryBackwardPlan, T, N>(
+        "UnaryBackwardPlan", "dy/saved/dx", desc.element, {desc.shape},
+        [&] { return dynamic::UnaryBackwardPlan::select(stream, desc, pref); });
   }
-  Status can_implement(const UnaryBackwardArgs<T, N>& a) const {
-    return plan_.can_implement(DynTensor::of(a.dy), DynTensor::of(a.saved), DynTensor::of(a.dx));
-  }
-  size_t workspace_size() const { return plan_.workspace_size(); }
-  KernelSku sku() const { return plan_.sku(); }
-  PrecisionGuarantee precision_guarantee() const { return plan_.precision_guarantee(); }
-  UnarySaved saved_operand() const { return plan_.saved_operand(); }
-  Status run(const Stream& stream, Workspace ws, const UnaryBackwardArgs<T, N>& a) const {
-    return plan_.run(stream, ws, DynTensor::of(a.dy), DynTensor::of(a.saved), DynTensor::of(a.dx));
-  }
-  const dynamic::UnaryBackwardPlan& erased() const { return plan_; }
-
- private:
-  explicit UnaryBackwardPlan(dynamic::UnaryBackwardPlan p) : plan_(std::move(p)) {}
-  dynamic::UnaryBackwardPlan plan_;
+  /// What `saved` must hold (see `dynamic::UnaryBackwardPlan::saved_operand`).
+  UnarySaved saved_operand() const { return this->erased().saved_operand(); }
 };
 
 }  // namespace baracuda

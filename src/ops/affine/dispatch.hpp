@@ -11,7 +11,7 @@ namespace baracuda::detail {
 /// What an affine function receives: validated, non-empty views and the descriptor's α, β (as given;
 /// the function rounds them to the opmath type).
 struct AffineLaunch {
-  DynTensor in;
+  ConstDynTensor in;
   DynTensor out;
   double alpha = 1.0;
   double beta = 0.0;

@@ -52,10 +52,10 @@ Result<AffinePlan> AffinePlan::select(const Stream& stream, const AffineDescript
   return p;
 }
 
-Status AffinePlan::can_implement(const DynTensor& in, const DynTensor& out) const {
-  BARACUDA_TRY(detail::check_tensor(kPlan, "in", in, desc_.element, desc_.shape, detail::Access::Read));
-  BARACUDA_TRY(detail::check_tensor(kPlan, "out", out, desc_.element, desc_.shape, detail::Access::Write));
-  return detail::check_alias(kPlan, in, out);
+Status AffinePlan::can_implement(const Args& args) const {
+  BARACUDA_TRY(detail::check_tensor(kPlan, "in", args.in, desc_.element, desc_.shape, detail::Access::Read));
+  BARACUDA_TRY(detail::check_tensor(kPlan, "out", args.out, desc_.element, desc_.shape, detail::Access::Write));
+  return detail::check_alias(kPlan, args.in, args.out);
 }
 
 PrecisionGuarantee AffinePlan::precision_guarantee() const {
@@ -63,10 +63,11 @@ PrecisionGuarantee AffinePlan::precision_guarantee() const {
   return {p, p, true, true};
 }
 
-Status AffinePlan::run(const Stream& stream, Workspace, const DynTensor& in, const DynTensor& out) const {
-  const auto ctx = detail::begin_run(kPlan, binding_, stream, [&] { return can_implement(in, out); }, out.numel() == 0);
+Status AffinePlan::run(const Stream& stream, Workspace, const Args& args) const {
+  const auto ctx =
+      detail::begin_run(kPlan, binding_, stream, [&] { return can_implement(args); }, args.out.numel() == 0);
   if (!ctx) return ctx.status();
-  return fn_(*ctx, detail::AffineLaunch{in, out, desc_.alpha, desc_.beta});
+  return fn_(*ctx, detail::AffineLaunch{args.in, args.out, desc_.alpha, desc_.beta});
 }
 
 }  // namespace dynamic

@@ -13,10 +13,10 @@
 namespace baracuda::detail {
 
 /// What a forward or compare function receives: validated, non-empty views, with a and b already viewed
-/// over the output shape (stride 0 where they broadcast).
+/// over the output shape (stride 0 where they broadcast). Inputs are read-only views, the output writable.
 struct BinaryLaunch {
-  DynTensor a;
-  DynTensor b;
+  ConstDynTensor a;
+  ConstDynTensor b;
   DynTensor out;
 };
 
@@ -30,9 +30,9 @@ enum class GradOutputs : uint8_t {
 /// What a backward function receives: dy, and a and b viewed over the output shape; two output views
 /// (see GradOutputs for the case of one wanted gradient).
 struct BinaryBackwardLaunch {
-  DynTensor dy;
-  DynTensor a;
-  DynTensor b;
+  ConstDynTensor dy;
+  ConstDynTensor a;
+  ConstDynTensor b;
   DynTensor da;
   DynTensor db;
   GradOutputs outputs = GradOutputs::Both;

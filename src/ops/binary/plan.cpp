@@ -63,8 +63,8 @@ bool valid_op(CompareOp op) { return static_cast<size_t>(op) < kNumCompareOps; }
 
 /// The forward and compare plans' argument checks (they differ in the output kind only).
 Status check_forward_args(std::string_view plan, ElementKind in_kind, ElementKind out_kind, const Shape& a_shape,
-                          const Shape& b_shape, const Shape& out_shape, const DynTensor& a, const DynTensor& b,
-                          const DynTensor& out) {
+                          const Shape& b_shape, const Shape& out_shape, const ConstDynTensor& a,
+                          const ConstDynTensor& b, const DynTensor& out) {
   BARACUDA_TRY(detail::check_tensor(plan, "a", a, in_kind, a_shape, detail::Access::Read));
   BARACUDA_TRY(detail::check_tensor(plan, "b", b, in_kind, b_shape, detail::Access::Read));
   BARACUDA_TRY(detail::check_tensor(plan, "out", out, out_kind, out_shape, detail::Access::Write));
@@ -152,9 +152,9 @@ Result<BinaryPlan> BinaryPlan::select(const Stream& stream, const BinaryDescript
   return p;
 }
 
-Status BinaryPlan::can_implement(const DynTensor& a, const DynTensor& b, const DynTensor& out) const {
-  return check_forward_args(kBinary, desc_.element, desc_.element, desc_.a_shape, desc_.b_shape, out_shape_, a, b,
-                            out);
+Status BinaryPlan::can_implement(const Args& args) const {
+  return check_forward_args(kBinary, desc_.element, desc_.element, desc_.a_shape, desc_.b_shape, out_shape_, args.a,
+                            args.b, args.out);
 }
 
 PrecisionGuarantee BinaryPlan::precision_guarantee() const {
@@ -162,13 +162,12 @@ PrecisionGuarantee BinaryPlan::precision_guarantee() const {
   return {p, p, true, true};
 }
 
-Status BinaryPlan::run(const Stream& stream, Workspace, const DynTensor& a, const DynTensor& b,
-                       const DynTensor& out) const {
-  const auto ctx =
-      detail::begin_run(kBinary, binding_, stream, [&] { return can_implement(a, b, out); }, out.numel() == 0);
+Status BinaryPlan::run(const Stream& stream, Workspace, const Args& args) const {
+  const auto ctx = detail::begin_run(kBinary, binding_, stream, [&] { return can_implement(args); },
+                                     args.out.numel() == 0);
   if (!ctx) return ctx.status();
-  return fn_(*ctx,
-             detail::BinaryLaunch{detail::broadcast_view(a, out_shape_), detail::broadcast_view(b, out_shape_), out});
+  return fn_(*ctx, detail::BinaryLaunch{detail::broadcast_view(args.a, out_shape_),
+                                        detail::broadcast_view(args.b, out_shape_), args.out});
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -192,22 +191,21 @@ Result<ComparePlan> ComparePlan::select(const Stream& stream, const CompareDescr
   return p;
 }
 
-Status ComparePlan::can_implement(const DynTensor& a, const DynTensor& b, const DynTensor& out) const {
+Status ComparePlan::can_implement(const Args& args) const {
   return check_forward_args(kCompare, desc_.element, ElementKind::Bool, desc_.a_shape, desc_.b_shape, out_shape_,
-                            a, b, out);
+                            args.a, args.b, args.out);
 }
 
 PrecisionGuarantee ComparePlan::precision_guarantee() const {
   return {MathPrecision::Exact, MathPrecision::Exact, true, true};
 }
 
-Status ComparePlan::run(const Stream& stream, Workspace, const DynTensor& a, const DynTensor& b,
-                        const DynTensor& out) const {
-  const auto ctx =
-      detail::begin_run(kCompare, binding_, stream, [&] { return can_implement(a, b, out); }, out.numel() == 0);
+Status ComparePlan::run(const Stream& stream, Workspace, const Args& args) const {
+  const auto ctx = detail::begin_run(kCompare, binding_, stream, [&] { return can_implement(args); },
+                                     args.out.numel() == 0);
   if (!ctx) return ctx.status();
-  return fn_(*ctx,
-             detail::BinaryLaunch{detail::broadcast_view(a, out_shape_), detail::broadcast_view(b, out_shape_), out});
+  return fn_(*ctx, detail::BinaryLaunch{detail::broadcast_view(args.a, out_shape_),
+                                        detail::broadcast_view(args.b, out_shape_), args.out});
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -237,16 +235,17 @@ Result<BinaryBackwardPlan> BinaryBackwardPlan::select(const Stream& stream, cons
   return p;
 }
 
-Status BinaryBackwardPlan::can_implement(const DynTensor& dy, const DynTensor& a, const DynTensor& b,
-                                         const DynTensor& da, const DynTensor& db) const {
+Status BinaryBackwardPlan::can_implement(const Args& args) const {
+  const ConstDynTensor &dy = args.dy, &a = args.a, &b = args.b;
+  const DynTensor &da = args.da, &db = args.db;
   const ElementKind k = desc_.element;
   BARACUDA_TRY(detail::check_tensor(kBackward, "dy", dy, k, out_shape_, detail::Access::Read));
   BARACUDA_TRY(detail::check_tensor(kBackward, "a", a, k, desc_.a_shape, detail::Access::Read));
   BARACUDA_TRY(detail::check_tensor(kBackward, "b", b, k, desc_.b_shape, detail::Access::Read));
   if (!wanted(da) && !wanted(db) && out_shape_.numel() > 0)
     return Error::invalid(str(kBackward) + ": neither da nor db is requested (both have null data)");
-  const DynTensor av = detail::broadcast_view(a, out_shape_);
-  const DynTensor bv = detail::broadcast_view(b, out_shape_);
+  const ConstDynTensor av = detail::broadcast_view(a, out_shape_);
+  const ConstDynTensor bv = detail::broadcast_view(b, out_shape_);
   auto check_output = [&](std::string_view name, const DynTensor& g) -> Status {
     if (!wanted(g)) return {};
     BARACUDA_TRY(detail::check_tensor(kBackward, name, g, k, out_shape_, detail::Access::Write));
@@ -266,19 +265,18 @@ PrecisionGuarantee BinaryBackwardPlan::precision_guarantee() const {
   return {p, p, true, true};
 }
 
-Status BinaryBackwardPlan::run(const Stream& stream, Workspace, const DynTensor& dy, const DynTensor& a,
-                               const DynTensor& b, const DynTensor& da, const DynTensor& db) const {
-  const auto ctx = detail::begin_run(kBackward, binding_, stream, [&] { return can_implement(dy, a, b, da, db); },
+Status BinaryBackwardPlan::run(const Stream& stream, Workspace, const Args& args) const {
+  const auto ctx = detail::begin_run(kBackward, binding_, stream, [&] { return can_implement(args); },
                                      out_shape_.numel() == 0);
   if (!ctx) return ctx.status();
-  detail::BinaryBackwardLaunch l{dy, detail::broadcast_view(a, out_shape_), detail::broadcast_view(b, out_shape_), da,
-                                 db,
+  detail::BinaryBackwardLaunch l{args.dy, detail::broadcast_view(args.a, out_shape_),
+                                 detail::broadcast_view(args.b, out_shape_), args.da, args.db,
                                  detail::GradOutputs::Both};
-  if (!wanted(db)) {
-    l.db = da;
+  if (!wanted(args.db)) {
+    l.db = args.da;
     l.outputs = detail::GradOutputs::OnlyA;
-  } else if (!wanted(da)) {
-    l.da = db;
+  } else if (!wanted(args.da)) {
+    l.da = args.db;
     l.outputs = detail::GradOutputs::OnlyB;
   }
   return fn_(*ctx, l);

@@ -10,7 +10,7 @@ namespace baracuda::detail {
 
 /// What a cast function receives: validated, non-empty views and the fp8 saturation flag.
 struct CastLaunch {
-  DynTensor in;
+  ConstDynTensor in;
   DynTensor out;
   bool saturate_fp8 = false;
 };

@@ -48,20 +48,21 @@ Result<CastPlan> CastPlan::select(const Stream& stream, const CastDescriptor& de
   return p;
 }
 
-Status CastPlan::can_implement(const DynTensor& in, const DynTensor& out) const {
-  BARACUDA_TRY(detail::check_tensor(kPlan, "in", in, desc_.input, desc_.shape, detail::Access::Read));
-  BARACUDA_TRY(detail::check_tensor(kPlan, "out", out, desc_.output, desc_.shape, detail::Access::Write));
-  return detail::check_alias(kPlan, in, out);
+Status CastPlan::can_implement(const Args& args) const {
+  BARACUDA_TRY(detail::check_tensor(kPlan, "in", args.in, desc_.input, desc_.shape, detail::Access::Read));
+  BARACUDA_TRY(detail::check_tensor(kPlan, "out", args.out, desc_.output, desc_.shape, detail::Access::Write));
+  return detail::check_alias(kPlan, args.in, args.out);
 }
 
 PrecisionGuarantee CastPlan::precision_guarantee() const {
   return {MathPrecision::Exact, MathPrecision::Exact, true, true};
 }
 
-Status CastPlan::run(const Stream& stream, Workspace, const DynTensor& in, const DynTensor& out) const {
-  const auto ctx = detail::begin_run(kPlan, binding_, stream, [&] { return can_implement(in, out); }, out.numel() == 0);
+Status CastPlan::run(const Stream& stream, Workspace, const Args& args) const {
+  const auto ctx =
+      detail::begin_run(kPlan, binding_, stream, [&] { return can_implement(args); }, args.out.numel() == 0);
   if (!ctx) return ctx.status();
-  return fn_(*ctx, detail::CastLaunch{in, out, desc_.saturate_fp8});
+  return fn_(*ctx, detail::CastLaunch{args.in, args.out, desc_.saturate_fp8});
 }
 
 }  // namespace dynamic

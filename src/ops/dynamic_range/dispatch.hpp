@@ -13,19 +13,19 @@
 
 namespace baracuda::detail {
 
-/// What a parameter function receives: the layout, x (as given, of `layout.shape`), the scale and zero
+/// What a parameter function receives: the layout, x (read, as given, of `layout.shape`), the scale and zero
 /// point to write (of `layout.param_shape`; the zero point may be workspace memory), the mode, range and
 /// convention, and the workspace for the reduction's partials.
 struct DynamicRangeLaunch {
   QuantLayout layout;
-  DynTensor x;
+  ConstDynTensor x;
   DynTensor scale;
   DynTensor zero_point;
   DynamicRangeMode mode = DynamicRangeMode::Symmetric;
   int32_t qmin = 0;
   int32_t qmax = 0;
   Workspace workspace;
-  DynTensor q;  ///< the fused path only: the quantized output (of `layout.shape`)
+  DynTensor y;  ///< the fused path only: the quantized output (of `layout.shape`)
   QuantConvention convention = QuantConvention::PyTorch;
   /// The two-pass path with the Vllm convention in symmetric mode: a dense f32 tensor of
   /// `layout.param_shape` (workspace memory) that the parameter pass fills with the multipliers

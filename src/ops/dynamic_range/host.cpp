@@ -96,7 +96,7 @@ Status host_params(const detail::ExecContext&, const detail::DynamicRangeLaunch&
     n *= l.param_shape.dims[d];
   }
   const DynTensor seg_view = l.param_view(index);
-  const DynTensor x_view = l.data_view(a.x);
+  const ConstDynTensor x_view = l.data_view(a.x);
   const auto* x = static_cast<const T*>(a.x.data);
   detail::for_each_strided<2>(l.iter, {seg_view.stride.data(), x_view.stride.data()},
                               [&](const std::array<int64_t, 2>& off) {

@@ -337,8 +337,8 @@ Status fused_launch(const ::baracuda::detail::ExecContext& ctx, const ::baracuda
   FusedRows<T> p{};
   p.op = range_op_of<T>(a);
   p.op.multiplier = nullptr;  // the multiplier stays in registers
-  const DynTensor x = L.data_view(a.x);
-  const DynTensor q = kPacked ? ::baracuda::detail::packed_bytes_view(L, a.q) : L.data_view(a.q);
+  const ConstDynTensor x = L.data_view(a.x);
+  const DynTensor q = kPacked ? ::baracuda::detail::packed_bytes_view(L, a.y) : L.data_view(a.y);
   const int r = L.iter.rank;
   p.x = static_cast<const T*>(x.data);
   p.q = q.data;

@@ -50,7 +50,7 @@ std::pair<int32_t, int32_t> storage_range(ElementKind k) {
 size_t round_up(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 
 // Byte interval [first, last] a non-empty view touches (negative strides included).
-std::pair<int64_t, int64_t> byte_extent(const DynTensor& t) {
+std::pair<int64_t, int64_t> byte_extent(const ConstDynTensor& t) {
   int64_t lo = 0, hi = 0;
   for (int d = 0; d < t.shape.rank; ++d) {
     const int64_t reach = (t.shape.dims[d] - 1) * t.stride[d];
@@ -157,23 +157,24 @@ Result<DynamicRangeQuantizePlan> DynamicRangeQuantizePlan::select(const Stream& 
   return p;
 }
 
-Status DynamicRangeQuantizePlan::can_implement(const DynamicRangeQuantizeTensors& t) const {
+Status DynamicRangeQuantizePlan::can_implement(const Args& args) const {
   using detail::Access;
-  BARACUDA_TRY(detail::check_tensor(kPlan, "x", t.x, desc_.element, desc_.shape, Access::Read));
-  BARACUDA_TRY(detail::check_tensor(kPlan, "q", t.q, desc_.quantized, desc_.shape, Access::Write));
-  BARACUDA_TRY(detail::check_tensor(kPlan, "scale", t.scale, scale_kind(), param_shape_, Access::Write));
-  const bool has_zp = t.zero_point.data != nullptr || t.zero_point.shape.rank != 0;
+  BARACUDA_TRY(detail::check_tensor(kPlan, "x", args.x, desc_.element, desc_.shape, Access::Read));
+  BARACUDA_TRY(detail::check_tensor(kPlan, "y", args.y, desc_.quantized, desc_.shape, Access::Write));
+  BARACUDA_TRY(detail::check_tensor(kPlan, "scale", args.scale, scale_kind(), param_shape_, Access::Write));
+  const bool has_zp = args.zero_point.data != nullptr || args.zero_point.shape.rank != 0;
   if (!has_zp && desc_.mode == DynamicRangeMode::Asymmetric)
     return Error::invalid(s(kPlan) + ": asymmetric mode writes a zero point; pass a zero_point tensor");
   if (has_zp)
-    BARACUDA_TRY(detail::check_tensor(kPlan, "zero_point", t.zero_point, ElementKind::S32, param_shape_, Access::Write));
+    BARACUDA_TRY(
+        detail::check_tensor(kPlan, "zero_point", args.zero_point, ElementKind::S32, param_shape_, Access::Write));
   // No two operands may share memory (outputs are written while x is still read by the other pass).
-  const std::array<std::pair<std::string_view, const DynTensor*>, 4> ops{
-      {{"x", &t.x}, {"q", &t.q}, {"scale", &t.scale}, {"zero_point", &t.zero_point}}};
+  const std::array<std::pair<std::string_view, ConstDynTensor>, 4> ops{
+      {{"x", args.x}, {"y", args.y}, {"scale", args.scale}, {"zero_point", args.zero_point}}};
   for (size_t i = 0; i < ops.size(); ++i) {
     for (size_t j = i + 1; j < ops.size(); ++j) {
-      const DynTensor& a = *ops[i].second;
-      const DynTensor& b = *ops[j].second;
+      const ConstDynTensor& a = ops[i].second;
+      const ConstDynTensor& b = ops[j].second;
       if (a.data == nullptr || b.data == nullptr || a.numel() == 0 || b.numel() == 0) continue;
       const auto [a0, a1] = byte_extent(a);
       const auto [b0, b1] = byte_extent(b);
@@ -189,11 +190,10 @@ PrecisionGuarantee DynamicRangeQuantizePlan::precision_guarantee() const {
   return {p, p, true, true};
 }
 
-Status DynamicRangeQuantizePlan::run(const Stream& stream, Workspace workspace,
-                                     const DynamicRangeQuantizeTensors& t) const {
+Status DynamicRangeQuantizePlan::run(const Stream& stream, Workspace workspace, const Args& args) const {
   // The workspace rule is the plan's own (its messages), and an empty problem skips it.
   const auto ctx = detail::begin_run(kPlan, binding_, stream, [&]() -> Status {
-    BARACUDA_TRY(can_implement(t));
+    BARACUDA_TRY(can_implement(args));
     if (param_shape_.numel() == 0) return {};
     if (workspace.size < workspace_bytes_ || (workspace_bytes_ > 0 && workspace.data == nullptr))
       return Error::workspace_too_small(s(kPlan) + ": workspace too small", workspace_bytes_,
@@ -206,7 +206,7 @@ Status DynamicRangeQuantizePlan::run(const Stream& stream, Workspace workspace,
   auto layout = detail::quant_layout(kPlan, desc_.granularity, desc_.shape);
   if (!layout) return layout.error();
 
-  DynTensor zp = t.zero_point;
+  DynTensor zp = args.zero_point;
   if (zp.data == nullptr) zp = DynTensor::dense(workspace.data, ElementKind::S32, param_shape_);
   // The workspace: [zero-point scratch][multipliers][the reduction's partials].
   char* const ws = static_cast<char*>(workspace.data);
@@ -216,23 +216,23 @@ Status DynamicRangeQuantizePlan::run(const Stream& stream, Workspace workspace,
   const DynTensor multiplier = multiplier_bytes_ > 0
                                    ? DynTensor::dense(ws + zp_scratch_bytes_, ElementKind::F32, param_shape_)
                                    : DynTensor{};
-  detail::DynamicRangeLaunch launch{*layout, t.x, t.scale, zp, desc_.mode, qmin_, qmax_,
-                                    Workspace{}, t.q, desc_.convention, DynTensor{}};
-  if (fused_fn_ != nullptr)  // one kernel: range, parameters and q per row
+  detail::DynamicRangeLaunch launch{*layout, args.x, args.scale, zp, desc_.mode, qmin_, qmax_,
+                                    Workspace{}, args.y, desc_.convention, DynTensor{}};
+  if (fused_fn_ != nullptr)  // one kernel: range, parameters and y per row
     return fused_fn_(*ctx, launch);
   // Pass 1: (min, max) per segment → scale, zero point (and vLLM's multipliers). Segments without elements
   // get the parameters of an empty range (dynamic_range_quantize.hpp).
   launch.workspace = partials;
-  launch.q = DynTensor{};
+  launch.y = DynTensor{};
   launch.multiplier = multiplier;
   BARACUDA_TRY(params_fn_(*ctx, launch));
   if (desc_.shape.numel() == 0) return {};
   // Pass 2: the quantize family's kernel with those parameters and the convention's quantize step (Vllm
   // symmetric: x times the multiplier).
-  QuantizeTensors qt;
-  qt.x = t.x;
-  qt.q = t.q;
-  qt.scale = multiplier_bytes_ > 0 ? multiplier : t.scale;
+  dynamic::QuantizeArgs qt;
+  qt.x = args.x;
+  qt.y = args.y;
+  qt.scale = multiplier_bytes_ > 0 ? multiplier : args.scale;
   qt.zero_point = zp;
   const detail::QuantizeLaunch quantize{*layout, qt, qmin_, qmax_, 1.0, Workspace{}, desc_.convention,
                                         multiplier_bytes_ > 0};

@@ -129,18 +129,19 @@ Result<FillPlan> FillPlan::select(const Stream& stream, const FillDescriptor& de
   return p;
 }
 
-Status FillPlan::can_implement(const DynTensor& out) const {
-  return detail::check_tensor(kPlan, "out", out, desc_.element, desc_.shape, detail::Access::Write);
+Status FillPlan::can_implement(const Args& args) const {
+  return detail::check_tensor(kPlan, "out", args.out, desc_.element, desc_.shape, detail::Access::Write);
 }
 
 PrecisionGuarantee FillPlan::precision_guarantee() const {
   return {MathPrecision::Exact, MathPrecision::Exact, true, true};
 }
 
-Status FillPlan::run(const Stream& stream, Workspace, const DynTensor& out) const {
-  const auto ctx = detail::begin_run(kPlan, binding_, stream, [&] { return can_implement(out); }, out.numel() == 0);
+Status FillPlan::run(const Stream& stream, Workspace, const Args& args) const {
+  const auto ctx =
+      detail::begin_run(kPlan, binding_, stream, [&] { return can_implement(args); }, args.out.numel() == 0);
   if (!ctx) return ctx.status();
-  return fn_(*ctx, detail::FillLaunch{out, bits_});
+  return fn_(*ctx, detail::FillLaunch{args.out, bits_});
 }
 
 }  // namespace dynamic

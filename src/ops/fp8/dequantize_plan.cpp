@@ -45,12 +45,12 @@ Result<Fp8DequantizePlan> Fp8DequantizePlan::select(const Stream& stream, const 
   return p;
 }
 
-Status Fp8DequantizePlan::can_implement(const DynTensor& x, const DynTensor& scale_inv, const DynTensor& y) const {
-  BARACUDA_TRY(detail::check_tensor(kPlan, "x", x, desc_.input, desc_.shape, detail::Access::Read));
-  BARACUDA_TRY(detail::check_f32_scalar(kPlan, "scale_inv", scale_inv, detail::Access::Read));
-  BARACUDA_TRY(detail::check_tensor(kPlan, "y", y, desc_.output, desc_.shape, detail::Access::Write));
-  BARACUDA_TRY(detail::check_alias(kPlan, x, y));  // different element sizes: never in place
-  return detail::check_distinct(kPlan, "y", y, "scale_inv", scale_inv);
+Status Fp8DequantizePlan::can_implement(const Args& args) const {
+  BARACUDA_TRY(detail::check_tensor(kPlan, "x", args.x, desc_.input, desc_.shape, detail::Access::Read));
+  BARACUDA_TRY(detail::check_f32_scalar(kPlan, "scale_inv", args.scale_inv, detail::Access::Read));
+  BARACUDA_TRY(detail::check_tensor(kPlan, "y", args.y, desc_.output, desc_.shape, detail::Access::Write));
+  BARACUDA_TRY(detail::check_alias(kPlan, args.x, args.y));  // different element sizes: never in place
+  return detail::check_distinct(kPlan, "y", args.y, "scale_inv", args.scale_inv);
 }
 
 PrecisionGuarantee Fp8DequantizePlan::precision_guarantee() const {
@@ -58,12 +58,11 @@ PrecisionGuarantee Fp8DequantizePlan::precision_guarantee() const {
   return {p, p, true, true};
 }
 
-Status Fp8DequantizePlan::run(const Stream& stream, Workspace, const DynTensor& x, const DynTensor& scale_inv,
-                              const DynTensor& y) const {
+Status Fp8DequantizePlan::run(const Stream& stream, Workspace, const Args& args) const {
   const auto ctx =
-      detail::begin_run(kPlan, binding_, stream, [&] { return can_implement(x, scale_inv, y); }, y.numel() == 0);
+      detail::begin_run(kPlan, binding_, stream, [&] { return can_implement(args); }, args.y.numel() == 0);
   if (!ctx) return ctx.status();
-  return fn_(*ctx, detail::Fp8DequantizeLaunch{x, scale_inv, y});
+  return fn_(*ctx, detail::Fp8DequantizeLaunch{args.x, args.scale_inv, args.y});
 }
 
 }  // namespace dynamic

@@ -12,8 +12,8 @@ namespace baracuda::detail {
 /// given). `scale_inv.data` null: no scale_inv output. `skip_nan_amax`: NaN elements leave the amax
 /// unchanged (TransformerEngine's fmaxf), else one NaN makes it the quiet NaN (PyTorch, Exact).
 struct Fp8QuantizeLaunch {
-  DynTensor x;
-  DynTensor scale;
+  ConstDynTensor x;
+  ConstDynTensor scale;
   DynTensor y;
   DynTensor amax;
   bool accumulate_amax = false;
@@ -23,12 +23,13 @@ struct Fp8QuantizeLaunch {
 
 /// Validated, non-empty views.
 struct Fp8DequantizeLaunch {
-  DynTensor x;
-  DynTensor scale_inv;
+  ConstDynTensor x;
+  ConstDynTensor scale_inv;
   DynTensor y;
 };
 
-/// Validated views; `scaled_max` = fp8_max · 2^−margin (exact in f32 for |margin| ≤ 64).
+/// Validated views (all three written; the history and the scale also read); `scaled_max` =
+/// fp8_max · 2^−margin (exact in f32 for |margin| ≤ 64).
 struct Fp8ScalingUpdateLaunch {
   DynTensor amax_history;
   DynTensor scale;

@@ -33,7 +33,7 @@ T fp8_of_bits(uint64_t b) {
   return r;
 }
 
-float f32_at(const DynTensor& t) {
+float f32_at(const ConstDynTensor& t) {
   float v;
   std::memcpy(&v, t.data, sizeof v);
   return v;

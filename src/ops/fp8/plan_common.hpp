@@ -13,13 +13,14 @@
 namespace baracuda::detail {
 
 /// An f32 tensor of shape [1].
-inline Status check_f32_scalar(std::string_view plan, std::string_view name, const DynTensor& t, Access access) {
+inline Status check_f32_scalar(std::string_view plan, std::string_view name, const ConstDynTensor& t,
+                               Access access) {
   return check_tensor(plan, name, t, ElementKind::F32, Shape{1}, access);
 }
 
 /// `InvalidProblem` when two operands that must be distinct share a data pointer.
-inline Status check_distinct(std::string_view plan, std::string_view a_name, const DynTensor& a,
-                             std::string_view b_name, const DynTensor& b) {
+inline Status check_distinct(std::string_view plan, std::string_view a_name, const ConstDynTensor& a,
+                             std::string_view b_name, const ConstDynTensor& b) {
   if (a.data != nullptr && a.data == b.data)
     return Error::invalid(std::string(plan) + ": " + std::string(a_name) + " and " + std::string(b_name) +
                           " must not be the same memory");

@@ -52,18 +52,17 @@ Result<Fp8QuantizePlan> Fp8QuantizePlan::select(const Stream& stream, const Fp8Q
   return p;
 }
 
-Status Fp8QuantizePlan::can_implement(const DynTensor& x, const DynTensor& scale, const DynTensor& y,
-                                      const DynTensor& amax, const DynTensor& scale_inv) const {
-  BARACUDA_TRY(detail::check_tensor(kPlan, "x", x, desc_.input, desc_.shape, detail::Access::Read));
-  BARACUDA_TRY(detail::check_f32_scalar(kPlan, "scale", scale, detail::Access::Read));
-  BARACUDA_TRY(detail::check_tensor(kPlan, "y", y, desc_.output, desc_.shape, detail::Access::Write));
-  BARACUDA_TRY(detail::check_f32_scalar(kPlan, "amax", amax, detail::Access::Write));
-  BARACUDA_TRY(detail::check_alias(kPlan, x, y));  // different element sizes: never in place
-  BARACUDA_TRY(detail::check_distinct(kPlan, "amax", amax, "scale", scale));
-  if (scale_inv.data == nullptr) return {};  // omitted
-  BARACUDA_TRY(detail::check_f32_scalar(kPlan, "scale_inv", scale_inv, detail::Access::Write));
-  BARACUDA_TRY(detail::check_distinct(kPlan, "scale_inv", scale_inv, "scale", scale));
-  return detail::check_distinct(kPlan, "scale_inv", scale_inv, "amax", amax);
+Status Fp8QuantizePlan::can_implement(const Args& args) const {
+  BARACUDA_TRY(detail::check_tensor(kPlan, "x", args.x, desc_.input, desc_.shape, detail::Access::Read));
+  BARACUDA_TRY(detail::check_f32_scalar(kPlan, "scale", args.scale, detail::Access::Read));
+  BARACUDA_TRY(detail::check_tensor(kPlan, "y", args.y, desc_.output, desc_.shape, detail::Access::Write));
+  BARACUDA_TRY(detail::check_f32_scalar(kPlan, "amax", args.amax, detail::Access::Write));
+  BARACUDA_TRY(detail::check_alias(kPlan, args.x, args.y));  // different element sizes: never in place
+  BARACUDA_TRY(detail::check_distinct(kPlan, "amax", args.amax, "scale", args.scale));
+  if (args.scale_inv.data == nullptr) return {};  // omitted
+  BARACUDA_TRY(detail::check_f32_scalar(kPlan, "scale_inv", args.scale_inv, detail::Access::Write));
+  BARACUDA_TRY(detail::check_distinct(kPlan, "scale_inv", args.scale_inv, "scale", args.scale));
+  return detail::check_distinct(kPlan, "scale_inv", args.scale_inv, "amax", args.amax);
 }
 
 PrecisionGuarantee Fp8QuantizePlan::precision_guarantee() const {
@@ -72,14 +71,12 @@ PrecisionGuarantee Fp8QuantizePlan::precision_guarantee() const {
   return {p, p, true, true};
 }
 
-Status Fp8QuantizePlan::run(const Stream& stream, Workspace, const DynTensor& x, const DynTensor& scale,
-                            const DynTensor& y, const DynTensor& amax, const DynTensor& scale_inv) const {
-  const auto ctx =
-      detail::begin_run(kPlan, binding_, stream, [&] { return can_implement(x, scale, y, amax, scale_inv); });
+Status Fp8QuantizePlan::run(const Stream& stream, Workspace, const Args& args) const {
+  const auto ctx = detail::begin_run(kPlan, binding_, stream, [&] { return can_implement(args); });
   if (!ctx) return ctx.status();
   // An empty x still defines amax (0) and scale_inv, so the function runs; it touches neither x nor y then.
-  return fn_(*ctx, detail::Fp8QuantizeLaunch{x, scale, y, amax, desc_.accumulate_amax, scale_inv,
-                                             desc_.convention == QuantConvention::TransformerEngine});
+  return fn_(*ctx, detail::Fp8QuantizeLaunch{args.x, args.scale, args.y, args.amax, desc_.accumulate_amax,
+                                             args.scale_inv, desc_.convention == QuantConvention::TransformerEngine});
 }
 
 }  // namespace dynamic

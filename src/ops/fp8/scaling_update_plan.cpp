@@ -50,28 +50,26 @@ Result<Fp8ScalingUpdatePlan> Fp8ScalingUpdatePlan::select(const Stream& stream, 
   return p;
 }
 
-Status Fp8ScalingUpdatePlan::can_implement(const DynTensor& amax_history, const DynTensor& scale,
-                                           const DynTensor& scale_inv) const {
-  BARACUDA_TRY(detail::check_tensor(kPlan, "amax_history", amax_history, ElementKind::F32,
+Status Fp8ScalingUpdatePlan::can_implement(const Args& args) const {
+  BARACUDA_TRY(detail::check_tensor(kPlan, "amax_history", args.amax_history, ElementKind::F32,
                                     Shape{desc_.history_length}, detail::Access::Write));
-  BARACUDA_TRY(detail::check_f32_scalar(kPlan, "scale", scale, detail::Access::Write));
-  BARACUDA_TRY(detail::check_f32_scalar(kPlan, "scale_inv", scale_inv, detail::Access::Write));
-  BARACUDA_TRY(detail::check_distinct(kPlan, "amax_history", amax_history, "scale", scale));
-  BARACUDA_TRY(detail::check_distinct(kPlan, "amax_history", amax_history, "scale_inv", scale_inv));
-  return detail::check_distinct(kPlan, "scale", scale, "scale_inv", scale_inv);
+  BARACUDA_TRY(detail::check_f32_scalar(kPlan, "scale", args.scale, detail::Access::Write));
+  BARACUDA_TRY(detail::check_f32_scalar(kPlan, "scale_inv", args.scale_inv, detail::Access::Write));
+  BARACUDA_TRY(detail::check_distinct(kPlan, "amax_history", args.amax_history, "scale", args.scale));
+  BARACUDA_TRY(detail::check_distinct(kPlan, "amax_history", args.amax_history, "scale_inv", args.scale_inv));
+  return detail::check_distinct(kPlan, "scale", args.scale, "scale_inv", args.scale_inv);
 }
 
 PrecisionGuarantee Fp8ScalingUpdatePlan::precision_guarantee() const {
   return {MathPrecision::F32, MathPrecision::F32, true, true};
 }
 
-Status Fp8ScalingUpdatePlan::run(const Stream& stream, Workspace, const DynTensor& amax_history,
-                                 const DynTensor& scale, const DynTensor& scale_inv) const {
-  const auto ctx =
-      detail::begin_run(kPlan, binding_, stream, [&] { return can_implement(amax_history, scale, scale_inv); });
+Status Fp8ScalingUpdatePlan::run(const Stream& stream, Workspace, const Args& args) const {
+  const auto ctx = detail::begin_run(kPlan, binding_, stream, [&] { return can_implement(args); });
   if (!ctx) return ctx.status();
   const float scaled_max = std::ldexp(fp8_max_finite(desc_.fp8_kind), -desc_.margin);  // exact
-  return fn_(*ctx, detail::Fp8ScalingUpdateLaunch{amax_history, scale, scale_inv, desc_.amax_compute_algo, scaled_max});
+  return fn_(*ctx, detail::Fp8ScalingUpdateLaunch{args.amax_history, args.scale, args.scale_inv,
+                                                  desc_.amax_compute_algo, scaled_max});
 }
 
 }  // namespace dynamic

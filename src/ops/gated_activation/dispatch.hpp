@@ -20,10 +20,10 @@ struct GatedParams {
 /// strided views of `x` over `y`'s shape that the plan derived from the layout (the device kernels use
 /// them); the host reference ignores them and splits `x` itself from `split_dim` and `layout`.
 struct GatedForwardLaunch {
-  DynTensor x;
+  ConstDynTensor x;
   DynTensor y;
-  DynTensor gate;
-  DynTensor linear;
+  ConstDynTensor gate;
+  ConstDynTensor linear;
   int split_dim = 0;  ///< normalized, in [0, rank)
   GateLayout layout = GateLayout::SecondHalf;
   GatedParams params;
@@ -32,11 +32,11 @@ struct GatedForwardLaunch {
 /// What a backward function receives: as the forward, plus `dy` and `dx` with `dgate` / `dlinear`, the
 /// views of `dx` at the positions of `gate` / `linear` in `x`.
 struct GatedBackwardLaunch {
-  DynTensor dy;
-  DynTensor x;
+  ConstDynTensor dy;
+  ConstDynTensor x;
   DynTensor dx;
-  DynTensor gate;
-  DynTensor linear;
+  ConstDynTensor gate;
+  ConstDynTensor linear;
   DynTensor dgate;
   DynTensor dlinear;
   int split_dim = 0;

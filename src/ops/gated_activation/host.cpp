@@ -197,7 +197,8 @@ void for_each_output(const Shape& out, int sd, GateLayout layout, F&& f) {
 }
 
 /// Element offset of `idx` in `t`, with position `pos` along `sd` (or idx[sd] when pos < 0).
-int64_t offset_of(const DynTensor& t, const std::array<int64_t, kMaxRank>& idx, int sd, int64_t pos = -1) {
+int64_t offset_of(const detail::DynTensorLayout& t, const std::array<int64_t, kMaxRank>& idx, int sd,
+                  int64_t pos = -1) {
   int64_t off = 0;
   for (int d = 0; d < t.shape.rank; ++d) off += (d == sd && pos >= 0 ? pos : idx[d]) * t.stride[d];
   return off;

@@ -3,6 +3,7 @@
 // run (re-validate, derive the half views of x and dx from the layout, one indirect call).
 #include <cmath>
 #include <string>
+#include <type_traits>
 
 #include "baracuda/ops/gated_activation.hpp"
 #include "core/hashing.hpp"
@@ -102,8 +103,10 @@ auto select_function(std::string_view plan, const Stream& stream, const GatedAct
 
 /// The view of `t` (of the input's shape) at the gate (`gate` = true) or linear positions of `layout`, over
 /// the output's shape: offset H·stride[sd] for the second half, or stride·2 with offset 0 / 1 interleaved.
-DynTensor half_view(const DynTensor& t, const Shape& out_shape, int sd, GateLayout layout, bool gate) {
-  DynTensor v = t;
+template <class V>
+BasicDynTensor<V> half_view(const BasicDynTensor<V>& t, const Shape& out_shape, int sd, GateLayout layout, bool gate) {
+  using Byte = std::conditional_t<std::is_const_v<V>, const char, char>;
+  BasicDynTensor<V> v = t;
   v.shape = out_shape;
   int64_t offset = 0;
   if (layout == GateLayout::Interleaved) {
@@ -113,7 +116,7 @@ DynTensor half_view(const DynTensor& t, const Shape& out_shape, int sd, GateLayo
     const bool first_half = gate == (layout == GateLayout::FirstHalf);
     offset = first_half ? 0 : out_shape.dims[sd] * t.stride[sd];
   }
-  v.data = static_cast<char*>(t.data) + offset * (element_bits(t.kind) / 8);
+  v.data = static_cast<Byte*>(t.data) + offset * (element_bits(t.kind) / 8);
   return v;
 }
 
@@ -170,9 +173,9 @@ Result<GatedActivationPlan> GatedActivationPlan::select(const Stream& stream, co
   return p;
 }
 
-Status GatedActivationPlan::can_implement(const DynTensor& x, const DynTensor& y) const {
-  BARACUDA_TRY(detail::check_tensor(kForward, "x", x, desc_.element, desc_.input_shape, detail::Access::Read));
-  return detail::check_tensor(kForward, "y", y, desc_.element, desc_.output_shape(), detail::Access::Write);
+Status GatedActivationPlan::can_implement(const Args& args) const {
+  BARACUDA_TRY(detail::check_tensor(kForward, "x", args.x, desc_.element, desc_.input_shape, detail::Access::Read));
+  return detail::check_tensor(kForward, "y", args.y, desc_.element, desc_.output_shape(), detail::Access::Write);
 }
 
 PrecisionGuarantee GatedActivationPlan::precision_guarantee() const {
@@ -180,16 +183,17 @@ PrecisionGuarantee GatedActivationPlan::precision_guarantee() const {
   return {p, p, true, true};
 }
 
-Status GatedActivationPlan::run(const Stream& stream, Workspace, const DynTensor& x, const DynTensor& y) const {
-  const auto ctx = detail::begin_run(kForward, binding_, stream, [&] { return can_implement(x, y); }, y.numel() == 0);
+Status GatedActivationPlan::run(const Stream& stream, Workspace, const Args& args) const {
+  const auto ctx =
+      detail::begin_run(kForward, binding_, stream, [&] { return can_implement(args); }, args.y.numel() == 0);
   if (!ctx) return ctx.status();
   const int sd = desc_.normalized_split_dim();
   const Shape out = desc_.output_shape();
   detail::GatedForwardLaunch l;
-  l.x = x;
-  l.y = y;
-  l.gate = half_view(x, out, sd, desc_.layout, true);
-  l.linear = half_view(x, out, sd, desc_.layout, false);
+  l.x = args.x;
+  l.y = args.y;
+  l.gate = half_view(args.x, out, sd, desc_.layout, true);
+  l.linear = half_view(args.x, out, sd, desc_.layout, false);
   l.split_dim = sd;
   l.layout = desc_.layout;
   l.params = params_of(desc_);
@@ -214,7 +218,8 @@ Result<GatedActivationBackwardPlan> GatedActivationBackwardPlan::select(const St
   return p;
 }
 
-Status GatedActivationBackwardPlan::can_implement(const DynTensor& dy, const DynTensor& x, const DynTensor& dx) const {
+Status GatedActivationBackwardPlan::can_implement(const Args& args) const {
+  const auto& [dy, x, dx] = args;
   BARACUDA_TRY(detail::check_tensor(kBackward, "dy", dy, desc_.element, desc_.output_shape(), detail::Access::Read));
   BARACUDA_TRY(detail::check_tensor(kBackward, "x", x, desc_.element, desc_.input_shape, detail::Access::Read));
   BARACUDA_TRY(detail::check_tensor(kBackward, "dx", dx, desc_.element, desc_.input_shape, detail::Access::Write));
@@ -229,10 +234,10 @@ PrecisionGuarantee GatedActivationBackwardPlan::precision_guarantee() const {
   return {p, p, true, true};
 }
 
-Status GatedActivationBackwardPlan::run(const Stream& stream, Workspace, const DynTensor& dy, const DynTensor& x,
-                                        const DynTensor& dx) const {
+Status GatedActivationBackwardPlan::run(const Stream& stream, Workspace, const Args& args) const {
+  const auto& [dy, x, dx] = args;
   const auto ctx =
-      detail::begin_run(kBackward, binding_, stream, [&] { return can_implement(dy, x, dx); }, dy.numel() == 0);
+      detail::begin_run(kBackward, binding_, stream, [&] { return can_implement(args); }, dy.numel() == 0);
   if (!ctx) return ctx.status();
   const int sd = desc_.normalized_split_dim();
   const Shape out = desc_.output_shape();

@@ -21,7 +21,7 @@ using detail::Int4GemmLaunch;
 using detail::PermuteColumnsLaunch;
 
 template <class T>
-const T& at2(const DynTensor& t, int64_t i, int64_t j) {
+const T& at2(const ConstDynTensor& t, int64_t i, int64_t j) {
   return static_cast<const T*>(t.data)[i * t.stride[0] + j * t.stride[1]];
 }
 
@@ -32,7 +32,7 @@ constexpr int nibble_of_element(int e) { return (e % 2 == 0) ? e / 2 : 4 + e / 2
 /// word (k/16, 128·(n/64) + 4t + j) with lane t = 4·(c % 8) + (r % 8)/2 and sub-tile j = (n % 64)/16, where
 /// r = k % 16, c = n % 16; its fragment element is e = (r % 2) + 2·(r / 8) + 4·(c / 8) (rows {0, 1, 8, 9}
 /// + 2·(t % 4), columns t/4 + 8·(e/4) of the mma.m16n8k16 B fragment).
-int weight_nibble(const DynTensor& b, int64_t k, int64_t n) {
+int weight_nibble(const ConstDynTensor& b, int64_t k, int64_t n) {
   const int64_t r = k % 16, nl = n % 64, c = nl % 16;
   const int64_t t = 4 * (c % 8) + (r % 8) / 2, j = nl / 16;
   const int e = static_cast<int>((r % 2) + 2 * (r / 8) + 4 * (c / 8));
@@ -56,7 +56,7 @@ int64_t scale_column(int64_t n, bool grouped) {
 /// The zero point of logical column n in group row g of the packed `[G, N/8]` zero points: the column goes
 /// through the 64-entry permutation (p = 8(c % 8) + c/8 within its run of 64), then position i of the run
 /// of 8 at word 8·(n/64) + p/8 holds element kInterleave[i] = p % 8.
-int zero_nibble(const DynTensor& z, int64_t g, int64_t n) {
+int zero_nibble(const ConstDynTensor& z, int64_t g, int64_t n) {
   const int64_t c = n % 64, p = 8 * (c % 8) + c / 8;
   const auto word = static_cast<uint32_t>(at2<int32_t>(z, g, 8 * (n / 64) + p / 8));
   return static_cast<int>((word >> (4 * nibble_of_element(static_cast<int>(p % 8)))) & 0xF);

@@ -38,7 +38,7 @@ std::string_view variant_of(DeviceKind d, Int4Scheme scheme, bool act_order) {
 
 /// An `[rows, cols]` activation-kind matrix read or written in 16-byte chunks (a, c): kind and shape, unit
 /// innermost stride, row stride ≥ cols and a multiple of 8 elements, 16-byte aligned base.
-Status check_row_operand(std::string_view name, const DynTensor& t, ElementKind kind, int64_t rows, int64_t cols,
+Status check_row_operand(std::string_view name, const ConstDynTensor& t, ElementKind kind, int64_t rows, int64_t cols,
                          detail::Access access) {
   BARACUDA_TRY(detail::check_tensor(P, name, t, kind, Shape{rows, cols}, access));
   if (t.numel() == 0) return {};
@@ -54,14 +54,14 @@ Status check_row_operand(std::string_view name, const DynTensor& t, ElementKind 
 }
 
 /// A dense, 16-byte aligned weight tensor (b_q, scales, zeros, perm).
-Status check_dense(std::string_view name, const DynTensor& t, ElementKind kind, const Shape& shape) {
+Status check_dense(std::string_view name, const ConstDynTensor& t, ElementKind kind, const Shape& shape) {
   BARACUDA_TRY(detail::check_dense(P, name, t, kind, shape, detail::Access::Read, "as the packers produce it"));
   if (t.numel() > 0 && !aligned16(t.data))
     return Error::misaligned(s(P) + ": " + s(name) + " must be 16-byte aligned");
   return {};
 }
 
-Status check_absent(std::string_view name, const DynTensor& t, std::string_view why) {
+Status check_absent(std::string_view name, const ConstDynTensor& t, std::string_view why) {
   return detail::check_absent(P, name, t, why);
 }
 
@@ -137,7 +137,7 @@ Result<Int4MarlinGemmPlan> Int4MarlinGemmPlan::select(const Stream& stream, cons
   return p;
 }
 
-Status Int4MarlinGemmPlan::can_implement(const Int4GemmTensors& t) const {
+Status Int4MarlinGemmPlan::can_implement(const Args& t) const {
   const Int4GemmDescriptor& d = desc_;
   const ElementKind T = d.element;
   const Int4Shape ws = d.weight_shape();
@@ -177,7 +177,7 @@ PrecisionGuarantee Int4MarlinGemmPlan::precision_guarantee() const {
   return {math, binding_.device == DeviceKind::Host ? MathPrecision::F64 : MathPrecision::F32, true, true};
 }
 
-Status Int4MarlinGemmPlan::run(const Stream& stream, Workspace ws, const Int4GemmTensors& t) const {
+Status Int4MarlinGemmPlan::run(const Stream& stream, Workspace ws, const Args& t) const {
   const auto ctx = detail::begin_run(
       P, binding_, stream, [&] { return can_implement(t); },
       {ws, workspace_bytes_, kPtrAlign,
@@ -193,8 +193,8 @@ Status Int4MarlinGemmPlan::run(const Stream& stream, Workspace ws, const Int4Gem
   l.group_rows = shape.group_rows();
   l.grouped = shape.marlin_grouped();
   l.a = t.a, l.b = t.b_q, l.scales = t.scales, l.zeros = t.zeros, l.bias = t.bias, l.c = t.c;
-  if (desc_.scheme == Int4Scheme::Symmetric) l.zeros = DynTensor{};
-  if (!desc_.has_bias) l.bias = DynTensor{};
+  if (desc_.scheme == Int4Scheme::Symmetric) l.zeros = ConstDynTensor{};
+  if (!desc_.has_bias) l.bias = ConstDynTensor{};
   if (permute_ != nullptr) {
     const DynTensor permuted = DynTensor::dense(ws.data, desc_.element, Shape{desc_.m, desc_.k});
     BARACUDA_TRY(permute_(*ctx, detail::PermuteColumnsLaunch{desc_.m, desc_.k, t.a, t.perm, permuted}));

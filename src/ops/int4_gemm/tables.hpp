@@ -35,7 +35,8 @@ struct Int4GemmLaunch {
   int64_t group_rows = 0;  ///< K rows per scale group (K for per-channel)
   bool grouped = false;    ///< Marlin's grouped scale permutation (G > 1)
   int splits = 1;
-  DynTensor a, b, scales, zeros, bias, c, partial;
+  ConstDynTensor a, b, scales, zeros, bias;  ///< read
+  DynTensor c, partial;                      ///< written
 };
 
 /// Rows of C per block of the tensor-core kernel: one 16-row slab for a decode step, up to four for more.
@@ -66,7 +67,8 @@ using Int4GemmFn = Status (*)(const ExecContext&, const Int4GemmLaunch&);
 /// out[m, j] = a[m, perm[j]] for the act-order activation permutation (a and out [M, K], perm s32 [K]).
 struct PermuteColumnsLaunch {
   int64_t m = 0, k = 0;
-  DynTensor a, perm, out;
+  ConstDynTensor a, perm;  ///< read
+  DynTensor out;           ///< written
 };
 using PermuteColumnsFn = Status (*)(const ExecContext&, const PermuteColumnsLaunch&);
 

@@ -18,7 +18,7 @@ namespace baracuda {
 namespace {
 
 template <class T>
-std::span<const T> span_of(const DynTensor& t) {
+std::span<const T> span_of(const ConstDynTensor& t) {
   return {static_cast<const T*>(t.data), static_cast<size_t>(t.numel())};
 }
 

@@ -28,12 +28,12 @@ std::string_view variant_of(DeviceKind d, Int4CheckpointFormat f, bool act_order
 }
 
 /// A dense tensor of `kind` and `shape` (the kernel indexes every tensor as row-major contiguous).
-Status check_dense(std::string_view name, const DynTensor& t, ElementKind kind, const Shape& shape,
+Status check_dense(std::string_view name, const ConstDynTensor& t, ElementKind kind, const Shape& shape,
                    detail::Access access) {
   return detail::check_dense(P, name, t, kind, shape, access, "as checkpoints store it");
 }
 
-Status check_absent(std::string_view name, const DynTensor& t, std::string_view why) {
+Status check_absent(std::string_view name, const ConstDynTensor& t, std::string_view why) {
   return detail::check_absent(P, name, t, why);
 }
 
@@ -92,7 +92,7 @@ Result<Int4MarlinRepackPlan> Int4MarlinRepackPlan::select(const Stream& stream, 
   return p;
 }
 
-Status Int4MarlinRepackPlan::can_implement(const Int4RepackTensors& t) const {
+Status Int4MarlinRepackPlan::can_implement(const Args& t) const {
   const Int4RepackDescriptor& d = desc_;
   const int64_t K = d.k, N = d.n, G = d.weight_shape().num_groups();
   const bool awq = d.format == Int4CheckpointFormat::Awq;
@@ -116,15 +116,15 @@ Status Int4MarlinRepackPlan::can_implement(const Int4RepackTensors& t) const {
   } else {
     BARACUDA_TRY(check_absent("out_zeros", t.out_zeros, "GPTQ is repacked symmetric (z = 8)"));
   }
-  const std::pair<std::string_view, const DynTensor*> all[] = {
-      {"qweight", &t.qweight},         {"qzeros", &t.qzeros},         {"scales", &t.scales},
-      {"perm", &t.perm},               {"out_qweight", &t.out_qweight}, {"out_scales", &t.out_scales},
-      {"out_zeros", &t.out_zeros}};
+  const std::pair<std::string_view, ConstDynTensor> all[] = {
+      {"qweight", t.qweight},         {"qzeros", t.qzeros},         {"scales", t.scales},
+      {"perm", t.perm},               {"out_qweight", t.out_qweight}, {"out_scales", t.out_scales},
+      {"out_zeros", t.out_zeros}};
   constexpr size_t kFirstOutput = 4;
   for (size_t o = kFirstOutput; o < std::size(all); ++o)
     for (size_t i = 0; i < std::size(all); ++i)
       if (i != o && (i < kFirstOutput || i > o))
-        BARACUDA_TRY(detail::check_no_overlap(P, all[o].first, *all[o].second, all[i].first, *all[i].second));
+        BARACUDA_TRY(detail::check_no_overlap(P, all[o].first, all[o].second, all[i].first, all[i].second));
   return {};
 }
 
@@ -132,7 +132,7 @@ PrecisionGuarantee Int4MarlinRepackPlan::precision_guarantee() const {
   return {MathPrecision::Exact, MathPrecision::Exact, true, true};
 }
 
-Status Int4MarlinRepackPlan::run(const Stream& stream, Workspace, const Int4RepackTensors& t) const {
+Status Int4MarlinRepackPlan::run(const Stream& stream, Workspace, const Args& t) const {
   const auto ctx =
       detail::begin_run(P, binding_, stream, [&] { return can_implement(t); }, desc_.k == 0 || desc_.n == 0);
   if (!ctx) return ctx.status();

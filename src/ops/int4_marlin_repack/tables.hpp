@@ -22,7 +22,8 @@ struct Int4RepackLaunch {
   int64_t k = 0, n = 0, groups = 0;
   bool awq = false;
   bool grouped = false;
-  DynTensor qweight, qzeros, scales, perm, out_qweight, out_scales, out_zeros;
+  ConstDynTensor qweight, qzeros, scales, perm;  ///< read
+  DynTensor out_qweight, out_scales, out_zeros;  ///< written
 };
 using Int4RepackFn = Status (*)(const ExecContext&, const Int4RepackLaunch&);
 

@@ -65,8 +65,8 @@ __device__ __forceinline__ float activate(int act, float v) {
   }
 }
 
-/// Steps 1-5 of the linear epilogue (int_gemm.hpp) for one element: the s32 sum `a32`, the row's activation
-/// scale `sa` and zero point `zp`, the column's weight scale `sw`, bias `bv` (used when `has_bias`) and
+/// Steps 1-5 of the linear epilogue (int_gemm.hpp) for one element: the s32 sum `a32`, the row's scale of x
+/// `sa` and zero point `zp`, the column's weight scale `sw`, bias `bv` (used when `has_bias`) and
 /// column sum `cs` (kAsym). The one definition of the arithmetic, for the fragment stores below and for the
 /// split-K reduction.
 template <class TOut, bool kAsym>

@@ -19,17 +19,17 @@ using detail::IntGemmLaunch;
 using detail::LinearLaunch;
 
 template <class T>
-const T& at2(const DynTensor& t, int64_t i, int64_t j) {
+const T& at2(const ConstDynTensor& t, int64_t i, int64_t j) {
   return static_cast<const T*>(t.data)[i * t.stride[0] + j * t.stride[1]];
 }
 template <class T>
-const T& at1(const DynTensor& t, int64_t i) {
+const T& at1(const ConstDynTensor& t, int64_t i) {
   return static_cast<const T*>(t.data)[i * t.stride[0]];
 }
 
 /// Σ_k a[m, k] · b[n, k], exactly.
 template <class TA, class TB>
-int64_t dot(const DynTensor& a, const DynTensor& b, int64_t m, int64_t n, int64_t k) {
+int64_t dot(const ConstDynTensor& a, const ConstDynTensor& b, int64_t m, int64_t n, int64_t k) {
   int64_t acc = 0;
   for (int64_t i = 0; i < k; ++i) acc += int64_t{at2<TA>(a, m, i)} * int64_t{at2<TB>(b, n, i)};
   return acc;

@@ -44,7 +44,7 @@ __device__ __forceinline__ int swz(int r, int c) {
   return r * (CPR * 16) + ((c ^ ((r >> kShift) & kMask)) * 16);
 }
 
-/// kAsym: the linear epilogue's zero-point correction (asymmetric activations); the symmetric kernels carry
+/// kAsym: the linear epilogue's zero-point correction (an asymmetric quantized x); the symmetric kernels carry
 /// no column-sum code in their main loop.
 template <class TA, class TB, class TOut, bool kAsym, int BM, int BN, int BK, int WM, int WN, int ST>
 __global__ void __launch_bounds__(WM * WN * 32) int_gemm_kernel(GemmParams p) {

@@ -1,7 +1,7 @@
 // IntGemmPlan, QuantizedLinearPlan and SmoothQuantLinearPlan: select (the descriptor rules of
 // include/baracuda/ops/int_gemm.hpp, the device's function), can_implement (the operands: kinds, shapes, the
 // 16-byte cp.async alignment rules, no overlap), run (QuantizedLinear: the per-token quantization into the
-// workspace, then the fused GEMM + epilogue; the others: one call).
+// workspace, then the fused GEMM + epilogue; the others: one call). Each takes its `dynamic::XxxArgs`.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -82,7 +82,7 @@ Error no_function(std::string_view plan, const Stream& stream, const std::string
   return Error::unsupported(s(plan) + ": " + what + " is not supported");
 }
 /// The SKU variant (a static string: KernelSku holds a string_view): the host reference or the tensor-core
-/// kernel; QuantizedLinear adds its activation quantization (0: none, 1: per-token symmetric, 2: asymmetric).
+/// kernel; QuantizedLinear adds its quantization of x (0: none, 1: per-token symmetric, 2: asymmetric).
 std::string_view variant_of(const Stream& stream, int quant = 0) {
   const bool host = stream.device() == DeviceKind::Host;
   switch (quant) {
@@ -117,7 +117,7 @@ Status check_max_k(std::string_view plan, int64_t k, int64_t max_k, const std::s
 }
 
 /// A K-contiguous int8 GEMM operand `[rows, K]`: kind and shape (check_tensor), then the cp.async rules.
-Status check_k_operand(std::string_view plan, std::string_view name, const DynTensor& t, ElementKind kind,
+Status check_k_operand(std::string_view plan, std::string_view name, const ConstDynTensor& t, ElementKind kind,
                        int64_t rows, int64_t k) {
   BARACUDA_TRY(detail::check_tensor(plan, name, t, kind, Shape{rows, k}, detail::Access::Read));
   if (t.numel() == 0) return {};
@@ -133,7 +133,7 @@ Status check_k_operand(std::string_view plan, std::string_view name, const DynTe
 }
 
 /// An `[M, N]` output: kind, shape, unit stride along N, row stride >= N.
-Status check_output(std::string_view plan, std::string_view name, const DynTensor& t, ElementKind kind, int64_t m,
+Status check_output(std::string_view plan, std::string_view name, const ConstDynTensor& t, ElementKind kind, int64_t m,
                     int64_t n) {
   BARACUDA_TRY(detail::check_tensor(plan, name, t, kind, Shape{m, n}, detail::Access::Write));
   if (t.numel() == 0) return {};
@@ -147,7 +147,7 @@ Status check_output(std::string_view plan, std::string_view name, const DynTenso
 }
 
 /// A `[N]` or `[1]` vector parameter of `kind`, any stride.
-Status check_weight_scale(std::string_view plan, const DynTensor& t, ElementKind kind, WeightScaleGranularity g,
+Status check_weight_scale(std::string_view plan, const ConstDynTensor& t, ElementKind kind, WeightScaleGranularity g,
                           int64_t n) {
   const int64_t len = g == WeightScaleGranularity::PerChannel ? n : 1;
   return detail::check_tensor(plan, g == WeightScaleGranularity::PerChannel ? "weight_scale (per channel: [N])"
@@ -155,7 +155,7 @@ Status check_weight_scale(std::string_view plan, const DynTensor& t, ElementKind
                               t, kind, Shape{len}, detail::Access::Read);
 }
 
-Status check_bias(std::string_view plan, const DynTensor& t, bool has_bias, ElementKind kind, int64_t n) {
+Status check_bias(std::string_view plan, const ConstDynTensor& t, bool has_bias, ElementKind kind, int64_t n) {
   if (!has_bias) {
     if (t.data != nullptr || t.shape.rank != 0)
       return Error::invalid(s(plan) + ": the descriptor has no bias; leave 'bias' empty (or use with_bias())");
@@ -164,17 +164,17 @@ Status check_bias(std::string_view plan, const DynTensor& t, bool has_bias, Elem
   return detail::check_tensor(plan, "bias", t, kind, Shape{n}, detail::Access::Read);
 }
 
-/// The operands both linear plans share, after their activation was checked: the weight `[N, K]`, its scale,
-/// the optional bias, the output `[M, N]`, and no overlap of the output with any input.
+/// The operands both linear plans share, after their x (x or x_q) was checked: the weight `[N, K]`, its
+/// scale, the optional bias, the output `[M, N]`, and no overlap of the output with any input.
 template <class Descriptor>
-Status check_linear_operands(std::string_view plan, const Descriptor& d, std::string_view activation_name,
-                             const DynTensor& activation, const DynTensor& weight, const DynTensor& weight_scale,
-                             const DynTensor& bias, const DynTensor& y) {
-  BARACUDA_TRY(check_k_operand(plan, "weight", weight, d.weight, d.n, d.k));
-  BARACUDA_TRY(check_weight_scale(plan, weight_scale, opmath_of(d.output), d.weight_scale, d.n));
+Status check_linear_operands(std::string_view plan, const Descriptor& d, std::string_view x_name,
+                             const ConstDynTensor& x, const ConstDynTensor& weight, const ConstDynTensor& weight_scale,
+                             const ConstDynTensor& bias, const DynTensor& y) {
+  BARACUDA_TRY(check_k_operand(plan, "weight", weight, d.weight_element, d.n, d.k));
+  BARACUDA_TRY(check_weight_scale(plan, weight_scale, opmath_of(d.output), d.weight_scale_granularity, d.n));
   BARACUDA_TRY(check_bias(plan, bias, d.has_bias, d.output, d.n));
   BARACUDA_TRY(check_output(plan, "y", y, d.output, d.m, d.n));
-  BARACUDA_TRY(detail::check_no_overlap(plan, "y", y, activation_name, activation));
+  BARACUDA_TRY(detail::check_no_overlap(plan, "y", y, x_name, x));
   BARACUDA_TRY(detail::check_no_overlap(plan, "y", y, "weight", weight));
   BARACUDA_TRY(detail::check_no_overlap(plan, "y", y, "weight_scale", weight_scale));
   return detail::check_no_overlap(plan, "y", y, "bias", bias);
@@ -236,8 +236,8 @@ size_t IntGemmDescriptor::hash() const {
 size_t QuantizedLinearDescriptor::hash() const {
   size_t h = std::hash<int64_t>{}(m);
   for (int64_t v : {n, k}) detail::hash_combine(h, v);
-  for (int v : {static_cast<int>(element), static_cast<int>(output), static_cast<int>(activation_quantized),
-                static_cast<int>(weight), static_cast<int>(mode), static_cast<int>(weight_scale),
+  for (int v : {static_cast<int>(element), static_cast<int>(output), static_cast<int>(x_quantized),
+                static_cast<int>(weight_element), static_cast<int>(mode), static_cast<int>(weight_scale_granularity),
                 static_cast<int>(has_bias), static_cast<int>(activation), static_cast<int>(convention)})
     detail::hash_combine(h, v);
   return h;
@@ -245,9 +245,9 @@ size_t QuantizedLinearDescriptor::hash() const {
 size_t SmoothQuantLinearDescriptor::hash() const {
   size_t h = std::hash<int64_t>{}(m);
   for (int64_t v : {n, k}) detail::hash_combine(h, v);
-  detail::hash_combine(h, act_scale);
-  for (int v : {static_cast<int>(activation_quantized), static_cast<int>(weight), static_cast<int>(output),
-                static_cast<int>(weight_scale), static_cast<int>(has_bias), static_cast<int>(activation)})
+  detail::hash_combine(h, x_scale);
+  for (int v : {static_cast<int>(x_quantized), static_cast<int>(weight_element), static_cast<int>(output),
+                static_cast<int>(weight_scale_granularity), static_cast<int>(has_bias), static_cast<int>(activation)})
     detail::hash_combine(h, v);
   return h;
 }
@@ -258,10 +258,10 @@ namespace dynamic {
 
 Result<IntGemmPlan> IntGemmPlan::select(const Stream& stream, const IntGemmDescriptor& desc, PlanPreference pref) {
   if (!is_int8_kind(desc.a) || !is_int8_kind(desc.b))
-    return Error::unsupported(s(kIntGemm) + ": A and B must be s8 or u8; got " + s(to_string(desc.a)) + " and " +
+    return Error::unsupported(s(kIntGemm) + ": a and b must be s8 or u8; got " + s(to_string(desc.a)) + " and " +
                               s(to_string(desc.b)));
   if (desc.c != ElementKind::S32)
-    return Error::unsupported(s(kIntGemm) + ": C must be s32; got " + s(to_string(desc.c)));
+    return Error::unsupported(s(kIntGemm) + ": c must be s32; got " + s(to_string(desc.c)));
   BARACUDA_TRY(check_mnk(kIntGemm, desc.m, desc.n, desc.k));
   BARACUDA_TRY(check_max_k(kIntGemm, desc.k, int_gemm_max_k(desc.a, desc.b),
                            s(to_string(desc.a)) + " x " + s(to_string(desc.b))));
@@ -279,12 +279,12 @@ Result<IntGemmPlan> IntGemmPlan::select(const Stream& stream, const IntGemmDescr
   return p;
 }
 
-Status IntGemmPlan::can_implement(const IntGemmTensors& t) const {
-  BARACUDA_TRY(check_k_operand(kIntGemm, "A", t.a, desc_.a, desc_.m, desc_.k));
-  BARACUDA_TRY(check_k_operand(kIntGemm, "B", t.b, desc_.b, desc_.n, desc_.k));
-  BARACUDA_TRY(check_output(kIntGemm, "C", t.c, ElementKind::S32, desc_.m, desc_.n));
-  BARACUDA_TRY(detail::check_no_overlap(kIntGemm, "C", t.c, "A", t.a));
-  BARACUDA_TRY(detail::check_no_overlap(kIntGemm, "C", t.c, "B", t.b));
+Status IntGemmPlan::can_implement(const Args& t) const {
+  BARACUDA_TRY(check_k_operand(kIntGemm, "a", t.a, desc_.a, desc_.m, desc_.k));
+  BARACUDA_TRY(check_k_operand(kIntGemm, "b", t.b, desc_.b, desc_.n, desc_.k));
+  BARACUDA_TRY(check_output(kIntGemm, "c", t.c, ElementKind::S32, desc_.m, desc_.n));
+  BARACUDA_TRY(detail::check_no_overlap(kIntGemm, "c", t.c, "a", t.a));
+  BARACUDA_TRY(detail::check_no_overlap(kIntGemm, "c", t.c, "b", t.b));
   return {};
 }
 
@@ -292,9 +292,9 @@ PrecisionGuarantee IntGemmPlan::precision_guarantee() const {
   return {MathPrecision::Int8, MathPrecision::Exact, true, true};
 }
 
-Status IntGemmPlan::run(const Stream& stream, Workspace ws, const IntGemmTensors& t) const {
+Status IntGemmPlan::run(const Stream& stream, Workspace ws, const Args& t) const {
   const auto ctx = detail::begin_run(kIntGemm, binding_, stream, [&] { return can_implement(t); },
-                                     {ws, split_.bytes, kAlign, kSplitContents, {{"A", t.a}, {"B", t.b}, {"C", t.c}}},
+                                     {ws, split_.bytes, kAlign, kSplitContents, {{"a", t.a}, {"b", t.b}, {"c", t.c}}},
                                      desc_.m == 0 || desc_.n == 0);
   if (!ctx) return ctx.status();
   return fn_(*ctx, detail::IntGemmLaunch{desc_.m, desc_.n, desc_.k, t.a, t.b, t.c,
@@ -313,35 +313,35 @@ Result<QuantizedLinearPlan> QuantizedLinearPlan::select(const Stream& stream, co
     return Error::unsupported(s(P) + ": output " + s(to_string(desc.output)) + " with x " +
                               s(to_string(desc.element)) +
                               ": f16/bf16/f32 x gives f16, bf16 or f32 (f32 epilogue); f64 x gives f64 only");
-  if (desc.weight != ElementKind::S8)
-    return Error::unsupported(s(P) + ": the weight must be s8 (symmetric); got " + s(to_string(desc.weight)));
+  if (desc.weight_element != ElementKind::S8)
+    return Error::unsupported(s(P) + ": the weight must be s8 (symmetric); got " + s(to_string(desc.weight_element)));
   if (desc.mode != DynamicRangeMode::Symmetric && desc.mode != DynamicRangeMode::Asymmetric)
     return Error::invalid(s(P) + ": invalid DynamicRangeMode");
-  // The activation quantization's convention (DynamicRangeQuantizePlan's rules, checked here too so that
+  // The convention of x's quantization (DynamicRangeQuantizePlan's rules, checked here too so that
   // empty problems, which run no quantization, answer the same).
   BARACUDA_TRY(detail::check_convention(P, desc.convention, desc.element, /*fp8=*/false));
   const bool asym = desc.mode == DynamicRangeMode::Asymmetric;
-  if (!(desc.activation_quantized == ElementKind::S8 || (asym && desc.activation_quantized == ElementKind::U8)))
-    return Error::unsupported(s(P) + ": the activation quantizes to s8 (symmetric or asymmetric) or u8 "
-                              "(asymmetric only); got " + s(to_string(desc.activation_quantized)) +
+  if (!(desc.x_quantized == ElementKind::S8 || (asym && desc.x_quantized == ElementKind::U8)))
+    return Error::unsupported(s(P) + ": x_quantized (the kind x is quantized to) must be s8 (symmetric or "
+                              "asymmetric) or u8 (asymmetric only); got " + s(to_string(desc.x_quantized)) +
                               (asym ? "" : " in symmetric mode"));
   BARACUDA_TRY(check_activation(P, desc.activation));
-  BARACUDA_TRY(check_scale_granularity(P, desc.weight_scale));
+  BARACUDA_TRY(check_scale_granularity(P, desc.weight_scale_granularity));
   BARACUDA_TRY(check_mnk(P, desc.m, desc.n, desc.k));
-  BARACUDA_TRY(check_max_k(P, desc.k, int_gemm_max_k(desc.activation_quantized, ElementKind::S8, asym ? 255 : 0),
+  BARACUDA_TRY(check_max_k(P, desc.k, int_gemm_max_k(desc.x_quantized, ElementKind::S8, asym ? 255 : 0),
                            asym ? "zero-point-corrected" : "s8 x s8"));
   auto dev = detail::select_device(P, stream, pref, tables_for);
   if (!dev) return dev.error();
   const detail::LinearFn fn =
-      dev->table->linear[detail::kind_index(desc.activation_quantized)][detail::kind_index(desc.output)];
+      dev->table->linear[detail::kind_index(desc.x_quantized)][detail::kind_index(desc.output)];
   if (fn == nullptr)
-    return no_function(P, stream, s(to_string(desc.activation_quantized)) + " x s8 -> " + s(to_string(desc.output)));
+    return no_function(P, stream, s(to_string(desc.x_quantized)) + " x s8 -> " + s(to_string(desc.output)));
 
   QuantizedLinearPlan p;
   if (desc.m > 0 && desc.k > 0) {
     auto q = DynamicRangeQuantizePlan::select(stream, DynamicRangeQuantizeDescriptor{}
                                                           .with_element(desc.element)
-                                                          .with_quantized(desc.activation_quantized)
+                                                          .with_quantized(desc.x_quantized)
                                                           .with_shape(Shape{desc.m, desc.k})
                                                           .with_granularity(QuantGranularity::per_token())
                                                           .with_mode(desc.mode)
@@ -370,17 +370,17 @@ Result<QuantizedLinearPlan> QuantizedLinearPlan::select(const Stream& stream, co
   return p;
 }
 
-DynTensor QuantizedLinearPlan::quantized_activation(Workspace ws) const {
-  return DynTensor::dense(static_cast<char*>(ws.data) + q_offset_, desc_.activation_quantized, Shape{desc_.m, desc_.k});
+DynTensor QuantizedLinearPlan::quantized_x(Workspace ws) const {
+  return DynTensor::dense(static_cast<char*>(ws.data) + q_offset_, desc_.x_quantized, Shape{desc_.m, desc_.k});
 }
-DynTensor QuantizedLinearPlan::activation_scale(Workspace ws) const {
+DynTensor QuantizedLinearPlan::x_scale(Workspace ws) const {
   return DynTensor::dense(static_cast<char*>(ws.data) + scale_offset_, opmath_of(desc_.output), Shape{desc_.m});
 }
-DynTensor QuantizedLinearPlan::activation_zero_point(Workspace ws) const {
+DynTensor QuantizedLinearPlan::x_zero_point(Workspace ws) const {
   return DynTensor::dense(static_cast<char*>(ws.data) + zp_offset_, ElementKind::S32, Shape{desc_.m});
 }
 
-Status QuantizedLinearPlan::can_implement(const QuantizedLinearTensors& t) const {
+Status QuantizedLinearPlan::can_implement(const Args& t) const {
   const std::string_view P = kQLinear;
   BARACUDA_TRY(detail::check_tensor(P, "x", t.x, desc_.element, Shape{desc_.m, desc_.k}, detail::Access::Read));
   return check_linear_operands(P, desc_, "x", t.x, t.weight, t.weight_scale, t.bias, t.y);
@@ -390,11 +390,11 @@ PrecisionGuarantee QuantizedLinearPlan::precision_guarantee() const {
   return {desc_.output == ElementKind::F64 ? MathPrecision::F64 : MathPrecision::F32, MathPrecision::Exact, true, true};
 }
 
-Status QuantizedLinearPlan::run(const Stream& stream, Workspace ws, const QuantizedLinearTensors& t) const {
+Status QuantizedLinearPlan::run(const Stream& stream, Workspace ws, const Args& t) const {
   const std::string_view P = kQLinear;
   const auto ctx = detail::begin_run(P, binding_, stream, [&] { return can_implement(t); },
                                      {ws, workspace_bytes_, kAlign,
-                                      "the quantized activation, its scales and zero points, the quantization "
+                                      "the quantized x, its scales and zero points, the quantization "
                                       "pass's scratch; on the devices, the split-K parts",
                                       {{"x", t.x}, {"weight", t.weight}, {"weight_scale", t.weight_scale},
                                        {"bias", t.bias}, {"y", t.y}}},
@@ -405,14 +405,13 @@ Status QuantizedLinearPlan::run(const Stream& stream, Workspace ws, const Quanti
   l.w = t.weight, l.w_scale = t.weight_scale, l.bias = t.bias, l.y = t.y, l.activation = desc_.activation;
   l.split = split_views(split_, ws, desc_.m, desc_.n, desc_.mode == DynamicRangeMode::Asymmetric);
   if (desc_.k > 0) {
-    l.a = quantized_activation(ws);
-    l.a_scale = activation_scale(ws);
-    l.a_zero_point = activation_zero_point(ws);
+    const DynTensor q = quantized_x(ws), q_scale = x_scale(ws), q_zero_point = x_zero_point(ws);
     const Workspace qws(static_cast<char*>(ws.data) + quantize_ws_offset_, workspace_bytes_ - quantize_ws_offset_);
-    BARACUDA_TRY(quantize_.run(stream, qws, {t.x, l.a, l.a_scale, l.a_zero_point}));
-    if (desc_.mode == DynamicRangeMode::Symmetric) l.a_zero_point = DynTensor{};
+    BARACUDA_TRY(quantize_.run(stream, qws, DynamicRangeQuantizeArgs{t.x, q, q_scale, q_zero_point}));
+    l.a = q, l.a_scale = q_scale;
+    if (desc_.mode == DynamicRangeMode::Asymmetric) l.a_zero_point = q_zero_point;
   } else {
-    l.a = DynTensor::dense(nullptr, desc_.activation_quantized, Shape{desc_.m, 0});
+    l.a = ConstDynTensor::dense(nullptr, desc_.x_quantized, Shape{desc_.m, 0});
     l.a_scale_scalar = 1.0;  // an empty segment's scale (dynamic_range_quantize.hpp)
   }
   return fn_(*ctx, l);
@@ -424,16 +423,16 @@ Result<SmoothQuantLinearPlan> SmoothQuantLinearPlan::select(const Stream& stream
                                                             const SmoothQuantLinearDescriptor& desc,
                                                             PlanPreference pref) {
   const std::string_view P = kSqLinear;
-  if (desc.activation_quantized != ElementKind::S8)
-    return Error::unsupported(s(P) + ": the activation must be s8; got " + s(to_string(desc.activation_quantized)));
-  if (desc.weight != ElementKind::S8)
-    return Error::unsupported(s(P) + ": the weight must be s8; got " + s(to_string(desc.weight)));
+  if (desc.x_quantized != ElementKind::S8)
+    return Error::unsupported(s(P) + ": x_q (x_quantized) must be s8; got " + s(to_string(desc.x_quantized)));
+  if (desc.weight_element != ElementKind::S8)
+    return Error::unsupported(s(P) + ": the weight must be s8; got " + s(to_string(desc.weight_element)));
   if (!is_float_kind(desc.output))
     return Error::unsupported(s(P) + ": the output must be f16, bf16, f32 or f64; got " + s(to_string(desc.output)));
-  if (!std::isfinite(desc.act_scale))
-    return Error::invalid(s(P) + ": act_scale must be finite; got " + std::to_string(desc.act_scale));
+  if (!std::isfinite(desc.x_scale))
+    return Error::invalid(s(P) + ": x_scale must be finite; got " + std::to_string(desc.x_scale));
   BARACUDA_TRY(check_activation(P, desc.activation));
-  BARACUDA_TRY(check_scale_granularity(P, desc.weight_scale));
+  BARACUDA_TRY(check_scale_granularity(P, desc.weight_scale_granularity));
   BARACUDA_TRY(check_mnk(P, desc.m, desc.n, desc.k));
   BARACUDA_TRY(check_max_k(P, desc.k, int_gemm_max_k(ElementKind::S8, ElementKind::S8), "s8 x s8"));
   auto dev = detail::select_device(P, stream, pref, tables_for);
@@ -449,28 +448,28 @@ Result<SmoothQuantLinearPlan> SmoothQuantLinearPlan::select(const Stream& stream
   return p;
 }
 
-Status SmoothQuantLinearPlan::can_implement(const SmoothQuantLinearTensors& t) const {
+Status SmoothQuantLinearPlan::can_implement(const Args& t) const {
   const std::string_view P = kSqLinear;
-  BARACUDA_TRY(check_k_operand(P, "act_q", t.act_q, desc_.activation_quantized, desc_.m, desc_.k));
-  return check_linear_operands(P, desc_, "act_q", t.act_q, t.weight, t.weight_scale, t.bias, t.y);
+  BARACUDA_TRY(check_k_operand(P, "x_q", t.x_q, desc_.x_quantized, desc_.m, desc_.k));
+  return check_linear_operands(P, desc_, "x_q", t.x_q, t.weight, t.weight_scale, t.bias, t.y);
 }
 
 PrecisionGuarantee SmoothQuantLinearPlan::precision_guarantee() const {
   return {desc_.output == ElementKind::F64 ? MathPrecision::F64 : MathPrecision::F32, MathPrecision::Exact, true, true};
 }
 
-Status SmoothQuantLinearPlan::run(const Stream& stream, Workspace ws, const SmoothQuantLinearTensors& t) const {
+Status SmoothQuantLinearPlan::run(const Stream& stream, Workspace ws, const Args& t) const {
   const std::string_view P = kSqLinear;
   const auto ctx = detail::begin_run(P, binding_, stream, [&] { return can_implement(t); },
                                      {ws, split_.bytes, kAlign, kSplitContents,
-                                      {{"act_q", t.act_q}, {"weight", t.weight}, {"weight_scale", t.weight_scale},
+                                      {{"x_q", t.x_q}, {"weight", t.weight}, {"weight_scale", t.weight_scale},
                                        {"bias", t.bias}, {"y", t.y}}},
                                      desc_.m == 0 || desc_.n == 0);
   if (!ctx) return ctx.status();
   detail::LinearLaunch l;
   l.m = desc_.m, l.n = desc_.n, l.k = desc_.k;
-  l.a = t.act_q, l.w = t.weight, l.w_scale = t.weight_scale, l.bias = t.bias, l.y = t.y;
-  l.a_scale_scalar = static_cast<double>(desc_.act_scale);
+  l.a = t.x_q, l.w = t.weight, l.w_scale = t.weight_scale, l.bias = t.bias, l.y = t.y;
+  l.a_scale_scalar = static_cast<double>(desc_.x_scale);
   l.activation = desc_.activation;
   l.split = split_views(split_, ws, desc_.m, desc_.n, false);
   return fn_(*ctx, l);

@@ -18,25 +18,27 @@ struct IntGemmSplit {
   DynTensor partial, partial_colsum;
 };
 
-/// IntGemm: validated operands (A [M,K], B [N,K], C [M,N]; K-contiguous A and B).
+/// IntGemm: validated operands (a [M,K], b [N,K] read; c [M,N] written; K-contiguous a and b).
 struct IntGemmLaunch {
   int64_t m = 0, n = 0, k = 0;
-  DynTensor a, b, c;
+  ConstDynTensor a, b;
+  DynTensor c;
   IntGemmSplit split{};
 };
 
 /// The fused W8A8 linear (QuantizedLinear and SmoothQuantLinear share it): see int_gemm.hpp's epilogue.
+/// `a` is the quantized x (QuantizedLinear's, in its workspace) or x_q (SmoothQuantLinear's).
 struct LinearLaunch {
   int64_t m = 0, n = 0, k = 0;
-  DynTensor a;                  ///< [M, K] s8/u8, K-contiguous
-  DynTensor w;                  ///< [N, K] s8, K-contiguous
-  DynTensor a_scale;            ///< [M] opmath kind; empty: use a_scale_scalar for every row
-  double a_scale_scalar = 1.0;  ///< SmoothQuant's act_scale (a float, exactly)
-  DynTensor a_zero_point;       ///< [M] s32, or empty (symmetric)
-  DynTensor w_scale;            ///< [N] or [1] opmath kind
-  DynTensor bias;               ///< [N] output kind, or empty
+  ConstDynTensor a;             ///< [M, K] s8/u8, K-contiguous
+  ConstDynTensor w;             ///< [N, K] s8, K-contiguous
+  ConstDynTensor a_scale;       ///< [M] opmath kind; empty: use a_scale_scalar for every row
+  double a_scale_scalar = 1.0;  ///< SmoothQuant's x_scale (a float, exactly)
+  ConstDynTensor a_zero_point;  ///< [M] s32, or empty (symmetric)
+  ConstDynTensor w_scale;       ///< [N] or [1] opmath kind
+  ConstDynTensor bias;          ///< [N] output kind, or empty
   LinearActivation activation = LinearActivation::None;
-  DynTensor y;                  ///< [M, N]
+  DynTensor y;                  ///< [M, N], written
   IntGemmSplit split{};
 };
 

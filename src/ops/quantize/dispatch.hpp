@@ -11,10 +11,10 @@
 namespace baracuda::detail {
 
 /// What a quantize-family function receives: the layout and the caller's validated, non-empty operands
-/// (as given: the function builds the iteration views itself), and the resolved range.
+/// (as given, inputs read-only: the function builds the iteration views itself), and the resolved range.
 struct QuantizeLaunch {
   QuantLayout layout;
-  QuantizeTensors t;
+  dynamic::QuantizeArgs t;
   int32_t qmin = 0;
   int32_t qmax = 0;
   double grad_factor = 1.0;

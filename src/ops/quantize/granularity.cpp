@@ -1,5 +1,5 @@
-// QuantGranularity: parameter shapes, names and hashing; and the expanded views every quantization kernel
-// iterates over (param_views.hpp).
+// QuantGranularity: parameter shapes, names and hashing; and the iteration layout every quantization kernel
+// uses (param_views.hpp, whose views over it are templates there).
 #include "baracuda/ops/quant_granularity.hpp"
 
 #include <string>
@@ -101,34 +101,6 @@ Result<QuantLayout> quant_layout(std::string_view plan, const QuantGranularity& 
   return l;
 }
 
-DynTensor QuantLayout::data_view(const DynTensor& t) const {
-  DynTensor v = t;
-  v.shape = iter;
-  if (granularity.kind == QuantGranularity::Kind::PerGroup) {
-    for (int d = shape.rank; d > axis + 1; --d) v.stride[d] = t.stride[d - 1];
-    v.stride[axis] = t.stride[axis] * granularity.group_size;
-    v.stride[axis + 1] = t.stride[axis];
-  }
-  return v;
-}
-
-DynTensor QuantLayout::param_view(const DynTensor& p) const {
-  DynTensor v = p;
-  v.shape = iter;
-  for (int d = 0; d < kMaxRank; ++d) v.stride[d] = 0;
-  switch (granularity.kind) {
-    case QuantGranularity::Kind::PerTensor: break;
-    case QuantGranularity::Kind::PerChannel: v.stride[axis] = p.stride[0]; break;
-    case QuantGranularity::Kind::PerToken:
-      for (int d = 0; d + 1 < shape.rank; ++d) v.stride[d] = p.stride[d];
-      break;
-    case QuantGranularity::Kind::PerGroup:
-      for (int d = 0; d < shape.rank; ++d) v.stride[d <= axis ? d : d + 1] = p.stride[d];
-      break;
-  }
-  return v;
-}
-
 uint32_t QuantLayout::param_dims_mask() const {
   uint32_t m = 0;
   switch (granularity.kind) {
@@ -155,21 +127,6 @@ Status check_packed_pairs(std::string_view plan, const QuantLayout& layout, Elem
                         " pairs elements along the last dimension, so " +
                         (group ? "the group size along it" : "its extent") + " must be even; got " +
                         std::to_string(extent));
-}
-
-DynTensor pair_view(const DynTensor& t, int which) {
-  DynTensor v = t;
-  const int last = t.shape.rank - 1;
-  v.shape.dims[last] = t.shape[last] / 2;
-  v.stride[last] = t.stride[last] * 2;
-  if (which == 1) v.data = static_cast<char*>(t.data) + t.stride[last] * (element_bits(t.kind) / 8);
-  return v;
-}
-
-DynTensor packed_bytes_view(const QuantLayout& layout, const DynTensor& packed) {
-  Shape bytes = layout.iter;
-  bytes.dims[bytes.rank - 1] /= 2;
-  return DynTensor::dense(packed.data, ElementKind::U8, bytes);
 }
 
 }  // namespace detail

@@ -39,7 +39,7 @@ void for_each_index(const Shape& shape, F&& f) {
   }
 }
 
-int64_t offset_of(const DynTensor& t, const Index& idx) {
+int64_t offset_of(const detail::DynTensorLayout& t, const Index& idx) {
   int64_t o = 0;
   for (int d = 0; d < t.shape.rank; ++d) o += idx[d] * t.stride[d];
   return o;
@@ -52,7 +52,7 @@ int64_t flat_of(const Shape& s, const Index& idx) {
 }
 
 /// The element offset, in parameter tensor `p`, of the parameters of data element `idx`.
-int64_t param_offset(const QuantizeLaunch& a, const DynTensor& p, const Index& idx) {
+int64_t param_offset(const QuantizeLaunch& a, const detail::DynTensorLayout& p, const Index& idx) {
   const QuantGranularity& g = a.layout.granularity;
   const int rank = a.layout.shape.rank;
   const int axis = g.axis < 0 ? g.axis + rank : g.axis;
@@ -73,6 +73,11 @@ int64_t param_offset(const QuantizeLaunch& a, const DynTensor& p, const Index& i
   return 0;
 }
 
+/// Element `offset` of a read-only view, or of a writable one.
+template <class T>
+const T* at(const ConstDynTensor& t, int64_t offset) {
+  return static_cast<const T*>(t.data) + offset;
+}
 template <class T>
 T* at(const DynTensor& t, int64_t offset) {
   return static_cast<T*>(t.data) + offset;
@@ -80,7 +85,7 @@ T* at(const DynTensor& t, int64_t offset) {
 
 /// Reads data element idx of a float tensor as its opmath type (exact).
 template <class T>
-Opmath<T> load(const DynTensor& t, const Index& idx) {
+Opmath<T> load(const ConstDynTensor& t, const Index& idx) {
   return static_cast<Opmath<T>>(value_of<T>(*at<T>(t, offset_of(t, idx))));
 }
 template <class T>
@@ -90,7 +95,7 @@ void store_value(const DynTensor& t, const Index& idx, long double v) {
 
 /// The quantized value of element idx (packed: the nibble of its flat index; even index low).
 template <class TQ>
-int32_t load_q(const DynTensor& q, const Index& idx) {
+int32_t load_q(const ConstDynTensor& q, const Index& idx) {
   if constexpr (std::is_same_v<TQ, int4x2_t> || std::is_same_v<TQ, uint4x2_t>) {
     const int64_t f = flat_of(q.shape, idx);
     const uint8_t byte = static_cast<const uint8_t*>(q.data)[f / 2];
@@ -203,7 +208,7 @@ Status quantize(const detail::ExecContext&, const QuantizeLaunch& a) {
     const auto p = params<T, int32_t>(a, idx);
     const auto x = load<T>(a.t.x, idx);
     const int32_t zp = *at<int32_t>(a.t.zero_point, param_offset(a, a.t.zero_point, idx));  // exact: |zp| may pass 2^24
-    store_q<TQ>(a.t.q, idx, vllm(a) ? vllm_value(x, p.s, zp, a) : clamped(unclamped(x, p.s, p.zp, a), a));
+    store_q<TQ>(a.t.y, idx, vllm(a) ? vllm_value(x, p.s, zp, a) : clamped(unclamped(x, p.s, p.zp, a), a));
   });
   return {};
 }
@@ -215,7 +220,7 @@ Status dequantize(const detail::ExecContext&, const QuantizeLaunch& a) {
     const M s = *at<M>(a.t.scale, param_offset(a, a.t.scale, idx));
     const int64_t zp = *at<int32_t>(a.t.zero_point, param_offset(a, a.t.zero_point, idx));
     // q − zp exactly in 64 bits (a vLLM zero point can be any int32), then one rounding to M
-    const M v = static_cast<M>(load_q<TQ>(a.t.q, idx) - zp) * s;
+    const M v = static_cast<M>(load_q<TQ>(a.t.x, idx) - zp) * s;
     store_value<T>(a.t.y, idx, v);
   });
   return {};

@@ -50,15 +50,15 @@ template <class T, class TQ>
 Status quantize_launch(const ExecContext& ctx, const QuantizeLaunch& a) {
   using S = convert::opmath_t<T>;
   const auto& L = a.layout;
-  const DynTensor x = L.data_view(a.t.x), s = L.param_view(a.t.scale), z = L.param_view(a.t.zero_point);
+  const ConstDynTensor x = L.data_view(a.t.x), s = L.param_view(a.t.scale), z = L.param_view(a.t.zero_point);
   if constexpr (kPacked<TQ>) {
     using Op = QuantizePairOp<T>;
     return elementwise::launch_elementwise<Op, uint8_t, T, T, S, S, int32_t, int32_t>(
-        kPlan, ctx, Op{range_of<T>(a)}, ::baracuda::detail::packed_bytes_view(L, a.t.q), pair_view(x, 0),
+        kPlan, ctx, Op{range_of<T>(a)}, ::baracuda::detail::packed_bytes_view(L, a.t.y), pair_view(x, 0),
         pair_view(x, 1), pair_view(s, 0), pair_view(s, 1), pair_view(z, 0), pair_view(z, 1));
   } else {
     using Op = QuantizeOp<T, TQ>;
-    return elementwise::launch_elementwise<Op, TQ, T, S, int32_t>(kPlan, ctx, Op{range_of<T>(a)}, L.data_view(a.t.q),
+    return elementwise::launch_elementwise<Op, TQ, T, S, int32_t>(kPlan, ctx, Op{range_of<T>(a)}, L.data_view(a.t.y),
                                                                   x, s, z);
   }
 }
@@ -67,15 +67,16 @@ template <class T, class TQ>
 Status dequantize_launch(const ExecContext& ctx, const QuantizeLaunch& a) {
   using S = convert::opmath_t<T>;
   const auto& L = a.layout;
-  const DynTensor y = L.data_view(a.t.y), s = L.param_view(a.t.scale), z = L.param_view(a.t.zero_point);
+  const DynTensor y = L.data_view(a.t.y);
+  const ConstDynTensor s = L.param_view(a.t.scale), z = L.param_view(a.t.zero_point);
   if constexpr (kPacked<TQ>) {
     using Op = DequantizePairOp<T, std::is_same_v<TQ, int4x2_t>>;
     return elementwise::launch_elementwise_multi<Op, 2, T, uint8_t, S, S, int32_t, int32_t>(
-        kPlan, ctx, Op{}, {pair_view(y, 0), pair_view(y, 1)}, ::baracuda::detail::packed_bytes_view(L, a.t.q),
+        kPlan, ctx, Op{}, {pair_view(y, 0), pair_view(y, 1)}, ::baracuda::detail::packed_bytes_view(L, a.t.x),
         pair_view(s, 0), pair_view(s, 1), pair_view(z, 0), pair_view(z, 1));
   } else {
     using Op = DequantizeOp<T, TQ>;
-    return elementwise::launch_elementwise<Op, T, TQ, S, int32_t>(kPlan, ctx, Op{}, y, L.data_view(a.t.q), s, z);
+    return elementwise::launch_elementwise<Op, T, TQ, S, int32_t>(kPlan, ctx, Op{}, y, L.data_view(a.t.x), s, z);
   }
 }
 

@@ -91,7 +91,8 @@ std::string_view to_string(QuantizeOp op) {
 }
 
 size_t QuantizeDescriptor::hash() const {
-  size_t h = std::hash<int>{}(static_cast<int>(element));
+  size_t h = std::hash<int>{}(static_cast<int>(op));
+  detail::hash_combine(h, static_cast<int>(element));
   detail::hash_combine(h, static_cast<int>(quantized));
   detail::hash_combine(h, shape.hash());
   detail::hash_combine(h, granularity.hash());
@@ -108,8 +109,8 @@ ElementKind QuantizePlan::scale_kind() const {
   return desc_.element == ElementKind::F64 ? ElementKind::F64 : ElementKind::F32;
 }
 
-Result<QuantizePlan> QuantizePlan::select(const Stream& stream, QuantizeOp op, const QuantizeDescriptor& desc,
-                                          PlanPreference pref) {
+Result<QuantizePlan> QuantizePlan::select(const Stream& stream, const QuantizeDescriptor& desc, PlanPreference pref) {
+  const QuantizeOp op = desc.op;
   if (static_cast<int>(op) > static_cast<int>(QuantizeOp::FakeQuantizeLearnableBackward))
     return Error::invalid(s(kPlan) + ": invalid QuantizeOp");
   BARACUDA_TRY(detail::check_shape(kPlan, "the descriptor's shape", desc.shape));
@@ -152,7 +153,6 @@ Result<QuantizePlan> QuantizePlan::select(const Stream& stream, QuantizeOp op, c
                               s(to_string(desc.element)));
 
   QuantizePlan p;
-  p.op_ = op;
   p.desc_ = desc;
   p.qmin_ = qmin;
   p.qmax_ = qmax;
@@ -171,47 +171,40 @@ Result<QuantizePlan> QuantizePlan::select(const Stream& stream, QuantizeOp op, c
   return p;
 }
 
-Status QuantizePlan::can_implement(const QuantizeTensors& t) const {
+Status QuantizePlan::can_implement(const Args& args) const {
   using detail::Access;
+  const QuantizeOp op = desc_.op;
   const ElementKind e = desc_.element, sk = scale_kind();
-  const ElementKind zk = is_learnable(op_) ? sk : ElementKind::S32;
+  const ElementKind zk = is_learnable(op) ? sk : ElementKind::S32;
   const Shape& shape = desc_.shape;
-  const bool uses_x = op_ != QuantizeOp::Dequantize && op_ != QuantizeOp::DequantizeBackward;
-  const bool uses_zp = op_ != QuantizeOp::DequantizeBackward;
-  const bool uses_dy = op_ == QuantizeOp::QuantizeBackward || op_ == QuantizeOp::DequantizeBackward ||
-                       op_ == QuantizeOp::FakeQuantizeBackward || op_ == QuantizeOp::FakeQuantizeLearnableBackward;
-  const bool uses_y = op_ == QuantizeOp::Dequantize || op_ == QuantizeOp::FakeQuantize ||
-                      op_ == QuantizeOp::FakeQuantizeLearnable;
-  const bool uses_q = has_quantized_operand(op_);
-  const bool uses_dparams = op_ == QuantizeOp::FakeQuantizeLearnableBackward;
+  const auto uses = [op](std::string_view field) { return detail::quantize_op_uses(op, field); };
 
   struct Operand {
     std::string_view name;
-    const DynTensor* t;
+    ConstDynTensor t;
     bool used;
     bool written;
     ElementKind kind;
     const Shape* shape;
   };
-  const std::array<Operand, 9> operands{{
-      {"x", &t.x, uses_x, false, e, &shape},
-      {"q", &t.q, uses_q, op_ == QuantizeOp::Quantize, desc_.quantized, &shape},
-      {"scale", &t.scale, true, false, sk, &param_shape_},
-      {"zero_point", &t.zero_point, uses_zp, false, zk, &param_shape_},
-      {"y", &t.y, uses_y, true, e, &shape},
-      {"dy", &t.dy, uses_dy, false, e, &shape},
-      {"dx", &t.dx, uses_dy, true, e, &shape},
-      {"dscale", &t.dscale, uses_dparams, true, sk, &param_shape_},
-      {"dzero_point", &t.dzero_point, uses_dparams, true, sk, &param_shape_},
+  const std::array<Operand, 8> operands{{
+      {"x", args.x, uses("x"), false, op == QuantizeOp::Dequantize ? desc_.quantized : e, &shape},
+      {"scale", args.scale, uses("scale"), false, sk, &param_shape_},
+      {"zero_point", args.zero_point, uses("zero_point"), false, zk, &param_shape_},
+      {"dy", args.dy, uses("dy"), false, e, &shape},
+      {"y", args.y, uses("y"), true, op == QuantizeOp::Quantize ? desc_.quantized : e, &shape},
+      {"dx", args.dx, uses("dx"), true, e, &shape},
+      {"dscale", args.dscale, uses("dscale"), true, sk, &param_shape_},
+      {"dzero_point", args.dzero_point, uses("dzero_point"), true, sk, &param_shape_},
   }};
   for (const Operand& o : operands) {
     if (!o.used) {
-      if (o.t->data != nullptr || o.t->shape.rank != 0)
-        return Error::invalid(s(kPlan) + ": " + s(to_string(op_)) + " does not use operand '" + s(o.name) +
+      if (o.t.data != nullptr || o.t.shape.rank != 0)
+        return Error::invalid(s(kPlan) + ": " + s(to_string(op)) + " does not use operand '" + s(o.name) +
                               "'; leave it empty");
       continue;
     }
-    BARACUDA_TRY(detail::check_tensor(kPlan, o.name, *o.t, o.kind, *o.shape, o.written ? Access::Write : Access::Read));
+    BARACUDA_TRY(detail::check_tensor(kPlan, o.name, o.t, o.kind, *o.shape, o.written ? Access::Write : Access::Read));
   }
   // In place only as an exact alias (check_alias); any output over a parameter tensor is rejected.
   for (const Operand& out : operands) {
@@ -219,14 +212,14 @@ Status QuantizePlan::can_implement(const QuantizeTensors& t) const {
     for (const Operand& in : operands) {
       if (!in.used || &in == &out) continue;
       if (in.written) {
-        if (in.t->data != nullptr && in.t->data == out.t->data)
+        if (in.t.data != nullptr && in.t.data == out.t.data)
           return Error::invalid(s(kPlan) + ": outputs '" + s(in.name) + "' and '" + s(out.name) + "' share memory");
         continue;
       }
       const bool param = in.shape == &param_shape_ || out.shape == &param_shape_;
-      if (param && in.t->data != nullptr && in.t->data == out.t->data)
+      if (param && in.t.data != nullptr && in.t.data == out.t.data)
         return Error::invalid(s(kPlan) + ": output '" + s(out.name) + "' may not overwrite '" + s(in.name) + "'");
-      BARACUDA_TRY(detail::check_alias(kPlan, *in.t, *out.t));
+      BARACUDA_TRY(detail::check_alias(kPlan, in.t, out.t));
     }
   }
   return {};
@@ -234,14 +227,14 @@ Status QuantizePlan::can_implement(const QuantizeTensors& t) const {
 
 PrecisionGuarantee QuantizePlan::precision_guarantee() const {
   const MathPrecision p = desc_.element == ElementKind::F64 ? MathPrecision::F64 : MathPrecision::F32;
-  const bool cross_device = op_ != QuantizeOp::FakeQuantizeLearnableBackward;
-  return {p, op_ == QuantizeOp::FakeQuantizeLearnableBackward ? MathPrecision::F64 : p, true, cross_device};
+  const bool cross_device = desc_.op != QuantizeOp::FakeQuantizeLearnableBackward;
+  return {p, desc_.op == QuantizeOp::FakeQuantizeLearnableBackward ? MathPrecision::F64 : p, true, cross_device};
 }
 
-Status QuantizePlan::run(const Stream& stream, Workspace workspace, const QuantizeTensors& t) const {
+Status QuantizePlan::run(const Stream& stream, Workspace workspace, const Args& args) const {
   // Its own workspace rule and message (a size only), not check_workspace's.
   const auto ctx = detail::begin_run(kPlan, binding_, stream, [&]() -> Status {
-    BARACUDA_TRY(can_implement(t));
+    BARACUDA_TRY(can_implement(args));
     if (workspace.size < workspace_bytes_)
       return Error::workspace_too_small(s(kPlan) + ": workspace too small", workspace_bytes_, workspace.size);
     return {};
@@ -249,8 +242,8 @@ Status QuantizePlan::run(const Stream& stream, Workspace workspace, const Quanti
   if (!ctx) return ctx.status();
   auto layout = detail::quant_layout(kPlan, desc_.granularity, desc_.shape);
   if (!layout) return layout.error();
-  const detail::QuantizeLaunch launch{*layout, t, qmin_, qmax_, desc_.grad_factor, workspace, desc_.convention};
-  if (op_ == QuantizeOp::FakeQuantizeLearnableBackward) {
+  const detail::QuantizeLaunch launch{*layout, args, qmin_, qmax_, desc_.grad_factor, workspace, desc_.convention};
+  if (desc_.op == QuantizeOp::FakeQuantizeLearnableBackward) {
     // dscale and dzp (sums over each parameter's elements; zero for an empty input) first: dx may
     // overwrite dy in place.
     const detail::QuantizeFn grads =

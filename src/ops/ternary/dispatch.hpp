@@ -12,9 +12,10 @@
 namespace baracuda::detail {
 
 /// What a forward function receives: validated, non-empty views, the inputs already viewed over the output
-/// shape (stride 0 where they broadcast). TernaryPlan: in = {a, b, c}; WherePlan: in = {cond, a, b}.
+/// shape (stride 0 where they broadcast). TernaryPlan: in = {a, b, c}; WherePlan: in = {cond, a, b}. Inputs are
+/// read-only views, the output writable.
 struct TernaryLaunch {
-  std::array<DynTensor, 3> in;
+  std::array<ConstDynTensor, 3> in;
   DynTensor out;
   double value = 1.0;  ///< addcmul's and addcdiv's scalar
 };
@@ -25,8 +26,8 @@ struct TernaryLaunch {
 /// the same value). TernaryBackwardPlan: in = {a, b, c}, grad = {da, db, dc}; WhereBackwardPlan: in = {cond},
 /// grad = {da, db} (the third slot unused).
 struct TernaryBackwardLaunch {
-  DynTensor dy;
-  std::array<DynTensor, 3> in;
+  ConstDynTensor dy;
+  std::array<ConstDynTensor, 3> in;
   std::array<DynTensor, 3> grad;
   std::array<uint8_t, 3> source{0, 1, 2};
   double value = 1.0;

@@ -68,13 +68,13 @@ Result<Selected> select_common(std::string_view plan, const Stream& stream, Elem
 /// The inputs' checks and views: each of its kind and descriptor shape, viewed over the output shape.
 struct Input {
   std::string_view name;
-  const DynTensor& t;
+  const ConstDynTensor& t;
   ElementKind kind;
   const Shape& shape;
 };
-Result<std::array<DynTensor, 3>> check_inputs(std::string_view plan, const std::array<Input, 3>& in,
-                                              const Shape& out_shape) {
-  std::array<DynTensor, 3> views;
+Result<std::array<ConstDynTensor, 3>> check_inputs(std::string_view plan, const std::array<Input, 3>& in,
+                                                   const Shape& out_shape) {
+  std::array<ConstDynTensor, 3> views;
   for (size_t i = 0; i < 3; ++i) {
     BARACUDA_TRY(detail::check_tensor(plan, in[i].name, in[i].t, in[i].kind, in[i].shape, detail::Access::Read));
     views[i] = detail::broadcast_view(in[i].t, out_shape);
@@ -84,9 +84,9 @@ Result<std::array<DynTensor, 3>> check_inputs(std::string_view plan, const std::
 
 /// An output: checked against every input view (in place only as the same view) when it is given.
 Status check_output(std::string_view plan, std::string_view name, const DynTensor& out, ElementKind kind,
-                    const Shape& out_shape, std::initializer_list<DynTensor> inputs) {
+                    const Shape& out_shape, std::initializer_list<ConstDynTensor> inputs) {
   BARACUDA_TRY(detail::check_tensor(plan, name, out, kind, out_shape, detail::Access::Write));
-  for (const DynTensor& in : inputs) BARACUDA_TRY(detail::check_alias(plan, in, out));
+  for (const ConstDynTensor& in : inputs) BARACUDA_TRY(detail::check_alias(plan, in, out));
   return {};
 }
 
@@ -96,7 +96,7 @@ bool wanted(const DynTensor& t) { return t.data != nullptr; }
 /// the same memory.
 Status check_gradients(std::string_view plan, const std::array<std::string_view, 3>& names,
                        const std::array<const DynTensor*, 3>& grads, size_t count, ElementKind kind,
-                       const Shape& out_shape, std::initializer_list<DynTensor> inputs) {
+                       const Shape& out_shape, std::initializer_list<ConstDynTensor> inputs) {
   bool any = false;
   for (size_t i = 0; i < count; ++i) any = any || wanted(*grads[i]);
   if (!any && out_shape.numel() > 0)
@@ -234,13 +234,14 @@ Result<TernaryPlan> TernaryPlan::select(const Stream& stream, const TernaryDescr
   return TernaryPlan(desc, b->out_shape, b->binding, b->fn);
 }
 
-Status TernaryPlan::can_implement(const DynTensor& a, const DynTensor& b, const DynTensor& c,
-                                  const DynTensor& out) const {
+Status TernaryPlan::can_implement(const Args& args) const {
   const ElementKind k = desc_.element;
   auto in = check_inputs(
-      kTernary, {{{"a", a, k, desc_.a_shape}, {"b", b, k, desc_.b_shape}, {"c", c, k, desc_.c_shape}}}, out_shape_);
+      kTernary,
+      {{{"a", args.a, k, desc_.a_shape}, {"b", args.b, k, desc_.b_shape}, {"c", args.c, k, desc_.c_shape}}},
+      out_shape_);
   if (!in) return in.error();
-  return check_output(kTernary, "out", out, k, out_shape_, {(*in)[0], (*in)[1], (*in)[2]});
+  return check_output(kTernary, "out", args.out, k, out_shape_, {(*in)[0], (*in)[1], (*in)[2]});
 }
 
 PrecisionGuarantee TernaryPlan::precision_guarantee() const {
@@ -248,15 +249,13 @@ PrecisionGuarantee TernaryPlan::precision_guarantee() const {
   return {p, p, true, true};
 }
 
-Status TernaryPlan::run(const Stream& stream, Workspace, const DynTensor& a, const DynTensor& b, const DynTensor& c,
-                        const DynTensor& out) const {
+Status TernaryPlan::run(const Stream& stream, Workspace, const Args& args) const {
   const auto ctx =
-      detail::begin_run(kTernary, binding_, stream, [&] { return can_implement(a, b, c, out); },
-                        out_shape_.numel() == 0);
+      detail::begin_run(kTernary, binding_, stream, [&] { return can_implement(args); }, out_shape_.numel() == 0);
   if (!ctx) return ctx.status();
-  const detail::TernaryLaunch l{{detail::broadcast_view(a, out_shape_), detail::broadcast_view(b, out_shape_),
-                                 detail::broadcast_view(c, out_shape_)},
-                                out,
+  const detail::TernaryLaunch l{{detail::broadcast_view(args.a, out_shape_), detail::broadcast_view(args.b, out_shape_),
+                                 detail::broadcast_view(args.c, out_shape_)},
+                                args.out,
                                 desc_.value};
   return fn_(*ctx, l);
 }
@@ -272,17 +271,16 @@ Result<TernaryBackwardPlan> TernaryBackwardPlan::select(const Stream& stream, co
   return TernaryBackwardPlan(desc, b->out_shape, b->binding, b->fn);
 }
 
-Status TernaryBackwardPlan::can_implement(const DynTensor& dy, const DynTensor& a, const DynTensor& b,
-                                          const DynTensor& c, const DynTensor& da, const DynTensor& db,
-                                          const DynTensor& dc) const {
+Status TernaryBackwardPlan::can_implement(const Args& args) const {
   const ElementKind k = desc_.element;
-  BARACUDA_TRY(detail::check_tensor(kTernaryBackward, "dy", dy, k, out_shape_, detail::Access::Read));
-  auto in = check_inputs(kTernaryBackward,
-                         {{{"a", a, k, desc_.a_shape}, {"b", b, k, desc_.b_shape}, {"c", c, k, desc_.c_shape}}},
-                         out_shape_);
+  BARACUDA_TRY(detail::check_tensor(kTernaryBackward, "dy", args.dy, k, out_shape_, detail::Access::Read));
+  auto in = check_inputs(
+      kTernaryBackward,
+      {{{"a", args.a, k, desc_.a_shape}, {"b", args.b, k, desc_.b_shape}, {"c", args.c, k, desc_.c_shape}}},
+      out_shape_);
   if (!in) return in.error();
-  return check_gradients(kTernaryBackward, {"da", "db", "dc"}, {&da, &db, &dc}, 3, k, out_shape_,
-                         {dy, (*in)[0], (*in)[1], (*in)[2]});
+  return check_gradients(kTernaryBackward, {"da", "db", "dc"}, {&args.da, &args.db, &args.dc}, 3, k, out_shape_,
+                         {args.dy, (*in)[0], (*in)[1], (*in)[2]});
 }
 
 PrecisionGuarantee TernaryBackwardPlan::precision_guarantee() const {
@@ -290,18 +288,16 @@ PrecisionGuarantee TernaryBackwardPlan::precision_guarantee() const {
   return {p, p, true, true};
 }
 
-Status TernaryBackwardPlan::run(const Stream& stream, Workspace, const DynTensor& dy, const DynTensor& a,
-                                const DynTensor& b, const DynTensor& c, const DynTensor& da, const DynTensor& db,
-                                const DynTensor& dc) const {
-  const auto ctx = detail::begin_run(kTernaryBackward, binding_, stream,
-                                     [&] { return can_implement(dy, a, b, c, da, db, dc); }, out_shape_.numel() == 0);
+Status TernaryBackwardPlan::run(const Stream& stream, Workspace, const Args& args) const {
+  const auto ctx = detail::begin_run(kTernaryBackward, binding_, stream, [&] { return can_implement(args); },
+                                     out_shape_.numel() == 0);
   if (!ctx) return ctx.status();
   detail::TernaryBackwardLaunch l;
-  l.dy = dy;
-  l.in = {detail::broadcast_view(a, out_shape_), detail::broadcast_view(b, out_shape_),
-          detail::broadcast_view(c, out_shape_)};
+  l.dy = args.dy;
+  l.in = {detail::broadcast_view(args.a, out_shape_), detail::broadcast_view(args.b, out_shape_),
+          detail::broadcast_view(args.c, out_shape_)};
   l.value = desc_.value;
-  assign_gradients(l, {&da, &db, &dc}, 3);
+  assign_gradients(l, {&args.da, &args.db, &args.dc}, 3);
   return fn_(*ctx, l);
 }
 
@@ -315,29 +311,29 @@ Result<WherePlan> WherePlan::select(const Stream& stream, const WhereDescriptor&
   return WherePlan(desc, b->out_shape, b->binding, b->fn);
 }
 
-Status WherePlan::can_implement(const DynTensor& cond, const DynTensor& a, const DynTensor& b,
-                                const DynTensor& out) const {
+Status WherePlan::can_implement(const Args& args) const {
   const ElementKind k = desc_.element;
-  auto in = check_inputs(
-      kWhere,
-      {{{"cond", cond, ElementKind::Bool, desc_.cond_shape}, {"a", a, k, desc_.a_shape}, {"b", b, k, desc_.b_shape}}},
-      out_shape_);
+  auto in = check_inputs(kWhere,
+                         {{{"cond", args.cond, ElementKind::Bool, desc_.cond_shape},
+                           {"a", args.a, k, desc_.a_shape},
+                           {"b", args.b, k, desc_.b_shape}}},
+                         out_shape_);
   if (!in) return in.error();
-  return check_output(kWhere, "out", out, k, out_shape_, {(*in)[0], (*in)[1], (*in)[2]});
+  return check_output(kWhere, "out", args.out, k, out_shape_, {(*in)[0], (*in)[1], (*in)[2]});
 }
 
 PrecisionGuarantee WherePlan::precision_guarantee() const {
   return {MathPrecision::Exact, MathPrecision::Exact, true, true};
 }
 
-Status WherePlan::run(const Stream& stream, Workspace, const DynTensor& cond, const DynTensor& a, const DynTensor& b,
-                      const DynTensor& out) const {
-  const auto ctx = detail::begin_run(kWhere, binding_, stream, [&] { return can_implement(cond, a, b, out); },
+Status WherePlan::run(const Stream& stream, Workspace, const Args& args) const {
+  const auto ctx = detail::begin_run(kWhere, binding_, stream, [&] { return can_implement(args); },
                                      out_shape_.numel() == 0);
   if (!ctx) return ctx.status();
-  const detail::TernaryLaunch l{{detail::broadcast_view(cond, out_shape_), detail::broadcast_view(a, out_shape_),
-                                 detail::broadcast_view(b, out_shape_)},
-                                out};
+  const detail::TernaryLaunch l{{detail::broadcast_view(args.cond, out_shape_),
+                                 detail::broadcast_view(args.a, out_shape_),
+                                 detail::broadcast_view(args.b, out_shape_)},
+                                args.out};
   return fn_(*ctx, l);
 }
 
@@ -352,31 +348,29 @@ Result<WhereBackwardPlan> WhereBackwardPlan::select(const Stream& stream, const 
   return WhereBackwardPlan(desc, b->out_shape, b->binding, b->fn);
 }
 
-Status WhereBackwardPlan::can_implement(const DynTensor& cond, const DynTensor& dy, const DynTensor& da,
-                                        const DynTensor& db) const {
+Status WhereBackwardPlan::can_implement(const Args& args) const {
   const ElementKind k = desc_.element;
-  BARACUDA_TRY(detail::check_tensor(kWhereBackward, "cond", cond, ElementKind::Bool, desc_.cond_shape,
+  BARACUDA_TRY(detail::check_tensor(kWhereBackward, "cond", args.cond, ElementKind::Bool, desc_.cond_shape,
                                     detail::Access::Read));
-  BARACUDA_TRY(detail::check_tensor(kWhereBackward, "dy", dy, k, out_shape_, detail::Access::Read));
+  BARACUDA_TRY(detail::check_tensor(kWhereBackward, "dy", args.dy, k, out_shape_, detail::Access::Read));
   const DynTensor none;
-  return check_gradients(kWhereBackward, {"da", "db", ""}, {&da, &db, &none}, 2, k, out_shape_,
-                         {detail::broadcast_view(cond, out_shape_), dy});
+  return check_gradients(kWhereBackward, {"da", "db", ""}, {&args.da, &args.db, &none}, 2, k, out_shape_,
+                         {detail::broadcast_view(args.cond, out_shape_), args.dy});
 }
 
 PrecisionGuarantee WhereBackwardPlan::precision_guarantee() const {
   return {MathPrecision::Exact, MathPrecision::Exact, true, true};
 }
 
-Status WhereBackwardPlan::run(const Stream& stream, Workspace, const DynTensor& cond, const DynTensor& dy,
-                              const DynTensor& da, const DynTensor& db) const {
-  const auto ctx = detail::begin_run(kWhereBackward, binding_, stream,
-                                     [&] { return can_implement(cond, dy, da, db); }, out_shape_.numel() == 0);
+Status WhereBackwardPlan::run(const Stream& stream, Workspace, const Args& args) const {
+  const auto ctx = detail::begin_run(kWhereBackward, binding_, stream, [&] { return can_implement(args); },
+                                     out_shape_.numel() == 0);
   if (!ctx) return ctx.status();
   detail::TernaryBackwardLaunch l;
-  l.dy = dy;
-  l.in[0] = detail::broadcast_view(cond, out_shape_);
+  l.dy = args.dy;
+  l.in[0] = detail::broadcast_view(args.cond, out_shape_);
   const DynTensor none;
-  assign_gradients(l, {&da, &db, &none}, 2);
+  assign_gradients(l, {&args.da, &args.db, &none}, 2);
   return fn_(*ctx, l);
 }
 

@@ -18,15 +18,15 @@ namespace baracuda::detail {
 /// What a forward function receives: validated, non-empty views and the resolved parameters (as given;
 /// the function rounds them to its compute type).
 struct UnaryLaunch {
-  DynTensor in;
+  ConstDynTensor in;
   DynTensor out;
   UnaryParamValues params{};
 };
 
 /// What a backward function receives; `saved` is unset (and not read) when the op saves nothing.
 struct UnaryBackwardLaunch {
-  DynTensor dy;
-  DynTensor saved;
+  ConstDynTensor dy;
+  ConstDynTensor saved;
   DynTensor dx;
   UnaryParamValues params{};
 };

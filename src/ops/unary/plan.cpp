@@ -185,10 +185,10 @@ Result<UnaryPlan> UnaryPlan::select(const Stream& stream, const UnaryDescriptor&
   return p;
 }
 
-Status UnaryPlan::can_implement(const DynTensor& in, const DynTensor& out) const {
-  BARACUDA_TRY(detail::check_tensor(kPlan, "in", in, desc_.element, desc_.shape, detail::Access::Read));
-  BARACUDA_TRY(detail::check_tensor(kPlan, "out", out, desc_.element, desc_.shape, detail::Access::Write));
-  return detail::check_alias(kPlan, in, out);
+Status UnaryPlan::can_implement(const Args& args) const {
+  BARACUDA_TRY(detail::check_tensor(kPlan, "in", args.in, desc_.element, desc_.shape, detail::Access::Read));
+  BARACUDA_TRY(detail::check_tensor(kPlan, "out", args.out, desc_.element, desc_.shape, detail::Access::Write));
+  return detail::check_alias(kPlan, args.in, args.out);
 }
 
 PrecisionGuarantee UnaryPlan::precision_guarantee() const {
@@ -196,10 +196,11 @@ PrecisionGuarantee UnaryPlan::precision_guarantee() const {
   return {p, p, true, true};
 }
 
-Status UnaryPlan::run(const Stream& stream, Workspace, const DynTensor& in, const DynTensor& out) const {
-  const auto ctx = detail::begin_run(kPlan, binding_, stream, [&] { return can_implement(in, out); }, out.numel() == 0);
+Status UnaryPlan::run(const Stream& stream, Workspace, const Args& args) const {
+  const auto ctx =
+      detail::begin_run(kPlan, binding_, stream, [&] { return can_implement(args); }, args.out.numel() == 0);
   if (!ctx) return ctx.status();
-  return fn_(*ctx, detail::UnaryLaunch{in, out, params_});
+  return fn_(*ctx, detail::UnaryLaunch{args.in, args.out, params_});
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -226,15 +227,15 @@ Result<UnaryBackwardPlan> UnaryBackwardPlan::select(const Stream& stream, const 
   return p;
 }
 
-Status UnaryBackwardPlan::can_implement(const DynTensor& dy, const DynTensor& saved, const DynTensor& dx) const {
-  BARACUDA_TRY(detail::check_tensor(kBackwardPlan, "dy", dy, desc_.element, desc_.shape, detail::Access::Read));
+Status UnaryBackwardPlan::can_implement(const Args& args) const {
+  BARACUDA_TRY(detail::check_tensor(kBackwardPlan, "dy", args.dy, desc_.element, desc_.shape, detail::Access::Read));
   const bool reads_saved = saved_operand() != UnarySaved::None;
   if (reads_saved)
     BARACUDA_TRY(detail::check_tensor(kBackwardPlan, saved_operand() == UnarySaved::Input ? "saved (x)" : "saved (y)",
-                                      saved, desc_.element, desc_.shape, detail::Access::Read));
-  BARACUDA_TRY(detail::check_tensor(kBackwardPlan, "dx", dx, desc_.element, desc_.shape, detail::Access::Write));
-  BARACUDA_TRY(detail::check_alias(kBackwardPlan, dy, dx));
-  if (reads_saved) BARACUDA_TRY(detail::check_alias(kBackwardPlan, saved, dx));
+                                      args.saved, desc_.element, desc_.shape, detail::Access::Read));
+  BARACUDA_TRY(detail::check_tensor(kBackwardPlan, "dx", args.dx, desc_.element, desc_.shape, detail::Access::Write));
+  BARACUDA_TRY(detail::check_alias(kBackwardPlan, args.dy, args.dx));
+  if (reads_saved) BARACUDA_TRY(detail::check_alias(kBackwardPlan, args.saved, args.dx));
   return {};
 }
 
@@ -243,13 +244,13 @@ PrecisionGuarantee UnaryBackwardPlan::precision_guarantee() const {
   return {p, p, true, true};
 }
 
-Status UnaryBackwardPlan::run(const Stream& stream, Workspace, const DynTensor& dy, const DynTensor& saved,
-                              const DynTensor& dx) const {
-  const auto ctx =
-      detail::begin_run(kBackwardPlan, binding_, stream, [&] { return can_implement(dy, saved, dx); }, dx.numel() == 0);
+Status UnaryBackwardPlan::run(const Stream& stream, Workspace, const Args& args) const {
+  const auto ctx = detail::begin_run(kBackwardPlan, binding_, stream, [&] { return can_implement(args); },
+                                     args.dx.numel() == 0);
   if (!ctx) return ctx.status();
-  const DynTensor unused{};
-  return fn_(*ctx, detail::UnaryBackwardLaunch{dy, saved_operand() == UnarySaved::None ? unused : saved, dx, params_});
+  const ConstDynTensor unused{};
+  return fn_(*ctx, detail::UnaryBackwardLaunch{args.dy, saved_operand() == UnarySaved::None ? unused : args.saved,
+                                               args.dx, params_});
 }
 
 }  // namespace dynamic

@@ -31,8 +31,8 @@ struct OperandSpec {
   ValueRange range;  ///< inputs only
 };
 
-/// An Instance for a `dynamic::` plan whose `can_implement` takes its NIn inputs then its NOut outputs
-/// (`DynTensor`s) and whose `run` takes `(stream, workspace, inputs..., outputs...)`. Inputs get
+/// An Instance for a `dynamic::` plan whose argument struct `Plan::Args` lists its NIn inputs then its NOut
+/// outputs (every family's convention), or for a `PositionalPlan` that binds them itself. Inputs get
 /// pseudo-random values (seeded by the problem and the operand's position), outputs a sentinel pattern.
 template <class Plan, size_t NIn, size_t NOut>
 class PlanInstance final : public Instance {
@@ -71,11 +71,17 @@ class PlanInstance final : public Instance {
   explicit PlanInstance(Plan plan) : plan_(std::move(plan)) {}
   template <size_t... I>
   Status check_all(std::index_sequence<I...>) const {
-    return plan_.can_implement(operands_[I].view...);
+    if constexpr (requires { typename Plan::Args; })
+      return plan_.can_implement(typename Plan::Args{operands_[I].view...});
+    else
+      return plan_.can_implement(operands_[I].view...);
   }
   template <size_t... I>
   Status run_all(const Stream& stream, std::index_sequence<I...>) const {
-    return plan_.run(stream, workspace_.as_workspace(), operands_[I].view...);
+    if constexpr (requires { typename Plan::Args; })
+      return plan_.run(stream, workspace_.as_workspace(), typename Plan::Args{operands_[I].view...});
+    else
+      return plan_.run(stream, workspace_.as_workspace(), operands_[I].view...);
   }
 
   Plan plan_;
@@ -83,9 +89,9 @@ class PlanInstance final : public Instance {
   Buffer workspace_;
 };
 
-/// Adapts a `dynamic::` plan whose `can_implement` and `run` take one tensors struct to PlanInstance's
-/// positional convention: `Bind::bind(plan, operands...)` builds the struct from the operands in PlanInstance
-/// order (inputs, then outputs).
+/// Adapts a `dynamic::` plan whose arguments are not simply its operands in PlanInstance order (inputs, then
+/// outputs) — an op selected at run time, optional operands — to PlanInstance: `Bind::bind(plan,
+/// operands...)` builds the plan's `Args` from them.
 template <class Plan, class Bind>
 struct PositionalPlan {
   Plan plan;
@@ -99,15 +105,6 @@ struct PositionalPlan {
   }
   size_t workspace_size() const { return plan.workspace_size(); }
   KernelSku sku() const { return plan.sku(); }
-};
-
-/// The binder of a tensors struct whose members are the operands in PlanInstance order.
-template <class Tensors>
-struct BindInOrder {
-  template <class Plan, class... T>
-  static Tensors bind(const Plan&, const T&... t) {
-    return Tensors{t...};
-  }
 };
 
 /// Selects a plan with `select(stream, problem)` (a function returning `Result<Plan>`) and returns its SKU.

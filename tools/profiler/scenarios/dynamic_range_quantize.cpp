@@ -1,8 +1,9 @@
 // DynamicRangeQuantizePlan: per-token dynamic quantization of an activation (the W8A8 activation step with
 // the scale measured from the data), symmetric and asymmetric, bf16/f16/f32 → s8. The default cuda shape is
-// an LLM activation [8192, 4096]. Traffic: the bytes the op must move — x read once, q written once, one
+// an LLM activation [8192, 4096]. Traffic: the bytes the op must move — x read once, y written once, one
 // scale and one zero point written per token — whatever the number of passes the chosen path makes.
-// Outputs (q, scale, zero point) compare bit for bit with the host device.
+// Outputs (y, scale, zero point) compare bit for bit with the host device. The plan's Args are its operands
+// in the profiler's order (x, then y, scale, zero point), so it needs no binder.
 #include <baracuda/ops/dynamic_range_quantize.hpp>
 
 #include "common.hpp"
@@ -26,10 +27,6 @@ DynamicRangeQuantizeDescriptor descriptor(const Problem& p) {
 
 ElementKind scale_kind(const Problem& p) { return p.dtype == ElementKind::F64 ? ElementKind::F64 : ElementKind::F32; }
 
-/// Binds the profiler's positional operands (x, then q, scale, zero point) to the plan's roles.
-using PositionalDynamicRangePlan =
-    PositionalPlan<dynamic::DynamicRangeQuantizePlan, BindInOrder<DynamicRangeQuantizeTensors>>;
-
 Result<KernelSku> select_sku(const Stream& s, const Problem& p) {
   return sku_of(dynamic::DynamicRangeQuantizePlan::select(s, descriptor(p)));
 }
@@ -39,8 +36,8 @@ Result<std::unique_ptr<Instance>> prepare(const Stream& s, const Problem& p) {
   auto plan = dynamic::DynamicRangeQuantizePlan::select(s, d);
   if (!plan) return plan.error();
   const Shape ps = plan->param_shape();
-  return PlanInstance<PositionalDynamicRangePlan, 1, 3>::make(
-      s, PositionalDynamicRangePlan{std::move(plan).value()}, p, {OperandSpec{p.dtype, d.shape, ValueRange{-12, 9, false}}},
+  return PlanInstance<dynamic::DynamicRangeQuantizePlan, 1, 3>::make(
+      s, std::move(plan).value(), p, {OperandSpec{p.dtype, d.shape, ValueRange{-12, 9, false}}},
       {OperandSpec{p.out_dtype, d.shape, {}}, OperandSpec{scale_kind(p), ps, {}}, OperandSpec{ElementKind::S32, ps, {}}});
 }
 
@@ -83,10 +80,10 @@ Scenario make(uint32_t variant, std::string_view name, std::string_view summary)
 
 void add_dynamic_range_quantize_scenarios(std::vector<Scenario>& out) {
   out.push_back(make(0, "dynamic_quantize_symmetric",
-                     "s[t] = max|x[t]| / qmax, q = clamp(rint(x * (1/s[t]))) to int8, per token"));
+                     "s[t] = max|x[t]| / qmax, y = clamp(rint(x * (1/s[t]))) to int8, per token"));
   out.push_back(make(1, "dynamic_quantize_asymmetric",
                      "s[t] = (max - min) / (qmax - qmin), zp[t] = qmin - rint(min / s), "
-                     "q = clamp(rint(x * (1/s)) + zp), per token"));
+                     "y = clamp(rint(x * (1/s)) + zp), per token"));
 }
 
 }  // namespace baracuda::profiler

@@ -1,4 +1,4 @@
-// The int4_gemm family: Int4MarlinGemmPlan (W4A16), C[M, N] = A[M, K] · dequant(W)[K, N] with a Marlin-packed
+// The int4_gemm family: Int4MarlinGemmPlan (W4A16), c[M, N] = a[M, K] · dequant(W)[K, N] with a Marlin-packed
 // symmetric int4 weight, group 128, f16 or bf16 activations.
 //
 // Shapes. `--shape MxNxK` as given; [M, N] (and [N], one token) are rounded to the plan's rules: N up to a
@@ -11,7 +11,7 @@
 // 2^24, exact in f32 and in double, so the device's f32 tensor-core sums and the host reference's double sum
 // are the same number and the outputs compare bit for bit (timing does not depend on the values).
 //
-// Traffic: the weight (K·N/2 bytes), its scales, A and C, each once; flops = 2·M·N·K. "GB/s" is thus the
+// Traffic: the weight (K·N/2 bytes), its scales, a and c, each once; flops = 2·M·N·K. "GB/s" is thus the
 // effective weight-streaming bandwidth at small M. On cuda each case also times cuBLAS fp16 GEMM of the same
 // M×N×K (cublas_gemm.hpp): the speedup column is its time over the plan's.
 #include <algorithm>
@@ -45,10 +45,10 @@ Int4GemmDescriptor descriptor(const Problem& p) {
   return Int4GemmDescriptor{}.with_shape(d.m, d.n, d.k).with_group(kGroup).with_element(p.dtype);
 }
 
-/// Binds (a, b_q, scales, then c) to Int4GemmTensors.
+/// Binds (a, b_q, scales, then c) to dynamic::Int4MarlinGemmArgs (no zeros, perm or bias).
 struct BindInt4Gemm {
-  static Int4GemmTensors bind(const dynamic::Int4MarlinGemmPlan&, const DynTensor& a, const DynTensor& b,
-                              const DynTensor& s, const DynTensor& c) {
+  static dynamic::Int4MarlinGemmArgs bind(const dynamic::Int4MarlinGemmPlan&, const DynTensor& a,
+                                          const DynTensor& b, const DynTensor& s, const DynTensor& c) {
     return {a, b, s, {}, {}, {}, c};
   }
 };

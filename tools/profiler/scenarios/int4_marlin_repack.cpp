@@ -40,16 +40,16 @@ Int4RepackDescriptor descriptor(const Problem& p) {
   return p.variant == kAwq ? desc.awq() : desc.gptq();
 }
 
-/// Binds the operands to Int4RepackTensors: GPTQ (qweight, scales, out_qweight, out_scales) or AWQ (qweight,
-/// qzeros, scales, out_qweight, out_scales, out_zeros).
+/// Binds the operands to dynamic::Int4MarlinRepackArgs: GPTQ (qweight, scales, out_qweight, out_scales) or
+/// AWQ (qweight, qzeros, scales, out_qweight, out_scales, out_zeros).
 struct BindRepack {
   using Plan = dynamic::Int4MarlinRepackPlan;
-  static Int4RepackTensors bind(const Plan&, const DynTensor& qw, const DynTensor& s, const DynTensor& oq,
-                                const DynTensor& os) {
+  static Plan::Args bind(const Plan&, const DynTensor& qw, const DynTensor& s, const DynTensor& oq,
+                         const DynTensor& os) {
     return {qw, {}, s, {}, oq, os, {}};
   }
-  static Int4RepackTensors bind(const Plan&, const DynTensor& qw, const DynTensor& qz, const DynTensor& s,
-                                const DynTensor& oq, const DynTensor& os, const DynTensor& oz) {
+  static Plan::Args bind(const Plan&, const DynTensor& qw, const DynTensor& qz, const DynTensor& s,
+                         const DynTensor& oq, const DynTensor& os, const DynTensor& oz) {
     return {qw, qz, s, {}, oq, os, oz};
   }
 };

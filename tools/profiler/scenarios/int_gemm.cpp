@@ -1,7 +1,8 @@
-// The int8 GEMM family: IntGemmPlan (s8 × s8 → s32), SmoothQuantLinearPlan (s8 activation with a static
-// per-tensor scale, per-channel weight scale, bias, bf16/f16 out) and QuantizedLinearPlan (bf16/f16
-// activation quantized per token inside the plan, symmetric, per-channel weight scale, bias, bf16/f16 out).
-// A is the activation [M, K], B the weight [N, K] (nn.Linear's layout), the output [M, N].
+// The int8 GEMM family: IntGemmPlan (s8 × s8 → s32), SmoothQuantLinearPlan (s8 x_q with a static
+// per-tensor scale, per-channel weight scale, bias, bf16/f16 out) and QuantizedLinearPlan (bf16/f16 x
+// quantized per token inside the plan, symmetric, per-channel weight scale, bias, bf16/f16 out).
+// a / x / x_q is [M, K], b / the weight [N, K] (nn.Linear's layout), the output [M, N]. The operands are
+// each plan's Args fields in order (a, b, c; x or x_q, weight, weight_scale, bias, y).
 //
 // Shapes. The problem's shape is the output [M, N]; K comes from a fixed mapping: K = N rounded up to a
 // multiple of 16 (a square weight; the plans need K % 16 == 0). A rank-3 shape [M, N, K] (--shape MxNxK)
@@ -11,8 +12,8 @@
 // with K = 64: M and N not multiples of the sim tile), because sim runs the tensor-core GEMM thread by
 // thread.
 //
-// Traffic: A, B, the weight scales and the bias read once, the output written once; flops = 2·M·N·K (the
-// table shows TOPS). QuantizedLinear's quantized activation round trip through the workspace is not counted.
+// Traffic: a, b, the weight scales and the bias read once, the output written once; flops = 2·M·N·K (the
+// table shows TOPS). QuantizedLinear's quantized x round trip through the workspace is not counted.
 // Outputs compare bit for bit with the host device (int_gemm.hpp promises it for IntGemm and for the linear
 // plans without activation; these scenarios use none). Cases over --verify-limit flops (M ≥ 2048 on the
 // cuda shapes) are timed only; the GPU test suite checks the same kernel bit for bit on smaller shapes.
@@ -21,8 +22,8 @@
 // speedup column is its time over the plan's.
 //
 // --strided: the profiler's strided views have stride 2 along K, which the int8 GEMM's 16-byte cp.async
-// rule forbids (A and B must be K-contiguous with 16-byte-aligned rows), so can_implement rejects them and
-// the cases are reported `unsupported`. (QuantizedLinear's x, bias and weight scale may be strided; its
+// rule forbids (a/x_q and b/weight must be K-contiguous with 16-byte-aligned rows), so can_implement rejects
+// them and the cases are reported `unsupported`. (QuantizedLinear's x, bias and weight scale may be strided; its
 // weight may not.)
 #include <algorithm>
 #include <utility>
@@ -38,8 +39,8 @@ namespace {
 
 enum Variant : uint32_t { kIntGemm = 0, kSmoothQuant = 1, kQuantized = 2 };
 
-/// The static per-tensor activation scale SmoothQuantLinear's descriptor carries.
-constexpr float kActScale = 0.0125f;
+/// The static per-tensor scale of x that SmoothQuantLinear's descriptor carries (x_scale).
+constexpr float kXScale = 0.0125f;
 
 struct Mnk {
   int64_t m = 0, n = 0, k = 0;
@@ -65,11 +66,11 @@ SmoothQuantLinearDescriptor smooth_quant_descriptor(const Problem& p) {
   const Mnk d = mnk(p);
   SmoothQuantLinearDescriptor r = SmoothQuantLinearDescriptor()
                                       .with_shape(d.m, d.n, d.k)
-                                      .with_act_scale(kActScale)
+                                      .with_x_scale(kXScale)
                                       .with_output(p.out_dtype)
-                                      .with_weight_scale(WeightScaleGranularity::PerChannel)
+                                      .with_weight_scale_granularity(WeightScaleGranularity::PerChannel)
                                       .with_bias();
-  r.activation_quantized = p.dtype;
+  r.x_quantized = p.dtype;
   return r;
 }
 
@@ -79,21 +80,14 @@ QuantizedLinearDescriptor quantized_descriptor(const Problem& p) {
       .with_shape(d.m, d.n, d.k)
       .with_element(p.dtype)
       .with_output(p.out_dtype)
-      .with_activation_quantized(ElementKind::S8)
+      .with_x_quantized(ElementKind::S8)
       .with_mode(DynamicRangeMode::Symmetric)
-      .with_weight_scale(WeightScaleGranularity::PerChannel)
+      .with_weight_scale_granularity(WeightScaleGranularity::PerChannel)
       .with_bias();
 }
 
 /// The weight-scale kind the linear plans want (f64 only with an f64 output).
 ElementKind scale_kind(const Problem& p) { return p.out_dtype == ElementKind::F64 ? ElementKind::F64 : ElementKind::F32; }
-
-/// Binds the profiler's positional operands (a, b, then c) to IntGemmTensors.
-using PositionalIntGemmPlan = PositionalPlan<dynamic::IntGemmPlan, BindInOrder<IntGemmTensors>>;
-/// (activation, weight, weight scale, bias, then y).
-using PositionalSmoothQuantPlan =
-    PositionalPlan<dynamic::SmoothQuantLinearPlan, BindInOrder<SmoothQuantLinearTensors>>;
-using PositionalQuantizedPlan = PositionalPlan<dynamic::QuantizedLinearPlan, BindInOrder<QuantizedLinearTensors>>;
 
 Result<KernelSku> select_sku(const Stream& s, const Problem& p) {
   switch (p.variant) {
@@ -120,23 +114,23 @@ Result<std::unique_ptr<Instance>> prepare(const Stream& s, const Problem& p) {
     case kIntGemm: {
       auto plan = dynamic::IntGemmPlan::select(s, int_gemm_descriptor(p));
       if (!plan) return plan.error();
-      return PlanInstance<PositionalIntGemmPlan, 2, 1>::make(
-          s, PositionalIntGemmPlan{std::move(plan).value()}, p,
+      return PlanInstance<dynamic::IntGemmPlan, 2, 1>::make(
+          s, std::move(plan).value(), p,
           {OperandSpec{p.dtype, a_shape, int8_range(p.dtype)}, OperandSpec{p.dtype, w_shape, int8_range(p.dtype)}},
           {OperandSpec{p.out_dtype, y_shape, {}}});
     }
     case kSmoothQuant: {
       auto plan = dynamic::SmoothQuantLinearPlan::select(s, smooth_quant_descriptor(p));
       if (!plan) return plan.error();
-      return PlanInstance<PositionalSmoothQuantPlan, 4, 1>::make(
-          s, PositionalSmoothQuantPlan{std::move(plan).value()}, p,
+      return PlanInstance<dynamic::SmoothQuantLinearPlan, 4, 1>::make(
+          s, std::move(plan).value(), p,
           {OperandSpec{p.dtype, a_shape, int8_range(p.dtype)}, weight, w_scale, bias}, {y});
     }
     default: {
       auto plan = dynamic::QuantizedLinearPlan::select(s, quantized_descriptor(p));
       if (!plan) return plan.error();
-      return PlanInstance<PositionalQuantizedPlan, 4, 1>::make(
-          s, PositionalQuantizedPlan{std::move(plan).value()}, p,
+      return PlanInstance<dynamic::QuantizedLinearPlan, 4, 1>::make(
+          s, std::move(plan).value(), p,
           {OperandSpec{p.dtype, a_shape, ValueRange{-6, 6, false}}, weight, w_scale, bias}, {y});
     }
   }
@@ -202,7 +196,7 @@ Scenario make(uint32_t variant, std::string_view name, std::string_view summary,
 void add_int_gemm_scenarios(std::vector<Scenario>& out) {
   out.push_back(make(kIntGemm, "int_gemm", "C[m, n] = sum_k A[m, k] * B[n, k], s8 x s8 -> s32, exact", int_gemm_kinds));
   out.push_back(make(kSmoothQuant, "smooth_quant_linear",
-                     "y = act_scale * (s_w[n] * sum_k a_q[m, k] * w[n, k]) + bias[n], s8 activation and weight",
+                     "y = x_scale * (s_w[n] * sum_k x_q[m, k] * w[n, k]) + bias[n], s8 x_q and weight",
                      smooth_quant_kinds));
   out.push_back(make(kQuantized, "quantized_linear",
                      "y = s_a[m] * (s_w[n] * sum_k q(x)[m, k] * w[n, k]) + bias[n], x quantized per token (symmetric)",

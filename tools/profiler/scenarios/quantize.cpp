@@ -25,30 +25,26 @@ QuantizeDescriptor descriptor(const Problem& p) {
   const bool per_token = op_of(p) == QuantizeOp::Quantize || op_of(p) == QuantizeOp::Dequantize;
   const int rank = p.shape.rank;
   return QuantizeDescriptor()
+      .with_op(op_of(p))
       .with_element(float_kind(p))
       .with_quantized(quantized_kind(p))
       .with_shape(p.shape)
       .with_granularity(per_token && rank >= 2 ? QuantGranularity::per_token() : QuantGranularity::per_channel(0));
 }
 
-/// Binds the profiler's positional operands to the plan's roles: (inputs..., outputs...) in the order
-/// x|q, scale, zero_point[, dy] then q|y|dx.
+/// Binds the profiler's positional operands (inputs, then outputs) to the plan's fields: a forward op's
+/// (x, scale, zero_point) then y, the backward op's (x, scale, zero_point, dy) then dx. (`QuantizeArgs` lists
+/// dy before y, so a forward op's operands are not its first fields in order.)
 struct BindQuantize {
-  static QuantizeTensors bind(const dynamic::QuantizePlan& plan, const DynTensor& a, const DynTensor& s,
-                              const DynTensor& z, const DynTensor& out) {
-    QuantizeTensors t;
-    t.scale = s;
-    t.zero_point = z;
-    switch (plan.op()) {
-      case QuantizeOp::Quantize: t.x = a, t.q = out; break;
-      case QuantizeOp::Dequantize: t.q = a, t.y = out; break;
-      default: t.x = a, t.y = out; break;
-    }
+  static dynamic::QuantizeArgs bind(const dynamic::QuantizePlan&, const DynTensor& x, const DynTensor& s,
+                                    const DynTensor& z, const DynTensor& y) {
+    dynamic::QuantizeArgs t;
+    t.x = x, t.scale = s, t.zero_point = z, t.y = y;
     return t;
   }
-  static QuantizeTensors bind(const dynamic::QuantizePlan&, const DynTensor& x, const DynTensor& s,
-                              const DynTensor& z, const DynTensor& dy, const DynTensor& dx) {
-    QuantizeTensors t;
+  static dynamic::QuantizeArgs bind(const dynamic::QuantizePlan&, const DynTensor& x, const DynTensor& s,
+                                    const DynTensor& z, const DynTensor& dy, const DynTensor& dx) {
+    dynamic::QuantizeArgs t;
     t.x = x, t.scale = s, t.zero_point = z, t.dy = dy, t.dx = dx;
     return t;
   }
@@ -56,11 +52,11 @@ struct BindQuantize {
 using PositionalQuantizePlan = PositionalPlan<dynamic::QuantizePlan, BindQuantize>;
 
 Result<KernelSku> select_sku(const Stream& s, const Problem& p) {
-  return sku_of(dynamic::QuantizePlan::select(s, op_of(p), descriptor(p)));
+  return sku_of(dynamic::QuantizePlan::select(s, descriptor(p)));
 }
 
 Result<std::unique_ptr<Instance>> prepare(const Stream& s, const Problem& p) {
-  auto plan = dynamic::QuantizePlan::select(s, op_of(p), descriptor(p));
+  auto plan = dynamic::QuantizePlan::select(s, descriptor(p));
   if (!plan) return plan.error();
   const Shape ps = plan->param_shape();
   const OperandSpec scale{scale_kind(p), ps, ValueRange{0.01, 0.1, false}};
@@ -88,7 +84,7 @@ Result<std::unique_ptr<Instance>> prepare(const Stream& s, const Problem& p) {
 
 Traffic traffic(const Problem& p) {
   const int64_t n = p.shape.numel();
-  auto plan = dynamic::QuantizePlan::select(Stream::host(), op_of(p), descriptor(p));
+  auto plan = dynamic::QuantizePlan::select(Stream::host(), descriptor(p));
   const int64_t np = plan ? plan->param_shape().numel() : 0;
   const double params = static_cast<double>(np) * (element_bits(scale_kind(p)) / 8 + 4);
   const double f = static_cast<double>(storage_bytes(float_kind(p), n));
@@ -142,9 +138,9 @@ Scenario make(uint32_t variant, std::string_view name, std::string_view summary,
 }  // namespace
 
 void add_quantize_scenarios(std::vector<Scenario>& out) {
-  out.push_back(make(0, "quantize", "q = clamp(rint(x * (1/s[token])) + zp[token]) to int8, per token",
+  out.push_back(make(0, "quantize", "y = clamp(rint(x * (1/s[token])) + zp[token]) to int8, per token",
                      OutputKind::Chosen, float_to_int8));
-  out.push_back(make(1, "dequantize", "y = (q - zp[token]) * s[token] from int8, per token", OutputKind::Chosen,
+  out.push_back(make(1, "dequantize", "y = (x - zp[token]) * s[token] from int8, per token", OutputKind::Chosen,
                      int8_to_float));
   out.push_back(make(2, "fake_quantize", "y = (clamp(rint(x * (1/s[c])) + zp[c]) - zp[c]) * s[c], per channel",
                      OutputKind::SameAsInput, float_only));
