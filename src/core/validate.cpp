@@ -40,9 +40,10 @@ Status check_reach(std::string_view plan, std::string_view name, const ConstDynT
 
 Status check_tensor(std::string_view plan, std::string_view name, const ConstDynTensor& t, ElementKind kind,
                     const Shape& expected, Access access) {
-  // An operand left as `DynTensor{}` where the descriptor needs one: say that, not that its defaults differ.
-  if (t.data == nullptr && t.shape.rank == 0 && expected.rank > 0 && expected.numel() > 0)
-    return Error::invalid(s(plan) + ": " + s(name) + " is missing (an empty DynTensor); the descriptor says " +
+  // An operand left as a default view where the descriptor needs one: say that, not that its defaults differ
+  // (for a scalar operand the default view has the right kind and shape, and only its null data tells).
+  if (t.data == nullptr && t.shape.rank == 0 && expected.numel() > 0)
+    return Error::invalid(s(plan) + ": " + s(name) + " is missing (an empty view); the descriptor says " +
                           s(to_string(kind)) + " " + to_string(expected));
   if (t.kind != kind)
     return Error::invalid(s(plan) + ": " + s(name) + " has element kind " + s(to_string(t.kind)) +

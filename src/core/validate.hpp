@@ -21,8 +21,8 @@ Status check_reach(std::string_view plan, std::string_view name, const ConstDynT
 
 enum class Access : uint8_t { Read, Write };
 
-/// A tensor argument: present (not a default `DynTensor{}` where `expected` has elements: "<name> is
-/// missing"), kind, shape equal to `expected`, non-null data when non-empty, strides within reach
+/// A tensor argument: present (not a default view, nor a rank-0 one with null data, where `expected` has
+/// elements: "<name> is missing"), kind, shape equal to `expected`, non-null data when non-empty, strides within reach
 /// (`check_reach`), pointer aligned to the element size, packed 4-bit only contiguous, and (for `Write`) no
 /// stride-0 dimension of extent > 1.
 Status check_tensor(std::string_view plan, std::string_view name, const ConstDynTensor& t, ElementKind kind,

@@ -447,7 +447,7 @@ TEST(DynamicRangeRejects, OperandRules) {
     ASSERT_FALSE(s.is_ok());
     EXPECT_NE(s.error().message.find(words), std::string::npos) << s.error().message;
   };
-  invalid({xv, qv, sv, DynTensor{}}, "pass a zero_point");                                   // asymmetric needs zp
+  invalid({xv, qv, sv, DynTensor{}}, "zero_point is missing");                              // asymmetric needs zp
   invalid({xv, qv, DynTensor::dense(scale.data(), ElementKind::F64, Shape{4}), zv}, "scale");  // wrong kind
   invalid({xv, qv, DynTensor::dense(scale.data(), ElementKind::F32, Shape{8}), zv}, "scale");  // wrong shape
   invalid({xv, qv, sv, DynTensor::dense(x.data() + 2, ElementKind::S32, Shape{4})}, "overlap");

@@ -19,7 +19,7 @@ uint64_t splitmix64(uint64_t& state) {
 }  // namespace
 
 int64_t HostTensor::offset(int64_t linear) const {
-  int64_t off = 0;
+  int64_t off = origin;
   for (int d = shape.rank - 1; d >= 0; --d) {
     const int64_t extent = shape.dims[d];
     off += (linear % extent) * stride[d];
@@ -33,6 +33,7 @@ Result<HostTensor> Operand::download() const {
   h.kind = view.kind;
   h.shape = view.shape;
   h.stride = view.stride;
+  h.origin = kGuardBytes * 8 / element_bits(view.kind);
   h.bytes.resize(buffer.size());
   Status s = buffer.copy_to_host(h.bytes.data(), h.bytes.size());
   if (!s) return s.error();
@@ -50,10 +51,10 @@ Result<Operand> make_operand(const Stream& stream, ElementKind kind, const Shape
     step *= shape.dims[d] * unit;
   }
   const int64_t elements = shape.numel() == 0 ? 0 : step;
-  auto buffer = Buffer::allocate(stream, static_cast<size_t>(storage_bytes(kind, elements)));
+  auto buffer = Buffer::allocate(stream, static_cast<size_t>(storage_bytes(kind, elements) + 2 * kGuardBytes));
   if (!buffer) return buffer.error();
   op.buffer = std::move(buffer).value();
-  op.view.data = op.buffer.data();
+  op.view.data = static_cast<uint8_t*>(op.buffer.data()) + kGuardBytes;
   return op;
 }
 

@@ -9,11 +9,17 @@
 
 namespace baracuda::profiler {
 
-/// A tensor downloaded to host memory: the bytes of its whole allocation and the view's layout.
+/// Bytes every operand's allocation keeps before and after its view: a guard that outputs start with as
+/// their sentinel, so the conformance suite sees a write outside the view.
+inline constexpr int64_t kGuardBytes = 64;
+
+/// A tensor downloaded to host memory: the bytes of its whole allocation (guards included) and the view's
+/// layout.
 struct HostTensor {
   ElementKind kind = ElementKind::F32;
   Shape shape;
   std::array<int64_t, kMaxRank> stride{};
+  int64_t origin = 0;  ///< the storage element index of the view's first element in `bytes` (after the guard)
   std::vector<uint8_t> bytes;
 
   int64_t numel() const { return shape.numel(); }
@@ -29,9 +35,10 @@ struct Operand {
   Result<HostTensor> download() const;
 };
 
-/// Allocates an operand on `stream`. Dense: row-major. Strided: the innermost dimension has stride 2 and
-/// the outer ones are row-major over that padded extent, so every other element is a gap the op must not
-/// touch (packed 4-bit kinds get the same view, which plans reject).
+/// Allocates an operand on `stream`, with `kGuardBytes` before and after the view. Dense: row-major.
+/// Strided: the innermost dimension has stride 2 and the outer ones are row-major over that padded extent,
+/// so every other element is a gap the op must not touch (packed 4-bit kinds get the same view, which plans
+/// reject).
 Result<Operand> make_operand(const Stream& stream, ElementKind kind, const Shape& shape, bool strided);
 
 /// The values inputs are drawn from: [lo, hi], integers only when `integral`.

@@ -39,6 +39,15 @@ class Instance {
   virtual Status run(const Stream& stream) = 0;
   /// The output operands, downloaded (in the order of the plan's arguments).
   virtual Result<std::vector<HostTensor>> outputs() const = 0;
+
+  // What the conformance suite (tests/conformance) drives: the operands' views in the plan's argument order
+  // (its inputs, then its outputs), and can_implement / run on views it gives, mutated ones included.
+  virtual size_t input_count() const = 0;
+  virtual std::vector<DynTensor> views() const = 0;
+  virtual Status check_views(const std::vector<DynTensor>& views) const = 0;
+  virtual Status run_views(const Stream& stream, Workspace workspace, const std::vector<DynTensor>& views) const = 0;
+  /// The workspace prepared for run (workspace_size() bytes).
+  virtual Workspace workspace() const = 0;
 };
 
 /// How many bytes one run must read and write, and how many flops it does (0: not a compute-bound op).

@@ -38,7 +38,8 @@
 /// exactly as PyTorch's derivatives.yaml does: `Input` (x), `Output` (y = f(x): reciprocal, sqrt, rsqrt,
 /// cbrt, exp, exp2, expm1, tan, tanh, sigmoid, relu) or `None` (dy only: neg, frac, and the ops whose
 /// derivative is zero wherever it exists — sign, floor, ceil, round, trunc — whose backward writes zeros,
-/// as PyTorch's does). For `None` the `saved` operand is not read and may be an empty `ConstDynTensor`.
+/// as PyTorch's does). For `None` the `saved` operand is not read and may be empty (or null); one given
+/// with data is still checked (kind, shape, alignment) like a read operand.
 /// Every op has a backward. At kinks and NaN inputs the gradient follows PyTorch's scalar (and CUDA)
 /// kernels: relu at 0 → 0 (via `threshold_backward` on y, so a NaN y passes dy); abs at 0 → 0;
 /// leaky_relu at 0 → negative_slope·dy; hardtanh/relu6 at the bounds → 0 and at NaN → dy; hardshrink and
@@ -184,8 +185,8 @@ struct UnaryArgs {
 /// The operands of a UnaryBackwardPlan (`dx = dy · f'(saved)`).
 struct UnaryBackwardArgs {
   ConstDynTensor dy;     ///< read: the descriptor's kind and shape; may broadcast (stride 0)
-  ConstDynTensor saved;  ///< read: x or y as `saved_operand()` says, the descriptor's kind and shape; empty
-                         ///< (not read) when it says `None`
+  ConstDynTensor saved;  ///< read: x or y as `saved_operand()` says, the descriptor's kind and shape; may be
+                         ///< empty (not read) when it says `None`, and is checked when given anyway
   DynTensor dx;          ///< written: the descriptor's kind and shape; may be `dy` or `saved` (same view)
 };
 

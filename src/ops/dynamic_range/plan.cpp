@@ -164,7 +164,7 @@ Status DynamicRangeQuantizePlan::can_implement(const Args& args) const {
   BARACUDA_TRY(detail::check_tensor(kPlan, "scale", args.scale, scale_kind(), param_shape_, Access::Write));
   const bool has_zp = args.zero_point.data != nullptr || args.zero_point.shape.rank != 0;
   if (!has_zp && desc_.mode == DynamicRangeMode::Asymmetric)
-    return Error::invalid(s(kPlan) + ": asymmetric mode writes a zero point; pass a zero_point tensor");
+    return Error::invalid(s(kPlan) + ": zero_point is missing: asymmetric mode writes a zero point");
   if (has_zp)
     BARACUDA_TRY(
         detail::check_tensor(kPlan, "zero_point", args.zero_point, ElementKind::S32, param_shape_, Access::Write));

@@ -229,9 +229,13 @@ Result<UnaryBackwardPlan> UnaryBackwardPlan::select(const Stream& stream, const 
 
 Status UnaryBackwardPlan::can_implement(const Args& args) const {
   BARACUDA_TRY(detail::check_tensor(kBackwardPlan, "dy", args.dy, desc_.element, desc_.shape, detail::Access::Read));
+  // An op that saves nothing ignores `saved`; one given anyway (with data) must still be a valid operand.
   const bool reads_saved = saved_operand() != UnarySaved::None;
-  if (reads_saved)
-    BARACUDA_TRY(detail::check_tensor(kBackwardPlan, saved_operand() == UnarySaved::Input ? "saved (x)" : "saved (y)",
+  if (reads_saved || args.saved.data != nullptr)
+    BARACUDA_TRY(detail::check_tensor(kBackwardPlan,
+                                      saved_operand() == UnarySaved::Input    ? "saved (x)"
+                                      : saved_operand() == UnarySaved::Output ? "saved (y)"
+                                                                              : "saved",
                                       args.saved, desc_.element, desc_.shape, detail::Access::Read));
   BARACUDA_TRY(detail::check_tensor(kBackwardPlan, "dx", args.dx, desc_.element, desc_.shape, detail::Access::Write));
   BARACUDA_TRY(detail::check_alias(kBackwardPlan, args.dy, args.dx));

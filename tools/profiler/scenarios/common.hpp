@@ -55,8 +55,8 @@ class PlanInstance final : public Instance {
   }
 
   KernelSku sku() const override { return plan_.sku(); }
-  Status check() const override { return check_all(std::make_index_sequence<NIn + NOut>{}); }
-  Status run(const Stream& stream) override { return run_all(stream, std::make_index_sequence<NIn + NOut>{}); }
+  Status check() const override { return check_views(views()); }
+  Status run(const Stream& stream) override { return run_views(stream, workspace(), views()); }
   Result<std::vector<HostTensor>> outputs() const override {
     std::vector<HostTensor> r;
     for (size_t i = NIn; i < NIn + NOut; ++i) {
@@ -67,21 +67,31 @@ class PlanInstance final : public Instance {
     return r;
   }
 
+  size_t input_count() const override { return NIn; }
+  std::vector<DynTensor> views() const override {
+    std::vector<DynTensor> v;
+    for (const Operand& op : operands_) v.push_back(op.view);
+    return v;
+  }
+  Status check_views(const std::vector<DynTensor>& v) const override {
+    return call(v, [&](const auto&... t) { return plan_.can_implement(t...); });
+  }
+  Status run_views(const Stream& stream, Workspace ws, const std::vector<DynTensor>& v) const override {
+    return call(v, [&](const auto&... t) { return plan_.run(stream, ws, t...); });
+  }
+  Workspace workspace() const override { return workspace_.as_workspace(); }
+
  private:
   explicit PlanInstance(Plan plan) : plan_(std::move(plan)) {}
-  template <size_t... I>
-  Status check_all(std::index_sequence<I...>) const {
-    if constexpr (requires { typename Plan::Args; })
-      return plan_.can_implement(typename Plan::Args{operands_[I].view...});
-    else
-      return plan_.can_implement(operands_[I].view...);
-  }
-  template <size_t... I>
-  Status run_all(const Stream& stream, std::index_sequence<I...>) const {
-    if constexpr (requires { typename Plan::Args; })
-      return plan_.run(stream, workspace_.as_workspace(), typename Plan::Args{operands_[I].view...});
-    else
-      return plan_.run(stream, workspace_.as_workspace(), operands_[I].view...);
+  /// `f(Plan::Args{v...})`, or `f(v...)` for a PositionalPlan (which binds them itself).
+  template <class F>
+  static Status call(const std::vector<DynTensor>& v, F&& f) {
+    return [&]<size_t... I>(std::index_sequence<I...>) {
+      if constexpr (requires { typename Plan::Args; })
+        return f(typename Plan::Args{v[I]...});
+      else
+        return f(v[I]...);
+    }(std::make_index_sequence<NIn + NOut>{});
   }
 
   Plan plan_;
