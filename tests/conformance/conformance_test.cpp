@@ -11,9 +11,10 @@
 //     fails with the same code and writes nothing. An operand whose absence is accepted is optional (the
 //     gradients a backward may skip, an fp8 scale_inv, a symmetric zero point): absent also means null
 //     data there, and every other mutation of it must still be rejected;
-//   - a stream of another device, and a workspace one byte short, are rejected by run.
-// Values are the scenarios' business (the profiler's suite checks every plan against the host device, and
-// each family's tests check the host against independent references); this suite checks the contract.
+//   - a stream of another device, and a workspace one byte short, are rejected by run;
+//   - sim agrees with host (bit for bit, or within the tolerance table where the scenario says so), dense
+//     and strided; ctest runs the sim cases again under the reverse and a random thread schedule.
+// Whether the host's values are right is each family's suite's business (independent references).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -25,6 +26,7 @@
 #include <vector>
 
 #include "scenario.hpp"
+#include "verify.hpp"
 
 namespace baracuda::profiler {
 namespace {
@@ -45,8 +47,8 @@ std::string sanitized(std::string s) {
   return r;
 }
 
-/// Every scenario × its default kinds, on its first default sim shape, on host and sim.
-std::vector<Case> cases() {
+/// Every scenario × its default kinds, on its first default sim shape, on host and sim (`devices`).
+std::vector<Case> cases(std::initializer_list<DeviceKind> devices = {DeviceKind::Host, DeviceKind::Sim}) {
   std::vector<Case> r;
   for (const Scenario& sc : scenarios()) {
     const std::vector<Shape> shapes = sc.default_shapes(DeviceKind::Sim);
@@ -54,7 +56,7 @@ std::vector<Case> cases() {
     for (Problem p : sc.default_kinds(sc.variant)) {
       p.shape = shapes.front();
       p.variant = sc.variant;
-      for (DeviceKind d : {DeviceKind::Host, DeviceKind::Sim}) {
+      for (DeviceKind d : devices) {
         const std::string name = sanitized(std::string(sc.name) + "_" + describe_kinds(sc, p) + "_" +
                                            (d == DeviceKind::Host ? "host" : "sim"));
         // Two default problems of a scenario may describe alike (e.g. variants keyed by a parameter).
@@ -273,6 +275,39 @@ TEST_P(Conformance, RunRejectsAnotherDeviceAndAShortWorkspace) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Plans, Conformance, ::testing::ValuesIn(cases()),
+                         [](const ::testing::TestParamInfo<Case>& i) { return i.param.name; });
+
+/// Sim against host: the one device whose cases compare with another.
+class SimAgreesWithHost : public Conformance {};
+
+TEST_P(SimAgreesWithHost, DenseAndStrided) {
+  const Case& c = GetParam();
+  for (const bool strided : {false, true}) {
+    Problem p = c.problem;
+    p.strided = strided;
+    std::vector<HostTensor> outs[2];
+    Status ran[2];
+    for (int d = 0; d < 2; ++d) {
+      auto inst = c.scenario->prepare(d == 0 ? Stream::host() : Stream::sim(), p);
+      ASSERT_TRUE(inst) << inst.error().to_string();
+      ran[d] = (*inst)->run(d == 0 ? Stream::host() : Stream::sim());
+      if (!ran[d]) continue;
+      auto o = (*inst)->outputs();
+      ASSERT_TRUE(o) << o.error().to_string();
+      outs[d] = std::move(o).value();
+    }
+    ASSERT_EQ(static_cast<bool>(ran[0]), static_cast<bool>(ran[1])) << "host: " << what(ran[0]) << ", sim: " << what(ran[1]);
+    if (!strided) ASSERT_TRUE(ran[1]) << what(ran[1]);
+    ASSERT_EQ(outs[0].size(), outs[1].size());
+    for (size_t o = 0; o < outs[0].size(); ++o) {
+      const Verification v = compare(outs[1][o], outs[0][o], c.scenario->comparison);
+      EXPECT_TRUE(v.passed()) << (strided ? "strided" : "dense") << " output " << o << ": " << v.mismatches << " of "
+                              << v.checked << " elements differ (max abs error " << v.max_abs_error << ") " << v.problem;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Plans, SimAgreesWithHost, ::testing::ValuesIn(cases({DeviceKind::Sim})),
                          [](const ::testing::TestParamInfo<Case>& i) { return i.param.name; });
 
 }  // namespace
