@@ -1,7 +1,8 @@
 // The binary family's host reference, written independently of the device functors (functors.cuh):
 // floating ops compute in long double (f64 inputs: in double, whose IEEE operations are already correctly
 // rounded; x87 long double would round twice) with std:: math and round once to the element type with the
-// cast family's reference formats; integer ops compute the exact value in __int128 and wrap it to the
+// cast family's reference formats — but the functions (pow, atan2, hypot) are evaluated in long double for
+// every kind (`fn`), as docs/testing.md's precision policy says; integer ops compute the exact value in __int128 and wrap it to the
 // element type. Backward formulas are the mathematical derivatives with PyTorch's conventions at the
 // special points (see binary.hpp).
 #include <cmath>
@@ -65,6 +66,13 @@ struct Pair {
   W da, db;
 };
 
+/// A libm function evaluated in long double and rounded once to the working type W (for f64 data, more
+/// accurate than double's libm, which is not correctly rounded).
+template <class W, class F, class... A>
+W fn(F f, A... a) {
+  return static_cast<W>(f(static_cast<long double>(a)...));
+}
+
 namespace ref {
 
 struct Add {
@@ -92,7 +100,9 @@ struct Div {
 };
 
 struct Pow {
-  template <class W> static W fwd(W a, W b) { return std::pow(a, b); }
+  template <class W> static W fwd(W a, W b) {
+    return fn<W>([](long double x, long double y) { return std::pow(x, y); }, a, b);
+  }
   // d/da = b·a^(b-1) (0 where b = 0); d/db = a^b·ln a (0 where a = 0 and b >= 0).
   template <class T, class W> static Pair<W> grad(W dy, W a, W b) {
     const W da = (b == 0) ? W(0) : dy * (b * std::pow(a, b - 1));
@@ -138,7 +148,9 @@ struct Minimum {
 };
 
 struct Atan2 {
-  template <class W> static W fwd(W a, W b) { return std::atan2(a, b); }
+  template <class W> static W fwd(W a, W b) {
+    return fn<W>([](long double x, long double y) { return std::atan2(x, y); }, a, b);
+  }
   // d atan2(a, b) = (b·da − a·db) / (a² + b²).
   template <class T, class W> static Pair<W> grad(W dy, W a, W b) {
     const W r2 = a * a + b * b;
@@ -201,7 +213,9 @@ struct Copysign {
 };
 
 struct Hypot {
-  template <class W> static W fwd(W a, W b) { return std::hypot(a, b); }
+  template <class W> static W fwd(W a, W b) {
+    return fn<W>([](long double x, long double y) { return std::hypot(x, y); }, a, b);
+  }
   template <class T, class W> static Pair<W> grad(W dy, W a, W b) {
     const W y = rounded<T>(std::hypot(a, b));
     return {dy * a / y, dy * b / y};
