@@ -129,21 +129,13 @@ std::vector<Problem> compare_kinds(uint32_t variant) {
           {ElementKind::S32, ElementKind::Bool, {}, false, variant}};
 }
 
+constexpr ScenarioFamily kBinaryFamily{"binary", select_sku, prepare, traffic, nullptr, elementwise_shapes};
+
 Scenario make(std::string_view name, std::string_view summary, uint32_t variant, OutputKind output,
               Comparison comparison, std::vector<Problem> (*kinds)(uint32_t)) {
-  return Scenario{
-      .name = name,
-      .family = "binary",
-      .summary = summary,
-      .variant = variant,
-      .output = output,
-      .comparison = comparison,
-      .default_kinds = kinds,
-      .default_shapes = elementwise_shapes,
-      .select = select_sku,
-      .prepare = prepare,
-      .traffic = traffic,
-  };
+  Scenario s = kBinaryFamily.op(name, summary, variant);
+  s.default_kinds = kinds, s.output = output, s.comparison = comparison;
+  return s;
 }
 
 }  // namespace

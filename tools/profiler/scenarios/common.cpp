@@ -8,13 +8,31 @@ std::vector<Shape> elementwise_shapes(DeviceKind device) {
 }
 
 std::vector<Problem> float_kinds(uint32_t variant) {
-  return {{ElementKind::F32, ElementKind::F32, {}, false, variant},
-          {ElementKind::Bf16, ElementKind::Bf16, {}, false, variant}};
+  return same_kinds({ElementKind::F32, ElementKind::Bf16}, variant);
 }
 std::vector<Problem> float_and_int_kinds(uint32_t variant) {
   std::vector<Problem> r = float_kinds(variant);
   r.push_back({ElementKind::S32, ElementKind::S32, {}, false, variant});
   return r;
+}
+
+std::vector<Problem> same_kinds(std::initializer_list<ElementKind> kinds, uint32_t variant) {
+  std::vector<Problem> r;
+  for (ElementKind k : kinds) r.push_back({k, k, {}, false, variant});
+  return r;
+}
+
+std::vector<Problem> kind_pairs(std::initializer_list<std::pair<ElementKind, ElementKind>> pairs, uint32_t variant) {
+  std::vector<Problem> r;
+  for (auto [in, out] : pairs) r.push_back({in, out, {}, false, variant});
+  return r;
+}
+
+Scenario ScenarioFamily::op(std::string_view name, std::string_view summary, uint32_t variant) const {
+  return Scenario{.name = name, .family = family, .summary = summary, .variant = variant, .output = output,
+                  .comparison = comparison, .default_kinds = default_kinds, .default_shapes = default_shapes,
+                  .select = select, .prepare = prepare, .traffic = traffic, .baseline_name = baseline_name,
+                  .baseline = baseline};
 }
 
 uint64_t problem_seed(const Problem& p) {

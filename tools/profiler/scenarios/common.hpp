@@ -2,7 +2,10 @@
 #pragma once
 
 #include <array>
+#include <initializer_list>
 #include <memory>
+#include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -20,6 +23,29 @@ std::vector<Shape> elementwise_shapes(DeviceKind device);
 /// integer kinds (`Problem::variant` = `variant`).
 std::vector<Problem> float_kinds(uint32_t variant);
 std::vector<Problem> float_and_int_kinds(uint32_t variant);
+
+/// Default problems whose output kind is their input kind, one per kind.
+std::vector<Problem> same_kinds(std::initializer_list<ElementKind> kinds, uint32_t variant = 0);
+/// Default problems of (input kind, output kind) pairs.
+std::vector<Problem> kind_pairs(std::initializer_list<std::pair<ElementKind, ElementKind>> pairs, uint32_t variant = 0);
+
+/// What the scenarios of one family share: the family, its functions (which tell its ops apart by
+/// `Problem::variant`), its default kinds and shapes, its output kind, its comparison and its baseline.
+/// `op` makes the scenario of one op; a family whose ops differ in one field sets it on the result.
+struct ScenarioFamily {
+  std::string_view family;
+  Result<KernelSku> (*select)(const Stream& stream, const Problem& problem);
+  Result<std::unique_ptr<Instance>> (*prepare)(const Stream& stream, const Problem& problem);
+  Traffic (*traffic)(const Problem& problem);
+  std::vector<Problem> (*default_kinds)(uint32_t variant);
+  std::vector<Shape> (*default_shapes)(DeviceKind device);
+  OutputKind output = OutputKind::SameAsInput;
+  Comparison comparison = Comparison::Exact;
+  std::string_view baseline_name = {};
+  Result<double> (*baseline)(const Stream& stream, const Problem& problem, int warmup, int repeat) = nullptr;
+
+  Scenario op(std::string_view name, std::string_view summary, uint32_t variant = 0) const;
+};
 
 /// A seed that depends only on the problem (not the device), so every device sees the same inputs.
 uint64_t problem_seed(const Problem& p);
@@ -122,6 +148,31 @@ template <class Plan>
 Result<KernelSku> sku_of(Result<Plan> plan) {
   if (!plan) return plan.error();
   return plan->sku();
+}
+
+/// A plan's operands: its inputs, then its outputs (its `Args` order).
+template <size_t NIn, size_t NOut>
+struct OperandSpecs {
+  std::array<OperandSpec, NIn> in;
+  std::array<OperandSpec, NOut> out;
+};
+
+/// A scenario's `select` for the plan `SelectPlan(stream, problem)` returns.
+template <auto SelectPlan>
+Result<KernelSku> select_with(const Stream& s, const Problem& p) {
+  return sku_of(SelectPlan(s, p));
+}
+
+/// A scenario's `prepare`: the plan `SelectPlan(stream, problem)` returns, over the operands `Specs(problem)`
+/// describes (an `OperandSpecs`).
+template <auto SelectPlan, auto Specs>
+Result<std::unique_ptr<Instance>> prepare_with(const Stream& s, const Problem& p) {
+  auto plan = SelectPlan(s, p);
+  if (!plan) return plan.error();
+  const auto specs = Specs(p);
+  using Plan = std::remove_cvref_t<decltype(*plan)>;
+  constexpr size_t kIn = std::tuple_size_v<decltype(specs.in)>, kOut = std::tuple_size_v<decltype(specs.out)>;
+  return PlanInstance<Plan, kIn, kOut>::make(s, std::move(plan).value(), p, specs.in, specs.out);
 }
 
 }  // namespace baracuda::profiler

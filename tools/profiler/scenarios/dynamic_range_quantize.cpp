@@ -60,20 +60,11 @@ std::vector<Problem> float_to_int8(uint32_t v) {
   return r;
 }
 
+constexpr ScenarioFamily kDynamicRangeQuantizeFamily{"dynamic_range_quantize", select_sku, prepare, traffic,
+                                                     float_to_int8, default_shapes, OutputKind::Chosen};
+
 Scenario make(uint32_t variant, std::string_view name, std::string_view summary) {
-  return Scenario{
-      .name = name,
-      .family = "dynamic_range_quantize",
-      .summary = summary,
-      .variant = variant,
-      .output = OutputKind::Chosen,
-      .comparison = Comparison::Exact,
-      .default_kinds = float_to_int8,
-      .default_shapes = default_shapes,
-      .select = select_sku,
-      .prepare = prepare,
-      .traffic = traffic,
-  };
+  return kDynamicRangeQuantizeFamily.op(name, summary, variant);
 }
 
 }  // namespace

@@ -18,33 +18,20 @@ Result<dynamic::FillPlan> select_plan(const Stream& s, const Problem& p) {
       s, FillDescriptor().with_element(p.dtype).with_shape(p.shape).with_value(fill_value(p.dtype)));
 }
 
-constexpr Scenario kFill{
-    .name = "fill",
-    .family = "fill",
-    .summary = "out = value (Tensor.fill_)",
-    .output = OutputKind::SameAsInput,
-    .comparison = Comparison::Exact,
-    .default_kinds =
-        [](uint32_t) {
-          std::vector<Problem> r;
-          for (ElementKind k : {ElementKind::F32, ElementKind::Bf16, ElementKind::Fp8E4M3, ElementKind::S8,
-                                ElementKind::S64, ElementKind::U4})
-            r.push_back({k, k, {}, false, 0});
-          return r;
-        },
-    .default_shapes = elementwise_shapes,
-    .select = [](const Stream& s, const Problem& p) { return sku_of(select_plan(s, p)); },
-    .prepare = [](const Stream& s, const Problem& p) -> Result<std::unique_ptr<Instance>> {
-      auto plan = select_plan(s, p);
-      if (!plan) return plan.error();
-      return PlanInstance<dynamic::FillPlan, 0, 1>::make(s, std::move(plan).value(), p, {},
-                                                         {OperandSpec{p.dtype, p.shape, {}}});
-    },
-    .traffic = [](const Problem& p) { return Traffic{static_cast<double>(storage_bytes(p.dtype, p.shape.numel())), 0}; },
-};
+OperandSpecs<0, 1> operands(const Problem& p) { return {{}, {OperandSpec{p.dtype, p.shape, {}}}}; }
+
+Traffic traffic(const Problem& p) { return Traffic{static_cast<double>(storage_bytes(p.dtype, p.shape.numel())), 0}; }
+
+std::vector<Problem> kinds(uint32_t) {
+  using K = ElementKind;
+  return same_kinds({K::F32, K::Bf16, K::Fp8E4M3, K::S8, K::S64, K::U4});
+}
+
+constexpr ScenarioFamily kFill{"fill", select_with<select_plan>, prepare_with<select_plan, operands>, traffic, kinds,
+                               elementwise_shapes};
 
 }  // namespace
 
-void add_fill_scenarios(std::vector<Scenario>& out) { out.push_back(kFill); }
+void add_fill_scenarios(std::vector<Scenario>& out) { out.push_back(kFill.op("fill", "out = value (Tensor.fill_)")); }
 
 }  // namespace baracuda::profiler

@@ -23,69 +23,42 @@ Traffic bytes_moved(const Problem& p) {
   return Traffic{static_cast<double>(storage_bytes(p.dtype, n) + storage_bytes(p.out_dtype, n)), 0};
 }
 
-constexpr Scenario kFp8Quantize{
-    .name = "fp8_quantize",
-    .family = "fp8",
-    .summary = "y = saturate_to_fp8(x * scale), amax = max|x| fused (per-tensor scale)",
-    .output = OutputKind::Chosen,
-    .comparison = Comparison::Exact,
-    .default_kinds =
-        [](uint32_t) {
-          using K = ElementKind;
-          const std::pair<K, K> pairs[] = {{K::Bf16, K::Fp8E4M3}, {K::F16, K::Fp8E4M3}, {K::F32, K::Fp8E4M3},
-                                           {K::Bf16, K::Fp8E5M2}};
-          std::vector<Problem> r;
-          for (auto [in, out] : pairs) r.push_back({in, out, {}, false, 0});
-          return r;
-        },
-    .default_shapes = elementwise_shapes,
-    .select = [](const Stream& s, const Problem& p) { return sku_of(select_quantize(s, p)); },
-    .prepare = [](const Stream& s, const Problem& p) -> Result<std::unique_ptr<Instance>> {
-      auto plan = select_quantize(s, p);
-      if (!plan) return plan.error();
-      // x in ±1000 with scale in [0.5, 1): values beyond the fp8 maximum saturate.
-      return PlanInstance<dynamic::Fp8QuantizePlan, 2, 2>::make(
-          s, std::move(plan).value(), p,
-          {OperandSpec{p.dtype, p.shape, ValueRange{-1000, 1000, false}},
+// x in ±1000 with scale in [0.5, 1): values beyond the fp8 maximum saturate.
+OperandSpecs<2, 2> quantize_operands(const Problem& p) {
+  return {{OperandSpec{p.dtype, p.shape, ValueRange{-1000, 1000, false}},
            OperandSpec{ElementKind::F32, Shape{1}, ValueRange{0.5, 1.0, false}}},
-          {OperandSpec{p.out_dtype, p.shape, {}}, OperandSpec{ElementKind::F32, Shape{1}, {}}});
-    },
-    .traffic = bytes_moved,
-};
+          {OperandSpec{p.out_dtype, p.shape, {}}, OperandSpec{ElementKind::F32, Shape{1}, {}}}};
+}
 
-constexpr Scenario kFp8Dequantize{
-    .name = "fp8_dequantize",
-    .family = "fp8",
-    .summary = "y = x * scale_inv, fp8 to a wider float",
-    .output = OutputKind::Chosen,
-    .comparison = Comparison::Exact,
-    .default_kinds =
-        [](uint32_t) {
-          using K = ElementKind;
-          const std::pair<K, K> pairs[] = {{K::Fp8E4M3, K::Bf16}, {K::Fp8E4M3, K::F32}, {K::Fp8E5M2, K::F16}};
-          std::vector<Problem> r;
-          for (auto [in, out] : pairs) r.push_back({in, out, {}, false, 0});
-          return r;
-        },
-    .default_shapes = elementwise_shapes,
-    .select = [](const Stream& s, const Problem& p) { return sku_of(select_dequantize(s, p)); },
-    .prepare = [](const Stream& s, const Problem& p) -> Result<std::unique_ptr<Instance>> {
-      auto plan = select_dequantize(s, p);
-      if (!plan) return plan.error();
-      return PlanInstance<dynamic::Fp8DequantizePlan, 2, 1>::make(
-          s, std::move(plan).value(), p,
-          {OperandSpec{p.dtype, p.shape, input_range(p.dtype, p.out_dtype)},
+OperandSpecs<2, 1> dequantize_operands(const Problem& p) {
+  return {{OperandSpec{p.dtype, p.shape, input_range(p.dtype, p.out_dtype)},
            OperandSpec{ElementKind::F32, Shape{1}, ValueRange{0.5, 4.0, false}}},
-          {OperandSpec{p.out_dtype, p.shape, {}}});
-    },
-    .traffic = bytes_moved,
-};
+          {OperandSpec{p.out_dtype, p.shape, {}}}};
+}
+
+std::vector<Problem> quantize_kinds(uint32_t) {
+  using K = ElementKind;
+  return kind_pairs({{K::Bf16, K::Fp8E4M3}, {K::F16, K::Fp8E4M3}, {K::F32, K::Fp8E4M3}, {K::Bf16, K::Fp8E5M2}});
+}
+
+std::vector<Problem> dequantize_kinds(uint32_t) {
+  using K = ElementKind;
+  return kind_pairs({{K::Fp8E4M3, K::Bf16}, {K::Fp8E4M3, K::F32}, {K::Fp8E5M2, K::F16}});
+}
+
+constexpr ScenarioFamily kFp8Quantize{"fp8", select_with<select_quantize>,
+                                      prepare_with<select_quantize, quantize_operands>, bytes_moved, quantize_kinds,
+                                      elementwise_shapes, OutputKind::Chosen};
+constexpr ScenarioFamily kFp8Dequantize{"fp8", select_with<select_dequantize>,
+                                        prepare_with<select_dequantize, dequantize_operands>, bytes_moved,
+                                        dequantize_kinds, elementwise_shapes, OutputKind::Chosen};
 
 }  // namespace
 
 void add_fp8_scenarios(std::vector<Scenario>& out) {
-  out.push_back(kFp8Quantize);
-  out.push_back(kFp8Dequantize);
+  out.push_back(
+      kFp8Quantize.op("fp8_quantize", "y = saturate_to_fp8(x * scale), amax = max|x| fused (per-tensor scale)"));
+  out.push_back(kFp8Dequantize.op("fp8_dequantize", "y = x * scale_inv, fp8 to a wider float"));
 }
 
 }  // namespace baracuda::profiler

@@ -104,20 +104,11 @@ const std::array<Texts, 2 * kNumGatedActivationKinds>& texts() {
   return t;
 }
 
+constexpr ScenarioFamily kGatedActivationFamily{"gated_activation", select_sku, prepare, traffic, default_kinds,
+                                                default_shapes, OutputKind::SameAsInput, Comparison::Tolerance};
+
 Scenario make_scenario(uint32_t variant) {
-  return Scenario{
-      .name = texts()[variant].name,
-      .family = "gated_activation",
-      .summary = texts()[variant].summary,
-      .variant = variant,
-      .output = OutputKind::SameAsInput,
-      .comparison = Comparison::Tolerance,
-      .default_kinds = default_kinds,
-      .default_shapes = default_shapes,
-      .select = select_sku,
-      .prepare = prepare,
-      .traffic = traffic,
-  };
+  return kGatedActivationFamily.op(texts()[variant].name, texts()[variant].summary, variant);
 }
 
 }  // namespace

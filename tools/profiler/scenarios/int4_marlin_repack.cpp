@@ -98,20 +98,11 @@ std::vector<Problem> kinds(uint32_t variant) {
           {ElementKind::Bf16, ElementKind::Bf16, {}, false, variant}};
 }
 
+constexpr ScenarioFamily kInt4MarlinRepackFamily{"int4_marlin_repack", select_sku, prepare, traffic, kinds,
+                                                 default_shapes};
+
 Scenario make(uint32_t variant, std::string_view name, std::string_view summary) {
-  return Scenario{
-      .name = name,
-      .family = "int4_marlin_repack",
-      .summary = summary,
-      .variant = variant,
-      .output = OutputKind::SameAsInput,
-      .comparison = Comparison::Exact,
-      .default_kinds = kinds,
-      .default_shapes = default_shapes,
-      .select = select_sku,
-      .prepare = prepare,
-      .traffic = traffic,
-  };
+  return kInt4MarlinRepackFamily.op(name, summary, variant);
 }
 
 }  // namespace

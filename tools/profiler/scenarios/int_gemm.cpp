@@ -172,23 +172,14 @@ std::vector<Problem> quantized_kinds(uint32_t v) {
   return {{ElementKind::Bf16, ElementKind::Bf16, {}, false, v}, {ElementKind::F16, ElementKind::F16, {}, false, v}};
 }
 
+constexpr ScenarioFamily kIntGemmFamily{"int_gemm", select_sku, prepare, traffic, nullptr, default_shapes,
+                                        OutputKind::Chosen, Comparison::Exact, "cuBLAS f16 GEMM", cublas_baseline};
+
 Scenario make(uint32_t variant, std::string_view name, std::string_view summary,
               std::vector<Problem> (*kinds)(uint32_t)) {
-  return Scenario{
-      .name = name,
-      .family = "int_gemm",
-      .summary = summary,
-      .variant = variant,
-      .output = OutputKind::Chosen,
-      .comparison = Comparison::Exact,
-      .default_kinds = kinds,
-      .default_shapes = default_shapes,
-      .select = select_sku,
-      .prepare = prepare,
-      .traffic = traffic,
-      .baseline_name = "cuBLAS f16 GEMM",
-      .baseline = cublas_baseline,
-  };
+  Scenario s = kIntGemmFamily.op(name, summary, variant);
+  s.default_kinds = kinds;
+  return s;
 }
 
 }  // namespace

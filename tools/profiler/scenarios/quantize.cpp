@@ -118,21 +118,13 @@ std::vector<Problem> float_only(uint32_t v) {
   return r;
 }
 
+constexpr ScenarioFamily kQuantizeFamily{"quantize", select_sku, prepare, traffic, nullptr, default_shapes};
+
 Scenario make(uint32_t variant, std::string_view name, std::string_view summary, OutputKind out,
               std::vector<Problem> (*kinds)(uint32_t)) {
-  return Scenario{
-      .name = name,
-      .family = "quantize",
-      .summary = summary,
-      .variant = variant,
-      .output = out,
-      .comparison = Comparison::Exact,
-      .default_kinds = kinds,
-      .default_shapes = default_shapes,
-      .select = select_sku,
-      .prepare = prepare,
-      .traffic = traffic,
-  };
+  Scenario s = kQuantizeFamily.op(name, summary, variant);
+  s.default_kinds = kinds, s.output = out;
+  return s;
 }
 
 }  // namespace

@@ -124,21 +124,13 @@ Traffic traffic(const Problem& p) {
 }
 
 
+constexpr ScenarioFamily kTernaryFamily{"ternary", select_sku, prepare, traffic, nullptr, elementwise_shapes};
+
 Scenario make(std::string_view name, std::string_view summary, uint32_t variant,
               std::vector<Problem> (*kinds)(uint32_t)) {
-  return Scenario{
-      .name = name,
-      .family = "ternary",
-      .summary = summary,
-      .variant = variant,
-      .output = OutputKind::SameAsInput,
-      .comparison = Comparison::Exact,
-      .default_kinds = kinds,
-      .default_shapes = elementwise_shapes,
-      .select = select_sku,
-      .prepare = prepare,
-      .traffic = traffic,
-  };
+  Scenario s = kTernaryFamily.op(name, summary, variant);
+  s.default_kinds = kinds;
+  return s;
 }
 
 }  // namespace

@@ -91,20 +91,12 @@ std::vector<Shape> shapes(DeviceKind device) {
   return {Shape{61, 67}};
 }
 
+constexpr ScenarioFamily kUnaryFamily{"unary", select_sku, prepare, traffic, kinds, shapes};
+
 Scenario make(std::string_view name, std::string_view summary, uint32_t variant, bool exact) {
-  return Scenario{
-      .name = name,
-      .family = "unary",
-      .summary = summary,
-      .variant = variant,
-      .output = OutputKind::SameAsInput,
-      .comparison = exact ? Comparison::Exact : Comparison::Tolerance,
-      .default_kinds = kinds,
-      .default_shapes = shapes,
-      .select = select_sku,
-      .prepare = prepare,
-      .traffic = traffic,
-  };
+  Scenario s = kUnaryFamily.op(name, summary, variant);
+  s.comparison = exact ? Comparison::Exact : Comparison::Tolerance;
+  return s;
 }
 
 }  // namespace
