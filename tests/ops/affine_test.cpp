@@ -20,6 +20,7 @@
 #include "support/random.hpp"
 #include "support/tensor.hpp"
 #include "support/tolerance.hpp"
+#include "support/in_out_fixture.hpp"
 
 namespace baracuda::test {
 namespace {
@@ -147,32 +148,22 @@ struct ValueCase {
   uint64_t y_bits;  // kAnyNaN: any NaN
 };
 
-uint64_t f32(float f) {
-  uint32_t b;
-  std::memcpy(&b, &f, 4);
-  return b;
-}
-uint64_t f64(double d) {
-  uint64_t b;
-  std::memcpy(&b, &d, 8);
-  return b;
-}
 
 std::vector<ValueCase> value_cases() {
   using K = ElementKind;
   const double inf = std::numeric_limits<double>::infinity();
   return {
       // fma rounds once: (1+2^-12)^2 - (1+2^-11) = 2^-24 exactly; a rounded product would give 0.
-      {K::F32, 1 + 0x1p-12, -(1 + 0x1p-11), f32(1 + 0x1p-12f), f32(0x1p-24f)},
-      {K::F64, 1 + 0x1p-27, -(1 + 0x1p-26), f64(1 + 0x1p-27), f64(0x1p-54)},
+      {K::F32, 1 + 0x1p-12, -(1 + 0x1p-11), f32_bits(1 + 0x1p-12f), f32_bits(0x1p-24f)},
+      {K::F64, 1 + 0x1p-27, -(1 + 0x1p-26), f64_bits(1 + 0x1p-27), f64_bits(0x1p-54)},
       // f16/bf16: α rounded to f32 (0.1f), fmaf(0.1f, 3, 0) = 0.3f rounded to f16 = 0x34CD
       {K::F16, 0.1, 0.0, 0x4200, 0x34CD},
       {K::Bf16, 2.0, 1.0, 0x3FC0, 0x4080},         // 2·1.5 + 1 = 4
       {K::F16, 2.0, 0.0, 0x7BFF, 0x7C00},          // 2·65504 overflows to inf
-      {K::F32, 1.0, 0.0, f32(-0.0f), 0x00000000},  // -0 + +0 = +0
-      {K::F32, 2.0, 1.0, f32(std::numeric_limits<float>::infinity()), f32(std::numeric_limits<float>::infinity())},
-      {K::F32, 0.0, 1.0, f32(std::numeric_limits<float>::infinity()), kAnyNaN},  // 0·inf
-      {K::F64, 1.0, -inf, f64(inf), kAnyNaN},                                    // inf - inf
+      {K::F32, 1.0, 0.0, f32_bits(-0.0f), 0x00000000},  // -0 + +0 = +0
+      {K::F32, 2.0, 1.0, f32_bits(std::numeric_limits<float>::infinity()), f32_bits(std::numeric_limits<float>::infinity())},
+      {K::F32, 0.0, 1.0, f32_bits(std::numeric_limits<float>::infinity()), kAnyNaN},  // 0·inf
+      {K::F64, 1.0, -inf, f64_bits(inf), kAnyNaN},                                    // inf - inf
       {K::Bf16, 1.0, 0.0, 0x7FC1, kAnyNaN},                                      // NaN propagates
   };
 }
@@ -256,22 +247,9 @@ TEST(AffineReject, RunOnAnotherDevice) {
   expect_error(p->run(Stream::sim(), {}, {t, t}), ErrorCode::InvalidProblem);
 }
 
-class AffineCanImplement : public ::testing::Test {
+class AffineCanImplement : public test::InOutCanImplement<dynamic::AffinePlan> {
  protected:
-  void SetUp() override {
-    plan_ = std::make_unique<dynamic::AffinePlan>(*dynamic::AffinePlan::select(Stream::host(), f32_desc()));
-  }
-  ConstDynTensor in() { return ConstDynTensor::dense(in_, ElementKind::F32, Shape{4, 3}); }
-  DynTensor out() { return DynTensor::dense(out_, ElementKind::F32, Shape{4, 3}); }
-  void expect(const ConstDynTensor& a, const DynTensor& b, ErrorCode code) {
-    expect_error(plan_->can_implement({a, b}), code);
-    std::fill(std::begin(out_), std::end(out_), 7.0f);
-    expect_error(plan_->run(Stream::host(), {}, {a, b}), code);
-    for (float f : out_) EXPECT_EQ(f, 7.0f) << "run wrote despite the rejection";
-  }
-  std::unique_ptr<dynamic::AffinePlan> plan_;
-  alignas(16) float in_[32] = {};
-  alignas(16) float out_[32] = {};
+  void SetUp() override { select(f32_desc(), ElementKind::F32, ElementKind::F32); }
 };
 
 TEST_F(AffineCanImplement, AcceptsTheDescribedTensorsAndInPlace) {

@@ -22,6 +22,7 @@
 #include "support/compare.hpp"
 #include "support/devices.hpp"
 #include "support/golden.hpp"
+#include "support/in_out_fixture.hpp"
 #include "support/numeric.hpp"
 #include "support/random.hpp"
 #include "support/tensor.hpp"
@@ -321,16 +322,6 @@ struct ValueCase {
   uint64_t out_bits;  // kAnyNaN: any NaN
 };
 
-uint64_t f32(float f) {
-  uint32_t b;
-  std::memcpy(&b, &f, 4);
-  return b;
-}
-uint64_t f64(double d) {
-  uint64_t b;
-  std::memcpy(&b, &d, 8);
-  return b;
-}
 uint64_t s64(int64_t v) { return static_cast<uint64_t>(v); }
 
 std::vector<ValueCase> value_cases() {
@@ -340,62 +331,62 @@ std::vector<ValueCase> value_cases() {
   const float next464 = std::nextafter(464.0f, 1000.0f);
   return {
       // float → integer: truncation toward zero, saturation, NaN → 0
-      {K::F32, f32(2.5f), K::S32, false, 2},
-      {K::F32, f32(-2.5f), K::S32, false, s64(-2) & 0xFFFFFFFF},
-      {K::F32, f32(nan), K::S32, false, 0},
-      {K::F32, f32(inf), K::S32, false, 0x7FFFFFFF},
-      {K::F32, f32(-inf), K::S32, false, 0x80000000},
-      {K::F32, f32(3e9f), K::S32, false, 0x7FFFFFFF},
-      {K::F32, f32(-1.5f), K::U8, false, 0},
-      {K::F32, f32(-0.5f), K::U8, false, 0},
-      {K::F32, f32(300.7f), K::U8, false, 255},
-      {K::F32, f32(-3.7f), K::U32, false, 0},
-      {K::F32, f32(4294967296.0f), K::U32, false, 0xFFFFFFFF},
-      {K::F32, f32(1e20f), K::S64, false, 0x7FFFFFFFFFFFFFFF},
-      {K::F64, f64(-128.9), K::S8, false, 0x80},
-      {K::F64, f64(-129.0), K::S8, false, 0x80},
-      {K::F64, f64(9223372036854775808.0), K::S64, false, 0x7FFFFFFFFFFFFFFF},
+      {K::F32, f32_bits(2.5f), K::S32, false, 2},
+      {K::F32, f32_bits(-2.5f), K::S32, false, s64(-2) & 0xFFFFFFFF},
+      {K::F32, f32_bits(nan), K::S32, false, 0},
+      {K::F32, f32_bits(inf), K::S32, false, 0x7FFFFFFF},
+      {K::F32, f32_bits(-inf), K::S32, false, 0x80000000},
+      {K::F32, f32_bits(3e9f), K::S32, false, 0x7FFFFFFF},
+      {K::F32, f32_bits(-1.5f), K::U8, false, 0},
+      {K::F32, f32_bits(-0.5f), K::U8, false, 0},
+      {K::F32, f32_bits(300.7f), K::U8, false, 255},
+      {K::F32, f32_bits(-3.7f), K::U32, false, 0},
+      {K::F32, f32_bits(4294967296.0f), K::U32, false, 0xFFFFFFFF},
+      {K::F32, f32_bits(1e20f), K::S64, false, 0x7FFFFFFFFFFFFFFF},
+      {K::F64, f64_bits(-128.9), K::S8, false, 0x80},
+      {K::F64, f64_bits(-129.0), K::S8, false, 0x80},
+      {K::F64, f64_bits(9223372036854775808.0), K::S64, false, 0x7FFFFFFFFFFFFFFF},
       {K::F16, 0x4170, K::S8, false, 2},  // 2.71875 → 2
       // ties to even and subnormals
-      {K::F32, f32(1.0f + 0x1p-11f), K::F16, false, 0x3C00},
-      {K::F32, f32(1.0f + 3 * 0x1p-11f), K::F16, false, 0x3C02},
-      {K::F32, f32(1.0f + 0x1p-8f), K::Bf16, false, 0x3F80},
-      {K::F32, f32(1.0f + 3 * 0x1p-8f), K::Bf16, false, 0x3F82},
-      {K::F32, f32(2.5f), K::F16, false, 0x4100},
-      {K::F32, f32(0x1p-24f), K::F16, false, 0x0001},
-      {K::F32, f32(0x1p-25f), K::F16, false, 0x0000},
-      {K::F32, f32(3 * 0x1p-26f), K::F16, false, 0x0001},
-      {K::F32, f32(0x1p-9f), K::Fp8E4M3, false, 0x01},
-      {K::F32, f32(0x1p-10f), K::Fp8E4M3, false, 0x00},
-      {K::F32, f32(0x1p-16f), K::Fp8E5M2, false, 0x01},
-      {K::F32, f32(-0.0f), K::F16, false, 0x8000},
+      {K::F32, f32_bits(1.0f + 0x1p-11f), K::F16, false, 0x3C00},
+      {K::F32, f32_bits(1.0f + 3 * 0x1p-11f), K::F16, false, 0x3C02},
+      {K::F32, f32_bits(1.0f + 0x1p-8f), K::Bf16, false, 0x3F80},
+      {K::F32, f32_bits(1.0f + 3 * 0x1p-8f), K::Bf16, false, 0x3F82},
+      {K::F32, f32_bits(2.5f), K::F16, false, 0x4100},
+      {K::F32, f32_bits(0x1p-24f), K::F16, false, 0x0001},
+      {K::F32, f32_bits(0x1p-25f), K::F16, false, 0x0000},
+      {K::F32, f32_bits(3 * 0x1p-26f), K::F16, false, 0x0001},
+      {K::F32, f32_bits(0x1p-9f), K::Fp8E4M3, false, 0x01},
+      {K::F32, f32_bits(0x1p-10f), K::Fp8E4M3, false, 0x00},
+      {K::F32, f32_bits(0x1p-16f), K::Fp8E5M2, false, 0x01},
+      {K::F32, f32_bits(-0.0f), K::F16, false, 0x8000},
       // fp8 overflow boundaries, both modes
-      {K::F32, f32(448.0f), K::Fp8E4M3, false, 0x7E},
-      {K::F32, f32(464.0f), K::Fp8E4M3, false, 0x7E},
-      {K::F32, f32(next464), K::Fp8E4M3, false, kAnyNaN},
-      {K::F32, f32(480.0f), K::Fp8E4M3, false, kAnyNaN},
-      {K::F32, f32(inf), K::Fp8E4M3, false, kAnyNaN},
-      {K::F32, f32(480.0f), K::Fp8E4M3, true, 0x7E},
-      {K::F32, f32(inf), K::Fp8E4M3, true, 0x7E},
-      {K::F32, f32(-inf), K::Fp8E4M3, true, 0xFE},
-      {K::F32, f32(nan), K::Fp8E4M3, true, kAnyNaN},
-      {K::F32, f32(57344.0f), K::Fp8E5M2, false, 0x7B},
-      {K::F32, f32(61439.0f), K::Fp8E5M2, false, 0x7B},
-      {K::F32, f32(61440.0f), K::Fp8E5M2, false, 0x7C},
-      {K::F32, f32(inf), K::Fp8E5M2, false, 0x7C},
-      {K::F32, f32(-61440.0f), K::Fp8E5M2, true, 0xFB},
-      {K::F32, f32(inf), K::Fp8E5M2, true, 0x7B},
+      {K::F32, f32_bits(448.0f), K::Fp8E4M3, false, 0x7E},
+      {K::F32, f32_bits(464.0f), K::Fp8E4M3, false, 0x7E},
+      {K::F32, f32_bits(next464), K::Fp8E4M3, false, kAnyNaN},
+      {K::F32, f32_bits(480.0f), K::Fp8E4M3, false, kAnyNaN},
+      {K::F32, f32_bits(inf), K::Fp8E4M3, false, kAnyNaN},
+      {K::F32, f32_bits(480.0f), K::Fp8E4M3, true, 0x7E},
+      {K::F32, f32_bits(inf), K::Fp8E4M3, true, 0x7E},
+      {K::F32, f32_bits(-inf), K::Fp8E4M3, true, 0xFE},
+      {K::F32, f32_bits(nan), K::Fp8E4M3, true, kAnyNaN},
+      {K::F32, f32_bits(57344.0f), K::Fp8E5M2, false, 0x7B},
+      {K::F32, f32_bits(61439.0f), K::Fp8E5M2, false, 0x7B},
+      {K::F32, f32_bits(61440.0f), K::Fp8E5M2, false, 0x7C},
+      {K::F32, f32_bits(inf), K::Fp8E5M2, false, 0x7C},
+      {K::F32, f32_bits(-61440.0f), K::Fp8E5M2, true, 0xFB},
+      {K::F32, f32_bits(inf), K::Fp8E5M2, true, 0x7B},
       {K::F16, 0x5F80, K::Fp8E4M3, false, kAnyNaN},  // f16 480
       {K::F16, 0x7BFF, K::Fp8E5M2, false, 0x7C},     // f16 65504 → inf
       {K::S32, 1000, K::Fp8E4M3, false, kAnyNaN},
       {K::S32, 1000, K::Fp8E4M3, true, 0x7E},
       // f64 rounds once (no f32 step)
-      {K::F64, f64(1 + 0x1p-11 + 0x1p-40), K::F16, false, 0x3C01},
-      {K::F64, f64(1 + 0x1p-8 + 0x1p-30), K::Bf16, false, 0x3F81},
-      {K::F64, f64(1 + 0x1p-4 + 0x1p-40), K::Fp8E4M3, false, 0x39},
-      {K::F64, f64(1 + 0x1p-24 + 0x1p-50), K::F32, false, 0x3F800001},
-      {K::F64, f64(1 + 0x1p-24), K::F32, false, 0x3F800000},  // tie → even
-      {K::F64, f64(464.0 + 0x1p-30), K::Fp8E4M3, false, kAnyNaN},
+      {K::F64, f64_bits(1 + 0x1p-11 + 0x1p-40), K::F16, false, 0x3C01},
+      {K::F64, f64_bits(1 + 0x1p-8 + 0x1p-30), K::Bf16, false, 0x3F81},
+      {K::F64, f64_bits(1 + 0x1p-4 + 0x1p-40), K::Fp8E4M3, false, 0x39},
+      {K::F64, f64_bits(1 + 0x1p-24 + 0x1p-50), K::F32, false, 0x3F800001},
+      {K::F64, f64_bits(1 + 0x1p-24), K::F32, false, 0x3F800000},  // tie → even
+      {K::F64, f64_bits(464.0 + 0x1p-30), K::Fp8E4M3, false, kAnyNaN},
       // integers above 2^24 / 2^53
       {K::S64, s64((int64_t{1} << 53) + 1), K::F32, false, 0x5A000000},
       {K::S64, s64((int64_t{1} << 53) + 1), K::F64, false, 0x4340000000000000},
@@ -419,17 +410,17 @@ std::vector<ValueCase> value_cases() {
       {K::U32, 0x80000000, K::S64, false, 0x80000000},
       // bool
       {K::S32, 2, K::Bool, false, 1},
-      {K::F32, f32(nan), K::Bool, false, 1},
-      {K::F32, f32(-0.0f), K::Bool, false, 0},
-      {K::F32, f32(0x1p-149f), K::Bool, false, 1},
+      {K::F32, f32_bits(nan), K::Bool, false, 1},
+      {K::F32, f32_bits(-0.0f), K::Bool, false, 0},
+      {K::F32, f32_bits(0x1p-149f), K::Bool, false, 1},
       {K::Bool, 1, K::F16, false, 0x3C00},
       {K::Bool, 1, K::S64, false, 1},
       {K::Bool, 1, K::Fp8E4M3, false, 0x38},
       // fp8 → wider
-      {K::Fp8E4M3, 0x7E, K::F32, false, f32(448.0f)},
+      {K::Fp8E4M3, 0x7E, K::F32, false, f32_bits(448.0f)},
       {K::Fp8E4M3, 0x7F, K::F32, false, kAnyNaN},
-      {K::Fp8E4M3, 0x01, K::F32, false, f32(0x1p-9f)},
-      {K::Fp8E5M2, 0x7C, K::F32, false, f32(inf)},
+      {K::Fp8E4M3, 0x01, K::F32, false, f32_bits(0x1p-9f)},
+      {K::Fp8E5M2, 0x7C, K::F32, false, f32_bits(inf)},
       {K::Fp8E5M2, 0xFB, K::F16, false, 0xFB00},
       {K::Fp8E4M3, 0x7E, K::Fp8E5M2, false, 0x5F},  // 448 → e5m2 448 exact (1.75·2^8)
       // a copy keeps NaN payloads
@@ -538,26 +529,9 @@ TEST(CastReject, RunWithoutSelect) {
                       DynTensor::dense(in, ElementKind::F32, Shape{1})}));
 }
 
-class CastCanImplement : public ::testing::Test {
+class CastCanImplement : public test::InOutCanImplement<dynamic::CastPlan> {
  protected:
-  void SetUp() override {
-    plan_ = std::make_unique<dynamic::CastPlan>(*dynamic::CastPlan::select(Stream::host(), f32_to_f16()));
-  }
-  ConstDynTensor in() { return ConstDynTensor::dense(in_, ElementKind::F32, Shape{4, 3}); }
-  DynTensor out() { return DynTensor::dense(out_, ElementKind::F16, Shape{4, 3}); }
-  void expect(const ConstDynTensor& a, const DynTensor& b, ErrorCode code) {
-    const Status s = plan_->can_implement({a, b});
-    ASSERT_FALSE(s);
-    EXPECT_EQ(s.code(), code) << s.to_string();
-    std::memset(out_, 0x5A, sizeof out_);
-    const Status r = plan_->run(Stream::host(), {}, {a, b});
-    ASSERT_FALSE(r);
-    EXPECT_EQ(r.code(), code);
-    for (uint16_t v : out_) EXPECT_EQ(v, 0x5A5A) << "run wrote despite the rejection";
-  }
-  std::unique_ptr<dynamic::CastPlan> plan_;
-  alignas(16) float in_[32] = {};
-  alignas(16) uint16_t out_[32] = {};
+  void SetUp() override { select(f32_to_f16(), ElementKind::F32, ElementKind::F16); }
 };
 
 TEST_F(CastCanImplement, AcceptsTheDescribedTensors) { EXPECT_TRUE(plan_->can_implement({in(), out()})); }

@@ -2,6 +2,7 @@
 // generated from the catalog's parameter strings.
 #include <gtest/gtest.h>
 
+#include "support/in_out_fixture.hpp"
 #include "unary_test_support.hpp"
 
 namespace baracuda::test {
@@ -157,22 +158,9 @@ TEST(UnaryReject, EveryOpHasABackwardOnEveryDeviceAndType) {
             << op.name << " " << to_string(k) << " " << to_string(d);
 }
 
-class UnaryCanImplement : public ::testing::Test {
+class UnaryCanImplement : public test::InOutCanImplement<dynamic::UnaryPlan> {
  protected:
-  void SetUp() override {
-    plan_ = std::make_unique<dynamic::UnaryPlan>(*dynamic::UnaryPlan::select(Stream::host(), f32_desc()));
-  }
-  ConstDynTensor in() { return ConstDynTensor::dense(in_, ElementKind::F32, Shape{4, 3}); }
-  DynTensor out() { return DynTensor::dense(out_, ElementKind::F32, Shape{4, 3}); }
-  void expect(const ConstDynTensor& a, const DynTensor& b, ErrorCode code) {
-    expect_error(plan_->can_implement({a, b}), code);
-    std::fill(std::begin(out_), std::end(out_), 7.0f);
-    expect_error(plan_->run(Stream::host(), {}, {a, b}), code);
-    for (float f : out_) EXPECT_EQ(f, 7.0f) << "run wrote despite the rejection";
-  }
-  std::unique_ptr<dynamic::UnaryPlan> plan_;
-  alignas(16) float in_[32] = {};
-  alignas(16) float out_[32] = {};
+  void SetUp() override { select(f32_desc(), ElementKind::F32, ElementKind::F32); }
 };
 
 TEST_F(UnaryCanImplement, AcceptsTheDescribedTensorsInPlaceAndBroadcast) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -30,5 +31,17 @@ std::string describe(ElementKind k, const void* p);
 
 /// Host bytes of `n` elements of k, all set to one bit pattern.
 std::vector<uint8_t> filled(ElementKind k, int64_t n, uint64_t bits);
+
+/// The bit pattern of a float or a double, zero-extended (how the value tables of the tests write results).
+inline uint64_t f32_bits(float f) {
+  uint32_t b;
+  std::memcpy(&b, &f, sizeof b);
+  return b;
+}
+inline uint64_t f64_bits(double d) {
+  uint64_t b;
+  std::memcpy(&b, &d, sizeof b);
+  return b;
+}
 
 }  // namespace baracuda::test
