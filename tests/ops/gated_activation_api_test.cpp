@@ -83,7 +83,7 @@ std::string catalog_table() {
     std::string types;
     for (ElementKind e : k.elements) types += (types.empty() ? "" : ", ") + std::string(to_string(e));
     std::string kind_name;
-#define BARACUDA_GATED_OP(Kind, name, Gate, types_, fwd_tol, bwd_tol, act_doc, grad_doc) \
+#define BARACUDA_GATED_OP(Kind, name, Gate, types_, act_doc, grad_doc) \
   if (k.kind == GatedActivationKind::Kind) kind_name = #Kind;
 #include "ops/gated_activation/gated_activation.def"
 #undef BARACUDA_GATED_OP

@@ -20,6 +20,7 @@
 #include "support/random.hpp"
 #include "support/tensor.hpp"
 #include "support/tolerance.hpp"
+#include "gated_activation_test_catalog.hpp"
 
 namespace baracuda::test {
 
@@ -60,9 +61,10 @@ struct KindInfo {
 inline const std::vector<KindInfo>& catalog() {
   static const std::vector<KindInfo> v = [] {
     std::vector<KindInfo> r;
-#define BARACUDA_GATED_OP(Kind, name, Gate, types, fwd_tol, bwd_tol, act_doc, grad_doc)                        \
+#define BARACUDA_GATED_OP(Kind, name, Gate, types, act_doc, grad_doc)                                         \
   {                                                                                                            \
-    KindInfo k{GatedActivationKind::Kind, #name, {}, tolerances::fwd_tol, tolerances::bwd_tol, act_doc, grad_doc}; \
+    const GatedTestInfo& t = gated_test_info(GatedActivationKind::Kind);                                      \
+    KindInfo k{GatedActivationKind::Kind, #name, {}, t.fwd, t.bwd, act_doc, grad_doc};                        \
     for_each_type(types{}, [&]<class T>() { k.elements.push_back(kind_of<T>); });                             \
     r.push_back(k);                                                                                            \
   }

@@ -249,7 +249,7 @@ struct HostEntries {
 const detail::GatedForwardTable& gated_forward_table() {
   static constexpr detail::GatedForwardTable table = [] {
     detail::GatedForwardTable t{};
-#define BARACUDA_GATED_OP(Kind, name, Gate, types, fwd_tol, bwd_tol, act_doc, grad_doc)                 \
+#define BARACUDA_GATED_OP(Kind, name, Gate, types, act_doc, grad_doc)                 \
   detail::add_kind_entries<detail::GatedForwardFn, HostEntries<gated::Gate>::Forward>(                  \
       t[detail::gated_kind_index(GatedActivationKind::Kind)], types{});
 #include "ops/gated_activation/gated_activation.def"
@@ -262,7 +262,7 @@ const detail::GatedForwardTable& gated_forward_table() {
 const detail::GatedBackwardTable& gated_backward_table() {
   static constexpr detail::GatedBackwardTable table = [] {
     detail::GatedBackwardTable t{};
-#define BARACUDA_GATED_OP(Kind, name, Gate, types, fwd_tol, bwd_tol, act_doc, grad_doc)                 \
+#define BARACUDA_GATED_OP(Kind, name, Gate, types, act_doc, grad_doc)                 \
   detail::add_kind_entries<detail::GatedBackwardFn, HostEntries<gated::Gate>::Backward>(                \
       t[detail::gated_kind_index(GatedActivationKind::Kind)], types{});
 #include "ops/gated_activation/gated_activation.def"

@@ -76,7 +76,7 @@ struct Entries {
 /// The device's forward table, from the catalog.
 constexpr ::baracuda::detail::GatedForwardTable make_forward_table() {
   ::baracuda::detail::GatedForwardTable t{};
-#define BARACUDA_GATED_OP(Kind, name, Gate, types, fwd_tol, bwd_tol, act_doc, grad_doc)                      \
+#define BARACUDA_GATED_OP(Kind, name, Gate, types, act_doc, grad_doc)                      \
   ::baracuda::detail::add_kind_entries<::baracuda::detail::GatedForwardFn, Entries<Gate>::Forward>(          \
       t[::baracuda::detail::gated_kind_index(::baracuda::GatedActivationKind::Kind)], types{});
 #include "ops/gated_activation/gated_activation.def"
@@ -87,7 +87,7 @@ constexpr ::baracuda::detail::GatedForwardTable make_forward_table() {
 /// The device's backward table, from the catalog.
 constexpr ::baracuda::detail::GatedBackwardTable make_backward_table() {
   ::baracuda::detail::GatedBackwardTable t{};
-#define BARACUDA_GATED_OP(Kind, name, Gate, types, fwd_tol, bwd_tol, act_doc, grad_doc)                      \
+#define BARACUDA_GATED_OP(Kind, name, Gate, types, act_doc, grad_doc)                      \
   ::baracuda::detail::add_kind_entries<::baracuda::detail::GatedBackwardFn, Entries<Gate>::Backward>(        \
       t[::baracuda::detail::gated_kind_index(::baracuda::GatedActivationKind::Kind)], types{});
 #include "ops/gated_activation/gated_activation.def"

@@ -19,17 +19,17 @@ constexpr std::string_view kBackward = "GatedActivationBackwardPlan";
 
 // The catalog, in enum order: the kinds, their names and their backward names.
 constexpr GatedActivationKind kCatalogKinds[] = {
-#define BARACUDA_GATED_OP(Kind, name, Gate, types, fwd_tol, bwd_tol, act_doc, grad_doc) GatedActivationKind::Kind,
+#define BARACUDA_GATED_OP(Kind, name, Gate, types, act_doc, grad_doc) GatedActivationKind::Kind,
 #include "ops/gated_activation/gated_activation.def"
 #undef BARACUDA_GATED_OP
 };
 constexpr std::string_view kForwardNames[] = {
-#define BARACUDA_GATED_OP(Kind, name, Gate, types, fwd_tol, bwd_tol, act_doc, grad_doc) #name,
+#define BARACUDA_GATED_OP(Kind, name, Gate, types, act_doc, grad_doc) #name,
 #include "ops/gated_activation/gated_activation.def"
 #undef BARACUDA_GATED_OP
 };
 constexpr std::string_view kBackwardNames[] = {
-#define BARACUDA_GATED_OP(Kind, name, Gate, types, fwd_tol, bwd_tol, act_doc, grad_doc) #name "_backward",
+#define BARACUDA_GATED_OP(Kind, name, Gate, types, act_doc, grad_doc) #name "_backward",
 #include "ops/gated_activation/gated_activation.def"
 #undef BARACUDA_GATED_OP
 };
