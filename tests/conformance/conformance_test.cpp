@@ -13,7 +13,9 @@
 //     data there, and every other mutation of it must still be rejected;
 //   - a stream of another device, and a workspace one byte short, are rejected by run;
 //   - sim agrees with host (bit for bit, or within the tolerance table where the scenario says so), dense
-//     and strided; ctest runs the sim cases again under the reverse and a random thread schedule.
+//     and strided, and with each input reversed (a negative stride) and each output written in place over
+//     an input of its kind and shape: both devices accept or reject such a layout alike, and agree when
+//     they accept it; ctest runs the sim cases again under the reverse and a random thread schedule.
 // Whether the host's values are right is each family's suite's business (independent references).
 #include <gtest/gtest.h>
 
@@ -303,6 +305,79 @@ TEST_P(SimAgreesWithHost, DenseAndStrided) {
       const Verification v = compare(outs[1][o], outs[0][o], c.scenario->comparison);
       EXPECT_TRUE(v.passed()) << (strided ? "strided" : "dense") << " output " << o << ": " << v.mismatches << " of "
                               << v.checked << " elements differ (max abs error " << v.max_abs_error << ") " << v.problem;
+    }
+  }
+}
+
+/// Another layout of the prepared operands: `apply` changes the views; `results` lists the operands that hold
+/// the outputs afterwards (an in-place output's result is in its input's buffer).
+struct Layout {
+  std::string name;
+  std::function<void(std::vector<DynTensor>&)> apply;
+  std::vector<size_t> results;
+};
+
+std::vector<Layout> other_layouts(const Instance& in) {
+  const std::vector<DynTensor> v = in.views();
+  const size_t nin = in.input_count();
+  std::vector<size_t> outputs;
+  for (size_t o = nin; o < v.size(); ++o) outputs.push_back(o);
+  std::vector<Layout> r;
+  for (size_t i = 0; i < nin; ++i) {
+    const DynTensor& t = v[i];
+    const int d = t.shape.rank - 1;
+    if (d < 0 || t.shape.dims[d] < 2 || element_bits(t.kind) < 8) continue;
+    r.push_back({"input " + std::to_string(i) + " reversed",
+                 [i, d](std::vector<DynTensor>& w) {
+                   DynTensor& u = w[i];
+                   u.data = static_cast<uint8_t*>(u.data) +
+                            (u.shape.dims[d] - 1) * u.stride[d] * (element_bits(u.kind) / 8);
+                   u.stride[d] = -u.stride[d];
+                 },
+                 outputs});
+  }
+  for (size_t o = nin; o < v.size(); ++o)
+    for (size_t i = 0; i < nin; ++i) {
+      if (v[i].kind != v[o].kind || !(v[i].shape == v[o].shape) || v[o].numel() == 0) continue;
+      std::vector<size_t> results = outputs;
+      std::replace(results.begin(), results.end(), o, i);
+      r.push_back({"output " + std::to_string(o) + " in place over input " + std::to_string(i),
+                   [i, o](std::vector<DynTensor>& w) { w[o] = w[i]; }, results});
+    }
+  return r;
+}
+
+TEST_P(SimAgreesWithHost, ReversedInputsAndInPlace) {
+  const Case& c = GetParam();
+  auto probe = c.scenario->prepare(Stream::host(), c.problem);
+  ASSERT_TRUE(probe) << probe.error().to_string();
+  for (const Layout& l : other_layouts(**probe)) {
+    std::unique_ptr<Instance> inst[2];
+    Status checked[2], ran[2];
+    for (int d = 0; d < 2; ++d) {
+      const Stream stream = d == 0 ? Stream::host() : Stream::sim();
+      auto p = c.scenario->prepare(stream, c.problem);  // fresh operands: in-place runs overwrite inputs
+      ASSERT_TRUE(p) << p.error().to_string();
+      inst[d] = std::move(p).value();
+      std::vector<DynTensor> v = inst[d]->views();
+      l.apply(v);
+      checked[d] = inst[d]->check_views(v);
+      if (checked[d]) ran[d] = inst[d]->run_views(stream, inst[d]->workspace(), v);
+    }
+    ASSERT_EQ(static_cast<bool>(checked[0]), static_cast<bool>(checked[1]))
+        << l.name << ": host " << what(checked[0]) << ", sim " << what(checked[1]);
+    if (!checked[0]) {
+      EXPECT_EQ(checked[0].error().code, checked[1].error().code) << l.name;
+      continue;
+    }
+    ASSERT_TRUE(ran[0]) << l.name << ": " << what(ran[0]);
+    ASSERT_TRUE(ran[1]) << l.name << ": " << what(ran[1]);
+    for (size_t k : l.results) {
+      auto host = inst[0]->download_operand(k), sim = inst[1]->download_operand(k);
+      ASSERT_TRUE(host && sim);
+      const Verification v = compare(*sim, *host, c.scenario->comparison);
+      EXPECT_TRUE(v.passed()) << l.name << ", operand " << k << ": " << v.mismatches << " of " << v.checked
+                              << " elements differ (max abs error " << v.max_abs_error << ") " << v.problem;
     }
   }
 }

@@ -48,6 +48,8 @@ class Instance {
   virtual Status run_views(const Stream& stream, Workspace workspace, const std::vector<DynTensor>& views) const = 0;
   /// The workspace prepared for run (workspace_size() bytes).
   virtual Workspace workspace() const = 0;
+  /// Operand `i` (of `views()`), downloaded with its own view.
+  virtual Result<HostTensor> download_operand(size_t i) const = 0;
 };
 
 /// How many bytes one run must read and write, and how many flops it does (0: not a compute-bound op).

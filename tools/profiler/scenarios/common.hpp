@@ -106,6 +106,7 @@ class PlanInstance final : public Instance {
     return call(v, [&](const auto&... t) { return plan_.run(stream, ws, t...); });
   }
   Workspace workspace() const override { return workspace_.as_workspace(); }
+  Result<HostTensor> download_operand(size_t i) const override { return operands_[i].download(); }
 
  private:
   explicit PlanInstance(Plan plan) : plan_(std::move(plan)) {}
