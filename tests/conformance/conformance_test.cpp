@@ -1,6 +1,6 @@
 // The conformance suite: every plan of every family, as the profiler's scenarios select it and lay out its
 // operands (tools/profiler/scenarios/: one file per family, which is all a family registers), through the
-// checks every plan owes its callers, on the host and sim devices:
+// checks every plan owes its callers, on the host, sim and cuda devices (cuda skipped without a GPU):
 //   - outputs stay in their views: the guard bytes around every output, and the gaps of strided views, keep
 //     their sentinel (a layout a plan rejects must be rejected by run too, and leave the outputs alone);
 //   - determinism: two runs on fresh operands give the same output bytes;
@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "scenario.hpp"
+#include "support/devices.hpp"
 #include "verify.hpp"
 
 namespace baracuda::profiler {
@@ -49,8 +50,9 @@ std::string sanitized(std::string s) {
   return r;
 }
 
-/// Every scenario × its default kinds, on its first default sim shape, on host and sim (`devices`).
-std::vector<Case> cases(std::initializer_list<DeviceKind> devices = {DeviceKind::Host, DeviceKind::Sim}) {
+/// Every scenario × its default kinds, on its first default sim shape, on each of `devices`.
+std::vector<Case> cases(std::initializer_list<DeviceKind> devices = {DeviceKind::Host, DeviceKind::Sim,
+                                                                     DeviceKind::Cuda}) {
   std::vector<Case> r;
   for (const Scenario& sc : scenarios()) {
     const std::vector<Shape> shapes = sc.default_shapes(DeviceKind::Sim);
@@ -59,8 +61,8 @@ std::vector<Case> cases(std::initializer_list<DeviceKind> devices = {DeviceKind:
       p.shape = shapes.front();
       p.variant = sc.variant;
       for (DeviceKind d : devices) {
-        const std::string name = sanitized(std::string(sc.name) + "_" + describe_kinds(sc, p) + "_" +
-                                           (d == DeviceKind::Host ? "host" : "sim"));
+        const std::string name =
+            sanitized(std::string(sc.name) + "_" + describe_kinds(sc, p) + "_" + std::string(to_string(d)));
         // Two default problems of a scenario may describe alike (e.g. variants keyed by a parameter).
         const size_t same = std::count_if(r.begin(), r.end(), [&](const Case& c) { return c.name.rfind(name, 0) == 0; });
         r.push_back({&sc, p, d, same == 0 ? name : name + "_" + std::to_string(same)});
@@ -69,8 +71,6 @@ std::vector<Case> cases(std::initializer_list<DeviceKind> devices = {DeviceKind:
   }
   return r;
 }
-
-Stream stream_of(DeviceKind d) { return d == DeviceKind::Host ? Stream::host() : Stream::sim(); }
 
 std::string what(const Status& s) { return s ? "OK" : s.error().to_string(); }
 
@@ -107,13 +107,26 @@ void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
 
 class Conformance : public ::testing::TestWithParam<Case> {
  protected:
+  /// Skips a cuda case without a usable GPU, or in a build without CUDA kernels.
+  void SetUp() override {
+    std::string why_not;
+    const std::optional<Stream> s = test::stream_for(GetParam().device, &why_not);
+    if (!s) GTEST_SKIP() << why_not;
+    stream_ = *s;
+    Problem p = GetParam().problem;
+    const auto selected = GetParam().scenario->select(stream_, p);
+    BARACUDA_SKIP_IF_NO_CUDA_KERNELS(selected, GetParam().device);
+  }
   Result<std::unique_ptr<Instance>> prepare(bool strided = false, const Shape* shape = nullptr) const {
     Problem p = GetParam().problem;
     p.strided = strided;
     if (shape != nullptr) p.shape = *shape;
-    return GetParam().scenario->prepare(stream_of(GetParam().device), p);
+    return GetParam().scenario->prepare(stream_, p);
   }
-  Stream stream() const { return stream_of(GetParam().device); }
+  Stream stream() const { return stream_; }
+
+ private:
+  Stream stream_ = Stream::host();
 };
 
 TEST_P(Conformance, OutputsStayInTheirViews) {

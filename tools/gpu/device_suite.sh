@@ -11,14 +11,14 @@
 #      their kernels' resource usage.
 # Each step has a time cap so that the results of the earlier ones always come back. Results go to $OUT:
 # env.txt, tests.log, profile.csv (one CSV, a header per family), profile.err, sanitizer.log, tiles.csv,
-# resources.txt, int4_configs.csv, int4_resources.txt.
+# resources.txt (both tuning steps append to it), int4_configs.csv: eight files, what a lent machine returns.
 # Usage (repository root): tools/gpu/device_suite.sh [steps, default "tests profile sanitize"]
 # PROFILE_OPS (default: every family) narrows the profiler step, e.g. PROFILE_OPS="int_gemm unary".
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 steps=${1:-tests profile sanitize}
 OUT=${OUT:-/tmp/baracuda-gpu-out}
-mkdir -p "$OUT"
+mkdir -p "$OUT" && rm -f "$OUT/resources.txt"
 b=/tmp/baracuda-bundle
 rm -rf "$b" && mkdir -p "$b" && xz -dc .gpu-bundle/bundle.tar.xz | tar -C "$b" -xf - || exit 1
 # Golden data: the tests look for the source tree at the path they were configured in.
@@ -57,9 +57,11 @@ if [[ " $steps " == *" profile "* ]]; then
     timeout "$cap" "$bin/baracuda-profiler" --device cuda --csv "$@" >> "$OUT/profile.csv" 2>> "$OUT/profile.err"
     echo "profiler $* exit $?"
   }
-  ops=" ${PROFILE_OPS:-int_gemm gated_activation quantize fp8 dynamic_range_quantize cast fill affine unary binary} "
+  ops=" ${PROFILE_OPS:-int_gemm int4_gemm int4_marlin_repack gated_activation quantize fp8 dynamic_range_quantize cast fill affine ternary unary binary} "
   want() { [[ "$ops" == *" $1 "* ]]; }
   want int_gemm && prof 120 --op int_gemm
+  want int4_gemm && prof 60 --op int4_gemm
+  want int4_marlin_repack && prof 30 --op int4_marlin_repack
   want gated_activation && prof 40 --op gated_activation
   want quantize && prof 40 --op quantize
   want fp8 && prof 20 --op fp8
@@ -67,6 +69,7 @@ if [[ " $steps " == *" profile "* ]]; then
   want cast && prof 25 --op cast
   want fill && prof 10 --op fill
   want affine && prof 10 --op affine
+  want ternary && prof 30 --op ternary
   want unary && prof 150 --op unary --repeat 10 --warmup 2
   want binary && prof 150 --op binary --repeat 10 --warmup 2
 fi
@@ -79,7 +82,7 @@ if [[ " $steps " == *" tiles "* ]]; then
     cuobjdump --dump-resource-usage "$bin/$f" 2>&1 | grep -E 'Function|REG' | paste - - | \
       sed -E 's/.*Function ([^:]*):.*REG:([0-9]+) STACK:([0-9]+) SHARED:([0-9]+) LOCAL:([0-9]+).*/\2 regs \3 stack \5 local \1/' | \
       c++filt | grep -E 'int_gemm|local [1-9]|stack [1-9]'
-  done > "$OUT/resources.txt" 2>&1
+  done >> "$OUT/resources.txt" 2>&1
 fi
 
 if [[ " $steps " == *" int4_configs "* ]]; then
@@ -87,7 +90,7 @@ if [[ " $steps " == *" int4_configs "* ]]; then
   timeout 400 "$bin/int4_gemm_configs" 20 > "$OUT/int4_configs.csv" 2>&1; echo "int4_gemm_configs exit $?"
   cuobjdump --dump-resource-usage "$bin/int4_gemm_configs" 2>&1 | grep -E 'Function|REG' | paste - - | \
     sed -E 's/.*Function ([^:]*):.*REG:([0-9]+) STACK:([0-9]+) SHARED:([0-9]+) LOCAL:([0-9]+).*/\2 regs \3 stack \5 local \1/' | \
-    c++filt | grep -E 'w4a16_kernel' > "$OUT/int4_resources.txt" 2>&1
+    c++filt | grep -E 'w4a16_kernel' | sed 's/^/int4_gemm_configs: /' >> "$OUT/resources.txt" 2>&1
 fi
 
 if [[ " $steps " == *" sanitize "* ]]; then
@@ -106,6 +109,8 @@ if [[ " $steps " == *" sanitize "* ]]; then
     cs 30 memcheck tma_test '*cuda*'
     cs 40 memcheck dynamic_range_quantize_test '*cuda*'
     cs 40 memcheck fp8_test '*cuda*'
+    cs 60 memcheck int4_gemm_test '*cuda*'
+    cs 30 memcheck int4_marlin_repack_test '*cuda*'
   } > "$OUT/sanitizer.log" 2>&1
   grep -E ' exit [0-9]+$' "$OUT/sanitizer.log"
 fi
