@@ -18,7 +18,9 @@ strip --strip-unneeded "$out"/bin/* 2>/dev/null || true
 pwd > "$out/source_dir"
 git rev-parse HEAD > "$out/commit"
 git status --porcelain --untracked-files=no | grep -q . && echo dirty >> "$out/commit"
-tar -C "$out" -cf - bin lib source_dir commit | xz -T0 -6 > "$out.tar.xz"
+# Every executable links the static library: a dictionary that spans several of them stores it about once
+# (20 MB instead of 58 MB, under the 64 MiB a lent machine's working tree may hold; ~2 minutes, one thread).
+tar -C "$out" -cf - bin lib source_dir commit | xz -T1 --lzma2=preset=6,dict=256MiB > "$out.tar.xz"
 rm -rf "$out"
 mkdir "$out"
 mv "$out.tar.xz" "$out/bundle.tar.xz"
