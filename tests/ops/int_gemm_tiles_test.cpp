@@ -2,9 +2,10 @@
 // sm_90 set run directly on the sim device (int_gemm_tiles_kernels.cu) against the host reference, at
 // shapes where each tile has ragged M/N/K edges and a K long enough for its pipeline to wrap around its
 // stages. The plans' own tests (int_gemm_test) go through the rule, which on sim's one multiprocessor picks
-// decode or large; this is where the medium tile runs in CI. The candidate tiles of the wgmma kernel
-// (wgmma_kernels.cuh, not dispatched yet) run here too, at one or two blocks per case to keep the emulation
-// of 256-thread blocks cheap.
+// decode or large; this is where the medium tile runs in CI. The wgmma kernel (wgmma_kernels.cuh), which a
+// compute capability 9.0 GPU runs past decode, runs here at each candidate tile and through every entry of
+// the wgmma table the plans dispatch to (device_wgmma.cu), at one or two blocks per case to keep the
+// emulation of 256- and 384-thread blocks cheap.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -61,19 +62,19 @@ detail::ExecContext sim_context() {
   return *ctx;
 }
 
-/// IntGemm (s8 × s8 → s32) of an m×n×k problem with random operands (seeds from `seed`) through `run(sim,
-/// launch)` — one tile or candidate on sim — bit for bit against the host reference.
+/// IntGemm (`ka` × `kb` → s32, s8 × s8 unless given) of an m×n×k problem with random operands (seeds from
+/// `seed`) through `run(sim, launch)` — one tile or candidate on sim — bit for bit against the host reference.
 template <class Run>
-void expect_int_gemm_exact(int64_t m, int64_t n, int64_t k, uint64_t seed, Run&& run) {
+void expect_int_gemm_exact(int64_t m, int64_t n, int64_t k, uint64_t seed, Run&& run, ElementKind ka = ElementKind::S8,
+                           ElementKind kb = ElementKind::S8) {
   const detail::ExecContext sim = sim_context();
   const detail::ExecContext host = *detail::make_exec_context(Stream::host());
-  const detail::IntGemmFn reference = reference::int_gemm_tables().int_gemm[detail::kind_index(ElementKind::S8)]
-                                                                           [detail::kind_index(ElementKind::S8)];
+  const detail::IntGemmFn reference = reference::int_gemm_tables().int_gemm[detail::kind_index(ka)][detail::kind_index(kb)];
   ASSERT_NE(reference, nullptr);
-  std::vector<uint8_t> a = random_bits(ElementKind::S8, m * k, seed + 1 + m);
-  std::vector<uint8_t> b = random_bits(ElementKind::S8, n * k, seed + 2 + n);
+  std::vector<uint8_t> a = random_bits(ka, m * k, seed + 1 + m);
+  std::vector<uint8_t> b = random_bits(kb, n * k, seed + 2 + n);
   std::vector<int32_t> want(m * n, 0x5a5a5a5a), got(m * n, 0x5a5a5a5a);
-  detail::IntGemmLaunch l{m, n, k, mat(a.data(), ElementKind::S8, m, k), mat(b.data(), ElementKind::S8, n, k),
+  detail::IntGemmLaunch l{m, n, k, mat(a.data(), ka, m, k), mat(b.data(), kb, n, k),
                           mat(want.data(), ElementKind::S32, m, n)};
   ASSERT_TRUE(reference(host, l).is_ok());
   l.c = mat(got.data(), ElementKind::S32, m, n);
@@ -82,37 +83,37 @@ void expect_int_gemm_exact(int64_t m, int64_t n, int64_t k, uint64_t seed, Run&&
   EXPECT_EQ(got, want);
 }
 
-/// The linear epilogue (bias, per-token and per-channel scales; symmetric or asymmetric; bf16 output) of an
-/// m×n×k problem through `run(sim, launch)`, bit for bit against the host reference (int_gemm.hpp's promise
-/// without an activation).
+/// The linear epilogue (bias, per-token and per-channel scales; symmetric or asymmetric; an s8 activation and
+/// a bf16 output unless given) of an m×n×k problem through `run(sim, launch)`, bit for bit against the host
+/// reference (int_gemm.hpp's promise without an activation).
 template <class Run>
-void expect_linear_exact(int64_t m, int64_t n, int64_t k, bool asym, uint64_t seed, Run&& run) {
+void expect_linear_exact(int64_t m, int64_t n, int64_t k, bool asym, uint64_t seed, Run&& run,
+                         ElementKind ka = ElementKind::S8, ElementKind out = ElementKind::Bf16) {
   SCOPED_TRACE(asym ? "asymmetric" : "symmetric");
   const detail::ExecContext sim = sim_context();
   const detail::ExecContext host = *detail::make_exec_context(Stream::host());
-  const detail::LinearFn reference =
-      reference::int_gemm_tables().linear[detail::kind_index(ElementKind::S8)][detail::kind_index(ElementKind::Bf16)];
+  const detail::LinearFn reference = reference::int_gemm_tables().linear[detail::kind_index(ka)][detail::kind_index(out)];
   ASSERT_NE(reference, nullptr);
-  std::vector<uint8_t> a = random_bits(ElementKind::S8, m * k, seed + 3 + m);
+  std::vector<uint8_t> a = random_bits(ka, m * k, seed + 3 + m);
   std::vector<uint8_t> w = random_bits(ElementKind::S8, n * k, seed + 4 + n);
   std::vector<double> unused;
   std::vector<uint8_t> a_scale = random_floats(ElementKind::F32, m, 1e-3, 1e-2, seed + 5, &unused);
   std::vector<uint8_t> w_scale = random_floats(ElementKind::F32, n, 1e-3, 4e-3, seed + 6, &unused);
-  std::vector<uint8_t> bias = random_floats(ElementKind::Bf16, n, -2, 2, seed + 7, &unused);
+  std::vector<uint8_t> bias = random_floats(out, n, -2, 2, seed + 7, &unused);
   std::vector<int32_t> zp(m);
   for (int64_t i = 0; i < m; ++i) zp[i] = static_cast<int32_t>((i * 37) % 41) - 20;
-  std::vector<uint16_t> want(m * n, 0x7fc1), got(m * n, 0x7fc1);
+  std::vector<uint8_t> want(m * n * element_bits(out) / 8, 0xA5), got = want;
   detail::LinearLaunch l;
   l.m = m, l.n = n, l.k = k;
-  l.a = mat(a.data(), ElementKind::S8, m, k);
+  l.a = mat(a.data(), ka, m, k);
   l.w = mat(w.data(), ElementKind::S8, n, k);
   l.a_scale = vec(a_scale.data(), ElementKind::F32, m);
   if (asym) l.a_zero_point = vec(zp.data(), ElementKind::S32, m);
   l.w_scale = vec(w_scale.data(), ElementKind::F32, n);
-  l.bias = vec(bias.data(), ElementKind::Bf16, n);
-  l.y = mat(want.data(), ElementKind::Bf16, m, n);
+  l.bias = vec(bias.data(), out, n);
+  l.y = mat(want.data(), out, m, n);
   ASSERT_TRUE(reference(host, l).is_ok());
-  l.y = mat(got.data(), ElementKind::Bf16, m, n);
+  l.y = mat(got.data(), out, m, n);
   const Status s = run(sim, l);
   ASSERT_TRUE(s.is_ok()) << s.error().to_string();
   EXPECT_EQ(got, want);
@@ -180,6 +181,52 @@ TEST(IntGemmTiles, WgmmaCandidatesLinearEpilogueOnSim) {
       expect_linear_exact(c.m, c.n, c.k, asym, 10,
                           [&](const auto& sim, const auto& l) { return linear_bf16_wgmma(c.candidate, sim, l); });
     }
+}
+
+// What a 9.0 GPU runs past decode (tuning.hpp's choose_wgmma, measured in docs/perf/2026-11-26-h100).
+TEST(IntGemmTiles, WgmmaRuleOnAnH100) {
+  using detail::IntGemmWgmmaKind;
+  constexpr int kSms = 132;
+  EXPECT_EQ(detail::choose_wgmma(kSet, 16, 4096, 4096, kSms, true), IntGemmWgmmaKind::None);  // decode's
+  EXPECT_EQ(detail::choose_wgmma(kSet, 17, 4096, 4096, kSms, true), IntGemmWgmmaKind::Narrow);
+  EXPECT_EQ(detail::choose_wgmma(kSet, 512, 4096, 4096, kSms, true), IntGemmWgmmaKind::Narrow);  // 64 wide blocks
+  EXPECT_EQ(detail::choose_wgmma(kSet, 512, 11008, 4096, kSms, true), IntGemmWgmmaKind::Wide);   // 172 wide blocks
+  // The linear epilogue: narrow when blocks × K ≥ SMs × 2048, else the mma.sync tiles.
+  EXPECT_EQ(detail::choose_wgmma(kSet, 8192, 11008, 4096, kSms, false), IntGemmWgmmaKind::Narrow);
+  EXPECT_EQ(detail::choose_wgmma(kSet, 128, 4096, 11008, kSms, false), IntGemmWgmmaKind::Narrow);  // 32 × 11008
+  EXPECT_EQ(detail::choose_wgmma(kSet, 128, 4096, 4096, kSms, false), IntGemmWgmmaKind::None);     // 32 × 4096
+  EXPECT_EQ(detail::choose_wgmma(kSet, 64, 11008, 4096, kSms, false), IntGemmWgmmaKind::Narrow);   // 86 × 4096
+}
+
+// Every entry of the wgmma table (device_wgmma.cu) that a 9.0 GPU's plans dispatch to, on sim: IntGemm at
+// both tiles for each operand pair, the linear epilogue for each activation and output kind, symmetric and
+// asymmetric, at a ragged shape of one or two blocks.
+TEST(IntGemmTiles, WgmmaTableExactOnSim) {
+  const detail::IntGemmWgmmaTables& t = ::baracuda::device_sim::int_gemm_wgmma_tables();
+  int entries = 0;
+  for (ElementKind ka : {ElementKind::S8, ElementKind::U8})
+    for (ElementKind kb : {ElementKind::S8, ElementKind::U8})
+      for (const auto* table : {&t.int_gemm_narrow, &t.int_gemm_wide}) {
+        const detail::IntGemmFn fn = (*table)[detail::kind_index(ka)][detail::kind_index(kb)];
+        ASSERT_NE(fn, nullptr);
+        SCOPED_TRACE(std::string(to_string(ka)) + " x " + std::string(to_string(kb)) +
+                     (table == &t.int_gemm_wide ? " wide" : " narrow"));
+        expect_int_gemm_exact(130, 70, 160, 20, fn, ka, kb);
+        ++entries;
+      }
+  for (ElementKind ka : {ElementKind::S8, ElementKind::U8})
+    for (ElementKind out : {ElementKind::F16, ElementKind::Bf16, ElementKind::F32, ElementKind::F64}) {
+      const detail::LinearFn fn = t.linear[detail::kind_index(ka)][detail::kind_index(out)];
+      if (out == ElementKind::F64) {
+        EXPECT_EQ(fn, nullptr) << "the f64 epilogue is the host reference's alone";
+        continue;
+      }
+      ASSERT_NE(fn, nullptr);
+      SCOPED_TRACE(std::string(to_string(ka)) + " -> " + std::string(to_string(out)));
+      for (bool asym : {false, true}) expect_linear_exact(17, 129, 144, asym, 30, fn, ka, out);
+      ++entries;
+    }
+  EXPECT_EQ(entries, 8 + 6);
 }
 
 }  // namespace

@@ -266,8 +266,39 @@ inline GemmParams gemm_params(const ::baracuda::detail::IntGemmLaunch& l) {
   return p;
 }
 
+#ifndef BARACUDA_HAVE_SM90A_KERNELS
+#define BARACUDA_HAVE_SM90A_KERNELS 0
+#endif
+
+/// The wgmma tile (tuning.hpp's choose_wgmma) for an M×N×K problem on `ctx`: only on a compute capability 9.0
+/// GPU in a build with sm_90a kernels (device_wgmma.cu), and only for operands its tensor maps can describe
+/// (16-byte aligned rows); None elsewhere, and on sim, which runs the mma.sync set.
+inline ::baracuda::detail::IntGemmWgmmaKind wgmma_kind(const ::baracuda::detail::ExecContext& ctx, int64_t m, int64_t n,
+                                                       int64_t k, const ::baracuda::ConstDynTensor& a,
+                                                       const ::baracuda::ConstDynTensor& b, bool s32_out) {
+#if !BARACUDA_SIM && BARACUDA_HAVE_SM90A_KERNELS
+  const auto rows_aligned = [](const ::baracuda::ConstDynTensor& t) {
+    return reinterpret_cast<std::uintptr_t>(t.data) % 16 == 0 && t.stride[0] % 16 == 0;
+  };
+  if (ctx.sm == 90 && rows_aligned(a) && rows_aligned(b))
+    return ::baracuda::detail::choose_wgmma(::baracuda::detail::kIntGemmTilesSm90, m, n, k, ctx.multiprocessor_count,
+                                            s32_out);
+#else
+  (void)ctx, (void)m, (void)n, (void)k, (void)a, (void)b, (void)s32_out;
+#endif
+  return ::baracuda::detail::IntGemmWgmmaKind::None;
+}
+
 template <class TA, class TB>
 Status int_gemm_fn(const ::baracuda::detail::ExecContext& ctx, const ::baracuda::detail::IntGemmLaunch& l) {
+#if !BARACUDA_SIM && BARACUDA_HAVE_SM90A_KERNELS
+  using ::baracuda::detail::IntGemmWgmmaKind, ::baracuda::detail::kind_index, ::baracuda::kind_of;
+  if (const IntGemmWgmmaKind w = wgmma_kind(ctx, l.m, l.n, l.k, l.a, l.b, true); w != IntGemmWgmmaKind::None) {
+    const auto& t = int_gemm_wgmma_tables();
+    return (w == IntGemmWgmmaKind::Wide ? t.int_gemm_wide : t.int_gemm_narrow)[kind_index(kind_of<TA>)]
+                                                                               [kind_index(kind_of<TB>)](ctx, l);
+  }
+#endif
   return launch<TA, TB, int32_t, false>(ctx, gemm_params(l), l.split.splits, "IntGemmPlan");
 }
 
@@ -288,6 +319,11 @@ inline GemmParams linear_params(const ::baracuda::detail::LinearLaunch& l) {
 
 template <class TA, class T>
 Status linear_fn(const ::baracuda::detail::ExecContext& ctx, const ::baracuda::detail::LinearLaunch& l) {
+#if !BARACUDA_SIM && BARACUDA_HAVE_SM90A_KERNELS
+  using ::baracuda::detail::kind_index, ::baracuda::kind_of;
+  if (wgmma_kind(ctx, l.m, l.n, l.k, l.a, l.w, false) != ::baracuda::detail::IntGemmWgmmaKind::None)
+    return int_gemm_wgmma_tables().linear[kind_index(kind_of<TA>)][kind_index(kind_of<T>)](ctx, l);
+#endif
   const GemmParams p = linear_params(l);
   constexpr const char* kPlan = "QuantizedLinearPlan/SmoothQuantLinearPlan";
   if (p.a_zp != nullptr) return launch<TA, int8_t, T, true>(ctx, p, l.split.splits, kPlan);

@@ -52,7 +52,19 @@ struct IntGemmTables {
 using IntGemmOperandTypes = type_list<int8_t, uint8_t>;
 using LinearOutputTypes = FloatTypes;
 
+/// The wgmma kernel (sm_90a) at the tiles tuning.hpp's `choose_wgmma` picks: IntGemm by [A kind][B kind] at
+/// each tile, the linear epilogue by [activation-quantized kind][output kind] at the narrow tile (f64 empty,
+/// as in IntGemmTables). kernels.cuh's table functions hand a problem over to it on a compute capability 9.0
+/// GPU; the sim twin exists for tests/ops/int_gemm_tiles_test, which runs every entry.
+struct IntGemmWgmmaTables {
+  KindPairTable<IntGemmFn> int_gemm_narrow{};
+  KindPairTable<IntGemmFn> int_gemm_wide{};
+  KindPairTable<LinearFn> linear{};
+};
+
 }  // namespace baracuda::detail
 
 // reference: host.cpp; sim and cuda: the kernel unit device.cu
 BARACUDA_DECLARE_DEVICE_TABLE(detail::IntGemmTables, int_gemm_tables)
+// sim, and cuda in builds with sm_90a kernels: the kernel unit device_wgmma.cu
+BARACUDA_DECLARE_KERNEL_TABLE(detail::IntGemmWgmmaTables, int_gemm_wgmma_tables)

@@ -95,8 +95,9 @@ struct IntGemmWgmmaTile {
   constexpr int smem_bytes() const { return stages * (bm + bn) * bk + 1024 + (tma ? 16 * stages + 8 + 4 * bn : 0); }
 };
 
-/// Candidates only: none is dispatched until a GPU has checked and timed them (tools/tuning/int_gemm_tiles.cu
-/// runs each, bit for bit against the library's launch; tests/ops/int_gemm_tiles_test runs each on sim).
+/// The candidates tools/tuning/int_gemm_tiles.cu times on a GPU, each bit for bit against the library's
+/// launch (tests/ops/int_gemm_tiles_test runs each on sim). On an H100 (docs/perf/2026-11-26-h100) all were
+/// exact, and the TMA-fed ones beat the cp.async-fed ones at every shape past decode.
 inline constexpr IntGemmWgmmaTile kIntGemmWgmmaCandidates[] = {
     {128, 4}, {128, 5}, {256, 3}, {128, 4, true}, {128, 6, true}, {256, 4, true},
 };
@@ -105,5 +106,32 @@ static_assert([] {
     if (t.smem_bytes() > 227 * 1024) return false;
   return true;
 }());
+
+/// What a compute capability 9.0 GPU runs past decode (M > decode_max_m), in builds with sm_90a kernels:
+/// the TMA-fed wgmma kernel, 128×128 with 6 stages, or 128×256 with 4 for the s32 output (IntGemm) when its
+/// blocks alone cover every SM. Measured on an H100 over the LLM linear shapes (docs/perf/2026-11-26-h100,
+/// int_gemm_tiles.csv): for the s32 output 1.16–2.4× the best mma.sync tile at every M ≥ 64, while at M ≤ 16
+/// the split-K decode tile stays ahead (15.8 against 19.2 µs at 1×4096×4096); 128×256 wins once it has a
+/// block per SM (8192×4096×4096: 232 against 255 µs). The linear epilogue costs the wgmma kernel more than
+/// the mma.sync one (at 128×4096×4096: 41 µs against 19 for the s32 output; mma.sync's medium tile 32 µs),
+/// so it runs there only when each block has enough K to hide it: narrow blocks × K ≥ SMs × 2048 (e.g. M =
+/// 128 with N = 4096 and K = 11008: 60 against 74 µs; with K = 4096 mma.sync stays). 128×256 loses with the
+/// linear epilogue at every shape (777 against 491 µs at 8192×4096×4096).
+inline constexpr IntGemmWgmmaTile kIntGemmWgmmaNarrow{128, 6, true};
+inline constexpr IntGemmWgmmaTile kIntGemmWgmmaWide{256, 4, true};
+
+enum class IntGemmWgmmaKind { None, Narrow, Wide };
+
+/// The wgmma tile for an M×N×K problem on a 9.0 device with `sms` multiprocessors (`s32_out`: IntGemm's
+/// store, not the linear epilogue); None where `choose`'s mma.sync tiles run.
+constexpr IntGemmWgmmaKind choose_wgmma(const IntGemmTileSet& set, long long m, long long n, long long k, int sms,
+                                        bool s32_out) {
+  if (m <= set.decode_max_m) return IntGemmWgmmaKind::None;
+  const auto blocks = [&](const IntGemmWgmmaTile& t) {
+    return ((m + IntGemmWgmmaTile::bm - 1) / IntGemmWgmmaTile::bm) * ((n + t.bn - 1) / t.bn);
+  };
+  if (s32_out) return blocks(kIntGemmWgmmaWide) >= sms ? IntGemmWgmmaKind::Wide : IntGemmWgmmaKind::Narrow;
+  return blocks(kIntGemmWgmmaNarrow) * k >= 2048LL * sms ? IntGemmWgmmaKind::Narrow : IntGemmWgmmaKind::None;
+}
 
 }  // namespace baracuda::detail

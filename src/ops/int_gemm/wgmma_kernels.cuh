@@ -1,8 +1,9 @@
 // The int8 GEMM of kernels.cuh (C = A·Bᵀ, A [M, K] and B [N, K] K-contiguous, s8/u8 operands, the s32 store
 // or the W8A8 linear epilogue) on Hopper's warpgroup MMA: wgmma.mma_async.m64nNk32 (sm_90a) with A and B
-// read from shared memory through descriptors. A CANDIDATE, not dispatched by the plans: it runs on sim in
-// tests/ops/int_gemm_tiles_test and is timed and checked bit for bit on a GPU by tools/tuning/int_gemm_tiles;
-// nothing on hardware has verified it yet (docs/decisions.md, "GEMMs").
+// read from shared memory through descriptors. The plans run its TMA-fed form past decode on a compute
+// capability 9.0 GPU (tuning.hpp's choose_wgmma, device_wgmma.cu's table); it runs on sim in
+// tests/ops/int_gemm_tiles_test, and tools/tuning/int_gemm_tiles times every candidate on a GPU and checks it
+// bit for bit (docs/perf/2026-11-26-h100: exact at every shape, docs/decisions.md "GEMMs").
 //
 // Block tile: BM = 128 rows (two consumer warpgroups of 64 rows each, 256 threads, no producer warps) × BN
 // columns (128 or 256: one wgmma.m64n{BN}k32 per warpgroup and k-step), BK = 128 bytes of K per slice.
