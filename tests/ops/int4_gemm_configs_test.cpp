@@ -34,10 +34,10 @@ std::string name(const Int4GemmConfig& c) {
 
 TEST(Int4GemmConfigs, TheDefaultIsTheFirstCandidateAndTheSplitRuleScales) {
   EXPECT_EQ(kInt4GemmCandidates[0], detail::kInt4GemmDefault);
-  EXPECT_EQ(detail::kInt4GemmDefault, (Int4GemmConfig{64, 64, 4, 4, 1}));
+  EXPECT_EQ(detail::kInt4GemmDefault, (Int4GemmConfig{128, 128, 3, 4, 1}));
   // The default arguments are the default shape's: the library's rule.
-  EXPECT_EQ(detail::int4_gemm_splits(1, 4096, 4096), detail::int4_gemm_splits(1, 4096, 4096, 64, 64));
-  EXPECT_EQ(detail::int4_gemm_splits(1, 4096, 4096), 5);
+  EXPECT_EQ(detail::int4_gemm_splits(1, 4096, 4096), detail::int4_gemm_splits(1, 4096, 4096, 128, 128));
+  EXPECT_EQ(detail::int4_gemm_splits(1, 4096, 4096), 8);
   // Wider blocks: fewer blocks, more parts; deeper slices: at least 4 of them per part.
   EXPECT_EQ(detail::int4_gemm_splits(1, 4096, 4096, 128, 64), 9);   // 32 blocks → 9 parts
   EXPECT_EQ(detail::int4_gemm_splits(1, 4096, 4096, 256, 128), 8);  // 16 blocks → 17, at most K / 512

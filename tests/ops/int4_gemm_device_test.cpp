@@ -105,7 +105,8 @@ TEST_P(Int4GemmOnDevice, MatchesHost) {
   ASSERT_TRUE(probe.is_ok()) << probe.error().to_string();
   // Small shapes (sim runs threads as fibers); every group size, both schemes, act-order, bias, M not a
   // multiple of 16 and in each of the kernel's row-block sizes (16, 32, 64 rows), padded row strides, K long
-  // enough (384, 512) for the 4-stage pipeline to wrap around its buffers, and K split into parts.
+  // enough (512, 768, 1024) for the 3-stage pipeline of 128-row slices to wrap around its buffers, and K
+  // split into parts.
   const DeviceCase cases[] = {
       {1, 64, 128, 128, Int4Scheme::Symmetric, false, false, 0},
       {7, 128, 256, 32, Int4Scheme::Symmetric, true, true, 8},
@@ -117,9 +118,10 @@ TEST_P(Int4GemmOnDevice, MatchesHost) {
       {9, 64, 256, 64, Int4Scheme::Symmetric, true, false, 0},
       {3, 64, 512, 128, Int4Scheme::Symmetric, false, false, 0},
       {20, 64, 384, 64, Int4Scheme::Asymmetric, true, true, 8},
-      // K cut into parts (tables.hpp's int4_gemm_splits: 2, 4 and 3 here), with act-order and bias.
+      // K cut into parts (tables.hpp's int4_gemm_splits: 2, 3 and 4 here), with act-order and bias.
       {1, 64, 1024, 128, Int4Scheme::Asymmetric, true, true, 0},
-      {2, 128, 768, 64, Int4Scheme::Symmetric, false, true, 8},
+      {2, 128, 1536, 64, Int4Scheme::Symmetric, false, true, 8},
+      {3, 64, 2048, 32, Int4Scheme::Symmetric, true, false, 8},  // 4 parts, 4 slices each
   };
   uint64_t seed = 500;
   for (const DeviceCase& dc : cases) {
@@ -148,21 +150,21 @@ TEST_P(Int4GemmOnDevice, EmptyProblem) {
 
 // The split-K rule (a function of the problem only) and the workspace it gives on the devices.
 TEST(Int4MarlinGemm, SplitKRuleAndWorkspace) {
-  EXPECT_EQ(detail::int4_gemm_splits(1, 4096, 4096), 5);     // 64 blocks → 5 parts for 264 blocks
-  EXPECT_EQ(detail::int4_gemm_splits(16, 8192, 8192), 3);    // 128 blocks
-  EXPECT_EQ(detail::int4_gemm_splits(1, 11008, 4096), 2);    // 172 blocks
+  EXPECT_EQ(detail::int4_gemm_splits(1, 4096, 4096), 8);     // 32 blocks of 128 columns → 8 parts (K / 512)
+  EXPECT_EQ(detail::int4_gemm_splits(16, 8192, 8192), 5);    // 64 blocks
+  EXPECT_EQ(detail::int4_gemm_splits(1, 11008, 4096), 4);    // 86 blocks
   EXPECT_EQ(detail::int4_gemm_splits(128, 4096, 4096), 2);   // the partial sums' traffic bound K / 16M
   EXPECT_EQ(detail::int4_gemm_splits(2048, 4096, 4096), 1);  // enough blocks
   EXPECT_EQ(detail::int4_gemm_splits(1, 64, 128), 1);        // fewer than 4 slices per part
-  EXPECT_EQ(detail::int4_gemm_splits(1, 64, 1024), 4);       // at most K / 256 parts
+  EXPECT_EQ(detail::int4_gemm_splits(1, 64, 1024), 2);       // at most K / 512 parts (128-row slices)
   // sim: splits·M·N·4 bytes after act-order's permuted activation (rounded up to 256 bytes); host: none.
   const Int4GemmDescriptor d = Int4GemmDescriptor{}.with_shape(1, 64, 1024).with_group(128);
   auto sim = dynamic::Int4MarlinGemmPlan::select(Stream::sim(), d);
   ASSERT_TRUE(sim.is_ok());
-  EXPECT_EQ(sim->workspace_size(), 4u * 64u * 4u);
+  EXPECT_EQ(sim->workspace_size(), 2u * 64u * 4u);
   auto sim_act = dynamic::Int4MarlinGemmPlan::select(Stream::sim(), Int4GemmDescriptor(d).with_act_order());
   ASSERT_TRUE(sim_act.is_ok());
-  EXPECT_EQ(sim_act->workspace_size(), 2048u + 4u * 64u * 4u);
+  EXPECT_EQ(sim_act->workspace_size(), 2048u + 2u * 64u * 4u);
   auto host = dynamic::Int4MarlinGemmPlan::select(Stream::host(), d);
   ASSERT_TRUE(host.is_ok());
   EXPECT_EQ(host->workspace_size(), 0u);

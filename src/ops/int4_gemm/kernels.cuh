@@ -2,8 +2,9 @@
 // C[M, N] = A[M, K] · dequant(B)[K, N] (+ bias), and the act-order column gather of A. Instantiated for the
 // cuda and sim devices by the kernel unit device.cu; tables.hpp documents the launch record.
 //
-// The kernel is a template on its block shape (tuning.hpp's Int4GemmConfig); the library instantiates only
-// kInt4GemmDefault, described here with the general case in brackets. A block computes a BM×64 [BM×BN] tile
+// The kernel is a template on its block shape (tuning.hpp's Int4GemmConfig); the library instantiates
+// kInt4GemmDefault (128 columns, 128-row slices). Described here for the first kernel's 64×64 shape, with the
+// general case in brackets. A block computes a BM×64 [BM×BN] tile
 // of C (BM = 16·MT rows; one [BN/64 consecutive] 64-column block[s] of the Marlin layout) with 4 warps
 // [warps_n × warps_k], warp w owning the columns 16w..16w+15 [BN/warps_n columns: NT = BN/(16·warps_n)
 // consecutive n16 tiles]. K is streamed in 64-row [KS-row] slices through `ST` shared buffers filled by

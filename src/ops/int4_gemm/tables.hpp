@@ -49,8 +49,8 @@ inline constexpr int64_t kInt4GemmMaxM = int64_t{65535} * 64;
 inline constexpr int64_t kInt4GemmMaxNK = int64_t{0x7fffffff};
 
 /// How many parts the devices cut K into: enough blocks for the largest GPUs (2 per SM of a 132-SM H100:
-/// N/64 column blocks × row blocks alone give 64 blocks at M ≤ 16, N = 4096), with at least 4 K slices
-/// (of 64 rows) per part, and the partial sums' round trip (2·splits·M·N·4 bytes) within the weight's own bytes.
+/// N/128 column blocks × row blocks alone give 32 blocks at M ≤ 16, N = 4096), with at least 4 K slices
+/// per part, and the partial sums' round trip (2·splits·M·N·4 bytes) within the weight's own bytes.
 /// A function of the problem only, so every device computes the same sums in the same order.
 /// `block_cols` and `slice_rows` are the kernel's block shape (tuning.hpp; by default the library's): the
 /// same rule for a candidate shape counts its blocks and its slices.

@@ -12,10 +12,9 @@
 /// contiguous runs, one per group of warps_n warps (Marlin's intra-block K split), whose f32 sums are added
 /// through shared memory after the last slice, in a fixed order (deterministic).
 ///
-/// The library runs `kInt4GemmDefault` only. The candidates are instantiated by
-/// tests/ops/int4_gemm_configs_kernels.cu (every one on sim against the host reference) and
-/// tools/tuning/int4_gemm_configs.cu (timed on a GPU, checked against the default's output); the default is
-/// to be chosen from that measurement (docs/decisions.md, "Measurement and tuning").
+/// The library runs `kInt4GemmDefault` only. The candidates are instantiated by tests/ops/int4_gemm_configs_kernels.cu (every one on sim
+/// against the host reference) and tools/tuning/int4_gemm_configs.cu (timed on a GPU, checked against the
+/// default's output), from whose measurement it was chosen (docs/decisions.md, "Measurement and tuning").
 #pragma once
 
 namespace baracuda::detail {
@@ -60,23 +59,24 @@ struct Int4GemmConfig {
   }
 };
 
-/// The library's shape (the first W4A16 kernel, measured on an H100 in docs/perf/2026-11-22-h100): 64
-/// columns, 64-row slices, 4 stages, 4 warps of 16 columns each. 2 KiB of weight per stage: too few bytes in
-/// flight per SM to stream the weight at HBM speed, hence the candidates below — kept until they are timed.
-inline constexpr Int4GemmConfig kInt4GemmDefault{64, 64, 4, 4, 1};
+/// The library's shapes, chosen from tools/tuning/int4_gemm_configs.cu on an H100 (docs/perf/2026-11-26-h100,
+/// int4_configs.csv: M 1–128 on 4096×4096, 11008×4096 and 8192×8192, each with the split rule): 128 columns,
+/// 128-row slices, 3 stages, 4 warps of 32 columns came within 1.12× of the best candidate per shape on
+/// average (1.43× at worst, M = 128 on 4096×4096), where the first kernel's 64×64×4 shape was 1.48× (1.69×)
+/// behind: 16 KiB of weight per stage against 2 KiB keeps enough bytes in flight to stream the weight.
+/// Its 128-row slices divide every K the plan takes (K % 128 == 0, int4_gemm.hpp).
+inline constexpr Int4GemmConfig kInt4GemmDefault{128, 128, 3, 4, 1};
 
 /// The candidates tools/tuning/int4_gemm_configs.cu times and tests/ops/int4_gemm_configs_test.cpp checks:
-/// the default, wider blocks (2 and 4 Marlin column blocks) and deeper slices (16 KiB of weight per stage at
-/// 256×128, as Marlin), a shallower pipeline, and 8 warps either across 256 columns or as 4 column warps × 2
-/// K warps over 128 columns (Marlin's small-batch layout).
+/// the library's shape first, the first kernel's 64×64, wider blocks (4 Marlin column blocks) and
+/// deeper pipelines, and 8 warps either across 256 columns or as 4 column warps × 2 K warps over 128 columns
+/// (Marlin's small-batch layout).
 inline constexpr Int4GemmConfig kInt4GemmCandidates[] = {
-    {64, 64, 4, 4, 1},   {128, 64, 4, 4, 1},  {128, 128, 4, 4, 1}, {128, 128, 3, 4, 1},
+    {128, 128, 3, 4, 1}, {64, 64, 4, 4, 1},   {128, 64, 4, 4, 1},  {128, 128, 4, 4, 1},
     {256, 64, 4, 8, 1},  {256, 128, 4, 8, 1}, {128, 128, 4, 4, 2}, {64, 128, 4, 4, 2},
 };
 
-static_assert(kInt4GemmDefault.valid());
-// kernels.cuh launches the default without the > 48 KiB dynamic shared memory opt-in.
-static_assert(kInt4GemmDefault.smem_bytes(64, true) <= 48 * 1024);
+static_assert(kInt4GemmDefault.valid() && kInt4GemmDefault.slice_rows == 128);
 static_assert([] {
   for (const Int4GemmConfig& c : kInt4GemmCandidates)
     if (!c.valid() || c.smem_bytes(64, true) > 227 * 1024) return false;
