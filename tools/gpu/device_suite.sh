@@ -13,7 +13,9 @@
 # env.txt, tests.log, profile.csv (one CSV, a header per family), profile.err, sanitizer.log, tiles.csv,
 # resources.txt (both tuning steps append to it), int4_configs.csv: eight files, what a lent machine returns.
 # Usage (repository root): tools/gpu/device_suite.sh [steps, default "tests profile sanitize"]
-# PROFILE_OPS (default: every family) narrows the profiler step, e.g. PROFILE_OPS="int_gemm unary".
+# PROFILE_OPS (default: every family) narrows the profiler step, e.g. PROFILE_OPS="int_gemm unary". The
+# profiler prints its rows when a family is done, so a family that outruns its cap returns nothing: the caps
+# are from the 2026-11-26 H100 run (the int4 GEMM's host checks stop at 2e9 flops; the tests check the rest).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 steps=${1:-tests profile sanitize}
@@ -60,16 +62,16 @@ if [[ " $steps " == *" profile "* ]]; then
   ops=" ${PROFILE_OPS:-int_gemm int4_gemm int4_marlin_repack gated_activation quantize fp8 dynamic_range_quantize cast fill affine ternary unary binary} "
   want() { [[ "$ops" == *" $1 "* ]]; }
   want int_gemm && prof 120 --op int_gemm
-  want int4_gemm && prof 60 --op int4_gemm
+  want int4_gemm && prof 90 --op int4_gemm --verify-limit 2e9
   want int4_marlin_repack && prof 30 --op int4_marlin_repack
-  want gated_activation && prof 40 --op gated_activation
+  want gated_activation && prof 150 --op gated_activation
   want quantize && prof 40 --op quantize
   want fp8 && prof 20 --op fp8
   want dynamic_range_quantize && prof 30 --op dynamic_range_quantize
   want cast && prof 25 --op cast
   want fill && prof 10 --op fill
   want affine && prof 10 --op affine
-  want ternary && prof 30 --op ternary
+  want ternary && prof 90 --op ternary
   want unary && prof 150 --op unary --repeat 10 --warmup 2
   want binary && prof 150 --op binary --repeat 10 --warmup 2
 fi
