@@ -25,17 +25,8 @@
 namespace baracuda::test {
 namespace {
 
-constexpr uint8_t kSentinel = 0xA5;
 constexpr double kAlpha = 1.75;
 constexpr double kBeta = -0.375;
-
-BackendKind backend_of(DeviceKind d) {
-  return d == DeviceKind::Host ? BackendKind::Host : d == DeviceKind::Sim ? BackendKind::Sim : BackendKind::Bespoke;
-}
-
-std::vector<uint8_t> sentinel_storage(ElementKind k, int64_t elements) {
-  return std::vector<uint8_t>(static_cast<size_t>(storage_bytes(k, elements)), kSentinel);
-}
 
 // ---------------------------------------------------------------------------------------------------
 // The sweep, generated from the catalog

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "binary_test_support.hpp"
+#include "support/doc_table.hpp"
 
 namespace baracuda::test {
 namespace {
@@ -153,21 +154,7 @@ std::string catalog_tables() {
 }
 
 TEST(BinaryDocs, TablesAreTheCatalog) {
-  const std::string path = std::string(BARACUDA_TEST_DATA_DIR) + "/../../docs/ops/binary.md";
-  std::ifstream f(path);
-  ASSERT_TRUE(f) << path;
-  std::stringstream ss;
-  ss << f.rdbuf();
-  const std::string doc = ss.str();
-  const std::string begin =
-      "<!-- catalog-table:begin (generated from binary_ops.def and tests/ops/binary_test_catalog.hpp; checked by "
-      "binary_test) -->\n";
-  const std::string end = "<!-- catalog-table:end -->";
-  const size_t a = doc.find(begin), b = doc.find(end);
-  ASSERT_TRUE(a != std::string::npos && b != std::string::npos && a < b) << "markers missing in " << path;
-  EXPECT_EQ(doc.substr(a + begin.size(), b - a - begin.size()), catalog_tables())
-      << "docs/ops/binary.md's tables differ from the catalog; the expected tables are:\n"
-      << catalog_tables();
+  expect_doc_table("binary.md", "binary_ops.def and tests/ops/binary_test_catalog.hpp", "binary_test", catalog_tables());
 }
 
 }  // namespace

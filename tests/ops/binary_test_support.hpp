@@ -298,16 +298,6 @@ inline std::vector<uint8_t> make_input(const OpEntry& e, ElementKind k, int64_t 
 // Bytes, sentinels and comparison with the host reference
 // ---------------------------------------------------------------------------------------------------
 
-inline constexpr uint8_t kSentinel = 0xA5;
-
-inline BackendKind backend_of(DeviceKind d) {
-  return d == DeviceKind::Host ? BackendKind::Host : d == DeviceKind::Sim ? BackendKind::Sim : BackendKind::Bespoke;
-}
-
-inline std::vector<uint8_t> sentinel_storage(ElementKind k, int64_t elements) {
-  return std::vector<uint8_t>(static_cast<size_t>(storage_bytes(k, elements)), kSentinel);
-}
-
 inline int64_t elements_in(ElementKind k, const std::vector<uint8_t>& storage) {
   return static_cast<int64_t>(storage.size()) / element_bytes(k);
 }

@@ -31,16 +31,6 @@
 namespace baracuda::test {
 namespace {
 
-constexpr uint8_t kSentinel = 0xA5;
-
-BackendKind backend_of(DeviceKind d) {
-  return d == DeviceKind::Host ? BackendKind::Host : d == DeviceKind::Sim ? BackendKind::Sim : BackendKind::Bespoke;
-}
-
-std::vector<uint8_t> sentinel_storage(ElementKind k, int64_t elements) {
-  return std::vector<uint8_t>(static_cast<size_t>(storage_bytes(k, elements)), kSentinel);
-}
-
 /// Runs a cast of dense 1-D input bytes on `stream`; the output bytes, or the failure.
 Result<std::vector<uint8_t>> run_dense(const Stream& stream, ElementKind in, ElementKind out, bool saturate,
                                        const std::vector<uint8_t>& in_bytes, int64_t n) {

@@ -7,15 +7,10 @@
 
 #include "baracuda/baracuda.hpp"
 #include "elementwise_engine_kernels.hpp"
+#include "support/sim_context.hpp"
 
 namespace baracuda::test {
 namespace {
-
-detail::ExecContext sim_context() {
-  auto ctx = detail::make_exec_context(Stream::sim());
-  EXPECT_TRUE(ctx.is_ok());
-  return *ctx;
-}
 
 DynTensor view(float* p, std::initializer_list<int64_t> shape, std::initializer_list<int64_t> stride) {
   DynTensor t;

@@ -18,16 +18,6 @@
 namespace baracuda::test {
 namespace {
 
-constexpr uint8_t kSentinel = 0xA5;
-
-BackendKind backend_of(DeviceKind d) {
-  return d == DeviceKind::Host ? BackendKind::Host : d == DeviceKind::Sim ? BackendKind::Sim : BackendKind::Bespoke;
-}
-
-std::vector<uint8_t> sentinel_storage(ElementKind k, int64_t elements) {
-  return std::vector<uint8_t>(static_cast<size_t>(storage_bytes(k, elements)), kSentinel);
-}
-
 /// The bits of 1.5 in every kind, worked out by hand from the formats (sign | exponent | mantissa).
 uint64_t one_and_a_half_bits(ElementKind k) {
   switch (k) {

@@ -20,14 +20,9 @@
 namespace baracuda::test {
 
 using K = ElementKind;
-inline constexpr uint8_t kSentinel = 0xA5;
 inline constexpr K kInputs[] = {K::F16, K::Bf16, K::F32, K::F64};
 inline constexpr K kFp8[] = {K::Fp8E4M3, K::Fp8E5M2};
 inline constexpr uint32_t kQuietNaN = 0x7FC00000u;
-
-inline BackendKind backend_of(DeviceKind d) {
-  return d == DeviceKind::Host ? BackendKind::Host : d == DeviceKind::Sim ? BackendKind::Sim : BackendKind::Bespoke;
-}
 
 inline uint32_t bits_of(float f) {
   uint32_t b;

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "gated_activation_test_support.hpp"
+#include "support/doc_table.hpp"
 
 namespace baracuda::test {
 namespace {
@@ -93,20 +94,7 @@ std::string catalog_table() {
 }
 
 TEST(GatedDocs, TableIsTheCatalog) {
-  const std::string path = std::string(BARACUDA_TEST_DATA_DIR) + "/../../docs/ops/gated_activation.md";
-  std::ifstream f(path);
-  ASSERT_TRUE(f) << path;
-  std::stringstream ss;
-  ss << f.rdbuf();
-  const std::string doc = ss.str();
-  const std::string begin = "<!-- catalog-table:begin (generated from gated_activation.def; checked by "
-                            "gated_activation_test) -->\n";
-  const std::string end = "<!-- catalog-table:end -->";
-  const size_t a = doc.find(begin), b = doc.find(end);
-  ASSERT_TRUE(a != std::string::npos && b != std::string::npos && a < b) << "markers missing in " << path;
-  EXPECT_EQ(doc.substr(a + begin.size(), b - a - begin.size()), catalog_table())
-      << "docs/ops/gated_activation.md's table differs from the catalog; the expected table is:\n"
-      << catalog_table();
+  expect_doc_table("gated_activation.md", "gated_activation.def", "gated_activation_test", catalog_table());
 }
 
 }  // namespace

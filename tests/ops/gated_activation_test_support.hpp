@@ -24,19 +24,10 @@
 
 namespace baracuda::test {
 
-inline constexpr uint8_t kSentinel = 0xA5;
 inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 inline constexpr double kInf = std::numeric_limits<double>::infinity();
 inline constexpr std::array<GateLayout, 3> kLayouts = {GateLayout::SecondHalf, GateLayout::FirstHalf,
                                                 GateLayout::Interleaved};
-
-inline BackendKind backend_of(DeviceKind d) {
-  return d == DeviceKind::Host ? BackendKind::Host : d == DeviceKind::Sim ? BackendKind::Sim : BackendKind::Bespoke;
-}
-
-inline std::vector<uint8_t> sentinel_storage(ElementKind k, int64_t elements) {
-  return std::vector<uint8_t>(static_cast<size_t>(storage_bytes(k, elements)), kSentinel);
-}
 
 inline uint64_t seed_of(const std::string& s) {
   uint64_t h = 1469598103934665603ull;

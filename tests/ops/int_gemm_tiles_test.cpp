@@ -15,6 +15,7 @@
 #include "baracuda/baracuda.hpp"
 #include "int_gemm_tiles_kernels.hpp"
 #include "support/random.hpp"
+#include "support/sim_context.hpp"
 
 namespace baracuda::test {
 namespace {
@@ -55,12 +56,6 @@ std::string name(const TileCase& c) {
 
 DynTensor mat(void* p, ElementKind k, int64_t rows, int64_t cols) { return DynTensor::dense(p, k, Shape{rows, cols}); }
 DynTensor vec(void* p, ElementKind k, int64_t n) { return DynTensor::dense(p, k, Shape{n}); }
-
-detail::ExecContext sim_context() {
-  auto ctx = detail::make_exec_context(Stream::sim());
-  EXPECT_TRUE(ctx.is_ok());
-  return *ctx;
-}
 
 /// IntGemm (`ka` × `kb` → s32, s8 × s8 unless given) of an m×n×k problem with random operands (seeds from
 /// `seed`) through `run(sim, launch)` — one tile or candidate on sim — bit for bit against the host reference.

@@ -34,7 +34,6 @@
 namespace baracuda::test {
 namespace {
 
-constexpr uint8_t kSentinel = 0xA5;
 using C = QuantConvention;
 using Bytes = std::vector<uint8_t>;
 

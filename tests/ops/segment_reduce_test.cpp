@@ -14,15 +14,10 @@
 #include "device/host_loop.hpp"
 #include "device/segment_reduce_geometry.hpp"
 #include "segment_reduce_kernels.hpp"
+#include "support/sim_context.hpp"
 
 namespace baracuda::test {
 namespace {
-
-detail::ExecContext sim_context() {
-  auto ctx = detail::make_exec_context(Stream::sim());
-  EXPECT_TRUE(ctx.is_ok());
-  return *ctx;
-}
 
 ConstDynTensor view(const float* p, const Shape& shape, const std::array<int64_t, kMaxRank>& stride) {
   ConstDynTensor t;

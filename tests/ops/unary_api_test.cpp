@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "unary_test_support.hpp"
+#include "support/doc_table.hpp"
 
 namespace baracuda::test {
 namespace {
@@ -110,21 +111,7 @@ std::string catalog_table() {
 }
 
 TEST(UnaryApi, DocTableMatchesCatalog) {
-  const std::string path = std::string(BARACUDA_TEST_DATA_DIR) + "/../../docs/ops/unary.md";
-  std::ifstream f(path);
-  ASSERT_TRUE(f) << "cannot open " << path;
-  std::stringstream ss;
-  ss << f.rdbuf();
-  const std::string doc = ss.str();
-  const std::string begin =
-      "<!-- catalog-table:begin (generated from unary_ops.def and tests/ops/unary_test_catalog.hpp; checked by "
-      "unary_test) -->\n";
-  const std::string end = "<!-- catalog-table:end -->";
-  const size_t a = doc.find(begin), b = doc.find(end);
-  ASSERT_TRUE(a != std::string::npos && b != std::string::npos && a < b) << "markers missing in " << path;
-  EXPECT_EQ(doc.substr(a + begin.size(), b - a - begin.size()), catalog_table())
-      << "docs/ops/unary.md's table differs from the catalog; the expected table is:\n"
-      << catalog_table();
+  expect_doc_table("unary.md", "unary_ops.def and tests/ops/unary_test_catalog.hpp", "unary_test", catalog_table());
 }
 
 }  // namespace

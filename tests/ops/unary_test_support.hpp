@@ -29,17 +29,8 @@
 
 namespace baracuda::test {
 
-inline constexpr uint8_t kSentinel = 0xA5;
 inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 inline constexpr double kInf = std::numeric_limits<double>::infinity();
-
-inline BackendKind backend_of(DeviceKind d) {
-  return d == DeviceKind::Host ? BackendKind::Host : d == DeviceKind::Sim ? BackendKind::Sim : BackendKind::Bespoke;
-}
-
-inline std::vector<uint8_t> sentinel_storage(ElementKind k, int64_t elements) {
-  return std::vector<uint8_t>(static_cast<size_t>(storage_bytes(k, elements)), kSentinel);
-}
 
 inline std::vector<double> values_of(ElementKind k, const std::vector<uint8_t>& bytes) {
   const int w = element_bytes(k);

@@ -3,6 +3,7 @@
 // (barrier_vs_shuffle_deadlock really deadlocks on a GPU: run it under the emulator only.)
 #include "sim/compat.cuh"
 
+#include "finish_launch.hpp"
 #include "selftest_kernels.hpp"
 
 BARACUDA_DEVICE_NAMESPACE_BEGIN
@@ -144,15 +145,6 @@ BARACUDA_DEVICE_NAMESPACE_END
 
 namespace simtest {
 namespace k = baracuda::selftest;
-
-namespace {
-LaunchError finish() {
-#if !BARACUDA_SIM
-  cudaDeviceSynchronize();
-#endif
-  return baracuda::launch::take_last_error();
-}
-}  // namespace
 
 LaunchError early_exit_barrier(const int* in, int* out, int n, int threads) {
   BARACUDA_LAUNCH(1, threads, 0, 0, k::early_exit_kernel)(in, out, n);

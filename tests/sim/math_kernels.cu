@@ -1,6 +1,7 @@
 // Math and integer intrinsics for the emulator self-test. Plain CUDA: compiles with nvcc too.
 #include "sim/compat.cuh"
 
+#include "finish_launch.hpp"
 #include "selftest_kernels.hpp"
 
 BARACUDA_DEVICE_NAMESPACE_BEGIN
@@ -118,12 +119,6 @@ namespace simtest {
 namespace k = baracuda::selftest;
 
 namespace {
-LaunchError finish() {
-#if !BARACUDA_SIM
-  cudaDeviceSynchronize();
-#endif
-  return baracuda::launch::take_last_error();
-}
 int blocks_for(int n) { return (n + 127) / 128; }
 }  // namespace
 

@@ -1,6 +1,7 @@
 // Warp-intrinsic kernels of the emulator self-test. Plain CUDA: compiles with nvcc and against the emulator.
 #include "sim/compat.cuh"
 
+#include "finish_launch.hpp"
 #include "selftest_kernels.hpp"
 
 BARACUDA_DEVICE_NAMESPACE_BEGIN
@@ -99,15 +100,6 @@ BARACUDA_DEVICE_NAMESPACE_END
 
 namespace simtest {
 namespace k = baracuda::selftest;
-
-namespace {
-LaunchError finish() {
-#if !BARACUDA_SIM
-  cudaDeviceSynchronize();
-#endif
-  return baracuda::launch::take_last_error();
-}
-}  // namespace
 
 template <class T>
 LaunchError shfl(int mode, const T* in, T* out, const int* b, int width, unsigned mask, int threads) {

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "baracuda/core/sku.hpp"
 #include "baracuda/core/stream.hpp"
 
 namespace baracuda::test {
@@ -12,6 +13,11 @@ namespace baracuda::test {
 /// Every test case runs on each of these: host (the reference), sim (the kernels under the emulator) and
 /// cuda (the kernels on a GPU, skipped with the reason when none is usable).
 inline constexpr std::array<DeviceKind, 3> kTestDevices = {DeviceKind::Host, DeviceKind::Sim, DeviceKind::Cuda};
+
+/// The backend a plan selected on `device` reports in its SKU (the bespoke kernels on cuda).
+inline BackendKind backend_of(DeviceKind d) {
+  return d == DeviceKind::Host ? BackendKind::Host : d == DeviceKind::Sim ? BackendKind::Sim : BackendKind::Bespoke;
+}
 
 /// A stream on `device`, or nullopt with `why_not` set (cuda without a usable GPU).
 std::optional<Stream> stream_for(DeviceKind device, std::string* why_not);

@@ -19,6 +19,15 @@ struct Strided {
   int64_t offset = 0;
 };
 
+/// The byte every test fills outputs (and the storage around views) with before a run, to see what a run
+/// wrote: 0xA5 is no common value of any element kind.
+inline constexpr uint8_t kSentinel = 0xA5;
+
+/// `elements` elements of kind `k` (packed kinds: their bytes), every byte kSentinel.
+inline std::vector<uint8_t> sentinel_storage(ElementKind k, int64_t elements) {
+  return std::vector<uint8_t>(static_cast<size_t>(storage_bytes(k, elements)), kSentinel);
+}
+
 /// Row-major strides of a shape.
 Strided dense_layout(const Shape& shape);
 /// Elements a view of `shape` with layout `l` spans in storage (0 when empty).
