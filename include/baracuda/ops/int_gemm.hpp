@@ -117,7 +117,10 @@ struct IntGemmArgs {
 
 /// Integer GEMM. Workspace: the split-K parts' sums on sim and cuda for decode shapes (file comment), 256-byte
 /// aligned; none on host or otherwise. SKU `int_gemm/s8->s8/rcr/identity/...` for s8 × s8: element is a's
-/// kind and aux_element b's (so the arrow joins a and b; the output is always s32), layout Rcr.
+/// kind and aux_element b's (so the arrow joins a and b; the output is always s32), layout Rcr; its variant
+/// names the kernel: `reference` (host), `tc_m16n8k32` (mma.sync), or on a compute capability 9.0 GPU past
+/// decode `wgmma_m64n128k32_tma` / `wgmma_m64n256k32_tma` (docs/ops/int_gemm.md; rows that are not 16-byte
+/// aligned then run the mma.sync kernel).
 class IntGemmPlan {
  public:
   using Args = IntGemmArgs;

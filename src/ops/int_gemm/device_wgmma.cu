@@ -1,7 +1,7 @@
 // The int_gemm family's wgmma table (tables.hpp's IntGemmWgmmaTables): wgmma_kernels.cuh at the tiles of
 // tuning.hpp's choose_wgmma, for every operand and output kind of the family's own table. Compiled by nvcc
 // for sm_90a alone (baracuda_add_kernel_sources ... SM90A, in builds for sm_90) and against the emulator.
-#include "ops/int_gemm/kernels.cuh"  // gemm_params, linear_params
+#include "ops/int_gemm/launch_params.cuh"
 #include "ops/int_gemm/wgmma_kernels.cuh"
 
 BARACUDA_DEVICE_NAMESPACE_BEGIN

@@ -30,6 +30,7 @@
 #include "device/ptx/ldmatrix.cuh"
 #include "device/ptx/mma.cuh"
 #include "ops/int_gemm/epilogue.cuh"
+#include "ops/int_gemm/launch_params.cuh"
 #include "ops/int_gemm/tables.hpp"
 #include "ops/int_gemm/tuning.hpp"
 
@@ -253,19 +254,6 @@ Status launch(const ::baracuda::detail::ExecContext& ctx, const GemmParams& p, i
 #endif
 }
 
-inline GemmParams gemm_params(const ::baracuda::detail::IntGemmLaunch& l) {
-  GemmParams p;
-  p.partial = static_cast<int32_t*>(l.split.partial.data);
-  p.partial_colsum = static_cast<int32_t*>(l.split.partial_colsum.data);
-  p.a = static_cast<const unsigned char*>(l.a.data);
-  p.b = static_cast<const unsigned char*>(l.b.data);
-  p.lda = l.a.stride[0], p.ldb = l.b.stride[0];
-  p.m = static_cast<int>(l.m), p.n = static_cast<int>(l.n), p.k = static_cast<int>(l.k);
-  p.c = l.c.data;
-  p.ldc = l.c.stride[0];
-  return p;
-}
-
 #ifndef BARACUDA_HAVE_SM90A_KERNELS
 #define BARACUDA_HAVE_SM90A_KERNELS 0
 #endif
@@ -302,20 +290,6 @@ Status int_gemm_fn(const ::baracuda::detail::ExecContext& ctx, const ::baracuda:
   return launch<TA, TB, int32_t, false>(ctx, gemm_params(l), l.split.splits, "IntGemmPlan");
 }
 
-inline GemmParams linear_params(const ::baracuda::detail::LinearLaunch& l) {
-  GemmParams p = gemm_params(::baracuda::detail::IntGemmLaunch{l.m, l.n, l.k, l.a, l.w, l.y, l.split});
-  p.a_scale = static_cast<const float*>(l.a_scale.data);
-  p.a_scale_stride = l.a_scale.data != nullptr ? l.a_scale.stride[0] : 0;
-  p.a_scale_scalar = static_cast<float>(l.a_scale_scalar);
-  p.a_zp = static_cast<const int32_t*>(l.a_zero_point.data);
-  p.a_zp_stride = l.a_zero_point.data != nullptr ? l.a_zero_point.stride[0] : 0;
-  p.w_scale = static_cast<const float*>(l.w_scale.data);
-  p.w_scale_stride = l.w_scale.shape.dims[0] == l.n && l.n > 1 ? l.w_scale.stride[0] : 0;
-  p.bias = l.bias.data;
-  p.bias_stride = l.bias.data != nullptr ? l.bias.stride[0] : 0;
-  p.activation = static_cast<int>(l.activation);
-  return p;
-}
 
 template <class TA, class T>
 Status linear_fn(const ::baracuda::detail::ExecContext& ctx, const ::baracuda::detail::LinearLaunch& l) {
@@ -353,6 +327,7 @@ constexpr ::baracuda::detail::IntGemmTables make_tables() {
       t.int_gemm, ::baracuda::detail::IntGemmOperandTypes{}, ::baracuda::detail::IntGemmOperandTypes{});
   ::baracuda::detail::add_kind_pair_entries<::baracuda::detail::LinearFn, LinearEntry>(
       t.linear, ::baracuda::detail::IntGemmOperandTypes{}, ::baracuda::detail::LinearOutputTypes{});
+  t.wgmma = !BARACUDA_SIM && BARACUDA_HAVE_SM90A_KERNELS;
   return t;
 }
 

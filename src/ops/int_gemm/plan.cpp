@@ -81,15 +81,25 @@ Error no_function(std::string_view plan, const Stream& stream, const std::string
                               " (f64 outputs run on the host device, the reference)");
   return Error::unsupported(s(plan) + ": " + what + " is not supported");
 }
-/// The SKU variant (a static string: KernelSku holds a string_view): the host reference or the tensor-core
-/// kernel; QuantizedLinear adds its quantization of x (0: none, 1: per-token symmetric, 2: asymmetric).
-std::string_view variant_of(const Stream& stream, int quant = 0) {
-  const bool host = stream.device() == DeviceKind::Host;
-  switch (quant) {
-    case 1: return host ? "reference_per_token_sym" : "tc_m16n8k32_per_token_sym";
-    case 2: return host ? "reference_per_token_asym" : "tc_m16n8k32_per_token_asym";
-    default: return host ? "reference" : "tc_m16n8k32";
+/// The SKU variant (a static string: KernelSku holds a string_view): the host reference, the mma.sync kernel
+/// or the wgmma one (on a 9.0 GPU past decode, tuning.hpp's choose_wgmma; for rows a tensor map can describe,
+/// 16-byte aligned: others run the mma.sync tiles); QuantizedLinear adds its quantization of x (0: none, 1:
+/// per-token symmetric, 2: asymmetric).
+std::string_view variant_of(const Stream& stream, const detail::IntGemmTables& t, int64_t m, int64_t n, int64_t k,
+                            bool s32_out, int quant = 0) {
+  static constexpr std::string_view kNames[4][3] = {
+      {"reference", "reference_per_token_sym", "reference_per_token_asym"},
+      {"tc_m16n8k32", "tc_m16n8k32_per_token_sym", "tc_m16n8k32_per_token_asym"},
+      {"wgmma_m64n128k32_tma", "wgmma_m64n128k32_tma_per_token_sym", "wgmma_m64n128k32_tma_per_token_asym"},
+      {"wgmma_m64n256k32_tma", "wgmma_m64n256k32_tma_per_token_sym", "wgmma_m64n256k32_tma_per_token_asym"}};
+  int kernel = stream.device() == DeviceKind::Host ? 0 : 1;
+  if (t.wgmma && stream.device() == DeviceKind::Cuda) {
+    if (auto ctx = detail::make_exec_context(stream); ctx && ctx->sm == 90) {
+      const auto w = detail::choose_wgmma(detail::kIntGemmTilesSm90, m, n, k, ctx->multiprocessor_count, s32_out);
+      if (w != detail::IntGemmWgmmaKind::None) kernel = w == detail::IntGemmWgmmaKind::Wide ? 3 : 2;
+    }
   }
+  return kNames[kernel][quant];
 }
 
 Status check_mnk(std::string_view plan, int64_t m, int64_t n, int64_t k) {
@@ -272,7 +282,8 @@ Result<IntGemmPlan> IntGemmPlan::select(const Stream& stream, const IntGemmDescr
     return no_function(kIntGemm, stream, s(to_string(desc.a)) + " x " + s(to_string(desc.b)) + " -> s32");
   IntGemmPlan p;
   p.desc_ = desc;
-  p.binding_ = dev->bind(OpCategory::Gemm, "int_gemm", desc.a, desc.b, MathPrecision::Int8, variant_of(stream),
+  p.binding_ = dev->bind(OpCategory::Gemm, "int_gemm", desc.a, desc.b, MathPrecision::Int8,
+                         variant_of(stream, *dev->table, desc.m, desc.n, desc.k, true),
                          LayoutKind::Rcr, EpilogueKind::Identity);
   p.split_ = split_workspace(stream, desc.m, desc.n, desc.k, false, 0, pref.max_workspace_bytes);
   p.fn_ = fn;
@@ -364,7 +375,7 @@ Result<QuantizedLinearPlan> QuantizedLinearPlan::select(const Stream& stream, co
                               " bytes of workspace, above the preference's max_workspace_bytes");
   p.desc_ = desc;
   p.binding_ = dev->bind(OpCategory::Gemm, "quantized_linear", desc.element, desc.output, MathPrecision::Int8,
-                         variant_of(stream, asym ? 2 : 1), LayoutKind::Rcr,
+                         variant_of(stream, *dev->table, desc.m, desc.n, desc.k, false, asym ? 2 : 1), LayoutKind::Rcr,
                          epilogue_kind(desc.has_bias, desc.activation));
   p.fn_ = fn;
   return p;
@@ -442,7 +453,8 @@ Result<SmoothQuantLinearPlan> SmoothQuantLinearPlan::select(const Stream& stream
   SmoothQuantLinearPlan p;
   p.desc_ = desc;
   p.binding_ = dev->bind(OpCategory::Gemm, "smooth_quant_linear", ElementKind::S8, desc.output, MathPrecision::Int8,
-                         variant_of(stream), LayoutKind::Rcr, epilogue_kind(desc.has_bias, desc.activation));
+                         variant_of(stream, *dev->table, desc.m, desc.n, desc.k, false), LayoutKind::Rcr,
+                         epilogue_kind(desc.has_bias, desc.activation));
   p.split_ = split_workspace(stream, desc.m, desc.n, desc.k, false, 0, pref.max_workspace_bytes);
   p.fn_ = fn;
   return p;

@@ -43,9 +43,12 @@ struct LinearLaunch {
 };
 
 /// IntGemm functions by [A kind][B kind]; the linear epilogue by [activation-quantized kind][output kind].
+/// `wgmma`: whether the functions hand problems to the wgmma table on a compute capability 9.0 GPU
+/// (kernels.cuh's wgmma_kind: a cuda table built with sm_90a kernels), which the SKU then names.
 struct IntGemmTables {
   KindPairTable<IntGemmFn> int_gemm{};
   KindPairTable<LinearFn> linear{};
+  bool wgmma = false;
 };
 
 /// The quantized operand kinds (A and B of IntGemm) and the linear plans' output kinds.
