@@ -407,9 +407,12 @@ void expect_rejected(O op, const QuantizeDescriptor& d, ErrorCode code, std::str
   }
 }
 
-constexpr std::array<O, 8> kOps = {O::Quantize,     O::QuantizeBackward,       O::Dequantize,
-                                   O::DequantizeBackward, O::FakeQuantize, O::FakeQuantizeBackward,
-                                   O::FakeQuantizeLearnable, O::FakeQuantizeLearnableBackward};
+/// Every op of the catalog (quantize_ops.def).
+const std::vector<O> kOps = [] {
+  std::vector<O> v;
+  for (size_t i = 0; i < std::size(detail::kQuantizeOps); ++i) v.push_back(static_cast<O>(i));
+  return v;
+}();
 
 TEST(QuantizeConventionReject, WhatAConventionLacks) {
   const auto base = desc(ElementKind::F32, ElementKind::S8, Shape{4, 6}, C::PyTorch);

@@ -17,6 +17,7 @@
 
 #include "baracuda/baracuda.hpp"
 #include "support/devices.hpp"
+#include "support/doc_table.hpp"
 #include "support/numeric.hpp"
 #include "support/random.hpp"
 #include "support/tensor.hpp"
@@ -46,12 +47,18 @@ bool is_output(std::string_view role) {
 bool is_param(std::string_view role) {
   return role == "scale" || role == "zero_point" || role == "dscale" || role == "dzero_point";
 }
-/// The quantized operand: Quantize's y, Dequantize's x.
+const detail::QuantizeOpInfo& info_of(QuantizeOp op) { return detail::kQuantizeOps[static_cast<size_t>(op)]; }
+/// The quantized operand (the catalog's form): Quantize's y, Dequantize's x.
 bool is_quantized(QuantizeOp op, std::string_view role) {
-  return (role == "y" && op == QuantizeOp::Quantize) || (role == "x" && op == QuantizeOp::Dequantize);
+  return (role == "y" && info_of(op).form == detail::QuantizeForm::Quantizes) ||
+         (role == "x" && info_of(op).form == detail::QuantizeForm::Dequantizes);
 }
-/// y can overwrite x in place (the ops whose x and y have one element kind).
-bool y_over_x(QuantizeOp op) { return op == QuantizeOp::FakeQuantize || op == QuantizeOp::FakeQuantizeLearnable; }
+/// y can overwrite x in place (the ops that read x and write y of one element kind).
+bool y_over_x(QuantizeOp op) {
+  const detail::QuantizeOpInfo& i = info_of(op);
+  return (i.reads & detail::quantize_operand::X) && (i.writes & detail::quantize_operand::Y) &&
+         (i.form == detail::QuantizeForm::Float || i.form == detail::QuantizeForm::Learnable);
+}
 
 constexpr std::array<std::string_view, 8> kRoles = {"x", "scale", "zero_point", "dy", "y", "dx", "dscale",
                                                     "dzero_point"};
@@ -79,9 +86,7 @@ struct Problem {
 ElementKind kind_of_role(const Problem& p, std::string_view role) {
   if (is_quantized(p.op, role)) return p.desc.quantized;
   if (role == "zero_point")
-    return p.op == QuantizeOp::FakeQuantizeLearnable || p.op == QuantizeOp::FakeQuantizeLearnableBackward
-               ? scale_kind_of(p.desc.element)
-               : ElementKind::S32;
+    return info_of(p.op).form == detail::QuantizeForm::Learnable ? scale_kind_of(p.desc.element) : ElementKind::S32;
   if (is_param(role)) return scale_kind_of(p.desc.element);
   return p.desc.element;
 }
@@ -284,10 +289,8 @@ struct SweepCase {
 
 std::vector<SweepCase> sweep_cases() {
   std::vector<SweepCase> v;
-  const std::array<QuantizeOp, 8> ops = {
-      QuantizeOp::Quantize,     QuantizeOp::QuantizeBackward,     QuantizeOp::Dequantize,
-      QuantizeOp::DequantizeBackward, QuantizeOp::FakeQuantize, QuantizeOp::FakeQuantizeBackward,
-      QuantizeOp::FakeQuantizeLearnable, QuantizeOp::FakeQuantizeLearnableBackward};
+  std::vector<QuantizeOp> ops;  // every line of the catalog (quantize_ops.def)
+  for (size_t i = 0; i < std::size(detail::kQuantizeOps); ++i) ops.push_back(static_cast<QuantizeOp>(i));
   struct ShapeCase {
     Shape shape;
     std::vector<G> gs;
@@ -306,7 +309,8 @@ std::vector<SweepCase> sweep_cases() {
   for (QuantizeOp op : ops)
     for_each_type(FloatTypes{}, [&]<class T>() {
       const ElementKind e = kind_of<T>;
-      const bool has_q = op == QuantizeOp::Quantize || op == QuantizeOp::Dequantize;
+      const bool has_q = info_of(op).form == detail::QuantizeForm::Quantizes ||
+                         info_of(op).form == detail::QuantizeForm::Dequantizes;
       const std::vector<ElementKind> qs = has_q ? std::vector<ElementKind>{ElementKind::S8, ElementKind::U8,
                                                                            ElementKind::S4, ElementKind::U4}
                                                 : std::vector<ElementKind>{ElementKind::S8, ElementKind::U4};
@@ -368,6 +372,34 @@ TEST_P(QuantizeSweep, MatchesHostReference) {
 
 INSTANTIATE_TEST_SUITE_P(Quantize, QuantizeSweep, ::testing::ValuesIn(sweep_cases()),
                          [](const auto& info) { return info.param.name; });
+
+/// The ops' table of docs/ops/quantize.md, from the catalog.
+std::string catalog_table() {
+  const auto fields = [](unsigned flags) {
+    std::string r;
+    for (std::string_view role : kRoles)
+      if (flags & detail::quantize_operand_flag(role)) r += (r.empty() ? "" : ", ") + std::string(role);
+    return r;
+  };
+  const auto form = [](detail::QuantizeForm f) -> std::string_view {
+    switch (f) {
+      case detail::QuantizeForm::Quantizes: return "y / s32";
+      case detail::QuantizeForm::Dequantizes: return "x / s32";
+      case detail::QuantizeForm::Float: return "none / s32";
+      case detail::QuantizeForm::Learnable: return "none / the scale's kind";
+    }
+    return "?";
+  };
+  std::string t = "| op | reads | writes | quantized operand / zero point | computes |\n|---|---|---|---|---|\n";
+  for (const detail::QuantizeOpInfo& i : detail::kQuantizeOps)
+    t += "| `" + std::string(i.name) + "` | " + fields(i.reads) + " | " + fields(i.writes) + " | " +
+         std::string(form(i.form)) + " | " + std::string(i.doc) + " |\n";
+  return t;
+}
+
+TEST(QuantizeDocs, TableIsTheCatalog) {
+  expect_doc_table("quantize.md", "quantize_ops.def", "quantize_test", catalog_table());
+}
 
 }  // namespace
 }  // namespace baracuda::test

@@ -4,7 +4,7 @@
 /// `QuantGranularity`; the typed `QuantizePlan<T, TQ, N, Op>` wraps it for one op fixed at compile time.
 /// Operands (`dynamic::QuantizeArgs`, inputs then outputs): a forward op reads `x` and writes `y` ("x in, y
 /// out": quantize writes the quantized y, dequantize reads the quantized x); a backward op reads `dy` (and x)
-/// and writes `dx`; the table of `QuantizeOp` lists the fields each op uses.
+/// and writes `dx`; the family's catalog, quantize_ops.def, lists the fields each op uses.
 ///
 /// **The arithmetic** follows the descriptor's `QuantConvention` (quant_convention.hpp). Write `r(x, s)` for
 /// x against the scale:
@@ -67,7 +67,9 @@
 /// devices. The learnable backward sums in a fixed order per (device, launch geometry).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -85,16 +87,14 @@
 
 namespace baracuda {
 
-/// The quantization operations (the descriptor's `op`), with the `QuantizeArgs` fields each reads → writes.
+/// The quantization operations (the descriptor's `op`), one per line of the family's catalog,
+/// baracuda/ops/quantize_ops.def, in its order: Quantize, QuantizeBackward, Dequantize, DequantizeBackward,
+/// FakeQuantize, FakeQuantizeBackward, FakeQuantizeLearnable, FakeQuantizeLearnableBackward. The catalog
+/// lists the `QuantizeArgs` fields each reads and writes (`detail::kQuantizeOps`) and what it computes.
 enum class QuantizeOp : uint8_t {
-  Quantize = 0,                 ///< (x float, scale, zero_point) → y quantized
-  QuantizeBackward = 1,         ///< (x, scale, zero_point, dy) → dx
-  Dequantize = 2,               ///< (x quantized, scale, zero_point) → y float
-  DequantizeBackward = 3,       ///< (scale, dy) → dx (float, the quantized tensor's shape)
-  FakeQuantize = 4,             ///< (x, scale, zero_point) → y
-  FakeQuantizeBackward = 5,     ///< (x, scale, zero_point, dy) → dx
-  FakeQuantizeLearnable = 6,    ///< (x, scale, zero_point real-valued) → y
-  FakeQuantizeLearnableBackward = 7,  ///< (x, scale, zero_point, dy) → dx, dscale, dzero_point
+#define BARACUDA_QUANTIZE_OP(name, Enum, table, reads, writes, form, doc) Enum,
+#include "baracuda/ops/quantize_ops.def"
+#undef BARACUDA_QUANTIZE_OP
 };
 /// "quantize", "quantize_backward", …
 std::string_view to_string(QuantizeOp op);
@@ -133,17 +133,58 @@ namespace detail {
 struct QuantizeLaunch;
 using QuantizeFn = Status (*)(const ExecContext&, const QuantizeLaunch&);
 
-/// Whether `op` reads or writes the `QuantizeArgs` field named `field` (the table of `QuantizeOp`).
+/// The catalog's flags for the `QuantizeArgs` fields (quantize_ops.def's reads and writes).
+namespace quantize_operand {
+enum : unsigned {
+  X = 1u << 0, Scale = 1u << 1, ZeroPoint = 1u << 2, Dy = 1u << 3,  // inputs
+  Y = 1u << 4, Dx = 1u << 5, DScale = 1u << 6, DZeroPoint = 1u << 7,  // outputs
+};
+}  // namespace quantize_operand
+
+/// Which operand is quantized, or what the zero point is (quantize_ops.def's form).
+enum class QuantizeForm : uint8_t {
+  Quantizes,    ///< y is quantized
+  Dequantizes,  ///< x is quantized
+  Float,        ///< no quantized operand; the zero point is s32
+  Learnable,    ///< no quantized operand; the zero point is real-valued (the scale's kind)
+};
+
+/// One catalog line: the op's name, the fields it reads and writes (quantize_operand flags), its form and
+/// what it computes.
+struct QuantizeOpInfo {
+  std::string_view name;
+  unsigned reads, writes;
+  QuantizeForm form;
+  std::string_view doc;
+};
+
+namespace quantize_operand {
+inline constexpr QuantizeOpInfo kQuantizeOps[] = {
+#define BARACUDA_QUANTIZE_OP(name, Enum, table, reads, writes, form, doc) {#name, reads, writes, QuantizeForm::form, doc},
+#include "baracuda/ops/quantize_ops.def"
+#undef BARACUDA_QUANTIZE_OP
+};
+}  // namespace quantize_operand
+/// The catalog, indexed by `QuantizeOp`.
+using quantize_operand::kQuantizeOps;
+
+/// Whether `op` is one of the catalog's.
+constexpr bool is_quantize_op(QuantizeOp op) { return static_cast<size_t>(op) < std::size(kQuantizeOps); }
+
+/// The catalog flag of the `QuantizeArgs` field named `field` (0 for none).
+constexpr unsigned quantize_operand_flag(std::string_view field) {
+  using namespace quantize_operand;
+  constexpr std::string_view kNames[] = {"x", "scale", "zero_point", "dy", "y", "dx", "dscale", "dzero_point"};
+  for (unsigned i = 0; i < std::size(kNames); ++i)
+    if (field == kNames[i]) return 1u << i;
+  return 0;
+}
+
+/// Whether `op` reads or writes the `QuantizeArgs` field named `field` (its catalog line).
 constexpr bool quantize_op_uses(QuantizeOp op, std::string_view field) {
-  const bool backward = op == QuantizeOp::QuantizeBackward || op == QuantizeOp::DequantizeBackward ||
-                        op == QuantizeOp::FakeQuantizeBackward || op == QuantizeOp::FakeQuantizeLearnableBackward;
-  if (field == "x") return op != QuantizeOp::DequantizeBackward;
-  if (field == "scale") return true;
-  if (field == "zero_point") return op != QuantizeOp::DequantizeBackward;
-  if (field == "dy" || field == "dx") return backward;
-  if (field == "y") return !backward;
-  if (field == "dscale" || field == "dzero_point") return op == QuantizeOp::FakeQuantizeLearnableBackward;
-  return false;
+  if (!is_quantize_op(op)) return false;
+  const QuantizeOpInfo& i = kQuantizeOps[static_cast<size_t>(op)];
+  return ((i.reads | i.writes) & quantize_operand_flag(field)) != 0;
 }
 }  // namespace detail
 

@@ -48,23 +48,29 @@ std::string_view granularity_name(QuantGranularity::Kind k) {
   return "?";
 }
 
-bool has_quantized_operand(QuantizeOp op) { return op == QuantizeOp::Quantize || op == QuantizeOp::Dequantize; }
-bool is_learnable(QuantizeOp op) {
-  return op == QuantizeOp::FakeQuantizeLearnable || op == QuantizeOp::FakeQuantizeLearnableBackward;
+detail::QuantizeForm form_of(QuantizeOp op) { return detail::kQuantizeOps[static_cast<size_t>(op)].form; }
+bool has_quantized_operand(QuantizeOp op) {
+  return form_of(op) == detail::QuantizeForm::Quantizes || form_of(op) == detail::QuantizeForm::Dequantizes;
+}
+bool is_learnable(QuantizeOp op) { return form_of(op) == detail::QuantizeForm::Learnable; }
+/// The op whose sums over each parameter's elements (dscale, dzero_point) make it f64 and per-device.
+bool sums_per_parameter(QuantizeOp op) {
+  return (detail::kQuantizeOps[static_cast<size_t>(op)].writes & detail::quantize_operand::DScale) != 0;
 }
 
-/// The device function of `op` (the learnable backward's first pass, dx).
+template <class Fn>
+Fn entry(const detail::KindPairTable<Fn>& t, size_t i, size_t j) { return t[i][j]; }
+template <class Fn>
+Fn entry(const detail::KindTable<Fn>& t, size_t i, size_t) { return t[i]; }
+
+/// The device function of `op`, from its catalog line's table (the learnable backward's: its first pass, dx).
 detail::QuantizeFn function_of(const detail::QuantizeTables& t, QuantizeOp op, ElementKind e, ElementKind q) {
   const size_t i = detail::kind_index(e), j = detail::kind_index(q);
   switch (op) {
-    case QuantizeOp::Quantize: return t.quantize[i][j];
-    case QuantizeOp::QuantizeBackward: return t.quantize_backward[i];
-    case QuantizeOp::Dequantize: return t.dequantize[i][j];
-    case QuantizeOp::DequantizeBackward: return t.dequantize_backward[i];
-    case QuantizeOp::FakeQuantize: return t.fake_quantize[i];
-    case QuantizeOp::FakeQuantizeBackward: return t.fake_quantize_backward[i];
-    case QuantizeOp::FakeQuantizeLearnable: return t.learnable[i];
-    case QuantizeOp::FakeQuantizeLearnableBackward: return t.learnable_backward_dx[i];
+#define BARACUDA_QUANTIZE_OP(name, Enum, table, reads, writes, form, doc) \
+  case QuantizeOp::Enum: return entry(t.table, i, j);
+#include "baracuda/ops/quantize_ops.def"
+#undef BARACUDA_QUANTIZE_OP
   }
   return nullptr;
 }
@@ -77,17 +83,7 @@ const detail::QuantizeTables* tables_for(DeviceKind d) {
 }  // namespace
 
 std::string_view to_string(QuantizeOp op) {
-  switch (op) {
-    case QuantizeOp::Quantize: return "quantize";
-    case QuantizeOp::QuantizeBackward: return "quantize_backward";
-    case QuantizeOp::Dequantize: return "dequantize";
-    case QuantizeOp::DequantizeBackward: return "dequantize_backward";
-    case QuantizeOp::FakeQuantize: return "fake_quantize";
-    case QuantizeOp::FakeQuantizeBackward: return "fake_quantize_backward";
-    case QuantizeOp::FakeQuantizeLearnable: return "fake_quantize_learnable";
-    case QuantizeOp::FakeQuantizeLearnableBackward: return "fake_quantize_learnable_backward";
-  }
-  return "?";
+  return detail::is_quantize_op(op) ? detail::kQuantizeOps[static_cast<size_t>(op)].name : "?";
 }
 
 size_t QuantizeDescriptor::hash() const {
@@ -111,8 +107,7 @@ ElementKind QuantizePlan::scale_kind() const {
 
 Result<QuantizePlan> QuantizePlan::select(const Stream& stream, const QuantizeDescriptor& desc, PlanPreference pref) {
   const QuantizeOp op = desc.op;
-  if (static_cast<int>(op) > static_cast<int>(QuantizeOp::FakeQuantizeLearnableBackward))
-    return Error::invalid(s(kPlan) + ": invalid QuantizeOp");
+  if (!detail::is_quantize_op(op)) return Error::invalid(s(kPlan) + ": invalid QuantizeOp");
   BARACUDA_TRY(detail::check_shape(kPlan, "the descriptor's shape", desc.shape));
   if (desc.shape.rank < 1)
     return Error::invalid(s(kPlan) + ": the shape must have rank >= 1 (a scalar is a [1] tensor)");
@@ -122,7 +117,7 @@ Result<QuantizePlan> QuantizePlan::select(const Stream& stream, const QuantizeDe
   if (!is_quantized_kind(desc.quantized))
     return Error::unsupported(s(kPlan) + ": quantized kind " + s(to_string(desc.quantized)) +
                               " is not supported (s8, u8, s4 and u4 are)");
-  const bool vllm_op = op == QuantizeOp::Quantize || op == QuantizeOp::Dequantize;
+  const bool vllm_op = has_quantized_operand(op);  // vLLM's static int8 kernels quantize and dequantize
   BARACUDA_TRY(detail::check_convention(
       kPlan, desc.convention, desc.element, /*fp8=*/false,
       vllm_op ? "" : "covers quantize and dequantize (vLLM has no " + s(to_string(op)) + ")"));
@@ -139,7 +134,7 @@ Result<QuantizePlan> QuantizePlan::select(const Stream& stream, const QuantizeDe
                           ", " + std::to_string(hi) + "])");
   if (is_learnable(op) && (qmin > 0 || qmax < 0))
     return Error::invalid(s(kPlan) + ": the learnable fake-quantize range must include 0 (quant_min <= 0 <= quant_max)");
-  if (op == QuantizeOp::FakeQuantizeLearnableBackward && !std::isfinite(desc.grad_factor))
+  if (sums_per_parameter(op) && !std::isfinite(desc.grad_factor))
     return Error::invalid(s(kPlan) + ": grad_factor must be finite");
   if (has_quantized_operand(op)) BARACUDA_TRY(detail::check_packed_pairs(kPlan, *layout, desc.quantized));
 
@@ -147,8 +142,8 @@ Result<QuantizePlan> QuantizePlan::select(const Stream& stream, const QuantizeDe
   if (!dev) return dev.error();
   const detail::QuantizeTables* tables = dev->table;
   const detail::QuantizeFn fn = function_of(*tables, op, desc.element, desc.quantized);
-  if (fn == nullptr || (op == QuantizeOp::FakeQuantizeLearnableBackward &&
-                        tables->learnable_backward_grads[detail::kind_index(desc.element)] == nullptr))
+  if (fn == nullptr ||
+      (sums_per_parameter(op) && tables->learnable_backward_grads[detail::kind_index(desc.element)] == nullptr))
     return Error::unsupported(s(kPlan) + ": " + s(to_string(op)) + " is not available on this device for " +
                               s(to_string(desc.element)));
 
@@ -161,7 +156,7 @@ Result<QuantizePlan> QuantizePlan::select(const Stream& stream, const QuantizeDe
                          desc.element == ElementKind::F64 ? MathPrecision::F64 : MathPrecision::F32,
                          granularity_name(desc.granularity.kind));
   p.fn_ = fn;
-  if (op == QuantizeOp::FakeQuantizeLearnableBackward && stream.device() != DeviceKind::Host) {
+  if (sums_per_parameter(op) && stream.device() != DeviceKind::Host) {
     // The two-pass reduction's partials: (Σ ds, Σ dzp) in f64 per (parameter, chunk).
     auto ctx = detail::make_exec_context(stream);
     if (!ctx) return ctx.error();
@@ -188,11 +183,11 @@ Status QuantizePlan::can_implement(const Args& args) const {
     const Shape* shape;
   };
   const std::array<Operand, 8> operands{{
-      {"x", args.x, uses("x"), false, op == QuantizeOp::Dequantize ? desc_.quantized : e, &shape},
+      {"x", args.x, uses("x"), false, form_of(op) == detail::QuantizeForm::Dequantizes ? desc_.quantized : e, &shape},
       {"scale", args.scale, uses("scale"), false, sk, &param_shape_},
       {"zero_point", args.zero_point, uses("zero_point"), false, zk, &param_shape_},
       {"dy", args.dy, uses("dy"), false, e, &shape},
-      {"y", args.y, uses("y"), true, op == QuantizeOp::Quantize ? desc_.quantized : e, &shape},
+      {"y", args.y, uses("y"), true, form_of(op) == detail::QuantizeForm::Quantizes ? desc_.quantized : e, &shape},
       {"dx", args.dx, uses("dx"), true, e, &shape},
       {"dscale", args.dscale, uses("dscale"), true, sk, &param_shape_},
       {"dzero_point", args.dzero_point, uses("dzero_point"), true, sk, &param_shape_},
@@ -227,8 +222,8 @@ Status QuantizePlan::can_implement(const Args& args) const {
 
 PrecisionGuarantee QuantizePlan::precision_guarantee() const {
   const MathPrecision p = desc_.element == ElementKind::F64 ? MathPrecision::F64 : MathPrecision::F32;
-  const bool cross_device = desc_.op != QuantizeOp::FakeQuantizeLearnableBackward;
-  return {p, desc_.op == QuantizeOp::FakeQuantizeLearnableBackward ? MathPrecision::F64 : p, true, cross_device};
+  const bool sums = sums_per_parameter(desc_.op);  // in f64, in an order that depends on the device
+  return {p, sums ? MathPrecision::F64 : p, true, !sums};
 }
 
 Status QuantizePlan::run(const Stream& stream, Workspace workspace, const Args& args) const {
@@ -243,7 +238,7 @@ Status QuantizePlan::run(const Stream& stream, Workspace workspace, const Args& 
   auto layout = detail::quant_layout(kPlan, desc_.granularity, desc_.shape);
   if (!layout) return layout.error();
   const detail::QuantizeLaunch launch{*layout, args, qmin_, qmax_, desc_.grad_factor, workspace, desc_.convention};
-  if (desc_.op == QuantizeOp::FakeQuantizeLearnableBackward) {
+  if (sums_per_parameter(desc_.op)) {
     // dscale and dzp (sums over each parameter's elements; zero for an empty input) first: dx may
     // overwrite dy in place.
     const detail::QuantizeFn grads =
