@@ -48,6 +48,21 @@ struct DeviceSelection {
   }
 };
 
+/// `InvalidProblem` unless each of a descriptor's element kinds is a valid ElementKind (they come from the
+/// caller, and index the dispatch tables).
+Status check_kinds(std::string_view plan, std::initializer_list<ElementKind> kinds);
+
+/// `Unsupported` "<plan>: <in> -> <out> is not supported (<supported>)".
+Error unsupported_pair(std::string_view plan, ElementKind in, ElementKind out, std::string_view supported);
+
+/// The [in][out] entry of a kind-pair dispatch table (kinds checked by check_kinds), or unsupported_pair.
+template <class Fn>
+Result<Fn> pair_entry(std::string_view plan, const KindPairTable<Fn>& table, ElementKind in, ElementKind out,
+                      std::string_view supported) {
+  if (const Fn fn = table[kind_index(in)][kind_index(out)]) return fn;
+  return unsupported_pair(plan, in, out, supported);
+}
+
 /// The backend for `stream` under `pref` (resolve_bespoke_backend), then `tables_for(stream.device())`, the
 /// family's per-device table accessor (nullptr on cuda in a build without its kernels: no_cuda_kernels).
 /// The two failures keep this order in every family.

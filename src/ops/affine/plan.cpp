@@ -35,8 +35,7 @@ namespace dynamic {
 
 Result<AffinePlan> AffinePlan::select(const Stream& stream, const AffineDescriptor& desc, PlanPreference pref) {
   BARACUDA_TRY(detail::check_shape(kPlan, "the descriptor's shape", desc.shape));
-  if (detail::kind_index(desc.element) >= kNumElementKinds)
-    return Error::invalid(std::string(kPlan) + ": the descriptor's element kind is not a valid ElementKind");
+  BARACUDA_TRY(detail::check_kinds(kPlan, {desc.element}));
   auto dev = detail::select_device(kPlan, stream, pref, BARACUDA_DEVICE_TABLES(affine_table));
   if (!dev) return dev.error();
   const detail::AffineFn fn = (*dev->table)[detail::kind_index(desc.element)];

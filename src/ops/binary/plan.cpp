@@ -49,8 +49,7 @@ Result<Selected> select_common(std::string_view plan, const Stream& stream, Elem
                                const Shape& b, const PlanPreference& pref) {
   BARACUDA_TRY(detail::check_shape(plan, "the descriptor's a shape", a));
   BARACUDA_TRY(detail::check_shape(plan, "the descriptor's b shape", b));
-  if (detail::kind_index(element) >= kNumElementKinds)
-    return Error::invalid(str(plan) + ": the descriptor's element kind is not a valid ElementKind");
+  BARACUDA_TRY(detail::check_kinds(plan, {element}));
   auto out = broadcast_shapes(a, b);
   if (!out) return Error::invalid(str(plan) + ": " + out.error().message);
   auto dev = detail::select_device(plan, stream, pref, BARACUDA_DEVICE_TABLES(binary_tables));

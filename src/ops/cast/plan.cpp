@@ -31,20 +31,17 @@ namespace dynamic {
 
 Result<CastPlan> CastPlan::select(const Stream& stream, const CastDescriptor& desc, PlanPreference pref) {
   BARACUDA_TRY(detail::check_shape(kPlan, "the descriptor's shape", desc.shape));
-  if (detail::kind_index(desc.input) >= kNumElementKinds || detail::kind_index(desc.output) >= kNumElementKinds)
-    return Error::invalid(std::string(kPlan) + ": the descriptor's element kinds are not valid ElementKinds");
+  BARACUDA_TRY(detail::check_kinds(kPlan, {desc.input, desc.output}));
   auto dev = detail::select_device(kPlan, stream, pref, BARACUDA_DEVICE_TABLES(cast_table));
   if (!dev) return dev.error();
-  const detail::CastFn fn = (*dev->table)[detail::kind_index(desc.input)][detail::kind_index(desc.output)];
-  if (fn == nullptr)
-    return Error::unsupported(std::string(kPlan) + ": " + std::string(to_string(desc.input)) + " -> " +
-                              std::string(to_string(desc.output)) +
-                              " is not supported (packed 4-bit kinds are converted by the quantization family)");
+  const auto fn = detail::pair_entry(kPlan, *dev->table, desc.input, desc.output,
+                                     "packed 4-bit kinds are converted by the quantization family");
+  if (!fn) return fn.error();
 
   CastPlan p;
   p.desc_ = desc;
   p.binding_ = dev->bind(OpCategory::Cast, kOpName, desc.input, desc.output, MathPrecision::Exact, "elementwise");
-  p.fn_ = fn;
+  p.fn_ = *fn;
   return p;
 }
 

@@ -26,22 +26,18 @@ namespace dynamic {
 Result<Fp8DequantizePlan> Fp8DequantizePlan::select(const Stream& stream, const Fp8DequantizeDescriptor& desc,
                                                     PlanPreference pref) {
   BARACUDA_TRY(detail::check_shape(kPlan, "the descriptor's shape", desc.shape));
-  if (detail::kind_index(desc.input) >= kNumElementKinds || detail::kind_index(desc.output) >= kNumElementKinds)
-    return Error::invalid(std::string(kPlan) + ": the descriptor's element kinds are not valid ElementKinds");
+  BARACUDA_TRY(detail::check_kinds(kPlan, {desc.input, desc.output}));
   auto dev = detail::select_device(kPlan, stream, pref, BARACUDA_DEVICE_TABLES(fp8_functions));
   if (!dev) return dev.error();
-  const detail::Fp8DequantizeFn fn =
-      dev->table->dequantize[detail::kind_index(desc.input)][detail::kind_index(desc.output)];
-  if (fn == nullptr)
-    return Error::unsupported(std::string(kPlan) + ": " + std::string(to_string(desc.input)) + " -> " +
-                              std::string(to_string(desc.output)) +
-                              " is not supported (x: fp8e4m3 or fp8e5m2; y: f16, bf16, f32 or f64)");
+  const auto fn = detail::pair_entry(kPlan, dev->table->dequantize, desc.input, desc.output,
+                                     "x: fp8e4m3 or fp8e5m2; y: f16, bf16, f32 or f64");
+  if (!fn) return fn.error();
 
   Fp8DequantizePlan p;
   p.desc_ = desc;
   p.binding_ = dev->bind(OpCategory::Quantization, "fp8_dequantize", desc.input, desc.output,
                          desc.output == ElementKind::F64 ? MathPrecision::F64 : MathPrecision::F32, "elementwise");
-  p.fn_ = fn;
+  p.fn_ = *fn;
   return p;
 }
 

@@ -30,17 +30,13 @@ namespace dynamic {
 Result<Fp8QuantizePlan> Fp8QuantizePlan::select(const Stream& stream, const Fp8QuantizeDescriptor& desc,
                                                 PlanPreference pref) {
   BARACUDA_TRY(detail::check_shape(kPlan, "the descriptor's shape", desc.shape));
-  if (detail::kind_index(desc.input) >= kNumElementKinds || detail::kind_index(desc.output) >= kNumElementKinds)
-    return Error::invalid(std::string(kPlan) + ": the descriptor's element kinds are not valid ElementKinds");
+  BARACUDA_TRY(detail::check_kinds(kPlan, {desc.input, desc.output}));
   BARACUDA_TRY(detail::check_convention(kPlan, desc.convention, desc.input, /*fp8=*/true));
   auto dev = detail::select_device(kPlan, stream, pref, BARACUDA_DEVICE_TABLES(fp8_functions));
   if (!dev) return dev.error();
-  const detail::Fp8QuantizeFn fn =
-      dev->table->quantize[detail::kind_index(desc.input)][detail::kind_index(desc.output)];
-  if (fn == nullptr)
-    return Error::unsupported(std::string(kPlan) + ": " + std::string(to_string(desc.input)) + " -> " +
-                              std::string(to_string(desc.output)) +
-                              " is not supported (x: f16, bf16, f32 or f64; y: fp8e4m3 or fp8e5m2)");
+  const auto fn = detail::pair_entry(kPlan, dev->table->quantize, desc.input, desc.output,
+                                     "x: f16, bf16, f32 or f64; y: fp8e4m3 or fp8e5m2");
+  if (!fn) return fn.error();
 
   Fp8QuantizePlan p;
   p.desc_ = desc;
@@ -48,7 +44,7 @@ Result<Fp8QuantizePlan> Fp8QuantizePlan::select(const Stream& stream, const Fp8Q
   p.binding_ = dev->bind(OpCategory::Quantization, "fp8_quantize", desc.input, desc.output,
                          desc.input == ElementKind::F64 ? MathPrecision::F64 : MathPrecision::F32,
                          desc.convention == QuantConvention::TransformerEngine ? "fused_amax_skip_nan" : "fused_amax");
-  p.fn_ = fn;
+  p.fn_ = *fn;
   return p;
 }
 

@@ -53,8 +53,7 @@ std::string s(std::string_view v) { return std::string(v); }
 /// The descriptor rules both plans share.
 Status check_descriptor(std::string_view plan, const GatedActivationDescriptor& d) {
   BARACUDA_TRY(detail::check_shape(plan, "the descriptor's input shape", d.input_shape));
-  if (detail::kind_index(d.element) >= kNumElementKinds)
-    return Error::invalid(s(plan) + ": the descriptor's element kind is not a valid ElementKind");
+  BARACUDA_TRY(detail::check_kinds(plan, {d.element}));
   if (!valid_kind(d.kind))
     return Error::invalid(s(plan) + ": the descriptor's kind (" + std::to_string(static_cast<int>(d.kind)) +
                           ") is not a valid GatedActivationKind");

@@ -52,8 +52,7 @@ Result<Selected> select_common(std::string_view plan, const Stream& stream, Elem
                                const PlanPreference& pref) {
   for (size_t i = 0; i < 3; ++i)
     BARACUDA_TRY(detail::check_shape(plan, "the descriptor's " + str(names[i]) + " shape", shapes[i]));
-  if (detail::kind_index(element) >= kNumElementKinds)
-    return Error::invalid(str(plan) + ": the descriptor's element kind is not a valid ElementKind");
+  BARACUDA_TRY(detail::check_kinds(plan, {element}));
   auto ab = broadcast_shapes(shapes[0], shapes[1]);
   auto out = ab ? broadcast_shapes(*ab, shapes[2]) : ab;
   if (!out)

@@ -133,8 +133,7 @@ Result<Selected> select_common(std::string_view plan, const Stream& stream, cons
   BARACUDA_TRY(detail::check_shape(plan, "the descriptor's shape", desc.shape));
   if (detail::unary_index(desc.kind) >= kNumUnaryKinds)
     return Error::invalid(std::string(plan) + ": the descriptor's kind is not a valid UnaryKind");
-  if (detail::kind_index(desc.element) >= kNumElementKinds)
-    return Error::invalid(std::string(plan) + ": the descriptor's element kind is not a valid ElementKind");
+  BARACUDA_TRY(detail::check_kinds(plan, {desc.element}));
   auto params = resolve_parameters(plan, desc);
   if (!params) return params.error();
   auto dev = detail::select_device(plan, stream, pref, tables_for);
