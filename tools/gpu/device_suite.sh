@@ -14,8 +14,9 @@
 # resources.txt (both tuning steps append to it), int4_configs.csv: eight files, what a lent machine returns.
 # Usage (repository root): tools/gpu/device_suite.sh [steps, default "tests profile sanitize"]
 # PROFILE_OPS (default: every family) narrows the profiler step, e.g. PROFILE_OPS="int_gemm unary". The
-# profiler prints its rows when a family is done, so a family that outruns its cap returns nothing: the caps
-# are from the 2026-11-26 H100 run (the int4 GEMM's host checks stop at 2e9 flops; the tests check the rest).
+# profiler writes each CSV row as its case finishes, so a family that outruns its cap keeps what it measured;
+# the caps are from the 2026-11-26 H100 run (the int4 GEMM's host checks stop at 2e9 flops; the tests check
+# the rest).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 steps=${1:-tests profile sanitize}

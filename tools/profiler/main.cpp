@@ -131,14 +131,21 @@ int main(int argc, char** argv) {
   // timing itself runs on the CPU, so the cases run one after the other.
   const unsigned workers = kind == baracuda::DeviceKind::Cuda ? bp::verification_workers() : 0;
   std::deque<std::future<bp::Row>> pending;
+  // CSV rows go out as they finish (in case order), so that a run stopped by a time cap keeps them.
+  const bool stream_csv = o.format == bp::OutputFormat::Csv;
+  if (stream_csv) bp::print_csv_header(std::cout);
+  auto add = [&](bp::Row r) {
+    if (stream_csv) bp::print_csv_row(std::cout, device->info, r), std::cout.flush();
+    rows.push_back(std::move(r));
+  };
   auto collect = [&] {
-    rows.push_back(pending.front().get());
+    add(pending.front().get());
     pending.pop_front();
   };
   for (const auto& [scenario, problem] : *cases) {
     bp::Measured m = bp::measure_case(*scenario, problem, device->stream, settings);
     if (workers == 0) {
-      rows.push_back(bp::verify_case(*scenario, problem, std::move(m), settings));
+      add(bp::verify_case(*scenario, problem, std::move(m), settings));
       continue;
     }
     pending.push_back(
@@ -147,7 +154,7 @@ int main(int argc, char** argv) {
   }
   while (!pending.empty()) collect();
   for (const bp::Row& r : rows) ++count[static_cast<int>(r.status)];
-  bp::print_rows(std::cout, device->info, rows, o.format);
+  if (!stream_csv) bp::print_rows(std::cout, device->info, rows, o.format);
   const int passed = count[0], failed = count[1], unsupported = count[2], timed = count[3], errors = count[4];
   if (o.format == bp::OutputFormat::Table)
     std::cout << rows.size() << " cases: " << passed << " passed, " << failed << " failed, " << unsupported

@@ -78,17 +78,8 @@ void print_table(std::ostream& os, const std::vector<Row>& rows) {
 }
 
 void print_csv(std::ostream& os, const RunInfo& info, const std::vector<Row>& rows) {
-  os << "device,op,kinds,shape,layout,sku,status,time_us,repeats,bytes,gbps,flops,tflops,max_abs_err,"
-        "max_rel_err,mismatches,checked,baseline,baseline_us,speedup,message\n";
-  for (const Row& r : rows) {
-    os << info.device << ',' << r.op << ',' << r.kinds << ',' << r.shape << ',' << r.layout << ','
-       << csv_field(r.sku) << ',' << to_string(r.status) << ',' << fmt("%.3f", r.time_s * 1e6) << ','
-       << r.repeats << ',' << fmt("%.0f", r.bytes) << ',' << fmt("%.3f", r.gbps()) << ','
-       << fmt("%.0f", r.flops) << ',' << fmt("%.4f", r.tflops()) << ',' << fmt("%.6g", r.max_abs_error) << ','
-       << fmt("%.6g", r.max_rel_error) << ',' << r.mismatches << ',' << r.checked << ',' << csv_field(r.baseline)
-       << ',' << fmt("%.3f", r.baseline_s * 1e6) << ',' << fmt("%.4f", r.speedup()) << ',' << csv_field(r.message)
-       << '\n';
-  }
+  print_csv_header(os);
+  for (const Row& r : rows) print_csv_row(os, info, r);
 }
 
 void print_json(std::ostream& os, const RunInfo& info, const std::vector<Row>& rows) {
@@ -138,6 +129,20 @@ void print_header(std::ostream& os, const RunInfo& info, OutputFormat format) {
   if (!info.device_name.empty()) os << " (" << info.device_name << ")";
   os << '\n';
   if (!info.note.empty()) os << "note: " << info.note << '\n';
+}
+
+void print_csv_header(std::ostream& os) {
+  os << "device,op,kinds,shape,layout,sku,status,time_us,repeats,bytes,gbps,flops,tflops,max_abs_err,"
+        "max_rel_err,mismatches,checked,baseline,baseline_us,speedup,message\n";
+}
+
+void print_csv_row(std::ostream& os, const RunInfo& info, const Row& r) {
+  os << info.device << ',' << r.op << ',' << r.kinds << ',' << r.shape << ',' << r.layout << ','
+     << csv_field(r.sku) << ',' << to_string(r.status) << ',' << fmt("%.3f", r.time_s * 1e6) << ','
+     << r.repeats << ',' << fmt("%.0f", r.bytes) << ',' << fmt("%.3f", r.gbps()) << ',' << fmt("%.0f", r.flops)
+     << ',' << fmt("%.4f", r.tflops()) << ',' << fmt("%.6g", r.max_abs_error) << ',' << fmt("%.6g", r.max_rel_error)
+     << ',' << r.mismatches << ',' << r.checked << ',' << csv_field(r.baseline) << ','
+     << fmt("%.3f", r.baseline_s * 1e6) << ',' << fmt("%.4f", r.speedup()) << ',' << csv_field(r.message) << '\n';
 }
 
 void print_rows(std::ostream& os, const RunInfo& info, const std::vector<Row>& rows, OutputFormat format) {

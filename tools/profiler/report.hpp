@@ -55,5 +55,9 @@ struct RunInfo {
 void print_header(std::ostream& os, const RunInfo& info, OutputFormat format);
 /// Prints the rows; the table form is aligned, so all rows are printed at once.
 void print_rows(std::ostream& os, const RunInfo& info, const std::vector<Row>& rows, OutputFormat format);
+/// CSV written row by row as the cases finish, so that a run stopped early (a time cap) keeps what it
+/// measured: the header line, then one line per row.
+void print_csv_header(std::ostream& os);
+void print_csv_row(std::ostream& os, const RunInfo& info, const Row& r);
 
 }  // namespace baracuda::profiler
