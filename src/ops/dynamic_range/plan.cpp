@@ -13,6 +13,7 @@
 #include "ops/dynamic_range/dispatch.hpp"
 #include "ops/quantize/convention.hpp"
 #include "ops/quantize/dispatch.hpp"
+#include "ops/quantize/kinds.hpp"
 
 namespace baracuda {
 namespace {
@@ -32,20 +33,6 @@ const detail::DynamicRangeFusedTable* fused_table(DeviceKind d) {
   }
 }
 
-bool is_float_kind(ElementKind k) {
-  return k == ElementKind::F16 || k == ElementKind::Bf16 || k == ElementKind::F32 || k == ElementKind::F64;
-}
-
-// The values a quantized kind stores, or {1, 0} (empty) for other kinds.
-std::pair<int32_t, int32_t> storage_range(ElementKind k) {
-  switch (k) {
-    case ElementKind::S8: return {-128, 127};
-    case ElementKind::U8: return {0, 255};
-    case ElementKind::S4: return {-8, 7};
-    case ElementKind::U4: return {0, 15};
-    default: return {1, 0};
-  }
-}
 
 size_t round_up(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 
@@ -81,13 +68,14 @@ Result<DynamicRangeQuantizePlan> DynamicRangeQuantizePlan::select(const Stream& 
                                                                   PlanPreference pref) {
   BARACUDA_TRY(detail::check_shape(kPlan, "the descriptor's shape", desc.shape));
   if (desc.shape.rank < 1) return Error::invalid(s(kPlan) + ": the shape must have rank >= 1 (a scalar is a [1] tensor)");
-  if (!is_float_kind(desc.element))
+  if (!detail::is_quant_float_kind(desc.element))
     return Error::unsupported(s(kPlan) + ": element kind " + s(to_string(desc.element)) +
                               " is not supported (f16, bf16, f32 and f64 are)");
-  const auto [lo, hi] = storage_range(desc.quantized);
-  if (lo > hi)
+  const auto stored = detail::quantized_range(desc.quantized);
+  if (!stored)
     return Error::unsupported(s(kPlan) + ": quantized kind " + s(to_string(desc.quantized)) +
                               " is not supported (s8, u8, s4 and u4 are)");
+  const auto [lo, hi] = *stored;
   if (desc.mode != DynamicRangeMode::Symmetric && desc.mode != DynamicRangeMode::Asymmetric)
     return Error::invalid(s(kPlan) + ": invalid DynamicRangeMode");
   BARACUDA_TRY(detail::check_convention(kPlan, desc.convention, desc.element, /*fp8=*/false));

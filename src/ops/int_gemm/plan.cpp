@@ -13,6 +13,7 @@
 #include "core/plan_core.hpp"
 #include "core/validate.hpp"
 #include "ops/quantize/convention.hpp"
+#include "ops/quantize/kinds.hpp"
 #include "ops/int_gemm/tables.hpp"
 #include "ops/int_gemm/tuning.hpp"
 
@@ -62,9 +63,6 @@ detail::IntGemmSplit split_views(const detail::IntGemmSplitWorkspace& w, const W
 constexpr std::string_view kSplitContents = "the split-K parts' s32 sums, splits*M*N";
 
 bool is_int8_kind(ElementKind k) { return k == ElementKind::S8 || k == ElementKind::U8; }
-bool is_float_kind(ElementKind k) {
-  return k == ElementKind::F16 || k == ElementKind::Bf16 || k == ElementKind::F32 || k == ElementKind::F64;
-}
 ElementKind opmath_of(ElementKind out) { return out == ElementKind::F64 ? ElementKind::F64 : ElementKind::F32; }
 
 const detail::IntGemmTables* tables_for(DeviceKind d) {
@@ -317,10 +315,10 @@ Status IntGemmPlan::run(const Stream& stream, Workspace ws, const Args& t) const
 Result<QuantizedLinearPlan> QuantizedLinearPlan::select(const Stream& stream, const QuantizedLinearDescriptor& desc,
                                                         PlanPreference pref) {
   const std::string_view P = kQLinear;
-  if (!is_float_kind(desc.element))
+  if (!detail::is_quant_float_kind(desc.element))
     return Error::unsupported(s(P) + ": x must be f16, bf16, f32 or f64; got " + s(to_string(desc.element)));
   if (desc.element == ElementKind::F64 ? desc.output != ElementKind::F64
-                                       : !(is_float_kind(desc.output) && desc.output != ElementKind::F64))
+                                       : !(detail::is_quant_float_kind(desc.output) && desc.output != ElementKind::F64))
     return Error::unsupported(s(P) + ": output " + s(to_string(desc.output)) + " with x " +
                               s(to_string(desc.element)) +
                               ": f16/bf16/f32 x gives f16, bf16 or f32 (f32 epilogue); f64 x gives f64 only");
@@ -438,7 +436,7 @@ Result<SmoothQuantLinearPlan> SmoothQuantLinearPlan::select(const Stream& stream
     return Error::unsupported(s(P) + ": x_q (x_quantized) must be s8; got " + s(to_string(desc.x_quantized)));
   if (desc.weight_element != ElementKind::S8)
     return Error::unsupported(s(P) + ": the weight must be s8; got " + s(to_string(desc.weight_element)));
-  if (!is_float_kind(desc.output))
+  if (!detail::is_quant_float_kind(desc.output))
     return Error::unsupported(s(P) + ": the output must be f16, bf16, f32 or f64; got " + s(to_string(desc.output)));
   if (!std::isfinite(desc.x_scale))
     return Error::invalid(s(P) + ": x_scale must be finite; got " + std::to_string(desc.x_scale));

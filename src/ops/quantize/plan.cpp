@@ -12,6 +12,7 @@
 #include "core/validate.hpp"
 #include "device/segment_reduce_geometry.hpp"
 #include "ops/quantize/convention.hpp"
+#include "ops/quantize/kinds.hpp"
 #include "ops/quantize/tables.hpp"
 
 namespace baracuda {
@@ -19,23 +20,6 @@ namespace {
 
 constexpr std::string_view kPlan = "QuantizePlan";
 std::string s(std::string_view v) { return std::string(v); }
-
-bool is_float_kind(ElementKind k) {
-  return k == ElementKind::F16 || k == ElementKind::Bf16 || k == ElementKind::F32 || k == ElementKind::F64;
-}
-bool is_quantized_kind(ElementKind k) {
-  return k == ElementKind::S8 || k == ElementKind::U8 || k == ElementKind::S4 || k == ElementKind::U4;
-}
-/// The representable range of a quantized kind.
-std::array<int32_t, 2> storage_range(ElementKind k) {
-  switch (k) {
-    case ElementKind::S8: return {-128, 127};
-    case ElementKind::U8: return {0, 255};
-    case ElementKind::S4: return {-8, 7};
-    case ElementKind::U4: return {0, 15};
-    default: return {0, 0};
-  }
-}
 
 /// A static name (KernelSku holds string_views).
 std::string_view granularity_name(QuantGranularity::Kind k) {
@@ -111,10 +95,10 @@ Result<QuantizePlan> QuantizePlan::select(const Stream& stream, const QuantizeDe
   BARACUDA_TRY(detail::check_shape(kPlan, "the descriptor's shape", desc.shape));
   if (desc.shape.rank < 1)
     return Error::invalid(s(kPlan) + ": the shape must have rank >= 1 (a scalar is a [1] tensor)");
-  if (!is_float_kind(desc.element))
+  if (!detail::is_quant_float_kind(desc.element))
     return Error::unsupported(s(kPlan) + ": element kind " + s(to_string(desc.element)) +
                               " is not supported (f16, bf16, f32 and f64 are)");
-  if (!is_quantized_kind(desc.quantized))
+  if (!detail::quantized_range(desc.quantized))
     return Error::unsupported(s(kPlan) + ": quantized kind " + s(to_string(desc.quantized)) +
                               " is not supported (s8, u8, s4 and u4 are)");
   const bool vllm_op = has_quantized_operand(op);  // vLLM's static int8 kernels quantize and dequantize
@@ -124,7 +108,7 @@ Result<QuantizePlan> QuantizePlan::select(const Stream& stream, const QuantizeDe
   auto layout = detail::quant_layout(kPlan, desc.granularity, desc.shape);
   if (!layout) return layout.error();
 
-  const auto [lo, hi] = storage_range(desc.quantized);
+  const auto [lo, hi] = *detail::quantized_range(desc.quantized);
   const int32_t qmin = desc.quant_min.value_or(lo), qmax = desc.quant_max.value_or(hi);
   if (qmin > qmax)
     return Error::invalid(s(kPlan) + ": quant_min " + std::to_string(qmin) + " > quant_max " + std::to_string(qmax));
