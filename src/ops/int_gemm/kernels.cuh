@@ -268,9 +268,8 @@ inline ::baracuda::detail::IntGemmWgmmaKind wgmma_kind(const ::baracuda::detail:
   const auto rows_aligned = [](const ::baracuda::ConstDynTensor& t) {
     return reinterpret_cast<std::uintptr_t>(t.data) % 16 == 0 && t.stride[0] % 16 == 0;
   };
-  if (ctx.sm == 90 && rows_aligned(a) && rows_aligned(b))
-    return ::baracuda::detail::choose_wgmma(::baracuda::detail::kIntGemmTilesSm90, m, n, k, ctx.multiprocessor_count,
-                                            s32_out);
+  if (rows_aligned(a) && rows_aligned(b))
+    return ::baracuda::detail::wgmma_for_device(ctx.sm, ctx.multiprocessor_count, m, n, k, s32_out);
 #else
   (void)ctx, (void)m, (void)n, (void)k, (void)a, (void)b, (void)s32_out;
 #endif

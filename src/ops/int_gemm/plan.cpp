@@ -92,8 +92,8 @@ std::string_view variant_of(const Stream& stream, const detail::IntGemmTables& t
       {"wgmma_m64n256k32_tma", "wgmma_m64n256k32_tma_per_token_sym", "wgmma_m64n256k32_tma_per_token_asym"}};
   int kernel = stream.device() == DeviceKind::Host ? 0 : 1;
   if (t.wgmma && stream.device() == DeviceKind::Cuda) {
-    if (auto ctx = detail::make_exec_context(stream); ctx && ctx->sm == 90) {
-      const auto w = detail::choose_wgmma(detail::kIntGemmTilesSm90, m, n, k, ctx->multiprocessor_count, s32_out);
+    if (auto ctx = detail::make_exec_context(stream)) {
+      const auto w = detail::wgmma_for_device(ctx->sm, ctx->multiprocessor_count, m, n, k, s32_out);
       if (w != detail::IntGemmWgmmaKind::None) kernel = w == detail::IntGemmWgmmaKind::Wide ? 3 : 2;
     }
   }

@@ -134,4 +134,11 @@ constexpr IntGemmWgmmaKind choose_wgmma(const IntGemmTileSet& set, long long m, 
   return blocks(kIntGemmWgmmaNarrow) * k >= 2048LL * sms ? IntGemmWgmmaKind::Narrow : IntGemmWgmmaKind::None;
 }
 
+/// choose_wgmma on a device of compute capability `sm` (×10) with `sms` multiprocessors: None unless 9.0,
+/// whose sm_90a code the wgmma kernels are. The one rule both the dispatch (kernels.cuh) and the SKU
+/// (plan.cpp) follow.
+constexpr IntGemmWgmmaKind wgmma_for_device(int sm, int sms, long long m, long long n, long long k, bool s32_out) {
+  return sm == 90 ? choose_wgmma(kIntGemmTilesSm90, m, n, k, sms, s32_out) : IntGemmWgmmaKind::None;
+}
+
 }  // namespace baracuda::detail
