@@ -113,10 +113,10 @@ static_assert([] {
 /// int_gemm_tiles.csv): for the s32 output 1.16–2.4× the best mma.sync tile at every M ≥ 64, while at M ≤ 16
 /// the split-K decode tile stays ahead (15.8 against 19.2 µs at 1×4096×4096); 128×256 wins once it has a
 /// block per SM (8192×4096×4096: 232 against 255 µs). The linear epilogue costs the wgmma kernel more than
-/// the mma.sync one (at 128×4096×4096: 41 µs against 19 for the s32 output; mma.sync's medium tile 32 µs),
-/// so it runs there only when each block has enough K to hide it: narrow blocks × K ≥ SMs × 2048 (e.g. M =
-/// 128 with N = 4096 and K = 11008: 60 against 74 µs; with K = 4096 mma.sync stays). 128×256 loses with the
-/// linear epilogue at every shape (777 against 491 µs at 8192×4096×4096).
+/// the mma.sync one (at 128×4096×4096: 41 µs against 19 for the s32 output; the best mma.sync tile,
+/// 16×64×128, 32 µs), so it runs there only when each block has enough K to hide it: narrow blocks × K ≥
+/// SMs × 2048 (e.g. M = 128 with N = 4096 and K = 11008: 60 against 74 µs; with K = 4096 mma.sync stays).
+/// 128×256 loses with the linear epilogue at every shape (777 against 491 µs at 8192×4096×4096).
 inline constexpr IntGemmWgmmaTile kIntGemmWgmmaNarrow{128, 6, true};
 inline constexpr IntGemmWgmmaTile kIntGemmWgmmaWide{256, 4, true};
 
