@@ -19,6 +19,7 @@ install(TARGETS baracuda baracuda_sim_runtime
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/baracuda DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(FILES ${BARACUDA_GENERATED_INCLUDE_DIR}/baracuda/all_ops.hpp DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/baracuda)
 install(EXPORT baracudaTargets NAMESPACE baracuda:: DESTINATION ${BARACUDA_INSTALL_CMAKEDIR})
 
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/baracudaConfig.cmake.in

@@ -1,12 +1,16 @@
 // libFuzzer target: random descriptors, shapes, strides, operands and workspace sizes for every plan of every
-// family, on the host and sim devices (fuzz_support.hpp says what is checked). One adapter per plan builds
-// the descriptor from the fuzz bytes and names the shapes and kinds its operands are drawn from.
+// family, on the host and sim devices (fuzz_support.hpp says what is checked). The scenario adapter reaches
+// every plan the profiler has a scenario for (so a new family is fuzzed without a line here) with random
+// kinds, shapes and operands; one adapter per family also fuzzes the descriptor's own fields (op selectors
+// out of range, parameters, flags) and names the shapes and kinds its operands are drawn from.
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
 
 #include "baracuda/baracuda.hpp"
 #include "fuzz_support.hpp"
+#include "scenario.hpp"
 
 namespace baracuda::fuzz {
 namespace {
@@ -314,9 +318,52 @@ void int4(FuzzInput& in, const Stream& s) {
         Forward<7>{s});
 }
 
+// ---------------------------------------------------------------------------------------------------
+// Every profiler scenario
+// ---------------------------------------------------------------------------------------------------
+
+/// A scenario's problem with random kinds and shape (often one of its defaults): `select` sees it whatever it
+/// is; a small valid one is prepared (the plan and its operands), and the plan is exercised on operands drawn
+/// from the prepared ones' shapes and kinds.
+void scenario(FuzzInput& in, const Stream& s) {
+  const auto all = profiler::scenarios();
+  const profiler::Scenario& sc = all[in.pick(all.size())];
+  profiler::Problem p;
+  const std::vector<profiler::Problem> kinds = sc.default_kinds ? sc.default_kinds(sc.variant) : std::vector<profiler::Problem>{};
+  if (!kinds.empty() && !in.chance(48)) p = kinds[in.pick(kinds.size())];
+  p.dtype = in.chance(32) ? in.kind() : p.dtype;
+  p.out_dtype = in.chance(32) ? in.kind() : sc.output_kind(p.dtype, p.out_dtype);
+  const std::vector<Shape> shapes = sc.default_shapes(DeviceKind::Sim);
+  p.shape = in.chance(64) || shapes.empty() ? in.shape() : shapes[in.pick(shapes.size())];
+  if (p.shape.rank > 0 && in.chance(128)) p.shape.dims[p.shape.rank - 1] = in.extent();  // ragged
+  p.strided = in.flag();
+  p.variant = sc.variant;
+  // Only the problems the profiler's --shape can give (rank 1 to 8, a valid shape): its scenarios are written
+  // for those.
+  if (p.shape.rank < 1 || !p.shape.valid()) return;
+  (void)sc.select(s, p);
+  int64_t extent_product = 1;  // of the extents taken as at least 1: a scenario may size an operand by one alone
+  for (int d = 0; d < p.shape.rank && extent_product <= kMaxOperandElements; ++d)
+    extent_product *= std::clamp<int64_t>(p.shape.dims[d], 1, kMaxOperandElements + 1);
+  if (extent_product > kMaxOperandElements) return;
+  auto inst = sc.prepare(s, p);
+  if (!inst) return;
+  const std::vector<DynTensor> views = (*inst)->views();
+  Pools pools;
+  for (const DynTensor& v : views) {
+    pools.shapes.push_back(v.shape);
+    pools.kinds.push_back(v.kind);
+  }
+  const profiler::Instance& plan = **inst;
+  exercise(
+      in, s, plan.workspace().size, pools, views.size(),
+      [&](const std::vector<DynTensor>& t) { return plan.check_views(t); },
+      [&](const Workspace& ws, const std::vector<DynTensor>& t) { return plan.run_views(s, ws, t); });
+}
+
 using Adapter = void (*)(FuzzInput&, const Stream&);
 constexpr Adapter kAdapters[] = {fill,     cast,          affine, unary,    binary, ternary,
-                                 gated,    quantize,      dynamic_range, fp8, int_gemm, int4};
+                                 gated,    quantize,      dynamic_range, fp8, int_gemm, int4, scenario};
 
 }  // namespace
 }  // namespace baracuda::fuzz

@@ -60,21 +60,17 @@ if [[ " $steps " == *" profile "* ]]; then
     timeout "$cap" "$bin/baracuda-profiler" --device cuda --csv "$@" >> "$OUT/profile.csv" 2>> "$OUT/profile.err"
     echo "profiler $* exit $?"
   }
-  ops=" ${PROFILE_OPS:-int_gemm int4_gemm int4_marlin_repack gated_activation quantize fp8 dynamic_range_quantize cast fill affine ternary unary binary} "
-  want() { [[ "$ops" == *" $1 "* ]]; }
-  want int_gemm && prof 120 --op int_gemm
-  want int4_gemm && prof 90 --op int4_gemm --verify-limit 2e9
-  want int4_marlin_repack && prof 30 --op int4_marlin_repack
-  want gated_activation && prof 150 --op gated_activation
-  want quantize && prof 40 --op quantize
-  want fp8 && prof 20 --op fp8
-  want dynamic_range_quantize && prof 30 --op dynamic_range_quantize
-  want cast && prof 25 --op cast
-  want fill && prof 10 --op fill
-  want affine && prof 10 --op affine
-  want ternary && prof 90 --op ternary
-  want unary && prof 150 --op unary --repeat 10 --warmup 2
-  want binary && prof 150 --op binary --repeat 10 --warmup 2
+  # Every family with a scenario file (a new family is profiled without a line here), alphabetically;
+  # a family's cap (seconds) and extra arguments where the defaults (60 s) do not fit.
+  declare -A cap=([int_gemm]=120 [int4_gemm]=90 [int4_marlin_repack]=30 [gated_activation]=150 [quantize]=40
+                  [fp8]=20 [dynamic_range_quantize]=30 [cast]=25 [fill]=10 [affine]=10 [ternary]=90 [unary]=150
+                  [binary]=150)
+  declare -A extra=([int4_gemm]="--verify-limit 2e9" [unary]="--repeat 10 --warmup 2" [binary]="--repeat 10 --warmup 2")
+  all=$(ls tools/profiler/scenarios/*.cpp | xargs -n1 basename | sed 's/\.cpp$//' | grep -vx 'common\|registry')
+  for op in ${PROFILE_OPS:-$all}; do
+    # shellcheck disable=SC2086
+    prof "${cap[$op]:-60}" --op "$op" ${extra[$op]:-}
+  done
 fi
 
 if [[ " $steps " == *" tiles "* ]]; then

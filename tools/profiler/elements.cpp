@@ -1,5 +1,6 @@
 #include "elements.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -50,6 +51,10 @@ double load_element(ElementKind kind, const uint8_t* base, int64_t i) {
 }
 
 void store_element(ElementKind kind, uint8_t* base, int64_t i, double v) {
+  if (is_integral(kind)) {  // truncated and saturated: a range meant for another kind must not overflow
+    const double hi = kind == ElementKind::S64 ? 0x1.fffffffffffffp+62 : max_finite(kind);  // below 2^63
+    v = std::isnan(v) ? 0.0 : std::clamp(std::trunc(v), min_finite(kind), hi);
+  }
   switch (kind) {
     case ElementKind::F16: store(base, i, __float2half_rn(static_cast<float>(v))); break;
     case ElementKind::Bf16: store(base, i, __float2bfloat16_rn(static_cast<float>(v))); break;

@@ -9,7 +9,8 @@ namespace baracuda::profiler {
 
 /// The value of element `index` of an array of `kind` at `base` (packed 4-bit kinds: nibble `index`).
 double load_element(ElementKind kind, const uint8_t* base, int64_t index);
-/// Stores `v` (already representable, or rounded to nearest by the kind's conversion) at element `index`.
+/// Stores `v` at element `index`: rounded to nearest by a float kind's conversion; truncated and saturated to
+/// an integer kind's range (NaN: 0).
 void store_element(ElementKind kind, uint8_t* base, int64_t index, double v);
 /// The raw bits of element `index` (for exact comparison).
 uint64_t element_bits_at(ElementKind kind, const uint8_t* base, int64_t index);

@@ -31,6 +31,7 @@ bool parse_shape(std::string_view text, Shape* out) {
     if (x == std::string_view::npos) break;
     text.remove_prefix(x + 1);
   }
+  if (!s.valid()) return false;  // more elements than a tensor may hold (2^56)
   *out = s;
   return true;
 }

@@ -1,8 +1,8 @@
 // What the profiler knows about one op: its problems, how to set one up on a device, and what it moves.
 //
 // Each op family has one file under scenarios/ that appends its `Scenario`s (one per op of the family) to
-// a list; scenarios/registry.cpp calls those functions explicitly (no static self-registration, which
-// static linking would drop).
+// a list; scenarios/registry.cpp calls those functions from a list CMake writes from the files that are there
+// (no static self-registration, which static linking would drop).
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-// The explicit list of op families the profiler knows.
+// The op families the profiler knows: one per file of scenarios/ (scenario_families.inc).
 #include <array>
 
 #include "scenarios.hpp"
@@ -8,19 +8,9 @@ namespace baracuda::profiler {
 std::span<const Scenario> scenarios() {
   static const std::vector<Scenario> list = [] {
     std::vector<Scenario> v;
-    add_fill_scenarios(v);
-    add_cast_scenarios(v);
-    add_affine_scenarios(v);
-    add_unary_scenarios(v);
-    add_binary_scenarios(v);
-    add_ternary_scenarios(v);
-    add_gated_activation_scenarios(v);
-    add_quantize_scenarios(v);
-    add_fp8_scenarios(v);
-    add_dynamic_range_quantize_scenarios(v);
-    add_int_gemm_scenarios(v);
-    add_int4_gemm_scenarios(v);
-    add_int4_marlin_repack_scenarios(v);
+#define BARACUDA_SCENARIO_FAMILY(family) add_##family##_scenarios(v);
+#include "scenario_families.inc"
+#undef BARACUDA_SCENARIO_FAMILY
     return v;
   }();
   return list;

@@ -1,7 +1,6 @@
-// One function per op family, appending the family's scenarios (one per op); registry.cpp calls them in
-// the order the profiler shows them. Adding a family: write scenarios/<family>.cpp defining
-// `add_<family>_scenarios`, declare it here, call it in registry.cpp and add the file to
-// tools/profiler/CMakeLists.txt.
+// The function of each op family's file under scenarios/, appending the family's scenarios (one per op):
+// `add_<family>_scenarios`. The families are the files that are there (scenario_families.inc, written by
+// tools/profiler/CMakeLists.txt); registry.cpp calls them in that (alphabetical) order.
 #pragma once
 
 #include <vector>
@@ -10,18 +9,8 @@
 
 namespace baracuda::profiler {
 
-void add_fill_scenarios(std::vector<Scenario>& out);
-void add_cast_scenarios(std::vector<Scenario>& out);
-void add_affine_scenarios(std::vector<Scenario>& out);
-void add_unary_scenarios(std::vector<Scenario>& out);
-void add_binary_scenarios(std::vector<Scenario>& out);
-void add_ternary_scenarios(std::vector<Scenario>& out);
-void add_gated_activation_scenarios(std::vector<Scenario>& out);
-void add_quantize_scenarios(std::vector<Scenario>& out);
-void add_fp8_scenarios(std::vector<Scenario>& out);
-void add_dynamic_range_quantize_scenarios(std::vector<Scenario>& out);
-void add_int_gemm_scenarios(std::vector<Scenario>& out);
-void add_int4_gemm_scenarios(std::vector<Scenario>& out);
-void add_int4_marlin_repack_scenarios(std::vector<Scenario>& out);
+#define BARACUDA_SCENARIO_FAMILY(family) void add_##family##_scenarios(std::vector<Scenario>& out);
+#include "scenario_families.inc"
+#undef BARACUDA_SCENARIO_FAMILY
 
 }  // namespace baracuda::profiler
