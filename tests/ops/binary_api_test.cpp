@@ -123,12 +123,6 @@ TEST(BinaryPlanApi, TypedWrappers) {
 // The docs tables are the catalog's
 // ---------------------------------------------------------------------------------------------------
 
-std::string kinds_text(const std::vector<ElementKind>& kinds) {
-  std::string r;
-  for (ElementKind k : kinds) r += (r.empty() ? "" : ", ") + std::string(to_string(k));
-  return r;
-}
-
 std::vector<ElementKind> floating(std::vector<ElementKind> kinds) {
   std::erase_if(kinds, [](ElementKind k) { return !is_floating(k); });
   return kinds;

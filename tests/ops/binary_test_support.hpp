@@ -17,6 +17,7 @@
 #include "baracuda/ops/binary.hpp"
 #include "support/compare.hpp"
 #include "support/devices.hpp"
+#include "support/kind_lists.hpp"
 #include "support/numeric.hpp"
 #include "support/random.hpp"
 #include "support/tensor.hpp"
@@ -41,12 +42,6 @@ struct OpEntry {
   std::vector<ElementKind> kinds;
 };
 
-template <class List>
-std::vector<ElementKind> kinds_of_list(List list) {
-  std::vector<ElementKind> v;
-  for_each_type(list, [&]<class T>() { v.push_back(kind_of<T>); });
-  return v;
-}
 
 inline const std::vector<OpEntry>& binary_catalog() {
   static const std::vector<OpEntry> v = [] {

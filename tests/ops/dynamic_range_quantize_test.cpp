@@ -12,11 +12,13 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "baracuda/baracuda.hpp"
 #include "support/compare.hpp"
 #include "support/devices.hpp"
+#include "support/doc_table.hpp"
 #include "support/random.hpp"
 #include "support/tensor.hpp"
 #include "dynamic_range_test_support.hpp"
@@ -28,6 +30,8 @@ using Desc = DynamicRangeQuantizeDescriptor;
 
 // Outputs as bytes; run_plan runs a plan over x and returns them (dynamic_range_test_support.hpp).
 using Outputs = dynamic_range::RawOutputs;
+using dynamic_range::catalog_modes;
+using dynamic_range::mode_text;
 Result<Outputs> run_plan(const Stream& stream, const Desc& desc, const std::vector<uint8_t>& x_storage,
                          const Strided& x_layout, bool pass_zp = true) {
   return dynamic_range::run_plan_bytes(stream, desc, x_storage, x_layout, pass_zp);
@@ -83,12 +87,12 @@ TEST_P(DynamicRangeSweep, EveryKindScopeAndModeMatchesTheHostReference) {
       if (zeros > 0) std::memset(x.data(), 0, static_cast<size_t>(storage_bytes(xk, zeros)));
       for (ElementKind qk : qs)
         for (const QuantGranularity& g : scopes())
-          for (DynamicRangeMode m : {DynamicRangeMode::Symmetric, DynamicRangeMode::Asymmetric}) {
+          for (DynamicRangeMode m : catalog_modes()) {
             // The convention rotates (Vllm skips f64, which it does not take).
             QuantConvention conv = conventions[turn++ % 3];
             if (conv == QuantConvention::Vllm && xk == ElementKind::F64) conv = QuantConvention::Exact;
             SCOPED_TRACE(c.name + " " + std::string(to_string(xk)) + "→" + std::string(to_string(qk)) + " " +
-                         g.to_string() + (m == DynamicRangeMode::Symmetric ? " symmetric " : " asymmetric ") +
+                         g.to_string() + mode_text(m) +
                          std::string(to_string(conv)));
             const Desc d = Desc{}.with_element(xk).with_quantized(qk).with_shape(c.shape).with_granularity(g).with_mode(m)
                                .with_convention(conv);
@@ -192,11 +196,10 @@ TEST_P(DynamicRangeFused, BothPathsMatchTheHostReferenceOnEdgeCases) {
       if (n >= 4 * last) set_special(xk, x, 4 * last - 1, inf);
       if (n >= 5 * last) set_special(xk, x, 4 * last, -inf);
       for (ElementKind qk : qs)
-        for (DynamicRangeMode m : {DynamicRangeMode::Symmetric, DynamicRangeMode::Asymmetric})
+        for (DynamicRangeMode m : catalog_modes())
           for (QuantConvention conv : {QuantConvention::PyTorch, QuantConvention::Exact, QuantConvention::Vllm}) {
             if (conv == QuantConvention::Vllm && xk == ElementKind::F64) continue;  // Unsupported (f32 arithmetic)
-            SCOPED_TRACE(c.name + " " + std::string(to_string(xk)) + "→" + std::string(to_string(qk)) +
-                         (m == DynamicRangeMode::Symmetric ? " symmetric " : " asymmetric ") +
+            SCOPED_TRACE(c.name + " " + std::string(to_string(xk)) + "→" + std::string(to_string(qk)) + mode_text(m) +
                          std::string(to_string(conv)));
             const Desc d = Desc{}.with_element(xk).with_quantized(qk).with_shape(c.shape).with_granularity(c.g)
                                .with_mode(m).with_convention(conv);
@@ -465,6 +468,17 @@ TEST(DynamicRangeRejects, OperandRules) {
                                              DynTensor::dense(bq.data(), ElementKind::S8, Shape{4096}),
                                              DynTensor::dense(scale.data(), ElementKind::F32, Shape{1}), DynTensor{}});
   EXPECT_EQ(s.code(), ErrorCode::WorkspaceTooSmall);
+}
+
+// The mode table of docs/ops/dynamic_range_quantize.md is the catalog's (baracuda/ops/dynamic_range_modes.def).
+TEST(DynamicRangeDocs, TableIsTheCatalog) {
+  std::string t = "| mode | SKU op and profiler --op | zero point operand | scale s, zero point zp |\n|---|---|---|---|\n";
+#define BARACUDA_DYNAMIC_RANGE_MODE(name, Enum, zero_point, doc)                                      \
+  t += "| `" #Enum "` | `" + std::string(detail::kDynamicRangeModes[size_t(DynamicRangeMode::Enum)].op) + \
+       "` | " + (std::string_view(#zero_point) == "Required" ? "required" : "optional") + " | " + doc + " |\n";
+#include "baracuda/ops/dynamic_range_modes.def"
+#undef BARACUDA_DYNAMIC_RANGE_MODE
+  expect_doc_table("dynamic_range_quantize.md", "dynamic_range_modes.def", "dynamic_range_quantize_test", t);
 }
 
 }  // namespace

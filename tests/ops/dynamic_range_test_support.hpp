@@ -18,6 +18,17 @@ namespace baracuda::test::dynamic_range {
 
 using Desc = DynamicRangeQuantizeDescriptor;
 
+/// Every mode of the catalog (baracuda/ops/dynamic_range_modes.def): what the sweeps run.
+inline std::vector<DynamicRangeMode> catalog_modes() {
+  std::vector<DynamicRangeMode> v;
+  for (size_t m = 0; m < kNumDynamicRangeModes; ++m) v.push_back(static_cast<DynamicRangeMode>(m));
+  return v;
+}
+/// " symmetric ", " asymmetric ": a mode in a trace.
+inline std::string mode_text(DynamicRangeMode m) {
+  return " " + std::string(detail::kDynamicRangeModes[static_cast<size_t>(m)].name) + " ";
+}
+
 /// What a run produced: q as integers (row-major, logical elements), the scale as doubles (exact: f32 or f64),
 /// the zero point (empty when none was passed), and the plan's SKU variant and workspace size.
 struct Outputs {

@@ -11,6 +11,7 @@
 #include "baracuda/baracuda.hpp"
 
 #include "fp8_test_support.hpp"
+#include "support/doc_table.hpp"
 
 namespace baracuda::test {
 namespace {
@@ -335,6 +336,17 @@ TEST(Fp8PlanApi, SkusPrecisionHashAndTypedWrappers) {
                       {TensorRef<__nv_fp8_e4m3, 1>::dense(y, {6}), TensorRef<float, 1>::dense(&scale_inv, {1}),
                        TensorMut<float, 1>::dense(back, {6})}));
   for (int i = 0; i < 6; ++i) EXPECT_EQ(back[i], x[i]) << "these values survive the round trip exactly";
+}
+
+// The table of docs/ops/fp8.md is the catalog's (baracuda/ops/fp8_ops.def).
+TEST(Fp8Docs, TableIsTheCatalog) {
+  std::string t = "| plan | op | x | y | computes |\n|---|---|---|---|---|\n";
+#define BARACUDA_FP8_PLAN(name, Plan, table, inputs, outputs, doc)                                          \
+  t += "| `" #Plan "` | `" #name "` | " + kinds_text(kinds_of_list(inputs{})) + " | " +                      \
+       kinds_text(kinds_of_list(outputs{})) + " | " + std::string(doc) + " |\n";
+#include "baracuda/ops/fp8_ops.def"
+#undef BARACUDA_FP8_PLAN
+  expect_doc_table("fp8.md", "fp8_ops.def", "fp8_test", t);
 }
 
 }  // namespace

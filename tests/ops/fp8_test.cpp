@@ -51,11 +51,10 @@ struct QuantizeCase {
 
 std::vector<QuantizeCase> quantize_cases() {
   std::vector<QuantizeCase> v;
-  for (K in : kInputs)
-    for (K out : kFp8)
-      for (DeviceKind d : kTestDevices)
-        for (const LayoutCase& l : unary_layouts())
-          if (!l.in_place) v.push_back({in, out, d, l});  // y never aliases x (different element sizes)
+  for (const auto& [in, out] : catalog_pairs("fp8_quantize"))
+    for (DeviceKind d : kTestDevices)
+      for (const LayoutCase& l : unary_layouts())
+        if (!l.in_place) v.push_back({in, out, d, l});  // y never aliases x (different element sizes)
   return v;
 }
 
@@ -276,11 +275,10 @@ struct DequantizeCase {
 
 std::vector<DequantizeCase> dequantize_cases() {
   std::vector<DequantizeCase> v;
-  for (K in : kFp8)
-    for (K out : kInputs)
-      for (DeviceKind d : kTestDevices)
-        for (const LayoutCase& l : unary_layouts())
-          if (!l.in_place) v.push_back({in, out, d, l});
+  for (const auto& [in, out] : catalog_pairs("fp8_dequantize"))
+    for (DeviceKind d : kTestDevices)
+      for (const LayoutCase& l : unary_layouts())
+        if (!l.in_place) v.push_back({in, out, d, l});
   return v;
 }
 

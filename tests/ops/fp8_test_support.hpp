@@ -10,11 +10,14 @@
 #include <cstring>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "baracuda/baracuda.hpp"
 #include "support/numeric.hpp"
 #include "support/expect_error.hpp"
+#include "support/kind_lists.hpp"
 #include "support/tensor.hpp"
 
 namespace baracuda::test {
@@ -22,6 +25,18 @@ namespace baracuda::test {
 using K = ElementKind;
 inline constexpr K kInputs[] = {K::F16, K::Bf16, K::F32, K::F64};
 inline constexpr K kFp8[] = {K::Fp8E4M3, K::Fp8E5M2};
+
+/// The (x, y) kind pairs the catalog (baracuda/ops/fp8_ops.def) gives the plan named `op`: what its sweep runs.
+inline std::vector<std::pair<K, K>> catalog_pairs(std::string_view op) {
+  std::vector<std::pair<K, K>> r;
+#define BARACUDA_FP8_PLAN(name, Plan, table, inputs, outputs, doc) \
+  if (op == #name)                                                 \
+    for (K in : kinds_of_list(inputs{}))                           \
+      for (K out : kinds_of_list(outputs{})) r.push_back({in, out});
+#include "baracuda/ops/fp8_ops.def"
+#undef BARACUDA_FP8_PLAN
+  return r;
+}
 inline constexpr uint32_t kQuietNaN = 0x7FC00000u;
 
 inline uint32_t bits_of(float f) {

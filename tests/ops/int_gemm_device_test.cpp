@@ -171,8 +171,8 @@ TEST_P(IntGemmOnDevice, SmoothQuantLinearMatchesHost) {
     for (ElementKind out : {ElementKind::F16, ElementKind::Bf16, ElementKind::F32})
       for (WeightScaleGranularity g : {WeightScaleGranularity::PerChannel, WeightScaleGranularity::PerTensor})
         for (bool bias : {false, true})
-          for (LinearActivation act : {LinearActivation::None, LinearActivation::Relu, LinearActivation::Silu,
-                                       LinearActivation::GeluErf, LinearActivation::GeluTanh}) {
+          for (size_t i = 0; i < kNumLinearActivations; ++i) {  // every activation of the catalog
+            const auto act = static_cast<LinearActivation>(i);
             SCOPED_TRACE(std::string(to_string(out)) + " " + std::to_string(sh.m) + "x" + std::to_string(sh.n) +
                          "x" + std::to_string(sh.k) + (bias ? " bias " : " ") + std::string(to_string(act)) +
                          (g == WeightScaleGranularity::PerTensor ? " per-tensor" : ""));

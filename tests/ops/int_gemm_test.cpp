@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "int_gemm_test_support.hpp"
+#include "support/doc_table.hpp"
 
 namespace baracuda::test {
 namespace {
@@ -356,6 +357,25 @@ TEST(QuantizedLinear, EmptyProblems) {
                                    mat(y.data(), ElementKind::F32, 2, 3, 3)})
                   .is_ok());
   EXPECT_EQ(std::vector<float>(y.data(), y.data() + 6), (std::vector<float>{0, 2, 0.25f, 0, 2, 0.25f}));
+}
+
+// The activations table of docs/ops/int_gemm.md is the catalog (baracuda/ops/linear_activations.def), with
+// each activation's SKU epilogue read from a selected plan (with a bias), so the table also checks the wiring.
+TEST(LinearActivations, DocTableIsTheCatalogAndTheSkus) {
+  std::string t = "| `LinearActivation` | name | SKU epilogue with a bias | act(v) |\n|---|---|---|---|\n";
+  const auto sku_epilogue = [](LinearActivation a) -> std::string {
+    auto plan = dynamic::QuantizedLinearPlan::select(
+        Stream::host(), QuantizedLinearDescriptor{}.with_shape(2, 3, 16).with_bias().with_activation(a));
+    if (!plan) return plan.error().to_string();
+    return plan->sku().epilogue ? "`" + std::string(to_string(*plan->sku().epilogue)) + "`" : "none";
+  };
+#define BARACUDA_LINEAR_ACTIVATION(name, Enum, epilogue, doc)                                                    \
+  t += "| `" #Enum "` | `" + std::string(to_string(LinearActivation::Enum)) + "` | " +                         \
+       sku_epilogue(LinearActivation::Enum) + " | " + doc + " |\n";
+#include "baracuda/ops/linear_activations.def"
+#undef BARACUDA_LINEAR_ACTIVATION
+  expect_doc_table("int_gemm.md", "linear_activations.def", "int_gemm_test", t);
+  EXPECT_EQ(to_string(static_cast<LinearActivation>(kNumLinearActivations)), "?");
 }
 
 // ---------------------------------------------------------------------------------- typed wrappers

@@ -74,7 +74,9 @@
 #pragma once
 
 #include <cstdint>
+#include <iterator>
 #include <optional>
+#include <string_view>
 #include <type_traits>
 
 #include "baracuda/core/dyn_tensor.hpp"
@@ -89,11 +91,34 @@
 
 namespace baracuda {
 
-/// How a segment's range becomes (scale, zero point); the exact formulas per convention are in the file comment.
+/// How a segment's range becomes (scale, zero point): one enumerator per line of the family's catalog,
+/// `baracuda/ops/dynamic_range_modes.def` (Symmetric: `s = max|x| / qmax`, `zp = 0`; Asymmetric:
+/// `s = (max − min) / (qmax − qmin)`, `zp = qmin − nearbyint(min / s)`); the exact formulas per convention
+/// are in the file comment.
 enum class DynamicRangeMode : uint8_t {
-  Symmetric = 0,   ///< `s = max|x| / qmax`, `zp = 0`
-  Asymmetric = 1,  ///< `s = (max − min) / (qmax − qmin)`, `zp = qmin − nearbyint(min / s)`
+#define BARACUDA_DYNAMIC_RANGE_MODE(name, Enum, zero_point, doc) Enum,
+#include "baracuda/ops/dynamic_range_modes.def"
+#undef BARACUDA_DYNAMIC_RANGE_MODE
 };
+
+namespace detail {
+/// A line of the catalog.
+struct DynamicRangeModeInfo {
+  std::string_view name;     ///< "symmetric", "asymmetric"
+  std::string_view op;       ///< the SKU's op name, "dynamic_range_quantize_<name>"
+  bool zero_point_required;  ///< the `zero_point` operand must be given
+  std::string_view doc;
+};
+/// The catalog, indexed by `DynamicRangeMode`.
+inline constexpr DynamicRangeModeInfo kDynamicRangeModes[] = {
+#define BARACUDA_DYNAMIC_RANGE_MODE(name, Enum, zero_point, doc) \
+  {#name, "dynamic_range_quantize_" #name, std::string_view(#zero_point) == "Required", doc},
+#include "baracuda/ops/dynamic_range_modes.def"
+#undef BARACUDA_DYNAMIC_RANGE_MODE
+};
+}  // namespace detail
+/// The number of modes (valid values are 0 .. kNumDynamicRangeModes − 1).
+inline constexpr size_t kNumDynamicRangeModes = std::size(detail::kDynamicRangeModes);
 
 /// Describes a dynamic-range quantization problem.
 struct DynamicRangeQuantizeDescriptor {

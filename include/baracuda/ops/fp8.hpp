@@ -2,7 +2,8 @@
 /// \brief FP8 with per-tensor scaling and TransformerEngine's delayed-scaling recipe:
 /// `Fp8QuantizePlan` (scale, saturate to fp8, and the amax of the input in the same pass),
 /// `Fp8DequantizePlan` (fp8 · scale_inv) and `Fp8ScalingUpdatePlan` (amax history → scale, scale_inv).
-/// See docs/ops/fp8.md for the recipe step by step.
+/// See docs/ops/fp8.md for the recipe step by step. The kinds each converting plan serves are listed once,
+/// in the family's catalog `baracuda/ops/fp8_ops.def`.
 ///
 /// **Fp8QuantizePlan** — `y = saturate_to_fp8(x · scale)`, `amax = max |x|`, and optionally
 /// `scale_inv = 1 / scale`:

@@ -148,14 +148,21 @@ class IntGemmPlan {
 // The linear layers
 // ------------------------------------------------------------------------------------------------------
 
-/// The activation function applied after scale and bias (step 4 of the epilogue).
+/// The activation function applied after scale and bias (step 4 of the epilogue): one enumerator per line of
+/// the catalog `baracuda/ops/linear_activations.def`, which gives each one's function (None; Relu; Silu,
+/// x·σ(x); GeluErf, 0.5·x·erfc(−x/√2); GeluTanh, 0.5·x·(1 + tanh(√(2/π)(x + 0.044715x³)))).
 enum class LinearActivation : uint8_t {
-  None = 0,
-  Relu = 1,
-  Silu = 2,      ///< x·σ(x)
-  GeluErf = 3,   ///< 0.5·x·erfc(−x/√2)
-  GeluTanh = 4,  ///< 0.5·x·(1 + tanh(√(2/π)(x + 0.044715x³)))
+#define BARACUDA_LINEAR_ACTIVATION(name, Enum, epilogue, doc) Enum,
+#include "baracuda/ops/linear_activations.def"
+#undef BARACUDA_LINEAR_ACTIVATION
 };
+/// The number of activations (valid values are 0 .. kNumLinearActivations − 1).
+inline constexpr size_t kNumLinearActivations = 0
+#define BARACUDA_LINEAR_ACTIVATION(name, Enum, epilogue, doc) +1
+#include "baracuda/ops/linear_activations.def"
+#undef BARACUDA_LINEAR_ACTIVATION
+    ;
+/// "none", "relu", "silu", "gelu_erf", "gelu_tanh"; "?" for a value outside the catalog.
 std::string_view to_string(LinearActivation a);
 
 /// How many weight scales there are: one per output channel (`[N]`) or one for the tensor (`[1]`).

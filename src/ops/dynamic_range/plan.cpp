@@ -76,7 +76,7 @@ Result<DynamicRangeQuantizePlan> DynamicRangeQuantizePlan::select(const Stream& 
     return Error::unsupported(s(kPlan) + ": quantized kind " + s(to_string(desc.quantized)) +
                               " is not supported (s8, u8, s4 and u4 are)");
   const auto [lo, hi] = *stored;
-  if (desc.mode != DynamicRangeMode::Symmetric && desc.mode != DynamicRangeMode::Asymmetric)
+  if (static_cast<size_t>(desc.mode) >= kNumDynamicRangeModes)
     return Error::invalid(s(kPlan) + ": invalid DynamicRangeMode");
   BARACUDA_TRY(detail::check_convention(kPlan, desc.convention, desc.element, /*fp8=*/false));
   const int32_t qmin = desc.quant_min.value_or(lo), qmax = desc.quant_max.value_or(hi);
@@ -118,9 +118,7 @@ Result<DynamicRangeQuantizePlan> DynamicRangeQuantizePlan::select(const Stream& 
       sched == detail::FusedRowSchedule::None || fused == nullptr
           ? nullptr
           : (*fused)[detail::kind_index(desc.element)][detail::kind_index(desc.quantized)];
-  p.binding_ = dev->bind(OpCategory::Quantization,
-                         desc.mode == DynamicRangeMode::Symmetric ? "dynamic_range_quantize_symmetric"
-                                                                  : "dynamic_range_quantize_asymmetric",
+  p.binding_ = dev->bind(OpCategory::Quantization, detail::kDynamicRangeModes[static_cast<size_t>(desc.mode)].op,
                          desc.element, desc.quantized,
                          desc.element == ElementKind::F64 ? MathPrecision::F64 : MathPrecision::F32,
                          fused_fn == nullptr                                 ? "segment_reduce+quantize"
@@ -151,8 +149,9 @@ Status DynamicRangeQuantizePlan::can_implement(const Args& args) const {
   BARACUDA_TRY(detail::check_tensor(kPlan, "y", args.y, desc_.quantized, desc_.shape, Access::Write));
   BARACUDA_TRY(detail::check_tensor(kPlan, "scale", args.scale, scale_kind(), param_shape_, Access::Write));
   const bool has_zp = args.zero_point.data != nullptr || args.zero_point.shape.rank != 0;
-  if (!has_zp && desc_.mode == DynamicRangeMode::Asymmetric)
-    return Error::invalid(s(kPlan) + ": zero_point is missing: asymmetric mode writes a zero point");
+  const detail::DynamicRangeModeInfo& mode = detail::kDynamicRangeModes[static_cast<size_t>(desc_.mode)];
+  if (!has_zp && mode.zero_point_required)
+    return Error::invalid(s(kPlan) + ": zero_point is missing: " + s(mode.name) + " mode writes a zero point");
   if (has_zp)
     BARACUDA_TRY(
         detail::check_tensor(kPlan, "zero_point", args.zero_point, ElementKind::S32, param_shape_, Access::Write));

@@ -35,7 +35,7 @@ Result<Fp8DequantizePlan> Fp8DequantizePlan::select(const Stream& stream, const 
 
   Fp8DequantizePlan p;
   p.desc_ = desc;
-  p.binding_ = dev->bind(OpCategory::Quantization, "fp8_dequantize", desc.input, desc.output,
+  p.binding_ = dev->bind(OpCategory::Quantization, detail::kFp8OpName<Fp8DequantizePlan>, desc.input, desc.output,
                          desc.output == ElementKind::F64 ? MathPrecision::F64 : MathPrecision::F32, "elementwise");
   p.fn_ = *fn;
   return p;

@@ -1,6 +1,8 @@
 // Internal: the fp8 family's launch records, dispatch-table types and the three devices' tables.
 #pragma once
 
+#include <string_view>
+
 #include "baracuda/core/dyn_tensor.hpp"
 #include "baracuda/ops/fp8.hpp"
 #include "core/exec_context.hpp"
@@ -48,6 +50,37 @@ struct Fp8Functions {
   Fp8DequantizeTable dequantize{};
   Fp8ScalingUpdateFn scaling_update = nullptr;
 };
+
+/// One device's functions from its entry templates (`QuantizeEntry<In, Out>::fn`, likewise
+/// `DequantizeEntry`): each table gets the kind pairs its line of the catalog (baracuda/ops/fp8_ops.def) names.
+template <template <class, class> class QuantizeEntry, template <class, class> class DequantizeEntry>
+struct Fp8TableBuilder {
+  template <class In, class Out>
+  static constexpr void add(Fp8QuantizeTable& t, In in, Out out) {
+    add_kind_pair_entries<Fp8QuantizeFn, QuantizeEntry>(t, in, out);
+  }
+  template <class In, class Out>
+  static constexpr void add(Fp8DequantizeTable& t, In in, Out out) {
+    add_kind_pair_entries<Fp8DequantizeFn, DequantizeEntry>(t, in, out);
+  }
+  static constexpr Fp8Functions build(Fp8ScalingUpdateFn scaling_update) {
+    Fp8Functions f{};
+#define BARACUDA_FP8_PLAN(name, Plan, table, inputs, outputs, doc) add(f.table, inputs{}, outputs{});
+#include "baracuda/ops/fp8_ops.def"
+#undef BARACUDA_FP8_PLAN
+    f.scaling_update = scaling_update;
+    return f;
+  }
+};
+
+/// The op name of each plan of the catalog, for its SKU: `kFp8OpName<dynamic::Fp8QuantizePlan>`.
+template <class Plan>
+inline constexpr std::string_view kFp8OpName = {};
+#define BARACUDA_FP8_PLAN(name, Plan, table, inputs, outputs, doc) \
+  template <>                                                      \
+  inline constexpr std::string_view kFp8OpName<dynamic::Plan> = #name;
+#include "baracuda/ops/fp8_ops.def"
+#undef BARACUDA_FP8_PLAN
 
 }  // namespace baracuda::detail
 

@@ -136,13 +136,8 @@ struct DequantizeEntry {
 }  // namespace
 
 const detail::Fp8Functions& fp8_functions() {
-  static constexpr detail::Fp8Functions functions = [] {
-    detail::Fp8Functions f{};
-    detail::add_kind_pair_entries<detail::Fp8QuantizeFn, QuantizeEntry>(f.quantize, FloatTypes{}, Fp8Types{});
-    detail::add_kind_pair_entries<detail::Fp8DequantizeFn, DequantizeEntry>(f.dequantize, Fp8Types{}, FloatTypes{});
-    f.scaling_update = &host_scaling_update;
-    return f;
-  }();
+  static constexpr detail::Fp8Functions functions =
+      detail::Fp8TableBuilder<QuantizeEntry, DequantizeEntry>::build(&host_scaling_update);
   return functions;
 }
 

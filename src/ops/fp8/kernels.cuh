@@ -22,13 +22,7 @@ struct DequantizeEntry {
 };
 
 constexpr ::baracuda::detail::Fp8Functions make_fp8_functions() {
-  ::baracuda::detail::Fp8Functions f{};
-  ::baracuda::detail::add_kind_pair_entries<::baracuda::detail::Fp8QuantizeFn, QuantizeEntry>(
-      f.quantize, ::baracuda::FloatTypes{}, ::baracuda::Fp8Types{});
-  ::baracuda::detail::add_kind_pair_entries<::baracuda::detail::Fp8DequantizeFn, DequantizeEntry>(
-      f.dequantize, ::baracuda::Fp8Types{}, ::baracuda::FloatTypes{});
-  f.scaling_update = &scaling_update_launch;
-  return f;
+  return ::baracuda::detail::Fp8TableBuilder<QuantizeEntry, DequantizeEntry>::build(&scaling_update_launch);
 }
 
 }  // namespace fp8

@@ -41,7 +41,7 @@ Result<Fp8QuantizePlan> Fp8QuantizePlan::select(const Stream& stream, const Fp8Q
   Fp8QuantizePlan p;
   p.desc_ = desc;
   // TransformerEngine's NaN-skipping amax is another instantiation of the fused kernel.
-  p.binding_ = dev->bind(OpCategory::Quantization, "fp8_quantize", desc.input, desc.output,
+  p.binding_ = dev->bind(OpCategory::Quantization, detail::kFp8OpName<Fp8QuantizePlan>, desc.input, desc.output,
                          desc.input == ElementKind::F64 ? MathPrecision::F64 : MathPrecision::F32,
                          desc.convention == QuantConvention::TransformerEngine ? "fused_amax_skip_nan" : "fused_amax");
   p.fn_ = *fn;

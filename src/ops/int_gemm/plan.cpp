@@ -188,20 +188,26 @@ Status check_linear_operands(std::string_view plan, const Descriptor& d, std::st
   return detail::check_no_overlap(plan, "y", y, "bias", bias);
 }
 
+// The words of the catalog's epilogue column (baracuda/ops/linear_activations.def), and the column by
+// LinearActivation: the SKU's EpilogueKind with a bias.
+namespace epilogue_column {
+constexpr std::optional<EpilogueKind> Bias = EpilogueKind::Bias, BiasRelu = EpilogueKind::BiasRelu,
+                                      BiasSilu = EpilogueKind::BiasSilu, BiasGelu = EpilogueKind::BiasGelu,
+                                      Unnamed = std::nullopt;
+}  // namespace epilogue_column
+constexpr std::optional<EpilogueKind> kBiasEpilogues[] = {
+#define BARACUDA_LINEAR_ACTIVATION(name, Enum, epilogue, doc) epilogue_column::epilogue,
+#include "baracuda/ops/linear_activations.def"
+#undef BARACUDA_LINEAR_ACTIVATION
+};
+
 std::optional<EpilogueKind> epilogue_kind(bool bias, LinearActivation a) {
   if (!bias) return a == LinearActivation::None ? std::optional(EpilogueKind::Identity) : std::nullopt;
-  switch (a) {
-    case LinearActivation::None: return EpilogueKind::Bias;
-    case LinearActivation::Relu: return EpilogueKind::BiasRelu;
-    case LinearActivation::GeluErf: return EpilogueKind::BiasGelu;
-    case LinearActivation::Silu: return EpilogueKind::BiasSilu;
-    default: return std::nullopt;
-  }
+  return kBiasEpilogues[static_cast<size_t>(a)];
 }
 
 Status check_activation(std::string_view plan, LinearActivation a) {
-  if (static_cast<int>(a) > static_cast<int>(LinearActivation::GeluTanh))
-    return Error::invalid(s(plan) + ": invalid LinearActivation");
+  if (static_cast<size_t>(a) >= kNumLinearActivations) return Error::invalid(s(plan) + ": invalid LinearActivation");
   return {};
 }
 Status check_scale_granularity(std::string_view plan, WeightScaleGranularity g) {
@@ -222,14 +228,12 @@ int64_t int_gemm_max_k(ElementKind a_kind, ElementKind b_kind, int64_t a_max_abs
 }
 
 std::string_view to_string(LinearActivation a) {
-  switch (a) {
-    case LinearActivation::None: return "none";
-    case LinearActivation::Relu: return "relu";
-    case LinearActivation::Silu: return "silu";
-    case LinearActivation::GeluErf: return "gelu_erf";
-    case LinearActivation::GeluTanh: return "gelu_tanh";
-  }
-  return "?";
+  constexpr std::string_view kNames[] = {
+#define BARACUDA_LINEAR_ACTIVATION(name, Enum, epilogue, doc) #name,
+#include "baracuda/ops/linear_activations.def"
+#undef BARACUDA_LINEAR_ACTIVATION
+  };
+  return static_cast<size_t>(a) < std::size(kNames) ? kNames[static_cast<size_t>(a)] : "?";
 }
 
 size_t IntGemmDescriptor::hash() const {
@@ -324,7 +328,7 @@ Result<QuantizedLinearPlan> QuantizedLinearPlan::select(const Stream& stream, co
                               ": f16/bf16/f32 x gives f16, bf16 or f32 (f32 epilogue); f64 x gives f64 only");
   if (desc.weight_element != ElementKind::S8)
     return Error::unsupported(s(P) + ": the weight must be s8 (symmetric); got " + s(to_string(desc.weight_element)));
-  if (desc.mode != DynamicRangeMode::Symmetric && desc.mode != DynamicRangeMode::Asymmetric)
+  if (static_cast<size_t>(desc.mode) >= kNumDynamicRangeModes)
     return Error::invalid(s(P) + ": invalid DynamicRangeMode");
   // The convention of x's quantization (DynamicRangeQuantizePlan's rules, checked here too so that
   // empty problems, which run no quantization, answer the same).

@@ -26,6 +26,15 @@ std::vector<Problem> float_and_int_kinds(uint32_t variant);
 
 /// Default problems whose output kind is their input kind, one per kind.
 std::vector<Problem> same_kinds(std::initializer_list<ElementKind> kinds, uint32_t variant = 0);
+/// Default problems of every (input kind, output kind) pair of two type lists (a catalog's).
+template <class Inputs, class Outputs>
+std::vector<Problem> every_kind_pair(uint32_t variant) {
+  std::vector<Problem> r;
+  for_each_type(Inputs{}, [&]<class In>() {
+    for_each_type(Outputs{}, [&]<class Out>() { r.push_back({kind_of<In>, kind_of<Out>, {}, false, variant}); });
+  });
+  return r;
+}
 /// Default problems of (input kind, output kind) pairs.
 std::vector<Problem> kind_pairs(std::initializer_list<std::pair<ElementKind, ElementKind>> pairs, uint32_t variant = 0);
 

@@ -4,6 +4,8 @@
 // scale and one zero point written per token — whatever the number of passes the chosen path makes.
 // Outputs (y, scale, zero point) compare bit for bit with the host device. The plan's Args are its operands
 // in the profiler's order (x, then y, scale, zero point), so it needs no binder.
+#include <string>
+
 #include <baracuda/ops/dynamic_range_quantize.hpp>
 
 #include "common.hpp"
@@ -11,8 +13,6 @@
 
 namespace baracuda::profiler {
 namespace {
-
-constexpr DynamicRangeMode kModes[] = {DynamicRangeMode::Symmetric, DynamicRangeMode::Asymmetric};
 
 DynamicRangeQuantizeDescriptor descriptor(const Problem& p) {
   // Per token needs rank >= 2; a rank-1 --shape is one token.
@@ -22,7 +22,7 @@ DynamicRangeQuantizeDescriptor descriptor(const Problem& p) {
       .with_quantized(p.out_dtype)
       .with_shape(shape)
       .with_granularity(QuantGranularity::per_token())
-      .with_mode(kModes[p.variant]);
+      .with_mode(static_cast<DynamicRangeMode>(p.variant));
 }
 
 ElementKind scale_kind(const Problem& p) { return p.dtype == ElementKind::F64 ? ElementKind::F64 : ElementKind::F32; }
@@ -63,18 +63,16 @@ std::vector<Problem> float_to_int8(uint32_t v) {
 constexpr ScenarioFamily kDynamicRangeQuantizeFamily{"dynamic_range_quantize", select_sku, prepare, traffic,
                                                      float_to_int8, default_shapes, OutputKind::Chosen};
 
-Scenario make(uint32_t variant, std::string_view name, std::string_view summary) {
-  return kDynamicRangeQuantizeFamily.op(name, summary, variant);
-}
-
 }  // namespace
 
+// One scenario per mode of the catalog (baracuda/ops/dynamic_range_modes.def), named as its SKU's op.
 void add_dynamic_range_quantize_scenarios(std::vector<Scenario>& out) {
-  out.push_back(make(0, "dynamic_quantize_symmetric",
-                     "s[t] = max|x[t]| / qmax, y = clamp(rint(x * (1/s[t]))) to int8, per token"));
-  out.push_back(make(1, "dynamic_quantize_asymmetric",
-                     "s[t] = (max - min) / (qmax - qmin), zp[t] = qmin - rint(min / s), "
-                     "y = clamp(rint(x * (1/s)) + zp), per token"));
+  static std::string summaries[kNumDynamicRangeModes];  // the catalog's line, and the scope
+  for (size_t m = 0; m < kNumDynamicRangeModes; ++m) {
+    const detail::DynamicRangeModeInfo& mode = detail::kDynamicRangeModes[m];
+    summaries[m] = std::string(mode.doc) + ", per token";
+    out.push_back(kDynamicRangeQuantizeFamily.op(mode.op, summaries[m], static_cast<uint32_t>(m)));
+  }
 }
 
 }  // namespace baracuda::profiler
