@@ -1,75 +1,42 @@
 #include "baracuda/core/sku.hpp"
 
+#include "core/enum_names.hpp"
 #include "core/hashing.hpp"
 
 namespace baracuda {
 
-std::string_view to_string(OpCategory c) {
-  switch (c) {
-    case OpCategory::Fill: return "fill";
-    case OpCategory::Cast: return "cast";
-    case OpCategory::UnaryElementwise: return "unary";
-    case OpCategory::BinaryElementwise: return "binary";
-    case OpCategory::TernaryElementwise: return "ternary";
-    case OpCategory::GatedActivation: return "gated_activation";
-    case OpCategory::Reduction: return "reduction";
-    case OpCategory::Quantization: return "quantization";
-    case OpCategory::Gemm: return "gemm";
-    case OpCategory::Normalization: return "normalization";
-    case OpCategory::Softmax: return "softmax";
-    case OpCategory::Attention: return "attention";
-  }
-  return "?";
+std::string_view to_string(OpCategory v) {
+  static constexpr std::string_view kNames[] = {"fill", "cast", "unary", "binary", "ternary", "gated_activation",
+                                                "reduction", "quantization", "gemm", "normalization", "softmax",
+                                                "attention"};
+  static_assert(std::size(kNames) == static_cast<size_t>(OpCategory::Attention) + 1);
+  return detail::enum_name(v, kNames);
 }
 
-std::string_view to_string(BackendKind b) {
-  switch (b) {
-    case BackendKind::Host: return "host";
-    case BackendKind::Sim: return "sim";
-    case BackendKind::Bespoke: return "bespoke";
-    case BackendKind::CublasLt: return "cublaslt";
-    case BackendKind::Cudnn: return "cudnn";
-    case BackendKind::Cufft: return "cufft";
-    case BackendKind::Curand: return "curand";
-    case BackendKind::Cusolver: return "cusolver";
-  }
-  return "?";
+std::string_view to_string(BackendKind v) {
+  static constexpr std::string_view kNames[] = {"host",  "sim",   "bespoke", "cublaslt",
+                                                "cudnn", "cufft", "curand",  "cusolver"};
+  static_assert(std::size(kNames) == static_cast<size_t>(BackendKind::Cusolver) + 1);
+  return detail::enum_name(v, kNames);
 }
 
-std::string_view to_string(MathPrecision p) {
-  switch (p) {
-    case MathPrecision::Exact: return "exact";
-    case MathPrecision::F16: return "f16";
-    case MathPrecision::Bf16: return "bf16";
-    case MathPrecision::Tf32: return "tf32";
-    case MathPrecision::F32: return "f32";
-    case MathPrecision::F64: return "f64";
-    case MathPrecision::Int8: return "int8";
-    case MathPrecision::Fp8E4M3: return "fp8e4m3";
-    case MathPrecision::Fp8E5M2: return "fp8e5m2";
-    case MathPrecision::Int4: return "int4";
-  }
-  return "?";
+std::string_view to_string(MathPrecision v) {
+  static constexpr std::string_view kNames[] = {"exact", "f16",  "bf16",    "tf32",    "f32",
+                                                "f64",   "int8", "fp8e4m3", "fp8e5m2", "int4"};
+  static_assert(std::size(kNames) == static_cast<size_t>(MathPrecision::Int4) + 1);
+  return detail::enum_name(v, kNames);
 }
 
-std::string_view to_string(LayoutKind l) {
-  switch (l) {
-    case LayoutKind::Rcr: return "rcr";
-    case LayoutKind::Rrr: return "rrr";
-    case LayoutKind::Ccr: return "ccr";
-  }
-  return "?";
+std::string_view to_string(LayoutKind v) {
+  static constexpr std::string_view kNames[] = {"rcr", "rrr", "ccr"};
+  static_assert(std::size(kNames) == static_cast<size_t>(LayoutKind::Ccr) + 1);
+  return detail::enum_name(v, kNames);
 }
 
-std::string_view to_string(EpilogueKind e) {
-  switch (e) {
-    case EpilogueKind::Identity: return "identity";
-    case EpilogueKind::Bias: return "bias";
-    case EpilogueKind::BiasRelu: return "bias_relu";
-    case EpilogueKind::BiasGelu: return "bias_gelu";
-    case EpilogueKind::BiasSilu: return "bias_silu";
-  }
-  return "?";
+std::string_view to_string(EpilogueKind v) {
+  static constexpr std::string_view kNames[] = {"identity", "bias", "bias_relu", "bias_gelu", "bias_silu"};
+  static_assert(std::size(kNames) == static_cast<size_t>(EpilogueKind::BiasSilu) + 1);
+  return detail::enum_name(v, kNames);
 }
 
 std::string to_string(const PrecisionGuarantee& p) {

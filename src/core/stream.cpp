@@ -6,17 +6,15 @@
 #include <mutex>
 #include <string>
 
+#include "core/enum_names.hpp"
 #include "core/exec_context.hpp"
 
 namespace baracuda {
 
 std::string_view to_string(DeviceKind d) {
-  switch (d) {
-    case DeviceKind::Host: return "host";
-    case DeviceKind::Sim: return "sim";
-    case DeviceKind::Cuda: return "cuda";
-  }
-  return "?";
+  static constexpr std::string_view kNames[] = {"host", "sim", "cuda"};
+  static_assert(std::size(kNames) == static_cast<size_t>(DeviceKind::Cuda) + 1);
+  return detail::enum_name(d, kNames);
 }
 
 bool parse_device_kind(std::string_view name, DeviceKind* out) {
