@@ -13,22 +13,10 @@
 #include <cmath>
 #include <type_traits>
 
+#include "device/precise_math.cuh"
+
 BARACUDA_DEVICE_NAMESPACE_BEGIN
 namespace activation {
-
-// Precise math in M: the float overloads call the f-suffixed functions (never a fast-math intrinsic).
-template <class M>
-__host__ __device__ __forceinline__ M exp_(M x) {
-  if constexpr (std::is_same_v<M, float>) return expf(x); else return ::exp(x);
-}
-template <class M>
-__host__ __device__ __forceinline__ M erfc_(M x) {
-  if constexpr (std::is_same_v<M, float>) return erfcf(x); else return ::erfc(x);
-}
-template <class M>
-__host__ __device__ __forceinline__ M tanh_(M x) {
-  if constexpr (std::is_same_v<M, float>) return tanhf(x); else return ::tanh(x);
-}
 
 template <class M>
 inline constexpr M kSqrt1_2 = M(0.70710678118654752440084436210484903928);   // 1/√2
@@ -42,8 +30,8 @@ inline constexpr M kGeluTanhCoeff = M(0.044715);
 /// σ(x) = 1 / (1 + e^−x).
 template <class M>
 __host__ __device__ __forceinline__ M sigmoid(M x) {
-  if (x >= M(0)) return M(1) / (M(1) + exp_(-x));
-  const M e = exp_(x);  // NaN takes this branch and propagates
+  if (x >= M(0)) return M(1) / (M(1) + pmath::exp(-x));
+  const M e = pmath::exp(x);  // NaN takes this branch and propagates
   return e / (M(1) + e);
 }
 /// dσ/dx from σ itself: σ·(1 − σ).
@@ -67,26 +55,26 @@ __host__ __device__ __forceinline__ M silu_grad(M x) {
 /// GELU, exact form: x·Φ(x) = 0.5·x·erfc(−x/√2).
 template <class M>
 __host__ __device__ __forceinline__ M gelu_erf(M x) {
-  return M(0.5) * x * erfc_(-x * kSqrt1_2<M>);
+  return M(0.5) * x * pmath::erfc(-x * kSqrt1_2<M>);
 }
 /// d gelu/dx = Φ(x) + x·φ(x).
 template <class M>
 __host__ __device__ __forceinline__ M gelu_erf_grad(M x) {
-  const M cdf = M(0.5) * erfc_(-x * kSqrt1_2<M>);
-  const M pdf = kInvSqrt2Pi<M> * exp_(M(-0.5) * x * x);
+  const M cdf = M(0.5) * pmath::erfc(-x * kSqrt1_2<M>);
+  const M pdf = kInvSqrt2Pi<M> * pmath::exp(M(-0.5) * x * x);
   return cdf + x * pdf;
 }
 
 /// GELU, tanh approximation (PyTorch approximate='tanh'): 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))).
 template <class M>
 __host__ __device__ __forceinline__ M gelu_tanh(M x) {
-  const M t = tanh_(kSqrt2OverPi<M> * (x + kGeluTanhCoeff<M> * x * x * x));
+  const M t = pmath::tanh(kSqrt2OverPi<M> * (x + kGeluTanhCoeff<M> * x * x * x));
   return M(0.5) * x * (M(1) + t);
 }
 /// Its derivative: 0.5·(1 + t) + 0.5·x·(1 − t²)·√(2/π)·(1 + 3·0.044715·x²).
 template <class M>
 __host__ __device__ __forceinline__ M gelu_tanh_grad(M x) {
-  const M t = tanh_(kSqrt2OverPi<M> * (x + kGeluTanhCoeff<M> * x * x * x));
+  const M t = pmath::tanh(kSqrt2OverPi<M> * (x + kGeluTanhCoeff<M> * x * x * x));
   const M dinner = kSqrt2OverPi<M> * (M(1) + M(3) * kGeluTanhCoeff<M> * x * x);
   return M(0.5) * (M(1) + t) + M(0.5) * x * (M(1) - t * t) * dinner;
 }

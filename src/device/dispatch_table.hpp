@@ -3,11 +3,12 @@
 /// into a `constexpr std::array` of function pointers indexed by `ElementKind` (or by a pair of kinds).
 /// A slot no catalog entry fills stays `nullptr`, which `select` reports as `Unsupported`.
 ///
-/// Usage (in a family's kernels.cuh, host.cpp):
+/// Usage (in a family's kernels.cuh, host.cpp), for a family whose function is one template over T:
 /// ```
-/// template <class T> struct FillEntry { static constexpr detail::FillFn fn = &fill_launch<T>; };
-/// constexpr detail::FillTable t = detail::make_kind_table<detail::FillFn, AllTypes, FillEntry>();
+/// constexpr detail::FillTable t =
+///     detail::kind_table<detail::FillFn>(FillTypes{}, []<class T>() { return &fill_launch<T>; });
 /// ```
+/// and `add_kind_entries<Fn, Entry>` / `add_kind_pair_entries` to fill tables of several ops.
 #pragma once
 
 #include <array>
@@ -33,6 +34,16 @@ using KindPairTable = std::array<std::array<Fn, kNumElementKinds>, kNumElementKi
 template <class Fn, template <class> class Entry, class List>
 constexpr void add_kind_entries(KindTable<Fn>& table, List list) {
   for_each_type(list, [&]<class T>() { table[kind_index(kind_of<T>)] = Entry<T>::fn; });
+}
+
+/// A table with `make.template operator()<T>()` at `kind_of<T>` for every T of the list: `make` is a generic
+/// lambda `[]<class T>() { return &fn<T>; }` naming the family's function template (which no template
+/// parameter can name).
+template <class Fn, class Make, class... Ts>
+constexpr KindTable<Fn> kind_table(type_list<Ts...>, Make make) {
+  KindTable<Fn> t{};
+  ((t[kind_index(kind_of<Ts>)] = make.template operator()<Ts>()), ...);
+  return t;
 }
 
 /// Adds `Entry<TIn, TOut>::fn` at [kind_of<TIn>][kind_of<TOut>] for every pair of `InList` × `OutList`.

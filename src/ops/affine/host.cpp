@@ -31,22 +31,15 @@ Status host_affine(const detail::ExecContext&, const detail::AffineLaunch& a) {
   return {};
 }
 
-template <class T>
-struct HostAffineEntry {
-  static constexpr detail::AffineFn fn = &host_affine<T>;
-};
+#define BARACUDA_AFFINE_OP(name, types, tolerance, doc) using AffineTypes = types;
+#include "ops/affine/affine.def"
+#undef BARACUDA_AFFINE_OP
 
 }  // namespace
 
 const detail::AffineTable& affine_table() {
-  static constexpr detail::AffineTable table = [] {
-    detail::AffineTable t{};
-#define BARACUDA_AFFINE_OP(name, types, tolerance, doc) \
-  detail::add_kind_entries<detail::AffineFn, HostAffineEntry>(t, types{});
-#include "ops/affine/affine.def"
-#undef BARACUDA_AFFINE_OP
-    return t;
-  }();
+  static constexpr detail::AffineTable table =
+      detail::kind_table<detail::AffineFn>(AffineTypes{}, []<class T>() { return &host_affine<T>; });
   return table;
 }
 

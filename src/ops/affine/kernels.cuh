@@ -33,19 +33,14 @@ Status affine_launch(const ::baracuda::detail::ExecContext& ctx, const ::baracud
   return elementwise::launch_elementwise<AffineOp<T>, T, T>("AffinePlan", ctx, op, a.out, a.in);
 }
 
-template <class T>
-struct AffineEntry {
-  static constexpr ::baracuda::detail::AffineFn fn = &affine_launch<T>;
-};
+#define BARACUDA_AFFINE_OP(name, types, tolerance, doc) using AffineTypes = types;
+#include "ops/affine/affine.def"
+#undef BARACUDA_AFFINE_OP
 
 /// The device's table, from the catalog.
 constexpr ::baracuda::detail::AffineTable make_affine_table() {
-  ::baracuda::detail::AffineTable t{};
-#define BARACUDA_AFFINE_OP(name, types, tolerance, doc) \
-  ::baracuda::detail::add_kind_entries<::baracuda::detail::AffineFn, AffineEntry>(t, types{});
-#include "ops/affine/affine.def"
-#undef BARACUDA_AFFINE_OP
-  return t;
+  return ::baracuda::detail::kind_table<::baracuda::detail::AffineFn>(AffineTypes{},
+                                                                      []<class T>() { return &affine_launch<T>; });
 }
 
 }  // namespace affine

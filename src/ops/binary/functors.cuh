@@ -16,6 +16,7 @@
 
 #include "baracuda/ops/binary.hpp"
 #include "device/convert.cuh"
+#include "device/precise_math.cuh"
 
 BARACUDA_DEVICE_NAMESPACE_BEGIN
 namespace binary {
@@ -25,38 +26,8 @@ namespace binary {
 // ---------------------------------------------------------------------------------------------------
 
 namespace math {
-template <class M>
-__host__ __device__ __forceinline__ M fmod_(M a, M b) {
-  if constexpr (std::is_same_v<M, float>) return fmodf(a, b); else return ::fmod(a, b);
-}
-template <class M>
-__host__ __device__ __forceinline__ M pow_(M a, M b) {
-  if constexpr (std::is_same_v<M, float>) return powf(a, b); else return ::pow(a, b);
-}
-template <class M>
-__host__ __device__ __forceinline__ M atan2_(M a, M b) {
-  if constexpr (std::is_same_v<M, float>) return atan2f(a, b); else return ::atan2(a, b);
-}
-template <class M>
-__host__ __device__ __forceinline__ M hypot_(M a, M b) {
-  if constexpr (std::is_same_v<M, float>) return hypotf(a, b); else return ::hypot(a, b);
-}
-template <class M>
-__host__ __device__ __forceinline__ M copysign_(M a, M b) {
-  if constexpr (std::is_same_v<M, float>) return copysignf(a, b); else return ::copysign(a, b);
-}
-template <class M>
-__host__ __device__ __forceinline__ M log_(M a) {
-  if constexpr (std::is_same_v<M, float>) return logf(a); else return ::log(a);
-}
-template <class M>
-__host__ __device__ __forceinline__ M floor_(M a) {
-  if constexpr (std::is_same_v<M, float>) return floorf(a); else return ::floor(a);
-}
-template <class M>
-__host__ __device__ __forceinline__ M trunc_(M a) {
-  if constexpr (std::is_same_v<M, float>) return truncf(a); else return ::trunc(a);
-}
+using namespace pmath;  // fmod, pow, atan2, hypot, copysign, log, floor, trunc: precise_math.cuh
+
 
 /// The forward result as autograd saves it: rounded to the element type T, back in opmath.
 template <class T, class M>
@@ -69,11 +40,11 @@ __host__ __device__ __forceinline__ M saved(M y) {
 template <class M>
 __host__ __device__ __forceinline__ M div_floor(M a, M b) {
   if (b == M(0)) return a / b;
-  const M mod = fmod_(a, b);
+  const M mod = pmath::fmod(a, b);
   M div = (a - mod) / b;
   if (mod != M(0) && ((b < M(0)) != (mod < M(0)))) div -= M(1);
-  if (div == M(0)) return copysign_(M(0), a / b);
-  M floordiv = floor_(div);
+  if (div == M(0)) return pmath::copysign(M(0), a / b);
+  M floordiv = pmath::floor(div);
   if (div - floordiv > M(0.5)) floordiv += M(1);
   return floordiv;
 }
@@ -153,14 +124,14 @@ struct Div {
 
 struct Pow {
   template <class M>
-  __host__ __device__ static M apply(M a, M b) { return math::pow_(a, b); }
+  __host__ __device__ static M apply(M a, M b) { return math::pow(a, b); }
   // pow_backward_self: 0 where b == 0; pow_backward_exponent: dy·(y·log a), with 0 in place of y·log a
   // where a == 0 and b >= 0.
   template <class T, class M>
   __host__ __device__ static Grad<M> grad(M dy, M a, M b) {
-    const M da = b == M(0) ? M(0) : dy * (b * math::pow_(a, b - M(1)));
-    const M y = math::saved<T>(math::pow_(a, b));
-    const M dexp = (a == M(0) && b >= M(0)) ? M(0) : y * math::log_(a);
+    const M da = b == M(0) ? M(0) : dy * (b * math::pow(a, b - M(1)));
+    const M y = math::saved<T>(math::pow(a, b));
+    const M dexp = (a == M(0) && b >= M(0)) ? M(0) : y * math::log(a);
     return {da, dy * dexp};
   }
 };
@@ -202,7 +173,7 @@ struct Minimum {
 
 struct Atan2 {
   template <class M>
-  __host__ __device__ static M apply(M a, M b) { return math::atan2_(a, b); }
+  __host__ __device__ static M apply(M a, M b) { return math::atan2(a, b); }
   template <class T, class M>
   __host__ __device__ static Grad<M> grad(M dy, M a, M b) {
     const M recip = M(1) / (a * a + b * b);
@@ -212,17 +183,17 @@ struct Atan2 {
 
 struct Fmod {
   template <class M>
-  __host__ __device__ static M apply(M a, M b) { return math::fmod_(a, b); }
+  __host__ __device__ static M apply(M a, M b) { return math::fmod(a, b); }
   template <class I>
   __host__ __device__ static I apply_int(I a, I b) { return math::int_fmod(a, b); }
   template <class T, class M>
-  __host__ __device__ static Grad<M> grad(M dy, M a, M b) { return {dy, -dy * math::trunc_(a / b)}; }
+  __host__ __device__ static Grad<M> grad(M dy, M a, M b) { return {dy, -dy * math::trunc(a / b)}; }
 };
 
 struct Remainder {
   template <class M>
   __host__ __device__ static M apply(M a, M b) {
-    M m = math::fmod_(a, b);
+    M m = math::fmod(a, b);
     if (m != M(0) && ((b < M(0)) != (m < M(0)))) m += b;
     return m;
   }
@@ -239,21 +210,21 @@ struct Remainder {
 
 struct Copysign {
   template <class M>
-  __host__ __device__ static M apply(M a, M b) { return math::copysign_(a, b); }
+  __host__ __device__ static M apply(M a, M b) { return math::copysign(a, b); }
   // copysign_tensor_self_backward: dy·(y / a), the ratio 0 where a == 0; db = zeros.
   template <class T, class M>
   __host__ __device__ static Grad<M> grad(M dy, M a, M b) {
-    const M y = math::saved<T>(math::copysign_(a, b));
+    const M y = math::saved<T>(math::copysign(a, b));
     return {dy * (a == M(0) ? M(0) : y / a), M(0)};
   }
 };
 
 struct Hypot {
   template <class M>
-  __host__ __device__ static M apply(M a, M b) { return math::hypot_(a, b); }
+  __host__ __device__ static M apply(M a, M b) { return math::hypot(a, b); }
   template <class T, class M>
   __host__ __device__ static Grad<M> grad(M dy, M a, M b) {
-    const M y = math::saved<T>(math::hypot_(a, b));
+    const M y = math::saved<T>(math::hypot(a, b));
     return {dy * a / y, dy * b / y};
   }
 };

@@ -129,19 +129,11 @@ Status host_params(const detail::ExecContext&, const detail::DynamicRangeLaunch&
   return {};
 }
 
-template <class T>
-struct HostParamsEntry {
-  static constexpr detail::DynamicRangeParamsFn fn = &host_params<T>;
-};
-
 }  // namespace
 
 const detail::DynamicRangeParamsTable& dynamic_range_params_table() {
-  static constexpr detail::DynamicRangeParamsTable table = [] {
-    detail::DynamicRangeParamsTable t{};
-    detail::add_kind_entries<detail::DynamicRangeParamsFn, HostParamsEntry>(t, detail::DynamicRangeTypes{});
-    return t;
-  }();
+  static constexpr detail::DynamicRangeParamsTable table = detail::kind_table<detail::DynamicRangeParamsFn>(
+      detail::DynamicRangeTypes{}, []<class T>() { return &host_params<T>; });
   return table;
 }
 

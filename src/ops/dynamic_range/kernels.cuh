@@ -180,16 +180,9 @@ Status params_launch(const ::baracuda::detail::ExecContext& ctx, const ::baracud
                                                               a.layout.data_view(a.x));
 }
 
-template <class T>
-struct ParamsEntry {
-  static constexpr ::baracuda::detail::DynamicRangeParamsFn fn = &params_launch<T>;
-};
-
 constexpr ::baracuda::detail::DynamicRangeParamsTable make_params_table() {
-  ::baracuda::detail::DynamicRangeParamsTable t{};
-  ::baracuda::detail::add_kind_entries<::baracuda::detail::DynamicRangeParamsFn, ParamsEntry>(
-      t, ::baracuda::detail::DynamicRangeTypes{});
-  return t;
+  return ::baracuda::detail::kind_table<::baracuda::detail::DynamicRangeParamsFn>(
+      ::baracuda::detail::DynamicRangeTypes{}, []<class T>() { return &params_launch<T>; });
 }
 
 

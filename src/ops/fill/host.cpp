@@ -27,22 +27,15 @@ Status host_fill(const detail::ExecContext&, const detail::FillLaunch& a) {
   return {};
 }
 
-template <class T>
-struct HostFillEntry {
-  static constexpr detail::FillFn fn = &host_fill<T>;
-};
+#define BARACUDA_FILL_OP(name, types, tolerance, doc) using FillTypes = types;
+#include "ops/fill/fill.def"
+#undef BARACUDA_FILL_OP
 
 }  // namespace
 
 const detail::FillTable& fill_table() {
-  static constexpr detail::FillTable table = [] {
-    detail::FillTable t{};
-#define BARACUDA_FILL_OP(name, types, tolerance, doc) \
-  detail::add_kind_entries<detail::FillFn, HostFillEntry>(t, types{});
-#include "ops/fill/fill.def"
-#undef BARACUDA_FILL_OP
-    return t;
-  }();
+  static constexpr detail::FillTable table =
+      detail::kind_table<detail::FillFn>(FillTypes{}, []<class T>() { return &host_fill<T>; });
   return table;
 }
 

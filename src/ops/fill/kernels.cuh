@@ -43,19 +43,14 @@ Status fill_launch(const ::baracuda::detail::ExecContext& ctx, const ::baracuda:
   }
 }
 
-template <class T>
-struct FillEntry {
-  static constexpr ::baracuda::detail::FillFn fn = &fill_launch<T>;
-};
+#define BARACUDA_FILL_OP(name, types, tolerance, doc) using FillTypes = types;
+#include "ops/fill/fill.def"
+#undef BARACUDA_FILL_OP
 
 /// The device's table, from the catalog.
 constexpr ::baracuda::detail::FillTable make_fill_table() {
-  ::baracuda::detail::FillTable t{};
-#define BARACUDA_FILL_OP(name, types, tolerance, doc) \
-  ::baracuda::detail::add_kind_entries<::baracuda::detail::FillFn, FillEntry>(t, types{});
-#include "ops/fill/fill.def"
-#undef BARACUDA_FILL_OP
-  return t;
+  return ::baracuda::detail::kind_table<::baracuda::detail::FillFn>(FillTypes{},
+                                                                    []<class T>() { return &fill_launch<T>; });
 }
 
 }  // namespace fill

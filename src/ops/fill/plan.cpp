@@ -86,15 +86,8 @@ Result<uint64_t> value_bits(const Scalar& v) {
 }
 
 using ValueFn = Result<uint64_t> (*)(const Scalar&);
-template <class T>
-struct ValueEntry {
-  static constexpr ValueFn fn = &value_bits<T>;
-};
-constexpr detail::KindTable<ValueFn> kValueTable = [] {
-  detail::KindTable<ValueFn> t{};
-  detail::add_kind_entries<ValueFn, ValueEntry>(t, FillTypes{});
-  return t;
-}();
+constexpr detail::KindTable<ValueFn> kValueTable =
+    detail::kind_table<ValueFn>(FillTypes{}, []<class T>() { return &value_bits<T>; });
 
 }  // namespace
 

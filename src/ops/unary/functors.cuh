@@ -21,6 +21,7 @@
 #include <type_traits>
 
 #include "device/activation_math.cuh"
+#include "device/precise_math.cuh"
 
 BARACUDA_DEVICE_NAMESPACE_BEGIN
 namespace unary {
@@ -32,57 +33,12 @@ struct UnaryParams {
 };
 
 // ---------------------------------------------------------------------------------------------------
-// Precise math in M: float calls the f-suffixed function, double the double one (never through float).
+// Math in M: the precise libm of precise_math.cuh, and the helpers the functors share.
 // ---------------------------------------------------------------------------------------------------
 namespace math {
 
-#define BARACUDA_UNARY_MATH1(fn)                                         \
-  template <class M>                                                     \
-  __host__ __device__ __forceinline__ M fn(M x) {                        \
-    if constexpr (std::is_same_v<M, float>) return ::fn##f(x);           \
-    else return ::fn(x);                                                 \
-  }
-BARACUDA_UNARY_MATH1(fabs)
-BARACUDA_UNARY_MATH1(sqrt)
-BARACUDA_UNARY_MATH1(rsqrt)
-BARACUDA_UNARY_MATH1(cbrt)
-BARACUDA_UNARY_MATH1(exp2)
-BARACUDA_UNARY_MATH1(expm1)
-BARACUDA_UNARY_MATH1(log)
-BARACUDA_UNARY_MATH1(log2)
-BARACUDA_UNARY_MATH1(log10)
-BARACUDA_UNARY_MATH1(log1p)
-BARACUDA_UNARY_MATH1(sin)
-BARACUDA_UNARY_MATH1(cos)
-BARACUDA_UNARY_MATH1(tan)
-BARACUDA_UNARY_MATH1(asin)
-BARACUDA_UNARY_MATH1(acos)
-BARACUDA_UNARY_MATH1(atan)
-BARACUDA_UNARY_MATH1(sinh)
-BARACUDA_UNARY_MATH1(cosh)
-BARACUDA_UNARY_MATH1(asinh)
-BARACUDA_UNARY_MATH1(acosh)
-BARACUDA_UNARY_MATH1(atanh)
-BARACUDA_UNARY_MATH1(erf)
-BARACUDA_UNARY_MATH1(lgamma)
-BARACUDA_UNARY_MATH1(floor)
-BARACUDA_UNARY_MATH1(ceil)
-BARACUDA_UNARY_MATH1(rint)
-BARACUDA_UNARY_MATH1(trunc)
-BARACUDA_UNARY_MATH1(sinpi)
-BARACUDA_UNARY_MATH1(cospi)
-#undef BARACUDA_UNARY_MATH1
+using namespace pmath;  // sqrt, log1p, sinpi, hypot, copysign, ...: precise_math.cuh
 
-template <class M>
-__host__ __device__ __forceinline__ M hypot(M x, M y) {
-  if constexpr (std::is_same_v<M, float>) return ::hypotf(x, y);
-  else return ::hypot(x, y);
-}
-template <class M>
-__host__ __device__ __forceinline__ M copysign(M x, M y) {
-  if constexpr (std::is_same_v<M, float>) return ::copysignf(x, y);
-  else return ::copysign(x, y);
-}
 template <class M>
 __host__ __device__ __forceinline__ M quiet_nan() {
   return std::numeric_limits<M>::quiet_NaN();
@@ -106,11 +62,11 @@ inline constexpr M k2OverSqrtPi = M(1.12837916709551257389615890312154517);
 /// ψ(±0) = ∓inf, NaN at the poles (negative integers and -inf), as PyTorch's calc_digamma.
 template <class M>
 __host__ __device__ inline M digamma(M x) {
-  if (x == M(0)) return copysign(infinity<M>(), -x);
+  if (x == M(0)) return pmath::copysign(infinity<M>(), -x);
   M result = 0;
   if (x < M(0)) {
-    if (x == floor(x)) return quiet_nan<M>();
-    result = -kPi<M> * cospi(x) / sinpi(x);
+    if (x == pmath::floor(x)) return quiet_nan<M>();
+    result = -kPi<M> * pmath::cospi(x) / pmath::sinpi(x);
     x = M(1) - x;
   }
   while (x < M(10)) {  // NaN fails the test and propagates below
@@ -122,7 +78,7 @@ __host__ __device__ inline M digamma(M x) {
       z * (M(1) / M(12) -
            z * (M(1) / M(120) -
                 z * (M(1) / M(252) - z * (M(1) / M(240) - z * (M(1) / M(132) - z * (M(691) / M(32760) - z / M(12)))))));
-  return result + log(x) - M(0.5) / x - series;
+  return result + pmath::log(x) - M(0.5) / x - series;
 }
 
 /// -1, 0 or 1 (0 for ±0 and NaN).
@@ -175,7 +131,7 @@ struct Cbrt {
   template <class M> __host__ __device__ static M backward(M dy, M y, const P<M>&) { return dy / (M(3) * (y * y)); }
 };
 struct Exp {
-  template <class M> __host__ __device__ static M forward(M x, const P<M>&) { return activation::exp_(x); }
+  template <class M> __host__ __device__ static M forward(M x, const P<M>&) { return pmath::exp(x); }
   template <class M> __host__ __device__ static M backward(M dy, M y, const P<M>&) { return dy * y; }
 };
 struct Exp2 {
@@ -246,7 +202,7 @@ struct Cosh {
   template <class M> __host__ __device__ static M backward(M dy, M x, const P<M>&) { return dy * math::sinh(x); }
 };
 struct Tanh {
-  template <class M> __host__ __device__ static M forward(M x, const P<M>&) { return activation::tanh_(x); }
+  template <class M> __host__ __device__ static M forward(M x, const P<M>&) { return pmath::tanh(x); }
   template <class M> __host__ __device__ static M backward(M dy, M y, const P<M>&) {
     return dy * ((M(1) - y) * (M(1) + y));
   }
@@ -306,13 +262,13 @@ struct Frac {
 struct Erf {
   template <class M> __host__ __device__ static M forward(M x, const P<M>&) { return math::erf(x); }
   template <class M> __host__ __device__ static M backward(M dy, M x, const P<M>&) {
-    return dy * math::k2OverSqrtPi<M> * activation::exp_(-x * x);
+    return dy * math::k2OverSqrtPi<M> * pmath::exp(-x * x);
   }
 };
 struct Erfc {
-  template <class M> __host__ __device__ static M forward(M x, const P<M>&) { return activation::erfc_(x); }
+  template <class M> __host__ __device__ static M forward(M x, const P<M>&) { return pmath::erfc(x); }
   template <class M> __host__ __device__ static M backward(M dy, M x, const P<M>&) {
-    return -dy * math::k2OverSqrtPi<M> * activation::exp_(-x * x);
+    return -dy * math::k2OverSqrtPi<M> * pmath::exp(-x * x);
   }
 };
 struct Lgamma {
@@ -349,7 +305,7 @@ struct Elu {
     return x > M(0) ? x : p.alpha * math::expm1(x);
   }
   template <class M> __host__ __device__ static M backward(M dy, M x, const P<M>& p) {
-    return x <= M(0) ? dy * p.alpha * activation::exp_(x) : dy;
+    return x <= M(0) ? dy * p.alpha * pmath::exp(x) : dy;
   }
 };
 struct Selu {
@@ -361,7 +317,7 @@ struct Selu {
     return x > M(0) ? x * kScale<M> : math::expm1(x) * kAlphaScale<M>;
   }
   template <class M> __host__ __device__ static M backward(M dy, M x, const P<M>&) {
-    return x <= M(0) ? dy * kAlphaScale<M> * activation::exp_(x) : dy * kScale<M>;
+    return x <= M(0) ? dy * kAlphaScale<M> * pmath::exp(x) : dy * kScale<M>;
   }
 };
 struct Celu {
@@ -369,7 +325,7 @@ struct Celu {
     return x > M(0) ? x : p.alpha * math::expm1(x / p.alpha);
   }
   template <class M> __host__ __device__ static M backward(M dy, M x, const P<M>& p) {
-    return x <= M(0) ? dy * activation::exp_(x / p.alpha) : dy;
+    return x <= M(0) ? dy * pmath::exp(x / p.alpha) : dy;
   }
 };
 struct Gelu {
@@ -392,10 +348,10 @@ struct Silu {
 };
 struct Mish {
   template <class M> __host__ __device__ static M forward(M x, const P<M>&) {
-    return x * activation::tanh_(math::log1p(activation::exp_(x)));
+    return x * pmath::tanh(math::log1p(pmath::exp(x)));
   }
   template <class M> __host__ __device__ static M backward(M dy, M x, const P<M>&) {
-    const M t = activation::tanh_(math::log1p(activation::exp_(x)));
+    const M t = pmath::tanh(math::log1p(pmath::exp(x)));
     return dy * (t + x * activation::sigmoid(x) * (M(1) - t * t));
   }
 };
@@ -430,7 +386,7 @@ struct Softplus {
   template <class M> __host__ __device__ static M forward(M x, const P<M>& p) {
     const M z = p.beta * x;
     if (z > p.threshold) return x;
-    return (z > M(0) ? z + math::log1p(activation::exp_(-z)) : math::log1p(activation::exp_(z))) / p.beta;
+    return (z > M(0) ? z + math::log1p(pmath::exp(-z)) : math::log1p(pmath::exp(z))) / p.beta;
   }
   template <class M> __host__ __device__ static M backward(M dy, M x, const P<M>& p) {
     const M z = p.beta * x;
@@ -445,9 +401,9 @@ struct Softsign {
   }
 };
 struct Tanhshrink {
-  template <class M> __host__ __device__ static M forward(M x, const P<M>&) { return x - activation::tanh_(x); }
+  template <class M> __host__ __device__ static M forward(M x, const P<M>&) { return x - pmath::tanh(x); }
   template <class M> __host__ __device__ static M backward(M dy, M x, const P<M>&) {
-    const M t = activation::tanh_(x);
+    const M t = pmath::tanh(x);
     return dy * (t * t);
   }
 };
