@@ -5,8 +5,8 @@
 ///
 /// Usage (in a family's kernels.cuh, host.cpp), for a family whose function is one template over T:
 /// ```
-/// constexpr detail::FillTable t =
-///     detail::kind_table<detail::FillFn>(FillTypes{}, []<class T>() { return &fill_launch<T>; });
+/// constexpr detail::FillTable t = detail::kind_table<detail::FillFn>(
+///     FillTypes{}, []<class T>(std::type_identity<T>) { return &fill_launch<T>; });
 /// ```
 /// and `add_kind_entries<Fn, Entry>` / `add_kind_pair_entries` to fill tables of several ops.
 #pragma once
@@ -36,13 +36,13 @@ constexpr void add_kind_entries(KindTable<Fn>& table, List list) {
   for_each_type(list, [&]<class T>() { table[kind_index(kind_of<T>)] = Entry<T>::fn; });
 }
 
-/// A table with `make.template operator()<T>()` at `kind_of<T>` for every T of the list: `make` is a generic
-/// lambda `[]<class T>() { return &fn<T>; }` naming the family's function template (which no template
-/// parameter can name).
+/// A table with `make(std::type_identity<T>{})` at `kind_of<T>` for every T of the list: `make` is a generic
+/// lambda `[]<class T>(std::type_identity<T>) { return &fn<T>; }` naming the family's function template
+/// (which no template parameter can name).
 template <class Fn, class Make, class... Ts>
 constexpr KindTable<Fn> kind_table(type_list<Ts...>, Make make) {
   KindTable<Fn> t{};
-  ((t[kind_index(kind_of<Ts>)] = make.template operator()<Ts>()), ...);
+  ((t[kind_index(kind_of<Ts>)] = make(std::type_identity<Ts>{})), ...);
   return t;
 }
 

@@ -38,8 +38,8 @@ Status host_affine(const detail::ExecContext&, const detail::AffineLaunch& a) {
 }  // namespace
 
 const detail::AffineTable& affine_table() {
-  static constexpr detail::AffineTable table =
-      detail::kind_table<detail::AffineFn>(AffineTypes{}, []<class T>() { return &host_affine<T>; });
+  static constexpr detail::AffineTable table = detail::kind_table<detail::AffineFn>(
+      AffineTypes{}, []<class T>(std::type_identity<T>) { return &host_affine<T>; });
   return table;
 }
 

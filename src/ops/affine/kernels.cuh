@@ -39,8 +39,8 @@ Status affine_launch(const ::baracuda::detail::ExecContext& ctx, const ::baracud
 
 /// The device's table, from the catalog.
 constexpr ::baracuda::detail::AffineTable make_affine_table() {
-  return ::baracuda::detail::kind_table<::baracuda::detail::AffineFn>(AffineTypes{},
-                                                                      []<class T>() { return &affine_launch<T>; });
+  return ::baracuda::detail::kind_table<::baracuda::detail::AffineFn>(
+      AffineTypes{}, []<class T>(std::type_identity<T>) { return &affine_launch<T>; });
 }
 
 }  // namespace affine

@@ -133,7 +133,7 @@ Status host_params(const detail::ExecContext&, const detail::DynamicRangeLaunch&
 
 const detail::DynamicRangeParamsTable& dynamic_range_params_table() {
   static constexpr detail::DynamicRangeParamsTable table = detail::kind_table<detail::DynamicRangeParamsFn>(
-      detail::DynamicRangeTypes{}, []<class T>() { return &host_params<T>; });
+      detail::DynamicRangeTypes{}, []<class T>(std::type_identity<T>) { return &host_params<T>; });
   return table;
 }
 

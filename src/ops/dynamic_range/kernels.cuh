@@ -182,7 +182,7 @@ Status params_launch(const ::baracuda::detail::ExecContext& ctx, const ::baracud
 
 constexpr ::baracuda::detail::DynamicRangeParamsTable make_params_table() {
   return ::baracuda::detail::kind_table<::baracuda::detail::DynamicRangeParamsFn>(
-      ::baracuda::detail::DynamicRangeTypes{}, []<class T>() { return &params_launch<T>; });
+      ::baracuda::detail::DynamicRangeTypes{}, []<class T>(std::type_identity<T>) { return &params_launch<T>; });
 }
 
 

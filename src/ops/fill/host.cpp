@@ -35,7 +35,7 @@ Status host_fill(const detail::ExecContext&, const detail::FillLaunch& a) {
 
 const detail::FillTable& fill_table() {
   static constexpr detail::FillTable table =
-      detail::kind_table<detail::FillFn>(FillTypes{}, []<class T>() { return &host_fill<T>; });
+      detail::kind_table<detail::FillFn>(FillTypes{}, []<class T>(std::type_identity<T>) { return &host_fill<T>; });
   return table;
 }
 

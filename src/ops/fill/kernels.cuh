@@ -49,8 +49,8 @@ Status fill_launch(const ::baracuda::detail::ExecContext& ctx, const ::baracuda:
 
 /// The device's table, from the catalog.
 constexpr ::baracuda::detail::FillTable make_fill_table() {
-  return ::baracuda::detail::kind_table<::baracuda::detail::FillFn>(FillTypes{},
-                                                                    []<class T>() { return &fill_launch<T>; });
+  return ::baracuda::detail::kind_table<::baracuda::detail::FillFn>(
+      FillTypes{}, []<class T>(std::type_identity<T>) { return &fill_launch<T>; });
 }
 
 }  // namespace fill

@@ -87,7 +87,7 @@ Result<uint64_t> value_bits(const Scalar& v) {
 
 using ValueFn = Result<uint64_t> (*)(const Scalar&);
 constexpr detail::KindTable<ValueFn> kValueTable =
-    detail::kind_table<ValueFn>(FillTypes{}, []<class T>() { return &value_bits<T>; });
+    detail::kind_table<ValueFn>(FillTypes{}, []<class T>(std::type_identity<T>) { return &value_bits<T>; });
 
 }  // namespace
 
