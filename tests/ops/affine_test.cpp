@@ -18,6 +18,7 @@
 #include "support/devices.hpp"
 #include "support/numeric.hpp"
 #include "support/random.hpp"
+#include "support/run_in_out.hpp"
 #include "support/tensor.hpp"
 #include "support/tolerance.hpp"
 #include "support/in_out_fixture.hpp"
@@ -57,22 +58,7 @@ std::vector<AffineCase> affine_cases() {
 
 std::vector<uint8_t> run_case(const Stream& stream, const AffineCase& c, const std::vector<uint8_t>& in_storage,
                               int64_t in_elems, const dynamic::AffinePlan& plan) {
-  const LayoutCase& l = c.layout;
-  auto in = make_device_tensor(stream, c.kind, l.shape, l.in, in_storage, in_elems);
-  EXPECT_TRUE(in) << in.error().to_string();
-  if (!in) return {};
-  if (l.in_place) {
-    const Status s = plan.run(stream, {}, {in->view, in->view});
-    EXPECT_TRUE(s) << s.to_string();
-    return download(*in);
-  }
-  auto out =
-      make_device_tensor(stream, c.kind, l.shape, l.out, sentinel_storage(c.kind, storage_elements(l.shape, l.out)));
-  EXPECT_TRUE(out) << out.error().to_string();
-  if (!out) return {};
-  const Status s = plan.run(stream, {}, {in->view, out->view});
-  EXPECT_TRUE(s) << s.to_string();
-  return download(*out);
+  return run_in_out(stream, plan, c.kind, c.kind, c.layout, in_storage, in_elems);
 }
 
 class AffineSweep : public ::testing::TestWithParam<AffineCase> {};

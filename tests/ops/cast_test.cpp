@@ -25,6 +25,7 @@
 #include "support/in_out_fixture.hpp"
 #include "support/numeric.hpp"
 #include "support/random.hpp"
+#include "support/run_in_out.hpp"
 #include "support/tensor.hpp"
 #include "support/tolerance.hpp"
 
@@ -123,24 +124,7 @@ class CastSweep : public ::testing::TestWithParam<CastCase> {};
 /// Runs the case on `stream`; returns the output tensor's whole storage (and the output's layout values).
 std::vector<uint8_t> run_case(const Stream& stream, const CastCase& c, const std::vector<uint8_t>& in_storage,
                               int64_t in_elems, const dynamic::CastPlan& plan) {
-  const LayoutCase& l = c.layout;
-  auto in = make_device_tensor(stream, c.in, l.shape, l.in, in_storage, in_elems);
-  EXPECT_TRUE(in) << in.error().to_string();
-  if (!in) return {};
-  if (l.in_place) {
-    DynTensor out = in->view;
-    out.kind = c.out;
-    const Status s = plan.run(stream, {}, {in->view, out});
-    EXPECT_TRUE(s) << s.to_string();
-    return download(*in);
-  }
-  const int64_t out_elems = storage_elements(l.shape, l.out);
-  auto out = make_device_tensor(stream, c.out, l.shape, l.out, sentinel_storage(c.out, out_elems));
-  EXPECT_TRUE(out) << out.error().to_string();
-  if (!out) return {};
-  const Status s = plan.run(stream, {}, {in->view, out->view});
-  EXPECT_TRUE(s) << s.to_string();
-  return download(*out);
+  return run_in_out(stream, plan, c.in, c.out, c.layout, in_storage, in_elems);
 }
 
 TEST_P(CastSweep, FollowsTheConversionRules) {

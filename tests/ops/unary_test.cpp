@@ -7,6 +7,7 @@
 //   the output view untouched; sim/cuda run twice and compared bit for bit (determinism).
 #include <gtest/gtest.h>
 
+#include "support/run_in_out.hpp"
 #include "unary_test_support.hpp"
 
 namespace baracuda::test {
@@ -84,21 +85,7 @@ class UnaryForwardSweep : public ::testing::TestWithParam<SweepCase> {};
 
 std::vector<uint8_t> run_forward(const Stream& stream, const SweepCase& c, const std::vector<uint8_t>& in_storage,
                                  const dynamic::UnaryPlan& plan) {
-  const LayoutCase& l = c.layout;
-  auto in = make_device_tensor(stream, c.kind, l.shape, l.in, in_storage);
-  EXPECT_TRUE(in) << in.error().to_string();
-  if (!in) return {};
-  if (l.in_place) {
-    const Status s = plan.run(stream, {}, {in->view, in->view});
-    EXPECT_TRUE(s) << s.to_string();
-    return download(*in);
-  }
-  auto out = make_device_tensor(stream, c.kind, l.shape, l.out, sentinel_storage(c.kind, storage_elements(l.shape, l.out)));
-  EXPECT_TRUE(out) << out.error().to_string();
-  if (!out) return {};
-  const Status s = plan.run(stream, {}, {in->view, out->view});
-  EXPECT_TRUE(s) << s.to_string();
-  return download(*out);
+  return run_in_out(stream, plan, c.kind, c.kind, c.layout, in_storage);
 }
 
 TEST_P(UnaryForwardSweep, MatchesHostReference) {
