@@ -76,14 +76,21 @@ struct NK {
   int64_t n, k;
 };
 const NK kNKs[] = {{64, 128}, {128, 256}};
-const int64_t kGroups[] = {-1, 32, 64, 128};
+constexpr const auto& kGroups = kInt4Groups;  // every group size of the catalog (int4_formats.def)
+
+/// Every scheme of the catalog.
+std::vector<Int4Scheme> catalog_schemes() {
+  std::vector<Int4Scheme> v;
+  for (size_t s = 0; s < kNumInt4Schemes; ++s) v.push_back(static_cast<Int4Scheme>(s));
+  return v;
+}
 
 template <class T>
 void host_sweep() {
   uint64_t seed = 1;
   for (const NK& nk : kNKs)
     for (int64_t group : kGroups)
-      for (Int4Scheme scheme : {Int4Scheme::Symmetric, Int4Scheme::Asymmetric})
+      for (Int4Scheme scheme : catalog_schemes())
         for (bool act : {false, true}) {
           const Weights W = make_weights(nk.k, nk.n, group, scheme, act, 1000 + seed++);
           for (int64_t M : kMs) {
@@ -101,7 +108,7 @@ TEST(Int4MarlinGemm, HostMatchesLogicalWeightsBf16) { host_sweep<__nv_bfloat16>(
 // The checkpoint converters give the same Marlin tensors as marlin_from_int4 (so the sweep above is not
 // vacuous about which path it ran).
 TEST(Int4MarlinGemm, CheckpointPathsGiveTheSameTensors) {
-  for (Int4Scheme scheme : {Int4Scheme::Symmetric, Int4Scheme::Asymmetric})
+  for (Int4Scheme scheme : catalog_schemes())
     for (bool act : {false, true}) {
       const Weights W = make_weights(256, 128, 64, scheme, act, 77);
       if (!W.from_checkpoint) continue;

@@ -14,6 +14,8 @@
 #include <vector>
 
 #include "int4_weights_test_support.hpp"
+#include "baracuda/ops/int4_marlin_repack.hpp"
+#include "support/doc_table.hpp"
 
 namespace baracuda::test {
 namespace {
@@ -333,6 +335,26 @@ TEST(MarlinConvert, EmptyProblems) {
     auto q = quantize_int4({}, shape, kAsym);
     ASSERT_TRUE(q.is_ok()) << q.error().to_string();
   }
+}
+
+// The catalog table of docs/ops/int4_weights.md is baracuda/ops/int4_formats.def's, with the schemes' and
+// formats' names as to_string gives them.
+TEST(Int4Formats, DocTableIsTheCatalog) {
+  std::string t = "| catalog | name | rule | meaning |\n|---|---|---|---|\n";
+#define BARACUDA_INT4_SCHEME(name, Enum, zero_points, doc) \
+  t += "| scheme | `" + std::string(to_string(Int4Scheme::Enum)) + "` | zero points: " #zero_points " | " doc " |\n";
+#define BARACUDA_INT4_GROUP(rows, doc) t += "| group | `" + std::to_string(rows) + "` | | " doc " |\n";
+#define BARACUDA_INT4_CHECKPOINT(name, Enum, scheme_rule, doc)                                          \
+  t += "| checkpoint | `" + std::string(to_string(Int4CheckpointFormat::Enum)) + "` | schemes: " #scheme_rule \
+       " | " doc " |\n";
+#include "baracuda/ops/int4_formats.def"
+#undef BARACUDA_INT4_SCHEME
+#undef BARACUDA_INT4_GROUP
+#undef BARACUDA_INT4_CHECKPOINT
+  expect_doc_table("int4_weights.md", "int4_formats.def", "int4_weights_test", t);
+  EXPECT_EQ(to_string(static_cast<Int4Scheme>(kNumInt4Schemes)), "?");
+  EXPECT_EQ(to_string(static_cast<Int4CheckpointFormat>(kNumInt4CheckpointFormats)), "?");
+  EXPECT_TRUE(is_int4_group(-1) && is_int4_group(128) && !is_int4_group(0) && !is_int4_group(16));
 }
 
 }  // namespace

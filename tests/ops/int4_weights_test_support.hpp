@@ -18,7 +18,7 @@ namespace baracuda::test {
 
 inline constexpr Int4Scheme kSym = Int4Scheme::Symmetric;
 inline constexpr Int4Scheme kAsym = Int4Scheme::Asymmetric;
-inline constexpr int64_t kGroups[] = {-1, 32, 64, 128};
+inline constexpr const auto& kGroups = kInt4Groups;  // every group size of the catalog
 
 // ------------------------------------------------------------------------------------------ helpers
 

@@ -59,11 +59,23 @@
 
 namespace baracuda {
 
-/// The checkpoint format a repack reads.
+/// The checkpoint format a repack reads: one enumerator per `BARACUDA_INT4_CHECKPOINT` line of the catalog
+/// `baracuda/ops/int4_formats.def` — `Gptq`, AutoGPTQ: qweight `[K/8, N]` packed along K, qzeros stored as
+/// z − 1, g_idx / act-order; `Awq`, AutoAWQ GEMM: qweight `[K, N/8]` packed along N in the interleaved order,
+/// raw zero points.
 enum class Int4CheckpointFormat : uint8_t {
-  Gptq = 0,  ///< AutoGPTQ: qweight `[K/8, N]` packed along K, qzeros stored as z − 1, g_idx / act-order
-  Awq = 1,   ///< AutoAWQ GEMM: qweight `[K, N/8]` packed along N in the interleaved order, raw zero points
+#define BARACUDA_INT4_CHECKPOINT(name, Enum, scheme_rule, doc) Enum,
+#include "baracuda/ops/int4_formats.def"
+#undef BARACUDA_INT4_CHECKPOINT
 };
+/// The number of formats (valid values are 0 .. kNumInt4CheckpointFormats − 1).
+inline constexpr size_t kNumInt4CheckpointFormats = 0
+#define BARACUDA_INT4_CHECKPOINT(name, Enum, scheme_rule, doc) +1
+#include "baracuda/ops/int4_formats.def"
+#undef BARACUDA_INT4_CHECKPOINT
+    ;
+/// "gptq", "awq"; "?" outside the catalog.
+std::string_view to_string(Int4CheckpointFormat f);
 
 /// The repack problem: a `[K, N]` int4 weight (K = in_features, N = out_features) in `format`.
 struct Int4RepackDescriptor {

@@ -29,15 +29,38 @@
 
 namespace baracuda {
 
-/// How 4-bit values encode a weight.
+/// How 4-bit values encode a weight: one enumerator per `BARACUDA_INT4_SCHEME` line of the catalog
+/// `baracuda/ops/int4_formats.def` — `Symmetric`, vLLM's `uint4b8` (GPTQ `sym=True`, Marlin without zero
+/// points): stored q ∈ [0, 15], `w ≈ (q − 8) · s`, no zero points stored; `Asymmetric`, vLLM's `uint4` with
+/// runtime zero points (AWQ, GPTQ `sym=False`): `w ≈ (q − z) · s`, z ∈ [0, 15] per group and column.
 enum class Int4Scheme : uint8_t {
-  /// vLLM's `uint4b8` (GPTQ `sym=True`, Marlin without zero points): stored q ∈ [0, 15],
-  /// `w ≈ (q − 8) · s`; no zero points are stored.
-  Symmetric = 0,
-  /// vLLM's `uint4` with runtime zero points (AWQ, GPTQ `sym=False`): `w ≈ (q − z) · s`, z ∈ [0, 15] per
-  /// group and column.
-  Asymmetric = 1,
+#define BARACUDA_INT4_SCHEME(name, Enum, zero_points, doc) Enum,
+#include "baracuda/ops/int4_formats.def"
+#undef BARACUDA_INT4_SCHEME
 };
+/// The number of schemes (valid values are 0 .. kNumInt4Schemes − 1).
+inline constexpr size_t kNumInt4Schemes = 0
+#define BARACUDA_INT4_SCHEME(name, Enum, zero_points, doc) +1
+#include "baracuda/ops/int4_formats.def"
+#undef BARACUDA_INT4_SCHEME
+    ;
+/// "symmetric", "asymmetric"; "?" outside the catalog.
+std::string_view to_string(Int4Scheme s);
+/// Whether `s` is one of the catalog's schemes.
+constexpr bool is_int4_scheme(Int4Scheme s) { return static_cast<size_t>(s) < kNumInt4Schemes; }
+
+/// The group sizes (K rows per scale group; −1: one group over all of K) every packer, converter and plan
+/// accepts: the catalog's `BARACUDA_INT4_GROUP` lines.
+inline constexpr int64_t kInt4Groups[] = {
+#define BARACUDA_INT4_GROUP(rows, doc) rows,
+#include "baracuda/ops/int4_formats.def"
+#undef BARACUDA_INT4_GROUP
+};
+constexpr bool is_int4_group(int64_t g) {
+  for (int64_t a : kInt4Groups)
+    if (a == g) return true;
+  return false;
+}
 
 /// The shape of a grouped int4 weight. `group` is the number of K rows per scale group: −1 (= K, one group),
 /// 32, 64 or 128.

@@ -11,6 +11,7 @@
 #include "core/plan_core.hpp"
 #include "core/validate.hpp"
 #include "ops/int4_gemm/tables.hpp"
+#include "ops/int4_weights/common.hpp"
 
 namespace baracuda {
 namespace {
@@ -89,9 +90,10 @@ Result<Int4MarlinGemmPlan> Int4MarlinGemmPlan::select(const Stream& stream, cons
     return Error::invalid(s(P) + ": M must be at most " + n2s(detail::kInt4GemmMaxM) + " (65535 blocks of 64 rows) and N, K at most " +
                           n2s(detail::kInt4GemmMaxNK) + "; got M = " + n2s(desc.m) + ", N = " + n2s(desc.n) +
                           ", K = " + n2s(desc.k) + " (split the batch)");
-  if (desc.group != -1 && desc.group != 32 && desc.group != 64 && desc.group != 128)
-    return Error::invalid(s(P) + ": group must be -1 (per channel), 32, 64 or 128; got " + n2s(desc.group));
-  if (desc.scheme != Int4Scheme::Symmetric && desc.scheme != Int4Scheme::Asymmetric)
+  if (!is_int4_group(desc.group))
+    return Error::invalid(s(P) + ": group must be one of " + int4::groups_text() + " (-1: per channel); got " +
+                          n2s(desc.group));
+  if (!is_int4_scheme(desc.scheme))
     return Error::invalid(s(P) + ": unknown Int4Scheme");
   if (desc.n % kNAlign != 0)
     return Error::invalid(s(P) + ": N must be a multiple of 64 (Marlin's 64-column weight tiles); got N = " +

@@ -10,6 +10,7 @@
 #include "core/plan_core.hpp"
 #include "core/validate.hpp"
 #include "ops/int4_marlin_repack/tables.hpp"
+#include "ops/int4_weights/common.hpp"
 
 namespace baracuda {
 namespace {
@@ -18,6 +19,13 @@ constexpr std::string_view P = "Int4MarlinRepackPlan";
 
 std::string s(std::string_view v) { return std::string(v); }
 std::string n2s(int64_t v) { return std::to_string(v); }
+
+/// The catalog's scheme rule per checkpoint format: whether its checkpoints always carry zero points.
+constexpr bool kAsymmetricOnly[] = {
+#define BARACUDA_INT4_CHECKPOINT(name, Enum, scheme_rule, doc) std::string_view(#scheme_rule) == "AsymmetricOnly",
+#include "baracuda/ops/int4_formats.def"
+#undef BARACUDA_INT4_CHECKPOINT
+};
 
 /// The SKU variant (a static string): backend × format × act-order.
 std::string_view variant_of(DeviceKind d, Int4CheckpointFormat f, bool act_order) {
@@ -54,24 +62,26 @@ Result<Int4MarlinRepackPlan> Int4MarlinRepackPlan::select(const Stream& stream, 
                                                           PlanPreference pref) {
   if (desc.k < 0 || desc.n < 0)
     return Error::invalid(s(P) + ": K and N must be >= 0; got K = " + n2s(desc.k) + ", N = " + n2s(desc.n));
-  if (desc.group != -1 && desc.group != 32 && desc.group != 64 && desc.group != 128)
-    return Error::invalid(s(P) + ": group must be -1 (per channel), 32, 64 or 128; got " + n2s(desc.group));
+  if (!is_int4_group(desc.group))
+    return Error::invalid(s(P) + ": group must be one of " + int4::groups_text() + " (-1: per channel); got " +
+                          n2s(desc.group));
   if (desc.k % 16 != 0 || (desc.group > 0 && desc.k % desc.group != 0))
     return Error::invalid(s(P) + ": K must be a multiple of 16 (Marlin's k-tiles) and of the group; got K = " +
                           n2s(desc.k) + ", group = " + n2s(desc.group));
   if (desc.n % 64 != 0)
     return Error::invalid(s(P) + ": N must be a multiple of 64 (Marlin's 64-column weight tiles); got N = " +
                           n2s(desc.n));
-  if (desc.format != Int4CheckpointFormat::Gptq && desc.format != Int4CheckpointFormat::Awq)
+  if (static_cast<size_t>(desc.format) >= kNumInt4CheckpointFormats)
     return Error::invalid(s(P) + ": unknown Int4CheckpointFormat");
-  if (desc.scheme != Int4Scheme::Symmetric && desc.scheme != Int4Scheme::Asymmetric)
+  if (!is_int4_scheme(desc.scheme))
     return Error::invalid(s(P) + ": unknown Int4Scheme");
   if (desc.format == Int4CheckpointFormat::Gptq && desc.scheme == Int4Scheme::Asymmetric)
     return Error::unsupported(s(P) + ": GPTQ with zero points is not repacked on the device: a stored z - 1 of 15 "
                               "means z = 16, which Marlin's 4-bit zero points cannot hold, and only the data can "
                               "rule it out; use gptq_to_marlin on the host, which checks every zero point");
-  if (desc.format == Int4CheckpointFormat::Awq && desc.scheme != Int4Scheme::Asymmetric)
-    return Error::invalid(s(P) + ": AWQ checkpoints carry zero points: the scheme must be Asymmetric");
+  if (kAsymmetricOnly[static_cast<size_t>(desc.format)] && desc.scheme != Int4Scheme::Asymmetric)
+    return Error::invalid(s(P) + ": " + s(to_string(desc.format)) +
+                          " checkpoints carry zero points: the scheme must be Asymmetric");
   if (desc.format == Int4CheckpointFormat::Awq && desc.act_order)
     return Error::invalid(s(P) + ": AWQ checkpoints have no act-order");
   if (desc.scale_element != ElementKind::F16 && desc.scale_element != ElementKind::Bf16)
@@ -148,4 +158,14 @@ Status Int4MarlinRepackPlan::run(const Stream& stream, Workspace, const Args& t)
 }
 
 }  // namespace dynamic
+
+std::string_view to_string(Int4CheckpointFormat f) {
+  constexpr std::string_view kNames[] = {
+#define BARACUDA_INT4_CHECKPOINT(name, Enum, scheme_rule, doc) #name,
+#include "baracuda/ops/int4_formats.def"
+#undef BARACUDA_INT4_CHECKPOINT
+  };
+  return static_cast<size_t>(f) < std::size(kNames) ? kNames[static_cast<size_t>(f)] : "?";
+}
+
 }  // namespace baracuda

@@ -51,4 +51,7 @@ Status check_nibbles(std::string_view who, std::string_view what, std::span<cons
 
 inline std::string str(int64_t v) { return std::to_string(v); }
 
+/// "-1, 32, 64, 128": the catalog's group sizes, for messages.
+std::string groups_text();
+
 }  // namespace baracuda::int4

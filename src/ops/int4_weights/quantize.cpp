@@ -25,7 +25,7 @@ Result<Int4Weights> quantize_int4(std::span<const float> w, const Int4Shape& sha
                                   std::span<const int32_t> g_idx) {
   const std::string P = "quantize_int4";
   BARACUDA_TRY(check_shape(P, shape));
-  if (scheme != Int4Scheme::Symmetric && scheme != Int4Scheme::Asymmetric)
+  if (!is_int4_scheme(scheme))
     return Error::invalid(P + ": unknown Int4Scheme");
   BARACUDA_TRY(check_size(P, "w", w.size(), shape.k * shape.n, "[K, N]"));
   BARACUDA_TRY(check_g_idx(P, g_idx, shape));

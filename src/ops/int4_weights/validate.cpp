@@ -10,6 +10,12 @@ namespace {
 std::string who_s(std::string_view who) { return std::string(who) + ": "; }
 }  // namespace
 
+std::string groups_text() {
+  std::string r;
+  for (int64_t g : kInt4Groups) r += (r.empty() ? "" : ", ") + str(g);
+  return r;
+}
+
 Status check_k_n(std::string_view who, int64_t k, int64_t n, ShapeRules rules) {
   if (k < 0 || n < 0) return Error::invalid(who_s(who) + "K = " + str(k) + " and N = " + str(n) + " must be >= 0");
   if (k % rules.k_multiple != 0)
@@ -20,8 +26,8 @@ Status check_k_n(std::string_view who, int64_t k, int64_t n, ShapeRules rules) {
 }
 
 Status check_shape(std::string_view who, const Int4Shape& s, ShapeRules rules) {
-  if (s.group != -1 && s.group != 32 && s.group != 64 && s.group != 128)
-    return Error::invalid(who_s(who) + "group = " + str(s.group) + " is not one of -1, 32, 64, 128");
+  if (!is_int4_group(s.group))
+    return Error::invalid(who_s(who) + "group = " + str(s.group) + " is not one of " + groups_text());
   BARACUDA_TRY(check_k_n(who, s.k, s.n, rules));
   if (s.group > 0 && s.k % s.group != 0)
     return Error::invalid(who_s(who) + "K = " + str(s.k) + " is not a multiple of group = " + str(s.group));
@@ -68,7 +74,7 @@ Status validate_int4_weights(const Int4Weights& w, std::string_view who) {
   using namespace int4;
   const Int4Shape& s = w.shape;
   BARACUDA_TRY(check_shape(who, s));
-  if (w.scheme != Int4Scheme::Symmetric && w.scheme != Int4Scheme::Asymmetric)
+  if (!is_int4_scheme(w.scheme))
     return Error::invalid(std::string(who) + ": unknown Int4Scheme");
   const int64_t g = s.num_groups();
   BARACUDA_TRY(check_size(who, "q", w.q.size(), s.k * s.n, "[K, N]"));
@@ -82,6 +88,15 @@ Status validate_int4_weights(const Int4Weights& w, std::string_view who) {
   BARACUDA_TRY(check_nibbles(who, "zeros", w.zeros));
   BARACUDA_TRY(check_g_idx(who, w.g_idx, s));
   return {};
+}
+
+std::string_view to_string(Int4Scheme s) {
+  constexpr std::string_view kNames[] = {
+#define BARACUDA_INT4_SCHEME(name, Enum, zero_points, doc) #name,
+#include "baracuda/ops/int4_formats.def"
+#undef BARACUDA_INT4_SCHEME
+  };
+  return is_int4_scheme(s) ? kNames[static_cast<size_t>(s)] : "?";
 }
 
 }  // namespace baracuda
