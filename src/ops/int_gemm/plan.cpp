@@ -203,7 +203,8 @@ constexpr std::optional<EpilogueKind> kBiasEpilogues[] = {
 
 std::optional<EpilogueKind> epilogue_kind(bool bias, LinearActivation a) {
   if (!bias) return a == LinearActivation::None ? std::optional(EpilogueKind::Identity) : std::nullopt;
-  return kBiasEpilogues[static_cast<size_t>(a)];
+  const auto i = static_cast<size_t>(a);  // select checked it; no table read past the catalog regardless
+  return i < std::size(kBiasEpilogues) ? kBiasEpilogues[i] : std::nullopt;
 }
 
 Status check_activation(std::string_view plan, LinearActivation a) {
