@@ -9,6 +9,7 @@
 #include "baracuda/core/dyn_tensor.hpp"
 #include "baracuda/core/element.hpp"
 #include "baracuda/core/status.hpp"
+#include "core/plan_core.hpp"
 #include "device/dispatch_table.hpp"
 
 namespace baracuda::detail {
@@ -27,22 +28,6 @@ BasicDynTensor<V> broadcast_view(const BasicDynTensor<V>& t, const Shape& out) {
     v.stride[d] = (t.shape.dims[src] == 1 && out.dims[d] != 1) ? 0 : t.stride[src];
   }
   return v;
-}
-
-/// The kinds a table row serves, e.g. "f16, bf16, f32, f64" ("none" when empty).
-template <class Fn>
-std::string kinds_of(const KindTable<Fn>& row) {
-  std::string r;
-  for (size_t k = 0; k < kNumElementKinds; ++k)
-    if (row[k] != nullptr) r += (r.empty() ? "" : ", ") + std::string(to_string(static_cast<ElementKind>(k)));
-  return r.empty() ? "none" : r;
-}
-
-/// `Unsupported` "<plan>: <op> does not support element kind <k> (it supports <the row's kinds>)".
-template <class Fn>
-Error unsupported_kind(std::string_view plan, std::string_view op, ElementKind element, const KindTable<Fn>& row) {
-  return Error::unsupported(std::string(plan) + ": " + std::string(op) + " does not support element kind " +
-                            std::string(to_string(element)) + " (it supports " + kinds_of(row) + ")");
 }
 
 }  // namespace baracuda::detail

@@ -14,6 +14,7 @@
 
 #include <initializer_list>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <type_traits>
 #include <utility>
@@ -54,6 +55,29 @@ Status check_kinds(std::string_view plan, std::initializer_list<ElementKind> kin
 
 /// `Unsupported` "<plan>: <in> -> <out> is not supported (<supported>)".
 Error unsupported_pair(std::string_view plan, ElementKind in, ElementKind out, std::string_view supported);
+
+/// The kinds a table row serves, e.g. "f16, bf16, f32, f64" ("none" when empty).
+template <class Fn>
+std::string kinds_of(const KindTable<Fn>& row) {
+  std::string r;
+  for (size_t k = 0; k < kNumElementKinds; ++k)
+    if (row[k] != nullptr) r += (r.empty() ? "" : ", ") + std::string(to_string(static_cast<ElementKind>(k)));
+  return r.empty() ? "none" : r;
+}
+
+/// `Unsupported` "<plan>: <op> does not support element kind <k> (it supports <the row's kinds>)".
+template <class Fn>
+Error unsupported_kind(std::string_view plan, std::string_view op, ElementKind element, const KindTable<Fn>& row) {
+  return Error::unsupported(std::string(plan) + ": " + std::string(op) + " does not support element kind " +
+                            std::string(to_string(element)) + " (it supports " + kinds_of(row) + ")");
+}
+
+/// The `kind` entry of a dispatch table (kind checked by check_kinds), or unsupported_kind naming `op`.
+template <class Fn>
+Result<Fn> kind_entry(std::string_view plan, std::string_view op, const KindTable<Fn>& table, ElementKind kind) {
+  if (const Fn fn = table[kind_index(kind)]) return fn;
+  return unsupported_kind(plan, op, kind, table);
+}
 
 /// The [in][out] entry of a kind-pair dispatch table (kinds checked by check_kinds), or unsupported_pair.
 template <class Fn>

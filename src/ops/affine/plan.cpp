@@ -38,16 +38,14 @@ Result<AffinePlan> AffinePlan::select(const Stream& stream, const AffineDescript
   BARACUDA_TRY(detail::check_kinds(kPlan, {desc.element}));
   auto dev = detail::select_device(kPlan, stream, pref, BARACUDA_DEVICE_TABLES(affine_table));
   if (!dev) return dev.error();
-  const detail::AffineFn fn = (*dev->table)[detail::kind_index(desc.element)];
-  if (fn == nullptr)
-    return Error::unsupported(std::string(kPlan) + ": element kind " + std::string(to_string(desc.element)) +
-                              " is not supported (f16, bf16, f32 and f64 are)");
+  const auto fn = detail::kind_entry(kPlan, kOpName, *dev->table, desc.element);
+  if (!fn) return fn.error();
 
   AffinePlan p;
   p.desc_ = desc;
   p.binding_ = dev->bind(OpCategory::UnaryElementwise, kOpName, desc.element, std::nullopt,
                          opmath_precision(desc.element), "elementwise");
-  p.fn_ = fn;
+  p.fn_ = *fn;
   return p;
 }
 

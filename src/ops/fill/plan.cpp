@@ -105,18 +105,15 @@ Result<FillPlan> FillPlan::select(const Stream& stream, const FillDescriptor& de
   BARACUDA_TRY(detail::check_kinds(kPlan, {desc.element}));
   auto dev = detail::select_device(kPlan, stream, pref, BARACUDA_DEVICE_TABLES(fill_table));
   if (!dev) return dev.error();
-  const detail::FillFn fn = (*dev->table)[detail::kind_index(desc.element)];
-  const ValueFn value_fn = kValueTable[detail::kind_index(desc.element)];
-  if (fn == nullptr || value_fn == nullptr)
-    return Error::unsupported(std::string(kPlan) + ": element kind " + std::string(to_string(desc.element)) +
-                              " is not supported");
-  auto bits = value_fn(desc.value);
+  const auto fn = detail::kind_entry(kPlan, kOpName, *dev->table, desc.element);
+  if (!fn) return fn.error();
+  auto bits = kValueTable[detail::kind_index(desc.element)](desc.value);  // the value table has the same kinds
   if (!bits) return bits.error();
 
   FillPlan p;
   p.desc_ = desc;
   p.binding_ = dev->bind(OpCategory::Fill, kOpName, desc.element, std::nullopt, MathPrecision::Exact, "elementwise");
-  p.fn_ = fn;
+  p.fn_ = *fn;
   p.bits_ = *bits;
   return p;
 }

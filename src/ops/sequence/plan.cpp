@@ -129,10 +129,8 @@ Result<SequencePlan> SequencePlan::select(const Stream& stream, const SequenceDe
     return invalid("start, end and step must be finite");
   auto dev = detail::select_device(kPlan, stream, pref, BARACUDA_DEVICE_TABLES(sequence_table));
   if (!dev) return dev.error();
-  const detail::SequenceFn fn = (*dev->table)[detail::kind_index(desc.element)];
-  if (fn == nullptr)
-    return Error::unsupported(s(kPlan) + ": element kind " + s(to_string(desc.element)) +
-                              " is not supported (f16, bf16, f32, f64, s8, u8, s32 and s64 are)");
+  const auto fn = detail::kind_entry(kPlan, to_string(desc.op), *dev->table, desc.element);
+  if (!fn) return fn.error();
 
   int64_t count = 0;
   auto launch = launch_for(desc, &count);
@@ -153,7 +151,7 @@ Result<SequencePlan> SequencePlan::select(const Stream& stream, const SequenceDe
   p.count_ = count;
   const MathPrecision precision = launch->exact_int ? MathPrecision::Exact : MathPrecision::F64;
   p.binding_ = dev->bind(OpCategory::Fill, to_string(desc.op), desc.element, std::nullopt, precision, "grid_stride");
-  p.fn_ = fn;
+  p.fn_ = *fn;
   return p;
 }
 
