@@ -60,11 +60,9 @@ inline constexpr BinaryTestInfo kEntries[] = {
     {BinaryOp::Hypot,     WithinTolerance, dtype_default, dtype_default},
 };
 
-static_assert(::baracuda::test::each_key_once<kNumBinaryOps>(kEntries, &BinaryTestInfo::op),
-              "tests/ops/binary_test_catalog.hpp needs exactly one entry per BinaryOp (the ops of binary_ops.def)");
-
+// One entry per BinaryOp (the ops of binary_ops.def), indexed by it: compiling fails otherwise.
 inline constexpr std::array<BinaryTestInfo, kNumBinaryOps> kByOp =
-    ::baracuda::test::index_by_key<kNumBinaryOps>(kEntries, &BinaryTestInfo::op);
+    ::baracuda::test::table_by_key<kNumBinaryOps>(kEntries, &BinaryTestInfo::op);
 }  // namespace binary_test_catalog_detail
 
 /// The test metadata of `op` (a valid op).

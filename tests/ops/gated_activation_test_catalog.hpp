@@ -37,11 +37,9 @@ inline constexpr GatedTestInfo kEntries[] = {
     {K::SwiGluClamped, dtype_default, dtype_default},
 };
 
-static_assert(::baracuda::test::each_key_once<kNumGatedActivationKinds>(kEntries, &GatedTestInfo::kind),
-              "tests/ops/gated_activation_test_catalog.hpp needs exactly one entry per GatedActivationKind");
-
+// One entry per GatedActivationKind, indexed by it: compiling fails otherwise.
 inline constexpr std::array<GatedTestInfo, kNumGatedActivationKinds> kByKind =
-    ::baracuda::test::index_by_key<kNumGatedActivationKinds>(kEntries, &GatedTestInfo::kind);
+    ::baracuda::test::table_by_key<kNumGatedActivationKinds>(kEntries, &GatedTestInfo::kind);
 }  // namespace gated_test_catalog_detail
 
 /// The test metadata of `kind` (a valid kind).

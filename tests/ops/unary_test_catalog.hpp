@@ -100,11 +100,9 @@ inline constexpr UnaryTestInfo kEntries[] = {
     {UnaryKind::Threshold,   {-6, 6}, exact, exact},
 };
 
-static_assert(::baracuda::test::each_key_once<kNumUnaryKinds>(kEntries, &UnaryTestInfo::kind),
-              "tests/ops/unary_test_catalog.hpp needs exactly one entry per UnaryKind (the ops of unary_ops.def)");
-
+// One entry per UnaryKind (the ops of unary_ops.def), indexed by it: compiling fails otherwise.
 inline constexpr std::array<UnaryTestInfo, kNumUnaryKinds> kByKind =
-    ::baracuda::test::index_by_key<kNumUnaryKinds>(kEntries, &UnaryTestInfo::kind);
+    ::baracuda::test::table_by_key<kNumUnaryKinds>(kEntries, &UnaryTestInfo::kind);
 }  // namespace unary_test_catalog_detail
 
 /// The test metadata of `k` (a valid kind).

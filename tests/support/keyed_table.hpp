@@ -26,4 +26,14 @@ constexpr std::array<Entry, N> index_by_key(const Entry (&entries)[M], Key Entry
   return a;
 }
 
+/// Not defined and not constexpr: a table_by_key that reaches it does not compile, and the error names it.
+void a_catalog_entry_is_missing_or_repeated();
+
+/// `entries` indexed by key (index_by_key); compiling fails unless they name every key 0..N-1 exactly once.
+template <size_t N, class Entry, size_t M, class Key>
+consteval std::array<Entry, N> table_by_key(const Entry (&entries)[M], Key Entry::*key) {
+  if (!each_key_once<N>(entries, key)) a_catalog_entry_is_missing_or_repeated();
+  return index_by_key<N>(entries, key);
+}
+
 }  // namespace baracuda::test
