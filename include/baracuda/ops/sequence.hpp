@@ -68,6 +68,13 @@ struct SequenceDescriptor {
 };
 
 namespace detail {
+/// The values' formula, fixed at select (src/ops/sequence/dispatch.hpp says how it is read).
+struct SequenceFormula {
+  bool exact_int = false;
+  int64_t int_start = 0, int_step = 0;
+  double start = 0, step = 0, end = 0;
+  int64_t half = 0, last = 0;
+};
 struct SequenceLaunch;
 using SequenceFn = Status (*)(const ExecContext&, const SequenceLaunch&);
 }  // namespace detail
@@ -101,6 +108,7 @@ class SequencePlan {
   detail::PlanBinding binding_;
   detail::SequenceFn fn_ = nullptr;
   int64_t count_ = 0;
+  detail::SequenceFormula formula_;
 };
 
 }  // namespace dynamic

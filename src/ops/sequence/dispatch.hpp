@@ -14,12 +14,8 @@ namespace baracuda::detail {
 /// Value i: `exact_int` (integer Arange) `int_start + i · int_step` in s64; otherwise, in f64,
 /// `fma(step, i, start)` for i < `half` and `fma(−step, last − i, end)` from there (Arange: half = count),
 /// rounded once to y's kind (integers: truncated toward zero).
-struct SequenceLaunch {
+struct SequenceLaunch : SequenceFormula {
   DynTensor y;
-  bool exact_int = false;
-  int64_t int_start = 0, int_step = 0;
-  double start = 0, step = 0, end = 0;
-  int64_t half = 0, last = 0;
 };
 
 /// Indexed by y's ElementKind; nullptr = Unsupported.

@@ -59,12 +59,12 @@ Status check_fits(ElementKind k, double v, std::string_view which) {
 bool integral_within_2_53(double v) { return std::trunc(v) == v && std::fabs(v) <= kExactIntegers; }
 
 /// Arange: the count and the formula; `start`, `end`, `step` finite.
-Result<detail::SequenceLaunch> arange_launch(const SequenceDescriptor& d, int64_t* count) {
+Result<detail::SequenceFormula> arange_formula(const SequenceDescriptor& d, int64_t* count) {
   if (d.step == 0) return invalid("arange's step must be nonzero");
   if ((d.step > 0 && d.end < d.start) || (d.step < 0 && d.end > d.start))
     return invalid("upper bound and larger bound inconsistent with step sign (start " + std::to_string(d.start) +
                    ", end " + std::to_string(d.end) + ", step " + std::to_string(d.step) + ")");
-  detail::SequenceLaunch l;
+  detail::SequenceFormula l;
   if (is_integral(d.element)) {
     if (!integral_within_2_53(d.start) || !integral_within_2_53(d.end) || !integral_within_2_53(d.step))
       return invalid("an integer arange takes integral start, end and step within +-2^53");
@@ -85,10 +85,10 @@ Result<detail::SequenceLaunch> arange_launch(const SequenceDescriptor& d, int64_
 }
 
 /// Linspace: the formula; `start`, `end` finite.
-Result<detail::SequenceLaunch> linspace_launch(const SequenceDescriptor& d) {
+Result<detail::SequenceFormula> linspace_formula(const SequenceDescriptor& d) {
   if (d.steps < 0) return invalid("linspace's steps must be >= 0, got " + std::to_string(d.steps));
   if (d.steps > kMaxElements) return invalid("linspace's steps is more values than a tensor may hold");
-  detail::SequenceLaunch l;
+  detail::SequenceFormula l;
   l.start = d.start, l.end = d.end, l.last = d.steps - 1;
   l.step = d.steps > 1 ? (d.end - d.start) / static_cast<double>(d.steps - 1) : 0.0;
   // PyTorch's halfway point; one value is start itself.
@@ -97,10 +97,10 @@ Result<detail::SequenceLaunch> linspace_launch(const SequenceDescriptor& d) {
   return l;
 }
 
-/// The count and the values' formula of a descriptor whose op and numbers `select` has checked.
-Result<detail::SequenceLaunch> launch_for(const SequenceDescriptor& d, int64_t* count) {
+/// The count and the values' formula of a descriptor whose op and numbers `select` has checked (once, at select).
+Result<detail::SequenceFormula> formula_for(const SequenceDescriptor& d, int64_t* count) {
   *count = d.steps;
-  return d.op == SequenceOp::Arange ? arange_launch(d, count) : linspace_launch(d);
+  return d.op == SequenceOp::Arange ? arange_formula(d, count) : linspace_formula(d);
 }
 
 }  // namespace
@@ -133,10 +133,10 @@ Result<SequencePlan> SequencePlan::select(const Stream& stream, const SequenceDe
   if (!fn) return fn.error();
 
   int64_t count = 0;
-  auto launch = launch_for(desc, &count);
-  if (!launch) return launch.error();
+  auto formula = formula_for(desc, &count);
+  if (!formula) return formula.error();
   if (count > 0) {  // the values are monotonic: the end values bound them all
-    const detail::SequenceLaunch& l = *launch;
+    const detail::SequenceFormula& l = *formula;
     const auto value = [&](int64_t i) {
       if (l.exact_int) return static_cast<double>(l.int_start + l.int_step * i);
       return i < l.half ? std::fma(l.step, static_cast<double>(i), l.start)
@@ -149,9 +149,10 @@ Result<SequencePlan> SequencePlan::select(const Stream& stream, const SequenceDe
   SequencePlan p;
   p.desc_ = desc;
   p.count_ = count;
-  const MathPrecision precision = launch->exact_int ? MathPrecision::Exact : MathPrecision::F64;
+  const MathPrecision precision = formula->exact_int ? MathPrecision::Exact : MathPrecision::F64;
   p.binding_ = dev->bind(OpCategory::Fill, to_string(desc.op), desc.element, std::nullopt, precision, "grid_stride");
   p.fn_ = *fn;
+  p.formula_ = *formula;
   return p;
 }
 
@@ -167,11 +168,7 @@ PrecisionGuarantee SequencePlan::precision_guarantee() const {
 Status SequencePlan::run(const Stream& stream, Workspace, const Args& args) const {
   const auto ctx = detail::begin_run(kPlan, binding_, stream, [&] { return can_implement(args); }, count_ == 0);
   if (!ctx) return ctx.status();
-  int64_t count = 0;
-  auto l = launch_for(desc_, &count);  // a few operations; select succeeded on the same descriptor
-  if (!l) return l.error();
-  l->y = args.y;
-  return fn_(*ctx, *l);
+  return fn_(*ctx, detail::SequenceLaunch{formula_, args.y});
 }
 
 }  // namespace dynamic
