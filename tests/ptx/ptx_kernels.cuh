@@ -126,8 +126,10 @@ namespace {
 
 using namespace ::baracuda::BARACUDA_DEVICE_ABI::ptxtest_kernels;
 
-template <class TA, class TB>
-LaunchError mma_i8_t(const unsigned* a, const unsigned* b, const int* c, int* d, int warps) {
+/// One mma test (mma_i8_kernel or mma_f16_kernel): per lane of `warps` warps, 4 words of a, 2 of b, 4
+/// accumulators of c in and 4 of d out; two warps a block.
+template <auto Kernel, class Acc>
+LaunchError mma_t(const unsigned* a, const unsigned* b, const Acc* c, Acc* d, int warps) {
   Buffers m;
   const std::size_t n = static_cast<std::size_t>(warps) * 32;
   auto* da = m.in(a, n * 4);
@@ -135,20 +137,7 @@ LaunchError mma_i8_t(const unsigned* a, const unsigned* b, const int* c, int* d,
   auto* dc = m.in(c, n * 4);
   auto* dd = m.out(d, n * 4);
   if (!m.ok()) return m.finish();
-  BARACUDA_LAUNCH(warps / 2, 64, 0, nullptr, mma_i8_kernel<TA, TB>)(da, db, dc, dd);
-  return m.finish();
-}
-
-template <class T>
-LaunchError mma_f16_t(const unsigned* a, const unsigned* b, const float* c, float* d, int warps) {
-  Buffers m;
-  const std::size_t n = static_cast<std::size_t>(warps) * 32;
-  auto* da = m.in(a, n * 4);
-  auto* db = m.in(b, n * 2);
-  auto* dc = m.in(c, n * 4);
-  auto* dd = m.out(d, n * 4);
-  if (!m.ok()) return m.finish();
-  BARACUDA_LAUNCH(warps / 2, 64, 0, nullptr, mma_f16_kernel<T>)(da, db, dc, dd);
+  BARACUDA_LAUNCH(warps / 2, 64, 0, nullptr, Kernel)(da, db, dc, dd);
   return m.finish();
 }
 
@@ -196,12 +185,14 @@ LaunchError mma_i8(bool a_signed, bool b_signed, const unsigned* a, const unsign
                    int warps) {
   using S = std::int8_t;
   using U = std::uint8_t;
-  if (a_signed) return b_signed ? mma_i8_t<S, S>(a, b, c, d, warps) : mma_i8_t<S, U>(a, b, c, d, warps);
-  return b_signed ? mma_i8_t<U, S>(a, b, c, d, warps) : mma_i8_t<U, U>(a, b, c, d, warps);
+  if (a_signed)
+    return b_signed ? mma_t<mma_i8_kernel<S, S>>(a, b, c, d, warps) : mma_t<mma_i8_kernel<S, U>>(a, b, c, d, warps);
+  return b_signed ? mma_t<mma_i8_kernel<U, S>>(a, b, c, d, warps) : mma_t<mma_i8_kernel<U, U>>(a, b, c, d, warps);
 }
 
 LaunchError mma_f16(bool bf16, const unsigned* a, const unsigned* b, const float* c, float* d, int warps) {
-  return bf16 ? mma_f16_t<__nv_bfloat16>(a, b, c, d, warps) : mma_f16_t<__half>(a, b, c, d, warps);
+  if (bf16) return mma_t<mma_f16_kernel<__nv_bfloat16>>(a, b, c, d, warps);
+  return mma_t<mma_f16_kernel<__half>>(a, b, c, d, warps);
 }
 
 LaunchError ldmatrix(int n, bool trans, const unsigned* tile, const int* row, unsigned* out, int warps) {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "baracuda/core/stream.hpp"
+#include "device_param.hpp"
 #include "ptx_selftest.hpp"
 
 #ifndef PTXTEST_HAVE_CUDA
@@ -22,11 +23,9 @@
 
 namespace {
 
+using ptxtest::Dev;
 using ptxtest::kWarps;
 using ptxtest::LaunchError;
-
-enum class Dev { Sim, Cuda };
-void PrintTo(Dev d, std::ostream* os) { *os << (d == Dev::Sim ? "sim" : "cuda"); }
 
 // Calls launcher `fn` of the test's device, or skips (cuda without kernels or without a usable GPU).
 #if PTXTEST_HAVE_CUDA
@@ -36,14 +35,9 @@ void PrintTo(Dev d, std::ostream* os) { *os << (d == Dev::Sim ? "sim" : "cuda");
 #define PTX_CALL(fn, ...) ptxtest::device_sim::fn(__VA_ARGS__)
 #endif
 
-class Ptx : public ::testing::TestWithParam<Dev> {
+class Ptx : public ptxtest::DeviceTest {
  protected:
-  void SetUp() override {
-    if (GetParam() != Dev::Cuda) return;
-    if (!PTXTEST_HAVE_CUDA) GTEST_SKIP() << "built without CUDA kernels (BARACUDA_CUDA_KERNELS=OFF)";
-    const auto& a = baracuda::cuda_availability();
-    if (!a.usable) GTEST_SKIP() << "no usable CUDA device: " << a.reason;
-  }
+  Ptx() : DeviceTest({PTXTEST_HAVE_CUDA, "built without CUDA kernels (BARACUDA_CUDA_KERNELS=OFF)"}) {}
   std::mt19937 rng{12345};
   unsigned u32() { return static_cast<unsigned>(rng()); }
 };
@@ -348,7 +342,6 @@ TEST_P(Ptx, PrmtAndLop3) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Devices, Ptx, ::testing::Values(Dev::Sim, Dev::Cuda),
-                         [](const auto& info) { return info.param == Dev::Sim ? std::string("sim") : std::string("cuda"); });
+INSTANTIATE_TEST_SUITE_P(Devices, Ptx, ::testing::Values(Dev::Sim, Dev::Cuda), ptxtest::dev_name);
 
 }  // namespace

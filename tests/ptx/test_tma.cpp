@@ -8,6 +8,7 @@
 // kernels, on a compute capability 9.0 GPU.
 #include <gtest/gtest.h>
 
+#include <climits>
 #include <cstdint>
 #include <ostream>
 #include <random>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "baracuda/core/stream.hpp"
+#include "device_param.hpp"
 #include "tma_selftest.hpp"
 
 #ifndef TMATEST_HAVE_CUDA
@@ -23,11 +25,9 @@
 
 namespace {
 
+using ptxtest::Dev;
 using ptxtest::LaunchError;
 using ptxtest::TmaCase;
-
-enum class Dev { Sim, Cuda };
-void PrintTo(Dev d, std::ostream* os) { *os << (d == Dev::Sim ? "sim" : "cuda"); }
 
 std::string name(const TmaCase& c) {
   return std::to_string(c.rows) + "x" + std::to_string(c.cols) + "x" + std::to_string(c.elem_bytes) + "B box " +
@@ -53,16 +53,11 @@ std::vector<unsigned char> expected_box(const TmaCase& c, const std::vector<unsi
   return img;
 }
 
-class Tma : public ::testing::TestWithParam<Dev> {
+class Tma : public ptxtest::DeviceTest {
  protected:
-  void SetUp() override {
-    if (GetParam() != Dev::Cuda) return;
-    if (!TMATEST_HAVE_CUDA) GTEST_SKIP() << "built without cuda kernels";
-    const auto& a = baracuda::cuda_availability();
-    if (!a.usable) GTEST_SKIP() << "no usable CUDA device: " << a.reason;
-    const auto info = baracuda::cuda_device_info(0);
-    if (!info.is_ok() || info->sm < 90) GTEST_SKIP() << "TMA needs compute capability 9.0 or newer";
-  }
+  Tma()
+      : DeviceTest({TMATEST_HAVE_CUDA, "built without cuda kernels", 90, INT_MAX,
+                    "TMA needs compute capability 9.0 or newer"}) {}
 
  public:
   LaunchError run(const TmaCase& c, const std::vector<unsigned char>& src, std::vector<unsigned char>& out) {
@@ -93,28 +88,28 @@ class Tma : public ::testing::TestWithParam<Dev> {
 };
 
 TEST_P(Tma, SwizzledBoxesAsTheWgmmaLayouts) {
-  // 128-byte box rows of s8 (the int8 GEMM's operands): inside, across the ragged M/K corner, and a second
-  // phase on the same barrier.
-  TmaCase c;
-  c.cols = 200, c.rows = 70, c.row_bytes = 208, c.elem_bytes = 1, c.box_cols = 128, c.box_rows = 64, c.swizzle = 128;
-  c.copies = 2, c.c0[0] = 0, c.c1[0] = 0, c.c0[1] = 128, c.c1[1] = 64;
-  check(c);
-  // 64- and 32-byte swizzles, 2-byte elements, a box starting before the tensor (negative coordinates).
-  c.cols = 100, c.rows = 40, c.row_bytes = 224, c.elem_bytes = 2, c.box_cols = 32, c.box_rows = 24, c.swizzle = 64;
-  c.copies = 2, c.c0[0] = 80, c.c1[0] = 30, c.c0[1] = -8, c.c1[1] = -3;
-  check(c);
-  c.box_cols = 16, c.box_rows = 16, c.swizzle = 32, c.c0[0] = 0, c.c1[0] = 0, c.c0[1] = 90, c.c1[1] = 33;
-  check(c);
+  const TmaCase cases[] = {
+      // 128-byte box rows of s8 (the int8 GEMM's operands): inside, across the ragged M/K corner, and a second
+      // phase on the same barrier.
+      {.cols = 200, .rows = 70, .row_bytes = 208, .elem_bytes = 1, .box_cols = 128, .box_rows = 64, .swizzle = 128,
+       .copies = 2, .c0 = {0, 128}, .c1 = {0, 64}},
+      // 64- and 32-byte swizzles, 2-byte elements, a box starting before the tensor (negative coordinates).
+      {.cols = 100, .rows = 40, .row_bytes = 224, .elem_bytes = 2, .box_cols = 32, .box_rows = 24, .swizzle = 64,
+       .copies = 2, .c0 = {80, -8}, .c1 = {30, -3}},
+      {.cols = 100, .rows = 40, .row_bytes = 224, .elem_bytes = 2, .box_cols = 16, .box_rows = 16, .swizzle = 32,
+       .copies = 2, .c0 = {0, 90}, .c1 = {0, 33}},
+  };
+  for (const TmaCase& c : cases) check(c);
 }
 
 TEST_P(Tma, UnswizzledBoxes) {
-  TmaCase c;
-  c.cols = 37, c.rows = 19, c.row_bytes = 160, c.elem_bytes = 4, c.box_cols = 12, c.box_rows = 8, c.swizzle = 0;
-  c.copies = 2, c.c0[0] = 4, c.c1[0] = 3, c.c0[1] = 30, c.c1[1] = 15;
-  check(c);
-  c.cols = 64, c.rows = 300, c.row_bytes = 64, c.elem_bytes = 1, c.box_cols = 48, c.box_rows = 256, c.copies = 1;
-  c.c0[0] = 32, c.c1[0] = 100;
-  check(c);
+  const TmaCase cases[] = {
+      {.cols = 37, .rows = 19, .row_bytes = 160, .elem_bytes = 4, .box_cols = 12, .box_rows = 8, .swizzle = 0,
+       .copies = 2, .c0 = {4, 30}, .c1 = {3, 15}},
+      {.cols = 64, .rows = 300, .row_bytes = 64, .elem_bytes = 1, .box_cols = 48, .box_rows = 256, .swizzle = 0,
+       .copies = 1, .c0 = {32}, .c1 = {100}},
+  };
+  for (const TmaCase& c : cases) check(c);
 }
 
 TEST_P(Tma, RejectsBadTensorMaps) {
@@ -142,7 +137,6 @@ TEST_P(Tma, RejectsBadTensorMaps) {
   rejects(c, "no columns");
 }
 
-INSTANTIATE_TEST_SUITE_P(Devices, Tma, ::testing::Values(Dev::Sim, Dev::Cuda),
-                         [](const auto& i) { return i.param == Dev::Sim ? "sim" : "cuda"; });
+INSTANTIATE_TEST_SUITE_P(Devices, Tma, ::testing::Values(Dev::Sim, Dev::Cuda), ptxtest::dev_name);
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "baracuda/core/stream.hpp"
+#include "device_param.hpp"
 #include "wgmma_selftest.hpp"
 
 #ifndef WGMMATEST_HAVE_CUDA
@@ -22,22 +23,15 @@
 
 namespace {
 
+using ptxtest::Dev;
 using ptxtest::LaunchError;
 using ptxtest::WgmmaCase;
 
-enum class Dev { Sim, Cuda };
-void PrintTo(Dev d, std::ostream* os) { *os << (d == Dev::Sim ? "sim" : "cuda"); }
-
-class Wgmma : public ::testing::TestWithParam<Dev> {
+class Wgmma : public ptxtest::DeviceTest {
  protected:
-  void SetUp() override {
-    if (GetParam() != Dev::Cuda) return;
-    if (!WGMMATEST_HAVE_CUDA) GTEST_SKIP() << "built without sm_90a kernels (BARACUDA_CUDA_ARCHS lacks 90)";
-    const auto& a = baracuda::cuda_availability();
-    if (!a.usable) GTEST_SKIP() << "no usable CUDA device: " << a.reason;
-    const auto info = baracuda::cuda_device_info(0);
-    if (!info.is_ok() || info->sm != 90) GTEST_SKIP() << "wgmma (sm_90a code) needs a compute capability 9.0 GPU";
-  }
+  Wgmma()
+      : DeviceTest({WGMMATEST_HAVE_CUDA, "built without sm_90a kernels (BARACUDA_CUDA_ARCHS lacks 90)", 90, 90,
+                    "wgmma (sm_90a code) needs a compute capability 9.0 GPU"}) {}
 
  public:
   LaunchError run(const WgmmaCase& c, const std::vector<unsigned char>& image, const std::vector<int>& in,
@@ -194,7 +188,6 @@ TEST_P(Wgmma, NoSwizzleInterleaved) {
   check_case(*this, {"none n64 k 0 scale-d 0", 64, kNone, false, false, 1, false, 0, 0, false});
 }
 
-INSTANTIATE_TEST_SUITE_P(Devices, Wgmma, ::testing::Values(Dev::Sim, Dev::Cuda),
-                         [](const auto& info) { return info.param == Dev::Sim ? std::string("sim") : std::string("cuda"); });
+INSTANTIATE_TEST_SUITE_P(Devices, Wgmma, ::testing::Values(Dev::Sim, Dev::Cuda), ptxtest::dev_name);
 
 }  // namespace
