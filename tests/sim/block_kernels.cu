@@ -147,21 +147,17 @@ namespace simtest {
 namespace k = baracuda::selftest;
 
 LaunchError early_exit_barrier(const int* in, int* out, int n, int threads) {
-  BARACUDA_LAUNCH(1, threads, 0, 0, k::early_exit_kernel)(in, out, n);
-  return finish();
+  return launch(1, threads, k::early_exit_kernel, in, out, n);
 }
 
 LaunchError barrier_predicates(const int* pred, int* out, int live, int threads) {
-  BARACUDA_LAUNCH(1, threads, 0, 0, k::barrier_pred_kernel)(pred, out, live);
-  return finish();
+  return launch(1, threads, k::barrier_pred_kernel, pred, out, live);
 }
 
 LaunchError shared_isolation(int blocks, int rounds, int* errors) {
-  BARACUDA_LAUNCH(blocks, 64, 0, 0, k::isolation_kernel<float, 64>)(rounds, errors);
-  LaunchError e = finish();
+  const LaunchError e = launch(blocks, 64, k::isolation_kernel<float, 64>, rounds, errors);
   if (e.failed) return e;
-  BARACUDA_LAUNCH(blocks, 128, 0, 0, k::isolation_kernel<double, 128>)(rounds, errors);
-  return finish();
+  return launch(blocks, 128, k::isolation_kernel<double, 128>, rounds, errors);
 }
 
 LaunchError dynamic_smem_sum(const float* in, float* out, int blocks, int threads) {
@@ -171,36 +167,28 @@ LaunchError dynamic_smem_sum(const float* in, float* out, int blocks, int thread
 
 LaunchError nanosleep_flag(int* out, int blocks, int threads) {
   // flags and data live after the outputs: out[blocks .. 3*blocks), zeroed by the caller.
-  BARACUDA_LAUNCH(blocks, threads, 0, 0, k::nanosleep_kernel)(out, out + blocks, out + 2 * blocks);
-  return finish();
+  return launch(blocks, threads, k::nanosleep_kernel, out, out + blocks, out + 2 * blocks);
 }
 
 LaunchError spin_without_sleep(int* counter) {
-  BARACUDA_LAUNCH(1, 32, 0, 0, k::spin_kernel)(counter);
-  return finish();
+  return launch(1, 32, k::spin_kernel, counter);
 }
 
 LaunchError last_thread_sum(const int* in, int* out, int blocks, int threads, bool with_barrier) {
-  if (with_barrier)
-    BARACUDA_LAUNCH(blocks, threads, 0, 0, k::last_sum_kernel<true>)(in, out);
-  else
-    BARACUDA_LAUNCH(blocks, threads, 0, 0, k::last_sum_kernel<false>)(in, out);
-  return finish();
+  if (with_barrier) return launch(blocks, threads, k::last_sum_kernel<true>, in, out);
+  return launch(blocks, threads, k::last_sum_kernel<false>, in, out);
 }
 
 LaunchError barrier_vs_shuffle_deadlock(int* out) {
-  BARACUDA_LAUNCH(1, 64, 0, 0, k::deadlock_kernel)(out);
-  return finish();
+  return launch(1, 64, k::deadlock_kernel, out);
 }
 
 LaunchError trap_in_block(int* out, int blocks) {
-  BARACUDA_LAUNCH(blocks, 32, 0, 0, k::trap_kernel)(out);
-  return finish();
+  return launch(blocks, 32, k::trap_kernel, out);
 }
 
 LaunchError block_reduce_sum(const float* in, float* out, int n, int blocks, int threads) {
-  BARACUDA_LAUNCH(blocks, threads, 0, 0, k::block_reduce_kernel)(in, out, n);
-  return finish();
+  return launch(blocks, threads, k::block_reduce_kernel, in, out, n);
 }
 
 LaunchError config_probe(int* out, unsigned gx, unsigned bx, unsigned by, unsigned bz, std::size_t smem) {

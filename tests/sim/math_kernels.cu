@@ -123,24 +123,20 @@ int blocks_for(int n) { return (n + 127) / 128; }
 }  // namespace
 
 LaunchError int_intrinsics(const unsigned* a, const unsigned* b, const unsigned* s, unsigned long long* out, int n) {
-  BARACUDA_LAUNCH(blocks_for(n), 128, 0, 0, k::int_kernel)(a, b, s, out, n);
-  return finish();
+  return launch(blocks_for(n), 128, k::int_kernel, a, b, s, out, n);
 }
 
 LaunchError float_intrinsics(const float* x, const float* y, double* out, int n) {
-  BARACUDA_LAUNCH(blocks_for(n), 128, 0, 0, k::float_kernel)(x, y, out, n);
-  return finish();
+  return launch(blocks_for(n), 128, k::float_kernel, x, y, out, n);
 }
 
 LaunchError half_fma(const __half* a, const __half* b, const __half* c, __half* out, const __nv_bfloat16* ab,
                      const __nv_bfloat16* bb, const __nv_bfloat16* cb, __nv_bfloat16* outb, int n) {
-  BARACUDA_LAUNCH(blocks_for(n), 128, 0, 0, k::half_fma_kernel)(a, b, c, out, ab, bb, cb, outb, n);
-  return finish();
+  return launch(blocks_for(n), 128, k::half_fma_kernel, a, b, c, out, ab, bb, cb, outb, n);
 }
 
 LaunchError half_math(const __half* h, const __nv_bfloat16* bf, float* out, int n) {
-  BARACUDA_LAUNCH(blocks_for(n), 128, 0, 0, k::half_math_kernel)(h, bf, out, n);
-  return finish();
+  return launch(blocks_for(n), 128, k::half_math_kernel, h, bf, out, n);
 }
 
 }  // namespace simtest

@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <initializer_list>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "selftest_kernels.hpp"
@@ -13,18 +15,24 @@ namespace {
 
 namespace simt = baracuda::simt;
 
-// EXPECT_THAT(message, HasSubstr(...)) without depending on GoogleMock.
-::testing::AssertionResult HasSubstrImpl(const char*, const char*, const std::string& text, const std::string& part) {
-  if (text.find(part) != std::string::npos) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << "expected to find\n  " << part << "\nin\n  " << text;
-}
-#define EXPECT_HAS(text, part) EXPECT_PRED_FORMAT2(HasSubstrImpl, text, part)
-
+constexpr int kAnyCode = -1;              // failed_with: any error code
 constexpr int kLaunchTimeout = 702;       // cudaErrorLaunchTimeout: deadlock
 constexpr int kIllegalInstruction = 715;  // cudaErrorIllegalInstruction: strict-mode violation
 constexpr int kLaunchFailure = 719;       // cudaErrorLaunchFailure: __trap()
 constexpr int kInvalidConfiguration = 9;  // cudaErrorInvalidConfiguration
 constexpr int kInvalidValue = 1;          // cudaErrorInvalidValue
+
+// The launch failed with `code` (or kAnyCode), and its message holds each of `parts`.
+::testing::AssertionResult failed_with(const baracuda::launch::LaunchError& err, int code,
+                                       std::initializer_list<std::string_view> parts) {
+  if (!err.failed) return ::testing::AssertionFailure() << "the launch did not fail";
+  if (code != kAnyCode && err.code != code)
+    return ::testing::AssertionFailure() << "error code " << err.code << ", not " << code << ": " << err.message;
+  for (std::string_view part : parts)
+    if (err.message.find(part) == std::string::npos)
+      return ::testing::AssertionFailure() << "expected to find\n  " << part << "\nin\n  " << err.message;
+  return ::testing::AssertionSuccess();
+}
 
 // A launch that must work (after an error) and leave no error behind.
 void expect_healthy() {
@@ -37,14 +45,11 @@ void expect_healthy() {
 
 TEST(SimErrors, DeadlockBetweenABarrierAndAShuffleIsReportedWithWaitStates) {
   std::vector<int> out(64, 0);
-  const auto err = simtest::barrier_vs_shuffle_deadlock(out.data());
-  ASSERT_TRUE(err.failed);
-  EXPECT_EQ(err.code, kLaunchTimeout);
-  EXPECT_HAS(err.message, "deadlock in block (0,0,0)");
-  EXPECT_HAS(err.message, "threads 0-31: waiting at __syncthreads");
-  EXPECT_HAS(err.message, "threads 32-47: waiting in __shfl_sync with mask 0xffffffff (warp 1; lanes not in the "
-                          "same call: 0xffff0000)");
-  EXPECT_HAS(err.message, "threads 48-63: waiting at __syncthreads");
+  ASSERT_TRUE(failed_with(simtest::barrier_vs_shuffle_deadlock(out.data()), kLaunchTimeout,
+                          {"deadlock in block (0,0,0)", "threads 0-31: waiting at __syncthreads",
+                           "threads 32-47: waiting in __shfl_sync with mask 0xffffffff (warp 1; lanes not in the "
+                           "same call: 0xffff0000)",
+                           "threads 48-63: waiting at __syncthreads"}));
   EXPECT_FALSE(simt::take_last_error().failed) << "take_last_error must clear the error";
   expect_healthy();
 }
@@ -54,10 +59,8 @@ TEST(SimErrors, StrictModeReportsAShuffleNamingExitedLanes) {
   for (int i = 0; i < 32; ++i) in[i] = 10 * i;
   {
     simt::ScopedStrict strict(true);
-    const auto err = simtest::shfl_exited_lanes(in.data(), out.data(), 0xffff0000u);
-    ASSERT_TRUE(err.failed);
-    EXPECT_EQ(err.code, kIllegalInstruction);
-    EXPECT_HAS(err.message, "__shfl_xor_sync: mask 0xffffffff names exited or nonexistent lanes");
+    ASSERT_TRUE(failed_with(simtest::shfl_exited_lanes(in.data(), out.data(), 0xffff0000u), kIllegalInstruction,
+                            {"__shfl_xor_sync: mask 0xffffffff names exited or nonexistent lanes"}));
   }
   // Without strict mode the exited lanes are left out of the group and nothing is reported.
   simt::ScopedStrict lenient(false);
@@ -71,10 +74,8 @@ TEST(SimErrors, StrictModeReportsAShuffleNamingExitedLanes) {
 TEST(SimErrors, StrictModeReportsALaneOutsideItsOwnMask) {
   std::vector<int> out(2, 0);
   simt::ScopedStrict strict(true);
-  const auto err = simtest::shfl_not_in_own_mask(out.data());
-  ASSERT_TRUE(err.failed);
-  EXPECT_EQ(err.code, kIllegalInstruction);
-  EXPECT_HAS(err.message, "mask 0x00000002 does not contain the calling lane");
+  ASSERT_TRUE(failed_with(simtest::shfl_not_in_own_mask(out.data()), kIllegalInstruction,
+                          {"mask 0x00000002 does not contain the calling lane"}));
   EXPECT_EQ(out[0], 7);  // ran alone: its own value
   EXPECT_EQ(out[1], 9);
 }
@@ -83,9 +84,8 @@ TEST(SimErrors, StrictModeReportsAReadOfALaneOutsideTheGroup) {
   std::vector<int> in(32), out(32), b(32, 16);
   for (int i = 0; i < 32; ++i) in[i] = i;
   simt::ScopedStrict strict(true);
-  const auto err = simtest::shfl<int>(simtest::kShflXor, in.data(), out.data(), b.data(), 32, 0x0000ffffu, 32);
-  ASSERT_TRUE(err.failed);
-  EXPECT_HAS(err.message, "__shfl_xor_sync: lane 0 reads lane 16, which is not in the group");
+  ASSERT_TRUE(failed_with(simtest::shfl<int>(simtest::kShflXor, in.data(), out.data(), b.data(), 32, 0x0000ffffu, 32),
+                          kAnyCode, {"__shfl_xor_sync: lane 0 reads lane 16, which is not in the group"}));
   for (int i = 0; i < 16; ++i) EXPECT_EQ(out[i], i);  // own value
 }
 
@@ -93,28 +93,20 @@ TEST(SimErrors, LanesInDifferentCollectivesDeadlockAndStrictModeSaysTheyDisagree
   std::vector<int> out(32, 0);
   {
     simt::ScopedStrict lenient(false);
-    const auto err = simtest::warp_disagree(out.data());
-    ASSERT_TRUE(err.failed);
-    EXPECT_EQ(err.code, kLaunchTimeout);
-    EXPECT_HAS(err.message, "threads 0-15: waiting in __ballot_sync with mask 0xffffffff");
-    EXPECT_HAS(err.message, "threads 16-31: waiting in __shfl_sync with mask 0xffffffff");
+    ASSERT_TRUE(failed_with(simtest::warp_disagree(out.data()), kLaunchTimeout,
+                            {"threads 0-15: waiting in __ballot_sync with mask 0xffffffff",
+                             "threads 16-31: waiting in __shfl_sync with mask 0xffffffff"}));
   }
   simt::ScopedStrict strict(true);
-  const auto err = simtest::warp_disagree(out.data());
-  ASSERT_TRUE(err.failed);
-  EXPECT_HAS(err.message, "lanes disagree");
-  EXPECT_HAS(err.message, "deadlock");
+  ASSERT_TRUE(failed_with(simtest::warp_disagree(out.data()), kAnyCode, {"lanes disagree", "deadlock"}));
   expect_healthy();
 }
 
 TEST(SimErrors, TrapAbandonsTheLaunchAndNamesTheThread) {
   std::vector<int> out(8 * 32, 0);
   simt::ScopedWorkers one(1);  // blocks in order: the ones after the trapping block never start
-  const auto err = simtest::trap_in_block(out.data(), 8);
-  ASSERT_TRUE(err.failed);
-  EXPECT_EQ(err.code, kLaunchFailure);
-  EXPECT_HAS(err.message, "block (3,0,0) thread (5,0,0)");
-  EXPECT_HAS(err.message, "__trap()");
+  ASSERT_TRUE(failed_with(simtest::trap_in_block(out.data(), 8), kLaunchFailure,
+                          {"block (3,0,0) thread (5,0,0)", "__trap()"}));
   for (int i = 0; i < 3 * 32; ++i) EXPECT_EQ(out[i], 1);
   for (int i = 4 * 32; i < 8 * 32; ++i) EXPECT_EQ(out[i], 0);
   expect_healthy();

@@ -103,8 +103,7 @@ namespace k = baracuda::selftest;
 
 template <class T>
 LaunchError shfl(int mode, const T* in, T* out, const int* b, int width, unsigned mask, int threads) {
-  BARACUDA_LAUNCH(1, threads, 0, 0, k::shfl_kernel<T>)(mode, in, out, b, width, mask);
-  return finish();
+  return launch(1, threads, k::shfl_kernel<T>, mode, in, out, b, width, mask);
 }
 template LaunchError shfl<int>(int, const int*, int*, const int*, int, unsigned, int);
 template LaunchError shfl<unsigned>(int, const unsigned*, unsigned*, const int*, int, unsigned, int);
@@ -120,38 +119,31 @@ template LaunchError shfl<__nv_bfloat162>(int, const __nv_bfloat162*, __nv_bfloa
                                           int);
 
 LaunchError vote(const int* pred, unsigned* out, unsigned mask, int threads) {
-  BARACUDA_LAUNCH(1, threads, 0, 0, k::vote_kernel)(pred, out, mask);
-  return finish();
+  return launch(1, threads, k::vote_kernel, pred, out, mask);
 }
 
 LaunchError reduce(const int* v, unsigned* out, unsigned mask, int threads) {
-  BARACUDA_LAUNCH(1, threads, 0, 0, k::reduce_kernel)(v, out, mask);
-  return finish();
+  return launch(1, threads, k::reduce_kernel, v, out, mask);
 }
 
 LaunchError activemask(const int* keep, unsigned* out, int threads) {
-  BARACUDA_LAUNCH(1, threads, 0, 0, k::activemask_kernel)(keep, out);
-  return finish();
+  return launch(1, threads, k::activemask_kernel, keep, out);
 }
 
 LaunchError shfl_exited_lanes(const int* in, int* out, unsigned exit_mask) {
-  BARACUDA_LAUNCH(1, 32, 0, 0, k::shfl_exited_kernel)(in, out, exit_mask);
-  return finish();
+  return launch(1, 32, k::shfl_exited_kernel, in, out, exit_mask);
 }
 
 LaunchError shfl_not_in_own_mask(int* out) {
-  BARACUDA_LAUNCH(1, 32, 0, 0, k::not_in_own_mask_kernel)(out);
-  return finish();
+  return launch(1, 32, k::not_in_own_mask_kernel, out);
 }
 
 LaunchError warp_disagree(int* out) {
-  BARACUDA_LAUNCH(1, 32, 0, 0, k::disagree_kernel)(out);
-  return finish();
+  return launch(1, 32, k::disagree_kernel, out);
 }
 
 LaunchError thread_layout(int* out) {
-  BARACUDA_LAUNCH(1, dim3(8, 4, 2), 0, 0, k::layout_kernel)(out);
-  return finish();
+  return launch(1, dim3(8, 4, 2), k::layout_kernel, out);
 }
 
 }  // namespace simtest
