@@ -15,6 +15,7 @@
 #include <functional>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "baracuda/baracuda.hpp"
@@ -69,6 +70,23 @@ double value_for(const Variant& v) {
 using Runner =
     std::function<Status(const Stream&, const std::vector<ConstDynTensor>&, const std::vector<DynTensor>&)>;
 
+/// Runs `plan` on the first I... of `in`, then the first O... of `out`.
+template <class Plan, size_t... I, size_t... O>
+Status run_on(const Plan& plan, const Stream& st, const std::vector<ConstDynTensor>& in,
+              const std::vector<DynTensor>& out, std::index_sequence<I...>, std::index_sequence<O...>) {
+  return plan.run(st, {}, {in[I]..., out[O]...});
+}
+
+/// Plan selected on `stream` for `desc`, as a runner over its `Inputs` inputs and `Outputs` outputs.
+template <class Plan, size_t Inputs, size_t Outputs, class Descriptor>
+Result<Runner> runner_of(const Stream& stream, const Descriptor& desc) {
+  auto p = Plan::select(stream, desc);
+  if (!p) return p.error();
+  return Runner([p = *p](const Stream& st, const auto& in, const auto& out) {
+    return run_on(p, st, in, out, std::make_index_sequence<Inputs>{}, std::make_index_sequence<Outputs>{});
+  });
+}
+
 /// The variant's plan for kind k and operand shapes s (a, b, c; where: cond, a, b), as a runner over its
 /// inputs (Forward: a b c; Backward: dy a b c; Where: cond a b; WhereBackward: cond dy) and outputs.
 Result<Runner> select_runner(const Stream& stream, const Variant& v, ElementKind k, const std::array<Shape, 3>& s) {
@@ -76,34 +94,10 @@ Result<Runner> select_runner(const Stream& stream, const Variant& v, ElementKind
       value_for(v));
   const auto wdesc = WhereDescriptor().with_element(k).with_shapes(s[0], s[1], s[2]);
   switch (v.role) {
-    case Role::Forward: {
-      auto p = dynamic::TernaryPlan::select(stream, tdesc);
-      if (!p) return p.error();
-      return Runner([p = *p](const Stream& st, const auto& in, const auto& out) {
-        return p.run(st, {}, {in[0], in[1], in[2], out[0]});
-      });
-    }
-    case Role::Backward: {
-      auto p = dynamic::TernaryBackwardPlan::select(stream, tdesc);
-      if (!p) return p.error();
-      return Runner([p = *p](const Stream& st, const auto& in, const auto& out) {
-        return p.run(st, {}, {in[0], in[1], in[2], in[3], out[0], out[1], out[2]});
-      });
-    }
-    case Role::Where: {
-      auto p = dynamic::WherePlan::select(stream, wdesc);
-      if (!p) return p.error();
-      return Runner([p = *p](const Stream& st, const auto& in, const auto& out) {
-        return p.run(st, {}, {in[0], in[1], in[2], out[0]});
-      });
-    }
-    case Role::WhereBackward: {
-      auto p = dynamic::WhereBackwardPlan::select(stream, wdesc);
-      if (!p) return p.error();
-      return Runner([p = *p](const Stream& st, const auto& in, const auto& out) {
-        return p.run(st, {}, {in[0], in[1], out[0], out[1]});
-      });
-    }
+    case Role::Forward: return runner_of<dynamic::TernaryPlan, 3, 1>(stream, tdesc);
+    case Role::Backward: return runner_of<dynamic::TernaryBackwardPlan, 4, 3>(stream, tdesc);
+    case Role::Where: return runner_of<dynamic::WherePlan, 3, 1>(stream, wdesc);
+    case Role::WhereBackward: return runner_of<dynamic::WhereBackwardPlan, 2, 2>(stream, wdesc);
   }
   return Error::invalid("unknown role");
 }
@@ -392,23 +386,18 @@ struct Expect {
   double mag;
 };
 
-/// The unit roundoff of a floating kind, and of its compute type.
-double unit_roundoff(ElementKind k) {
-  switch (k) {
-    case ElementKind::F16: return 0x1p-11;
-    case ElementKind::Bf16: return 0x1p-8;
-    case ElementKind::F64: return 0x1p-53;
-    default: return 0x1p-24;
-  }
+/// The significand bits after the point and the smallest normal exponent of a floating kind (f32's for others).
+std::pair<int, int> precision_of(ElementKind k) {
+  int mantissa_bits = 23, min_exponent = -126;
+  float_precision(k, &mantissa_bits, &min_exponent);
+  return {mantissa_bits, min_exponent};
 }
+/// The unit roundoff of a floating kind, and of its compute type.
+double unit_roundoff(ElementKind k) { return std::ldexp(1.0, -(precision_of(k).first + 1)); }
 double compute_roundoff(ElementKind k) { return k == ElementKind::F64 ? 0x1p-53 : 0x1p-24; }
 double smallest_subnormal(ElementKind k) {
-  switch (k) {
-    case ElementKind::F16: return 0x1p-24;
-    case ElementKind::Bf16: return 0x1p-133;
-    case ElementKind::F64: return 0x1p-1074;
-    default: return 0x1p-149;
-  }
+  const auto [mantissa_bits, min_exponent] = precision_of(k);
+  return std::ldexp(1.0, min_exponent - mantissa_bits);
 }
 
 /// PyTorch's forward formulas on exact values (value as the compute type holds it).

@@ -1,6 +1,7 @@
 #include "numeric.hpp"
 
 #include <cmath>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <limits>
@@ -13,29 +14,30 @@ struct Fmt {
   bool ieee;  // false: E4M3 "fn" (S.1111.111 is NaN, no infinity)
 };
 
+/// The entry of `table` whose `kind` is k, or nullptr.
+template <class Entry, size_t N>
+const Entry* entry_of(const Entry (&table)[N], ElementKind k) {
+  for (const Entry& e : table)
+    if (e.kind == k) return &e;
+  return nullptr;
+}
+
 bool float_format(ElementKind k, Fmt* f) {
-  switch (k) {
-    case ElementKind::F16:
-      *f = {10, 5, 15, true};
-      return true;
-    case ElementKind::Bf16:
-      *f = {7, 8, 127, true};
-      return true;
-    case ElementKind::F32:
-      *f = {23, 8, 127, true};
-      return true;
-    case ElementKind::F64:
-      *f = {52, 11, 1023, true};
-      return true;
-    case ElementKind::Fp8E4M3:
-      *f = {3, 4, 7, false};
-      return true;
-    case ElementKind::Fp8E5M2:
-      *f = {2, 5, 15, true};
-      return true;
-    default:
-      return false;
-  }
+  struct Entry {
+    ElementKind kind;
+    Fmt fmt;
+  };
+  static constexpr Entry kFormats[] = {
+      {ElementKind::F16, {10, 5, 15, true}},
+      {ElementKind::Bf16, {7, 8, 127, true}},
+      {ElementKind::F32, {23, 8, 127, true}},
+      {ElementKind::F64, {52, 11, 1023, true}},
+      {ElementKind::Fp8E4M3, {3, 4, 7, false}},
+      {ElementKind::Fp8E5M2, {2, 5, 15, true}},
+  };
+  const Entry* e = entry_of(kFormats, k);
+  if (e != nullptr) *f = e->fmt;
+  return e != nullptr;
 }
 
 double decode_float(uint64_t bits, const Fmt& f) {
@@ -124,6 +126,13 @@ double decode_value(ElementKind k, const void* p) {
   }
 }
 
+bool float_precision(ElementKind k, int* mantissa_bits, int* min_exponent) {
+  Fmt f{};
+  if (!float_format(k, &f)) return false;
+  *mantissa_bits = f.m, *min_exponent = 1 - f.bias;
+  return true;
+}
+
 bool is_nan(ElementKind k, const void* p) {
   Fmt f{};
   return float_format(k, &f) && std::isnan(decode_float(load_bits(k, p), f));
@@ -138,30 +147,21 @@ bool encode_exact(ElementKind k, double v, void* p) {
     return true;
   }
   if (std::isnan(v) || v != std::trunc(v)) return false;
-  double lo = 0, hi = 0;
-  switch (k) {
-    case ElementKind::S8:
-      lo = -128, hi = 127;
-      break;
-    case ElementKind::U8:
-      lo = 0, hi = 255;
-      break;
-    case ElementKind::S32:
-      lo = -2147483648.0, hi = 2147483647.0;
-      break;
-    case ElementKind::U32:
-      lo = 0, hi = 4294967295.0;
-      break;
-    case ElementKind::S64:
-      lo = -9223372036854775808.0, hi = 9223372036854774784.0;
-      break;
-    case ElementKind::Bool:
-      lo = 0, hi = 1;
-      break;
-    default:
-      return false;
-  }
-  if (v < lo || v > hi) return false;
+  // The integer kinds' ranges as doubles (s64's top: the largest double below 2^63).
+  struct Range {
+    ElementKind kind;
+    double lo, hi;
+  };
+  static constexpr Range kRanges[] = {
+      {ElementKind::S8, -128, 127},
+      {ElementKind::U8, 0, 255},
+      {ElementKind::S32, -2147483648.0, 2147483647.0},
+      {ElementKind::U32, 0, 4294967295.0},
+      {ElementKind::S64, -9223372036854775808.0, 9223372036854774784.0},
+      {ElementKind::Bool, 0, 1},
+  };
+  const Range* r = entry_of(kRanges, k);
+  if (r == nullptr || v < r->lo || v > r->hi) return false;
   const uint64_t b = v < 0 ? static_cast<uint64_t>(static_cast<int64_t>(v)) : static_cast<uint64_t>(v);
   store_bits(k, p, b);
   return true;

@@ -19,6 +19,9 @@ double decode_value(ElementKind k, const void* p);
 /// The raw bits of the element at `p` (zero-extended).
 uint64_t load_bits(ElementKind k, const void* p);
 void store_bits(ElementKind k, void* p, uint64_t bits);
+/// The significand bits after the point and the smallest normal exponent of a floating kind k (f16: 10, -14);
+/// false, leaving them alone, for other kinds.
+bool float_precision(ElementKind k, int* mantissa_bits, int* min_exponent);
 /// True when the element at `p` is a floating NaN.
 bool is_nan(ElementKind k, const void* p);
 

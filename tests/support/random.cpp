@@ -47,26 +47,8 @@ std::vector<uint8_t> exact_small_values(ElementKind k, int64_t n, uint64_t seed,
 
 std::vector<uint8_t> random_floats(ElementKind k, int64_t n, double lo, double hi, uint64_t seed,
                                    std::vector<double>* values) {
-  int mant = 52, emin = -1022;
-  switch (k) {
-    case ElementKind::F16:
-      mant = 10, emin = -14;
-      break;
-    case ElementKind::Bf16:
-      mant = 7, emin = -126;
-      break;
-    case ElementKind::F32:
-      mant = 23, emin = -126;
-      break;
-    case ElementKind::Fp8E4M3:
-      mant = 3, emin = -6;
-      break;
-    case ElementKind::Fp8E5M2:
-      mant = 2, emin = -14;
-      break;
-    default:
-      break;
-  }
+  int mant = 52, emin = -1022;  // f64's
+  float_precision(k, &mant, &emin);
   Rng rng(seed);
   const int w = element_bytes(k);
   std::vector<uint8_t> bytes(static_cast<size_t>(n * w));
