@@ -68,9 +68,11 @@ TEST(ShapeLimits, CountsBeyondTheLimitAreInvalid) {
 }
 
 // Each family's select rejects a shape whose element count overflows, with the same wording.
-void expect_too_many(const Error& e) {
-  EXPECT_EQ(e.code, ErrorCode::InvalidProblem) << e.message;
-  EXPECT_TRUE(mentions(e, "more elements than 64-bit sizes")) << e.message;
+template <class Plan>
+void expect_too_many(const Result<Plan>& p) {
+  ASSERT_FALSE(p);
+  EXPECT_EQ(p.error().code, ErrorCode::InvalidProblem) << p.error().message;
+  EXPECT_TRUE(mentions(p.error(), "more elements than 64-bit sizes")) << p.error().message;
 }
 
 class SelectLimits : public ::testing::TestWithParam<DeviceKind> {
@@ -81,36 +83,14 @@ class SelectLimits : public ::testing::TestWithParam<DeviceKind> {
 TEST_P(SelectLimits, OverflowingShapesAreRejected) {
   const Shape huge{k2(32), k2(32)};
   const Shape huge_gated{k2(33), k2(32)};
-  {
-    auto p = dynamic::QuantizePlan::select(stream(), QuantizeDescriptor().with_shape(huge));
-    ASSERT_FALSE(p);
-    expect_too_many(p.error());
-  }
-  {
-    auto p = dynamic::GatedActivationPlan::select(stream(), GatedActivationDescriptor().with_input_shape(huge_gated));
-    ASSERT_FALSE(p);
-    expect_too_many(p.error());
-  }
-  {
-    auto p = dynamic::CastPlan::select(stream(), CastDescriptor().with_shape(huge));
-    ASSERT_FALSE(p);
-    expect_too_many(p.error());
-  }
-  {
-    auto p = dynamic::UnaryPlan::select(stream(), UnaryDescriptor().with_shape(huge));
-    ASSERT_FALSE(p);
-    expect_too_many(p.error());
-  }
-  {
-    auto p = dynamic::DynamicRangeQuantizePlan::select(stream(), DynamicRangeQuantizeDescriptor().with_shape(huge));
-    ASSERT_FALSE(p);
-    expect_too_many(p.error());
-  }
-  {
-    auto p = dynamic::Fp8QuantizePlan::select(stream(), Fp8QuantizeDescriptor().with_shape(huge));
-    ASSERT_FALSE(p);
-    expect_too_many(p.error());
-  }
+  expect_too_many(dynamic::QuantizePlan::select(stream(), QuantizeDescriptor().with_shape(huge)));
+  expect_too_many(
+      dynamic::GatedActivationPlan::select(stream(), GatedActivationDescriptor().with_input_shape(huge_gated)));
+  expect_too_many(dynamic::CastPlan::select(stream(), CastDescriptor().with_shape(huge)));
+  expect_too_many(dynamic::UnaryPlan::select(stream(), UnaryDescriptor().with_shape(huge)));
+  expect_too_many(
+      dynamic::DynamicRangeQuantizePlan::select(stream(), DynamicRangeQuantizeDescriptor().with_shape(huge)));
+  expect_too_many(dynamic::Fp8QuantizePlan::select(stream(), Fp8QuantizeDescriptor().with_shape(huge)));
 }
 
 // A view whose strides reach past kMaxElements is rejected by can_implement (and so by run), before any

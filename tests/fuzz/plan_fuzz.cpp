@@ -172,33 +172,46 @@ Pools quant_pools(const Shape& shape, const QuantGranularity& g, std::initialize
   return p;
 }
 
-void quantize(FuzzInput& in, const Stream& s) {
-  QuantizeDescriptor d;
+/// The problem of a quantizing descriptor (quantize, dynamic range), drawn in this order: the element and
+/// quantized kinds, the shape, the granularity.
+template <class Descriptor>
+void draw_quant_problem(FuzzInput& in, Descriptor& d) {
   d.element = in.kind();
   d.quantized = in.kind();
   d.shape = in.shape();
   d.granularity = granularity(in);
+}
+
+/// A quantizing descriptor's range: quant_min, then quant_max, each drawn or left at its default.
+template <class Descriptor>
+void draw_quant_range(FuzzInput& in, Descriptor& d) {
   if (in.chance(40)) d.quant_min = static_cast<int32_t>(in.integer());
   if (in.chance(40)) d.quant_max = static_cast<int32_t>(in.integer());
+}
+
+/// The shape pool of a quantizing descriptor, and its kinds with f32 (scales) and s32 (zero points).
+template <class Descriptor>
+Pools quant_pools(const Descriptor& d) {
+  return quant_pools(d.shape, d.granularity, {d.element, d.quantized, ElementKind::F32, ElementKind::S32});
+}
+
+void quantize(FuzzInput& in, const Stream& s) {
+  QuantizeDescriptor d;
+  draw_quant_problem(in, d);
+  draw_quant_range(in, d);
   d.grad_factor = in.chance(200) ? 1.0 : in.real();
   d.convention = in.enum_of<QuantConvention>(4);
   d.op = in.enum_of<QuantizeOp>(8);
-  const Pools pools = quant_pools(d.shape, d.granularity, {d.element, d.quantized, ElementKind::F32, ElementKind::S32});
-  drive(in, s, dynamic::QuantizePlan::select(s, d), pools, 8, Forward<8>{s});
+  drive(in, s, dynamic::QuantizePlan::select(s, d), quant_pools(d), 8, Forward<8>{s});
 }
 
 void dynamic_range(FuzzInput& in, const Stream& s) {
   DynamicRangeQuantizeDescriptor d;
-  d.element = in.kind();
-  d.quantized = in.kind();
-  d.shape = in.shape();
-  d.granularity = granularity(in);
+  draw_quant_problem(in, d);
   d.mode = in.enum_of<DynamicRangeMode>(2);
-  if (in.chance(40)) d.quant_min = static_cast<int32_t>(in.integer());
-  if (in.chance(40)) d.quant_max = static_cast<int32_t>(in.integer());
+  draw_quant_range(in, d);
   d.convention = in.enum_of<QuantConvention>(4);
-  const Pools pools = quant_pools(d.shape, d.granularity, {d.element, d.quantized, ElementKind::F32, ElementKind::S32});
-  drive(in, s, dynamic::DynamicRangeQuantizePlan::select(s, d), pools, 4, Forward<4>{s});
+  drive(in, s, dynamic::DynamicRangeQuantizePlan::select(s, d), quant_pools(d), 4, Forward<4>{s});
 }
 
 void fp8(FuzzInput& in, const Stream& s) {
