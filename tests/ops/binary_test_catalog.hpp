@@ -61,13 +61,12 @@ inline constexpr BinaryTestInfo kEntries[] = {
 };
 
 // One entry per BinaryOp (the ops of binary_ops.def), indexed by it: compiling fails otherwise.
-inline constexpr std::array<BinaryTestInfo, kNumBinaryOps> kByOp =
-    ::baracuda::test::table_by_key<kNumBinaryOps>(kEntries, &BinaryTestInfo::op);
+inline constexpr auto kByOp = ::baracuda::test::keyed_table<kNumBinaryOps>(kEntries, &BinaryTestInfo::op);
 }  // namespace binary_test_catalog_detail
 
 /// The test metadata of `op` (a valid op).
 constexpr const BinaryTestInfo& binary_test_info(BinaryOp op) {
-  return binary_test_catalog_detail::kByOp[static_cast<size_t>(op)];
+  return binary_test_catalog_detail::kByOp[op];
 }
 
 }  // namespace baracuda::test

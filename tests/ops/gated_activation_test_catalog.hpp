@@ -38,13 +38,13 @@ inline constexpr GatedTestInfo kEntries[] = {
 };
 
 // One entry per GatedActivationKind, indexed by it: compiling fails otherwise.
-inline constexpr std::array<GatedTestInfo, kNumGatedActivationKinds> kByKind =
-    ::baracuda::test::table_by_key<kNumGatedActivationKinds>(kEntries, &GatedTestInfo::kind);
+inline constexpr auto kByKind =
+    ::baracuda::test::keyed_table<kNumGatedActivationKinds>(kEntries, &GatedTestInfo::kind);
 }  // namespace gated_test_catalog_detail
 
 /// The test metadata of `kind` (a valid kind).
 constexpr const GatedTestInfo& gated_test_info(GatedActivationKind kind) {
-  return gated_test_catalog_detail::kByKind[static_cast<size_t>(kind)];
+  return gated_test_catalog_detail::kByKind[kind];
 }
 
 }  // namespace baracuda::test

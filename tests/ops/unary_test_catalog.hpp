@@ -101,13 +101,12 @@ inline constexpr UnaryTestInfo kEntries[] = {
 };
 
 // One entry per UnaryKind (the ops of unary_ops.def), indexed by it: compiling fails otherwise.
-inline constexpr std::array<UnaryTestInfo, kNumUnaryKinds> kByKind =
-    ::baracuda::test::table_by_key<kNumUnaryKinds>(kEntries, &UnaryTestInfo::kind);
+inline constexpr auto kByKind = ::baracuda::test::keyed_table<kNumUnaryKinds>(kEntries, &UnaryTestInfo::kind);
 }  // namespace unary_test_catalog_detail
 
 /// The test metadata of `k` (a valid kind).
 constexpr const UnaryTestInfo& unary_test_info(UnaryKind k) {
-  return unary_test_catalog_detail::kByKind[static_cast<size_t>(k)];
+  return unary_test_catalog_detail::kByKind[k];
 }
 
 /// Whether a tolerance of the table is `exact` (bit for bit).

@@ -36,4 +36,17 @@ consteval std::array<Entry, N> table_by_key(const Entry (&entries)[M], Key Entry
   return index_by_key<N>(entries, key);
 }
 
+/// A catalog's test table looked up by its key.
+template <class Key, class Entry, size_t N>
+struct KeyedTable {
+  std::array<Entry, N> by_key;
+  constexpr const Entry& operator[](Key k) const { return by_key[static_cast<size_t>(k)]; }
+};
+
+/// table_by_key's table (same compile-time check), looked up by key.
+template <size_t N, class Entry, size_t M, class Key>
+consteval KeyedTable<Key, Entry, N> keyed_table(const Entry (&entries)[M], Key Entry::*key) {
+  return {table_by_key<N>(entries, key)};
+}
+
 }  // namespace baracuda::test
