@@ -35,10 +35,7 @@ struct GoldenGroup {
 };
 
 std::vector<GoldenGroup> golden_groups(std::string* error) {
-  const GoldenFile file = load_golden("binary");
-  *error = file.error;
-  std::vector<GoldenGroup> groups;
-  for (const GoldenCase& c : file.cases) {
+  return load_golden_as<GoldenGroup>("binary", error, [&](const GoldenCase& c) {
     GoldenGroup g{c.param<std::string>("section"), ElementKind::F32, c.param<std::string>("op"), {}, 0};
     if (!parse_element_kind(c.param<std::string>("kind"), &g.kind)) *error = "bad case " + c.name;
     const bool backward = g.section == "backward";
@@ -46,9 +43,8 @@ std::vector<GoldenGroup> golden_groups(std::string* error) {
                                      : std::vector<const char*>{"a", "b", "out"})
       g.cols.push_back(c.tensor(name).bytes());
     g.n = c.tensor("a").numel();
-    groups.push_back(std::move(g));
-  }
-  return groups;
+    return g;
+  });
 }
 
 class BinaryGolden : public ::testing::TestWithParam<DeviceKind> {};

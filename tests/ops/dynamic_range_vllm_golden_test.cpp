@@ -43,10 +43,7 @@ ElementKind kind_named(const std::string& s) {
 }
 
 std::vector<GoldenCase> golden_cases() {
-  const GoldenFile file = load_golden("dynamic_range_vllm");
-  EXPECT_TRUE(file.error.empty()) << file.error;
-  std::vector<GoldenCase> cases;
-  for (const test::GoldenCase& g : file.cases) {
+  return load_golden_as<GoldenCase>("dynamic_range_vllm", nullptr, [](const test::GoldenCase& g) {
     GoldenCase c;
     c.line = g.name;
     c.element = kind_named(g.param<std::string>("element"));
@@ -60,9 +57,8 @@ std::vector<GoldenCase> golden_cases() {
     for (float s : g.tensor("scale").as<float>()) c.scale.push_back(s);
     for (int64_t v : g.tensor("zp").ints()) c.zp.push_back(static_cast<int32_t>(v));
     for (int64_t v : g.tensor("q").ints()) c.q.push_back(static_cast<int32_t>(v));
-    cases.push_back(std::move(c));
-  }
-  return cases;
+    return c;
+  });
 }
 
 class DynamicRangeVllmGolden : public ::testing::TestWithParam<DeviceKind> {};

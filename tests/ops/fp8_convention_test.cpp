@@ -312,16 +312,12 @@ struct TeSection {
 };
 
 std::vector<TeSection> load_te_golden() {
-  const GoldenFile file = load_golden("fp8_te");
-  EXPECT_TRUE(file.error.empty()) << file.error;
-  std::vector<TeSection> v;
   auto bits32 = [](const GoldenCase& c, const char* name) { return static_cast<uint32_t>(c.tensor(name).bits.at(0)); };
-  for (const GoldenCase& c : file.cases) {
+  return load_golden_as<TeSection>("fp8_te", nullptr, [&](const GoldenCase& c) {
     const GoldenTensor& y = c.tensor("y");
-    v.push_back({c.tensor("x").kind, y.kind, bits32(c, "scale"), bits32(c, "amax_start"), bits32(c, "amax"),
-                 bits32(c, "scale_inv"), c.tensor("x").bits, y.bytes()});
-  }
-  return v;
+    return TeSection{c.tensor("x").kind, y.kind, bits32(c, "scale"), bits32(c, "amax_start"), bits32(c, "amax"),
+                     bits32(c, "scale_inv"), c.tensor("x").bits, y.bytes()};
+  });
 }
 
 class Fp8TeGolden : public ::testing::TestWithParam<DeviceKind> {};

@@ -46,14 +46,11 @@ bool within(double got, double want, const Tolerance& tol) {
 }
 
 std::vector<GoldenCase> golden_cases() {
-  const GoldenFile file = load_golden("gated");
-  EXPECT_TRUE(file.error.empty()) << file.error;
-  std::vector<GoldenCase> cases;
   std::map<std::string, GatedActivationKind> kinds;
   for (const KindInfo& k : catalog()) kinds[k.name] = k.kind;
   std::map<std::string, GateLayout> layouts;
   for (GateLayout l : kLayouts) layouts[std::string(to_string(l))] = l;
-  for (const test::GoldenCase& g : file.cases) {
+  return load_golden_as<GoldenCase>("gated", nullptr, [&](const test::GoldenCase& g) {
     GoldenCase c;
     c.line = g.name;
     const std::string kind = g.param<std::string>("kind"), layout = g.param<std::string>("layout");
@@ -78,9 +75,8 @@ std::vector<GoldenCase> golden_cases() {
     c.dx = g.tensor("dx").bytes();
     if (g.has("y64")) c.y64 = g.tensor("y64").bytes();
     if (g.has("dx64")) c.dx64 = g.tensor("dx64").bytes();
-    cases.push_back(std::move(c));
-  }
-  return cases;
+    return c;
+  });
 }
 
 class GatedGolden : public ::testing::TestWithParam<DeviceKind> {};

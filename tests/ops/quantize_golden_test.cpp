@@ -73,10 +73,7 @@ struct GoldenCase {
 };
 
 std::vector<GoldenCase> golden_cases() {
-  const GoldenFile file = load_golden("quantize");
-  EXPECT_TRUE(file.error.empty()) << file.error;
-  std::vector<GoldenCase> cases;
-  for (const test::GoldenCase& g : file.cases) {
+  return load_golden_as<GoldenCase>("quantize", nullptr, [](const test::GoldenCase& g) {
     GoldenCase c;
     c.line = g.name;
     c.kind = g.param<std::string>("kind");
@@ -96,9 +93,8 @@ std::vector<GoldenCase> golden_cases() {
       else if (t.kind == ElementKind::S32) c.ints[tag] = t.ints();
       else c.floats[tag] = t.bytes();  // f16, f32 or f64 storage
     }
-    cases.push_back(std::move(c));
-  }
-  return cases;
+    return c;
+  });
 }
 
 ElementKind quantized_kind(const std::string& qdtype) {
@@ -309,16 +305,24 @@ void run_quantize_case(const Stream& stream, const GoldenCase& c, Counts* counts
   }
 }
 
+/// For a fake-quantize case: counts the elements where PyTorch's y and dx differ from the exact model's, then
+/// calls check(conv, descriptor, prefix, compared) for PyTorch and Exact, with the convention's descriptor,
+/// the prefix of its expected tensors ("exact_" for Exact) and its count of compared elements.
+template <class Check>
+void for_each_convention(const GoldenCase& c, Counts* counts, Check check) {
+  counts->differ[c.section()] += count_differing(c.element, c.f("y"), c.f("exact_y")) +
+                                 count_differing(c.element, c.f("dx"), c.f("exact_dx"));
+  for (C conv : {C::PyTorch, C::Exact}) {
+    SCOPED_TRACE(to_string(conv));
+    check(conv, descriptor_of(c, conv), std::string(conv == C::Exact ? "exact_" : ""),
+          counts->compared[std::string(to_string(conv))]);
+  }
+}
+
 void run_fake_case(const Stream& stream, const GoldenCase& c, Counts* counts) {
   const Shape pshape{c.params()};
   const ElementKind e = c.element, sk = c.scale_kind();
-  counts->differ[c.section()] += count_differing(e, c.f("y"), c.f("exact_y")) +
-                                 count_differing(e, c.f("dx"), c.f("exact_dx"));
-  for (C conv : {C::PyTorch, C::Exact}) {
-    SCOPED_TRACE(to_string(conv));
-    const QuantizeDescriptor d = descriptor_of(c, conv);
-    const std::string pre = conv == C::Exact ? "exact_" : "";
-    int64_t& compared = counts->compared[std::string(to_string(conv))];
+  for_each_convention(c, counts, [&](C, const QuantizeDescriptor& d, const std::string& pre, int64_t& compared) {
     auto inputs = [&](Operands& ops, dynamic::QuantizeArgs& t) {
       t.x = ops.input(e, c.shape, c.f("x"));
       t.scale = ops.input(sk, pshape, c.f("scale"));
@@ -343,20 +347,14 @@ void run_fake_case(const Stream& stream, const GoldenCase& c, Counts* counts) {
       const std::string tag = pre + (op == QuantizeOp::QuantizeBackward ? "qb_dx" : "dx");
       if (run_op(stream, op, d, t)) EXPECT_TRUE(same_bits(e, download(*dx), c.f(tag), &compared)) << tag;
     }
-  }
+  });
 }
 
 void run_learnable_case(const Stream& stream, const GoldenCase& c, Counts* counts) {
   const Shape pshape{c.params()};
   const ElementKind e = c.element, sk = c.scale_kind();
   const int64_t n = c.shape.numel() / c.params();
-  counts->differ[c.section()] += count_differing(e, c.f("y"), c.f("exact_y")) +
-                                 count_differing(e, c.f("dx"), c.f("exact_dx"));
-  for (C conv : {C::PyTorch, C::Exact}) {
-    SCOPED_TRACE(to_string(conv));
-    const QuantizeDescriptor d = descriptor_of(c, conv);
-    const std::string pre = conv == C::Exact ? "exact_" : "";
-    int64_t& compared = counts->compared[std::string(to_string(conv))];
+  for_each_convention(c, counts, [&](C conv, const QuantizeDescriptor& d, const std::string& pre, int64_t& compared) {
     {
       Operands ops(stream);
       DeviceTensor* y = nullptr;
@@ -368,7 +366,7 @@ void run_learnable_case(const Stream& stream, const GoldenCase& c, Counts* count
       if (run_op(stream, QuantizeOp::FakeQuantizeLearnable, d, t))
         EXPECT_TRUE(same_bits(e, download(*y), c.f(pre + "y"), &compared)) << "learnable forward";
     }
-    if (!c.has("dx")) continue;  // PyTorch 1.13's learnable backward takes f32 only
+    if (!c.has("dx")) return;  // PyTorch 1.13's learnable backward takes f32 only
     Operands ops(stream);
     DeviceTensor *dx = nullptr, *ds = nullptr, *dzp = nullptr;
     dynamic::QuantizeArgs t;
@@ -379,11 +377,11 @@ void run_learnable_case(const Stream& stream, const GoldenCase& c, Counts* count
     t.dx = ops.output(e, c.shape, &dx);
     t.dscale = ops.output(sk, pshape, &ds);
     t.dzero_point = ops.output(sk, pshape, &dzp);
-    if (!run_op(stream, QuantizeOp::FakeQuantizeLearnableBackward, d, t)) continue;
+    if (!run_op(stream, QuantizeOp::FakeQuantizeLearnableBackward, d, t)) return;
     EXPECT_TRUE(same_bits(e, download(*dx), c.f(pre + "dx"), &compared)) << "learnable dx";
     check_sums(conv, download(*ds), c.f(pre + "ds"), c.f(pre + "ds_abs"), n, "dscale", counts);
     check_sums(conv, download(*dzp), c.f(pre + "dzp"), c.f(pre + "dzp_abs"), n, "dzero_point", counts);
-  }
+  });
 }
 
 /// Every float line of a case has the element count its role implies (a truncated file fails here).

@@ -63,14 +63,12 @@ bool to_section(const GoldenCase& c, GoldenSection* s, std::string* error) {
 const std::vector<GoldenSection>& golden_sections(std::string* error) {
   static std::string load_error;
   static const std::vector<GoldenSection> sections = [] {
-    const GoldenFile file = load_golden("unary");
-    load_error = file.error;
-    std::vector<GoldenSection> v;
-    for (const GoldenCase& c : file.cases) {
+    std::vector<GoldenSection> v = load_golden_as<GoldenSection>("unary", &load_error, [](const GoldenCase& c) {
       GoldenSection s;
-      if (!to_section(c, &s, &load_error)) return std::vector<GoldenSection>{};
-      v.push_back(std::move(s));
-    }
+      to_section(c, &s, &load_error);  // a bad case sets load_error: then none is used
+      return s;
+    });
+    if (!load_error.empty()) v.clear();
     return v;
   }();
   *error = load_error;

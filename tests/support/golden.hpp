@@ -11,6 +11,7 @@
 #include <type_traits>
 #include <vector>
 
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "baracuda/core/element.hpp"
@@ -70,5 +71,17 @@ struct GoldenFile {
 /// Reads tests/data/<family>_golden.json and checks it: the format tag, each tensor's kind, its values
 /// against its shape and the kind's width. On any fault `error` says what and where, and `cases` is empty.
 GoldenFile load_golden(std::string_view family);
+
+/// The cases of tests/data/<family>_golden.json, each made into a T by `convert` (GoldenCase → T). A faulty
+/// file gives none: its error goes to `error`, or, when that is null, is a test failure.
+template <class T, class Convert>
+std::vector<T> load_golden_as(std::string_view family, std::string* error, Convert convert) {
+  const GoldenFile file = load_golden(family);
+  if (error != nullptr) *error = file.error;
+  else EXPECT_TRUE(file.error.empty()) << file.error;
+  std::vector<T> out;
+  for (const GoldenCase& c : file.cases) out.push_back(convert(c));
+  return out;
+}
 
 }  // namespace baracuda::test

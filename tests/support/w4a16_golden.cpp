@@ -5,10 +5,7 @@
 namespace baracuda::test {
 
 std::vector<W4a16Case> load_w4a16_golden(std::string* error) {
-  const GoldenFile file = load_golden("w4a16");
-  *error = file.error;
-  std::vector<W4a16Case> cases;
-  for (const GoldenCase& g : file.cases) {
+  std::vector<W4a16Case> cases = load_golden_as<W4a16Case>("w4a16", error, [&](const GoldenCase& g) {
     W4a16Case c;
     c.name = g.name;
     c.shape.k = g.param<int64_t>("K");
@@ -20,7 +17,7 @@ std::vector<W4a16Case> load_w4a16_golden(std::string* error) {
       if ((t.kind != ElementKind::F16 && t.kind != ElementKind::S32 && t.kind != ElementKind::F32) ||
           t.shape.empty() || t.shape.size() > 2) {
         *error = g.name + ": " + name + " is not an s32, f16 or f32 vector or matrix";
-        return {};
+        break;
       }
       W4a16Tensor w;
       w.kind = t.kind == ElementKind::F16 ? "u16" : t.kind == ElementKind::S32 ? "i32" : "f32";
@@ -29,8 +26,9 @@ std::vector<W4a16Case> load_w4a16_golden(std::string* error) {
       for (uint64_t b : t.bits) w.bits.push_back(static_cast<uint32_t>(b));
       c.t[name] = std::move(w);
     }
-    cases.push_back(std::move(c));
-  }
+    return c;
+  });
+  if (!error->empty()) cases.clear();
   return cases;
 }
 
