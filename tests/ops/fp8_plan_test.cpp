@@ -26,31 +26,33 @@ Fp8DequantizeDescriptor ddesc(Shape s = Shape{4, 3}) {
 }
 Fp8ScalingUpdateDescriptor udesc() { return Fp8ScalingUpdateDescriptor().with_history_length(8); }
 
-TEST(Fp8Reject, QuantizeSelect) {
-  constexpr std::string_view p = "Fp8QuantizePlan";
+/// The rejections of Plan::select (its messages name `plan`), around `desc`: each of `inputs` as the input kind
+/// and of `outputs` as the output kind is Unsupported on host and sim; each `malformed` descriptor is
+/// InvalidProblem; asking `stream` for `other_backend` (another device's) is Unsupported; and each typed plan of
+/// `Typed` rejects `desc`, its element types or rank not being the descriptor's.
+template <class Plan, class... Typed, class Descriptor>
+void expect_select_rejections(std::string_view plan, const Descriptor& desc, std::initializer_list<K> inputs,
+                              std::initializer_list<K> outputs, std::initializer_list<Descriptor> malformed,
+                              const Stream& stream, BackendKind other_backend) {
   for (DeviceKind d : {DeviceKind::Host, DeviceKind::Sim}) {
     const Stream s = *Stream::for_device(d);
-    for (K k : {K::S32, K::U8, K::Fp8E4M3, K::S4})
-      expect_error(dynamic::Fp8QuantizePlan::select(s, qdesc().with_input(k)).status(), ErrorCode::Unsupported, p);
-    for (K k : {K::F16, K::S8, K::F32})
-      expect_error(dynamic::Fp8QuantizePlan::select(s, qdesc().with_output(k)).status(), ErrorCode::Unsupported, p);
+    for (K k : inputs)
+      expect_error(Plan::select(s, Descriptor(desc).with_input(k)).status(), ErrorCode::Unsupported, plan);
+    for (K k : outputs)
+      expect_error(Plan::select(s, Descriptor(desc).with_output(k)).status(), ErrorCode::Unsupported, plan);
   }
-  expect_error(dynamic::Fp8QuantizePlan::select(Stream::host(), qdesc(Shape{3, -1})).status(),
-               ErrorCode::InvalidProblem, p);
-  expect_error(dynamic::Fp8QuantizePlan::select(Stream::host(), qdesc(Shape{1, 1, 1, 1, 1, 1, 1, 1, 1})).status(),
-               ErrorCode::InvalidProblem, p);
-  expect_error(dynamic::Fp8QuantizePlan::select(Stream::host(), qdesc().with_output(static_cast<K>(200))).status(),
-               ErrorCode::InvalidProblem, p);
-  expect_error(
-      dynamic::Fp8QuantizePlan::select(Stream::host(), qdesc(), PlanPreference().with_backend(BackendKind::Sim))
-          .status(),
-      ErrorCode::Unsupported, p);
-  expect_error(Fp8QuantizePlan<double, __nv_fp8_e4m3, 2>::select(Stream::host(), qdesc()).status(),
-               ErrorCode::InvalidProblem, p);
-  expect_error(Fp8QuantizePlan<float, __nv_fp8_e5m2, 2>::select(Stream::host(), qdesc()).status(),
-               ErrorCode::InvalidProblem, p);
-  expect_error(Fp8QuantizePlan<float, __nv_fp8_e4m3, 1>::select(Stream::host(), qdesc()).status(),
-               ErrorCode::InvalidProblem, p);
+  for (const Descriptor& bad : malformed)
+    expect_error(Plan::select(Stream::host(), bad).status(), ErrorCode::InvalidProblem, plan);
+  expect_other_backend_unsupported<Plan>(stream, desc, other_backend, plan);
+  expect_typed_plans_reject<Typed...>(desc, plan);
+}
+
+TEST(Fp8Reject, QuantizeSelect) {
+  expect_select_rejections<dynamic::Fp8QuantizePlan, Fp8QuantizePlan<double, __nv_fp8_e4m3, 2>,
+                           Fp8QuantizePlan<float, __nv_fp8_e5m2, 2>, Fp8QuantizePlan<float, __nv_fp8_e4m3, 1>>(
+      "Fp8QuantizePlan", qdesc(), {K::S32, K::U8, K::Fp8E4M3, K::S4}, {K::F16, K::S8, K::F32},
+      {qdesc(Shape{3, -1}), qdesc(Shape{1, 1, 1, 1, 1, 1, 1, 1, 1}), qdesc().with_output(static_cast<K>(200))},
+      Stream::host(), BackendKind::Sim);
 }
 
 TEST(Fp8Reject, QuantizeConvention) {
@@ -84,28 +86,10 @@ TEST(Fp8Reject, QuantizeConvention) {
 }
 
 TEST(Fp8Reject, DequantizeSelect) {
-  constexpr std::string_view p = "Fp8DequantizePlan";
-  for (DeviceKind d : {DeviceKind::Host, DeviceKind::Sim}) {
-    const Stream s = *Stream::for_device(d);
-    for (K k : {K::F32, K::S8, K::U8})
-      expect_error(dynamic::Fp8DequantizePlan::select(s, ddesc().with_input(k)).status(), ErrorCode::Unsupported, p);
-    for (K k : {K::S32, K::Fp8E5M2, K::Bool})
-      expect_error(dynamic::Fp8DequantizePlan::select(s, ddesc().with_output(k)).status(), ErrorCode::Unsupported, p);
-  }
-  expect_error(dynamic::Fp8DequantizePlan::select(Stream::host(), ddesc(Shape{-2})).status(),
-               ErrorCode::InvalidProblem, p);
-  expect_error(dynamic::Fp8DequantizePlan::select(Stream::host(), ddesc().with_input(static_cast<K>(99))).status(),
-               ErrorCode::InvalidProblem, p);
-  expect_error(
-      dynamic::Fp8DequantizePlan::select(Stream::sim(), ddesc(), PlanPreference().with_backend(BackendKind::Host))
-          .status(),
-      ErrorCode::Unsupported, p);
-  expect_error(Fp8DequantizePlan<__nv_fp8_e5m2, float, 2>::select(Stream::host(), ddesc()).status(),
-               ErrorCode::InvalidProblem, p);
-  expect_error(Fp8DequantizePlan<__nv_fp8_e4m3, double, 2>::select(Stream::host(), ddesc()).status(),
-               ErrorCode::InvalidProblem, p);
-  expect_error(Fp8DequantizePlan<__nv_fp8_e4m3, float, 3>::select(Stream::host(), ddesc()).status(),
-               ErrorCode::InvalidProblem, p);
+  expect_select_rejections<dynamic::Fp8DequantizePlan, Fp8DequantizePlan<__nv_fp8_e5m2, float, 2>,
+                           Fp8DequantizePlan<__nv_fp8_e4m3, double, 2>, Fp8DequantizePlan<__nv_fp8_e4m3, float, 3>>(
+      "Fp8DequantizePlan", ddesc(), {K::F32, K::S8, K::U8}, {K::S32, K::Fp8E5M2, K::Bool},
+      {ddesc(Shape{-2}), ddesc().with_input(static_cast<K>(99))}, Stream::sim(), BackendKind::Host);
 }
 
 TEST(Fp8Reject, ScalingUpdateSelect) {
@@ -170,18 +154,12 @@ class Fp8CanImplement : public ::testing::Test {
   void dequantize_rejects(const ConstDynTensor& a, const ConstDynTensor& si, const DynTensor& b, ErrorCode code) {
     auto p = dynamic::Fp8DequantizePlan::select(Stream::host(), ddesc());
     ASSERT_TRUE(p);
-    expect_error(p->can_implement({a, si, b}), code, "Fp8DequantizePlan");
-    std::fill(std::begin(x_), std::end(x_), 7.0f);
-    expect_error(p->run(Stream::host(), {}, {a, si, b}), code, "Fp8DequantizePlan");
-    for (float v : x_) EXPECT_EQ(v, 7.0f) << "run wrote despite the rejection";
+    expect_rejected(*p, {a, si, b}, code, "Fp8DequantizePlan", {x_});
   }
   void update_rejects(const DynTensor& h, const DynTensor& sc, const DynTensor& si, ErrorCode code) {
     auto p = dynamic::Fp8ScalingUpdatePlan::select(Stream::host(), udesc());
     ASSERT_TRUE(p);
-    expect_error(p->can_implement({h, sc, si}), code, "Fp8ScalingUpdatePlan");
-    std::fill(std::begin(h_), std::end(h_), 7.0f);
-    expect_error(p->run(Stream::host(), {}, {h, sc, si}), code, "Fp8ScalingUpdatePlan");
-    for (float v : h_) EXPECT_EQ(v, 7.0f) << "run wrote despite the rejection";
+    expect_rejected(*p, {h, sc, si}, code, "Fp8ScalingUpdatePlan", {h_});
   }
   alignas(16) float x_[32] = {};
   alignas(16) uint8_t y_[32] = {};

@@ -2,6 +2,7 @@
 // generated from the catalog's parameter strings.
 #include <gtest/gtest.h>
 
+#include "support/expect_error.hpp"
 #include "support/in_out_fixture.hpp"
 #include "unary_test_support.hpp"
 
@@ -12,10 +13,9 @@ namespace {
 // Every rejection of select, can_implement and run
 // ---------------------------------------------------------------------------------------------------
 
+// support's expect_error, of UnaryPlan unless said otherwise.
 void expect_error(const Status& s, ErrorCode code, std::string_view plan = "UnaryPlan") {
-  ASSERT_FALSE(s);
-  EXPECT_EQ(s.code(), code) << s.to_string();
-  EXPECT_NE(s.error().message.find(plan), std::string::npos) << "the message names the plan: " << s.to_string();
+  test::expect_error(s, code, plan);
 }
 
 template <class Plan>
@@ -164,34 +164,17 @@ class UnaryCanImplement : public test::InOutCanImplement<dynamic::UnaryPlan> {
 };
 
 TEST_F(UnaryCanImplement, AcceptsTheDescribedTensorsInPlaceAndBroadcast) {
-  EXPECT_TRUE(plan_->can_implement({in(), out()}));
-  EXPECT_TRUE(plan_->can_implement({out(), out()}));
+  expect_described_and_in_place_accepted();
   ConstDynTensor b = in();
   b.stride[0] = 0;
   EXPECT_TRUE(plan_->can_implement({b, out()}));
 }
 TEST_F(UnaryCanImplement, ShapeMismatch) { expect(in(), DynTensor::dense(out_, ElementKind::F32, Shape{4, 4}), ErrorCode::InvalidProblem); }
 TEST_F(UnaryCanImplement, KindMismatch) { expect(ConstDynTensor::dense(in_, ElementKind::F64, Shape{4, 3}), out(), ErrorCode::InvalidProblem); }
-TEST_F(UnaryCanImplement, NullData) {
-  ConstDynTensor a = in();
-  a.data = nullptr;
-  expect(a, out(), ErrorCode::InvalidProblem);
-}
-TEST_F(UnaryCanImplement, MisalignedPointer) {
-  ConstDynTensor a = in();
-  a.data = reinterpret_cast<char*>(in_) + 2;
-  expect(a, out(), ErrorCode::MisalignedOperand);
-}
-TEST_F(UnaryCanImplement, StrideZeroOutput) {
-  DynTensor b = out();
-  b.stride[0] = 0;
-  expect(in(), b, ErrorCode::InvalidProblem);
-}
-TEST_F(UnaryCanImplement, InPlaceWithOtherStrides) {
-  ConstDynTensor a = out();
-  a.stride = {1, 4};
-  expect(a, out(), ErrorCode::InvalidProblem);
-}
+TEST_F(UnaryCanImplement, NullData) { expect_null_input_rejected(); }
+TEST_F(UnaryCanImplement, MisalignedPointer) { expect_misaligned_input_rejected(2); }
+TEST_F(UnaryCanImplement, StrideZeroOutput) { expect_stride_zero_output_rejected(0); }
+TEST_F(UnaryCanImplement, InPlaceWithOtherStrides) { expect_in_place_with_other_strides_rejected(); }
 
 class UnaryBackwardCanImplement : public ::testing::Test {
  protected:
@@ -202,10 +185,7 @@ class UnaryBackwardCanImplement : public ::testing::Test {
   }
   DynTensor t(float* p, Shape s = Shape{4, 3}, ElementKind k = ElementKind::F32) { return DynTensor::dense(p, k, s); }
   void expect(const ConstDynTensor& dy, const ConstDynTensor& saved, const DynTensor& dx, ErrorCode code) {
-    expect_error(plan_->can_implement({dy, saved, dx}), code, "UnaryBackwardPlan");
-    std::fill(std::begin(dx_), std::end(dx_), 7.0f);
-    expect_error(plan_->run(Stream::host(), {}, {dy, saved, dx}), code, "UnaryBackwardPlan");
-    for (float f : dx_) EXPECT_EQ(f, 7.0f) << "run wrote despite the rejection";
+    expect_rejected(*plan_, {dy, saved, dx}, code, "UnaryBackwardPlan", {dx_});
   }
   std::unique_ptr<dynamic::UnaryBackwardPlan> plan_;
   alignas(16) float dy_[32] = {};

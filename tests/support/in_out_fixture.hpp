@@ -1,6 +1,6 @@
 // Test support: the can_implement fixture of an erased plan with one input and one output (affine, cast,
-// unary): [4, 3] operands over host arrays, and `expect`, which checks that can_implement and run reject
-// alike and that a rejected run leaves the output's bytes alone.
+// unary): [4, 3] operands over host arrays, `expect`, which checks that can_implement and run reject
+// alike and that a rejected run leaves the output's bytes alone, and the rejections every such plan makes.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -37,6 +37,35 @@ class InOutCanImplement : public ::testing::Test {
     ASSERT_FALSE(r);
     EXPECT_EQ(r.code(), code) << r.to_string();
     for (uint8_t v : out_) ASSERT_EQ(v, 0x5A) << "run wrote despite the rejection";
+  }
+  /// The described tensors are accepted, and so is the output's memory read in place.
+  void expect_described_and_in_place_accepted() {
+    EXPECT_TRUE(plan_->can_implement({in(), out()}));
+    EXPECT_TRUE(plan_->can_implement({out(), out()}));
+  }
+  /// An input without data is rejected.
+  void expect_null_input_rejected() {
+    ConstDynTensor a = in();
+    a.data = nullptr;
+    expect(a, out(), ErrorCode::InvalidProblem);
+  }
+  /// An input `offset` bytes past an aligned address is rejected.
+  void expect_misaligned_input_rejected(int offset) {
+    ConstDynTensor a = in();
+    a.data = in_ + offset;
+    expect(a, out(), ErrorCode::MisalignedOperand);
+  }
+  /// An output whose dimension `dim` has stride 0 (elements written twice) is rejected.
+  void expect_stride_zero_output_rejected(int dim) {
+    DynTensor b = out();
+    b.stride[dim] = 0;
+    expect(in(), b, ErrorCode::InvalidProblem);
+  }
+  /// An input over the output's memory with other strides (the same memory read transposed) is rejected.
+  void expect_in_place_with_other_strides_rejected() {
+    ConstDynTensor a = out();
+    a.stride = {1, 4};
+    expect(a, out(), ErrorCode::InvalidProblem);
   }
 
   std::unique_ptr<Plan> plan_;
