@@ -16,12 +16,12 @@
 #include "baracuda/baracuda.hpp"
 #include "support/compare.hpp"
 #include "support/devices.hpp"
+#include "support/in_out_fixture.hpp"
+#include "support/in_out_sweep.hpp"
 #include "support/numeric.hpp"
 #include "support/random.hpp"
-#include "support/run_in_out.hpp"
 #include "support/tensor.hpp"
 #include "support/tolerance.hpp"
-#include "support/in_out_fixture.hpp"
 
 namespace baracuda::test {
 namespace {
@@ -33,21 +33,13 @@ constexpr double kBeta = -0.375;
 // The sweep, generated from the catalog
 // ---------------------------------------------------------------------------------------------------
 
-struct AffineCase {
-  std::string op;
-  ElementKind kind;
-  DeviceKind device;
-  LayoutCase layout;
-  Tolerance tol;
-};
-
-std::vector<AffineCase> affine_cases() {
-  std::vector<AffineCase> v;
+std::vector<InOutCase> affine_cases() {
+  std::vector<InOutCase> v;
   auto add = [&](std::string_view op, auto types, Tolerance tol) {
     for_each_type(types, [&]<class T>() {
       for (DeviceKind d : kTestDevices)
         for (const LayoutCase& l : unary_layouts())
-          v.push_back({std::string(op), kind_of<T>, d, l, resolve(tol, kind_of<T>)});
+          v.push_back({kind_of<T>, kind_of<T>, d, l, std::string(op), resolve(tol, kind_of<T>)});
     });
   };
 #define BARACUDA_AFFINE_OP(name, types, tol, doc) add(#name, types{}, ::baracuda::test::tolerances::tol);
@@ -56,58 +48,25 @@ std::vector<AffineCase> affine_cases() {
   return v;
 }
 
-std::vector<uint8_t> run_case(const Stream& stream, const AffineCase& c, const std::vector<uint8_t>& in_storage,
-                              int64_t in_elems, const dynamic::AffinePlan& plan) {
-  return run_in_out(stream, plan, c.kind, c.kind, c.layout, in_storage, in_elems);
-}
-
-class AffineSweep : public ::testing::TestWithParam<AffineCase> {};
+class AffineSweep : public ::testing::TestWithParam<InOutCase> {};
 
 TEST_P(AffineSweep, MatchesDoublePrecision) {
-  const AffineCase& c = GetParam();
-  BARACUDA_TEST_STREAM(stream, c.device);
-  const LayoutCase& l = c.layout;
+  const InOutCase& c = GetParam();
   const AffineDescriptor desc =
-      AffineDescriptor().with_element(c.kind).with_shape(l.shape).with_alpha(kAlpha).with_beta(kBeta);
-  auto plan = dynamic::AffinePlan::select(stream, desc);
-  BARACUDA_SKIP_IF_NO_CUDA_KERNELS(plan, c.device);
-  ASSERT_TRUE(plan) << plan.error().to_string();
-  EXPECT_EQ(plan->sku().backend, backend_of(c.device));
-  EXPECT_EQ(plan->sku().op, c.op);
-
-  const int64_t in_elems = storage_elements(l.shape, l.in);
-  std::vector<double> unused;
-  const std::vector<uint8_t> in_storage = random_floats(c.kind, in_elems, -4.0, 4.0, 77 + in_elems, &unused);
-  const std::vector<uint8_t> logical_in = gather(c.kind, in_storage, l.shape, l.in);
-  std::vector<double> expected(static_cast<size_t>(l.shape.numel()));
-  for (size_t i = 0; i < expected.size(); ++i)
-    expected[i] = kAlpha * decode_value(c.kind, &logical_in[i * element_bytes(c.kind)]) + kBeta;  // exact in double
-
-  const Strided& out_layout = l.in_place ? l.in : l.out;
-  const std::vector<uint8_t> got = run_case(stream, c, in_storage, in_elems, *plan);
-  if (HasFailure()) return;
-  const std::vector<uint8_t> logical_out = gather(c.kind, got, l.shape, out_layout);
-  EXPECT_TRUE(close_elements(c.kind, logical_out, expected, c.tol));
-  if (!l.in_place) {
-    std::vector<uint8_t> untouched = sentinel_storage(c.kind, storage_elements(l.shape, l.out));
-    scatter(c.kind, logical_out, &untouched, l.shape, out_layout);
-    EXPECT_EQ(got, untouched) << "elements outside the output view changed";
-  }
-
-  if (c.device != DeviceKind::Host) {
-    auto host_plan = dynamic::AffinePlan::select(Stream::host(), desc);
-    ASSERT_TRUE(host_plan);
-    const std::vector<uint8_t> want = run_case(Stream::host(), c, in_storage, in_elems, *host_plan);
-    EXPECT_TRUE(same_elements(c.kind, got, want, static_cast<int64_t>(got.size()) / element_bytes(c.kind)))
-        << "differs from the host reference";
-    EXPECT_EQ(run_case(stream, c, in_storage, in_elems, *plan), got) << "two runs gave different bits";
-  }
+      AffineDescriptor().with_element(c.in).with_shape(c.layout.shape).with_alpha(kAlpha).with_beta(kBeta);
+  check_in_out_case<dynamic::AffinePlan>(
+      c, desc,
+      [&](int64_t elements) {
+        std::vector<double> unused;
+        return random_floats(c.in, elements, -4.0, 4.0, 77 + elements, &unused);
+      },
+      [](double x) { return kAlpha * x + kBeta; });  // exact in double
 }
 
 INSTANTIATE_TEST_SUITE_P(Catalog, AffineSweep, ::testing::ValuesIn(affine_cases()),
-                         [](const ::testing::TestParamInfo<AffineCase>& info) {
-                           const AffineCase& c = info.param;
-                           return c.op + "_" + std::string(to_string(c.kind)) + "_" + c.layout.name + "_" +
+                         [](const ::testing::TestParamInfo<InOutCase>& info) {
+                           const InOutCase& c = info.param;
+                           return c.op + "_" + std::string(to_string(c.in)) + "_" + c.layout.name + "_" +
                                   std::string(to_string(c.device));
                          });
 
@@ -229,10 +188,7 @@ class AffineCanImplement : public test::InOutCanImplement<dynamic::AffinePlan> {
   void SetUp() override { select(f32_desc(), ElementKind::F32, ElementKind::F32); }
 };
 
-TEST_F(AffineCanImplement, AcceptsTheDescribedTensorsAndInPlace) {
-  EXPECT_TRUE(plan_->can_implement({in(), out()}));
-  EXPECT_TRUE(plan_->can_implement({out(), out()}));
-}
+TEST_F(AffineCanImplement, AcceptsTheDescribedTensorsAndInPlace) { expect_described_and_in_place_accepted(); }
 
 TEST_F(AffineCanImplement, ShapeMismatch) {
   expect(in(), DynTensor::dense(out_, ElementKind::F32, Shape{4, 4}), ErrorCode::InvalidProblem);
@@ -242,29 +198,13 @@ TEST_F(AffineCanImplement, KindMismatch) {
   expect(ConstDynTensor::dense(in_, ElementKind::S32, Shape{4, 3}), out(), ErrorCode::InvalidProblem);
 }
 
-TEST_F(AffineCanImplement, NullData) {
-  ConstDynTensor a = in();
-  a.data = nullptr;
-  expect(a, out(), ErrorCode::InvalidProblem);
-}
+TEST_F(AffineCanImplement, NullData) { expect_null_input_rejected(); }
 
-TEST_F(AffineCanImplement, MisalignedPointer) {
-  ConstDynTensor a = in();
-  a.data = reinterpret_cast<char*>(in_) + 3;
-  expect(a, out(), ErrorCode::MisalignedOperand);
-}
+TEST_F(AffineCanImplement, MisalignedPointer) { expect_misaligned_input_rejected(3); }
 
-TEST_F(AffineCanImplement, StrideZeroOutput) {
-  DynTensor b = out();
-  b.stride[0] = 0;
-  expect(in(), b, ErrorCode::InvalidProblem);
-}
+TEST_F(AffineCanImplement, StrideZeroOutput) { expect_stride_zero_output_rejected(0); }
 
-TEST_F(AffineCanImplement, InPlaceWithOtherStrides) {
-  ConstDynTensor a = out();
-  a.stride = {1, 4};  // the same memory read transposed
-  expect(a, out(), ErrorCode::InvalidProblem);
-}
+TEST_F(AffineCanImplement, InPlaceWithOtherStrides) { expect_in_place_with_other_strides_rejected(); }
 
 TEST(AffinePlanApi, SkuPrecisionAndHash) {
   auto p = dynamic::AffinePlan::select(Stream::host(), f32_desc());

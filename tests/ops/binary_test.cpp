@@ -12,30 +12,77 @@
 #include <fstream>
 #include <limits>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
 #include "binary_test_support.hpp"
+#include "support/in_out_sweep.hpp"
 
 namespace baracuda::test {
 namespace {
 
-// ---------------------------------------------------------------------------------------------------
-// Forward and compare sweep
-// ---------------------------------------------------------------------------------------------------
-
-struct ForwardCase {
+/// One case of a sweep: an op of the catalog, a kind, a device and a layout (BinaryLayout forward, GradLayout
+/// backward).
+template <class Layout>
+struct SweepCase {
   OpEntry op;
   ElementKind kind;
   DeviceKind device;
-  BinaryLayout layout;
+  Layout layout;
+};
+using ForwardCase = SweepCase<BinaryLayout>;
+using BackwardCase = SweepCase<GradLayout>;
+
+template <class Layout>
+void PrintTo(const SweepCase<Layout>& c, std::ostream* os) {
+  *os << c.op.name << (std::is_same_v<Layout, GradLayout> ? "_backward " : " ") << to_string(c.kind) << " "
+      << c.layout.name << " on " << to_string(c.device);
+}
+
+/// "op_kind_layout_device".
+template <class Layout>
+std::string case_name(const ::testing::TestParamInfo<SweepCase<Layout>>& info) {
+  const SweepCase<Layout>& c = info.param;
+  return c.op.name + "_" + std::string(to_string(c.kind)) + "_" + c.layout.name + "_" +
+         std::string(to_string(c.device));
+}
+
+/// A sweep case's stream and runner (select_forward, or select_backward for a GradLayout), checked to name the
+/// device's backend and the op (with "_backward") in its SKU; a case without a usable device, or a cuda case
+/// built without CUDA kernels, skips.
+template <class Layout>
+class SweepTest : public ::testing::TestWithParam<SweepCase<Layout>> {
+ protected:
+  static constexpr bool kBackward = std::is_same_v<Layout, GradLayout>;
+  void SetUp() override {
+    std::string why_not;
+    stream_ = stream_for(c_.device, &why_not);
+    if (!stream_) GTEST_SKIP() << why_not;
+    auto sel = select(*stream_);
+    BARACUDA_SKIP_IF_NO_CUDA_KERNELS(sel, c_.device);
+    ASSERT_TRUE(sel) << sel.error().to_string();
+    EXPECT_EQ(sel->sku.backend, backend_of(c_.device));
+    EXPECT_EQ(sel->sku.op, c_.op.name + (kBackward ? "_backward" : ""));
+    sel_.emplace(std::move(sel).value());
+  }
+  auto select(const Stream& s) const {
+    if constexpr (kBackward) return select_backward(s, c_.op, c_.kind, l_.a_shape, l_.b_shape);
+    else return select_forward(s, c_.op, c_.kind, l_.a_shape, l_.b_shape);
+  }
+
+  const SweepCase<Layout>& c_ = this->GetParam();
+  const Layout& l_ = c_.layout;
+  std::optional<Stream> stream_;
+  std::optional<std::conditional_t<kBackward, SelectedBackward, Selected>> sel_;
 };
 
-void PrintTo(const ForwardCase& c, std::ostream* os) {
-  *os << c.op.name << " " << to_string(c.kind) << " " << c.layout.name << " on " << to_string(c.device);
-}
+// ---------------------------------------------------------------------------------------------------
+// Forward and compare sweep
+// ---------------------------------------------------------------------------------------------------
 
 std::vector<ForwardCase> forward_cases() {
   std::vector<ForwardCase> v;
@@ -71,65 +118,37 @@ std::vector<uint8_t> run_forward_layout(const Stream& stream, const ForwardRun& 
   return download(*out);
 }
 
-class BinarySweep : public ::testing::TestWithParam<ForwardCase> {};
+class BinarySweep : public SweepTest<BinaryLayout> {};
 
 TEST_P(BinarySweep, MatchesHostReference) {
-  const ForwardCase& c = GetParam();
-  BARACUDA_TEST_STREAM(stream, c.device);
-  const BinaryLayout& l = c.layout;
-  auto sel = select_forward(stream, c.op, c.kind, l.a_shape, l.b_shape);
-  BARACUDA_SKIP_IF_NO_CUDA_KERNELS(sel, c.device);
-  ASSERT_TRUE(sel) << sel.error().to_string();
-  EXPECT_EQ(sel->sku.backend, backend_of(c.device));
-  EXPECT_EQ(sel->sku.op, c.op.name);
-  const ElementKind out_k = c.op.is_compare ? ElementKind::Bool : c.kind;
+  const ElementKind out_k = c_.op.is_compare ? ElementKind::Bool : c_.kind;
 
-  const uint64_t seed = seed_of(c.op.name + std::string(to_string(c.kind)) + l.name);
+  const uint64_t seed = seed_of(c_.op.name + std::string(to_string(c_.kind)) + l_.name);
   const std::vector<uint8_t> a_st =
-      make_input(c.op, c.kind, std::max<int64_t>(storage_elements(l.a_shape, l.a), 1), 0, seed);
+      make_input(c_.op, c_.kind, std::max<int64_t>(storage_elements(l_.a_shape, l_.a), 1), 0, seed);
   const std::vector<uint8_t> b_st =
-      make_input(c.op, c.kind, std::max<int64_t>(storage_elements(l.b_shape, l.b), 1), 1, seed + 1);
-  const std::vector<uint8_t> want = host_forward(c.op, c.kind, out_k, l.a_shape, l.b_shape,
-                                                 gather(c.kind, a_st, l.a_shape, l.a),
-                                                 gather(c.kind, b_st, l.b_shape, l.b));
-  const std::vector<uint8_t> got_st = run_forward_layout(stream, sel->run, c.kind, out_k, l, a_st, b_st);
+      make_input(c_.op, c_.kind, std::max<int64_t>(storage_elements(l_.b_shape, l_.b), 1), 1, seed + 1);
+  const std::vector<uint8_t> want = host_forward(c_.op, c_.kind, out_k, l_.a_shape, l_.b_shape,
+                                                 gather(c_.kind, a_st, l_.a_shape, l_.a),
+                                                 gather(c_.kind, b_st, l_.b_shape, l_.b));
+  const std::vector<uint8_t> got_st = run_forward_layout(*stream_, sel_->run, c_.kind, out_k, l_, a_st, b_st);
   if (HasFailure()) return;
-  const Strided& out_layout = l.alias == Alias::OutIsA ? l.a : l.alias == Alias::OutIsB ? l.b : l.out;
-  const std::vector<uint8_t> got = gather(out_k, got_st, l.out_shape, out_layout);
-  EXPECT_TRUE(matches_reference(out_k, c.device == DeviceKind::Host || c.op.bitwise, resolve(c.op.tol, c.kind), got,
-                                want));
-  if (l.alias == Alias::None) {
-    std::vector<uint8_t> untouched = sentinel_storage(out_k, storage_elements(l.out_shape, l.out));
-    scatter(out_k, got, &untouched, l.out_shape, l.out);
-    EXPECT_EQ(got_st, untouched) << "elements outside the output view changed";
-  }
-  if (c.device != DeviceKind::Host) {
-    EXPECT_EQ(run_forward_layout(stream, sel->run, c.kind, out_k, l, a_st, b_st), got_st)
+  const Strided& out_layout = l_.alias == Alias::OutIsA ? l_.a : l_.alias == Alias::OutIsB ? l_.b : l_.out;
+  const std::vector<uint8_t> got = gather(out_k, got_st, l_.out_shape, out_layout);
+  EXPECT_TRUE(matches_reference(out_k, c_.device == DeviceKind::Host || c_.op.bitwise, resolve(c_.op.tol, c_.kind),
+                                got, want));
+  if (l_.alias == Alias::None) expect_only_view_written(out_k, got_st, got, l_.out_shape, l_.out);
+  if (c_.device != DeviceKind::Host) {
+    EXPECT_EQ(run_forward_layout(*stream_, sel_->run, c_.kind, out_k, l_, a_st, b_st), got_st)
         << "two runs gave different bits";
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Catalog, BinarySweep, ::testing::ValuesIn(forward_cases()),
-                         [](const ::testing::TestParamInfo<ForwardCase>& info) {
-                           const ForwardCase& c = info.param;
-                           return c.op.name + "_" + std::string(to_string(c.kind)) + "_" + c.layout.name + "_" +
-                                  std::string(to_string(c.device));
-                         });
+INSTANTIATE_TEST_SUITE_P(Catalog, BinarySweep, ::testing::ValuesIn(forward_cases()), case_name<BinaryLayout>);
 
 // ---------------------------------------------------------------------------------------------------
 // Backward sweep
 // ---------------------------------------------------------------------------------------------------
-
-struct BackwardCase {
-  OpEntry op;
-  ElementKind kind;
-  DeviceKind device;
-  GradLayout layout;
-};
-
-void PrintTo(const BackwardCase& c, std::ostream* os) {
-  *os << c.op.name << "_backward " << to_string(c.kind) << " " << c.layout.name << " on " << to_string(c.device);
-}
 
 std::vector<BackwardCase> backward_cases() {
   std::vector<BackwardCase> v;
@@ -194,75 +213,55 @@ std::pair<std::vector<uint8_t>, std::vector<uint8_t>> host_backward(const OpEntr
                                                                     const std::vector<uint8_t>& dy,
                                                                     const std::vector<uint8_t>& a,
                                                                     const std::vector<uint8_t>& b) {
-  const Stream host = Stream::host();
-  auto sel = select_backward(host, e, k, a_shape, b_shape);
+  auto sel = select_backward(Stream::host(), e, k, a_shape, b_shape);
   EXPECT_TRUE(sel) << sel.error().to_string();
   if (!sel) return {};
   const Shape o = must_broadcast(a_shape, b_shape);
-  auto tdy = dense_tensor(host, k, o, dy);
-  auto ta = dense_tensor(host, k, a_shape, a);
-  auto tb = dense_tensor(host, k, b_shape, b);
-  auto tda = dense_tensor(host, k, o, sentinel_storage(k, o.numel()));
-  auto tdb = dense_tensor(host, k, o, sentinel_storage(k, o.numel()));
-  EXPECT_TRUE(tdy && ta && tb && tda && tdb);
-  if (!tdy || !ta || !tb || !tda || !tdb) return {};
-  const Status s = sel->run(host, tdy->view, ta->view, tb->view, tda->view, tdb->view);
+  auto ops = dense_host_operands(k, {{o, &dy}, {a_shape, &a}, {b_shape, &b}}, k, o, 2);
+  if (!ops) return {};
+  const Status s = sel->run(Stream::host(), ops->in[0].view, ops->in[1].view, ops->in[2].view, ops->out[0].view,
+                            ops->out[1].view);
   EXPECT_TRUE(s) << s.to_string();
-  auto da = download(*tda), db = download(*tdb);
-  da.resize(static_cast<size_t>(o.numel() * element_bytes(k)));
-  db.resize(da.size());
-  return {da, db};
+  return {ops->logical_out(0), ops->logical_out(1)};
 }
 
-class BackwardSweep : public ::testing::TestWithParam<BackwardCase> {};
+class BackwardSweep : public SweepTest<GradLayout> {};
 
 TEST_P(BackwardSweep, MatchesHostReference) {
-  const BackwardCase& c = GetParam();
-  BARACUDA_TEST_STREAM(stream, c.device);
-  const GradLayout& l = c.layout;
-  auto sel = select_backward(stream, c.op, c.kind, l.a_shape, l.b_shape);
-  BARACUDA_SKIP_IF_NO_CUDA_KERNELS(sel, c.device);
-  ASSERT_TRUE(sel) << sel.error().to_string();
-  EXPECT_EQ(sel->sku.backend, backend_of(c.device));
-  EXPECT_EQ(sel->sku.op, c.op.name + "_backward");
-
-  const GradInputs in = grad_inputs(c.op, c.kind, l, seed_of(c.op.name + std::string(to_string(c.kind)) + l.name));
+  const GradInputs in =
+      grad_inputs(c_.op, c_.kind, l_, seed_of(c_.op.name + std::string(to_string(c_.kind)) + l_.name));
   const auto [want_da, want_db] =
-      host_backward(c.op, c.kind, l.a_shape, l.b_shape, gather(c.kind, in.dy, l.out_shape, l.dy),
-                    gather(c.kind, in.a, l.a_shape, l.a), gather(c.kind, in.b, l.b_shape, l.b));
-  const GradStorage got = run_backward_layout(stream, sel->run, c.kind, l, in);
+      host_backward(c_.op, c_.kind, l_.a_shape, l_.b_shape, gather(c_.kind, in.dy, l_.out_shape, l_.dy),
+                    gather(c_.kind, in.a, l_.a_shape, l_.a), gather(c_.kind, in.b, l_.b_shape, l_.b));
+  const GradStorage got = run_backward_layout(*stream_, sel_->run, c_.kind, l_, in);
   if (HasFailure()) return;
-  const bool bits = c.device == DeviceKind::Host;
-  const Tolerance tol = resolve(c.op.grad_tol, c.kind);
-  const Strided& da_layout = l.in_place ? l.dy : l.da;
-  const Strided& db_layout = l.in_place ? l.b : l.db;
-  if (l.want_da) {
+  const bool bits = c_.device == DeviceKind::Host;
+  const Tolerance tol = resolve(c_.op.grad_tol, c_.kind);
+  const Strided& da_layout = l_.in_place ? l_.dy : l_.da;
+  const Strided& db_layout = l_.in_place ? l_.b : l_.db;
+  if (l_.want_da) {
     SCOPED_TRACE("da");
-    EXPECT_TRUE(matches_reference(c.kind, bits, tol, gather(c.kind, got.da, l.out_shape, da_layout), want_da));
+    EXPECT_TRUE(matches_reference(c_.kind, bits, tol, gather(c_.kind, got.da, l_.out_shape, da_layout), want_da));
   }
-  if (l.want_db) {
+  if (l_.want_db) {
     SCOPED_TRACE("db");
-    EXPECT_TRUE(matches_reference(c.kind, bits, tol, gather(c.kind, got.db, l.out_shape, db_layout), want_db));
+    EXPECT_TRUE(matches_reference(c_.kind, bits, tol, gather(c_.kind, got.db, l_.out_shape, db_layout), want_db));
   }
-  if (!l.in_place) {  // unwanted outputs are not written at all; wanted ones only inside their views
-    for (const auto& [st, layout, wanted] : {std::tuple{&got.da, &l.da, l.want_da}, {&got.db, &l.db, l.want_db}}) {
-      std::vector<uint8_t> untouched = sentinel_storage(c.kind, storage_elements(l.out_shape, *layout));
-      if (wanted) scatter(c.kind, gather(c.kind, *st, l.out_shape, *layout), &untouched, l.out_shape, *layout);
+  if (!l_.in_place) {  // unwanted outputs are not written at all; wanted ones only inside their views
+    for (const auto& [st, layout, wanted] :
+         {std::tuple{&got.da, &l_.da, l_.want_da}, {&got.db, &l_.db, l_.want_db}}) {
+      std::vector<uint8_t> untouched = sentinel_storage(c_.kind, storage_elements(l_.out_shape, *layout));
+      if (wanted) scatter(c_.kind, gather(c_.kind, *st, l_.out_shape, *layout), &untouched, l_.out_shape, *layout);
       EXPECT_EQ(*st, untouched) << "elements outside the wanted outputs changed";
     }
   }
-  if (c.device != DeviceKind::Host) {
-    const GradStorage again = run_backward_layout(stream, sel->run, c.kind, l, in);
+  if (c_.device != DeviceKind::Host) {
+    const GradStorage again = run_backward_layout(*stream_, sel_->run, c_.kind, l_, in);
     EXPECT_TRUE(again.da == got.da && again.db == got.db) << "two runs gave different bits";
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Catalog, BackwardSweep, ::testing::ValuesIn(backward_cases()),
-                         [](const ::testing::TestParamInfo<BackwardCase>& info) {
-                           const BackwardCase& c = info.param;
-                           return c.op.name + "_" + std::string(to_string(c.kind)) + "_" + c.layout.name + "_" +
-                                  std::string(to_string(c.device));
-                         });
+INSTANTIATE_TEST_SUITE_P(Catalog, BackwardSweep, ::testing::ValuesIn(backward_cases()), case_name<GradLayout>);
 
 }  // namespace
 }  // namespace baracuda::test

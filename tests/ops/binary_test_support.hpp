@@ -8,9 +8,11 @@
 #include <algorithm>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "baracuda/baracuda.hpp"
@@ -321,24 +323,53 @@ inline ::testing::AssertionResult matches_reference(ElementKind k, bool bitwise,
   return close_elements(k, got, values_of(k, want), tol);
 }
 
+/// A host reference run's operands: dense host tensors of row-major inputs (all of one kind), and outputs (all
+/// of one kind and shape) over sentinel storage.
+struct DenseHostOperands {
+  std::vector<DeviceTensor> in, out;
+  ElementKind out_kind;
+  Shape out_shape;
+
+  /// The row-major bytes of output `i` after the run.
+  std::vector<uint8_t> logical_out(size_t i) const {
+    std::vector<uint8_t> bytes = download(out[i]);
+    bytes.resize(static_cast<size_t>(out_shape.numel() * element_bytes(out_kind)));
+    return bytes;
+  }
+};
+
+/// The operands for inputs `ins` (shape and row-major bytes, of kind k) and `outputs` outputs; nullopt (a test
+/// failure) when one cannot be made.
+inline std::optional<DenseHostOperands> dense_host_operands(
+    ElementKind k, std::initializer_list<std::pair<Shape, const std::vector<uint8_t>*>> ins, ElementKind out_kind,
+    const Shape& out_shape, int outputs) {
+  DenseHostOperands ops{{}, {}, out_kind, out_shape};
+  for (const auto& [shape, bytes] : ins) {
+    auto t = dense_tensor(Stream::host(), k, shape, *bytes);
+    EXPECT_TRUE(t) << t.error().to_string();
+    if (!t) return std::nullopt;
+    ops.in.push_back(std::move(*t));
+  }
+  for (int i = 0; i < outputs; ++i) {
+    auto t = dense_tensor(Stream::host(), out_kind, out_shape, sentinel_storage(out_kind, out_shape.numel()));
+    EXPECT_TRUE(t) << t.error().to_string();
+    if (!t) return std::nullopt;
+    ops.out.push_back(std::move(*t));
+  }
+  return ops;
+}
+
 /// The host reference's logical output for logical (row-major) inputs.
 inline std::vector<uint8_t> host_forward(const OpEntry& e, ElementKind k, ElementKind out_k, const Shape& a_shape,
                                          const Shape& b_shape, const std::vector<uint8_t>& a, const std::vector<uint8_t>& b) {
-  const Stream host = Stream::host();
-  auto sel = select_forward(host, e, k, a_shape, b_shape);
+  auto sel = select_forward(Stream::host(), e, k, a_shape, b_shape);
   EXPECT_TRUE(sel) << sel.error().to_string();
   if (!sel) return {};
-  const Shape out_shape = must_broadcast(a_shape, b_shape);
-  auto ta = dense_tensor(host, k, a_shape, a);
-  auto tb = dense_tensor(host, k, b_shape, b);
-  auto to = dense_tensor(host, out_k, out_shape, sentinel_storage(out_k, out_shape.numel()));
-  EXPECT_TRUE(ta && tb && to);
-  if (!ta || !tb || !to) return {};
-  const Status s = sel->run(host, ta->view, tb->view, to->view);
+  auto ops = dense_host_operands(k, {{a_shape, &a}, {b_shape, &b}}, out_k, must_broadcast(a_shape, b_shape), 1);
+  if (!ops) return {};
+  const Status s = sel->run(Stream::host(), ops->in[0].view, ops->in[1].view, ops->out[0].view);
   EXPECT_TRUE(s) << s.to_string();
-  std::vector<uint8_t> out = download(*to);
-  out.resize(static_cast<size_t>(out_shape.numel() * element_bytes(out_k)));
-  return out;
+  return ops->logical_out(0);
 }
 
 inline BinaryDescriptor f32_desc(BinaryOp op = BinaryOp::Add) {

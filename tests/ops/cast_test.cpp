@@ -23,9 +23,9 @@
 #include "support/devices.hpp"
 #include "support/golden.hpp"
 #include "support/in_out_fixture.hpp"
+#include "support/in_out_sweep.hpp"
 #include "support/numeric.hpp"
 #include "support/random.hpp"
-#include "support/run_in_out.hpp"
 #include "support/tensor.hpp"
 #include "support/tolerance.hpp"
 
@@ -90,24 +90,15 @@ double expected_value(double v, ElementKind in, ElementKind out) {
 // The sweep, generated from the catalog
 // ---------------------------------------------------------------------------------------------------
 
-struct CastCase {
-  std::string op;
-  ElementKind in;
-  ElementKind out;
-  DeviceKind device;
-  LayoutCase layout;
-  Tolerance tol;
-};
-
-std::vector<CastCase> cast_cases() {
-  std::vector<CastCase> v;
+std::vector<InOutCase> cast_cases() {
+  std::vector<InOutCase> v;
   auto add = [&](std::string_view op, auto in_types, auto out_types, Tolerance tol) {
     for_each_type(in_types, [&]<class TIn>() {
       for_each_type(out_types, [&]<class TOut>() {
         for (DeviceKind d : kTestDevices)
           for (const LayoutCase& l : unary_layouts()) {
             if (l.in_place && sizeof(TIn) != sizeof(TOut)) continue;  // in place needs equal element sizes
-            v.push_back({std::string(op), kind_of<TIn>, kind_of<TOut>, d, l, resolve(tol, kind_of<TOut>)});
+            v.push_back({kind_of<TIn>, kind_of<TOut>, d, l, std::string(op), resolve(tol, kind_of<TOut>)});
           }
       });
     });
@@ -119,62 +110,22 @@ std::vector<CastCase> cast_cases() {
   return v;
 }
 
-class CastSweep : public ::testing::TestWithParam<CastCase> {};
+class CastSweep : public ::testing::TestWithParam<InOutCase> {};
 
-/// Runs the case on `stream`; returns the output tensor's whole storage (and the output's layout values).
-std::vector<uint8_t> run_case(const Stream& stream, const CastCase& c, const std::vector<uint8_t>& in_storage,
-                              int64_t in_elems, const dynamic::CastPlan& plan) {
-  return run_in_out(stream, plan, c.in, c.out, c.layout, in_storage, in_elems);
-}
-
+// On input storage of values exactly representable in every kind.
 TEST_P(CastSweep, FollowsTheConversionRules) {
-  const CastCase& c = GetParam();
-  BARACUDA_TEST_STREAM(stream, c.device);
-  const LayoutCase& l = c.layout;
-  const CastDescriptor desc = CastDescriptor().with_input(c.in).with_output(c.out).with_shape(l.shape);
-  auto plan = dynamic::CastPlan::select(stream, desc);
-  BARACUDA_SKIP_IF_NO_CUDA_KERNELS(plan, c.device);
-  ASSERT_TRUE(plan) << plan.error().to_string();
-  EXPECT_EQ(plan->sku().backend, backend_of(c.device));
-  EXPECT_EQ(plan->sku().op, c.op);
-
-  // Input storage of exactly representable values; the logical input is what the layout reads.
-  const int64_t in_elems = storage_elements(l.shape, l.in);
-  std::vector<double> storage_values;
-  const std::vector<uint8_t> in_storage = exact_small_values(c.in, in_elems, 1234 + in_elems, &storage_values);
-  const std::vector<uint8_t> logical_in = gather(c.in, in_storage, l.shape, l.in);
-  std::vector<double> expected(static_cast<size_t>(l.shape.numel()));
-  for (size_t i = 0; i < expected.size(); ++i)
-    expected[i] = expected_value(decode_value(c.in, &logical_in[i * element_bytes(c.in)]), c.in, c.out);
-
-  const Strided& out_layout = l.in_place ? l.in : l.out;
-  const std::vector<uint8_t> got = run_case(stream, c, in_storage, in_elems, *plan);
-  if (HasFailure()) return;
-  const std::vector<uint8_t> logical_out = gather(c.out, got, l.shape, out_layout);
-  EXPECT_TRUE(close_elements(c.out, logical_out, expected, c.tol));
-  if (!l.in_place) {  // nothing outside the view was written
-    std::vector<uint8_t> untouched = sentinel_storage(c.out, storage_elements(l.shape, l.out));
-    scatter(c.out, logical_out, &untouched, l.shape, out_layout);
-    EXPECT_EQ(got, untouched) << "elements outside the output view changed";
-  }
-
-  if (c.device != DeviceKind::Host) {
-    auto host_plan = dynamic::CastPlan::select(Stream::host(), desc);
-    ASSERT_TRUE(host_plan);
-    const std::vector<uint8_t> want = run_case(Stream::host(), c, in_storage, in_elems, *host_plan);
-    EXPECT_TRUE(same_elements(c.out, got, want, static_cast<int64_t>(got.size()) / element_bytes(c.out)))
-        << "differs from the host reference";
-    EXPECT_EQ(run_case(stream, c, in_storage, in_elems, *plan), got) << "two runs gave different bits";
-  }
+  const InOutCase& c = GetParam();
+  const CastDescriptor desc = CastDescriptor().with_input(c.in).with_output(c.out).with_shape(c.layout.shape);
+  check_in_out_case<dynamic::CastPlan>(
+      c, desc,
+      [&](int64_t elements) {
+        std::vector<double> values;
+        return exact_small_values(c.in, elements, 1234 + elements, &values);
+      },
+      [&](double x) { return expected_value(x, c.in, c.out); });
 }
 
-std::string cast_case_name(const ::testing::TestParamInfo<CastCase>& info) {
-  const CastCase& c = info.param;
-  return c.op + "_" + std::string(to_string(c.in)) + "_" + std::string(to_string(c.out)) + "_" + c.layout.name + "_" +
-         std::string(to_string(c.device));
-}
-
-INSTANTIATE_TEST_SUITE_P(Catalog, CastSweep, ::testing::ValuesIn(cast_cases()), cast_case_name);
+INSTANTIATE_TEST_SUITE_P(Catalog, CastSweep, ::testing::ValuesIn(cast_cases()), in_out_case_name);
 
 // ---------------------------------------------------------------------------------------------------
 // Random bit patterns: devices against the host reference
@@ -189,7 +140,7 @@ struct BitsCase {
 
 std::vector<BitsCase> bits_cases() {
   std::vector<BitsCase> v;
-  for (const CastCase& c : cast_cases()) {
+  for (const InOutCase& c : cast_cases()) {
     if (c.layout.name != "one" || c.device == DeviceKind::Host) continue;  // one entry per (pair, device)
     v.push_back({c.in, c.out, false, c.device});
     if (is_fp8(c.out)) v.push_back({c.in, c.out, true, c.device});
@@ -238,23 +189,15 @@ struct GoldenSection {
 };
 
 std::vector<GoldenSection> golden_sections(std::string* error) {
-  const GoldenFile file = load_golden("cast");
-  *error = file.error;
-  std::vector<GoldenSection> sections;
-  for (const GoldenCase& c : file.cases) {
-    GoldenSection s;
-    s.title = c.name;
+  return load_golden_as<GoldenSection>("cast", error, [](const GoldenCase& c) {
     const GoldenTensor& x = c.tensor("x");
-    s.in = x.kind;
-    s.in_bytes = x.bytes();
-    s.n = x.numel();
+    GoldenSection s{c.name, x.kind, x.bytes(), {}, x.numel()};
     for (const auto& target : c.param<std::vector<std::string>>("targets")) {
       const GoldenTensor& y = c.tensor(target);
       s.columns.push_back({y.kind, target.ends_with(":sat"), y.bytes()});
     }
-    sections.push_back(std::move(s));
-  }
-  return sections;
+    return s;
+  });
 }
 
 class CastGolden : public ::testing::TestWithParam<DeviceKind> {};
@@ -525,9 +468,7 @@ TEST_F(CastCanImplement, KindMismatch) {
 }
 
 TEST_F(CastCanImplement, NullData) {
-  ConstDynTensor a = in();
-  a.data = nullptr;
-  expect(a, out(), ErrorCode::InvalidProblem);
+  expect_null_input_rejected();
   DynTensor b = out();
   b.data = nullptr;
   const Status s = plan_->can_implement({in(), b});
@@ -536,9 +477,7 @@ TEST_F(CastCanImplement, NullData) {
 }
 
 TEST_F(CastCanImplement, MisalignedPointers) {
-  ConstDynTensor a = in();
-  a.data = reinterpret_cast<char*>(in_) + 1;
-  expect(a, out(), ErrorCode::MisalignedOperand);
+  expect_misaligned_input_rejected(1);
   DynTensor b = out();
   b.data = reinterpret_cast<char*>(out_) + 1;
   const Status s = plan_->can_implement({in(), b});
@@ -546,11 +485,7 @@ TEST_F(CastCanImplement, MisalignedPointers) {
   EXPECT_EQ(s.code(), ErrorCode::MisalignedOperand);
 }
 
-TEST_F(CastCanImplement, StrideZeroOutput) {
-  DynTensor b = out();
-  b.stride[1] = 0;
-  expect(in(), b, ErrorCode::InvalidProblem);
-}
+TEST_F(CastCanImplement, StrideZeroOutput) { expect_stride_zero_output_rejected(1); }
 
 TEST_F(CastCanImplement, BroadcastInputIsAccepted) {
   ConstDynTensor a = in();

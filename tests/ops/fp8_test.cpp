@@ -25,6 +25,7 @@
 #include "support/compare.hpp"
 #include "support/devices.hpp"
 #include "support/golden.hpp"
+#include "support/in_out_sweep.hpp"
 #include "support/numeric.hpp"
 #include "support/random.hpp"
 #include "support/tensor.hpp"
@@ -42,26 +43,21 @@ double sweep_range(K fp8) { return 1.5 * fp8_max_finite(fp8) / sweep_scale(fp8);
 // Quantize sweep
 // ---------------------------------------------------------------------------------------------------
 
-struct QuantizeCase {
-  K in;
-  K out;
-  DeviceKind device;
-  LayoutCase layout;
-};
-
-std::vector<QuantizeCase> quantize_cases() {
-  std::vector<QuantizeCase> v;
-  for (const auto& [in, out] : catalog_pairs("fp8_quantize"))
+/// Every (in, out) pair of the catalog family × device × layout but in place: y never aliases x (different
+/// element sizes).
+std::vector<InOutCase> sweep_cases(const char* family) {
+  std::vector<InOutCase> v;
+  for (const auto& [in, out] : catalog_pairs(family))
     for (DeviceKind d : kTestDevices)
       for (const LayoutCase& l : unary_layouts())
-        if (!l.in_place) v.push_back({in, out, d, l});  // y never aliases x (different element sizes)
+        if (!l.in_place) v.push_back({in, out, d, l});
   return v;
 }
 
-class Fp8QuantizeSweep : public ::testing::TestWithParam<QuantizeCase> {};
+class Fp8QuantizeSweep : public ::testing::TestWithParam<InOutCase> {};
 
 TEST_P(Fp8QuantizeSweep, AmaxExactAndMatchesHostReference) {
-  const QuantizeCase& c = GetParam();
+  const InOutCase& c = GetParam();
   BARACUDA_TEST_STREAM(stream, c.device);
   const LayoutCase& l = c.layout;
   const Fp8QuantizeDescriptor desc = Fp8QuantizeDescriptor().with_input(c.in).with_output(c.out).with_shape(l.shape);
@@ -86,9 +82,7 @@ TEST_P(Fp8QuantizeSweep, AmaxExactAndMatchesHostReference) {
   if (l.shape.numel() > 1000)
     EXPECT_NE(std::count_if(y.begin(), y.end(), [&](uint8_t b) { return (b & 0x7F) == max_code; }), 0);
   for (uint8_t b : y) ASSERT_LE(b & 0x7F, max_code) << "not a finite, saturated fp8 value";
-  std::vector<uint8_t> untouched(got.y.size(), kSentinel);
-  scatter(c.out, y, &untouched, l.shape, l.out);
-  EXPECT_EQ(got.y, untouched) << "elements outside the output view changed";
+  expect_only_view_written(c.out, got.y, y, l.shape, l.out);
 
   if (c.device != DeviceKind::Host) {
     auto host_plan = dynamic::Fp8QuantizePlan::select(Stream::host(), desc);
@@ -102,12 +96,7 @@ TEST_P(Fp8QuantizeSweep, AmaxExactAndMatchesHostReference) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(All, Fp8QuantizeSweep, ::testing::ValuesIn(quantize_cases()),
-                         [](const ::testing::TestParamInfo<QuantizeCase>& info) {
-                           const QuantizeCase& c = info.param;
-                           return name_of(c.in) + "_" + name_of(c.out) + "_" + c.layout.name + "_" +
-                                  std::string(to_string(c.device));
-                         });
+INSTANTIATE_TEST_SUITE_P(All, Fp8QuantizeSweep, ::testing::ValuesIn(sweep_cases("fp8_quantize")), in_out_case_name);
 
 // ---------------------------------------------------------------------------------------------------
 // Golden data from NumPy / ml_dtypes
@@ -124,15 +113,11 @@ struct GoldenSection {
 
 
 std::vector<GoldenSection> golden_sections() {
-  const GoldenFile file = load_golden("fp8");
-  EXPECT_TRUE(file.error.empty()) << file.error;
-  std::vector<GoldenSection> v;
-  for (const GoldenCase& c : file.cases) {
+  return load_golden_as<GoldenSection>("fp8", nullptr, [](const GoldenCase& c) {
     const GoldenTensor& y = c.tensor("y");
-    v.push_back({c.tensor("x").kind, y.kind, static_cast<uint32_t>(c.tensor("scale").bits.at(0)),
-                 static_cast<uint32_t>(c.tensor("amax").bits.at(0)), c.tensor("x").bits, y.bytes()});
-  }
-  return v;
+    return GoldenSection{c.tensor("x").kind, y.kind, static_cast<uint32_t>(c.tensor("scale").bits.at(0)),
+                         static_cast<uint32_t>(c.tensor("amax").bits.at(0)), c.tensor("x").bits, y.bytes()};
+  });
 }
 
 class Fp8QuantizeGolden : public ::testing::TestWithParam<DeviceKind> {};
@@ -266,22 +251,6 @@ INSTANTIATE_TEST_SUITE_P(Devices, Fp8QuantizeSpecials, ::testing::ValuesIn(kTest
 // Dequantize sweep
 // ---------------------------------------------------------------------------------------------------
 
-struct DequantizeCase {
-  K in;
-  K out;
-  DeviceKind device;
-  LayoutCase layout;
-};
-
-std::vector<DequantizeCase> dequantize_cases() {
-  std::vector<DequantizeCase> v;
-  for (const auto& [in, out] : catalog_pairs("fp8_dequantize"))
-    for (DeviceKind d : kTestDevices)
-      for (const LayoutCase& l : unary_layouts())
-        if (!l.in_place) v.push_back({in, out, d, l});
-  return v;
-}
-
 /// x · scale_inv as the plan defines it, computed from the format model: exact product in double, rounded
 /// to f32 (a correctly rounded f32 product), then to 16 bits; f64: the exact product.
 uint64_t expected_dequantized(K out, double x, float scale_inv) {
@@ -296,10 +265,10 @@ uint64_t expected_dequantized(K out, double x, float scale_inv) {
   return encode(p32, out == K::F32 ? kFormatF32 : out == K::F16 ? kFormatF16 : kFormatBf16);
 }
 
-class Fp8DequantizeSweep : public ::testing::TestWithParam<DequantizeCase> {};
+class Fp8DequantizeSweep : public ::testing::TestWithParam<InOutCase> {};
 
 TEST_P(Fp8DequantizeSweep, MatchesProductRoundedOnce) {
-  const DequantizeCase& c = GetParam();
+  const InOutCase& c = GetParam();
   BARACUDA_TEST_STREAM(stream, c.device);
   const LayoutCase& l = c.layout;
   auto plan = dynamic::Fp8DequantizePlan::select(
@@ -329,17 +298,11 @@ TEST_P(Fp8DequantizeSweep, MatchesProductRoundedOnce) {
     ASSERT_EQ(load_bits(c.out, &logical_out[i * eb]), expected_dequantized(c.out, xv, scale_inv))
         << "x=" << describe(c.in, &logical_in[i]) << " got " << describe(c.out, &logical_out[i * eb]);
   }
-  std::vector<uint8_t> untouched(got.size(), kSentinel);
-  scatter(c.out, logical_out, &untouched, l.shape, l.out);
-  EXPECT_EQ(got, untouched) << "elements outside the output view changed";
+  expect_only_view_written(c.out, got, logical_out, l.shape, l.out);
 }
 
-INSTANTIATE_TEST_SUITE_P(All, Fp8DequantizeSweep, ::testing::ValuesIn(dequantize_cases()),
-                         [](const ::testing::TestParamInfo<DequantizeCase>& info) {
-                           const DequantizeCase& c = info.param;
-                           return name_of(c.in) + "_" + name_of(c.out) + "_" + c.layout.name + "_" +
-                                  std::string(to_string(c.device));
-                         });
+INSTANTIATE_TEST_SUITE_P(All, Fp8DequantizeSweep, ::testing::ValuesIn(sweep_cases("fp8_dequantize")),
+                         in_out_case_name);
 
 // ---------------------------------------------------------------------------------------------------
 // The delayed-scaling recipe, step by step

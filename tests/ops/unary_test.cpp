@@ -7,7 +7,7 @@
 //   the output view untouched; sim/cuda run twice and compared bit for bit (determinism).
 #include <gtest/gtest.h>
 
-#include "support/run_in_out.hpp"
+#include "support/in_out_sweep.hpp"
 #include "unary_test_support.hpp"
 
 namespace baracuda::test {
@@ -74,50 +74,71 @@ void expect_matches_reference(const SweepCase& c, unary_tolerances::UnaryToleran
   EXPECT_TRUE(close_elements(c.kind, got, values_of(c.kind, want), tol(c.kind)));
 }
 
-void expect_untouched(const SweepCase& c, const std::vector<uint8_t>& storage, const std::vector<uint8_t>& logical,
-                      const Strided& layout) {
-  std::vector<uint8_t> untouched = sentinel_storage(c.kind, storage_elements(c.layout.shape, layout));
-  scatter(c.kind, logical, &untouched, c.layout.shape, layout);
-  EXPECT_EQ(storage, untouched) << "elements outside the output view changed";
+/// Checks a sweep case's output storage from `run()` (a run on the case's device): its logical output against
+/// the host reference's `want` within `tol`, nothing outside the output view written, and on sim and cuda the
+/// same bits from a second run.
+template <class Run>
+void expect_sweep_output(const SweepCase& c, unary_tolerances::UnaryTolerance tol, const std::vector<uint8_t>& want,
+                         Run run) {
+  const LayoutCase& l = c.layout;
+  const Strided& out_layout = l.in_place ? l.in : l.out;
+  const std::vector<uint8_t> got = run();
+  if (::testing::Test::HasFailure()) return;
+  const std::vector<uint8_t> logical = gather(c.kind, got, l.shape, out_layout);
+  expect_matches_reference(c, tol, logical, want);
+  if (!l.in_place) expect_only_view_written(c.kind, got, logical, l.shape, out_layout);
+  if (c.device != DeviceKind::Host) EXPECT_EQ(run(), got) << "two runs gave different bits";
 }
 
-class UnaryForwardSweep : public ::testing::TestWithParam<SweepCase> {};
+/// A sweep case's stream and its Plan, selected on the case's device for the test descriptor and checked to
+/// name the device's backend and the op (with `sku_suffix`) in its SKU; a case without a usable device, or a cuda
+/// case built without CUDA kernels, skips.
+template <class Plan>
+class UnarySweep : public ::testing::TestWithParam<SweepCase> {
+ protected:
+  explicit UnarySweep(std::string sku_suffix) : sku_suffix_(std::move(sku_suffix)) {}
+  void SetUp() override {
+    std::string why_not;
+    stream_ = stream_for(c_.device, &why_not);
+    if (!stream_) GTEST_SKIP() << why_not;
+    auto plan = Plan::select(*stream_, desc_);
+    BARACUDA_SKIP_IF_NO_CUDA_KERNELS(plan, c_.device);
+    ASSERT_TRUE(plan) << plan.error().to_string();
+    EXPECT_EQ(plan->sku().backend, backend_of(c_.device));
+    EXPECT_EQ(plan->sku().op, op_.name + sku_suffix_);
+    plan_.emplace(std::move(plan).value());
+  }
 
-std::vector<uint8_t> run_forward(const Stream& stream, const SweepCase& c, const std::vector<uint8_t>& in_storage,
-                                 const dynamic::UnaryPlan& plan) {
-  return run_in_out(stream, plan, c.kind, c.kind, c.layout, in_storage);
-}
+  const SweepCase& c_ = GetParam();
+  const CatalogOp& op_ = op_of(c_.op);
+  const LayoutCase& l_ = c_.layout;
+  const UnaryDescriptor desc_ = test_desc(c_.op, c_.kind, l_.shape);
+  std::string sku_suffix_;
+  std::optional<Stream> stream_;
+  std::optional<Plan> plan_;
+};
+
+class UnaryForwardSweep : public UnarySweep<dynamic::UnaryPlan> {
+ protected:
+  UnaryForwardSweep() : UnarySweep("") {}
+};
 
 TEST_P(UnaryForwardSweep, MatchesHostReference) {
-  const SweepCase& c = GetParam();
-  const CatalogOp& op = op_of(c.op);
-  BARACUDA_TEST_STREAM(stream, c.device);
-  const LayoutCase& l = c.layout;
-  const UnaryDescriptor desc = test_desc(c.op, c.kind, l.shape);
-  auto plan = dynamic::UnaryPlan::select(stream, desc);
-  BARACUDA_SKIP_IF_NO_CUDA_KERNELS(plan, c.device);
-  ASSERT_TRUE(plan) << plan.error().to_string();
-  EXPECT_EQ(plan->sku().backend, backend_of(c.device));
-  EXPECT_EQ(plan->sku().op, op.name);
-
   std::vector<double> unused;
   const std::vector<uint8_t> in_storage =
-      random_floats(c.kind, storage_elements(l.shape, l.in), op.domain.lo, op.domain.hi, seed_of(c, 1), &unused);
-  const std::vector<uint8_t> want = host_forward(desc, gather(c.kind, in_storage, l.shape, l.in));
-  const Strided& out_layout = l.in_place ? l.in : l.out;
-  const std::vector<uint8_t> got = run_forward(stream, c, in_storage, *plan);
-  if (HasFailure()) return;
-  const std::vector<uint8_t> logical = gather(c.kind, got, l.shape, out_layout);
-  expect_matches_reference(c, op.fwd_tol, logical, want);
-  if (!l.in_place) expect_untouched(c, got, logical, out_layout);
-  if (c.device != DeviceKind::Host) {
-    EXPECT_EQ(run_forward(stream, c, in_storage, *plan), got) << "two runs gave different bits";
-  }
+      random_floats(c_.kind, storage_elements(l_.shape, l_.in), op_.domain.lo, op_.domain.hi, seed_of(c_, 1),
+                    &unused);
+  const std::vector<uint8_t> want = host_forward(desc_, gather(c_.kind, in_storage, l_.shape, l_.in));
+  expect_sweep_output(c_, op_.fwd_tol, want,
+                      [&] { return run_in_out(*stream_, *plan_, c_.kind, c_.kind, l_, in_storage); });
 }
 
 INSTANTIATE_TEST_SUITE_P(Catalog, UnaryForwardSweep, ::testing::ValuesIn(sweep_cases(false)), sweep_name);
 
-class UnaryBackwardSweep : public ::testing::TestWithParam<SweepCase> {};
+class UnaryBackwardSweep : public UnarySweep<dynamic::UnaryBackwardPlan> {
+ protected:
+  UnaryBackwardSweep() : UnarySweep("_backward") {}
+};
 
 struct BackwardOperands {
   std::vector<uint8_t> dy, saved;  // storage of the `in` layout
@@ -148,35 +169,17 @@ std::vector<uint8_t> run_backward(const Stream& stream, const SweepCase& c, cons
 }
 
 TEST_P(UnaryBackwardSweep, MatchesHostReference) {
-  const SweepCase& c = GetParam();
-  const CatalogOp& op = op_of(c.op);
-  BARACUDA_TEST_STREAM(stream, c.device);
-  const LayoutCase& l = c.layout;
-  const UnaryDescriptor desc = test_desc(c.op, c.kind, l.shape);
-  auto plan = dynamic::UnaryBackwardPlan::select(stream, desc);
-  BARACUDA_SKIP_IF_NO_CUDA_KERNELS(plan, c.device);
-  ASSERT_TRUE(plan) << plan.error().to_string();
-  EXPECT_EQ(plan->sku().backend, backend_of(c.device));
-  EXPECT_EQ(plan->sku().op, op.name + "_backward");
-  EXPECT_EQ(plan->saved_operand(), op.saved);
+  EXPECT_EQ(plan_->saved_operand(), op_.saved);
 
-  const int64_t elems = storage_elements(l.shape, l.in);
+  const int64_t elems = storage_elements(l_.shape, l_.in);
   std::vector<double> unused;
   BackwardOperands o;
-  const std::vector<uint8_t> x = random_floats(c.kind, elems, op.domain.lo, op.domain.hi, seed_of(c, 2), &unused);
-  o.saved = op.saved == UnarySaved::Output ? host_forward(desc, x) : x;
-  o.dy = random_floats(c.kind, elems, -2.0, 2.0, seed_of(c, 3), &unused);
+  const std::vector<uint8_t> x = random_floats(c_.kind, elems, op_.domain.lo, op_.domain.hi, seed_of(c_, 2), &unused);
+  o.saved = op_.saved == UnarySaved::Output ? host_forward(desc_, x) : x;
+  o.dy = random_floats(c_.kind, elems, -2.0, 2.0, seed_of(c_, 3), &unused);
   const std::vector<uint8_t> want =
-      host_backward(desc, gather(c.kind, o.dy, l.shape, l.in), gather(c.kind, o.saved, l.shape, l.in));
-  const Strided& out_layout = l.in_place ? l.in : l.out;
-  const std::vector<uint8_t> got = run_backward(stream, c, o, *plan);
-  if (HasFailure()) return;
-  const std::vector<uint8_t> logical = gather(c.kind, got, l.shape, out_layout);
-  expect_matches_reference(c, op.bwd_tol, logical, want);
-  if (!l.in_place) expect_untouched(c, got, logical, out_layout);
-  if (c.device != DeviceKind::Host) {
-    EXPECT_EQ(run_backward(stream, c, o, *plan), got) << "two runs gave different bits";
-  }
+      host_backward(desc_, gather(c_.kind, o.dy, l_.shape, l_.in), gather(c_.kind, o.saved, l_.shape, l_.in));
+  expect_sweep_output(c_, op_.bwd_tol, want, [&] { return run_backward(*stream_, c_, o, *plan_); });
 }
 
 INSTANTIATE_TEST_SUITE_P(Catalog, UnaryBackwardSweep, ::testing::ValuesIn(sweep_cases(true)), sweep_name);

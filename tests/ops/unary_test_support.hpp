@@ -102,32 +102,29 @@ inline UnaryDescriptor test_desc(UnaryKind op, ElementKind k, const Shape& shape
 // The host reference on dense host memory (the expectation of every sweep case)
 // ---------------------------------------------------------------------------------------------------
 
-inline std::vector<uint8_t> host_forward(UnaryDescriptor d, const std::vector<uint8_t>& x) {
-  const int64_t n = static_cast<int64_t>(x.size()) / element_bytes(d.element);
+/// The host device's output of Plan for `d` over dense 1-D copies of the inputs (all of the descriptor's kind).
+template <class Plan, class... Inputs>
+std::vector<uint8_t> host_reference(UnaryDescriptor d, const std::vector<uint8_t>& first, const Inputs&... rest) {
+  const int64_t n = static_cast<int64_t>(first.size()) / element_bytes(d.element);
   d.shape = Shape{n};
-  std::vector<uint8_t> y(x.size());
-  auto plan = dynamic::UnaryPlan::select(Stream::host(), d);
+  std::vector<uint8_t> out(first.size());
+  auto plan = Plan::select(Stream::host(), d);
   EXPECT_TRUE(plan) << plan.error().to_string();
-  if (!plan || n == 0) return y;
-  const Status s = plan->run(Stream::host(), {}, {ConstDynTensor::dense(x.data(), d.element, d.shape),
-                                                  DynTensor::dense(y.data(), d.element, d.shape)});
+  if (!plan || n == 0) return out;
+  auto in = [&](const std::vector<uint8_t>& v) { return ConstDynTensor::dense(v.data(), d.element, d.shape); };
+  const Status s =
+      plan->run(Stream::host(), {}, {in(first), in(rest)..., DynTensor::dense(out.data(), d.element, d.shape)});
   EXPECT_TRUE(s) << s.to_string();
-  return y;
+  return out;
 }
 
-inline std::vector<uint8_t> host_backward(UnaryDescriptor d, const std::vector<uint8_t>& dy, const std::vector<uint8_t>& saved) {
-  const int64_t n = static_cast<int64_t>(dy.size()) / element_bytes(d.element);
-  d.shape = Shape{n};
-  std::vector<uint8_t> dx(dy.size());
-  auto plan = dynamic::UnaryBackwardPlan::select(Stream::host(), d);
-  EXPECT_TRUE(plan) << plan.error().to_string();
-  if (!plan || n == 0) return dx;
-  const Status s =
-      plan->run(Stream::host(), {}, {ConstDynTensor::dense(dy.data(), d.element, d.shape),
-                                     ConstDynTensor::dense(saved.data(), d.element, d.shape),
-                                     DynTensor::dense(dx.data(), d.element, d.shape)});
-  EXPECT_TRUE(s) << s.to_string();
-  return dx;
+inline std::vector<uint8_t> host_forward(const UnaryDescriptor& d, const std::vector<uint8_t>& x) {
+  return host_reference<dynamic::UnaryPlan>(d, x);
+}
+
+inline std::vector<uint8_t> host_backward(const UnaryDescriptor& d, const std::vector<uint8_t>& dy,
+                                          const std::vector<uint8_t>& saved) {
+  return host_reference<dynamic::UnaryBackwardPlan>(d, dy, saved);
 }
 
 inline UnaryDescriptor f32_desc(UnaryKind op = UnaryKind::Exp, Shape s = Shape{4, 3}) {
