@@ -120,23 +120,6 @@ std::vector<double> make_values(ElementKind xk, const Shape& shape, DynamicRange
   return v;
 }
 
-struct PathCase {
-  std::string name;
-  Shape shape;
-  QuantGranularity g;
-  bool rows_are_segments;  // the segments are the rows of the (split) last dimension
-  int64_t len;             // elements per segment row
-};
-
-// The path the plan must take on sim/cuda (the rule of ops/dynamic_range/dispatch.hpp, restated).
-std::string expected_variant(const PathCase& c, ElementKind xk) {
-  const int64_t bytes = c.len * (xk == ElementKind::F64 ? 8 : xk == ElementKind::F32 ? 4 : 2);
-  if (!c.rows_are_segments) return "segment_reduce+quantize";
-  if (c.len <= 1024 && bytes <= 4096) return "fused_rows_warp";
-  if (bytes <= 48 * 1024 - 256) return "fused_rows_block";
-  return "segment_reduce+quantize";
-}
-
 class DynamicRangeConventions : public ::testing::TestWithParam<DeviceKind> {};
 
 TEST_P(DynamicRangeConventions, EveryConventionAndPathMatchesTheReference) {

@@ -32,6 +32,7 @@ using Desc = DynamicRangeQuantizeDescriptor;
 using Outputs = dynamic_range::RawOutputs;
 using dynamic_range::catalog_modes;
 using dynamic_range::mode_text;
+using dynamic_range::PathCase;
 Result<Outputs> run_plan(const Stream& stream, const Desc& desc, const std::vector<uint8_t>& x_storage,
                          const Strided& x_layout, bool pass_zp = true) {
   return dynamic_range::run_plan_bytes(stream, desc, x_storage, x_layout, pass_zp);
@@ -140,26 +141,9 @@ void set_special(ElementKind k, std::vector<uint8_t>& x, int64_t i, double v) {
   }
 }
 
-// The path the plan must pick on sim/cuda (the rule of ops/dynamic_range/dispatch.hpp, restated).
-std::string expected_variant(bool rows_are_segments, int64_t len, ElementKind xk) {
-  const int64_t bytes = len * (xk == ElementKind::F64 ? 8 : xk == ElementKind::F32 ? 4 : 2);
-  if (!rows_are_segments) return "segment_reduce+quantize";
-  if (len <= 1024 && bytes <= 4096) return "fused_rows_warp";
-  if (bytes <= 48 * 1024 - 256) return "fused_rows_block";
-  return "segment_reduce+quantize";
-}
-
 TEST_P(DynamicRangeFused, BothPathsMatchTheHostReferenceOnEdgeCases) {
   BARACUDA_TEST_STREAM(stream, GetParam());
-  struct Case {
-    std::string name;
-    Shape shape;
-    QuantGranularity g;
-    bool rows_are_segments;  // the segments are the rows of the (split) last dimension
-    int64_t len;             // elements per segment row
-    bool transposed = false;
-  };
-  const std::vector<Case> cases{
+  const std::vector<PathCase> cases{
       {"5x7", Shape{5, 7}, QuantGranularity::per_token(), true, 7},
       {"9x33", Shape{9, 33}, QuantGranularity::per_token(), true, 33},
       {"300x6 (grid-stride)", Shape{300, 6}, QuantGranularity::per_token(), true, 6},
@@ -180,7 +164,7 @@ TEST_P(DynamicRangeFused, BothPathsMatchTheHostReferenceOnEdgeCases) {
   const ElementKind qs[] = {ElementKind::S8, ElementKind::U8, ElementKind::S4, ElementKind::U4};
   const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
   uint64_t seed = 100;
-  for (const Case& c : cases) {
+  for (const PathCase& c : cases) {
     const int64_t n = c.shape.numel();
     const int64_t last = c.shape[c.shape.rank - 1];
     Strided layout = dense_layout(c.shape);
@@ -210,7 +194,7 @@ TEST_P(DynamicRangeFused, BothPathsMatchTheHostReferenceOnEdgeCases) {
             }
             auto plan = dynamic::DynamicRangeQuantizePlan::select(stream, d);
             ASSERT_TRUE(plan.is_ok()) << plan.error().to_string();
-            EXPECT_EQ(plan->sku().variant, expected_variant(c.rows_are_segments, c.len, xk));
+            EXPECT_EQ(plan->sku().variant, expected_variant(c, xk));
             EXPECT_EQ(want_plan->sku().variant, "segment_reduce+quantize");  // the reference is the two passes
             auto want = run_plan(host(), d, x, layout);
             ASSERT_TRUE(want.is_ok()) << want.error().to_string();

@@ -150,4 +150,24 @@ inline ::testing::AssertionResult same_outputs(const Outputs& got, const Outputs
   return same_outputs(got, want.q, want.scale, want.zp);
 }
 
+/// A problem of the path tests: its shape and granularity, and the segments the plan reduces.
+struct PathCase {
+  std::string name;
+  Shape shape;
+  QuantGranularity g;
+  bool rows_are_segments;  // the segments are the rows of the (split) last dimension
+  int64_t len;             // elements per segment row
+  bool transposed = false;  // x read through transposed strides (a 2-D shape)
+};
+
+/// The path the plan must take on sim/cuda for x of kind `xk` (the rule of ops/dynamic_range/dispatch.hpp,
+/// restated).
+inline std::string expected_variant(const PathCase& c, ElementKind xk) {
+  const int64_t bytes = c.len * (xk == ElementKind::F64 ? 8 : xk == ElementKind::F32 ? 4 : 2);
+  if (!c.rows_are_segments) return "segment_reduce+quantize";
+  if (c.len <= 1024 && bytes <= 4096) return "fused_rows_warp";
+  if (bytes <= 48 * 1024 - 256) return "fused_rows_block";
+  return "segment_reduce+quantize";
+}
+
 }  // namespace baracuda::test::dynamic_range

@@ -22,6 +22,18 @@ DynTensor view(float* p, std::initializer_list<int64_t> shape, std::initializer_
   return t;
 }
 
+/// The contiguous 1-D view of `n` floats at `p`.
+DynTensor line(float* p, int64_t n) { return view(p, {n}, {1}); }
+
+/// s[i] = a[i] + b[i] and d[i] = a[i] − b[i] for i in [first, last).
+void expect_sums_and_differences(const std::vector<float>& s, const std::vector<float>& d, const std::vector<float>& a,
+                                 const std::vector<float>& b, int64_t first, int64_t last) {
+  for (int64_t i = first; i < last; ++i) {
+    ASSERT_EQ(s[i], a[i] + b[i]) << i;
+    ASSERT_EQ(d[i], a[i] - b[i]) << i;
+  }
+}
+
 // Small integers: sums and differences are exact in f32, so the comparison is exact.
 std::vector<float> iota_values(size_t n, float scale) {
   std::vector<float> v(n);
@@ -33,25 +45,21 @@ TEST(ElementwiseEngineSim, TwoOutputsContiguousVectorizedAndTail) {
   const int64_t n = 1000 + 3;  // a vector body and a scalar tail
   auto a = iota_values(n, 1.0f), b = iota_values(n, 0.5f);
   std::vector<float> s(n, -1.0f), d(n, -1.0f);
-  ASSERT_TRUE(sum_difference(sim_context(), view(s.data(), {n}, {1}), view(d.data(), {n}, {1}),
-                             view(a.data(), {n}, {1}), view(b.data(), {n}, {1})).is_ok());
-  for (int64_t i = 0; i < n; ++i) {
-    ASSERT_EQ(s[i], a[i] + b[i]) << i;
-    ASSERT_EQ(d[i], a[i] - b[i]) << i;
-  }
+  ASSERT_TRUE(
+      sum_difference(sim_context(), line(s.data(), n), line(d.data(), n), line(a.data(), n), line(b.data(), n))
+          .is_ok());
+  expect_sums_and_differences(s, d, a, b, 0, n);
 }
 
 TEST(ElementwiseEngineSim, TwoOutputsUnalignedTakeTheScalarLoop) {
   const int64_t n = 257;
   auto a = iota_values(n + 1, 1.0f), b = iota_values(n + 1, 2.0f);
   std::vector<float> s(n + 1, 0.0f), d(n + 1, 0.0f);
-  ASSERT_TRUE(sum_difference(sim_context(), view(s.data() + 1, {n}, {1}), view(d.data() + 1, {n}, {1}),
-                             view(a.data() + 1, {n}, {1}), view(b.data() + 1, {n}, {1})).is_ok());
+  ASSERT_TRUE(sum_difference(sim_context(), line(s.data() + 1, n), line(d.data() + 1, n), line(a.data() + 1, n),
+                             line(b.data() + 1, n))
+                  .is_ok());
   EXPECT_EQ(s[0], 0.0f);  // untouched
-  for (int64_t i = 1; i <= n; ++i) {
-    ASSERT_EQ(s[i], a[i] + b[i]) << i;
-    ASSERT_EQ(d[i], a[i] - b[i]) << i;
-  }
+  expect_sums_and_differences(s, d, a, b, 1, n + 1);
 }
 
 TEST(ElementwiseEngineSim, TwoOutputsStridedWithBroadcastInput) {
@@ -74,12 +82,10 @@ TEST(ElementwiseEngineSim, TwoOutputsInPlaceOverBothInputs) {
   const int64_t n = 515;
   auto a = iota_values(n, 1.0f), b = iota_values(n, 0.25f);
   const auto a0 = a, b0 = b;
-  ASSERT_TRUE(sum_difference(sim_context(), view(a.data(), {n}, {1}), view(b.data(), {n}, {1}),
-                             view(a.data(), {n}, {1}), view(b.data(), {n}, {1})).is_ok());
-  for (int64_t i = 0; i < n; ++i) {
-    ASSERT_EQ(a[i], a0[i] + b0[i]) << i;
-    ASSERT_EQ(b[i], a0[i] - b0[i]) << i;
-  }
+  ASSERT_TRUE(
+      sum_difference(sim_context(), line(a.data(), n), line(b.data(), n), line(a.data(), n), line(b.data(), n))
+          .is_ok());
+  expect_sums_and_differences(a, b, a0, b0, 0, n);
 }
 
 // Rows of 9 vectors + a 1-element tail in padded buffers, b broadcast over rows: the row-vector path.

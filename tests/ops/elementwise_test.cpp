@@ -21,6 +21,13 @@ std::array<int64_t, kMaxRank> strides(std::initializer_list<int64_t> s) {
   return a;
 }
 
+/// The geometry of an output and one input over `shape`, with those strides.
+auto coalesce_out_in(const Shape& shape, std::initializer_list<int64_t> out_strides,
+                     std::initializer_list<int64_t> in_strides) {
+  const auto out = strides(out_strides), in = strides(in_strides);
+  return coalesce<2>(shape, {out.data(), in.data()});
+}
+
 TEST(ElementwiseGeometry, DenseTensorsBecomeOneDimension) {
   const Shape shape{4, 5, 6};
   const auto out = strides({30, 6, 1});
@@ -41,10 +48,7 @@ TEST(ElementwiseGeometry, ExtentOneDimensionsAreDroppedWhateverTheirStride) {
 }
 
 TEST(ElementwiseGeometry, PaddedRowsStayTwoDimensions) {
-  const Shape shape{37, 41};
-  const auto out = strides({48, 1});
-  const auto in = strides({41, 1});
-  const auto g = coalesce<2>(shape, {out.data(), in.data()});
+  const auto g = coalesce_out_in(Shape{37, 41}, {48, 1}, {41, 1});
   ASSERT_EQ(g.rank, 2);
   EXPECT_EQ(g.sizes[0], 41);  // innermost first
   EXPECT_EQ(g.sizes[1], 37);
@@ -54,10 +58,7 @@ TEST(ElementwiseGeometry, PaddedRowsStayTwoDimensions) {
 }
 
 TEST(ElementwiseGeometry, PaddedRowsOfWholeVectorsAreRowVectorizable) {
-  const Shape shape{37, 41};
-  const auto out = strides({48, 1});
-  const auto in = strides({44, 1});
-  const auto g = coalesce<2>(shape, {out.data(), in.data()});
+  const auto g = coalesce_out_in(Shape{37, 41}, {48, 1}, {44, 1});
   ASSERT_EQ(g.rank, 2);
   EXPECT_TRUE(g.row_vectorizable(4));   // rows of 10 vectors and a 1-element tail
   EXPECT_FALSE(g.row_vectorizable(8));  // 44 is not a multiple of 8
@@ -87,19 +88,13 @@ TEST(ElementwiseGeometry, BroadcastInputsAreRowVectorizableButBroadcastOutputsAr
 }
 
 TEST(ElementwiseGeometry, BroadcastInputKeepsItsDimension) {
-  const Shape shape{33, 65};
-  const auto out = strides({65, 1});
-  const auto in = strides({0, 1});
-  const auto g = coalesce<2>(shape, {out.data(), in.data()});
+  const auto g = coalesce_out_in(Shape{33, 65}, {65, 1}, {0, 1});
   ASSERT_EQ(g.rank, 2);
   EXPECT_EQ(g.strides[1][1], 0);
 }
 
 TEST(ElementwiseGeometry, TransposedOutputIsWalkedInMemoryOrder) {
-  const Shape shape{19, 23};
-  const auto out = strides({1, 19});  // column-major output
-  const auto in = strides({1, 19});
-  const auto g = coalesce<2>(shape, {out.data(), in.data()});
+  const auto g = coalesce_out_in(Shape{19, 23}, {1, 19}, {1, 19});  // column-major output
   EXPECT_EQ(g.rank, 1);  // sorted by the output's strides, the two dimensions merge
   EXPECT_TRUE(g.row_vectorizable(4));  // one row
 }

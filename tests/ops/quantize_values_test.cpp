@@ -57,6 +57,21 @@ Status run(const Stream& s, const dynamic::QuantizePlan& p, const dynamic::Quant
   return p.run(s, Workspace(ws.data(), p.workspace_size()), t);
 }
 
+/// q = quantize(x) per tensor (scale s, zero point zp) through `plan` on `stream`, into q storage first holding
+/// `q_before`; the q storage after the run.
+template <class TQ>
+std::vector<TQ> quantize_per_tensor(const Stream& stream, const dynamic::QuantizePlan& plan,
+                                    const std::vector<float>& x, float s, int32_t zp, const std::vector<TQ>& q_before) {
+  const Shape shape{static_cast<int64_t>(x.size())};
+  On<float> dx(stream, x, shape), ds(stream, {s}, Shape{1});
+  On<int32_t> dz(stream, {zp}, Shape{1});
+  On<TQ> dq(stream, q_before, shape);
+  dynamic::QuantizeArgs t;
+  t.x = dx.view, t.scale = ds.view, t.zero_point = dz.view, t.y = dq.view;
+  EXPECT_TRUE(run(stream, plan, t).is_ok());
+  return dq.get(stream, q_before.size());
+}
+
 /// Tests of ops every convention has (Quantize, Dequantize): PyTorch, Exact and vLLM.
 class QuantizeValuesAll : public ::testing::TestWithParam<std::tuple<DeviceKind, QuantConvention>> {};
 /// Tests of ops vLLM lacks: PyTorch and Exact.
@@ -72,19 +87,13 @@ QuantizeDescriptor with_conv(ElementKind e, ElementKind q, const Shape& shape, Q
 TEST_P(QuantizeValuesAll, TiesToEvenThenZeroPointThenClamp) {
   const auto [device, conv] = GetParam();
   BARACUDA_TEST_STREAM(stream, device);
-  const Shape shape{9};
-  const auto d = with_conv(ElementKind::F32, ElementKind::S8, shape, conv);
-  auto plan = dynamic::QuantizePlan::select(stream, QuantizeDescriptor{d}.with_op(QuantizeOp::Quantize));
+  auto plan = dynamic::QuantizePlan::select(
+      stream, with_conv(ElementKind::F32, ElementKind::S8, Shape{9}, conv).with_op(QuantizeOp::Quantize));
   BARACUDA_SKIP_IF_NO_CUDA_KERNELS(plan, device);
-  On<float> x(stream, {1.25f, 1.75f, -1.25f, 0.25f, -0.25f, 100.0f, -100.0f, kNaN, kInf}, shape);
-  On<float> s(stream, {0.5f}, Shape{1});
-  On<int32_t> z(stream, {1}, Shape{1});
-  On<int8_t> q(stream, std::vector<int8_t>(9, 99), shape);
-  dynamic::QuantizeArgs t;
-  t.x = x.view, t.scale = s.view, t.zero_point = z.view, t.y = q.view;
-  ASSERT_TRUE(run(stream, *plan, t).is_ok());
   const int8_t inf_q = conv == QuantConvention::Vllm ? -128 : 127;
-  EXPECT_EQ(q.get(stream, 9), (std::vector<int8_t>{3, 5, -1, 1, 1, 127, -128, 1, inf_q}));
+  EXPECT_EQ(quantize_per_tensor(stream, *plan, {1.25f, 1.75f, -1.25f, 0.25f, -0.25f, 100.0f, -100.0f, kNaN, kInf},
+                                0.5f, 1, std::vector<int8_t>(9, 99)),
+            (std::vector<int8_t>{3, 5, -1, 1, 1, 127, -128, 1, inf_q}));
 }
 
 // s = 0: ±1 / 0 = ±inf clamps (255, 0) and 0 / 0 = NaN quantizes to zp 7 (PyTorch's 1.0f / 0 = inf times x
