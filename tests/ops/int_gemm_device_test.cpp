@@ -11,6 +11,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "int_gemm_test_support.hpp"
@@ -57,21 +58,15 @@ void device_int_gemm(const Stream& dev, const GemmShape& sh, bool padded) {
   SCOPED_TRACE(std::to_string(sh.m) + "x" + std::to_string(sh.n) + "x" + std::to_string(sh.k) +
                (padded ? " padded" : ""));
   const ElementKind ka = kind_of<TA>, kb = kind_of<TB>;
-  const int64_t lda = padded ? sh.k + 32 : sh.k, ldb = padded ? sh.k + 16 : sh.k, ldc = padded ? sh.n + 3 : sh.n;
-  Arr<TA> a(sh.m * lda);
-  Arr<TB> b(sh.n * ldb);
-  Arr<int32_t> c(sh.m * ldc, 0x5a5a5a5a);
-  fill_random(a, 11 + sh.m), fill_random(b, 12 + sh.n);
+  const GemmOperands<TA, TB> o(sh, padded, 11);  // c: the host reference's
+  const int64_t ldc = o.ldc;
   const IntGemmDescriptor desc = IntGemmDescriptor{}.with_shape(sh.m, sh.n, sh.k).with_kinds(ka, kb);
   auto hp = dynamic::IntGemmPlan::select(Stream::host(), desc);
   ASSERT_TRUE(hp.is_ok());
-  ASSERT_TRUE(hp->run(Stream::host(), {},
-                      {mat(a.data(), ka, sh.m, sh.k, lda), mat(b.data(), kb, sh.n, sh.k, ldb),
-                       mat(c.data(), ElementKind::S32, sh.m, sh.n, ldc)})
-                  .is_ok());
+  ASSERT_TRUE(hp->run(Stream::host(), {}, o.args()).is_ok());
   Arr<int32_t> c0(sh.m * ldc, 0x5a5a5a5a);
-  DeviceTensor da = upload_mat(dev, ka, sh.m, sh.k, lda, a.data());
-  DeviceTensor db = upload_mat(dev, kb, sh.n, sh.k, ldb, b.data());
+  DeviceTensor da = upload_mat(dev, ka, sh.m, sh.k, o.lda, o.a.data());
+  DeviceTensor db = upload_mat(dev, kb, sh.n, sh.k, o.ldb, o.b.data());
   DeviceTensor dc = upload_mat(dev, ElementKind::S32, sh.m, sh.n, ldc, c0.data());
   auto dp = dynamic::IntGemmPlan::select(dev, desc);
   ASSERT_TRUE(dp.is_ok()) << dp.error().to_string();
@@ -90,7 +85,7 @@ void device_int_gemm(const Stream& dev, const GemmShape& sh, bool padded) {
   for (int64_t i = 0; i < sh.m * ldc; ++i) {
     int32_t v;
     std::memcpy(&v, got.data() + i * 4, 4);
-    ASSERT_EQ(v, c[i]) << "m=" << i / ldc << " n=" << i % ldc;  // the padding stays untouched too
+    ASSERT_EQ(v, o.c[i]) << "m=" << i / ldc << " n=" << i % ldc;  // the padding stays untouched too
   }
 }
 
@@ -360,6 +355,17 @@ TEST_P(IntGemmOnDevice, SplitKDecodeLinearExact) {
         DeviceTensor ds = upload_vec(stream, ElementKind::F32, sh.n, sw.data());
         DeviceTensor dbias = upload_vec(stream, out, sh.n, bmem.data());
         const DynTensor hbias = bias ? vec(bmem.data(), out, sh.n) : DynTensor{};
+        // The device plan `dp`, run on x (and the operands above) over y's first bytes, gives the host's `yh`.
+        auto expect_device_y = [&](const auto& dp, const DynTensor& x, const std::vector<uint8_t>& yh) {
+          using Args = typename std::decay_t<decltype(dp)>::Args;
+          DeviceTensor dy = upload_mat(stream, out, sh.m, sh.n, sh.n, y.data());
+          auto ws = Buffer::allocate(stream, dp.workspace_size());
+          ASSERT_TRUE(ws.is_ok());
+          const Status st = dp.run(stream, Workspace(ws->data(), dp.workspace_size()),
+                                   Args{x, dw.view, ds.view, bias ? dbias.view : DynTensor{}, dy.view});
+          ASSERT_TRUE(st.is_ok()) << st.error().to_string();
+          compare_outputs(out, download(dy), yh.data(), sh.m, sh.n, sh.n, true);
+        };
         // SmoothQuantLinear
         {
           const auto desc = SmoothQuantLinearDescriptor{}.with_shape(sh.m, sh.n, sh.k).with_x_scale(0.0173f)
@@ -374,13 +380,7 @@ TEST_P(IntGemmOnDevice, SplitKDecodeLinearExact) {
           ASSERT_TRUE(dp.is_ok()) << dp.error().to_string();
           EXPECT_EQ(dp->workspace_size(), max_ws == 0 ? 0 : split_bytes(sh, false));
           DeviceTensor da = upload_mat(stream, ElementKind::S8, sh.m, sh.k, sh.k, a.data());
-          DeviceTensor dy = upload_mat(stream, out, sh.m, sh.n, sh.n, y.data());
-          auto ws = Buffer::allocate(stream, dp->workspace_size());
-          ASSERT_TRUE(ws.is_ok());
-          const Status st = dp->run(stream, Workspace(ws->data(), dp->workspace_size()),
-                                    {da.view, dw.view, ds.view, bias ? dbias.view : DynTensor{}, dy.view});
-          ASSERT_TRUE(st.is_ok()) << st.error().to_string();
-          compare_outputs(out, download(dy), yh.data(), sh.m, sh.n, sh.n, true);
+          expect_device_y(*dp, da.view, yh);
         }
         // QuantizedLinear, symmetric and asymmetric (u8: the column sums are split too)
         std::vector<uint8_t> x(static_cast<size_t>(sh.m * sh.k) * 4);
@@ -403,13 +403,7 @@ TEST_P(IntGemmOnDevice, SplitKDecodeLinearExact) {
           auto dp = dynamic::QuantizedLinearPlan::select(stream, desc);
           ASSERT_TRUE(dp.is_ok()) << dp.error().to_string();
           EXPECT_GE(dp->workspace_size(), hp->workspace_size() + split_bytes(sh, asym)) << (asym ? "asym" : "sym");
-          DeviceTensor dy = upload_mat(stream, out, sh.m, sh.n, sh.n, y.data());
-          auto ws = Buffer::allocate(stream, dp->workspace_size());
-          ASSERT_TRUE(ws.is_ok());
-          const Status st = dp->run(stream, Workspace(ws->data(), dp->workspace_size()),
-                                    {dx.view, dw.view, ds.view, bias ? dbias.view : DynTensor{}, dy.view});
-          ASSERT_TRUE(st.is_ok()) << st.error().to_string();
-          compare_outputs(out, download(dy), yh.data(), sh.m, sh.n, sh.n, true);
+          expect_device_y(*dp, dx.view, yh);
         }
       }
 }

@@ -28,26 +28,20 @@ const GemmShape kShapes[] = {{1, 1, 32}, {17, 33, 64}, {129, 65, 96}, {1, 40, 48
 template <class TA, class TB>
 void check_int_gemm(const GemmShape& sh, bool padded) {
   const Stream host = Stream::host();
-  const ElementKind ka = kind_of<TA>, kb = kind_of<TB>;
-  const int64_t lda = padded ? sh.k + 32 : sh.k, ldb = padded ? sh.k + 16 : sh.k, ldc = padded ? sh.n + 3 : sh.n;
-  Arr<TA> a(sh.m * lda);
-  Arr<TB> b(sh.n * ldb);
-  Arr<int32_t> c(sh.m * ldc, 0x5a5a5a5a);
-  fill_random(a, 1 + sh.m), fill_random(b, 2 + sh.n);
-  auto plan = dynamic::IntGemmPlan::select(host, IntGemmDescriptor{}.with_shape(sh.m, sh.n, sh.k).with_kinds(ka, kb));
+  const GemmOperands<TA, TB> o(sh, padded, 1);
+  auto plan = dynamic::IntGemmPlan::select(
+      host, IntGemmDescriptor{}.with_shape(sh.m, sh.n, sh.k).with_kinds(kind_of<TA>, kind_of<TB>));
   ASSERT_TRUE(plan.is_ok()) << plan.error().to_string();
-  const dynamic::IntGemmArgs t{mat(a.data(), ka, sh.m, sh.k, lda), mat(b.data(), kb, sh.n, sh.k, ldb),
-                               mat(c.data(), ElementKind::S32, sh.m, sh.n, ldc)};
-  ASSERT_TRUE(plan->run(host, Workspace{}, t).is_ok());
+  ASSERT_TRUE(plan->run(host, Workspace{}, o.args()).is_ok());
   for (int64_t m = 0; m < sh.m; ++m)
-    for (int64_t n = 0; n < ldc; ++n) {
+    for (int64_t n = 0; n < o.ldc; ++n) {
       if (n >= sh.n) {  // the padding is untouched
-        ASSERT_EQ(c[m * ldc + n], 0x5a5a5a5a);
+        ASSERT_EQ(o.c[m * o.ldc + n], 0x5a5a5a5a);
         continue;
       }
       int64_t ref = 0;
-      for (int64_t k = 0; k < sh.k; ++k) ref += int64_t(a[m * lda + k]) * int64_t(b[n * ldb + k]);
-      ASSERT_EQ(c[m * ldc + n], ref) << sh.m << "x" << sh.n << "x" << sh.k << " at (" << m << ", " << n << ")";
+      for (int64_t k = 0; k < sh.k; ++k) ref += int64_t(o.a[m * o.lda + k]) * int64_t(o.b[n * o.ldb + k]);
+      ASSERT_EQ(o.c[m * o.ldc + n], ref) << sh.m << "x" << sh.n << "x" << sh.k << " at (" << m << ", " << n << ")";
     }
 }
 
@@ -388,6 +382,28 @@ bool same_bytes(const Arr<T>& x, const Arr<T>& y) {
   return x.n == y.n && std::memcmp(x.data(), y.data(), x.n * sizeof(T)) == 0;
 }
 
+/// On host and sim: the dynamic plan Dynamic and the typed plan Typed, selected for `desc`, both succeed with the
+/// same SKU; then check(stream, dynamic plan, typed plan) compares their runs.
+template <class Dynamic, class Typed, class Descriptor, class Check>
+void expect_typed_matches_dynamic(const Descriptor& desc, Check check) {
+  for (DeviceKind d : {DeviceKind::Host, DeviceKind::Sim}) {
+    SCOPED_TRACE(std::string(to_string(d)));
+    const Stream st = stream_of(d);
+    auto dp = Dynamic::select(st, desc);
+    auto tp = Typed::select(st, desc);
+    ASSERT_TRUE(dp.is_ok() && tp.is_ok()) << (dp ? tp.error() : dp.error()).to_string();
+    EXPECT_EQ(tp->sku(), dp->sku());
+    check(st, *dp, *tp);
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+}
+
+/// The typed plan Plan rejects `desc` at select on the host: the kind `needle` names is not the descriptor's.
+template <class Plan, class Descriptor>
+void expect_kind_mismatch(const Descriptor& desc, const std::string& needle) {
+  expect_select_error(Plan::select(Stream::host(), desc), ErrorCode::InvalidProblem, needle);
+}
+
 // IntGemmPlan<TA, TB> forwards to dynamic::IntGemmPlan: the same SKU and bytes on host and sim; the kinds
 // are checked against the descriptor's at select.
 TEST(IntGemm, TypedPlanMatchesDynamic) {
@@ -396,32 +412,25 @@ TEST(IntGemm, TypedPlanMatchesDynamic) {
   Arr<int8_t> b(N * K);
   fill_random(a, 31), fill_random(b, 32);
   const auto desc = IntGemmDescriptor{}.with_shape(M, N, K).with_kinds(ElementKind::U8, ElementKind::S8);
-  for (DeviceKind d : {DeviceKind::Host, DeviceKind::Sim}) {
-    SCOPED_TRACE(std::string(to_string(d)));
-    const Stream st = stream_of(d);
-    auto dp = dynamic::IntGemmPlan::select(st, desc);
-    auto tp = IntGemmPlan<uint8_t, int8_t>::select(st, desc);
-    ASSERT_TRUE(dp.is_ok() && tp.is_ok()) << (dp ? tp.error() : dp.error()).to_string();
-    EXPECT_EQ(tp->sku(), dp->sku());
-    ASSERT_EQ(tp->workspace_size(), dp->workspace_size());
-    Arr<uint8_t> ws(tp->workspace_size());
-    const Workspace wsv(ws.data(), tp->workspace_size());
+  auto same_runs = [&](const Stream& st, const auto& dp, const auto& tp) {
+    ASSERT_EQ(tp.workspace_size(), dp.workspace_size());
+    Arr<uint8_t> ws(tp.workspace_size());
+    const Workspace wsv(ws.data(), tp.workspace_size());
     Arr<int32_t> want(M * N, 7), got(M * N, 7);
-    ASSERT_TRUE(dp->run(st, wsv, {mat(a.data(), ElementKind::U8, M, K, K), mat(b.data(), ElementKind::S8, N, K, K),
+    ASSERT_TRUE(dp.run(st, wsv, {mat(a.data(), ElementKind::U8, M, K, K), mat(b.data(), ElementKind::S8, N, K, K),
                                   mat(want.data(), ElementKind::S32, M, N, N)})
                     .is_ok());
     const IntGemmArgs<uint8_t, int8_t> args{TensorRef<uint8_t, 2>::dense(a.data(), {M, K}),
                                             TensorRef<int8_t, 2>::dense(b.data(), {N, K}),
                                             TensorMut<int32_t, 2>::dense(got.data(), {M, N})};
-    ASSERT_TRUE(tp->can_implement(args).is_ok());
-    ASSERT_TRUE(tp->run(st, wsv, args).is_ok());
+    ASSERT_TRUE(tp.can_implement(args).is_ok());
+    ASSERT_TRUE(tp.run(st, wsv, args).is_ok());
     EXPECT_TRUE(same_bytes(got, want));
     EXPECT_NE(want[0], 7);
-  }
-  expect_select_error(IntGemmPlan<int8_t, int8_t>::select(Stream::host(), desc), ErrorCode::InvalidProblem,
-                      "the descriptor's a kind");
-  expect_select_error(IntGemmPlan<uint8_t, uint8_t>::select(Stream::host(), desc), ErrorCode::InvalidProblem,
-                      "the descriptor's b kind");
+  };
+  expect_typed_matches_dynamic<dynamic::IntGemmPlan, IntGemmPlan<uint8_t, int8_t>>(desc, same_runs);
+  expect_kind_mismatch<IntGemmPlan<int8_t, int8_t>>(desc, "the descriptor's a kind");
+  expect_kind_mismatch<IntGemmPlan<uint8_t, uint8_t>>(desc, "the descriptor's b kind");
 }
 
 // QuantizedLinearPlan<T, TOut> (f16 x, f32 y, no bias: the default TensorRef is "no bias"): the same y and the
@@ -440,35 +449,28 @@ TEST(QuantizedLinear, TypedPlanMatchesDynamic) {
                         .with_output(ElementKind::F32)
                         .with_mode(DynamicRangeMode::Asymmetric)
                         .with_x_quantized(ElementKind::U8);
-  for (DeviceKind d : {DeviceKind::Host, DeviceKind::Sim}) {
-    SCOPED_TRACE(std::string(to_string(d)));
-    const Stream st = stream_of(d);
-    auto dp = dynamic::QuantizedLinearPlan::select(st, desc);
-    auto tp = QuantizedLinearPlan<__half, float>::select(st, desc);
-    ASSERT_TRUE(dp.is_ok() && tp.is_ok()) << (dp ? tp.error() : dp.error()).to_string();
-    EXPECT_EQ(tp->sku(), dp->sku());
-    ASSERT_EQ(tp->workspace_size(), dp->workspace_size());
-    Arr<uint8_t> dws(dp->workspace_size()), tws(tp->workspace_size());
-    const Workspace dwsv(dws.data(), dp->workspace_size()), twsv(tws.data(), tp->workspace_size());
+  auto same_runs = [&](const Stream& st, const auto& dp, const auto& tp) {
+    ASSERT_EQ(tp.workspace_size(), dp.workspace_size());
+    Arr<uint8_t> dws(dp.workspace_size()), tws(tp.workspace_size());
+    const Workspace dwsv(dws.data(), dp.workspace_size()), twsv(tws.data(), tp.workspace_size());
     Arr<float> want(M * N, -1.0f), got(M * N, -1.0f);
-    ASSERT_TRUE(dp->run(st, dwsv,
+    ASSERT_TRUE(dp.run(st, dwsv,
                         {mat(x.data(), ElementKind::F16, M, K, K), mat(w.data(), ElementKind::S8, N, K, K),
                          vec(sw.data(), ElementKind::F32, N), {}, mat(want.data(), ElementKind::F32, M, N, N)})
                     .is_ok());
     const QuantizedLinearArgs<__half, float> args{
         TensorRef<__half, 2>::dense(x.data(), {M, K}), TensorRef<int8_t, 2>::dense(w.data(), {N, K}),
         TensorRef<float, 1>::dense(sw.data(), {N}), {}, TensorMut<float, 2>::dense(got.data(), {M, N})};
-    ASSERT_TRUE(tp->can_implement(args).is_ok());
-    ASSERT_TRUE(tp->run(st, twsv, args).is_ok());
+    ASSERT_TRUE(tp.can_implement(args).is_ok());
+    ASSERT_TRUE(tp.run(st, twsv, args).is_ok());
     EXPECT_TRUE(same_bytes(got, want));
-    EXPECT_EQ(std::memcmp(tp->quantized_x(twsv).data, dp->quantized_x(dwsv).data, M * K), 0);
-    EXPECT_EQ(std::memcmp(tp->x_scale(twsv).data, dp->x_scale(dwsv).data, M * 4), 0);
-    EXPECT_EQ(std::memcmp(tp->x_zero_point(twsv).data, dp->x_zero_point(dwsv).data, M * 4), 0);
-  }
-  expect_select_error(QuantizedLinearPlan<float, float>::select(Stream::host(), desc), ErrorCode::InvalidProblem,
-                      "the descriptor's x kind");
-  expect_select_error(QuantizedLinearPlan<__half, __half>::select(Stream::host(), desc), ErrorCode::InvalidProblem,
-                      "the descriptor's y kind");
+    EXPECT_EQ(std::memcmp(tp.quantized_x(twsv).data, dp.quantized_x(dwsv).data, M * K), 0);
+    EXPECT_EQ(std::memcmp(tp.x_scale(twsv).data, dp.x_scale(dwsv).data, M * 4), 0);
+    EXPECT_EQ(std::memcmp(tp.x_zero_point(twsv).data, dp.x_zero_point(dwsv).data, M * 4), 0);
+  };
+  expect_typed_matches_dynamic<dynamic::QuantizedLinearPlan, QuantizedLinearPlan<__half, float>>(desc, same_runs);
+  expect_kind_mismatch<QuantizedLinearPlan<float, float>>(desc, "the descriptor's x kind");
+  expect_kind_mismatch<QuantizedLinearPlan<__half, __half>>(desc, "the descriptor's y kind");
 }
 
 // SmoothQuantLinearPlan<TOut> (bf16 y with bias): the same y as the dynamic plan on host and sim; a
@@ -486,17 +488,11 @@ TEST(SmoothQuantLinear, TypedPlanMatchesDynamic) {
                         .with_output(ElementKind::Bf16)
                         .with_bias()
                         .with_activation(LinearActivation::Relu);
-  for (DeviceKind d : {DeviceKind::Host, DeviceKind::Sim}) {
-    SCOPED_TRACE(std::string(to_string(d)));
-    const Stream st = stream_of(d);
-    auto dp = dynamic::SmoothQuantLinearPlan::select(st, desc);
-    auto tp = SmoothQuantLinearPlan<__nv_bfloat16>::select(st, desc);
-    ASSERT_TRUE(dp.is_ok() && tp.is_ok()) << (dp ? tp.error() : dp.error()).to_string();
-    EXPECT_EQ(tp->sku(), dp->sku());
-    Arr<uint8_t> ws(tp->workspace_size());
-    const Workspace wsv(ws.data(), tp->workspace_size());
+  auto same_runs = [&](const Stream& st, const auto& dp, const auto& tp) {
+    Arr<uint8_t> ws(tp.workspace_size());
+    const Workspace wsv(ws.data(), tp.workspace_size());
     Arr<__nv_bfloat16> want(M * N), got(M * N);
-    ASSERT_TRUE(dp->run(st, wsv,
+    ASSERT_TRUE(dp.run(st, wsv,
                         {mat(a.data(), ElementKind::S8, M, K, K), mat(w.data(), ElementKind::S8, N, K, K),
                          vec(sw.data(), ElementKind::F32, N), vec(bias.data(), ElementKind::Bf16, N),
                          mat(want.data(), ElementKind::Bf16, M, N, N)})
@@ -505,12 +501,12 @@ TEST(SmoothQuantLinear, TypedPlanMatchesDynamic) {
         TensorRef<int8_t, 2>::dense(a.data(), {M, K}), TensorRef<int8_t, 2>::dense(w.data(), {N, K}),
         TensorRef<float, 1>::dense(sw.data(), {N}), TensorRef<__nv_bfloat16, 1>::dense(bias.data(), {N}),
         TensorMut<__nv_bfloat16, 2>::dense(got.data(), {M, N})};
-    ASSERT_TRUE(tp->can_implement(args).is_ok());
-    ASSERT_TRUE(tp->run(st, wsv, args).is_ok());
+    ASSERT_TRUE(tp.can_implement(args).is_ok());
+    ASSERT_TRUE(tp.run(st, wsv, args).is_ok());
     EXPECT_TRUE(same_bytes(got, want));
-  }
-  expect_select_error(SmoothQuantLinearPlan<float>::select(Stream::host(), desc), ErrorCode::InvalidProblem,
-                      "the descriptor's y kind");
+  };
+  expect_typed_matches_dynamic<dynamic::SmoothQuantLinearPlan, SmoothQuantLinearPlan<__nv_bfloat16>>(desc, same_runs);
+  expect_kind_mismatch<SmoothQuantLinearPlan<float>>(desc, "the descriptor's y kind");
 }
 
 // ---------------------------------------------------------------------------------- smoothing utilities

@@ -39,6 +39,34 @@ void fill_random(Arr<T>& a, uint64_t seed) {
 struct GemmShape {
   int64_t m, n, k;
 };
+
+/// The host operands of IntGemm over `sh`: a [m, k] of TA and b [n, k] of TB, random (from `seed`), and
+/// c [m, n] of s32 filled with 0x5a5a5a5a; when `padded` each row is followed by padding (lda = k + 32,
+/// ldb = k + 16, ldc = n + 3).
+template <class TA, class TB>
+struct GemmOperands {
+  GemmOperands(const GemmShape& shape, bool padded, uint64_t seed)
+      : sh(shape),
+        lda(padded ? sh.k + 32 : sh.k),
+        ldb(padded ? sh.k + 16 : sh.k),
+        ldc(padded ? sh.n + 3 : sh.n),
+        a(sh.m * lda),
+        b(sh.n * ldb),
+        c(sh.m * ldc, 0x5a5a5a5a) {
+    fill_random(a, seed + sh.m), fill_random(b, seed + 1 + sh.n);
+  }
+  /// The IntGemm arguments over these arrays.
+  dynamic::IntGemmArgs args() const {
+    return {mat(a.data(), kind_of<TA>, sh.m, sh.k, lda), mat(b.data(), kind_of<TB>, sh.n, sh.k, ldb),
+            mat(c.data(), ElementKind::S32, sh.m, sh.n, ldc)};
+  }
+
+  GemmShape sh;
+  int64_t lda, ldb, ldc;
+  Arr<TA> a;
+  Arr<TB> b;
+  Arr<int32_t> c;
+};
 inline void expect_error(const Status& s, ErrorCode code, const std::string& needle) {
   ASSERT_FALSE(s.is_ok()) << "expected " << to_string(code) << " containing '" << needle << "'";
   EXPECT_EQ(s.code(), code) << s.to_string();

@@ -41,6 +41,8 @@ struct TileCase {
   IntGemmTileKind tile;
   int64_t m, n, k;
 };
+/// What selects the kernel of a case: its tile.
+IntGemmTileKind selector(const TileCase& c) { return c.tile; }
 
 const TileCase kCases[] = {
     {IntGemmTileKind::Decode, 1, 40, 1040},  {IntGemmTileKind::Decode, 16, 65, 272},
@@ -114,23 +116,32 @@ void expect_linear_exact(int64_t m, int64_t n, int64_t k, bool asym, uint64_t se
   EXPECT_EQ(got, want);
 }
 
-TEST(IntGemmTiles, EveryTileExactOnSim) {
-  for (const TileCase& c : kCases) {
+/// The GEMM exact on sim for every case of `cases` (each named by name(c)) through
+/// `run(selector(c), sim, launch)`.
+template <class Cases, class Run>
+void expect_every_case_exact(const Cases& cases, uint64_t seed, Run run) {
+  for (const auto& c : cases) {
     SCOPED_TRACE(name(c));
-    expect_int_gemm_exact(c.m, c.n, c.k, 0,
-                          [&](const auto& sim, const auto& l) { return int_gemm_with_tile(c.tile, sim, l); });
+    expect_int_gemm_exact(c.m, c.n, c.k, seed,
+                          [&](const auto& sim, const auto& l) { return run(selector(c), sim, l); });
   }
 }
 
-// The linear epilogue at every tile.
-TEST(IntGemmTiles, EveryTileLinearEpilogueOnSim) {
-  for (const TileCase& c : kCases)
+/// The linear epilogue, symmetric and asymmetric, exact on sim for every case of `cases` likewise.
+template <class Cases, class Run>
+void expect_every_case_linear_exact(const Cases& cases, uint64_t seed, Run run) {
+  for (const auto& c : cases)
     for (bool asym : {false, true}) {
       SCOPED_TRACE(name(c));
-      expect_linear_exact(c.m, c.n, c.k, asym, 0,
-                          [&](const auto& sim, const auto& l) { return linear_bf16_with_tile(c.tile, sim, l); });
+      expect_linear_exact(c.m, c.n, c.k, asym, seed,
+                          [&](const auto& sim, const auto& l) { return run(selector(c), sim, l); });
     }
 }
+
+TEST(IntGemmTiles, EveryTileExactOnSim) { expect_every_case_exact(kCases, 0, int_gemm_with_tile); }
+
+// The linear epilogue at every tile.
+TEST(IntGemmTiles, EveryTileLinearEpilogueOnSim) { expect_every_case_linear_exact(kCases, 0, linear_bf16_with_tile); }
 
 
 // The wgmma kernel (sm_90a; wgmma_kernels.cuh) at each candidate tile, exact against the host reference on
@@ -155,27 +166,19 @@ static_assert([] {
   return true;
 }(), "a case for every candidate");
 
+/// What selects the kernel of a case: its candidate.
+int selector(const WgmmaCase& c) { return c.candidate; }
+
 std::string name(const WgmmaCase& c) {
   const auto& t = detail::kIntGemmWgmmaCandidates[c.candidate];
   return "wgmma 128x" + std::to_string(t.bn) + "x128 s" + std::to_string(t.stages) + (t.tma ? " tma " : " ") + std::to_string(c.m) + "x" +
          std::to_string(c.n) + "x" + std::to_string(c.k);
 }
 
-TEST(IntGemmTiles, WgmmaCandidatesExactOnSim) {
-  for (const WgmmaCase& c : kWgmmaCases) {
-    SCOPED_TRACE(name(c));
-    expect_int_gemm_exact(c.m, c.n, c.k, 10,
-                          [&](const auto& sim, const auto& l) { return int_gemm_wgmma(c.candidate, sim, l); });
-  }
-}
+TEST(IntGemmTiles, WgmmaCandidatesExactOnSim) { expect_every_case_exact(kWgmmaCases, 10, int_gemm_wgmma); }
 
 TEST(IntGemmTiles, WgmmaCandidatesLinearEpilogueOnSim) {
-  for (const WgmmaCase& c : kWgmmaCases)
-    for (bool asym : {false, true}) {
-      SCOPED_TRACE(name(c));
-      expect_linear_exact(c.m, c.n, c.k, asym, 10,
-                          [&](const auto& sim, const auto& l) { return linear_bf16_wgmma(c.candidate, sim, l); });
-    }
+  expect_every_case_linear_exact(kWgmmaCases, 10, linear_bf16_wgmma);
 }
 
 // What a 9.0 GPU runs past decode (tuning.hpp's choose_wgmma, measured in docs/perf/2026-11-26-h100).
