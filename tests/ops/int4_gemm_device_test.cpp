@@ -124,12 +124,8 @@ TEST_P(Int4GemmOnDevice, MatchesHost) {
       {3, 64, 2048, 32, Int4Scheme::Symmetric, true, false, 8},  // 4 parts, 4 slices each
   };
   uint64_t seed = 500;
-  for (const DeviceCase& dc : cases) {
-    device_case<__half>(stream, dc, seed++);
-    if (HasFatalFailure()) return;
-    device_case<__nv_bfloat16>(stream, dc, seed++);
-    if (HasFatalFailure()) return;
-  }
+  for (const DeviceCase& dc : cases)
+    if (!check_f16_and_bf16(seed, [&]<class T>(uint64_t s) { device_case<T>(stream, dc, s); })) return;
 }
 
 TEST_P(Int4GemmOnDevice, EmptyProblem) {

@@ -38,34 +38,32 @@ TEST(Gptq, HandCheckedWords) {
 
 TEST(Gptq, RoundTripEveryGroupSchemeAndActOrder) {
   uint64_t seed = 900;
-  for (const KN& s : kMarlinShapes)
-    for (int64_t g : kGroups)
-      for (Int4Scheme scheme : {kSym, kAsym})
-        for (bool act : {false, true}) {
-          if ((g > 0 && s.k % g != 0) || (act && (g == -1 || g == s.k))) continue;
-          const Int4Shape shape{s.k, s.n, g};
-          const Int4Weights w = random_weights(shape, scheme, act, seed += 10);
-          auto c = gptq_pack(w);
-          ASSERT_TRUE(c.is_ok()) << c.error().to_string();
-          EXPECT_EQ(c->qweight.size(), static_cast<size_t>(s.k / 8 * s.n));
-          EXPECT_EQ(c->qzeros.size(), static_cast<size_t>(shape.num_groups() * s.n / 8));
-          auto u = gptq_unpack({c->qweight, c->qzeros, c->scales, c->g_idx}, shape, scheme);
-          ASSERT_TRUE(u.is_ok()) << u.error().to_string();
-          Int4Weights expect = w;
-          if (!act) {  // gptq_pack writes the plain g_idx explicitly
-            expect.g_idx.resize(static_cast<size_t>(s.k));
-            for (int64_t k = 0; k < s.k; ++k) expect.g_idx[k] = static_cast<int32_t>(k / shape.group_rows());
-          }
-          expect_same(u.value(), expect);
-          // GPTQ → Marlin equals logical → Marlin.
-          auto m1 = gptq_to_marlin({c->qweight, c->qzeros, c->scales, c->g_idx}, shape, scheme, act);
-          auto m2 = marlin_from_int4(w, act);
-          ASSERT_TRUE(m1.is_ok() && m2.is_ok());
-          EXPECT_EQ(m1->qweight, m2->qweight);
-          EXPECT_EQ(bits(m1->scales), bits(m2->scales));
-          EXPECT_EQ(m1->zeros, m2->zeros);
-          EXPECT_EQ(m1->perm, m2->perm);
+  for (const Int4Shape& shape : grouped_marlin_shapes())
+    for (Int4Scheme scheme : {kSym, kAsym})
+      for (bool act : {false, true}) {
+        if (act && (shape.group == -1 || shape.group == shape.k)) continue;
+        const Int4Weights w = random_weights(shape, scheme, act, seed += 10);
+        auto c = gptq_pack(w);
+        ASSERT_TRUE(c.is_ok()) << c.error().to_string();
+        EXPECT_EQ(c->qweight.size(), static_cast<size_t>(shape.k / 8 * shape.n));
+        EXPECT_EQ(c->qzeros.size(), static_cast<size_t>(shape.num_groups() * shape.n / 8));
+        auto u = gptq_unpack({c->qweight, c->qzeros, c->scales, c->g_idx}, shape, scheme);
+        ASSERT_TRUE(u.is_ok()) << u.error().to_string();
+        Int4Weights expect = w;
+        if (!act) {  // gptq_pack writes the plain g_idx explicitly
+          expect.g_idx.resize(static_cast<size_t>(shape.k));
+          for (int64_t k = 0; k < shape.k; ++k) expect.g_idx[k] = static_cast<int32_t>(k / shape.group_rows());
         }
+        expect_same(u.value(), expect);
+        // GPTQ → Marlin equals logical → Marlin.
+        auto m1 = gptq_to_marlin({c->qweight, c->qzeros, c->scales, c->g_idx}, shape, scheme, act);
+        auto m2 = marlin_from_int4(w, act);
+        ASSERT_TRUE(m1.is_ok() && m2.is_ok());
+        EXPECT_EQ(m1->qweight, m2->qweight);
+        EXPECT_EQ(bits(m1->scales), bits(m2->scales));
+        EXPECT_EQ(m1->zeros, m2->zeros);
+        EXPECT_EQ(m1->perm, m2->perm);
+      }
 }
 
 TEST(Gptq, SymmetricIgnoresQzeros) {
@@ -102,26 +100,23 @@ TEST(Awq, HandCheckedWords) {
 
 TEST(Awq, RoundTripEveryGroupAndToMarlin) {
   uint64_t seed = 1200;
-  for (const KN& s : kMarlinShapes)
-    for (int64_t g : kGroups) {
-      if (g > 0 && s.k % g != 0) continue;
-      const Int4Shape shape{s.k, s.n, g};
-      Int4Weights w = random_weights(shape, kAsym, false, seed += 10);
-      for (size_t i = 0; i < w.zeros.size(); i += 7) w.zeros[i] = 0;  // AWQ stores z = 0 fine
-      auto a = awq_pack(w);
-      ASSERT_TRUE(a.is_ok()) << a.error().to_string();
-      EXPECT_EQ(a->qweight.size(), static_cast<size_t>(s.k * s.n / 8));
-      auto u = awq_unpack({a->qweight, a->qzeros, a->scales}, shape);
-      ASSERT_TRUE(u.is_ok()) << u.error().to_string();
-      expect_same(u.value(), w);
-      auto m1 = awq_to_marlin({a->qweight, a->qzeros, a->scales}, shape);
-      auto m2 = marlin_from_int4(w, false);
-      ASSERT_TRUE(m1.is_ok() && m2.is_ok());
-      EXPECT_EQ(m1->qweight, m2->qweight);
-      EXPECT_EQ(bits(m1->scales), bits(m2->scales));
-      EXPECT_EQ(m1->zeros, m2->zeros);
-      EXPECT_EQ(m1->scheme, kAsym);
-    }
+  for (const Int4Shape& shape : grouped_marlin_shapes()) {
+    Int4Weights w = random_weights(shape, kAsym, false, seed += 10);
+    for (size_t i = 0; i < w.zeros.size(); i += 7) w.zeros[i] = 0;  // AWQ stores z = 0 fine
+    auto a = awq_pack(w);
+    ASSERT_TRUE(a.is_ok()) << a.error().to_string();
+    EXPECT_EQ(a->qweight.size(), static_cast<size_t>(shape.k * shape.n / 8));
+    auto u = awq_unpack({a->qweight, a->qzeros, a->scales}, shape);
+    ASSERT_TRUE(u.is_ok()) << u.error().to_string();
+    expect_same(u.value(), w);
+    auto m1 = awq_to_marlin({a->qweight, a->qzeros, a->scales}, shape);
+    auto m2 = marlin_from_int4(w, false);
+    ASSERT_TRUE(m1.is_ok() && m2.is_ok());
+    EXPECT_EQ(m1->qweight, m2->qweight);
+    EXPECT_EQ(bits(m1->scales), bits(m2->scales));
+    EXPECT_EQ(m1->zeros, m2->zeros);
+    EXPECT_EQ(m1->scheme, kAsym);
+  }
 }
 
 TEST(Awq, SymmetricThroughAwqDequantizesAlike) {

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <sstream>
 #include <string>
@@ -80,14 +81,54 @@ void expect_bits(const W4a16Case& c, const std::string& name, const std::vector<
   EXPECT_EQ(bad, 0) << bad << " of " << ours.size() << " differ; first:" << first.str();
 }
 
+/// A checkpoint format's packed tensors as a case holds them: <format>_qweight, _qzeros (s32) and _scales (f16).
+struct PackedTensors {
+  std::vector<int32_t> qweight, qzeros;
+  std::vector<__half> scales;
+};
+PackedTensors packed_tensors(const W4a16Case& c, const std::string& format) {
+  return {as_i32(c.at(format + "_qweight")), as_i32(c.at(format + "_qzeros")), as_f16(c.at(format + "_scales"))};
+}
+
+/// The qweight, qzeros and scales of checkpoint `ckpt` (from `via`) are the case's <format>_ tensors.
+template <class Checkpoint>
+void expect_packed_tensors(const W4a16Case& c, const std::string& format, const Checkpoint& ckpt,
+                           const std::string& via) {
+  expect_bits(c, format + "_qweight", bits_of_int(ckpt.qweight), via);
+  expect_bits(c, format + "_qzeros", bits_of_int(ckpt.qzeros), via);
+  expect_bits(c, format + "_scales", bits_of(ckpt.scales), via);
+}
+
+/// The Marlin qweight and scales `via` made are the case's.
+void expect_marlin_tensors(const W4a16Case& c, const MarlinInt4Weights& m, const std::string& via) {
+  expect_bits(c, "marlin_qweight", bits_of_int(m.qweight), via);
+  expect_bits(c, "marlin_scales", bits_of(m.scales), via);
+}
+
 // ------------------------------------------------------------------------------------------ tests
 
-TEST(Int4WeightsGolden, FilePresentAndCoversEveryFormat) {
-  std::string error;
-  const auto& cases = golden(&error);
-  ASSERT_TRUE(error.empty()) << error;
+/// The golden cases; a missing or faulty file fails the test.
+class Int4WeightsGolden : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string error;
+    cases_ = &golden(&error);
+    ASSERT_TRUE(error.empty()) << error;
+  }
+  /// The cases that hold tensor `name`; a file without any fails the test (missing golden data).
+  std::vector<std::reference_wrapper<const W4a16Case>> cases_with(const std::string& name) const {
+    std::vector<std::reference_wrapper<const W4a16Case>> v;
+    for (const W4a16Case& c : *cases_)
+      if (c.has(name)) v.push_back(c);
+    EXPECT_FALSE(v.empty()) << "missing golden data: no case holds " << name;
+    return v;
+  }
+  const std::vector<W4a16Case>* cases_ = nullptr;
+};
+
+TEST_F(Int4WeightsGolden, FilePresentAndCoversEveryFormat) {
   bool sym = false, asym = false, act = false, per_channel = false, grouped = false, gptq = false, awq = false;
-  for (const W4a16Case& c : cases) {
+  for (const W4a16Case& c : *cases_) {
     sym |= c.sym;
     asym |= !c.sym;
     act |= c.act_order;
@@ -109,11 +150,8 @@ TEST(Int4WeightsGolden, FilePresentAndCoversEveryFormat) {
          "GPTQ and AWQ cases";
 }
 
-TEST(Int4WeightsGolden, QuantizerAndDequantize) {
-  std::string error;
-  const auto& cases = golden(&error);
-  ASSERT_TRUE(error.empty()) << error;
-  for (const W4a16Case& c : cases) {
+TEST_F(Int4WeightsGolden, QuantizerAndDequantize) {
+  for (const W4a16Case& c : *cases_) {
     const std::vector<float> w = f16_to_f32(c.at("w_f16"));
     std::vector<int32_t> g_idx;
     if (c.act_order) g_idx = as_i32(c.at("gptq_g_idx"));
@@ -134,12 +172,9 @@ TEST(Int4WeightsGolden, QuantizerAndDequantize) {
   }
 }
 
-TEST(Int4WeightsGolden, CheckpointPackers) {
-  std::string error;
-  const auto& cases = golden(&error);
-  ASSERT_TRUE(error.empty()) << error;
+TEST_F(Int4WeightsGolden, CheckpointPackers) {
   int gptq_cases = 0, awq_cases = 0;
-  for (const W4a16Case& c : cases) {
+  for (const W4a16Case& c : *cases_) {
     // Logical weights straight from the golden q / scales / zeros (not through our quantizer).
     Int4Weights w;
     w.shape = c.shape;
@@ -153,40 +188,27 @@ TEST(Int4WeightsGolden, CheckpointPackers) {
       ++gptq_cases;
       auto g = gptq_pack(w);
       ASSERT_TRUE(g.is_ok()) << c.name << ": " << g.error().to_string();
-      expect_bits(c, "gptq_qweight", bits_of_int(g->qweight), "gptq_pack");
-      expect_bits(c, "gptq_qzeros", bits_of_int(g->qzeros), "gptq_pack");
-      expect_bits(c, "gptq_scales", bits_of(g->scales), "gptq_pack");
+      expect_packed_tensors(c, "gptq", *g, "gptq_pack");
       expect_bits(c, "gptq_g_idx", bits_of_int(g->g_idx), "gptq_pack");
     }
     if (c.has("awq_qweight")) {
       ++awq_cases;
       auto a = awq_pack(w);
       ASSERT_TRUE(a.is_ok()) << c.name << ": " << a.error().to_string();
-      expect_bits(c, "awq_qweight", bits_of_int(a->qweight), "awq_pack");
-      expect_bits(c, "awq_qzeros", bits_of_int(a->qzeros), "awq_pack");
-      expect_bits(c, "awq_scales", bits_of(a->scales), "awq_pack");
+      expect_packed_tensors(c, "awq", *a, "awq_pack");
     }
   }
   EXPECT_GT(gptq_cases, 0) << "missing golden data: no GPTQ tensors";
   EXPECT_GT(awq_cases, 0) << "missing golden data: no AWQ tensors";
 }
 
-TEST(Int4WeightsGolden, GptqToMarlin) {
-  std::string error;
-  const auto& cases = golden(&error);
-  ASSERT_TRUE(error.empty()) << error;
-  int n = 0;
-  for (const W4a16Case& c : cases) {
-    if (!c.has("gptq_qweight")) continue;
-    ++n;
-    const auto qweight = as_i32(c.at("gptq_qweight"));
-    const auto qzeros = as_i32(c.at("gptq_qzeros"));
-    const auto scales = as_f16(c.at("gptq_scales"));
+TEST_F(Int4WeightsGolden, GptqToMarlin) {
+  for (const W4a16Case& c : cases_with("gptq_qweight")) {
+    const PackedTensors p = packed_tensors(c, "gptq");
     const auto g_idx = as_i32(c.at("gptq_g_idx"));
-    auto m = gptq_to_marlin({qweight, qzeros, scales, g_idx}, c.shape, c.scheme(), c.act_order);
+    auto m = gptq_to_marlin({p.qweight, p.qzeros, p.scales, g_idx}, c.shape, c.scheme(), c.act_order);
     ASSERT_TRUE(m.is_ok()) << c.name << ": " << m.error().to_string();
-    expect_bits(c, "marlin_qweight", bits_of_int(m->qweight), "gptq_to_marlin");
-    expect_bits(c, "marlin_scales", bits_of(m->scales), "gptq_to_marlin");
+    expect_marlin_tensors(c, *m, "gptq_to_marlin");
     if (c.act_order) {
       expect_bits(c, "marlin_perm", bits_of_int(m->perm), "gptq_to_marlin");
     } else {
@@ -194,24 +216,14 @@ TEST(Int4WeightsGolden, GptqToMarlin) {
     }
     if (c.has("marlin_zp")) expect_bits(c, "marlin_zp", bits_of_int(m->zeros), "gptq_to_marlin");
   }
-  EXPECT_GT(n, 0) << "missing golden data: no GPTQ case";
 }
 
-TEST(Int4WeightsGolden, AwqToMarlin) {
-  std::string error;
-  const auto& cases = golden(&error);
-  ASSERT_TRUE(error.empty()) << error;
-  int n = 0;
-  for (const W4a16Case& c : cases) {
-    if (!c.has("awq_qweight")) continue;
-    ++n;
-    const auto qweight = as_i32(c.at("awq_qweight"));
-    const auto qzeros = as_i32(c.at("awq_qzeros"));
-    const auto scales = as_f16(c.at("awq_scales"));
-    auto m = awq_to_marlin({qweight, qzeros, scales}, c.shape);
+TEST_F(Int4WeightsGolden, AwqToMarlin) {
+  for (const W4a16Case& c : cases_with("awq_qweight")) {
+    const PackedTensors p = packed_tensors(c, "awq");
+    auto m = awq_to_marlin({p.qweight, p.qzeros, p.scales}, c.shape);
     ASSERT_TRUE(m.is_ok()) << c.name << ": " << m.error().to_string();
-    expect_bits(c, "marlin_qweight", bits_of_int(m->qweight), "awq_to_marlin");
-    expect_bits(c, "marlin_scales", bits_of(m->scales), "awq_to_marlin");
+    expect_marlin_tensors(c, *m, "awq_to_marlin");
     if (c.has("marlin_zp")) {
       expect_bits(c, "marlin_zp", bits_of_int(m->zeros), "awq_to_marlin");
     } else {  // a symmetric weight in AWQ's format: every zero point is 8
@@ -220,14 +232,10 @@ TEST(Int4WeightsGolden, AwqToMarlin) {
       for (uint8_t v : z.value()) EXPECT_EQ(v, 8) << c.name;
     }
   }
-  EXPECT_GT(n, 0) << "missing golden data: no AWQ case";
 }
 
-TEST(Int4WeightsGolden, MarlinTensorsDequantizeToReference) {
-  std::string error;
-  const auto& cases = golden(&error);
-  ASSERT_TRUE(error.empty()) << error;
-  for (const W4a16Case& c : cases) {
+TEST_F(Int4WeightsGolden, MarlinTensorsDequantizeToReference) {
+  for (const W4a16Case& c : *cases_) {
     const auto qweight = as_i32(c.at("marlin_qweight"));
     const auto scales = as_f16(c.at("marlin_scales"));
     std::vector<int32_t> zeros, perm, sorted_g_idx;

@@ -194,18 +194,15 @@ TEST(MarlinScales, PerChannelUsesTheSinglePermutation) {
 
 TEST(MarlinScales, RoundTripEveryGroup) {
   uint64_t seed = 300;
-  for (const KN& s : kMarlinShapes)
-    for (int64_t g : kGroups) {
-      if (g > 0 && s.k % g != 0) continue;
-      const Int4Shape shape{s.k, s.n, g};
-      const auto sc = random_scales(shape.num_groups() * s.n, seed++);
-      auto p = marlin_permute_scales(sc, shape);
-      ASSERT_TRUE(p.is_ok()) << p.error().to_string();
-      EXPECT_NE(bits(p.value()), bits(sc));
-      auto u = marlin_unpermute_scales(p.value(), shape);
-      ASSERT_TRUE(u.is_ok());
-      EXPECT_EQ(bits(u.value()), bits(sc)) << "K " << s.k << " N " << s.n << " group " << g;
-    }
+  for (const Int4Shape& shape : grouped_marlin_shapes()) {
+    const auto sc = random_scales(shape.num_groups() * shape.n, seed++);
+    auto p = marlin_permute_scales(sc, shape);
+    ASSERT_TRUE(p.is_ok()) << p.error().to_string();
+    EXPECT_NE(bits(p.value()), bits(sc));
+    auto u = marlin_unpermute_scales(p.value(), shape);
+    ASSERT_TRUE(u.is_ok());
+    EXPECT_EQ(bits(u.value()), bits(sc)) << "K " << shape.k << " N " << shape.n << " group " << shape.group;
+  }
 }
 
 TEST(MarlinZeros, HandCheckedWordAndRoundTrip) {
@@ -219,39 +216,34 @@ TEST(MarlinZeros, HandCheckedWordAndRoundTrip) {
   ASSERT_EQ(p.value().size(), 8u);
   EXPECT_EQ(static_cast<uint32_t>(p.value()[0]), 0x75316420u);
   uint64_t seed = 400;
-  for (const KN& s : kMarlinShapes)
-    for (int64_t g : kGroups) {
-      if (g > 0 && s.k % g != 0) continue;
-      const Int4Shape sh{s.k, s.n, g};
-      const auto zz = random_q(sh.num_groups() * s.n, seed++);
-      auto pz = marlin_pack_zeros(zz, sh);
-      ASSERT_TRUE(pz.is_ok());
-      EXPECT_EQ(pz.value().size(), static_cast<size_t>(sh.num_groups() * s.n / 8));
-      auto u = marlin_unpack_zeros(pz.value(), sh);
-      ASSERT_TRUE(u.is_ok());
-      EXPECT_EQ(u.value(), zz);
-    }
+  for (const Int4Shape& sh : grouped_marlin_shapes()) {
+    const auto zz = random_q(sh.num_groups() * sh.n, seed++);
+    auto pz = marlin_pack_zeros(zz, sh);
+    ASSERT_TRUE(pz.is_ok());
+    EXPECT_EQ(pz.value().size(), static_cast<size_t>(sh.num_groups() * sh.n / 8));
+    auto u = marlin_unpack_zeros(pz.value(), sh);
+    ASSERT_TRUE(u.is_ok());
+    EXPECT_EQ(u.value(), zz);
+  }
 }
 
 // ------------------------------------------------------------------------------------------ logical ↔ Marlin
 
 TEST(MarlinConvert, RoundTripEveryShapeGroupAndScheme) {
   uint64_t seed = 500;
-  for (const KN& s : kMarlinShapes)
-    for (int64_t g : kGroups)
-      for (Int4Scheme scheme : {kSym, kAsym}) {
-        if (g > 0 && s.k % g != 0) continue;
-        const Int4Shape shape{s.k, s.n, g};
-        SCOPED_TRACE("K " + std::to_string(s.k) + " N " + std::to_string(s.n) + " group " + std::to_string(g));
-        const Int4Weights w = random_weights(shape, scheme, false, seed += 10);
-        auto m = marlin_from_int4(w, false);
-        ASSERT_TRUE(m.is_ok()) << m.error().to_string();
-        EXPECT_TRUE(m->perm.empty());
-        EXPECT_EQ(m->zeros.empty(), scheme == kSym);
-        auto back = int4_from_marlin({m->qweight, m->scales, m->zeros, m->perm, m->g_idx}, shape, scheme);
-        ASSERT_TRUE(back.is_ok()) << back.error().to_string();
-        expect_same(back.value(), w);
-      }
+  for (const Int4Shape& shape : grouped_marlin_shapes())
+    for (Int4Scheme scheme : {kSym, kAsym}) {
+      SCOPED_TRACE("K " + std::to_string(shape.k) + " N " + std::to_string(shape.n) + " group " +
+                   std::to_string(shape.group));
+      const Int4Weights w = random_weights(shape, scheme, false, seed += 10);
+      auto m = marlin_from_int4(w, false);
+      ASSERT_TRUE(m.is_ok()) << m.error().to_string();
+      EXPECT_TRUE(m->perm.empty());
+      EXPECT_EQ(m->zeros.empty(), scheme == kSym);
+      auto back = int4_from_marlin({m->qweight, m->scales, m->zeros, m->perm, m->g_idx}, shape, scheme);
+      ASSERT_TRUE(back.is_ok()) << back.error().to_string();
+      expect_same(back.value(), w);
+    }
 }
 
 TEST(MarlinConvert, ActOrderSortsRowsStablyAndRoundTrips) {

@@ -100,5 +100,13 @@ struct KN {
   int64_t k, n;
 };
 const KN kMarlinShapes[] = {{16, 64}, {32, 128}, {128, 64}, {256, 192}, {384, 320}, {128, 512}};
+/// Every Marlin shape with every group size of the catalog that divides its K.
+inline std::vector<Int4Shape> grouped_marlin_shapes() {
+  std::vector<Int4Shape> v;
+  for (const KN& s : kMarlinShapes)
+    for (int64_t g : kGroups)
+      if (g <= 0 || s.k % g == 0) v.push_back({s.k, s.n, g});
+  return v;
+}
 
 }  // namespace baracuda::test

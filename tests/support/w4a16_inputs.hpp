@@ -5,6 +5,7 @@
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
@@ -18,21 +19,15 @@
 
 namespace baracuda::test {
 
-/// f32 → T (f16 or bf16), rounded to nearest-even.
+/// f32 → T (f16 or bf16), rounded to nearest-even: the kinds' float constructors round so.
 template <class T>
 T to_t(float v) {
-  if constexpr (std::is_same_v<T, __half>)
-    return __float2half_rn(v);
-  else
-    return __float2bfloat16_rn(v);
+  return T(v);
 }
 /// T → f32 (exact).
 template <class T>
 float from_t(T v) {
-  if constexpr (std::is_same_v<T, __half>)
-    return __half2float(v);
-  else
-    return __bfloat162float(v);
+  return static_cast<float>(v);
 }
 /// Unit roundoff of T (half an ulp at 1).
 template <class T>
@@ -47,6 +42,16 @@ constexpr double abs_floor_t() {
 template <class T>
 const char* name_t() {
   return std::is_same_v<T, __half> ? "f16" : "bf16";
+}
+
+/// Runs `check.template operator()<T>(seed)` for T = f16, then bf16 with the next seed (advancing `seed` past
+/// both); false, after f16's, when a fatal failure stopped it.
+template <class Check>
+bool check_f16_and_bf16(uint64_t& seed, Check check) {
+  check.template operator()<__half>(seed++);
+  if (::testing::Test::HasFatalFailure()) return false;
+  check.template operator()<__nv_bfloat16>(seed++);
+  return !::testing::Test::HasFatalFailure();
 }
 
 /// A non-uniform f32 weight [K, N]: normal values with per-column scales spanning a decade, one input channel
