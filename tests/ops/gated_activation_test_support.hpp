@@ -16,6 +16,7 @@
 #include "baracuda/ops/gated_activation.hpp"
 #include "support/compare.hpp"
 #include "support/devices.hpp"
+#include "support/kind_lists.hpp"
 #include "support/numeric.hpp"
 #include "support/random.hpp"
 #include "support/tensor.hpp"
@@ -53,12 +54,9 @@ inline const std::vector<KindInfo>& catalog() {
   static const std::vector<KindInfo> v = [] {
     std::vector<KindInfo> r;
 #define BARACUDA_GATED_OP(Kind, name, Gate, types, act_doc, grad_doc)                                         \
-  {                                                                                                            \
-    const GatedTestInfo& t = gated_test_info(GatedActivationKind::Kind);                                      \
-    KindInfo k{GatedActivationKind::Kind, #name, {}, t.fwd, t.bwd, act_doc, grad_doc};                        \
-    for_each_type(types{}, [&]<class T>() { k.elements.push_back(kind_of<T>); });                             \
-    r.push_back(k);                                                                                            \
-  }
+  r.push_back({GatedActivationKind::Kind, #name, kinds_of_list(types{}),                                       \
+               gated_test_info(GatedActivationKind::Kind).fwd, gated_test_info(GatedActivationKind::Kind).bwd, \
+               act_doc, grad_doc});
 #include "ops/gated_activation/gated_activation.def"
 #undef BARACUDA_GATED_OP
     return r;

@@ -20,6 +20,7 @@
 #include "ops/unary/param_spec.hpp"
 #include "support/compare.hpp"
 #include "support/devices.hpp"
+#include "support/kind_lists.hpp"
 #include "support/numeric.hpp"
 #include "support/random.hpp"
 #include "support/tensor.hpp"
@@ -59,9 +60,8 @@ inline const std::vector<CatalogOp>& catalog() {
 #define BARACUDA_UNARY_OP(name, Enum, params, saved, types, doc)                                      \
   {                                                                                                   \
     const UnaryTestInfo& m = unary_test_info(UnaryKind::Enum);                                        \
-    CatalogOp c{UnaryKind::Enum, #name, UnarySaved::saved, m.domain, m.fwd_tol, m.bwd_tol, {}};       \
-    for_each_type(types{}, [&]<class T>() { c.kinds.push_back(kind_of<T>); });                        \
-    v.push_back(c);                                                                                   \
+    v.push_back({UnaryKind::Enum, #name, UnarySaved::saved, m.domain, m.fwd_tol, m.bwd_tol,           \
+                 kinds_of_list(types{})});                                                            \
   }
 #include "baracuda/ops/unary_ops.def"
 #undef BARACUDA_UNARY_OP
