@@ -49,6 +49,11 @@ struct DeviceSelection {
   }
 };
 
+/// The precision elementwise arithmetic on `k` runs in (convert::opmath_t): f64 for f64, f32 for the rest.
+constexpr MathPrecision opmath_precision(ElementKind k) {
+  return k == ElementKind::F64 ? MathPrecision::F64 : MathPrecision::F32;
+}
+
 /// `InvalidProblem` unless each of a descriptor's element kinds is a valid ElementKind (they come from the
 /// caller, and index the dispatch tables).
 Status check_kinds(std::string_view plan, std::initializer_list<ElementKind> kinds);
@@ -132,6 +137,17 @@ RunStart begin_run(std::string_view plan, const PlanBinding& binding, const Stre
   BARACUDA_TRY(check_args());
   if (empty) return Status{};
   return make_exec_context(stream);
+}
+
+/// The whole run of a plan with one kernel-table entry: begin_run, then `fn(ctx, launch)` unless the checks
+/// failed or the problem is `empty`. `launch` only copies views and descriptor values, so building it before
+/// the checks reads nothing.
+template <class CheckArgs, class Fn, class Launch>
+Status run_entry(std::string_view plan, const PlanBinding& binding, const Stream& stream, CheckArgs&& check_args,
+                 bool empty, Fn fn, const Launch& launch) {
+  const RunStart start = begin_run(plan, binding, stream, check_args, empty);
+  if (!start) return start.status();
+  return fn(*start, launch);
 }
 
 /// The workspace a plan's run was given and what the plan needs of it: the arguments of check_workspace.

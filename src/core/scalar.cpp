@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <functional>
 
-#include "core/hashing.hpp"
+#include "baracuda/core/hash.hpp"
 
 namespace baracuda {
 

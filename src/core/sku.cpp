@@ -1,7 +1,7 @@
 #include "baracuda/core/sku.hpp"
 
 #include "core/enum_names.hpp"
-#include "core/hashing.hpp"
+#include "baracuda/core/hash.hpp"
 
 namespace baracuda {
 
@@ -50,17 +50,7 @@ std::string to_string(const PrecisionGuarantee& p) {
 }
 
 size_t KernelSku::hash() const {
-  size_t h = std::hash<int>{}(static_cast<int>(category));
-  detail::hash_combine(h, op);
-  detail::hash_combine(h, static_cast<int>(element));
-  detail::hash_combine(h, aux_element ? static_cast<int>(*aux_element) : -1);
-  detail::hash_combine(h, layout ? static_cast<int>(*layout) : -1);
-  detail::hash_combine(h, epilogue ? static_cast<int>(*epilogue) : -1);
-  detail::hash_combine(h, sm);
-  detail::hash_combine(h, static_cast<int>(backend));
-  detail::hash_combine(h, static_cast<int>(precision));
-  detail::hash_combine(h, variant);
-  return h;
+  return detail::hash_fields(category, op, element, aux_element, layout, epilogue, sm, backend, precision, variant);
 }
 
 std::string to_string(const KernelSku& s) {

@@ -2,7 +2,7 @@
 
 #include "baracuda/core/dyn_tensor.hpp"
 #include "baracuda/core/tensor.hpp"
-#include "core/hashing.hpp"
+#include "baracuda/core/hash.hpp"
 
 namespace baracuda {
 

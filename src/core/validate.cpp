@@ -83,6 +83,13 @@ Status check_alias(std::string_view plan, const ConstDynTensor& in, const ConstD
   return {};
 }
 
+Status check_map(std::string_view plan, const ConstDynTensor& in, ElementKind in_kind, const ConstDynTensor& out,
+                 ElementKind out_kind, const Shape& shape) {
+  BARACUDA_TRY(check_tensor(plan, "in", in, in_kind, shape, Access::Read));
+  BARACUDA_TRY(check_tensor(plan, "out", out, out_kind, shape, Access::Write));
+  return check_alias(plan, in, out);
+}
+
 Status check_no_overlap(std::string_view plan, std::string_view out_name, const ConstDynTensor& out,
                         std::string_view in_name, const ConstDynTensor& in) {
   if (out.numel() == 0 || in.numel() == 0 || out.data == nullptr || in.data == nullptr) return {};

@@ -32,6 +32,11 @@ Status check_tensor(std::string_view plan, std::string_view name, const ConstDyn
 /// sizes must be equal.
 Status check_alias(std::string_view plan, const ConstDynTensor& in, const ConstDynTensor& out);
 
+/// The operands of an elementwise map `out = f(in)` over one shape: check_tensor on `in` (read) and `out`
+/// (written), then check_alias. The messages name them "in" and "out".
+Status check_map(std::string_view plan, const ConstDynTensor& in, ElementKind in_kind, const ConstDynTensor& out,
+                 ElementKind out_kind, const Shape& shape);
+
 /// Out-of-place rule (GEMMs, whose outputs are written while inputs are still read): the byte spans of
 /// `out` and `in` must not intersect; empty or null tensors never overlap. `InvalidProblem` naming both.
 Status check_no_overlap(std::string_view plan, std::string_view out_name, const ConstDynTensor& out,

@@ -29,6 +29,29 @@ struct PlanBinding {
   DeviceKind device = DeviceKind::Host;
   int device_index = 0;
   bool selected = false;
+
+  /// The guarantee of a plan whose arithmetic runs in its SKU's precision and that accumulates nothing
+  /// across elements (or only a maximum, which no order changes): the same bits on every run.
+  PrecisionGuarantee uniform_guarantee() const { return {sku.precision, sku.precision, true, true}; }
+};
+
+/// What every erased plan keeps from select, and the accessors over it: the descriptor it was selected
+/// for and its binding (a plan derives from this; select constructs it with both, then sets its own state).
+/// A default-constructed plan is one select did not produce: its `run` fails with `InvalidProblem`.
+template <class Descriptor>
+class BoundPlan {
+ public:
+  /// The kernel the plan runs: its catalog name, kinds, backend, sm, precision and variant.
+  KernelSku sku() const { return binding_.sku; }
+  /// The descriptor select was given.
+  const Descriptor& descriptor() const { return desc_; }
+
+ protected:
+  BoundPlan() = default;
+  BoundPlan(const Descriptor& desc, const PlanBinding& binding) : desc_(desc), binding_(binding) {}
+
+  Descriptor desc_{};
+  PlanBinding binding_;
 };
 
 /// `InvalidProblem` unless the descriptor's kind equals the typed plan's element type T.

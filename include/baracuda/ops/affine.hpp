@@ -12,6 +12,7 @@
 /// - **Workspace:** none. **Determinism:** bit-exact; safe under CUDA-graph capture.
 #pragma once
 
+#include "baracuda/core/hash.hpp"
 #include "baracuda/core/dyn_tensor.hpp"
 #include "baracuda/core/plan.hpp"
 #include "baracuda/core/sku.hpp"
@@ -34,7 +35,7 @@ struct AffineDescriptor {
   AffineDescriptor& with_alpha(double a) { alpha = a; return *this; }
   AffineDescriptor& with_beta(double b) { beta = b; return *this; }
   friend bool operator==(const AffineDescriptor&, const AffineDescriptor&) = default;
-  size_t hash() const;
+  size_t hash() const { return detail::hash_fields(element, shape, alpha, beta); }
 };
 
 namespace detail {
@@ -51,21 +52,19 @@ struct AffineArgs {
 };
 
 /// The dtype/rank-erased AffinePlan.
-class AffinePlan {
+class AffinePlan : public detail::BoundPlan<AffineDescriptor> {
+  using BoundPlan::BoundPlan;
+
  public:
   using Args = AffineArgs;
 
   static Result<AffinePlan> select(const Stream& stream, const AffineDescriptor& desc, PlanPreference pref = {});
   Status can_implement(const Args& args) const;
   size_t workspace_size() const { return 0; }
-  KernelSku sku() const { return binding_.sku; }
-  PrecisionGuarantee precision_guarantee() const;
+  PrecisionGuarantee precision_guarantee() const { return binding_.uniform_guarantee(); }
   Status run(const Stream& stream, Workspace workspace, const Args& args) const;
-  const AffineDescriptor& descriptor() const { return desc_; }
 
  private:
-  AffineDescriptor desc_;
-  detail::PlanBinding binding_;
   detail::AffineFn fn_ = nullptr;
 };
 

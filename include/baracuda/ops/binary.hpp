@@ -73,6 +73,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "baracuda/core/hash.hpp"
 #include "baracuda/core/dyn_tensor.hpp"
 #include "baracuda/core/plan.hpp"
 #include "baracuda/core/sku.hpp"
@@ -156,7 +157,7 @@ struct BinaryDescriptor {
   /// a and b of the same shape.
   BinaryDescriptor& with_shape(const Shape& s) { return with_shapes(s, s); }
   friend bool operator==(const BinaryDescriptor&, const BinaryDescriptor&) = default;
-  size_t hash() const;
+  size_t hash() const { return detail::hash_fields(op, element, a_shape, b_shape); }
 };
 
 /// The problem of a ComparePlan: the comparison, the kind of a and b, and their shapes.
@@ -171,7 +172,7 @@ struct CompareDescriptor {
   CompareDescriptor& with_shapes(const Shape& a, const Shape& b) { a_shape = a; b_shape = b; return *this; }
   CompareDescriptor& with_shape(const Shape& s) { return with_shapes(s, s); }
   friend bool operator==(const CompareDescriptor&, const CompareDescriptor&) = default;
-  size_t hash() const;
+  size_t hash() const { return detail::hash_fields(op, element, a_shape, b_shape); }
 };
 
 namespace detail {
@@ -208,50 +209,48 @@ struct BinaryBackwardArgs {
 };
 
 /// The dtype/rank-erased BinaryPlan: `out = op(a, b)` with broadcasting.
-class BinaryPlan {
+class BinaryPlan : public detail::BoundPlan<BinaryDescriptor> {
+  using BoundPlan::BoundPlan;
+
  public:
   using Args = BinaryArgs;
   static Result<BinaryPlan> select(const Stream& stream, const BinaryDescriptor& desc, PlanPreference pref = {});
   /// a and b with the descriptor's shapes, out with `output_shape()`, all of the descriptor's kind.
   Status can_implement(const Args& args) const;
   size_t workspace_size() const { return 0; }
-  KernelSku sku() const { return binding_.sku; }
-  PrecisionGuarantee precision_guarantee() const;
+  PrecisionGuarantee precision_guarantee() const { return binding_.uniform_guarantee(); }
   Status run(const Stream& stream, Workspace workspace, const Args& args) const;
-  const BinaryDescriptor& descriptor() const { return desc_; }
   /// The broadcast of the descriptor's shapes.
   const Shape& output_shape() const { return out_shape_; }
 
  private:
-  BinaryDescriptor desc_;
   Shape out_shape_;
-  detail::PlanBinding binding_;
   detail::BinaryFn fn_ = nullptr;
 };
 
 /// The dtype/rank-erased ComparePlan: `out = a <op> b` (Bool) with broadcasting.
-class ComparePlan {
+class ComparePlan : public detail::BoundPlan<CompareDescriptor> {
+  using BoundPlan::BoundPlan;
+
  public:
   using Args = CompareArgs;
   static Result<ComparePlan> select(const Stream& stream, const CompareDescriptor& desc, PlanPreference pref = {});
   /// a and b with the descriptor's shapes and kind, out Bool with `output_shape()`.
   Status can_implement(const Args& args) const;
   size_t workspace_size() const { return 0; }
-  KernelSku sku() const { return binding_.sku; }
-  PrecisionGuarantee precision_guarantee() const;
+  PrecisionGuarantee precision_guarantee() const { return binding_.uniform_guarantee(); }
   Status run(const Stream& stream, Workspace workspace, const Args& args) const;
-  const CompareDescriptor& descriptor() const { return desc_; }
   const Shape& output_shape() const { return out_shape_; }
 
  private:
-  CompareDescriptor desc_;
   Shape out_shape_;
-  detail::PlanBinding binding_;
   detail::CompareFn fn_ = nullptr;
 };
 
 /// The dtype/rank-erased BinaryBackwardPlan for the BinaryPlan of the same descriptor (floating kinds).
-class BinaryBackwardPlan {
+class BinaryBackwardPlan : public detail::BoundPlan<BinaryDescriptor> {
+  using BoundPlan::BoundPlan;
+
  public:
   using Args = BinaryBackwardArgs;
   static Result<BinaryBackwardPlan> select(const Stream& stream, const BinaryDescriptor& desc,
@@ -260,17 +259,13 @@ class BinaryBackwardPlan {
   /// data is null) with `output_shape()`. All of the descriptor's kind.
   Status can_implement(const Args& args) const;
   size_t workspace_size() const { return 0; }
-  KernelSku sku() const { return binding_.sku; }
-  PrecisionGuarantee precision_guarantee() const;
+  PrecisionGuarantee precision_guarantee() const { return binding_.uniform_guarantee(); }
   Status run(const Stream& stream, Workspace workspace, const Args& args) const;
-  const BinaryDescriptor& descriptor() const { return desc_; }
   /// The shape of dy, da and db: the broadcast of the descriptor's shapes.
   const Shape& output_shape() const { return out_shape_; }
 
  private:
-  BinaryDescriptor desc_;
   Shape out_shape_;
-  detail::PlanBinding binding_;
   detail::BinaryBackwardFn fn_ = nullptr;
 };
 

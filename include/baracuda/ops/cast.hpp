@@ -24,6 +24,7 @@
 /// element size. **Workspace:** none. **Determinism:** bit-exact; safe under CUDA-graph capture.
 #pragma once
 
+#include "baracuda/core/hash.hpp"
 #include "baracuda/core/dyn_tensor.hpp"
 #include "baracuda/core/plan.hpp"
 #include "baracuda/core/sku.hpp"
@@ -47,7 +48,7 @@ struct CastDescriptor {
   CastDescriptor& with_shape(const Shape& s) { shape = s; return *this; }
   CastDescriptor& with_saturate_fp8(bool s) { saturate_fp8 = s; return *this; }
   friend bool operator==(const CastDescriptor&, const CastDescriptor&) = default;
-  size_t hash() const;
+  size_t hash() const { return detail::hash_fields(input, output, shape, saturate_fp8); }
 };
 
 namespace detail {
@@ -64,21 +65,19 @@ struct CastArgs {
 };
 
 /// The dtype/rank-erased CastPlan.
-class CastPlan {
+class CastPlan : public detail::BoundPlan<CastDescriptor> {
+  using BoundPlan::BoundPlan;
+
  public:
   using Args = CastArgs;
 
   static Result<CastPlan> select(const Stream& stream, const CastDescriptor& desc, PlanPreference pref = {});
   Status can_implement(const Args& args) const;
   size_t workspace_size() const { return 0; }
-  KernelSku sku() const { return binding_.sku; }
-  PrecisionGuarantee precision_guarantee() const;
+  PrecisionGuarantee precision_guarantee() const { return binding_.uniform_guarantee(); }
   Status run(const Stream& stream, Workspace workspace, const Args& args) const;
-  const CastDescriptor& descriptor() const { return desc_; }
 
  private:
-  CastDescriptor desc_;
-  detail::PlanBinding binding_;
   detail::CastFn fn_ = nullptr;
 };
 

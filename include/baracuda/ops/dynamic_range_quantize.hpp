@@ -79,6 +79,7 @@
 #include <string_view>
 #include <type_traits>
 
+#include "baracuda/core/hash.hpp"
 #include "baracuda/core/dyn_tensor.hpp"
 #include "baracuda/core/plan.hpp"
 #include "baracuda/core/sku.hpp"
@@ -144,7 +145,9 @@ struct DynamicRangeQuantizeDescriptor {
   }
   DynamicRangeQuantizeDescriptor& with_convention(QuantConvention c) { convention = c; return *this; }
   friend bool operator==(const DynamicRangeQuantizeDescriptor&, const DynamicRangeQuantizeDescriptor&) = default;
-  size_t hash() const;
+  size_t hash() const {
+    return detail::hash_fields(element, quantized, shape, granularity, mode, quant_min, quant_max, convention);
+  }
 };
 
 namespace detail {
@@ -167,7 +170,9 @@ struct DynamicRangeQuantizeArgs {
 };
 
 /// The dtype/rank-erased DynamicRangeQuantizePlan.
-class DynamicRangeQuantizePlan {
+class DynamicRangeQuantizePlan : public detail::BoundPlan<DynamicRangeQuantizeDescriptor> {
+  using BoundPlan::BoundPlan;
+
  public:
   using Args = DynamicRangeQuantizeArgs;
   /// Validates the descriptor (kinds, shape, granularity, range rules of the file comment).
@@ -176,10 +181,8 @@ class DynamicRangeQuantizePlan {
   /// Kinds, shapes, alignment, no broadcast in outputs, no overlap.
   Status can_implement(const Args& args) const;
   size_t workspace_size() const { return workspace_bytes_; }
-  KernelSku sku() const { return binding_.sku; }
-  PrecisionGuarantee precision_guarantee() const;
+  PrecisionGuarantee precision_guarantee() const { return binding_.uniform_guarantee(); }
   Status run(const Stream& stream, Workspace workspace, const Args& args) const;
-  const DynamicRangeQuantizeDescriptor& descriptor() const { return desc_; }
   int32_t quant_min() const { return qmin_; }
   int32_t quant_max() const { return qmax_; }
   /// The scale / zero-point shape.
@@ -188,8 +191,6 @@ class DynamicRangeQuantizePlan {
   ElementKind scale_kind() const { return desc_.element == ElementKind::F64 ? ElementKind::F64 : ElementKind::F32; }
 
  private:
-  DynamicRangeQuantizeDescriptor desc_;
-  detail::PlanBinding binding_;
   int32_t qmin_ = 0, qmax_ = 0;
   Shape param_shape_;
   size_t zp_scratch_bytes_ = 0;  // symmetric: room for the zero point when the caller passes none

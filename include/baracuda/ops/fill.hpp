@@ -16,6 +16,7 @@
 /// - **Workspace:** none. **Determinism:** bit-exact; safe under CUDA-graph capture.
 #pragma once
 
+#include "baracuda/core/hash.hpp"
 #include "baracuda/core/dyn_tensor.hpp"
 #include "baracuda/core/plan.hpp"
 #include "baracuda/core/scalar.hpp"
@@ -37,7 +38,7 @@ struct FillDescriptor {
   FillDescriptor& with_shape(const Shape& s) { shape = s; return *this; }
   FillDescriptor& with_value(Scalar v) { value = v; return *this; }
   friend bool operator==(const FillDescriptor&, const FillDescriptor&) = default;
-  size_t hash() const;
+  size_t hash() const { return detail::hash_fields(element, shape, value); }
 };
 
 namespace detail {
@@ -53,7 +54,9 @@ struct FillArgs {
 };
 
 /// The dtype/rank-erased FillPlan.
-class FillPlan {
+class FillPlan : public detail::BoundPlan<FillDescriptor> {
+  using BoundPlan::BoundPlan;
+
  public:
   using Args = FillArgs;
 
@@ -61,15 +64,11 @@ class FillPlan {
   /// Checks `out` against the descriptor: kind, shape, strides, alignment, non-null data.
   Status can_implement(const Args& args) const;
   size_t workspace_size() const { return 0; }
-  KernelSku sku() const { return binding_.sku; }
-  PrecisionGuarantee precision_guarantee() const;
+  PrecisionGuarantee precision_guarantee() const { return binding_.uniform_guarantee(); }
   /// Re-validates, then launches (nothing for an empty tensor).
   Status run(const Stream& stream, Workspace workspace, const Args& args) const;
-  const FillDescriptor& descriptor() const { return desc_; }
 
  private:
-  FillDescriptor desc_;
-  detail::PlanBinding binding_;
   detail::FillFn fn_ = nullptr;
   uint64_t bits_ = 0;  // the converted value's bit pattern (a full byte for S4/U4)
 };

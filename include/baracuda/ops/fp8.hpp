@@ -72,6 +72,7 @@
 /// - **Workspace:** none. **Determinism:** bit-exact. One block, one launch; safe under graph capture.
 #pragma once
 
+#include "baracuda/core/hash.hpp"
 #include "baracuda/core/dyn_tensor.hpp"
 #include "baracuda/core/plan.hpp"
 #include "baracuda/core/sku.hpp"
@@ -108,7 +109,7 @@ struct Fp8QuantizeDescriptor {
   Fp8QuantizeDescriptor& with_accumulate_amax(bool a) { accumulate_amax = a; return *this; }
   Fp8QuantizeDescriptor& with_convention(QuantConvention c) { convention = c; return *this; }
   friend bool operator==(const Fp8QuantizeDescriptor&, const Fp8QuantizeDescriptor&) = default;
-  size_t hash() const;
+  size_t hash() const { return detail::hash_fields(input, output, shape, accumulate_amax, convention); }
 };
 
 // ---------------------------------------------------------------------------------------------------
@@ -124,7 +125,7 @@ struct Fp8DequantizeDescriptor {
   Fp8DequantizeDescriptor& with_output(ElementKind k) { output = k; return *this; }
   Fp8DequantizeDescriptor& with_shape(const Shape& s) { shape = s; return *this; }
   friend bool operator==(const Fp8DequantizeDescriptor&, const Fp8DequantizeDescriptor&) = default;
-  size_t hash() const;
+  size_t hash() const { return detail::hash_fields(input, output, shape); }
 };
 
 // ---------------------------------------------------------------------------------------------------
@@ -149,7 +150,7 @@ struct Fp8ScalingUpdateDescriptor {
   Fp8ScalingUpdateDescriptor& with_amax_compute_algo(AmaxComputeAlgo a) { amax_compute_algo = a; return *this; }
   Fp8ScalingUpdateDescriptor& with_margin(int m) { margin = m; return *this; }
   friend bool operator==(const Fp8ScalingUpdateDescriptor&, const Fp8ScalingUpdateDescriptor&) = default;
-  size_t hash() const;
+  size_t hash() const { return detail::hash_fields(fp8_kind, history_length, amax_compute_algo, margin); }
 };
 
 namespace detail {
@@ -173,21 +174,20 @@ struct Fp8QuantizeArgs {
 };
 
 /// The dtype/rank-erased Fp8QuantizePlan.
-class Fp8QuantizePlan {
+class Fp8QuantizePlan : public detail::BoundPlan<Fp8QuantizeDescriptor> {
+  using BoundPlan::BoundPlan;
+
  public:
   using Args = Fp8QuantizeArgs;
   static Result<Fp8QuantizePlan> select(const Stream& stream, const Fp8QuantizeDescriptor& desc,
                                         PlanPreference pref = {});
   Status can_implement(const Args& args) const;
   size_t workspace_size() const { return 0; }
-  KernelSku sku() const { return binding_.sku; }
-  PrecisionGuarantee precision_guarantee() const;
+  /// amax is combined by atomicMax: a maximum, whatever the order, so the result is deterministic.
+  PrecisionGuarantee precision_guarantee() const { return binding_.uniform_guarantee(); }
   Status run(const Stream& stream, Workspace workspace, const Args& args) const;
-  const Fp8QuantizeDescriptor& descriptor() const { return desc_; }
 
  private:
-  Fp8QuantizeDescriptor desc_;
-  detail::PlanBinding binding_;
   detail::Fp8QuantizeFn fn_ = nullptr;
 };
 
@@ -199,21 +199,19 @@ struct Fp8DequantizeArgs {
 };
 
 /// The dtype/rank-erased Fp8DequantizePlan.
-class Fp8DequantizePlan {
+class Fp8DequantizePlan : public detail::BoundPlan<Fp8DequantizeDescriptor> {
+  using BoundPlan::BoundPlan;
+
  public:
   using Args = Fp8DequantizeArgs;
   static Result<Fp8DequantizePlan> select(const Stream& stream, const Fp8DequantizeDescriptor& desc,
                                           PlanPreference pref = {});
   Status can_implement(const Args& args) const;
   size_t workspace_size() const { return 0; }
-  KernelSku sku() const { return binding_.sku; }
-  PrecisionGuarantee precision_guarantee() const;
+  PrecisionGuarantee precision_guarantee() const { return binding_.uniform_guarantee(); }
   Status run(const Stream& stream, Workspace workspace, const Args& args) const;
-  const Fp8DequantizeDescriptor& descriptor() const { return desc_; }
 
  private:
-  Fp8DequantizeDescriptor desc_;
-  detail::PlanBinding binding_;
   detail::Fp8DequantizeFn fn_ = nullptr;
 };
 
@@ -226,21 +224,19 @@ struct Fp8ScalingUpdateArgs {
 };
 
 /// The erased Fp8ScalingUpdatePlan.
-class Fp8ScalingUpdatePlan {
+class Fp8ScalingUpdatePlan : public detail::BoundPlan<Fp8ScalingUpdateDescriptor> {
+  using BoundPlan::BoundPlan;
+
  public:
   using Args = Fp8ScalingUpdateArgs;
   static Result<Fp8ScalingUpdatePlan> select(const Stream& stream, const Fp8ScalingUpdateDescriptor& desc,
                                              PlanPreference pref = {});
   Status can_implement(const Args& args) const;
   size_t workspace_size() const { return 0; }
-  KernelSku sku() const { return binding_.sku; }
-  PrecisionGuarantee precision_guarantee() const;
+  PrecisionGuarantee precision_guarantee() const { return binding_.uniform_guarantee(); }
   Status run(const Stream& stream, Workspace workspace, const Args& args) const;
-  const Fp8ScalingUpdateDescriptor& descriptor() const { return desc_; }
 
  private:
-  Fp8ScalingUpdateDescriptor desc_;
-  detail::PlanBinding binding_;
   detail::Fp8ScalingUpdateFn fn_ = nullptr;
 };
 

@@ -56,6 +56,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "baracuda/core/hash.hpp"
 #include "baracuda/core/dyn_tensor.hpp"
 #include "baracuda/core/plan.hpp"
 #include "baracuda/core/sku.hpp"
@@ -107,14 +108,13 @@ struct GatedActivationDescriptor {
   GatedActivationDescriptor& with_alpha(double a) { alpha = a; return *this; }
   GatedActivationDescriptor& with_limit(double l) { limit = l; return *this; }
   friend bool operator==(const GatedActivationDescriptor&, const GatedActivationDescriptor&) = default;
-  size_t hash() const;
+  size_t hash() const { return detail::hash_fields(kind, input_shape, split_dim, element, layout, alpha, limit); }
 
   /// `split_dim` in [0, rank) (valid only when `split_dim` is in range).
   int normalized_split_dim() const { return split_dim < 0 ? split_dim + input_shape.rank : split_dim; }
   /// The output's (and `dy`'s) shape: `input_shape` with `split_dim` halved (`input_shape` unchanged when
   /// `split_dim` is out of range: such a descriptor is `InvalidProblem` at select).
-  Shape output_shape() const;
-};
+  Shape output_shape() const;};
 /// The backward plan is described by its forward's descriptor.
 using GatedActivationBackwardDescriptor = GatedActivationDescriptor;
 
@@ -141,7 +141,9 @@ struct GatedActivationBackwardArgs {
 };
 
 /// The dtype/rank-erased GatedActivationPlan: `y = act(g) · lin(l)`.
-class GatedActivationPlan {
+class GatedActivationPlan : public detail::BoundPlan<GatedActivationDescriptor> {
+  using BoundPlan::BoundPlan;
+
  public:
   using Args = GatedActivationArgs;
 
@@ -150,19 +152,17 @@ class GatedActivationPlan {
   /// `x`: the descriptor's input shape; `y`: its output shape.
   Status can_implement(const Args& args) const;
   size_t workspace_size() const { return 0; }
-  KernelSku sku() const { return binding_.sku; }
-  PrecisionGuarantee precision_guarantee() const;
+  PrecisionGuarantee precision_guarantee() const { return binding_.uniform_guarantee(); }
   Status run(const Stream& stream, Workspace workspace, const Args& args) const;
-  const GatedActivationDescriptor& descriptor() const { return desc_; }
 
  private:
-  GatedActivationDescriptor desc_;
-  detail::PlanBinding binding_;
   detail::GatedForwardFn fn_ = nullptr;
 };
 
 /// The dtype/rank-erased GatedActivationBackwardPlan: `dx = ∂(Σ dy·y)/∂x` from the saved `x`.
-class GatedActivationBackwardPlan {
+class GatedActivationBackwardPlan : public detail::BoundPlan<GatedActivationDescriptor> {
+  using BoundPlan::BoundPlan;
+
  public:
   using Args = GatedActivationBackwardArgs;
 
@@ -171,14 +171,10 @@ class GatedActivationBackwardPlan {
   /// `dy`: the output shape; `x`, `dx`: the input shape. `dx` may be `x` (same pointer, same strides).
   Status can_implement(const Args& args) const;
   size_t workspace_size() const { return 0; }
-  KernelSku sku() const { return binding_.sku; }
-  PrecisionGuarantee precision_guarantee() const;
+  PrecisionGuarantee precision_guarantee() const { return binding_.uniform_guarantee(); }
   Status run(const Stream& stream, Workspace workspace, const Args& args) const;
-  const GatedActivationDescriptor& descriptor() const { return desc_; }
 
  private:
-  GatedActivationDescriptor desc_;
-  detail::PlanBinding binding_;
   detail::GatedBackwardFn fn_ = nullptr;
 };
 

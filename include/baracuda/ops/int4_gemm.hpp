@@ -67,6 +67,7 @@
 #include <cstdint>
 #include <utility>
 
+#include "baracuda/core/hash.hpp"
 #include "baracuda/core/dyn_tensor.hpp"
 #include "baracuda/core/plan.hpp"
 #include "baracuda/core/sku.hpp"
@@ -99,7 +100,7 @@ struct Int4GemmDescriptor {
   /// Whether act-order applies: `act_order` and more than one group (see the file comment).
   bool act_order_effective() const { return act_order && weight_shape().num_groups() > 1; }
   friend bool operator==(const Int4GemmDescriptor&, const Int4GemmDescriptor&) = default;
-  size_t hash() const;
+  size_t hash() const { return detail::hash_fields(m, n, k, group, scheme, act_order, element, has_bias); }
 };
 
 namespace detail {
@@ -124,7 +125,9 @@ struct Int4MarlinGemmArgs {
 
 /// W4A16 GEMM over Marlin-packed int4 weights. SKU `int4_marlin_gemm/<f16|bf16>->u4/...` (layout Rrr,
 /// epilogue Identity or Bias; variant names the backend, the scheme and act-order).
-class Int4MarlinGemmPlan {
+class Int4MarlinGemmPlan : public detail::BoundPlan<Int4GemmDescriptor> {
+  using BoundPlan::BoundPlan;
+
  public:
   using Args = Int4MarlinGemmArgs;
   /// The descriptor rules of the file comment; the device's function (the host reference, or the
@@ -136,15 +139,11 @@ class Int4MarlinGemmPlan {
   Status can_implement(const Args& args) const;
   /// Act-order's permuted activation and, on sim/cuda with K split, the partial sums (file comment).
   size_t workspace_size() const { return workspace_bytes_; }
-  KernelSku sku() const { return binding_.sku; }
   PrecisionGuarantee precision_guarantee() const;
   /// Re-validates; with act-order gathers a's columns into the workspace; then the GEMM.
   Status run(const Stream& stream, Workspace workspace, const Args& args) const;
-  const Int4GemmDescriptor& descriptor() const { return desc_; }
 
  private:
-  Int4GemmDescriptor desc_;
-  detail::PlanBinding binding_;
   size_t workspace_bytes_ = 0;
   int splits_ = 1;             ///< parts of K on the devices (tables.hpp's int4_gemm_splits)
   size_t partial_offset_ = 0;  ///< where the split-K partial sums start in the workspace

@@ -48,6 +48,7 @@
 #include <cstdint>
 #include <utility>
 
+#include "baracuda/core/hash.hpp"
 #include "baracuda/core/dyn_tensor.hpp"
 #include "baracuda/core/plan.hpp"
 #include "baracuda/core/sku.hpp"
@@ -104,7 +105,7 @@ struct Int4RepackDescriptor {
   /// Whether act-order applies: `act_order` and more than one group (as `Int4GemmDescriptor`).
   bool act_order_effective() const { return act_order && weight_shape().num_groups() > 1; }
   friend bool operator==(const Int4RepackDescriptor&, const Int4RepackDescriptor&) = default;
-  size_t hash() const;
+  size_t hash() const { return detail::hash_fields(k, n, group, format, scheme, act_order, scale_element); }
 };
 
 namespace detail {
@@ -127,7 +128,9 @@ struct Int4MarlinRepackArgs {
 
 /// GPTQ / AWQ checkpoint → Marlin tensors on the device. SKU `int4_marlin_repack/<f16|bf16>->u4/<variant>`
 /// (the scale kind; variant: backend × format × act-order).
-class Int4MarlinRepackPlan {
+class Int4MarlinRepackPlan : public detail::BoundPlan<Int4RepackDescriptor> {
+  using BoundPlan::BoundPlan;
+
  public:
   using Args = Int4MarlinRepackArgs;
   /// The descriptor rules of the file comment; the device's function.
@@ -138,15 +141,11 @@ class Int4MarlinRepackPlan {
   Status can_implement(const Args& args) const;
   /// Always 0.
   size_t workspace_size() const { return 0; }
-  KernelSku sku() const { return binding_.sku; }
-  PrecisionGuarantee precision_guarantee() const;
+  PrecisionGuarantee precision_guarantee() const { return binding_.uniform_guarantee(); }
   /// Re-validates, then writes the three outputs.
   Status run(const Stream& stream, Workspace workspace, const Args& args) const;
-  const Int4RepackDescriptor& descriptor() const { return desc_; }
 
  private:
-  Int4RepackDescriptor desc_;
-  detail::PlanBinding binding_;
   detail::Int4RepackFn repack_ = nullptr;
 };
 

@@ -59,6 +59,7 @@
 #include <utility>
 #include <vector>
 
+#include "baracuda/core/hash.hpp"
 #include "baracuda/core/dyn_tensor.hpp"
 #include "baracuda/core/plan.hpp"
 #include "baracuda/core/sku.hpp"
@@ -89,7 +90,7 @@ struct IntGemmDescriptor {
   IntGemmDescriptor& with_shape(int64_t m_, int64_t n_, int64_t k_) { m = m_, n = n_, k = k_; return *this; }
   IntGemmDescriptor& with_kinds(ElementKind a_, ElementKind b_) { a = a_, b = b_; return *this; }
   friend bool operator==(const IntGemmDescriptor&, const IntGemmDescriptor&) = default;
-  size_t hash() const;
+  size_t hash() const { return detail::hash_fields(m, n, k, a, b, c); }
 };
 
 namespace detail {
@@ -121,7 +122,9 @@ struct IntGemmArgs {
 /// names the kernel: `reference` (host), `tc_m16n8k32` (mma.sync), or on a compute capability 9.0 GPU past
 /// decode `wgmma_m64n128k32_tma` / `wgmma_m64n256k32_tma` (docs/ops/int_gemm.md; rows that are not 16-byte
 /// aligned then run the mma.sync kernel).
-class IntGemmPlan {
+class IntGemmPlan : public detail::BoundPlan<IntGemmDescriptor> {
+  using BoundPlan::BoundPlan;
+
  public:
   using Args = IntGemmArgs;
   /// Kinds (a, b ∈ {s8, u8}, c = s32), non-negative shape within the file comment's limits, K % 16 == 0,
@@ -130,14 +133,10 @@ class IntGemmPlan {
   /// Kinds, shapes, the alignment rules of the file comment, no broadcast, no overlap of c with a or b.
   Status can_implement(const Args& args) const;
   size_t workspace_size() const { return split_.bytes; }
-  KernelSku sku() const { return binding_.sku; }
   PrecisionGuarantee precision_guarantee() const;
   Status run(const Stream& stream, Workspace workspace, const Args& args) const;
-  const IntGemmDescriptor& descriptor() const { return desc_; }
 
  private:
-  IntGemmDescriptor desc_;
-  detail::PlanBinding binding_;
   detail::IntGemmSplitWorkspace split_{};
   detail::IntGemmFn fn_ = nullptr;
 };
@@ -226,7 +225,10 @@ struct QuantizedLinearDescriptor {
   QuantizedLinearDescriptor& with_activation(LinearActivation a) { activation = a; return *this; }
   QuantizedLinearDescriptor& with_convention(QuantConvention c) { convention = c; return *this; }
   friend bool operator==(const QuantizedLinearDescriptor&, const QuantizedLinearDescriptor&) = default;
-  size_t hash() const;
+  size_t hash() const {
+    return detail::hash_fields(m, n, k, element, output, x_quantized, weight_element, mode, weight_scale_granularity,
+                               has_bias, activation, convention);
+  }
 };
 
 /// SmoothQuant W8A8 linear: x was smoothed and quantized per tensor by the caller with the static scale
@@ -259,7 +261,10 @@ struct SmoothQuantLinearDescriptor {
   SmoothQuantLinearDescriptor& with_bias(bool b = true) { has_bias = b; return *this; }
   SmoothQuantLinearDescriptor& with_activation(LinearActivation a) { activation = a; return *this; }
   friend bool operator==(const SmoothQuantLinearDescriptor&, const SmoothQuantLinearDescriptor&) = default;
-  size_t hash() const;
+  size_t hash() const {
+    return detail::hash_fields(m, n, k, x_scale, x_quantized, weight_element, output, weight_scale_granularity,
+                               has_bias, activation);
+  }
 };
 
 namespace dynamic {
@@ -283,7 +288,9 @@ struct SmoothQuantLinearArgs {
 };
 
 /// W8A8 linear with x quantized per token inside the plan (QuantizedLinearDescriptor).
-class QuantizedLinearPlan {
+class QuantizedLinearPlan : public detail::BoundPlan<QuantizedLinearDescriptor> {
+  using BoundPlan::BoundPlan;
+
  public:
   using Args = QuantizedLinearArgs;
   static Result<QuantizedLinearPlan> select(const Stream& stream, const QuantizedLinearDescriptor& desc,
@@ -291,11 +298,9 @@ class QuantizedLinearPlan {
   /// Kinds, shapes, the alignment rules of the file comment, bias present iff `has_bias`, no overlap of y.
   Status can_implement(const Args& args) const;
   size_t workspace_size() const { return workspace_bytes_; }
-  KernelSku sku() const { return binding_.sku; }
   PrecisionGuarantee precision_guarantee() const;
   /// Re-validates; quantizes x into the workspace; then the GEMM with the epilogue.
   Status run(const Stream& stream, Workspace workspace, const Args& args) const;
-  const QuantizedLinearDescriptor& descriptor() const { return desc_; }
   /// Views, inside a workspace given to `run`, of the quantized x `[M, K]` (`x_quantized`), its scales `[M]`
   /// and zero points `[M]` (s32; all zero in symmetric mode).
   DynTensor quantized_x(Workspace ws) const;
@@ -303,8 +308,6 @@ class QuantizedLinearPlan {
   DynTensor x_zero_point(Workspace ws) const;
 
  private:
-  QuantizedLinearDescriptor desc_;
-  detail::PlanBinding binding_;
   DynamicRangeQuantizePlan quantize_;
   size_t q_offset_ = 0, scale_offset_ = 0, zp_offset_ = 0, quantize_ws_offset_ = 0;
   detail::IntGemmSplitWorkspace split_{};
@@ -313,7 +316,9 @@ class QuantizedLinearPlan {
 };
 
 /// SmoothQuant W8A8 linear over a caller-quantized x_q (SmoothQuantLinearDescriptor).
-class SmoothQuantLinearPlan {
+class SmoothQuantLinearPlan : public detail::BoundPlan<SmoothQuantLinearDescriptor> {
+  using BoundPlan::BoundPlan;
+
  public:
   using Args = SmoothQuantLinearArgs;
   static Result<SmoothQuantLinearPlan> select(const Stream& stream, const SmoothQuantLinearDescriptor& desc,
@@ -321,14 +326,10 @@ class SmoothQuantLinearPlan {
   /// Kinds, shapes, the alignment rules of the file comment, bias present iff `has_bias`, no overlap of y.
   Status can_implement(const Args& args) const;
   size_t workspace_size() const { return split_.bytes; }
-  KernelSku sku() const { return binding_.sku; }
   PrecisionGuarantee precision_guarantee() const;
   Status run(const Stream& stream, Workspace workspace, const Args& args) const;
-  const SmoothQuantLinearDescriptor& descriptor() const { return desc_; }
 
  private:
-  SmoothQuantLinearDescriptor desc_;
-  detail::PlanBinding binding_;
   detail::IntGemmSplitWorkspace split_{};
   detail::LinearFn fn_ = nullptr;
 };

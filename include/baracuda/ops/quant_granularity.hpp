@@ -20,6 +20,7 @@
 #include <string>
 #include <string_view>
 
+#include "baracuda/core/hash.hpp"
 #include "baracuda/core/status.hpp"
 #include "baracuda/core/tensor.hpp"
 
@@ -47,7 +48,7 @@ struct QuantGranularity {
   std::string to_string() const;
 
   friend bool operator==(const QuantGranularity&, const QuantGranularity&) = default;
-  size_t hash() const;
+  size_t hash() const { return detail::hash_fields(kind, axis, group_size); }
 };
 
 }  // namespace baracuda

@@ -75,6 +75,7 @@
 #include <string_view>
 #include <type_traits>
 
+#include "baracuda/core/hash.hpp"
 #include "baracuda/core/dyn_tensor.hpp"
 #include "baracuda/core/plan.hpp"
 #include "baracuda/core/sku.hpp"
@@ -126,7 +127,10 @@ struct QuantizeDescriptor {
   QuantizeDescriptor& with_grad_factor(double f) { grad_factor = f; return *this; }
   QuantizeDescriptor& with_convention(QuantConvention c) { convention = c; return *this; }
   friend bool operator==(const QuantizeDescriptor&, const QuantizeDescriptor&) = default;
-  size_t hash() const;
+  size_t hash() const {
+    return detail::hash_fields(op, element, quantized, shape, granularity, quant_min, quant_max, grad_factor,
+                               convention);
+  }
 };
 
 namespace detail {
@@ -205,7 +209,9 @@ struct QuantizeArgs {
 };
 
 /// One quantization op (the descriptor's `op`) over dtype/rank-erased tensors.
-class QuantizePlan {
+class QuantizePlan : public detail::BoundPlan<QuantizeDescriptor> {
+  using BoundPlan::BoundPlan;
+
  public:
   using Args = QuantizeArgs;
   /// Validates the descriptor for its `op`: element kinds, shape, granularity, range (see the file comment);
@@ -214,11 +220,9 @@ class QuantizePlan {
   /// Checks every operand the op uses (kind, shape, alignment, aliasing) and that unused ones are empty.
   Status can_implement(const Args& args) const;
   size_t workspace_size() const { return workspace_bytes_; }
-  KernelSku sku() const { return binding_.sku; }
   PrecisionGuarantee precision_guarantee() const;
   Status run(const Stream& stream, Workspace workspace, const Args& args) const;
   QuantizeOp op() const { return desc_.op; }
-  const QuantizeDescriptor& descriptor() const { return desc_; }
   int32_t quant_min() const { return qmin_; }
   int32_t quant_max() const { return qmax_; }
   /// The scale / zero-point shape for this descriptor.
@@ -227,8 +231,6 @@ class QuantizePlan {
   ElementKind scale_kind() const;
 
  private:
-  QuantizeDescriptor desc_;
-  detail::PlanBinding binding_;
   int32_t qmin_ = 0, qmax_ = 0;
   Shape param_shape_;
   size_t workspace_bytes_ = 0;

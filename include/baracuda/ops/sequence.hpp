@@ -26,6 +26,7 @@
 
 #include <cstdint>
 
+#include "baracuda/core/hash.hpp"
 #include "baracuda/core/dyn_tensor.hpp"
 #include "baracuda/core/plan.hpp"
 #include "baracuda/core/sku.hpp"
@@ -64,7 +65,7 @@ struct SequenceDescriptor {
     return *this;
   }
   friend bool operator==(const SequenceDescriptor&, const SequenceDescriptor&) = default;
-  size_t hash() const;
+  size_t hash() const { return detail::hash_fields(op, element, start, end, step, steps); }
 };
 
 namespace detail {
@@ -87,7 +88,9 @@ struct SequenceArgs {
 };
 
 /// The dtype-erased SequencePlan.
-class SequencePlan {
+class SequencePlan : public detail::BoundPlan<SequenceDescriptor> {
+  using BoundPlan::BoundPlan;
+
  public:
   using Args = SequenceArgs;
 
@@ -95,17 +98,13 @@ class SequencePlan {
   /// Checks `y` against the descriptor: kind, shape `[count()]`, stride, alignment, non-null data.
   Status can_implement(const Args& args) const;
   size_t workspace_size() const { return 0; }
-  KernelSku sku() const { return binding_.sku; }
-  PrecisionGuarantee precision_guarantee() const;
+  PrecisionGuarantee precision_guarantee() const { return binding_.uniform_guarantee(); }
   /// Re-validates, then launches (nothing for an empty y).
   Status run(const Stream& stream, Workspace workspace, const Args& args) const;
-  const SequenceDescriptor& descriptor() const { return desc_; }
   /// y's length: computed from the descriptor at `select`.
   int64_t count() const { return count_; }
 
  private:
-  SequenceDescriptor desc_;
-  detail::PlanBinding binding_;
   detail::SequenceFn fn_ = nullptr;
   int64_t count_ = 0;
   detail::SequenceFormula formula_;

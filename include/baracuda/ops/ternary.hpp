@@ -57,6 +57,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "baracuda/core/hash.hpp"
 #include "baracuda/core/dyn_tensor.hpp"
 #include "baracuda/core/plan.hpp"
 #include "baracuda/core/sku.hpp"
@@ -114,7 +115,7 @@ struct TernaryDescriptor {
   TernaryDescriptor& with_shape(const Shape& s) { return with_shapes(s, s, s); }
   TernaryDescriptor& with_value(double v) { value = v; return *this; }
   friend bool operator==(const TernaryDescriptor&, const TernaryDescriptor&) = default;
-  size_t hash() const;
+  size_t hash() const { return detail::hash_fields(op, element, a_shape, b_shape, c_shape, value); }
 };
 
 /// The problem of a WherePlan (and of its WhereBackwardPlan): the kind of a, b and out, and the shapes of
@@ -131,7 +132,7 @@ struct WhereDescriptor {
   }
   WhereDescriptor& with_shape(const Shape& s) { return with_shapes(s, s, s); }
   friend bool operator==(const WhereDescriptor&, const WhereDescriptor&) = default;
-  size_t hash() const;
+  size_t hash() const { return detail::hash_fields(element, cond_shape, a_shape, b_shape); }
 };
 
 namespace detail {
@@ -179,7 +180,9 @@ struct WhereBackwardArgs {
 };
 
 /// The dtype/rank-erased TernaryPlan: `out = op(a, b, c)` with broadcasting.
-class TernaryPlan {
+class TernaryPlan : public detail::BoundPlan<TernaryDescriptor> {
+  using BoundPlan::BoundPlan;
+
  public:
   using Args = TernaryArgs;
   TernaryPlan() = default;
@@ -187,24 +190,22 @@ class TernaryPlan {
   /// a, b, c with the descriptor's shapes, out with `output_shape()`, all of the descriptor's kind.
   Status can_implement(const Args& args) const;
   size_t workspace_size() const { return 0; }
-  KernelSku sku() const { return binding_.sku; }
-  PrecisionGuarantee precision_guarantee() const;
+  PrecisionGuarantee precision_guarantee() const { return binding_.uniform_guarantee(); }
   Status run(const Stream& stream, Workspace workspace, const Args& args) const;
-  const TernaryDescriptor& descriptor() const { return desc_; }
   /// The broadcast of the descriptor's shapes.
   const Shape& output_shape() const { return out_shape_; }
 
  private:
   TernaryPlan(const TernaryDescriptor& d, const Shape& out, const detail::PlanBinding& b, detail::TernaryFn f)
-      : desc_(d), out_shape_(out), binding_(b), fn_(f) {}
-  TernaryDescriptor desc_;
+      : BoundPlan(d, b), out_shape_(out), fn_(f) {}
   Shape out_shape_;
-  detail::PlanBinding binding_;
   detail::TernaryFn fn_ = nullptr;
 };
 
 /// The dtype/rank-erased TernaryBackwardPlan for the TernaryPlan of the same descriptor (float kinds).
-class TernaryBackwardPlan {
+class TernaryBackwardPlan : public detail::BoundPlan<TernaryDescriptor> {
+  using BoundPlan::BoundPlan;
+
  public:
   using Args = TernaryBackwardArgs;
   TernaryBackwardPlan() = default;
@@ -214,24 +215,22 @@ class TernaryBackwardPlan {
   /// is null) with `output_shape()`. All of the descriptor's kind.
   Status can_implement(const Args& args) const;
   size_t workspace_size() const { return 0; }
-  KernelSku sku() const { return binding_.sku; }
-  PrecisionGuarantee precision_guarantee() const;
+  PrecisionGuarantee precision_guarantee() const { return binding_.uniform_guarantee(); }
   Status run(const Stream& stream, Workspace workspace, const Args& args) const;
-  const TernaryDescriptor& descriptor() const { return desc_; }
   const Shape& output_shape() const { return out_shape_; }
 
  private:
   TernaryBackwardPlan(const TernaryDescriptor& d, const Shape& out, const detail::PlanBinding& b,
                       detail::TernaryBackwardFn f)
-      : desc_(d), out_shape_(out), binding_(b), fn_(f) {}
-  TernaryDescriptor desc_;
+      : BoundPlan(d, b), out_shape_(out), fn_(f) {}
   Shape out_shape_;
-  detail::PlanBinding binding_;
   detail::TernaryBackwardFn fn_ = nullptr;
 };
 
 /// The dtype/rank-erased WherePlan: `out = cond ? a : b` with broadcasting.
-class WherePlan {
+class WherePlan : public detail::BoundPlan<WhereDescriptor> {
+  using BoundPlan::BoundPlan;
+
  public:
   using Args = WhereArgs;
   WherePlan() = default;
@@ -239,23 +238,21 @@ class WherePlan {
   /// cond Bool, a and b of the descriptor's kind, each with its shape; out with `output_shape()`.
   Status can_implement(const Args& args) const;
   size_t workspace_size() const { return 0; }
-  KernelSku sku() const { return binding_.sku; }
-  PrecisionGuarantee precision_guarantee() const;
+  PrecisionGuarantee precision_guarantee() const { return binding_.uniform_guarantee(); }
   Status run(const Stream& stream, Workspace workspace, const Args& args) const;
-  const WhereDescriptor& descriptor() const { return desc_; }
   const Shape& output_shape() const { return out_shape_; }
 
  private:
   WherePlan(const WhereDescriptor& d, const Shape& out, const detail::PlanBinding& b, detail::TernaryFn f)
-      : desc_(d), out_shape_(out), binding_(b), fn_(f) {}
-  WhereDescriptor desc_;
+      : BoundPlan(d, b), out_shape_(out), fn_(f) {}
   Shape out_shape_;
-  detail::PlanBinding binding_;
   detail::TernaryFn fn_ = nullptr;
 };
 
 /// The dtype/rank-erased WhereBackwardPlan (float kinds): da, db from cond and dy.
-class WhereBackwardPlan {
+class WhereBackwardPlan : public detail::BoundPlan<WhereDescriptor> {
+  using BoundPlan::BoundPlan;
+
  public:
   using Args = WhereBackwardArgs;
   WhereBackwardPlan() = default;
@@ -265,19 +262,15 @@ class WhereBackwardPlan {
   /// `output_shape()`, of the descriptor's kind.
   Status can_implement(const Args& args) const;
   size_t workspace_size() const { return 0; }
-  KernelSku sku() const { return binding_.sku; }
-  PrecisionGuarantee precision_guarantee() const;
+  PrecisionGuarantee precision_guarantee() const { return binding_.uniform_guarantee(); }
   Status run(const Stream& stream, Workspace workspace, const Args& args) const;
-  const WhereDescriptor& descriptor() const { return desc_; }
   const Shape& output_shape() const { return out_shape_; }
 
  private:
   WhereBackwardPlan(const WhereDescriptor& d, const Shape& out, const detail::PlanBinding& b,
                     detail::TernaryBackwardFn f)
-      : desc_(d), out_shape_(out), binding_(b), fn_(f) {}
-  WhereDescriptor desc_;
+      : BoundPlan(d, b), out_shape_(out), fn_(f) {}
   Shape out_shape_;
-  detail::PlanBinding binding_;
   detail::TernaryBackwardFn fn_ = nullptr;
 };
 

@@ -59,6 +59,7 @@
 #include <optional>
 #include <string_view>
 
+#include "baracuda/core/hash.hpp"
 #include "baracuda/core/dyn_tensor.hpp"
 #include "baracuda/core/element.hpp"
 #include "baracuda/core/plan.hpp"
@@ -162,7 +163,7 @@ struct UnaryDescriptor {
   std::optional<double> parameter(UnaryParam p) const { return params[static_cast<size_t>(p)]; }
 
   friend bool operator==(const UnaryDescriptor&, const UnaryDescriptor&) = default;
-  size_t hash() const;
+  size_t hash() const { return detail::hash_fields(kind, element, shape, params); }
 };
 
 namespace detail {
@@ -191,28 +192,28 @@ struct UnaryBackwardArgs {
 };
 
 /// The dtype/rank-erased UnaryPlan: `out = f(in)`.
-class UnaryPlan {
+class UnaryPlan : public detail::BoundPlan<UnaryDescriptor> {
+  using BoundPlan::BoundPlan;
+
  public:
   using Args = UnaryArgs;
 
   static Result<UnaryPlan> select(const Stream& stream, const UnaryDescriptor& desc, PlanPreference pref = {});
   Status can_implement(const Args& args) const;
   size_t workspace_size() const { return 0; }
-  KernelSku sku() const { return binding_.sku; }
-  PrecisionGuarantee precision_guarantee() const;
+  PrecisionGuarantee precision_guarantee() const { return binding_.uniform_guarantee(); }
   Status run(const Stream& stream, Workspace workspace, const Args& args) const;
-  const UnaryDescriptor& descriptor() const { return desc_; }
 
  private:
-  UnaryDescriptor desc_;
   detail::UnaryParamValues params_{};
-  detail::PlanBinding binding_;
   detail::UnaryFn fn_ = nullptr;
 };
 
 /// The dtype/rank-erased UnaryBackwardPlan: `dx = dy · f'(saved)`, where `saved` is x, y or unused as
 /// `saved_operand()` (the catalog) says.
-class UnaryBackwardPlan {
+class UnaryBackwardPlan : public detail::BoundPlan<UnaryDescriptor> {
+  using BoundPlan::BoundPlan;
+
  public:
   using Args = UnaryBackwardArgs;
 
@@ -220,17 +221,13 @@ class UnaryBackwardPlan {
                                           PlanPreference pref = {});
   Status can_implement(const Args& args) const;
   size_t workspace_size() const { return 0; }
-  KernelSku sku() const { return binding_.sku; }
-  PrecisionGuarantee precision_guarantee() const;
+  PrecisionGuarantee precision_guarantee() const { return binding_.uniform_guarantee(); }
   /// What `saved` must hold: the forward input, the forward output, or nothing (not read).
   UnarySaved saved_operand() const { return unary_op_info(desc_.kind).saved; }
   Status run(const Stream& stream, Workspace workspace, const Args& args) const;
-  const UnaryDescriptor& descriptor() const { return desc_; }
 
  private:
-  UnaryDescriptor desc_;
   detail::UnaryParamValues params_{};
-  detail::PlanBinding binding_;
   detail::UnaryBackwardFn fn_ = nullptr;
 };
 

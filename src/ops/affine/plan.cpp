@@ -3,7 +3,6 @@
 #include <string>
 
 #include "baracuda/ops/affine.hpp"
-#include "core/hashing.hpp"
 #include "core/plan_core.hpp"
 #include "core/validate.hpp"
 #include "ops/affine/dispatch.hpp"
@@ -17,19 +16,7 @@ constexpr std::string_view kPlan = "AffinePlan";
 #include "ops/affine/affine.def"
 #undef BARACUDA_AFFINE_OP
 
-MathPrecision opmath_precision(ElementKind k) {
-  return k == ElementKind::F64 ? MathPrecision::F64 : MathPrecision::F32;
-}
-
 }  // namespace
-
-size_t AffineDescriptor::hash() const {
-  size_t h = std::hash<int>{}(static_cast<int>(element));
-  detail::hash_combine(h, shape.hash());
-  detail::hash_combine(h, alpha);
-  detail::hash_combine(h, beta);
-  return h;
-}
 
 namespace dynamic {
 
@@ -41,30 +28,19 @@ Result<AffinePlan> AffinePlan::select(const Stream& stream, const AffineDescript
   const auto fn = detail::kind_entry(kPlan, kOpName, *dev->table, desc.element);
   if (!fn) return fn.error();
 
-  AffinePlan p;
-  p.desc_ = desc;
-  p.binding_ = dev->bind(OpCategory::UnaryElementwise, kOpName, desc.element, std::nullopt,
-                         opmath_precision(desc.element), "elementwise");
+  AffinePlan p(desc, dev->bind(OpCategory::UnaryElementwise, kOpName, desc.element, std::nullopt,
+                               detail::opmath_precision(desc.element), "elementwise"));
   p.fn_ = *fn;
   return p;
 }
 
 Status AffinePlan::can_implement(const Args& args) const {
-  BARACUDA_TRY(detail::check_tensor(kPlan, "in", args.in, desc_.element, desc_.shape, detail::Access::Read));
-  BARACUDA_TRY(detail::check_tensor(kPlan, "out", args.out, desc_.element, desc_.shape, detail::Access::Write));
-  return detail::check_alias(kPlan, args.in, args.out);
-}
-
-PrecisionGuarantee AffinePlan::precision_guarantee() const {
-  const MathPrecision p = opmath_precision(desc_.element);
-  return {p, p, true, true};
+  return detail::check_map(kPlan, args.in, desc_.element, args.out, desc_.element, desc_.shape);
 }
 
 Status AffinePlan::run(const Stream& stream, Workspace, const Args& args) const {
-  const auto ctx =
-      detail::begin_run(kPlan, binding_, stream, [&] { return can_implement(args); }, args.out.numel() == 0);
-  if (!ctx) return ctx.status();
-  return fn_(*ctx, detail::AffineLaunch{args.in, args.out, desc_.alpha, desc_.beta});
+  return detail::run_entry(kPlan, binding_, stream, [&] { return can_implement(args); }, args.out.numel() == 0, fn_,
+                           detail::AffineLaunch{args.in, args.out, desc_.alpha, desc_.beta});
 }
 
 }  // namespace dynamic

@@ -6,7 +6,6 @@
 #include <string>
 
 #include "baracuda/ops/binary.hpp"
-#include "core/hashing.hpp"
 #include "core/elementwise_plan.hpp"
 #include "core/plan_core.hpp"
 #include "core/validate.hpp"
@@ -36,7 +35,7 @@ std::string str(std::string_view v) { return std::string(v); }
 
 MathPrecision math_precision(ElementKind k) {
   if (is_integral(k)) return MathPrecision::Exact;
-  return k == ElementKind::F64 ? MathPrecision::F64 : MathPrecision::F32;
+  return detail::opmath_precision(k);
 }
 
 /// What every plan of the family checks in select: valid shapes and kind, the broadcast output shape,
@@ -111,22 +110,6 @@ Result<Shape> broadcast_shapes(const Shape& a, const Shape& b) {
   return out;
 }
 
-size_t BinaryDescriptor::hash() const {
-  size_t h = std::hash<int>{}(static_cast<int>(op));
-  detail::hash_combine(h, static_cast<int>(element));
-  detail::hash_combine(h, a_shape.hash());
-  detail::hash_combine(h, b_shape.hash());
-  return h;
-}
-
-size_t CompareDescriptor::hash() const {
-  size_t h = std::hash<int>{}(static_cast<int>(op) + 1000);
-  detail::hash_combine(h, static_cast<int>(element));
-  detail::hash_combine(h, a_shape.hash());
-  detail::hash_combine(h, b_shape.hash());
-  return h;
-}
-
 namespace dynamic {
 
 // ---------------------------------------------------------------------------------------------------
@@ -142,11 +125,9 @@ Result<BinaryPlan> BinaryPlan::select(const Stream& stream, const BinaryDescript
   const std::string_view name = kBinaryInfo[static_cast<size_t>(desc.op)].name;
   if (fn == nullptr)
     return detail::unsupported_kind(kBinary, str(name), desc.element, row);
-  BinaryPlan p;
-  p.desc_ = desc;
+  BinaryPlan p(desc, s->dev.bind(OpCategory::BinaryElementwise, name, desc.element, std::nullopt,
+                                 math_precision(desc.element), "elementwise"));
   p.out_shape_ = s->out_shape;
-  p.binding_ = s->dev.bind(OpCategory::BinaryElementwise, name, desc.element, std::nullopt,
-                           math_precision(desc.element), "elementwise");
   p.fn_ = fn;
   return p;
 }
@@ -154,11 +135,6 @@ Result<BinaryPlan> BinaryPlan::select(const Stream& stream, const BinaryDescript
 Status BinaryPlan::can_implement(const Args& args) const {
   return check_forward_args(kBinary, desc_.element, desc_.element, desc_.a_shape, desc_.b_shape, out_shape_, args.a,
                             args.b, args.out);
-}
-
-PrecisionGuarantee BinaryPlan::precision_guarantee() const {
-  const MathPrecision p = math_precision(desc_.element);
-  return {p, p, true, true};
 }
 
 Status BinaryPlan::run(const Stream& stream, Workspace, const Args& args) const {
@@ -181,11 +157,9 @@ Result<ComparePlan> ComparePlan::select(const Stream& stream, const CompareDescr
   const detail::CompareFn fn = row[detail::kind_index(desc.element)];
   if (fn == nullptr)
     return detail::unsupported_kind(kCompare, str(to_string(desc.op)), desc.element, row);
-  ComparePlan p;
-  p.desc_ = desc;
+  ComparePlan p(desc, s->dev.bind(OpCategory::BinaryElementwise, to_string(desc.op), desc.element, ElementKind::Bool,
+                                  MathPrecision::Exact, "elementwise"));
   p.out_shape_ = s->out_shape;
-  p.binding_ = s->dev.bind(OpCategory::BinaryElementwise, to_string(desc.op), desc.element, ElementKind::Bool,
-                           MathPrecision::Exact, "elementwise");
   p.fn_ = fn;
   return p;
 }
@@ -193,10 +167,6 @@ Result<ComparePlan> ComparePlan::select(const Stream& stream, const CompareDescr
 Status ComparePlan::can_implement(const Args& args) const {
   return check_forward_args(kCompare, desc_.element, ElementKind::Bool, desc_.a_shape, desc_.b_shape, out_shape_,
                             args.a, args.b, args.out);
-}
-
-PrecisionGuarantee ComparePlan::precision_guarantee() const {
-  return {MathPrecision::Exact, MathPrecision::Exact, true, true};
 }
 
 Status ComparePlan::run(const Stream& stream, Workspace, const Args& args) const {
@@ -225,11 +195,9 @@ Result<BinaryBackwardPlan> BinaryBackwardPlan::select(const Stream& stream, cons
   const detail::BinaryBackwardFn fn = row[detail::kind_index(desc.element)];
   if (fn == nullptr)
     return detail::unsupported_kind(kBackward, str(info.name), desc.element, row);
-  BinaryBackwardPlan p;
-  p.desc_ = desc;
+  BinaryBackwardPlan p(desc, s->dev.bind(OpCategory::BinaryElementwise, info.backward_name, desc.element, std::nullopt,
+                                         math_precision(desc.element), "elementwise"));
   p.out_shape_ = s->out_shape;
-  p.binding_ = s->dev.bind(OpCategory::BinaryElementwise, info.backward_name, desc.element, std::nullopt,
-                           math_precision(desc.element), "elementwise");
   p.fn_ = fn;
   return p;
 }
@@ -257,11 +225,6 @@ Status BinaryBackwardPlan::can_implement(const Args& args) const {
   if (wanted(da) && wanted(db) && da.data == db.data && out_shape_.numel() > 0)
     return Error::invalid(str(kBackward) + ": da and db are the same memory; they must not overlap");
   return {};
-}
-
-PrecisionGuarantee BinaryBackwardPlan::precision_guarantee() const {
-  const MathPrecision p = math_precision(desc_.element);
-  return {p, p, true, true};
 }
 
 Status BinaryBackwardPlan::run(const Stream& stream, Workspace, const Args& args) const {

@@ -3,7 +3,6 @@
 #include <string>
 
 #include "baracuda/ops/cast.hpp"
-#include "core/hashing.hpp"
 #include "core/plan_core.hpp"
 #include "core/validate.hpp"
 #include "ops/cast/dispatch.hpp"
@@ -19,14 +18,6 @@ constexpr std::string_view kPlan = "CastPlan";
 
 }  // namespace
 
-size_t CastDescriptor::hash() const {
-  size_t h = std::hash<int>{}(static_cast<int>(input));
-  detail::hash_combine(h, static_cast<int>(output));
-  detail::hash_combine(h, shape.hash());
-  detail::hash_combine(h, saturate_fp8);
-  return h;
-}
-
 namespace dynamic {
 
 Result<CastPlan> CastPlan::select(const Stream& stream, const CastDescriptor& desc, PlanPreference pref) {
@@ -38,28 +29,18 @@ Result<CastPlan> CastPlan::select(const Stream& stream, const CastDescriptor& de
                                      "packed 4-bit kinds are converted by the quantization family");
   if (!fn) return fn.error();
 
-  CastPlan p;
-  p.desc_ = desc;
-  p.binding_ = dev->bind(OpCategory::Cast, kOpName, desc.input, desc.output, MathPrecision::Exact, "elementwise");
+  CastPlan p(desc, dev->bind(OpCategory::Cast, kOpName, desc.input, desc.output, MathPrecision::Exact, "elementwise"));
   p.fn_ = *fn;
   return p;
 }
 
 Status CastPlan::can_implement(const Args& args) const {
-  BARACUDA_TRY(detail::check_tensor(kPlan, "in", args.in, desc_.input, desc_.shape, detail::Access::Read));
-  BARACUDA_TRY(detail::check_tensor(kPlan, "out", args.out, desc_.output, desc_.shape, detail::Access::Write));
-  return detail::check_alias(kPlan, args.in, args.out);
-}
-
-PrecisionGuarantee CastPlan::precision_guarantee() const {
-  return {MathPrecision::Exact, MathPrecision::Exact, true, true};
+  return detail::check_map(kPlan, args.in, desc_.input, args.out, desc_.output, desc_.shape);
 }
 
 Status CastPlan::run(const Stream& stream, Workspace, const Args& args) const {
-  const auto ctx =
-      detail::begin_run(kPlan, binding_, stream, [&] { return can_implement(args); }, args.out.numel() == 0);
-  if (!ctx) return ctx.status();
-  return fn_(*ctx, detail::CastLaunch{args.in, args.out, desc_.saturate_fp8});
+  return detail::run_entry(kPlan, binding_, stream, [&] { return can_implement(args); }, args.out.numel() == 0, fn_,
+                           detail::CastLaunch{args.in, args.out, desc_.saturate_fp8});
 }
 
 }  // namespace dynamic

@@ -6,7 +6,6 @@
 #include <string>
 
 #include "baracuda/ops/dynamic_range_quantize.hpp"
-#include "core/hashing.hpp"
 #include "core/plan_core.hpp"
 #include "core/validate.hpp"
 #include "device/segment_reduce_geometry.hpp"
@@ -48,18 +47,6 @@ std::pair<int64_t, int64_t> byte_extent(const ConstDynTensor& t) {
 }
 
 }  // namespace
-
-size_t DynamicRangeQuantizeDescriptor::hash() const {
-  size_t h = std::hash<int>{}(static_cast<int>(element));
-  detail::hash_combine(h, static_cast<int>(quantized));
-  detail::hash_combine(h, shape.hash());
-  detail::hash_combine(h, granularity.hash());
-  detail::hash_combine(h, static_cast<int>(mode));
-  detail::hash_combine(h, quant_min.value_or(std::numeric_limits<int32_t>::min()));
-  detail::hash_combine(h, quant_max.value_or(std::numeric_limits<int32_t>::max()));
-  detail::hash_combine(h, static_cast<int>(convention));
-  return h;
-}
 
 namespace dynamic {
 
@@ -104,11 +91,6 @@ Result<DynamicRangeQuantizePlan> DynamicRangeQuantizePlan::select(const Stream& 
     return Error::unsupported(s(kPlan) + ": " + s(to_string(desc.element)) + " → " + s(to_string(desc.quantized)) +
                               " is not available on this device");
 
-  DynamicRangeQuantizePlan p;
-  p.desc_ = desc;
-  p.qmin_ = qmin;
-  p.qmax_ = qmax;
-  p.param_shape_ = layout->param_shape;
   // The fused single-pass path where the segments are the rows of the last dimension and a row fits on chip
   // (ops/dynamic_range/dispatch.hpp); otherwise the two passes.
   const detail::FusedRowSchedule sched =
@@ -118,12 +100,16 @@ Result<DynamicRangeQuantizePlan> DynamicRangeQuantizePlan::select(const Stream& 
       sched == detail::FusedRowSchedule::None || fused == nullptr
           ? nullptr
           : (*fused)[detail::kind_index(desc.element)][detail::kind_index(desc.quantized)];
-  p.binding_ = dev->bind(OpCategory::Quantization, detail::kDynamicRangeModes[static_cast<size_t>(desc.mode)].op,
-                         desc.element, desc.quantized,
-                         desc.element == ElementKind::F64 ? MathPrecision::F64 : MathPrecision::F32,
-                         fused_fn == nullptr                                 ? "segment_reduce+quantize"
-                         : sched == detail::FusedRowSchedule::WarpPerRow ? "fused_rows_warp"
-                                                                           : "fused_rows_block");
+  const std::string_view variant = fused_fn == nullptr                                 ? "segment_reduce+quantize"
+                                   : sched == detail::FusedRowSchedule::WarpPerRow ? "fused_rows_warp"
+                                                                                   : "fused_rows_block";
+  DynamicRangeQuantizePlan p(desc, dev->bind(OpCategory::Quantization,
+                                             detail::kDynamicRangeModes[static_cast<size_t>(desc.mode)].op,
+                                             desc.element, desc.quantized, detail::opmath_precision(desc.element),
+                                             variant));
+  p.qmin_ = qmin;
+  p.qmax_ = qmax;
+  p.param_shape_ = layout->param_shape;
   p.params_fn_ = params_fn;
   p.quantize_fn_ = quantize_fn;
   p.fused_fn_ = fused_fn;
@@ -170,11 +156,6 @@ Status DynamicRangeQuantizePlan::can_implement(const Args& args) const {
     }
   }
   return {};
-}
-
-PrecisionGuarantee DynamicRangeQuantizePlan::precision_guarantee() const {
-  const MathPrecision p = desc_.element == ElementKind::F64 ? MathPrecision::F64 : MathPrecision::F32;
-  return {p, p, true, true};
 }
 
 Status DynamicRangeQuantizePlan::run(const Stream& stream, Workspace workspace, const Args& args) const {

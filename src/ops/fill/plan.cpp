@@ -5,7 +5,6 @@
 #include <string>
 
 #include "baracuda/ops/fill.hpp"
-#include "core/hashing.hpp"
 #include "core/plan_core.hpp"
 #include "core/validate.hpp"
 #include "device/convert.cuh"
@@ -91,13 +90,6 @@ constexpr detail::KindTable<ValueFn> kValueTable =
 
 }  // namespace
 
-size_t FillDescriptor::hash() const {
-  size_t h = std::hash<int>{}(static_cast<int>(element));
-  detail::hash_combine(h, shape.hash());
-  detail::hash_combine(h, value.hash());
-  return h;
-}
-
 namespace dynamic {
 
 Result<FillPlan> FillPlan::select(const Stream& stream, const FillDescriptor& desc, PlanPreference pref) {
@@ -110,9 +102,8 @@ Result<FillPlan> FillPlan::select(const Stream& stream, const FillDescriptor& de
   auto bits = kValueTable[detail::kind_index(desc.element)](desc.value);  // the value table has the same kinds
   if (!bits) return bits.error();
 
-  FillPlan p;
-  p.desc_ = desc;
-  p.binding_ = dev->bind(OpCategory::Fill, kOpName, desc.element, std::nullopt, MathPrecision::Exact, "elementwise");
+  FillPlan p(desc, dev->bind(OpCategory::Fill, kOpName, desc.element, std::nullopt, MathPrecision::Exact,
+                             "elementwise"));
   p.fn_ = *fn;
   p.bits_ = *bits;
   return p;
@@ -120,10 +111,6 @@ Result<FillPlan> FillPlan::select(const Stream& stream, const FillDescriptor& de
 
 Status FillPlan::can_implement(const Args& args) const {
   return detail::check_tensor(kPlan, "out", args.out, desc_.element, desc_.shape, detail::Access::Write);
-}
-
-PrecisionGuarantee FillPlan::precision_guarantee() const {
-  return {MathPrecision::Exact, MathPrecision::Exact, true, true};
 }
 
 Status FillPlan::run(const Stream& stream, Workspace, const Args& args) const {

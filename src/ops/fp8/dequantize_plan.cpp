@@ -3,7 +3,6 @@
 #include <string>
 
 #include "baracuda/ops/fp8.hpp"
-#include "core/hashing.hpp"
 #include "core/plan_core.hpp"
 #include "core/validate.hpp"
 #include "ops/fp8/dispatch.hpp"
@@ -13,13 +12,6 @@ namespace baracuda {
 namespace {
 constexpr std::string_view kPlan = "Fp8DequantizePlan";
 }  // namespace
-
-size_t Fp8DequantizeDescriptor::hash() const {
-  size_t h = std::hash<int>{}(static_cast<int>(input));
-  detail::hash_combine(h, static_cast<int>(output));
-  detail::hash_combine(h, shape.hash());
-  return h;
-}
 
 namespace dynamic {
 
@@ -33,10 +25,8 @@ Result<Fp8DequantizePlan> Fp8DequantizePlan::select(const Stream& stream, const 
                                      "x: fp8e4m3 or fp8e5m2; y: f16, bf16, f32 or f64");
   if (!fn) return fn.error();
 
-  Fp8DequantizePlan p;
-  p.desc_ = desc;
-  p.binding_ = dev->bind(OpCategory::Quantization, detail::kFp8OpName<Fp8DequantizePlan>, desc.input, desc.output,
-                         desc.output == ElementKind::F64 ? MathPrecision::F64 : MathPrecision::F32, "elementwise");
+  Fp8DequantizePlan p(desc, dev->bind(OpCategory::Quantization, detail::kFp8OpName<Fp8DequantizePlan>, desc.input,
+                                      desc.output, detail::opmath_precision(desc.output), "elementwise"));
   p.fn_ = *fn;
   return p;
 }
@@ -47,11 +37,6 @@ Status Fp8DequantizePlan::can_implement(const Args& args) const {
   BARACUDA_TRY(detail::check_tensor(kPlan, "y", args.y, desc_.output, desc_.shape, detail::Access::Write));
   BARACUDA_TRY(detail::check_alias(kPlan, args.x, args.y));  // different element sizes: never in place
   return detail::check_distinct(kPlan, "y", args.y, "scale_inv", args.scale_inv);
-}
-
-PrecisionGuarantee Fp8DequantizePlan::precision_guarantee() const {
-  const MathPrecision p = desc_.output == ElementKind::F64 ? MathPrecision::F64 : MathPrecision::F32;
-  return {p, p, true, true};
 }
 
 Status Fp8DequantizePlan::run(const Stream& stream, Workspace, const Args& args) const {

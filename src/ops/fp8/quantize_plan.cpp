@@ -4,7 +4,6 @@
 #include <string>
 
 #include "baracuda/ops/fp8.hpp"
-#include "core/hashing.hpp"
 #include "core/plan_core.hpp"
 #include "core/validate.hpp"
 #include "ops/fp8/dispatch.hpp"
@@ -15,15 +14,6 @@ namespace baracuda {
 namespace {
 constexpr std::string_view kPlan = "Fp8QuantizePlan";
 }  // namespace
-
-size_t Fp8QuantizeDescriptor::hash() const {
-  size_t h = std::hash<int>{}(static_cast<int>(input));
-  detail::hash_combine(h, static_cast<int>(output));
-  detail::hash_combine(h, shape.hash());
-  detail::hash_combine(h, accumulate_amax);
-  detail::hash_combine(h, static_cast<int>(convention));
-  return h;
-}
 
 namespace dynamic {
 
@@ -38,12 +28,11 @@ Result<Fp8QuantizePlan> Fp8QuantizePlan::select(const Stream& stream, const Fp8Q
                                      "x: f16, bf16, f32 or f64; y: fp8e4m3 or fp8e5m2");
   if (!fn) return fn.error();
 
-  Fp8QuantizePlan p;
-  p.desc_ = desc;
   // TransformerEngine's NaN-skipping amax is another instantiation of the fused kernel.
-  p.binding_ = dev->bind(OpCategory::Quantization, detail::kFp8OpName<Fp8QuantizePlan>, desc.input, desc.output,
-                         desc.input == ElementKind::F64 ? MathPrecision::F64 : MathPrecision::F32,
-                         desc.convention == QuantConvention::TransformerEngine ? "fused_amax_skip_nan" : "fused_amax");
+  const bool skip_nan = desc.convention == QuantConvention::TransformerEngine;
+  Fp8QuantizePlan p(desc, dev->bind(OpCategory::Quantization, detail::kFp8OpName<Fp8QuantizePlan>, desc.input,
+                                    desc.output, detail::opmath_precision(desc.input),
+                                    skip_nan ? "fused_amax_skip_nan" : "fused_amax"));
   p.fn_ = *fn;
   return p;
 }
@@ -59,12 +48,6 @@ Status Fp8QuantizePlan::can_implement(const Args& args) const {
   BARACUDA_TRY(detail::check_f32_scalar(kPlan, "scale_inv", args.scale_inv, detail::Access::Write));
   BARACUDA_TRY(detail::check_distinct(kPlan, "scale_inv", args.scale_inv, "scale", args.scale));
   return detail::check_distinct(kPlan, "scale_inv", args.scale_inv, "amax", args.amax);
-}
-
-PrecisionGuarantee Fp8QuantizePlan::precision_guarantee() const {
-  const MathPrecision p = desc_.input == ElementKind::F64 ? MathPrecision::F64 : MathPrecision::F32;
-  // The atomicMax combines a maximum, which does not depend on the order: deterministic.
-  return {p, p, true, true};
 }
 
 Status Fp8QuantizePlan::run(const Stream& stream, Workspace, const Args& args) const {

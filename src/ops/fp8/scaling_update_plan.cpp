@@ -4,7 +4,6 @@
 #include <string>
 
 #include "baracuda/ops/fp8.hpp"
-#include "core/hashing.hpp"
 #include "core/plan_core.hpp"
 #include "core/validate.hpp"
 #include "ops/fp8/dispatch.hpp"
@@ -15,14 +14,6 @@ namespace {
 constexpr std::string_view kPlan = "Fp8ScalingUpdatePlan";
 constexpr int kMaxMargin = 64;  // fp8_max · 2^±64 stays a normal f32, so scaled_max is exact
 }  // namespace
-
-size_t Fp8ScalingUpdateDescriptor::hash() const {
-  size_t h = std::hash<int>{}(static_cast<int>(fp8_kind));
-  detail::hash_combine(h, history_length);
-  detail::hash_combine(h, static_cast<int>(amax_compute_algo));
-  detail::hash_combine(h, margin);
-  return h;
-}
 
 namespace dynamic {
 
@@ -41,11 +32,10 @@ Result<Fp8ScalingUpdatePlan> Fp8ScalingUpdatePlan::select(const Stream& stream, 
   auto dev = detail::select_device(kPlan, stream, pref, BARACUDA_DEVICE_TABLES(fp8_functions));
   if (!dev) return dev.error();
 
-  Fp8ScalingUpdatePlan p;
-  p.desc_ = desc;
-  p.binding_ = dev->bind(OpCategory::Quantization, "fp8_scaling_update", ElementKind::F32, desc.fp8_kind,
-                         MathPrecision::F32,
-                         desc.amax_compute_algo == AmaxComputeAlgo::Max ? "delayed_max" : "delayed_most_recent");
+  const bool max_algo = desc.amax_compute_algo == AmaxComputeAlgo::Max;
+  Fp8ScalingUpdatePlan p(desc, dev->bind(OpCategory::Quantization, "fp8_scaling_update", ElementKind::F32,
+                                         desc.fp8_kind, MathPrecision::F32,
+                                         max_algo ? "delayed_max" : "delayed_most_recent"));
   p.fn_ = dev->table->scaling_update;
   return p;
 }
@@ -58,10 +48,6 @@ Status Fp8ScalingUpdatePlan::can_implement(const Args& args) const {
   BARACUDA_TRY(detail::check_distinct(kPlan, "amax_history", args.amax_history, "scale", args.scale));
   BARACUDA_TRY(detail::check_distinct(kPlan, "amax_history", args.amax_history, "scale_inv", args.scale_inv));
   return detail::check_distinct(kPlan, "scale", args.scale, "scale_inv", args.scale_inv);
-}
-
-PrecisionGuarantee Fp8ScalingUpdatePlan::precision_guarantee() const {
-  return {MathPrecision::F32, MathPrecision::F32, true, true};
 }
 
 Status Fp8ScalingUpdatePlan::run(const Stream& stream, Workspace, const Args& args) const {

@@ -6,7 +6,6 @@
 #include <type_traits>
 
 #include "baracuda/ops/gated_activation.hpp"
-#include "core/hashing.hpp"
 #include "core/plan_core.hpp"
 #include "core/validate.hpp"
 #include "ops/gated_activation/dispatch.hpp"
@@ -43,10 +42,6 @@ static_assert(catalog_in_enum_order(), "gated_activation.def lists the kinds in 
 
 bool valid_kind(GatedActivationKind k) { return detail::gated_kind_index(k) < kNumGatedActivationKinds; }
 bool valid_layout(GateLayout l) { return static_cast<int>(l) <= static_cast<int>(GateLayout::Interleaved); }
-
-MathPrecision opmath_precision(ElementKind k) {
-  return k == ElementKind::F64 ? MathPrecision::F64 : MathPrecision::F32;
-}
 
 std::string s(std::string_view v) { return std::string(v); }
 
@@ -97,7 +92,7 @@ auto select_function(std::string_view plan, const Stream& stream, const GatedAct
                               s(to_string(d.kind)) + " (f16, bf16, f32 and f64 are)");
   return Bound<std::remove_cv_t<decltype(fn)>>{
       fn, dev->bind(OpCategory::GatedActivation, names[detail::gated_kind_index(d.kind)], d.element, std::nullopt,
-                    opmath_precision(d.element), "elementwise")};
+                    detail::opmath_precision(d.element), "elementwise")};
 }
 
 /// The view of `t` (of the input's shape) at the gate (`gate` = true) or linear positions of `layout`, over
@@ -143,17 +138,6 @@ Shape GatedActivationDescriptor::output_shape() const {
   return out;
 }
 
-size_t GatedActivationDescriptor::hash() const {
-  size_t h = std::hash<int>{}(static_cast<int>(kind));
-  detail::hash_combine(h, input_shape.hash());
-  detail::hash_combine(h, split_dim);
-  detail::hash_combine(h, static_cast<int>(element));
-  detail::hash_combine(h, static_cast<int>(layout));
-  detail::hash_combine(h, alpha);
-  detail::hash_combine(h, limit);
-  return h;
-}
-
 namespace dynamic {
 
 // ---------------------------------------------------------------------------------------------------
@@ -165,9 +149,7 @@ Result<GatedActivationPlan> GatedActivationPlan::select(const Stream& stream, co
   BARACUDA_TRY(check_descriptor(kForward, desc));
   auto b = select_function(kForward, stream, desc, pref, BARACUDA_DEVICE_TABLES(gated_forward_table), kForwardNames);
   if (!b) return b.error();
-  GatedActivationPlan p;
-  p.desc_ = desc;
-  p.binding_ = b->binding;
+  GatedActivationPlan p(desc, b->binding);
   p.fn_ = b->fn;
   return p;
 }
@@ -175,11 +157,6 @@ Result<GatedActivationPlan> GatedActivationPlan::select(const Stream& stream, co
 Status GatedActivationPlan::can_implement(const Args& args) const {
   BARACUDA_TRY(detail::check_tensor(kForward, "x", args.x, desc_.element, desc_.input_shape, detail::Access::Read));
   return detail::check_tensor(kForward, "y", args.y, desc_.element, desc_.output_shape(), detail::Access::Write);
-}
-
-PrecisionGuarantee GatedActivationPlan::precision_guarantee() const {
-  const MathPrecision p = opmath_precision(desc_.element);
-  return {p, p, true, true};
 }
 
 Status GatedActivationPlan::run(const Stream& stream, Workspace, const Args& args) const {
@@ -210,9 +187,7 @@ Result<GatedActivationBackwardPlan> GatedActivationBackwardPlan::select(const St
   auto b =
       select_function(kBackward, stream, desc, pref, BARACUDA_DEVICE_TABLES(gated_backward_table), kBackwardNames);
   if (!b) return b.error();
-  GatedActivationBackwardPlan p;
-  p.desc_ = desc;
-  p.binding_ = b->binding;
+  GatedActivationBackwardPlan p(desc, b->binding);
   p.fn_ = b->fn;
   return p;
 }
@@ -226,11 +201,6 @@ Status GatedActivationBackwardPlan::can_implement(const Args& args) const {
   if (dy.data != nullptr && dy.data == dx.data && dx.numel() != 0)
     return Error::invalid(s(kBackward) + ": dy and dx share storage; only x may be overwritten by dx (in place)");
   return {};
-}
-
-PrecisionGuarantee GatedActivationBackwardPlan::precision_guarantee() const {
-  const MathPrecision p = opmath_precision(desc_.element);
-  return {p, p, true, true};
 }
 
 Status GatedActivationBackwardPlan::run(const Stream& stream, Workspace, const Args& args) const {

@@ -7,7 +7,6 @@
 #include <utility>
 
 #include "baracuda/ops/int4_gemm.hpp"
-#include "core/hashing.hpp"
 #include "core/plan_core.hpp"
 #include "core/validate.hpp"
 #include "ops/int4_gemm/tables.hpp"
@@ -62,20 +61,7 @@ Status check_dense(std::string_view name, const ConstDynTensor& t, ElementKind k
   return {};
 }
 
-Status check_absent(std::string_view name, const ConstDynTensor& t, std::string_view why) {
-  return detail::check_absent(P, name, t, why);
-}
-
 }  // namespace
-
-size_t Int4GemmDescriptor::hash() const {
-  size_t h = std::hash<int64_t>{}(m);
-  for (int64_t v : {n, k, group}) detail::hash_combine(h, v);
-  for (int v :
-       {static_cast<int>(scheme), static_cast<int>(act_order), static_cast<int>(element), static_cast<int>(has_bias)})
-    detail::hash_combine(h, v);
-  return h;
-}
 
 namespace dynamic {
 
@@ -87,8 +73,9 @@ Result<Int4MarlinGemmPlan> Int4MarlinGemmPlan::select(const Stream& stream, cons
     return Error::invalid(s(P) + ": M, N and K must be >= 0; got M = " + n2s(desc.m) + ", N = " + n2s(desc.n) +
                           ", K = " + n2s(desc.k));
   if (desc.m > detail::kInt4GemmMaxM || desc.n > detail::kInt4GemmMaxNK || desc.k > detail::kInt4GemmMaxNK)
-    return Error::invalid(s(P) + ": M must be at most " + n2s(detail::kInt4GemmMaxM) + " (65535 blocks of 64 rows) and N, K at most " +
-                          n2s(detail::kInt4GemmMaxNK) + "; got M = " + n2s(desc.m) + ", N = " + n2s(desc.n) +
+    return Error::invalid(s(P) + ": M must be at most " + n2s(detail::kInt4GemmMaxM) +
+                          " (65535 blocks of 64 rows) and N, K at most " + n2s(detail::kInt4GemmMaxNK) +
+                          "; got M = " + n2s(desc.m) + ", N = " + n2s(desc.n) +
                           ", K = " + n2s(desc.k) + " (split the batch)");
   if (!is_int4_group(desc.group))
     return Error::invalid(s(P) + ": group must be one of " + int4::groups_text() + " (-1: per channel); got " +
@@ -126,11 +113,9 @@ Result<Int4MarlinGemmPlan> Int4MarlinGemmPlan::select(const Stream& stream, cons
     return Error::unsupported(s(P) + ": the " + s(to_string(stream.device())) + " device has no int4 GEMM for " +
                               s(to_string(desc.element)) + " activations");
 
-  Int4MarlinGemmPlan p;
-  p.desc_ = desc;
-  p.binding_ = dev->bind(OpCategory::Gemm, "int4_marlin_gemm", desc.element, ElementKind::U4, MathPrecision::Int4,
-                         variant_of(stream.device(), desc.scheme, act), LayoutKind::Rrr,
-                         desc.has_bias ? EpilogueKind::Bias : EpilogueKind::Identity);
+  Int4MarlinGemmPlan p(desc, dev->bind(OpCategory::Gemm, "int4_marlin_gemm", desc.element, ElementKind::U4,
+                                       MathPrecision::Int4, variant_of(stream.device(), desc.scheme, act),
+                                       LayoutKind::Rrr, desc.has_bias ? EpilogueKind::Bias : EpilogueKind::Identity));
   p.workspace_bytes_ = ws;
   p.splits_ = splits;
   p.partial_offset_ = partial_offset;
@@ -150,19 +135,19 @@ Status Int4MarlinGemmPlan::can_implement(const Args& t) const {
   if (d.scheme == Int4Scheme::Asymmetric) {
     BARACUDA_TRY(check_dense("zeros", t.zeros, ElementKind::S32, Shape{G, d.n / 8}));
   } else {
-    BARACUDA_TRY(check_absent("zeros", t.zeros, "the scheme is Symmetric (z = 8)"));
+    BARACUDA_TRY(detail::check_absent(P, "zeros", t.zeros, "the scheme is Symmetric (z = 8)"));
   }
   if (d.act_order_effective()) {
     BARACUDA_TRY(check_dense("perm", t.perm, ElementKind::S32, Shape{d.k}));
   } else {
-    BARACUDA_TRY(check_absent("perm", t.perm,
-                              d.act_order ? "act-order with a single group is planned without it (no perm)"
-                                          : "the descriptor has no act-order"));
+    BARACUDA_TRY(detail::check_absent(P, "perm", t.perm,
+                                      d.act_order ? "act-order with a single group is planned without it (no perm)"
+                                                  : "the descriptor has no act-order"));
   }
   if (d.has_bias) {
     BARACUDA_TRY(detail::check_tensor(P, "bias", t.bias, T, Shape{d.n}, detail::Access::Read));
   } else {
-    BARACUDA_TRY(check_absent("bias", t.bias, "the descriptor has no bias (use with_bias())"));
+    BARACUDA_TRY(detail::check_absent(P, "bias", t.bias, "the descriptor has no bias (use with_bias())"));
   }
   BARACUDA_TRY(check_row_operand("c", t.c, T, d.m, d.n, detail::Access::Write));
   BARACUDA_TRY(detail::check_no_overlap(P, "c", t.c, "a", t.a));

@@ -6,7 +6,6 @@
 #include <utility>
 
 #include "baracuda/ops/int4_marlin_repack.hpp"
-#include "core/hashing.hpp"
 #include "core/plan_core.hpp"
 #include "core/validate.hpp"
 #include "ops/int4_marlin_repack/tables.hpp"
@@ -41,20 +40,7 @@ Status check_dense(std::string_view name, const ConstDynTensor& t, ElementKind k
   return detail::check_dense(P, name, t, kind, shape, access, "as checkpoints store it");
 }
 
-Status check_absent(std::string_view name, const ConstDynTensor& t, std::string_view why) {
-  return detail::check_absent(P, name, t, why);
-}
-
 }  // namespace
-
-size_t Int4RepackDescriptor::hash() const {
-  size_t h = std::hash<int64_t>{}(k);
-  for (int64_t v : {n, group}) detail::hash_combine(h, v);
-  for (int v : {static_cast<int>(format), static_cast<int>(scheme), static_cast<int>(act_order),
-                static_cast<int>(scale_element)})
-    detail::hash_combine(h, v);
-  return h;
-}
 
 namespace dynamic {
 
@@ -94,10 +80,9 @@ Result<Int4MarlinRepackPlan> Int4MarlinRepackPlan::select(const Stream& stream, 
     return Error::unsupported(s(P) + ": the " + s(to_string(stream.device())) + " device has no repack to " +
                               s(to_string(desc.scale_element)) + " scales");
 
-  Int4MarlinRepackPlan p;
-  p.desc_ = desc;
-  p.binding_ = dev->bind(OpCategory::Quantization, "int4_marlin_repack", desc.scale_element, ElementKind::U4,
-                         MathPrecision::Exact, variant_of(stream.device(), desc.format, desc.act_order_effective()));
+  Int4MarlinRepackPlan p(desc, dev->bind(OpCategory::Quantization, "int4_marlin_repack", desc.scale_element,
+                                         ElementKind::U4, MathPrecision::Exact,
+                                         variant_of(stream.device(), desc.format, desc.act_order_effective())));
   p.repack_ = fn;
   return p;
 }
@@ -115,16 +100,16 @@ Status Int4MarlinRepackPlan::can_implement(const Args& t) const {
   if (d.act_order_effective()) {
     BARACUDA_TRY(check_dense("perm", t.perm, ElementKind::S32, Shape{K}, R));
   } else {
-    BARACUDA_TRY(check_absent("perm", t.perm,
-                              d.act_order ? "act-order with a single group is planned without it (no perm)"
-                                          : "the descriptor has no act-order"));
+    BARACUDA_TRY(detail::check_absent(P, "perm", t.perm,
+                                      d.act_order ? "act-order with a single group is planned without it (no perm)"
+                                                  : "the descriptor has no act-order"));
   }
   BARACUDA_TRY(check_dense("out_qweight", t.out_qweight, ElementKind::S32, Shape{K / 16, 2 * N}, W));
   BARACUDA_TRY(check_dense("out_scales", t.out_scales, d.scale_element, Shape{G, N}, W));
   if (awq) {
     BARACUDA_TRY(check_dense("out_zeros", t.out_zeros, ElementKind::S32, Shape{G, N / 8}, W));
   } else {
-    BARACUDA_TRY(check_absent("out_zeros", t.out_zeros, "GPTQ is repacked symmetric (z = 8)"));
+    BARACUDA_TRY(detail::check_absent(P, "out_zeros", t.out_zeros, "GPTQ is repacked symmetric (z = 8)"));
   }
   const std::pair<std::string_view, ConstDynTensor> all[] = {
       {"qweight", t.qweight},         {"qzeros", t.qzeros},         {"scales", t.scales},
@@ -136,10 +121,6 @@ Status Int4MarlinRepackPlan::can_implement(const Args& t) const {
       if (i != o && (i < kFirstOutput || i > o))
         BARACUDA_TRY(detail::check_no_overlap(P, all[o].first, all[o].second, all[i].first, all[i].second));
   return {};
-}
-
-PrecisionGuarantee Int4MarlinRepackPlan::precision_guarantee() const {
-  return {MathPrecision::Exact, MathPrecision::Exact, true, true};
 }
 
 Status Int4MarlinRepackPlan::run(const Stream& stream, Workspace, const Args& t) const {

@@ -9,7 +9,6 @@
 #include <string>
 
 #include "baracuda/ops/int_gemm.hpp"
-#include "core/hashing.hpp"
 #include "core/plan_core.hpp"
 #include "core/validate.hpp"
 #include "ops/quantize/convention.hpp"
@@ -237,34 +236,6 @@ std::string_view to_string(LinearActivation a) {
   return static_cast<size_t>(a) < std::size(kNames) ? kNames[static_cast<size_t>(a)] : "?";
 }
 
-size_t IntGemmDescriptor::hash() const {
-  size_t h = std::hash<int64_t>{}(m);
-  detail::hash_combine(h, n);
-  detail::hash_combine(h, k);
-  detail::hash_combine(h, static_cast<int>(a));
-  detail::hash_combine(h, static_cast<int>(b));
-  detail::hash_combine(h, static_cast<int>(c));
-  return h;
-}
-size_t QuantizedLinearDescriptor::hash() const {
-  size_t h = std::hash<int64_t>{}(m);
-  for (int64_t v : {n, k}) detail::hash_combine(h, v);
-  for (int v : {static_cast<int>(element), static_cast<int>(output), static_cast<int>(x_quantized),
-                static_cast<int>(weight_element), static_cast<int>(mode), static_cast<int>(weight_scale_granularity),
-                static_cast<int>(has_bias), static_cast<int>(activation), static_cast<int>(convention)})
-    detail::hash_combine(h, v);
-  return h;
-}
-size_t SmoothQuantLinearDescriptor::hash() const {
-  size_t h = std::hash<int64_t>{}(m);
-  for (int64_t v : {n, k}) detail::hash_combine(h, v);
-  detail::hash_combine(h, x_scale);
-  for (int v : {static_cast<int>(x_quantized), static_cast<int>(weight_element), static_cast<int>(output),
-                static_cast<int>(weight_scale_granularity), static_cast<int>(has_bias), static_cast<int>(activation)})
-    detail::hash_combine(h, v);
-  return h;
-}
-
 namespace dynamic {
 
 // ---------------------------------------------------------------------------------------------- IntGemm
@@ -283,11 +254,9 @@ Result<IntGemmPlan> IntGemmPlan::select(const Stream& stream, const IntGemmDescr
   const detail::IntGemmFn fn = dev->table->int_gemm[detail::kind_index(desc.a)][detail::kind_index(desc.b)];
   if (fn == nullptr)
     return no_function(kIntGemm, stream, s(to_string(desc.a)) + " x " + s(to_string(desc.b)) + " -> s32");
-  IntGemmPlan p;
-  p.desc_ = desc;
-  p.binding_ = dev->bind(OpCategory::Gemm, "int_gemm", desc.a, desc.b, MathPrecision::Int8,
-                         variant_of(stream, *dev->table, desc.m, desc.n, desc.k, true),
-                         LayoutKind::Rcr, EpilogueKind::Identity);
+  IntGemmPlan p(desc, dev->bind(OpCategory::Gemm, "int_gemm", desc.a, desc.b, MathPrecision::Int8,
+                                variant_of(stream, *dev->table, desc.m, desc.n, desc.k, true), LayoutKind::Rcr,
+                                EpilogueKind::Identity));
   p.split_ = split_workspace(stream, desc.m, desc.n, desc.k, false, 0, pref.max_workspace_bytes);
   p.fn_ = fn;
   return p;
@@ -351,7 +320,10 @@ Result<QuantizedLinearPlan> QuantizedLinearPlan::select(const Stream& stream, co
   if (fn == nullptr)
     return no_function(P, stream, s(to_string(desc.x_quantized)) + " x s8 -> " + s(to_string(desc.output)));
 
-  QuantizedLinearPlan p;
+  QuantizedLinearPlan p(desc, dev->bind(OpCategory::Gemm, "quantized_linear", desc.element, desc.output,
+                                        MathPrecision::Int8,
+                                        variant_of(stream, *dev->table, desc.m, desc.n, desc.k, false, asym ? 2 : 1),
+                                        LayoutKind::Rcr, epilogue_kind(desc.has_bias, desc.activation)));
   if (desc.m > 0 && desc.k > 0) {
     auto q = DynamicRangeQuantizePlan::select(stream, DynamicRangeQuantizeDescriptor{}
                                                           .with_element(desc.element)
@@ -376,10 +348,6 @@ Result<QuantizedLinearPlan> QuantizedLinearPlan::select(const Stream& stream, co
   if (p.workspace_bytes_ > pref.max_workspace_bytes)
     return Error::unsupported(s(P) + ": needs " + n2s(static_cast<int64_t>(p.workspace_bytes_)) +
                               " bytes of workspace, above the preference's max_workspace_bytes");
-  p.desc_ = desc;
-  p.binding_ = dev->bind(OpCategory::Gemm, "quantized_linear", desc.element, desc.output, MathPrecision::Int8,
-                         variant_of(stream, *dev->table, desc.m, desc.n, desc.k, false, asym ? 2 : 1), LayoutKind::Rcr,
-                         epilogue_kind(desc.has_bias, desc.activation));
   p.fn_ = fn;
   return p;
 }
@@ -401,7 +369,7 @@ Status QuantizedLinearPlan::can_implement(const Args& t) const {
 }
 
 PrecisionGuarantee QuantizedLinearPlan::precision_guarantee() const {
-  return {desc_.output == ElementKind::F64 ? MathPrecision::F64 : MathPrecision::F32, MathPrecision::Exact, true, true};
+  return {detail::opmath_precision(desc_.output), MathPrecision::Exact, true, true};
 }
 
 Status QuantizedLinearPlan::run(const Stream& stream, Workspace ws, const Args& t) const {
@@ -453,11 +421,10 @@ Result<SmoothQuantLinearPlan> SmoothQuantLinearPlan::select(const Stream& stream
   if (!dev) return dev.error();
   const detail::LinearFn fn = dev->table->linear[detail::kind_index(ElementKind::S8)][detail::kind_index(desc.output)];
   if (fn == nullptr) return no_function(P, stream, "s8 x s8 -> " + s(to_string(desc.output)));
-  SmoothQuantLinearPlan p;
-  p.desc_ = desc;
-  p.binding_ = dev->bind(OpCategory::Gemm, "smooth_quant_linear", ElementKind::S8, desc.output, MathPrecision::Int8,
-                         variant_of(stream, *dev->table, desc.m, desc.n, desc.k, false), LayoutKind::Rcr,
-                         epilogue_kind(desc.has_bias, desc.activation));
+  SmoothQuantLinearPlan p(desc, dev->bind(OpCategory::Gemm, "smooth_quant_linear", ElementKind::S8, desc.output,
+                                          MathPrecision::Int8,
+                                          variant_of(stream, *dev->table, desc.m, desc.n, desc.k, false),
+                                          LayoutKind::Rcr, epilogue_kind(desc.has_bias, desc.activation)));
   p.split_ = split_workspace(stream, desc.m, desc.n, desc.k, false, 0, pref.max_workspace_bytes);
   p.fn_ = fn;
   return p;
@@ -470,7 +437,7 @@ Status SmoothQuantLinearPlan::can_implement(const Args& t) const {
 }
 
 PrecisionGuarantee SmoothQuantLinearPlan::precision_guarantee() const {
-  return {desc_.output == ElementKind::F64 ? MathPrecision::F64 : MathPrecision::F32, MathPrecision::Exact, true, true};
+  return {detail::opmath_precision(desc_.output), MathPrecision::Exact, true, true};
 }
 
 Status SmoothQuantLinearPlan::run(const Stream& stream, Workspace ws, const Args& t) const {

@@ -4,7 +4,6 @@
 
 #include <string>
 
-#include "core/hashing.hpp"
 #include "ops/quantize/param_views.hpp"
 
 namespace baracuda {
@@ -66,13 +65,6 @@ std::string QuantGranularity::to_string() const {
       return "per_group(axis=" + std::to_string(axis) + ", size=" + std::to_string(group_size) + ")";
   }
   return "?";
-}
-
-size_t QuantGranularity::hash() const {
-  size_t h = std::hash<int>{}(static_cast<int>(kind));
-  detail::hash_combine(h, axis);
-  detail::hash_combine(h, group_size);
-  return h;
 }
 
 namespace detail {

@@ -7,7 +7,6 @@
 #include <string>
 
 #include "baracuda/ops/quantize.hpp"
-#include "core/hashing.hpp"
 #include "core/plan_core.hpp"
 #include "core/validate.hpp"
 #include "device/segment_reduce_geometry.hpp"
@@ -70,19 +69,6 @@ std::string_view to_string(QuantizeOp op) {
   return detail::is_quantize_op(op) ? detail::kQuantizeOps[static_cast<size_t>(op)].name : "?";
 }
 
-size_t QuantizeDescriptor::hash() const {
-  size_t h = std::hash<int>{}(static_cast<int>(op));
-  detail::hash_combine(h, static_cast<int>(element));
-  detail::hash_combine(h, static_cast<int>(quantized));
-  detail::hash_combine(h, shape.hash());
-  detail::hash_combine(h, granularity.hash());
-  detail::hash_combine(h, quant_min.value_or(std::numeric_limits<int32_t>::min()));
-  detail::hash_combine(h, quant_max.value_or(std::numeric_limits<int32_t>::min()));
-  detail::hash_combine(h, grad_factor);
-  detail::hash_combine(h, static_cast<int>(convention));
-  return h;
-}
-
 namespace dynamic {
 
 ElementKind QuantizePlan::scale_kind() const {
@@ -131,14 +117,11 @@ Result<QuantizePlan> QuantizePlan::select(const Stream& stream, const QuantizeDe
     return Error::unsupported(s(kPlan) + ": " + s(to_string(op)) + " is not available on this device for " +
                               s(to_string(desc.element)));
 
-  QuantizePlan p;
-  p.desc_ = desc;
+  QuantizePlan p(desc, dev->bind(OpCategory::Quantization, to_string(op), desc.element, desc.quantized,
+                                 detail::opmath_precision(desc.element), granularity_name(desc.granularity.kind)));
   p.qmin_ = qmin;
   p.qmax_ = qmax;
   p.param_shape_ = layout->param_shape;
-  p.binding_ = dev->bind(OpCategory::Quantization, to_string(op), desc.element, desc.quantized,
-                         desc.element == ElementKind::F64 ? MathPrecision::F64 : MathPrecision::F32,
-                         granularity_name(desc.granularity.kind));
   p.fn_ = fn;
   if (sums_per_parameter(op) && stream.device() != DeviceKind::Host) {
     // The two-pass reduction's partials: (Σ ds, Σ dzp) in f64 per (parameter, chunk).
@@ -205,7 +188,7 @@ Status QuantizePlan::can_implement(const Args& args) const {
 }
 
 PrecisionGuarantee QuantizePlan::precision_guarantee() const {
-  const MathPrecision p = desc_.element == ElementKind::F64 ? MathPrecision::F64 : MathPrecision::F32;
+  const MathPrecision p = detail::opmath_precision(desc_.element);
   const bool sums = sums_per_parameter(desc_.op);  // in f64, in an order that depends on the device
   return {p, sums ? MathPrecision::F64 : p, true, !sums};
 }

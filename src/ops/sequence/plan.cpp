@@ -6,7 +6,6 @@
 #include <string>
 
 #include "baracuda/ops/sequence.hpp"
-#include "core/hashing.hpp"
 #include "core/plan_core.hpp"
 #include "core/validate.hpp"
 #include "ops/sequence/dispatch.hpp"
@@ -109,16 +108,6 @@ std::string_view to_string(SequenceOp op) {
   return op == SequenceOp::Arange ? "arange" : op == SequenceOp::Linspace ? "linspace" : "?";
 }
 
-size_t SequenceDescriptor::hash() const {
-  size_t h = std::hash<int>{}(static_cast<int>(op));
-  detail::hash_combine(h, static_cast<int>(element));
-  detail::hash_combine(h, start);
-  detail::hash_combine(h, end);
-  detail::hash_combine(h, step);
-  detail::hash_combine(h, steps);
-  return h;
-}
-
 namespace dynamic {
 
 Result<SequencePlan> SequencePlan::select(const Stream& stream, const SequenceDescriptor& desc, PlanPreference pref) {
@@ -146,11 +135,10 @@ Result<SequencePlan> SequencePlan::select(const Stream& stream, const SequenceDe
     BARACUDA_TRY(check_fits(desc.element, value(count - 1), "the last value"));
   }
 
-  SequencePlan p;
-  p.desc_ = desc;
-  p.count_ = count;
   const MathPrecision precision = formula->exact_int ? MathPrecision::Exact : MathPrecision::F64;
-  p.binding_ = dev->bind(OpCategory::Fill, to_string(desc.op), desc.element, std::nullopt, precision, "grid_stride");
+  SequencePlan p(desc, dev->bind(OpCategory::Fill, to_string(desc.op), desc.element, std::nullopt, precision,
+                                 "grid_stride"));
+  p.count_ = count;
   p.fn_ = *fn;
   p.formula_ = *formula;
   return p;
@@ -158,11 +146,6 @@ Result<SequencePlan> SequencePlan::select(const Stream& stream, const SequenceDe
 
 Status SequencePlan::can_implement(const Args& args) const {
   return detail::check_tensor(kPlan, "y", args.y, desc_.element, Shape{count_}, detail::Access::Write);
-}
-
-PrecisionGuarantee SequencePlan::precision_guarantee() const {
-  const MathPrecision p = binding_.sku.precision;  // Exact (integer arange) or F64, as select chose
-  return {p, p, true, true};
 }
 
 Status SequencePlan::run(const Stream& stream, Workspace, const Args& args) const {

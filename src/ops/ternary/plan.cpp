@@ -9,7 +9,6 @@
 #include "baracuda/ops/binary.hpp"  // broadcast_shapes
 #include "baracuda/ops/ternary.hpp"
 #include "core/elementwise_plan.hpp"
-#include "core/hashing.hpp"
 #include "core/plan_core.hpp"
 #include "core/validate.hpp"
 #include "ops/ternary/dispatch.hpp"
@@ -38,7 +37,7 @@ std::string str(std::string_view v) { return std::string(v); }
 
 MathPrecision math_precision(ElementKind k) {
   if (!is_floating(k)) return MathPrecision::Exact;
-  return k == ElementKind::F64 ? MathPrecision::F64 : MathPrecision::F32;
+  return detail::opmath_precision(k);
 }
 
 /// What every plan of the family checks in select: three valid shapes that broadcast, a valid kind, the
@@ -137,24 +136,6 @@ bool parse_ternary_op(std::string_view name, TernaryOp* out) {
   return false;
 }
 
-size_t TernaryDescriptor::hash() const {
-  size_t h = std::hash<int>{}(static_cast<int>(op));
-  detail::hash_combine(h, static_cast<int>(element));
-  detail::hash_combine(h, a_shape.hash());
-  detail::hash_combine(h, b_shape.hash());
-  detail::hash_combine(h, c_shape.hash());
-  detail::hash_combine(h, std::hash<double>{}(value));
-  return h;
-}
-
-size_t WhereDescriptor::hash() const {
-  size_t h = std::hash<int>{}(static_cast<int>(element) + 1000);
-  detail::hash_combine(h, cond_shape.hash());
-  detail::hash_combine(h, a_shape.hash());
-  detail::hash_combine(h, b_shape.hash());
-  return h;
-}
-
 namespace dynamic {
 namespace {
 
@@ -243,11 +224,6 @@ Status TernaryPlan::can_implement(const Args& args) const {
   return check_output(kTernary, "out", args.out, k, out_shape_, {(*in)[0], (*in)[1], (*in)[2]});
 }
 
-PrecisionGuarantee TernaryPlan::precision_guarantee() const {
-  const MathPrecision p = math_precision(desc_.element);
-  return {p, p, true, true};
-}
-
 Status TernaryPlan::run(const Stream& stream, Workspace, const Args& args) const {
   const auto ctx =
       detail::begin_run(kTernary, binding_, stream, [&] { return can_implement(args); }, out_shape_.numel() == 0);
@@ -280,11 +256,6 @@ Status TernaryBackwardPlan::can_implement(const Args& args) const {
   if (!in) return in.error();
   return check_gradients(kTernaryBackward, {"da", "db", "dc"}, {&args.da, &args.db, &args.dc}, 3, k, out_shape_,
                          {args.dy, (*in)[0], (*in)[1], (*in)[2]});
-}
-
-PrecisionGuarantee TernaryBackwardPlan::precision_guarantee() const {
-  const MathPrecision p = math_precision(desc_.element);
-  return {p, p, true, true};
 }
 
 Status TernaryBackwardPlan::run(const Stream& stream, Workspace, const Args& args) const {
@@ -321,10 +292,6 @@ Status WherePlan::can_implement(const Args& args) const {
   return check_output(kWhere, "out", args.out, k, out_shape_, {(*in)[0], (*in)[1], (*in)[2]});
 }
 
-PrecisionGuarantee WherePlan::precision_guarantee() const {
-  return {MathPrecision::Exact, MathPrecision::Exact, true, true};
-}
-
 Status WherePlan::run(const Stream& stream, Workspace, const Args& args) const {
   const auto ctx = detail::begin_run(kWhere, binding_, stream, [&] { return can_implement(args); },
                                      out_shape_.numel() == 0);
@@ -355,10 +322,6 @@ Status WhereBackwardPlan::can_implement(const Args& args) const {
   const DynTensor none;
   return check_gradients(kWhereBackward, {"da", "db", ""}, {&args.da, &args.db, &none}, 2, k, out_shape_,
                          {detail::broadcast_view(args.cond, out_shape_), args.dy});
-}
-
-PrecisionGuarantee WhereBackwardPlan::precision_guarantee() const {
-  return {MathPrecision::Exact, MathPrecision::Exact, true, true};
 }
 
 Status WhereBackwardPlan::run(const Stream& stream, Workspace, const Args& args) const {

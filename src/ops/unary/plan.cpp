@@ -6,7 +6,6 @@
 #include <string>
 
 #include "baracuda/ops/unary.hpp"
-#include "core/hashing.hpp"
 #include "core/plan_core.hpp"
 #include "core/validate.hpp"
 #include "ops/unary/dispatch.hpp"
@@ -114,10 +113,6 @@ Result<detail::UnaryParamValues> resolve_parameters(std::string_view plan, const
   return v;
 }
 
-MathPrecision opmath_precision(ElementKind k) {
-  return k == ElementKind::F64 ? MathPrecision::F64 : MathPrecision::F32;
-}
-
 const detail::UnaryTables* tables_for(DeviceKind d) {
   return detail::table_for_device(d, reference::unary_tables(), sim_tables(), cuda_tables());
 }
@@ -148,22 +143,12 @@ Error unsupported_kind(std::string_view plan, const UnaryDescriptor& desc) {
 }
 
 detail::PlanBinding bind_unary(const Selected& s, std::string_view op, const UnaryDescriptor& desc) {
-  return s.dev.bind(OpCategory::UnaryElementwise, op, desc.element, std::nullopt, opmath_precision(desc.element),
+  return s.dev.bind(OpCategory::UnaryElementwise, op, desc.element, std::nullopt,
+                    detail::opmath_precision(desc.element),
                     "elementwise");
 }
 
 }  // namespace
-
-size_t UnaryDescriptor::hash() const {
-  size_t h = std::hash<int>{}(static_cast<int>(kind));
-  detail::hash_combine(h, static_cast<int>(element));
-  detail::hash_combine(h, shape.hash());
-  for (const std::optional<double>& p : params) {
-    detail::hash_combine(h, p.has_value());
-    detail::hash_combine(h, p.value_or(0.0));
-  }
-  return h;
-}
 
 namespace dynamic {
 
@@ -176,30 +161,19 @@ Result<UnaryPlan> UnaryPlan::select(const Stream& stream, const UnaryDescriptor&
   if (!s) return s.error();
   const detail::UnaryFn fn = s->dev.table->forward[detail::unary_index(desc.kind)][detail::kind_index(desc.element)];
   if (fn == nullptr) return unsupported_kind(kPlan, desc);
-  UnaryPlan p;
-  p.desc_ = desc;
+  UnaryPlan p(desc, bind_unary(*s, to_string(desc.kind), desc));
   p.params_ = s->params;
-  p.binding_ = bind_unary(*s, to_string(desc.kind), desc);
   p.fn_ = fn;
   return p;
 }
 
 Status UnaryPlan::can_implement(const Args& args) const {
-  BARACUDA_TRY(detail::check_tensor(kPlan, "in", args.in, desc_.element, desc_.shape, detail::Access::Read));
-  BARACUDA_TRY(detail::check_tensor(kPlan, "out", args.out, desc_.element, desc_.shape, detail::Access::Write));
-  return detail::check_alias(kPlan, args.in, args.out);
-}
-
-PrecisionGuarantee UnaryPlan::precision_guarantee() const {
-  const MathPrecision p = opmath_precision(desc_.element);
-  return {p, p, true, true};
+  return detail::check_map(kPlan, args.in, desc_.element, args.out, desc_.element, desc_.shape);
 }
 
 Status UnaryPlan::run(const Stream& stream, Workspace, const Args& args) const {
-  const auto ctx =
-      detail::begin_run(kPlan, binding_, stream, [&] { return can_implement(args); }, args.out.numel() == 0);
-  if (!ctx) return ctx.status();
-  return fn_(*ctx, detail::UnaryLaunch{args.in, args.out, params_});
+  return detail::run_entry(kPlan, binding_, stream, [&] { return can_implement(args); }, args.out.numel() == 0, fn_,
+                           detail::UnaryLaunch{args.in, args.out, params_});
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -218,10 +192,8 @@ Result<UnaryBackwardPlan> UnaryBackwardPlan::select(const Stream& stream, const 
                                 " has no backward");
     return unsupported_kind(kBackwardPlan, desc);
   }
-  UnaryBackwardPlan p;
-  p.desc_ = desc;
+  UnaryBackwardPlan p(desc, bind_unary(*s, kBackwardNames[detail::unary_index(desc.kind)], desc));
   p.params_ = s->params;
-  p.binding_ = bind_unary(*s, kBackwardNames[detail::unary_index(desc.kind)], desc);
   p.fn_ = fn;
   return p;
 }
@@ -240,11 +212,6 @@ Status UnaryBackwardPlan::can_implement(const Args& args) const {
   BARACUDA_TRY(detail::check_alias(kBackwardPlan, args.dy, args.dx));
   if (reads_saved) BARACUDA_TRY(detail::check_alias(kBackwardPlan, args.saved, args.dx));
   return {};
-}
-
-PrecisionGuarantee UnaryBackwardPlan::precision_guarantee() const {
-  const MathPrecision p = opmath_precision(desc_.element);
-  return {p, p, true, true};
 }
 
 Status UnaryBackwardPlan::run(const Stream& stream, Workspace, const Args& args) const {
