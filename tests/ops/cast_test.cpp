@@ -131,19 +131,18 @@ INSTANTIATE_TEST_SUITE_P(Catalog, CastSweep, ::testing::ValuesIn(cast_cases()), 
 // Random bit patterns: devices against the host reference
 // ---------------------------------------------------------------------------------------------------
 
+/// A pair of the catalog on a device (its sweep case of the "one" layout), and whether fp8 outputs saturate.
 struct BitsCase {
-  ElementKind in;
-  ElementKind out;
+  InOutCase pair;
   bool saturate;
-  DeviceKind device;
 };
 
 std::vector<BitsCase> bits_cases() {
   std::vector<BitsCase> v;
   for (const InOutCase& c : cast_cases()) {
     if (c.layout.name != "one" || c.device == DeviceKind::Host) continue;  // one entry per (pair, device)
-    v.push_back({c.in, c.out, false, c.device});
-    if (is_fp8(c.out)) v.push_back({c.in, c.out, true, c.device});
+    v.push_back({c, false});
+    if (is_fp8(c.out)) v.push_back({c, true});
   }
   return v;
 }
@@ -151,25 +150,26 @@ std::vector<BitsCase> bits_cases() {
 class CastRandomBits : public ::testing::TestWithParam<BitsCase> {};
 
 TEST_P(CastRandomBits, MatchesTheHostReference) {
-  const BitsCase& c = GetParam();
+  const auto& [c, saturate] = GetParam();
   BARACUDA_TEST_STREAM(stream, c.device);
   BARACUDA_SKIP_IF_CANNOT_RUN(c.device, stream);
   constexpr int64_t n = 4099;
   const std::vector<uint8_t> in =
       random_bits(c.in, n, 99 + static_cast<uint64_t>(c.in) * 16 + static_cast<uint64_t>(c.out));
-  auto got = run_dense(stream, c.in, c.out, c.saturate, in, n);
+  auto got = run_dense(stream, c.in, c.out, saturate, in, n);
   ASSERT_TRUE(got) << got.error().to_string();
-  auto want = run_dense(Stream::host(), c.in, c.out, c.saturate, in, n);
+  auto want = run_dense(Stream::host(), c.in, c.out, saturate, in, n);
   ASSERT_TRUE(want) << want.error().to_string();
   EXPECT_TRUE(same_elements(c.out, *got, *want, n));
 }
 
-INSTANTIATE_TEST_SUITE_P(Catalog, CastRandomBits, ::testing::ValuesIn(bits_cases()),
-                         [](const ::testing::TestParamInfo<BitsCase>& info) {
-                           const BitsCase& c = info.param;
-                           return std::string(to_string(c.in)) + "_" + std::string(to_string(c.out)) +
-                                  (c.saturate ? "_sat_" : "_") + std::string(to_string(c.device));
-                         });
+std::string bits_case_name(const ::testing::TestParamInfo<BitsCase>& info) {
+  const auto& [c, saturate] = info.param;
+  return std::string(to_string(c.in)) + "_" + std::string(to_string(c.out)) + (saturate ? "_sat_" : "_") +
+         std::string(to_string(c.device));
+}
+
+INSTANTIATE_TEST_SUITE_P(Catalog, CastRandomBits, ::testing::ValuesIn(bits_cases()), bits_case_name);
 
 // ---------------------------------------------------------------------------------------------------
 // Golden data from NumPy / ml_dtypes (tests/data/gen_cast_golden.py)
