@@ -40,44 +40,56 @@ __host__ __device__ __forceinline__ M sigmoid_grad_from_output(M s) {
   return s * (M(1) - s);
 }
 
-/// SiLU (swish): x·σ(x).
-template <class M>
-__host__ __device__ __forceinline__ M silu(M x) {
-  return x * sigmoid(x);
-}
-/// d silu/dx = σ(x)·(1 + x·(1 − σ(x))).
-template <class M>
-__host__ __device__ __forceinline__ M silu_grad(M x) {
-  const M s = sigmoid(x);
-  return s * (M(1) + x * (M(1) - s));
-}
+// The smooth activations both the unary and the gated families apply, as types: `value(x)` and
+// `grad(x)` = d value/dx, so that each family wraps all of them with one template.
 
-/// GELU, exact form: x·Φ(x) = 0.5·x·erfc(−x/√2).
-template <class M>
-__host__ __device__ __forceinline__ M gelu_erf(M x) {
-  return M(0.5) * x * pmath::erfc(-x * kSqrt1_2<M>);
-}
-/// d gelu/dx = Φ(x) + x·φ(x).
-template <class M>
-__host__ __device__ __forceinline__ M gelu_erf_grad(M x) {
-  const M cdf = M(0.5) * pmath::erfc(-x * kSqrt1_2<M>);
-  const M pdf = kInvSqrt2Pi<M> * pmath::exp(M(-0.5) * x * x);
-  return cdf + x * pdf;
-}
+/// SiLU (swish): x·σ(x); d silu/dx = σ(x)·(1 + x·(1 − σ(x))).
+struct Silu {
+  template <class M>
+  __host__ __device__ __forceinline__ static M value(M x) {
+    return x * sigmoid(x);
+  }
+  template <class M>
+  __host__ __device__ __forceinline__ static M grad(M x) {
+    const M s = sigmoid(x);
+    return s * (M(1) + x * (M(1) - s));
+  }
+};
 
-/// GELU, tanh approximation (PyTorch approximate='tanh'): 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))).
-template <class M>
-__host__ __device__ __forceinline__ M gelu_tanh(M x) {
-  const M t = pmath::tanh(kSqrt2OverPi<M> * (x + kGeluTanhCoeff<M> * x * x * x));
-  return M(0.5) * x * (M(1) + t);
-}
-/// Its derivative: 0.5·(1 + t) + 0.5·x·(1 − t²)·√(2/π)·(1 + 3·0.044715·x²).
-template <class M>
-__host__ __device__ __forceinline__ M gelu_tanh_grad(M x) {
-  const M t = pmath::tanh(kSqrt2OverPi<M> * (x + kGeluTanhCoeff<M> * x * x * x));
-  const M dinner = kSqrt2OverPi<M> * (M(1) + M(3) * kGeluTanhCoeff<M> * x * x);
-  return M(0.5) * (M(1) + t) + M(0.5) * x * (M(1) - t * t) * dinner;
-}
+/// GELU, exact form: x·Φ(x) = 0.5·x·erfc(−x/√2); d gelu/dx = Φ(x) + x·φ(x).
+struct GeluErf {
+  template <class M>
+  __host__ __device__ __forceinline__ static M value(M x) {
+    return M(0.5) * x * pmath::erfc(-x * kSqrt1_2<M>);
+  }
+  template <class M>
+  __host__ __device__ __forceinline__ static M grad(M x) {
+    const M cdf = M(0.5) * pmath::erfc(-x * kSqrt1_2<M>);
+    const M pdf = kInvSqrt2Pi<M> * pmath::exp(M(-0.5) * x * x);
+    return cdf + x * pdf;
+  }
+};
+
+/// GELU, tanh approximation (PyTorch approximate='tanh'): 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))); its
+/// derivative 0.5·(1 + t) + 0.5·x·(1 − t²)·√(2/π)·(1 + 3·0.044715·x²).
+struct GeluTanh {
+  template <class M>
+  __host__ __device__ __forceinline__ static M value(M x) {
+    return M(0.5) * x * (M(1) + inner_tanh(x));
+  }
+  template <class M>
+  __host__ __device__ __forceinline__ static M grad(M x) {
+    const M t = inner_tanh(x);
+    const M dinner = kSqrt2OverPi<M> * (M(1) + M(3) * kGeluTanhCoeff<M> * x * x);
+    return M(0.5) * (M(1) + t) + M(0.5) * x * (M(1) - t * t) * dinner;
+  }
+
+ private:
+  template <class M>
+  __host__ __device__ __forceinline__ static M inner_tanh(M x) {
+    return pmath::tanh(kSqrt2OverPi<M> * (x + kGeluTanhCoeff<M> * x * x * x));
+  }
+};
 
 /// ReLU that propagates NaN (as PyTorch; `fmax(x, 0)` would drop it).
 template <class M>

@@ -8,7 +8,8 @@
 /// constexpr detail::FillTable t = detail::kind_table<detail::FillFn>(
 ///     FillTypes{}, []<class T>(std::type_identity<T>) { return &fill_launch<T>; });
 /// ```
-/// and `add_kind_entries<Fn, Entry>` / `add_kind_pair_entries` to fill tables of several ops.
+/// and `add_kind_fns` / `add_kind_pair_fns` (the same lambdas, over one or two type lists) to fill tables of
+/// several ops.
 #pragma once
 
 #include <array>
@@ -30,28 +31,41 @@ using KindTable = std::array<Fn, kNumElementKinds>;
 template <class Fn>
 using KindPairTable = std::array<std::array<Fn, kNumElementKinds>, kNumElementKinds>;
 
-/// Adds `Entry<T>::fn` at `kind_of<T>` for every T of `List`.
-template <class Fn, template <class> class Entry, class List>
-constexpr void add_kind_entries(KindTable<Fn>& table, List list) {
-  for_each_type(list, [&]<class T>() { table[kind_index(kind_of<T>)] = Entry<T>::fn; });
+/// Sets `table[kind_of<T>] = make(std::type_identity<T>{})` for every T of `list`: `make` is a generic lambda
+/// `[]<class T>(std::type_identity<T>) { return &fn<T>; }` naming the family's function template (which no
+/// template parameter can name). A `make` that returns `Fn{}` for some T leaves that slot empty.
+template <class Fn, class List, class Make>
+constexpr void add_kind_fns(KindTable<Fn>& table, List list, Make make) {
+  for_each_type(list, [&]<class T>() { table[kind_index(kind_of<T>)] = make(std::type_identity<T>{}); });
 }
 
-/// A table with `make(std::type_identity<T>{})` at `kind_of<T>` for every T of the list: `make` is a generic
-/// lambda `[]<class T>(std::type_identity<T>) { return &fn<T>; }` naming the family's function template
-/// (which no template parameter can name).
-template <class Fn, class Make, class... Ts>
-constexpr KindTable<Fn> kind_table(type_list<Ts...>, Make make) {
+/// A catalog enumerator as a type, for a `make` lambda that serves every op of a family:
+/// `[]<BinaryOp Op, class T>(EnumTag<Op>, std::type_identity<T>) { return &fn<Op, T>; }`.
+template <auto V>
+struct EnumTag {};
+
+/// `make` with its first argument bound to `EnumTag<V>`: the one-argument lambda add_kind_fns takes.
+template <auto V, class Make>
+constexpr auto bind_tag(Make make) {
+  return [make]<class T>(std::type_identity<T> type) { return make(EnumTag<V>{}, type); };
+}
+
+/// A table with add_kind_fns's entries only.
+template <class Fn, class List, class Make>
+constexpr KindTable<Fn> kind_table(List list, Make make) {
   KindTable<Fn> t{};
-  ((t[kind_index(kind_of<Ts>)] = make(std::type_identity<Ts>{})), ...);
+  add_kind_fns(t, list, make);
   return t;
 }
 
-/// Adds `Entry<TIn, TOut>::fn` at [kind_of<TIn>][kind_of<TOut>] for every pair of `InList` × `OutList`.
-template <class Fn, template <class, class> class Entry, class InList, class OutList>
-constexpr void add_kind_pair_entries(KindPairTable<Fn>& table, InList in_list, OutList out_list) {
+/// Sets `[kind_of<TIn>][kind_of<TOut>]` to `make(std::type_identity<TIn>{}, std::type_identity<TOut>{})` for
+/// every pair of `in_list` × `out_list`.
+template <class Fn, class InList, class OutList, class Make>
+constexpr void add_kind_pair_fns(KindPairTable<Fn>& table, InList in_list, OutList out_list, Make make) {
   for_each_type(in_list, [&]<class TIn>() {
     for_each_type(out_list, [&]<class TOut>() {
-      table[kind_index(kind_of<TIn>)][kind_index(kind_of<TOut>)] = Entry<TIn, TOut>::fn;
+      table[kind_index(kind_of<TIn>)][kind_index(kind_of<TOut>)] =
+          make(std::type_identity<TIn>{}, std::type_identity<TOut>{});
     });
   });
 }

@@ -1,6 +1,6 @@
 /// \file
 /// \brief The host device's loop over an elementwise iteration space: every logical index of a shape in
-/// row-major order, with each operand's element offset. Plain C++ for the reference implementations: no
+/// row-major order, with each operand's element offset; and strided element access for the references. Plain C++ for the reference implementations: no
 /// coalescing, no vectors, no reordering (it is meant to be obviously right, not fast).
 #pragma once
 
@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "baracuda/core/dyn_tensor.hpp"
 #include "baracuda/core/tensor.hpp"
 
 namespace baracuda::detail {
@@ -31,6 +32,12 @@ void for_each_strided(const Shape& shape, const std::array<const int64_t*, N>& s
     }
     if (d < 0) return;
   }
+}
+
+/// Element (i, j) of a rank-2 view of element type T, by its strides (the GEMM references' matrix access).
+template <class T>
+const T& at2(const ConstDynTensor& t, int64_t i, int64_t j) {
+  return static_cast<const T*>(t.data)[i * t.stride[0] + j * t.stride[1]];
 }
 
 }  // namespace baracuda::detail

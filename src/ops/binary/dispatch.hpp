@@ -4,6 +4,7 @@
 #include <array>
 #include <cstdint>
 #include <initializer_list>
+#include <type_traits>
 
 #include "baracuda/core/dyn_tensor.hpp"
 #include "baracuda/ops/binary.hpp"
@@ -63,6 +64,41 @@ inline BinaryTables merge_binary_tables(std::initializer_list<const BinaryTables
     take(t.compare, p->compare);
     take(t.backward, p->backward);
   }
+  return t;
+}
+
+/// row[kind_of<T>] = make(std::type_identity<T>{}) for every T of `list` that `Part` lists (every T when
+/// `Part` is void) and, when `kFloatOnly`, that is a floating-point type.
+template <class Part, bool kFloatOnly, class Fn, class List, class Make>
+constexpr void add_binary_fns(KindTable<Fn>& row, List list, Make make) {
+  for_each_type(list, [&]<class T>() {
+    constexpr bool in_part = [] {
+      if constexpr (std::is_void_v<Part>) return true;
+      else return type_list_contains<Part, T>::value;
+    }();
+    if constexpr (in_part && (!kFloatOnly || is_floating(kind_of<T>)))
+      row[kind_index(kind_of<T>)] = make(std::type_identity<T>{});
+  });
+}
+
+/// A device's tables from the catalog (baracuda/ops/binary_ops.def) for the element types of `Part` (all when
+/// void), from its function templates named by generic lambdas: `forward(EnumTag<op>{}, std::type_identity<T>{})`
+/// for each op's kinds, `compare` likewise, `backward` for the floating kinds of the ops with a backward.
+template <class Part, class Forward, class Compare, class Backward>
+constexpr BinaryTables make_binary_tables(Forward forward, Compare compare, Backward backward) {
+  BinaryTables t{};
+#define BARACUDA_BINARY_OP(Enum, name, types, has_bwd, doc)                                                   \
+  add_binary_fns<Part, false>(t.forward[static_cast<size_t>(BinaryOp::Enum)], types{},                        \
+                              bind_tag<BinaryOp::Enum>(forward));                                             \
+  if constexpr (has_bwd)                                                                                      \
+    add_binary_fns<Part, true>(t.backward[static_cast<size_t>(BinaryOp::Enum)], types{},                      \
+                               bind_tag<BinaryOp::Enum>(backward));
+#define BARACUDA_COMPARE_OP(Enum, name, types, doc)                                                           \
+  add_binary_fns<Part, false>(t.compare[static_cast<size_t>(CompareOp::Enum)], types{},                       \
+                              bind_tag<CompareOp::Enum>(compare));
+#include "baracuda/ops/binary_ops.def"
+#undef BARACUDA_BINARY_OP
+#undef BARACUDA_COMPARE_OP
   return t;
 }
 

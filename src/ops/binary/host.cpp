@@ -119,33 +119,23 @@ bool greater(W a, W b) {
   return a > b;
 }
 
-struct Maximum {
+/// maximum (kMax) and minimum: NaN when either input is NaN. The subgradient PyTorch uses: all of dy to the
+/// chosen input, half to each on a tie, all of dy to both when either is NaN (no ordering).
+template <bool kMax>
+struct Extremum {
   template <class W> static W fwd(W a, W b) {
     if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<W>::quiet_NaN();
-    return greater(b, a) ? b : a;
+    return (kMax ? greater(b, a) : greater(a, b)) ? b : a;
   }
-  static int128 fwd_int(int128 a, int128 b) { return a < b ? b : a; }
-  // The subgradient PyTorch uses: all of dy to the larger input, half to each on a tie, all of dy to
-  // both when either is NaN (no ordering).
+  static int128 fwd_int(int128 a, int128 b) { return (kMax ? a < b : b < a) ? b : a; }
   template <class T, class W> static Pair<W> grad(W dy, W a, W b) {
     if (std::isnan(a) || std::isnan(b)) return {dy, dy};
     if (a == b) return {dy / 2, dy / 2};
-    return a > b ? Pair<W>{dy, 0} : Pair<W>{0, dy};
+    return (kMax ? a > b : a < b) ? Pair<W>{dy, 0} : Pair<W>{0, dy};
   }
 };
-
-struct Minimum {
-  template <class W> static W fwd(W a, W b) {
-    if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<W>::quiet_NaN();
-    return greater(a, b) ? b : a;
-  }
-  static int128 fwd_int(int128 a, int128 b) { return b < a ? b : a; }
-  template <class T, class W> static Pair<W> grad(W dy, W a, W b) {
-    if (std::isnan(a) || std::isnan(b)) return {dy, dy};
-    if (a == b) return {dy / 2, dy / 2};
-    return a < b ? Pair<W>{dy, 0} : Pair<W>{0, dy};
-  }
-};
+using Maximum = Extremum<true>;
+using Minimum = Extremum<false>;
 
 struct Atan2 {
   template <class W> static W fwd(W a, W b) {
@@ -268,37 +258,38 @@ constexpr bool kIsInt = std::is_integral_v<T> && !std::is_same_v<T, bool>;
 // The loops
 // ---------------------------------------------------------------------------------------------------
 
+/// out = f(a[i], b[i]) over the broadcast views of `l` (TOut: T or bool). Every input is read before out is
+/// written, so the in-place case (out == a or b, same strides) is safe.
+template <class T, class TOut, class F>
+Status host_map2(const detail::BinaryLaunch& l, F f) {
+  const auto* a = static_cast<const T*>(l.a.data);
+  const auto* b = static_cast<const T*>(l.b.data);
+  auto* out = static_cast<TOut*>(l.out.data);
+  detail::for_each_strided<3>(l.out.shape, {l.out.stride.data(), l.a.stride.data(), l.b.stride.data()},
+                              [&](const std::array<int64_t, 3>& off) { out[off[0]] = f(a[off[1]], b[off[2]]); });
+  return {};
+}
+
 template <BinaryOp Op, class T>
 Status host_forward(const detail::ExecContext&, const detail::BinaryLaunch& l) {
   using R = typename RefOf<Op>::type;
-  const auto* a = static_cast<const T*>(l.a.data);
-  const auto* b = static_cast<const T*>(l.b.data);
-  auto* out = static_cast<T*>(l.out.data);
-  // Every input is read before out is written, so the in-place case (out == a or b, same strides) is safe.
-  detail::for_each_strided<3>(l.out.shape, {l.out.stride.data(), l.a.stride.data(), l.b.stride.data()},
-                              [&](const std::array<int64_t, 3>& off) {
-                                if constexpr (kIsInt<T>)
-                                  out[off[0]] = wrap<T>(R::fwd_int(a[off[1]], b[off[2]]));
-                                else
-                                  out[off[0]] = store<T>(R::fwd(value_of(a[off[1]]), value_of(b[off[2]])));
-                              });
-  return {};
+  return host_map2<T, T>(l, [](T a, T b) {
+    if constexpr (kIsInt<T>)
+      return wrap<T>(R::fwd_int(a, b));
+    else
+      return store<T>(R::fwd(value_of(a), value_of(b)));
+  });
 }
 
 template <CompareOp Op, class T>
 Status host_compare(const detail::ExecContext&, const detail::BinaryLaunch& l) {
   using R = typename RefCmpOf<Op>::type;
-  const auto* a = static_cast<const T*>(l.a.data);
-  const auto* b = static_cast<const T*>(l.b.data);
-  auto* out = static_cast<bool*>(l.out.data);
-  detail::for_each_strided<3>(l.out.shape, {l.out.stride.data(), l.a.stride.data(), l.b.stride.data()},
-                              [&](const std::array<int64_t, 3>& off) {
-                                if constexpr (kIsInt<T>)
-                                  out[off[0]] = R::cmp(static_cast<int128>(a[off[1]]), static_cast<int128>(b[off[2]]));
-                                else
-                                  out[off[0]] = R::cmp(value_of(a[off[1]]), value_of(b[off[2]]));
-                              });
-  return {};
+  return host_map2<T, bool>(l, [](T a, T b) {
+    if constexpr (kIsInt<T>)
+      return R::cmp(static_cast<int128>(a), static_cast<int128>(b));
+    else
+      return R::cmp(value_of(a), value_of(b));
+  });
 }
 
 template <BinaryOp Op, class T>
@@ -320,44 +311,14 @@ Status host_backward(const detail::ExecContext&, const detail::BinaryBackwardLau
   return {};
 }
 
-template <BinaryOp Op>
-struct ForwardEntry {
-  template <class T>
-  static constexpr detail::BinaryFn fn = &host_forward<Op, T>;
-};
-template <CompareOp Op>
-struct CompareEntry {
-  template <class T>
-  static constexpr detail::CompareFn fn = &host_compare<Op, T>;
-};
-template <BinaryOp Op>
-struct BackwardEntry {
-  template <class T>
-  static constexpr detail::BinaryBackwardFn fn = &host_backward<Op, T>;
-};
-
-template <class Entry, bool float_only, class Fn, class List>
-constexpr void add_entries(detail::KindTable<Fn>& table, List list) {
-  for_each_type(list, [&]<class T>() {
-    if constexpr (!float_only || !kIsInt<T>) table[detail::kind_index(kind_of<T>)] = Entry::template fn<T>;
-  });
-}
-
 }  // namespace
 
 const detail::BinaryTables& binary_tables() {
-  static constexpr detail::BinaryTables tables = [] {
-    detail::BinaryTables t{};
-#define BARACUDA_BINARY_OP(Enum, name, types, has_bwd, doc)                                                  \
-  add_entries<ForwardEntry<BinaryOp::Enum>, false>(t.forward[static_cast<size_t>(BinaryOp::Enum)], types{}); \
-  if (has_bwd) add_entries<BackwardEntry<BinaryOp::Enum>, true>(t.backward[static_cast<size_t>(BinaryOp::Enum)], types{});
-#define BARACUDA_COMPARE_OP(Enum, name, types, doc) \
-  add_entries<CompareEntry<CompareOp::Enum>, false>(t.compare[static_cast<size_t>(CompareOp::Enum)], types{});
-#include "baracuda/ops/binary_ops.def"
-#undef BARACUDA_BINARY_OP
-#undef BARACUDA_COMPARE_OP
-    return t;
-  }();
+  using detail::EnumTag;
+  static constexpr detail::BinaryTables tables = detail::make_binary_tables<void>(
+      []<BinaryOp Op, class T>(EnumTag<Op>, std::type_identity<T>) { return &host_forward<Op, T>; },
+      []<CompareOp Op, class T>(EnumTag<Op>, std::type_identity<T>) { return &host_compare<Op, T>; },
+      []<BinaryOp Op, class T>(EnumTag<Op>, std::type_identity<T>) { return &host_backward<Op, T>; });
   return tables;
 }
 

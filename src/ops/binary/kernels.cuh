@@ -72,49 +72,15 @@ Status backward_launch(const ::baracuda::detail::ExecContext& ctx,
                                                                  {l.da, l.db}, l.dy, l.a, l.b);
 }
 
-template <::baracuda::BinaryOp Op>
-struct ForwardEntry {
-  template <class T>
-  static constexpr ::baracuda::detail::BinaryFn fn = &forward_launch<Op, T>;
-};
-template <::baracuda::CompareOp Op>
-struct CompareEntry {
-  template <class T>
-  static constexpr ::baracuda::detail::CompareFn fn = &compare_launch<Op, T>;
-};
-template <::baracuda::BinaryOp Op>
-struct BackwardEntry {
-  template <class T>
-  static constexpr ::baracuda::detail::BinaryBackwardFn fn = &backward_launch<Op, T>;
-};
-
-/// Sets table[kind_of<T>] = Entry::fn<T> for every T of `List` that `Part` also lists (and that is a
-/// floating type, when `float_only`).
-template <class Part, class Entry, bool float_only, class Fn, class List>
-constexpr void add_entries(::baracuda::detail::KindTable<Fn>& table, List list) {
-  for_each_type(list, [&]<class T>() {
-    if constexpr (type_list_contains<Part, T>::value && (!float_only || convert::is_float_v<T>))
-      table[::baracuda::detail::kind_index(kind_of<T>)] = Entry::template fn<T>;
-  });
-}
-
 /// The device's tables for the element types of `Part`, from the catalog. A kernel translation unit
 /// instantiates one part; `merge_binary_tables` joins them.
 template <class Part>
 constexpr ::baracuda::detail::BinaryTables make_binary_tables() {
-  ::baracuda::detail::BinaryTables t{};
-  using ::baracuda::BinaryOp;
-  using ::baracuda::CompareOp;
-#define BARACUDA_BINARY_OP(Enum, name, types, has_bwd, doc)                                                        \
-  add_entries<Part, ForwardEntry<BinaryOp::Enum>, false>(t.forward[static_cast<size_t>(BinaryOp::Enum)], types{}); \
-  if constexpr (has_bwd)                                                                                        \
-    add_entries<Part, BackwardEntry<BinaryOp::Enum>, true>(t.backward[static_cast<size_t>(BinaryOp::Enum)], types{});
-#define BARACUDA_COMPARE_OP(Enum, name, types, doc) \
-  add_entries<Part, CompareEntry<CompareOp::Enum>, false>(t.compare[static_cast<size_t>(CompareOp::Enum)], types{});
-#include "baracuda/ops/binary_ops.def"
-#undef BARACUDA_BINARY_OP
-#undef BARACUDA_COMPARE_OP
-  return t;
+  using ::baracuda::BinaryOp, ::baracuda::CompareOp, ::baracuda::detail::EnumTag;
+  return ::baracuda::detail::make_binary_tables<Part>(
+      []<BinaryOp Op, class T>(EnumTag<Op>, std::type_identity<T>) { return &forward_launch<Op, T>; },
+      []<CompareOp Op, class T>(EnumTag<Op>, std::type_identity<T>) { return &compare_launch<Op, T>; },
+      []<BinaryOp Op, class T>(EnumTag<Op>, std::type_identity<T>) { return &backward_launch<Op, T>; });
 }
 
 /// The kernel units (device*.cu): each instantiates the tables of one group of element types, so that they

@@ -121,18 +121,16 @@ Status host_cast(const detail::ExecContext&, const detail::CastLaunch& a) {
   return {};
 }
 
-template <class TIn, class TOut>
-struct HostCastEntry {
-  static constexpr detail::CastFn fn = &host_cast<TIn, TOut>;
-};
-
 }  // namespace
 
 const detail::CastTable& cast_table() {
   static constexpr detail::CastTable table = [] {
     detail::CastTable t{};
+    constexpr auto entry = []<class TIn, class TOut>(std::type_identity<TIn>, std::type_identity<TOut>) {
+      return &host_cast<TIn, TOut>;
+    };
 #define BARACUDA_CAST_OP(name, in_types, out_types, tolerance, doc) \
-  detail::add_kind_pair_entries<detail::CastFn, HostCastEntry>(t, in_types{}, out_types{});
+  detail::add_kind_pair_fns(t, in_types{}, out_types{}, entry);
 #include "ops/cast/cast.def"
 #undef BARACUDA_CAST_OP
     return t;

@@ -36,16 +36,14 @@ Status cast_launch(const ::baracuda::detail::ExecContext& ctx, const ::baracuda:
   }
 }
 
-template <class TIn, class TOut>
-struct CastEntry {
-  static constexpr ::baracuda::detail::CastFn fn = &cast_launch<TIn, TOut>;
-};
-
 /// The device's table, from the catalog.
 constexpr ::baracuda::detail::CastTable make_cast_table() {
   ::baracuda::detail::CastTable t{};
+  constexpr auto entry = []<class TIn, class TOut>(std::type_identity<TIn>, std::type_identity<TOut>) {
+    return &cast_launch<TIn, TOut>;
+  };
 #define BARACUDA_CAST_OP(name, in_types, out_types, tolerance, doc) \
-  ::baracuda::detail::add_kind_pair_entries<::baracuda::detail::CastFn, CastEntry>(t, in_types{}, out_types{});
+  ::baracuda::detail::add_kind_pair_fns(t, in_types{}, out_types{}, entry);
 #include "ops/cast/cast.def"
 #undef BARACUDA_CAST_OP
   return t;

@@ -367,15 +367,11 @@ Status fused_launch(const ::baracuda::detail::ExecContext& ctx, const ::baracuda
   return Error::device(std::string("DynamicRangeQuantizePlan: kernel launch failed: ") + e.message, e.code);
 }
 
-template <class T, class TQ>
-struct FusedEntry {
-  static constexpr ::baracuda::detail::DynamicRangeFusedFn fn = &fused_launch<T, TQ>;
-};
-
 constexpr ::baracuda::detail::DynamicRangeFusedTable make_fused_table() {
   ::baracuda::detail::DynamicRangeFusedTable t{};
-  ::baracuda::detail::add_kind_pair_entries<::baracuda::detail::DynamicRangeFusedFn, FusedEntry>(
-      t, ::baracuda::detail::DynamicRangeTypes{}, ::baracuda::detail::QuantizedTypes{});
+  ::baracuda::detail::add_kind_pair_fns(
+      t, ::baracuda::detail::DynamicRangeTypes{}, ::baracuda::detail::QuantizedTypes{},
+      []<class T, class TQ>(std::type_identity<T>, std::type_identity<TQ>) { return &fused_launch<T, TQ>; });
   return t;
 }
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string_view>
+#include <type_traits>
 
 #include "baracuda/core/dyn_tensor.hpp"
 #include "baracuda/ops/fp8.hpp"
@@ -51,27 +52,26 @@ struct Fp8Functions {
   Fp8ScalingUpdateFn scaling_update = nullptr;
 };
 
-/// One device's functions from its entry templates (`QuantizeEntry<In, Out>::fn`, likewise
-/// `DequantizeEntry`): each table gets the kind pairs its line of the catalog (baracuda/ops/fp8_ops.def) names.
-template <template <class, class> class QuantizeEntry, template <class, class> class DequantizeEntry>
-struct Fp8TableBuilder {
-  template <class In, class Out>
-  static constexpr void add(Fp8QuantizeTable& t, In in, Out out) {
-    add_kind_pair_entries<Fp8QuantizeFn, QuantizeEntry>(t, in, out);
-  }
-  template <class In, class Out>
-  static constexpr void add(Fp8DequantizeTable& t, In in, Out out) {
-    add_kind_pair_entries<Fp8DequantizeFn, DequantizeEntry>(t, in, out);
-  }
-  static constexpr Fp8Functions build(Fp8ScalingUpdateFn scaling_update) {
-    Fp8Functions f{};
-#define BARACUDA_FP8_PLAN(name, Plan, table, inputs, outputs, doc) add(f.table, inputs{}, outputs{});
+/// One device's functions: `quantize(std::type_identity<In>{}, std::type_identity<Out>{})` (a generic
+/// lambda naming the device's quantize function template, as add_kind_pair_fns takes), likewise `dequantize`,
+/// at the kind pairs the catalog's line of each table (baracuda/ops/fp8_ops.def) names.
+template <class QuantizeMake, class DequantizeMake>
+constexpr Fp8Functions make_fp8_functions(QuantizeMake quantize, DequantizeMake dequantize,
+                                          Fp8ScalingUpdateFn scaling_update) {
+  Fp8Functions f{};
+  const auto make_of = [&](const auto& table) {
+    if constexpr (std::is_same_v<std::remove_cvref_t<decltype(table)>, Fp8QuantizeTable>)
+      return quantize;
+    else
+      return dequantize;
+  };
+#define BARACUDA_FP8_PLAN(name, Plan, table, inputs, outputs, doc) \
+  add_kind_pair_fns(f.table, inputs{}, outputs{}, make_of(f.table));
 #include "baracuda/ops/fp8_ops.def"
 #undef BARACUDA_FP8_PLAN
-    f.scaling_update = scaling_update;
-    return f;
-  }
-};
+  f.scaling_update = scaling_update;
+  return f;
+}
 
 /// The op name of each plan of the catalog, for its SKU: `kFp8OpName<dynamic::Fp8QuantizePlan>`.
 template <class Plan>

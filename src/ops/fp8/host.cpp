@@ -124,20 +124,13 @@ Status host_scaling_update(const detail::ExecContext&, const detail::Fp8ScalingU
   return {};
 }
 
-template <class TIn, class TOut>
-struct QuantizeEntry {
-  static constexpr detail::Fp8QuantizeFn fn = &host_quantize<TIn, TOut>;
-};
-template <class TIn, class TOut>
-struct DequantizeEntry {
-  static constexpr detail::Fp8DequantizeFn fn = &host_dequantize<TIn, TOut>;
-};
-
 }  // namespace
 
 const detail::Fp8Functions& fp8_functions() {
-  static constexpr detail::Fp8Functions functions =
-      detail::Fp8TableBuilder<QuantizeEntry, DequantizeEntry>::build(&host_scaling_update);
+  static constexpr detail::Fp8Functions functions = detail::make_fp8_functions(
+      []<class In, class Out>(std::type_identity<In>, std::type_identity<Out>) { return &host_quantize<In, Out>; },
+      []<class In, class Out>(std::type_identity<In>, std::type_identity<Out>) { return &host_dequantize<In, Out>; },
+      &host_scaling_update);
   return functions;
 }
 

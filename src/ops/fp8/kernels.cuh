@@ -12,17 +12,11 @@
 BARACUDA_DEVICE_NAMESPACE_BEGIN
 namespace fp8 {
 
-template <class TIn, class TOut>
-struct QuantizeEntry {
-  static constexpr ::baracuda::detail::Fp8QuantizeFn fn = &quantize_launch<TIn, TOut>;
-};
-template <class TIn, class TOut>
-struct DequantizeEntry {
-  static constexpr ::baracuda::detail::Fp8DequantizeFn fn = &dequantize_launch<TIn, TOut>;
-};
-
 constexpr ::baracuda::detail::Fp8Functions make_fp8_functions() {
-  return ::baracuda::detail::Fp8TableBuilder<QuantizeEntry, DequantizeEntry>::build(&scaling_update_launch);
+  return ::baracuda::detail::make_fp8_functions(
+      []<class In, class Out>(std::type_identity<In>, std::type_identity<Out>) { return &quantize_launch<In, Out>; },
+      []<class In, class Out>(std::type_identity<In>, std::type_identity<Out>) { return &dequantize_launch<In, Out>; },
+      &scaling_update_launch);
 }
 
 }  // namespace fp8

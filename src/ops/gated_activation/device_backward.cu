@@ -6,8 +6,7 @@
 BARACUDA_DEVICE_NAMESPACE_BEGIN
 
 const ::baracuda::detail::GatedBackwardTable& gated_backward_table() {
-  static constexpr ::baracuda::detail::GatedBackwardTable table = gated::make_backward_table();
-  return table;
+  return gated::device_gated_table<::baracuda::detail::GatedBackwardTable>();
 }
 
 BARACUDA_DEVICE_NAMESPACE_END

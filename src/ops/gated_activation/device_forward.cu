@@ -6,8 +6,7 @@
 BARACUDA_DEVICE_NAMESPACE_BEGIN
 
 const ::baracuda::detail::GatedForwardTable& gated_forward_table() {
-  static constexpr ::baracuda::detail::GatedForwardTable table = gated::make_forward_table();
-  return table;
+  return gated::device_gated_table<::baracuda::detail::GatedForwardTable>();
 }
 
 BARACUDA_DEVICE_NAMESPACE_END

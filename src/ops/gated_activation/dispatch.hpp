@@ -2,6 +2,7 @@
 #pragma once
 
 #include <array>
+#include <type_traits>
 
 #include "baracuda/core/dyn_tensor.hpp"
 #include "baracuda/ops/gated_activation.hpp"
@@ -49,6 +50,19 @@ using GatedForwardTable = std::array<KindTable<GatedForwardFn>, kNumGatedActivat
 using GatedBackwardTable = std::array<KindTable<GatedBackwardFn>, kNumGatedActivationKinds>;
 
 constexpr size_t gated_kind_index(GatedActivationKind k) { return static_cast<size_t>(k); }
+
+/// A forward or backward table (`Table`) from the catalog: for each kind and each of its element types T,
+/// `make(EnumTag<kind>{}, std::type_identity<T>{})`, a generic lambda that names the device's function
+/// template for the kind's gate functor (functors.cuh's GateOf).
+template <class Table, class Make>
+constexpr Table make_gated_table(Make make) {
+  Table t{};
+#define BARACUDA_GATED_OP(Kind, name, Gate, types, act_doc, grad_doc) \
+  add_kind_fns(t[gated_kind_index(GatedActivationKind::Kind)], types{}, bind_tag<GatedActivationKind::Kind>(make));
+#include "ops/gated_activation/gated_activation.def"
+#undef BARACUDA_GATED_OP
+  return t;
+}
 
 }  // namespace baracuda::detail
 

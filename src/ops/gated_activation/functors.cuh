@@ -52,44 +52,22 @@ struct ReGlu {
   }
 };
 
-/// y = silu(g)·l.
-struct SwiGlu {
+/// y = act(g)·l for an activation of device/activation_math.cuh: dl = dy·act(g), dg = dy·l·act'(g).
+template <class A>
+struct GatedBy {
   template <class M>
   __host__ __device__ __forceinline__ static M forward(M g, M l, const Params<M>&) {
-    return l * activation::silu(g);
+    return l * A::value(g);
   }
   template <class M>
   __host__ __device__ __forceinline__ static void backward(M g, M l, M dy, const Params<M>&, M& dg, M& dl) {
-    dl = dy * activation::silu(g);
-    dg = (dy * l) * activation::silu_grad(g);
+    dl = dy * A::value(g);
+    dg = (dy * l) * A::grad(g);
   }
 };
-
-/// y = gelu(g)·l, erf form.
-struct GeGlu {
-  template <class M>
-  __host__ __device__ __forceinline__ static M forward(M g, M l, const Params<M>&) {
-    return l * activation::gelu_erf(g);
-  }
-  template <class M>
-  __host__ __device__ __forceinline__ static void backward(M g, M l, M dy, const Params<M>&, M& dg, M& dl) {
-    dl = dy * activation::gelu_erf(g);
-    dg = (dy * l) * activation::gelu_erf_grad(g);
-  }
-};
-
-/// y = gelu_tanh(g)·l.
-struct GeGluTanh {
-  template <class M>
-  __host__ __device__ __forceinline__ static M forward(M g, M l, const Params<M>&) {
-    return l * activation::gelu_tanh(g);
-  }
-  template <class M>
-  __host__ __device__ __forceinline__ static void backward(M g, M l, M dy, const Params<M>&, M& dg, M& dl) {
-    dl = dy * activation::gelu_tanh(g);
-    dg = (dy * l) * activation::gelu_tanh_grad(g);
-  }
-};
+struct SwiGlu : GatedBy<activation::Silu> {};        ///< y = silu(g)·l
+struct GeGlu : GatedBy<activation::GeluErf> {};      ///< y = gelu(g)·l, erf form
+struct GeGluTanh : GatedBy<activation::GeluTanh> {};  ///< y = gelu_tanh(g)·l
 
 /// gpt-oss: c = min(g, limit), y = c·σ(α·c) · (clamp(l, −limit, limit) + 1). The clamps propagate NaN
 /// (torch.clamp); their gradients pass on the closed interval and are 0 outside it and for NaN.
@@ -112,10 +90,12 @@ struct SwiGluClamped {
   __host__ __device__ __forceinline__ static void backward(M g, M l, M dy, const Params<M>& p, M& dg, M& dl) {
     const M c = clamp_gate(g, p);
     const M lin = clamp_linear(l, p) + M(1);
-    dg = g <= p.limit ? (dy * lin) * activation::silu_grad(p.alpha * c) : M(0);
+    dg = g <= p.limit ? (dy * lin) * activation::Silu::grad(p.alpha * c) : M(0);
     dl = (l >= -p.limit && l <= p.limit) ? dy * (c * activation::sigmoid(p.alpha * c)) : M(0);
   }
 };
+
+#include "ops/gated_activation/gate_of.inc"  // GateOf<kind>::type, the functors above
 
 }  // namespace gated
 BARACUDA_DEVICE_NAMESPACE_END

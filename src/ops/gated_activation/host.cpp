@@ -68,27 +68,18 @@ struct ReGlu {
     dg = (g > 0 || std::isnan(g)) ? dy * l : 0.0;  // PyTorch: threshold_backward on relu(g)
   }
 };
-struct SwiGlu {
-  static double forward(double g, double l, const Params&) { return l * silu(g); }
+/// y = act(g)·l: dl = dy·act(g), dg = dy·l·act'(g).
+template <double (*Act)(double), double (*Derivative)(double)>
+struct GatedBy {
+  static double forward(double g, double l, const Params&) { return l * Act(g); }
   static void backward(double g, double l, double dy, const Params&, double& dg, double& dl) {
-    dl = dy * silu(g);
-    dg = dy * l * silu_derivative(g);
+    dl = dy * Act(g);
+    dg = dy * l * Derivative(g);
   }
 };
-struct GeGlu {
-  static double forward(double g, double l, const Params&) { return l * gelu(g); }
-  static void backward(double g, double l, double dy, const Params&, double& dg, double& dl) {
-    dl = dy * gelu(g);
-    dg = dy * l * gelu_derivative(g);
-  }
-};
-struct GeGluTanh {
-  static double forward(double g, double l, const Params&) { return l * gelu_tanh(g); }
-  static void backward(double g, double l, double dy, const Params&, double& dg, double& dl) {
-    dl = dy * gelu_tanh(g);
-    dg = dy * l * gelu_tanh_derivative(g);
-  }
-};
+using SwiGlu = GatedBy<silu, silu_derivative>;
+using GeGlu = GatedBy<gelu, gelu_derivative>;
+using GeGluTanh = GatedBy<gelu_tanh, gelu_tanh_derivative>;
 // gpt-oss: the gate is clamped from above, the linear half on both sides, then + 1. torch.clamp keeps NaN;
 // its gradient passes on the closed interval (NaN compares false, so it gets 0).
 struct SwiGluClamped {
@@ -108,6 +99,8 @@ struct SwiGluClamped {
     dl = (-p.limit <= l && l <= p.limit) ? dy * c * s : 0.0;
   }
 };
+
+#include "ops/gated_activation/gate_of.inc"  // GateOf<kind>::type, the functors above
 
 }  // namespace gated
 
@@ -204,13 +197,19 @@ int64_t offset_of(const detail::DynTensorLayout& t, const std::array<int64_t, kM
   return off;
 }
 
+/// for_each_output, with the index's gate and linear inputs of `x` loaded: f(idx, gate_pos, linear_pos, g, l).
+template <class T, class F>
+void for_each_gate_pair(const Shape& out, const ConstDynTensor& x, int sd, GateLayout layout, F&& f) {
+  for_each_output(out, sd, layout, [&](const std::array<int64_t, kMaxRank>& idx, int64_t gp, int64_t lp) {
+    f(idx, gp, lp, load<T>(x.data, offset_of(x, idx, sd, gp)), load<T>(x.data, offset_of(x, idx, sd, lp)));
+  });
+}
+
 template <class Gate, class T>
 Status host_forward(const detail::ExecContext&, const detail::GatedForwardLaunch& a) {
   const gated::Params p = params_for<T>(a.params);
   const int sd = a.split_dim;
-  for_each_output(a.y.shape, sd, a.layout, [&](const std::array<int64_t, kMaxRank>& idx, int64_t gp, int64_t lp) {
-    const double g = load<T>(a.x.data, offset_of(a.x, idx, sd, gp));
-    const double l = load<T>(a.x.data, offset_of(a.x, idx, sd, lp));
+  for_each_gate_pair<T>(a.y.shape, a.x, sd, a.layout, [&](const auto& idx, int64_t, int64_t, double g, double l) {
     store<T>(a.y.data, offset_of(a.y, idx, sd), Gate::forward(g, l, p));
   });
   return {};
@@ -220,55 +219,34 @@ template <class Gate, class T>
 Status host_backward(const detail::ExecContext&, const detail::GatedBackwardLaunch& a) {
   const gated::Params p = params_for<T>(a.params);
   const int sd = a.split_dim;
-  for_each_output(a.dy.shape, sd, a.layout, [&](const std::array<int64_t, kMaxRank>& idx, int64_t gp, int64_t lp) {
-    const double g = load<T>(a.x.data, offset_of(a.x, idx, sd, gp));
-    const double l = load<T>(a.x.data, offset_of(a.x, idx, sd, lp));
+  const auto grads = [&](const auto& idx, int64_t gp, int64_t lp, double g, double l) {
     const double dy = load<T>(a.dy.data, offset_of(a.dy, idx, sd));
     double dg = 0, dl = 0;
     Gate::backward(g, l, dy, p, dg, dl);
     store<T>(a.dx.data, offset_of(a.dx, idx, sd, gp), dg);  // after the loads: dx may be x
     store<T>(a.dx.data, offset_of(a.dx, idx, sd, lp), dl);
-  });
+  };
+  for_each_gate_pair<T>(a.dy.shape, a.x, sd, a.layout, grads);
   return {};
 }
 
-template <class Gate>
-struct HostEntries {
-  template <class T>
-  struct Forward {
-    static constexpr detail::GatedForwardFn fn = &host_forward<Gate, T>;
-  };
-  template <class T>
-  struct Backward {
-    static constexpr detail::GatedBackwardFn fn = &host_backward<Gate, T>;
-  };
+/// The host function of kind K for T.
+constexpr auto kForward = []<GatedActivationKind K, class T>(detail::EnumTag<K>, std::type_identity<T>) {
+  return &host_forward<typename gated::GateOf<K>::type, T>;
+};
+constexpr auto kBackward = []<GatedActivationKind K, class T>(detail::EnumTag<K>, std::type_identity<T>) {
+  return &host_backward<typename gated::GateOf<K>::type, T>;
 };
 
 }  // namespace
 
 const detail::GatedForwardTable& gated_forward_table() {
-  static constexpr detail::GatedForwardTable table = [] {
-    detail::GatedForwardTable t{};
-#define BARACUDA_GATED_OP(Kind, name, Gate, types, act_doc, grad_doc)                 \
-  detail::add_kind_entries<detail::GatedForwardFn, HostEntries<gated::Gate>::Forward>(                  \
-      t[detail::gated_kind_index(GatedActivationKind::Kind)], types{});
-#include "ops/gated_activation/gated_activation.def"
-#undef BARACUDA_GATED_OP
-    return t;
-  }();
+  static constexpr auto table = detail::make_gated_table<detail::GatedForwardTable>(kForward);
   return table;
 }
 
 const detail::GatedBackwardTable& gated_backward_table() {
-  static constexpr detail::GatedBackwardTable table = [] {
-    detail::GatedBackwardTable t{};
-#define BARACUDA_GATED_OP(Kind, name, Gate, types, act_doc, grad_doc)                 \
-  detail::add_kind_entries<detail::GatedBackwardFn, HostEntries<gated::Gate>::Backward>(                \
-      t[detail::gated_kind_index(GatedActivationKind::Kind)], types{});
-#include "ops/gated_activation/gated_activation.def"
-#undef BARACUDA_GATED_OP
-    return t;
-  }();
+  static constexpr auto table = detail::make_gated_table<detail::GatedBackwardTable>(kBackward);
   return table;
 }
 

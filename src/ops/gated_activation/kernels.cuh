@@ -61,38 +61,27 @@ Status backward_launch(const ::baracuda::detail::ExecContext& ctx,
       "GatedActivationBackwardPlan", ctx, op, std::array<DynTensor, 2>{a.dgate, a.dlinear}, a.gate, a.linear, a.dy);
 }
 
-template <class Gate>
-struct Entries {
-  template <class T>
-  struct Forward {
-    static constexpr ::baracuda::detail::GatedForwardFn fn = &forward_launch<Gate, T>;
-  };
-  template <class T>
-  struct Backward {
-    static constexpr ::baracuda::detail::GatedBackwardFn fn = &backward_launch<Gate, T>;
-  };
+/// The device's functions of kind K for T: the entries of its tables (make_gated_table).
+constexpr auto kForward = []<::baracuda::GatedActivationKind K, class T>(::baracuda::detail::EnumTag<K>,
+                                                                        std::type_identity<T>) {
+  return &forward_launch<typename GateOf<K>::type, T>;
+};
+constexpr auto kBackward = []<::baracuda::GatedActivationKind K, class T>(::baracuda::detail::EnumTag<K>,
+                                                                         std::type_identity<T>) {
+  return &backward_launch<typename GateOf<K>::type, T>;
 };
 
-/// The device's forward table, from the catalog.
-constexpr ::baracuda::detail::GatedForwardTable make_forward_table() {
-  ::baracuda::detail::GatedForwardTable t{};
-#define BARACUDA_GATED_OP(Kind, name, Gate, types, act_doc, grad_doc)                      \
-  ::baracuda::detail::add_kind_entries<::baracuda::detail::GatedForwardFn, Entries<Gate>::Forward>(          \
-      t[::baracuda::detail::gated_kind_index(::baracuda::GatedActivationKind::Kind)], types{});
-#include "ops/gated_activation/gated_activation.def"
-#undef BARACUDA_GATED_OP
-  return t;
-}
-
-/// The device's backward table, from the catalog.
-constexpr ::baracuda::detail::GatedBackwardTable make_backward_table() {
-  ::baracuda::detail::GatedBackwardTable t{};
-#define BARACUDA_GATED_OP(Kind, name, Gate, types, act_doc, grad_doc)                      \
-  ::baracuda::detail::add_kind_entries<::baracuda::detail::GatedBackwardFn, Entries<Gate>::Backward>(        \
-      t[::baracuda::detail::gated_kind_index(::baracuda::GatedActivationKind::Kind)], types{});
-#include "ops/gated_activation/gated_activation.def"
-#undef BARACUDA_GATED_OP
-  return t;
+/// The device's forward or backward table (`Table`): each is defined in its own kernel unit
+/// (device_forward.cu, device_backward.cu), so that the two compile in parallel.
+template <class Table>
+const Table& device_gated_table() {
+  if constexpr (std::is_same_v<Table, ::baracuda::detail::GatedForwardTable>) {
+    static constexpr Table table = ::baracuda::detail::make_gated_table<Table>(kForward);
+    return table;
+  } else {
+    static constexpr Table table = ::baracuda::detail::make_gated_table<Table>(kBackward);
+    return table;
+  }
 }
 
 }  // namespace gated

@@ -12,18 +12,15 @@
 #include <vector>
 
 #include "core/reference_formats.hpp"
+#include "device/host_loop.hpp"
 #include "ops/int4_gemm/tables.hpp"
 
 namespace baracuda::reference {
 namespace {
 
+using detail::at2;
 using detail::Int4GemmLaunch;
 using detail::PermuteColumnsLaunch;
-
-template <class T>
-const T& at2(const ConstDynTensor& t, int64_t i, int64_t j) {
-  return static_cast<const T*>(t.data)[i * t.stride[0] + j * t.stride[1]];
-}
 
 /// Position p of the 8 nibbles of a Marlin word holds fragment element kInterleave[p]; this is the inverse.
 constexpr int nibble_of_element(int e) { return (e % 2 == 0) ? e / 2 : 4 + e / 2; }
@@ -102,19 +99,12 @@ Status permute_columns(const detail::ExecContext&, const PermuteColumnsLaunch& l
   return {};
 }
 
-constexpr detail::Int4GemmTables make_tables() {
-  detail::Int4GemmTables t{};
-  t.gemm[detail::kind_index(ElementKind::F16)] = &gemm<__half>;
-  t.gemm[detail::kind_index(ElementKind::Bf16)] = &gemm<__nv_bfloat16>;
-  t.permute_columns[detail::kind_index(ElementKind::F16)] = &permute_columns<__half>;
-  t.permute_columns[detail::kind_index(ElementKind::Bf16)] = &permute_columns<__nv_bfloat16>;
-  return t;
-}
-
 }  // namespace
 
 const detail::Int4GemmTables& int4_gemm_tables() {
-  static constexpr detail::Int4GemmTables t = make_tables();
+  static constexpr detail::Int4GemmTables t =
+      detail::make_int4_gemm_tables([]<class T>(std::type_identity<T>) { return &gemm<T>; },
+                                    []<class T>(std::type_identity<T>) { return &permute_columns<T>; });
   return t;
 }
 

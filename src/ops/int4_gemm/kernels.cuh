@@ -485,12 +485,8 @@ Status permute_fn(const ::baracuda::detail::ExecContext& ctx, const ::baracuda::
 }
 
 constexpr ::baracuda::detail::Int4GemmTables make_tables() {
-  ::baracuda::detail::Int4GemmTables t{};
-  t.gemm[::baracuda::detail::kind_index(ElementKind::F16)] = &gemm_fn<__half>;
-  t.gemm[::baracuda::detail::kind_index(ElementKind::Bf16)] = &gemm_fn<__nv_bfloat16>;
-  t.permute_columns[::baracuda::detail::kind_index(ElementKind::F16)] = &permute_fn<__half>;
-  t.permute_columns[::baracuda::detail::kind_index(ElementKind::Bf16)] = &permute_fn<__nv_bfloat16>;
-  return t;
+  return ::baracuda::detail::make_int4_gemm_tables([]<class T>(std::type_identity<T>) { return &gemm_fn<T>; },
+                                                   []<class T>(std::type_identity<T>) { return &permute_fn<T>; });
 }
 
 }  // namespace int4_gemm

@@ -72,11 +72,24 @@ struct PermuteColumnsLaunch {
 };
 using PermuteColumnsFn = Status (*)(const ExecContext&, const PermuteColumnsLaunch&);
 
-/// Both by the activation kind (f16, bf16; other slots empty).
+/// Both by the activation kind (Int4GemmTypes; other slots empty).
 struct Int4GemmTables {
   std::array<Int4GemmFn, kNumElementKinds> gemm{};
   std::array<PermuteColumnsFn, kNumElementKinds> permute_columns{};
 };
+
+/// The activation (and output) kinds of the W4A16 GEMM.
+using Int4GemmTypes = type_list<__half, __nv_bfloat16>;
+
+/// A device's tables: `gemm(std::type_identity<T>{})` and `permute(...)` for each T of Int4GemmTypes (generic
+/// lambdas naming the device's function templates, as add_kind_fns takes).
+template <class Gemm, class Permute>
+constexpr Int4GemmTables make_int4_gemm_tables(Gemm gemm, Permute permute) {
+  Int4GemmTables t{};
+  add_kind_fns(t.gemm, Int4GemmTypes{}, gemm);
+  add_kind_fns(t.permute_columns, Int4GemmTypes{}, permute);
+  return t;
+}
 
 }  // namespace baracuda::detail
 

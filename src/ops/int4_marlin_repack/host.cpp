@@ -65,12 +65,8 @@ Status repack_host(const detail::ExecContext&, const detail::Int4RepackLaunch& l
 
 namespace reference {
 const detail::Int4RepackTables& int4_marlin_repack_tables() {
-  static const detail::Int4RepackTables t = [] {
-    detail::Int4RepackTables r{};
-    r.repack[detail::kind_index(ElementKind::F16)] = &repack_host<__half>;
-    r.repack[detail::kind_index(ElementKind::Bf16)] = &repack_host<__nv_bfloat16>;
-    return r;
-  }();
+  static constexpr detail::Int4RepackTables t =
+      detail::make_int4_repack_tables([]<class T>(std::type_identity<T>) { return &repack_host<T>; });
   return t;
 }
 }  // namespace reference

@@ -132,10 +132,7 @@ Status repack_fn(const ::baracuda::detail::ExecContext& ctx, const ::baracuda::d
 }
 
 constexpr ::baracuda::detail::Int4RepackTables make_tables() {
-  ::baracuda::detail::Int4RepackTables t{};
-  t.repack[::baracuda::detail::kind_index(ElementKind::F16)] = &repack_fn<__half>;
-  t.repack[::baracuda::detail::kind_index(ElementKind::Bf16)] = &repack_fn<__nv_bfloat16>;
-  return t;
+  return ::baracuda::detail::make_int4_repack_tables([]<class T>(std::type_identity<T>) { return &repack_fn<T>; });
 }
 
 }  // namespace int4_marlin_repack

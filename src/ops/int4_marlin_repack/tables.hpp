@@ -27,10 +27,22 @@ struct Int4RepackLaunch {
 };
 using Int4RepackFn = Status (*)(const ExecContext&, const Int4RepackLaunch&);
 
-/// By the kind of out_scales (f16, bf16; other slots empty).
+/// By the kind of out_scales (Int4RepackScaleTypes; other slots empty).
 struct Int4RepackTables {
   std::array<Int4RepackFn, kNumElementKinds> repack{};
 };
+
+/// The kinds of the repacked scales: the W4A16 GEMM's activation kinds.
+using Int4RepackScaleTypes = type_list<__half, __nv_bfloat16>;
+
+/// A device's table: `repack(std::type_identity<T>{})` for each T of Int4RepackScaleTypes (a generic lambda
+/// naming the device's function template, as add_kind_fns takes).
+template <class Make>
+constexpr Int4RepackTables make_int4_repack_tables(Make repack) {
+  Int4RepackTables t{};
+  add_kind_fns(t.repack, Int4RepackScaleTypes{}, repack);
+  return t;
+}
 
 }  // namespace baracuda::detail
 

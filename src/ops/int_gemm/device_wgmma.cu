@@ -24,30 +24,25 @@ Status wgmma_linear_fn(const ::baracuda::detail::ExecContext& ctx, const ::barac
   return launch_wgmma_tile<TA, int8_t, T, false, kT>(ctx, p, kPlan);
 }
 
-template <class TA, class TB>
-struct NarrowEntry {
-  static constexpr ::baracuda::detail::IntGemmFn fn = &wgmma_int_gemm_fn<TA, TB, ::baracuda::detail::kIntGemmWgmmaNarrow>;
-};
-template <class TA, class TB>
-struct WideEntry {
-  static constexpr ::baracuda::detail::IntGemmFn fn = &wgmma_int_gemm_fn<TA, TB, ::baracuda::detail::kIntGemmWgmmaWide>;
-};
-template <class TA, class T>
-struct WgmmaLinearEntry {
-  static constexpr ::baracuda::detail::LinearFn fn = [] {
-    if constexpr (std::is_same_v<T, double>)
-      return ::baracuda::detail::LinearFn{nullptr};  // the f64 epilogue is the host reference's alone
-    else
-      return &wgmma_linear_fn<TA, T>;
-  }();
-};
-
 constexpr ::baracuda::detail::IntGemmWgmmaTables make_wgmma_tables() {
   using namespace ::baracuda::detail;
   IntGemmWgmmaTables t{};
-  add_kind_pair_entries<IntGemmFn, NarrowEntry>(t.int_gemm_narrow, IntGemmOperandTypes{}, IntGemmOperandTypes{});
-  add_kind_pair_entries<IntGemmFn, WideEntry>(t.int_gemm_wide, IntGemmOperandTypes{}, IntGemmOperandTypes{});
-  add_kind_pair_entries<LinearFn, WgmmaLinearEntry>(t.linear, IntGemmOperandTypes{}, LinearOutputTypes{});
+  add_kind_pair_fns(t.int_gemm_narrow, IntGemmOperandTypes{}, IntGemmOperandTypes{},
+                    []<class TA, class TB>(std::type_identity<TA>, std::type_identity<TB>) {
+                      return &wgmma_int_gemm_fn<TA, TB, kIntGemmWgmmaNarrow>;
+                    });
+  add_kind_pair_fns(t.int_gemm_wide, IntGemmOperandTypes{}, IntGemmOperandTypes{},
+                    []<class TA, class TB>(std::type_identity<TA>, std::type_identity<TB>) {
+                      return &wgmma_int_gemm_fn<TA, TB, kIntGemmWgmmaWide>;
+                    });
+  // the f64 epilogue is the host reference's alone: its slots stay empty
+  add_kind_pair_fns(t.linear, IntGemmOperandTypes{}, LinearOutputTypes{},
+                    []<class TA, class T>(std::type_identity<TA>, std::type_identity<T>) {
+                      if constexpr (std::is_same_v<T, double>)
+                        return LinearFn{};
+                      else
+                        return LinearFn{&wgmma_linear_fn<TA, T>};
+                    });
   return t;
 }
 

@@ -10,18 +10,16 @@
 #include <type_traits>
 
 #include "core/reference_formats.hpp"
+#include "device/host_loop.hpp"
 #include "ops/int_gemm/tables.hpp"
 
 namespace baracuda::reference {
 namespace {
 
+using detail::at2;
 using detail::IntGemmLaunch;
 using detail::LinearLaunch;
 
-template <class T>
-const T& at2(const ConstDynTensor& t, int64_t i, int64_t j) {
-  return static_cast<const T*>(t.data)[i * t.stride[0] + j * t.stride[1]];
-}
 template <class T>
 const T& at1(const ConstDynTensor& t, int64_t i) {
   return static_cast<const T*>(t.data)[i * t.stride[0]];
@@ -100,21 +98,17 @@ Status linear(const detail::ExecContext&, const LinearLaunch& l) {
   return {};
 }
 
-template <class TA, class TB>
-struct IntGemmEntry {
-  static constexpr detail::IntGemmFn fn = &int_gemm<TA, TB>;
-};
-template <class TA, class T>
-struct LinearEntry {
-  static constexpr detail::LinearFn fn = &linear<TA, T>;
-};
-
 constexpr detail::IntGemmTables make_tables() {
   detail::IntGemmTables t{};
-  detail::add_kind_pair_entries<detail::IntGemmFn, IntGemmEntry>(t.int_gemm, detail::IntGemmOperandTypes{},
-                                                                 detail::IntGemmOperandTypes{});
-  detail::add_kind_pair_entries<detail::LinearFn, LinearEntry>(t.linear, detail::IntGemmOperandTypes{},
-                                                               detail::LinearOutputTypes{});
+  using detail::IntGemmOperandTypes, detail::LinearOutputTypes;
+  detail::add_kind_pair_fns(t.int_gemm, IntGemmOperandTypes{}, IntGemmOperandTypes{},
+                            []<class TA, class TB>(std::type_identity<TA>, std::type_identity<TB>) {
+                              return &int_gemm<TA, TB>;
+                            });
+  detail::add_kind_pair_fns(t.linear, IntGemmOperandTypes{}, LinearOutputTypes{},
+                            []<class TA, class T>(std::type_identity<TA>, std::type_identity<T>) {
+                              return &linear<TA, T>;
+                            });
   return t;
 }
 

@@ -303,29 +303,21 @@ Status linear_fn(const ::baracuda::detail::ExecContext& ctx, const ::baracuda::d
   return launch<TA, int8_t, T, false>(ctx, p, l.split.splits, kPlan);
 }
 
-template <class TA, class TB>
-struct IntGemmEntry {
-  static constexpr ::baracuda::detail::IntGemmFn fn = &int_gemm_fn<TA, TB>;
-};
-/// f64 outputs (f64 epilogue) are the host reference's only: their slots stay empty.
-template <class TA, class T>
-constexpr ::baracuda::detail::LinearFn linear_ptr() {
-  if constexpr (std::is_same_v<T, double>)
-    return nullptr;
-  else
-    return &linear_fn<TA, T>;
-}
-template <class TA, class T>
-struct LinearEntry {
-  static constexpr ::baracuda::detail::LinearFn fn = linear_ptr<TA, T>();
-};
-
 constexpr ::baracuda::detail::IntGemmTables make_tables() {
   ::baracuda::detail::IntGemmTables t{};
-  ::baracuda::detail::add_kind_pair_entries<::baracuda::detail::IntGemmFn, IntGemmEntry>(
-      t.int_gemm, ::baracuda::detail::IntGemmOperandTypes{}, ::baracuda::detail::IntGemmOperandTypes{});
-  ::baracuda::detail::add_kind_pair_entries<::baracuda::detail::LinearFn, LinearEntry>(
-      t.linear, ::baracuda::detail::IntGemmOperandTypes{}, ::baracuda::detail::LinearOutputTypes{});
+  using ::baracuda::detail::IntGemmOperandTypes, ::baracuda::detail::LinearOutputTypes;
+  ::baracuda::detail::add_kind_pair_fns(t.int_gemm, IntGemmOperandTypes{}, IntGemmOperandTypes{},
+                                        []<class TA, class TB>(std::type_identity<TA>, std::type_identity<TB>) {
+                                          return &int_gemm_fn<TA, TB>;
+                                        });
+  // f64 outputs (the f64 epilogue) are the host reference's only: their slots stay empty.
+  ::baracuda::detail::add_kind_pair_fns(t.linear, IntGemmOperandTypes{}, LinearOutputTypes{},
+                                        []<class TA, class T>(std::type_identity<TA>, std::type_identity<T>) {
+                                          if constexpr (std::is_same_v<T, double>)
+                                            return ::baracuda::detail::LinearFn{};
+                                          else
+                                            return ::baracuda::detail::LinearFn{&linear_fn<TA, T>};
+                                        });
   t.wgmma = !BARACUDA_SIM && BARACUDA_HAVE_SM90A_KERNELS;
   return t;
 }

@@ -170,31 +170,15 @@ Status where_backward_launch(const ExecContext& ctx, const TernaryBackwardLaunch
       "WhereBackwardPlan", ctx, op, {l.grad[0], l.grad[1]}, l.in[0], l.dy);
 }
 
-template <::baracuda::TernaryOp Op>
-struct ForwardEntry {
-  template <class T>
-  static constexpr ::baracuda::detail::TernaryFn fn = &forward_launch<Op, T>;
-};
-template <::baracuda::TernaryOp Op>
-struct BackwardEntry {
-  template <class T>
-  static constexpr ::baracuda::detail::TernaryBackwardFn fn = &backward_launch<Op, T>;
-};
-struct WhereEntry {
-  template <class T>
-  static constexpr ::baracuda::detail::TernaryFn fn = &where_launch<T>;
-};
-struct WhereBackwardEntry {
-  template <class T>
-  static constexpr ::baracuda::detail::TernaryBackwardFn fn = &where_backward_launch<T>;
-};
-
 }  // namespace ternary
 
 const ::baracuda::detail::TernaryTables& ternary_tables() {
-  static constexpr ::baracuda::detail::TernaryTables tables =
-      ::baracuda::detail::make_ternary_tables<ternary::ForwardEntry, ternary::BackwardEntry, ternary::WhereEntry,
-                                              ternary::WhereBackwardEntry>();
+  using ::baracuda::TernaryOp, ::baracuda::detail::EnumTag;
+  static constexpr ::baracuda::detail::TernaryTables tables = ::baracuda::detail::make_ternary_tables(
+      []<TernaryOp Op, class T>(EnumTag<Op>, std::type_identity<T>) { return &ternary::forward_launch<Op, T>; },
+      []<TernaryOp Op, class T>(EnumTag<Op>, std::type_identity<T>) { return &ternary::backward_launch<Op, T>; },
+      []<class T>(std::type_identity<T>) { return &ternary::where_launch<T>; },
+      []<class T>(std::type_identity<T>) { return &ternary::where_backward_launch<T>; });
   return tables;
 }
 

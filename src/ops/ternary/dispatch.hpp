@@ -41,24 +41,21 @@ struct TernaryTables {
   KindTable<TernaryBackwardFn> where_backward{};
 };
 
-/// table[kind_of<T>] = Entry::fn<T> for every T of `List`.
-template <class Entry, class Fn, class List>
-constexpr void add_ternary_entries(KindTable<Fn>& table, List list) {
-  for_each_type(list, [&]<class T>() { table[kind_index(kind_of<T>)] = Entry::template fn<T>; });
-}
-
-/// A device's tables from the catalog, with that device's entries (each `Entry::fn<T>`): Forward<op> for the
-/// op's kinds, Backward<op> and WhereBackward for the float kinds, Where for every byte-stored kind.
-template <template <TernaryOp> class Forward, template <TernaryOp> class Backward, class Where, class WhereBackward>
-constexpr TernaryTables make_ternary_tables() {
+/// A device's tables from the catalog, from that device's function templates named by generic lambdas
+/// (add_kind_fns): `forward(EnumTag<op>{}, std::type_identity<T>{})` for the op's kinds, `backward` likewise for
+/// the float kinds, `where(std::type_identity<T>{})` for every byte-stored kind, `where_backward` for the float
+/// kinds.
+template <class Forward, class Backward, class Where, class WhereBackward>
+constexpr TernaryTables make_ternary_tables(Forward forward, Backward backward, Where where,
+                                            WhereBackward where_backward) {
   TernaryTables t{};
-#define BARACUDA_TERNARY_ENTRIES(Enum, name, types, doc)                                                       \
-  add_ternary_entries<Forward<TernaryOp::Enum>>(t.forward[static_cast<size_t>(TernaryOp::Enum)], types{});     \
-  add_ternary_entries<Backward<TernaryOp::Enum>>(t.backward[static_cast<size_t>(TernaryOp::Enum)], FloatTypes{});
+#define BARACUDA_TERNARY_ENTRIES(Enum, name, types, doc)                                                 \
+  add_kind_fns(t.forward[static_cast<size_t>(TernaryOp::Enum)], types{}, bind_tag<TernaryOp::Enum>(forward)); \
+  add_kind_fns(t.backward[static_cast<size_t>(TernaryOp::Enum)], FloatTypes{}, bind_tag<TernaryOp::Enum>(backward));
   BARACUDA_TERNARY_OPS(BARACUDA_TERNARY_ENTRIES)
 #undef BARACUDA_TERNARY_ENTRIES
-  add_ternary_entries<Where>(t.where, ByteTypes{});
-  add_ternary_entries<WhereBackward>(t.where_backward, FloatTypes{});
+  add_kind_fns(t.where, ByteTypes{}, where);
+  add_kind_fns(t.where_backward, FloatTypes{}, where_backward);
   return t;
 }
 

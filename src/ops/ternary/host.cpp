@@ -174,30 +174,15 @@ Status host_where_backward(const detail::ExecContext&, const detail::TernaryBack
   return {};
 }
 
-template <TernaryOp Op>
-struct ForwardEntry {
-  template <class T>
-  static constexpr detail::TernaryFn fn = &host_forward<Op, T>;
-};
-template <TernaryOp Op>
-struct BackwardEntry {
-  template <class T>
-  static constexpr detail::TernaryBackwardFn fn = &host_backward<Op, T>;
-};
-struct WhereEntry {
-  template <class T>
-  static constexpr detail::TernaryFn fn = &host_where<T>;
-};
-struct WhereBackwardEntry {
-  template <class T>
-  static constexpr detail::TernaryBackwardFn fn = &host_where_backward<T>;
-};
-
 }  // namespace
 
 const detail::TernaryTables& ternary_tables() {
-  static constexpr detail::TernaryTables tables =
-      detail::make_ternary_tables<ForwardEntry, BackwardEntry, WhereEntry, WhereBackwardEntry>();
+  using detail::EnumTag;
+  static constexpr detail::TernaryTables tables = detail::make_ternary_tables(
+      []<TernaryOp Op, class T>(EnumTag<Op>, std::type_identity<T>) { return &host_forward<Op, T>; },
+      []<TernaryOp Op, class T>(EnumTag<Op>, std::type_identity<T>) { return &host_backward<Op, T>; },
+      []<class T>(std::type_identity<T>) { return &host_where<T>; },
+      []<class T>(std::type_identity<T>) { return &host_where_backward<T>; });
   return tables;
 }
 

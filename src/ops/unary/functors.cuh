@@ -328,24 +328,15 @@ struct Celu {
     return x <= M(0) ? dy * pmath::exp(x / p.alpha) : dy;
   }
 };
-struct Gelu {
-  template <class M> __host__ __device__ static M forward(M x, const P<M>&) { return activation::gelu_erf(x); }
-  template <class M> __host__ __device__ static M backward(M dy, M x, const P<M>&) {
-    return dy * activation::gelu_erf_grad(x);
-  }
+/// An activation the gated family shares (device/activation_math.cuh): f = A::value, f' = A::grad.
+template <class A>
+struct SharedActivation {
+  template <class M> __host__ __device__ static M forward(M x, const P<M>&) { return A::value(x); }
+  template <class M> __host__ __device__ static M backward(M dy, M x, const P<M>&) { return dy * A::grad(x); }
 };
-struct GeluTanh {
-  template <class M> __host__ __device__ static M forward(M x, const P<M>&) { return activation::gelu_tanh(x); }
-  template <class M> __host__ __device__ static M backward(M dy, M x, const P<M>&) {
-    return dy * activation::gelu_tanh_grad(x);
-  }
-};
-struct Silu {
-  template <class M> __host__ __device__ static M forward(M x, const P<M>&) { return activation::silu(x); }
-  template <class M> __host__ __device__ static M backward(M dy, M x, const P<M>&) {
-    return dy * activation::silu_grad(x);
-  }
-};
+struct Gelu : SharedActivation<activation::GeluErf> {};
+struct GeluTanh : SharedActivation<activation::GeluTanh> {};
+struct Silu : SharedActivation<activation::Silu> {};
 struct Mish {
   template <class M> __host__ __device__ static M forward(M x, const P<M>&) {
     return x * pmath::tanh(math::log1p(pmath::exp(x)));
