@@ -97,30 +97,11 @@ __host__ __device__ inline T fp8_of_storage(__nv_fp8_storage_t s) {
 /// Number of significant bits of m (0 for 0).
 __host__ __device__ inline int bit_length(uint64_t m) {
   int n = 0;
-  if (m >> 32) {
-    n += 32;
-    m >>= 32;
-  }
-  if (m >> 16) {
-    n += 16;
-    m >>= 16;
-  }
-  if (m >> 8) {
-    n += 8;
-    m >>= 8;
-  }
-  if (m >> 4) {
-    n += 4;
-    m >>= 4;
-  }
-  if (m >> 2) {
-    n += 2;
-    m >>= 2;
-  }
-  if (m >> 1) {
-    n += 1;
-    m >>= 1;
-  }
+  for (int shift = 32; shift > 0; shift >>= 1)  // a binary search: 32, 16, 8, 4, 2, 1 (unrolled by the compilers)
+    if (m >> shift) {
+      n += shift;
+      m >>= shift;
+    }
   return n + static_cast<int>(m);
 }
 
@@ -164,46 +145,37 @@ __host__ __device__ inline I float_to_int(F v) {
 // From f32 / f64 / int64 to every byte-sized kind
 // ---------------------------------------------------------------------------------------------------
 
-template <class To>
-__host__ __device__ inline To from_float(float f, bool saturate_fp8) {
-  if constexpr (std::is_same_v<To, float>) {
-    return f;
-  } else if constexpr (std::is_same_v<To, double>) {
-    return static_cast<double>(f);
+/// From an f32 or f64 value (`F`), rounded once to To: to nearest even for the floating kinds (fp8 saturating
+/// or not, per `saturate_fp8`), float_to_int's rules for the integers, `!= 0` for bool.
+template <class To, class F>
+__host__ __device__ inline To from_wide(F v, bool saturate_fp8) {
+  static_assert(std::is_same_v<F, float> || std::is_same_v<F, double>, "from f32 or f64");
+  constexpr bool kF32 = std::is_same_v<F, float>;
+  if constexpr (std::is_same_v<To, float> || std::is_same_v<To, double>) {
+    return static_cast<To>(v);
   } else if constexpr (std::is_same_v<To, __half>) {
-    return __float2half_rn(f);
+    if constexpr (kF32) return __float2half_rn(v);
+    else return __double2half(v);
   } else if constexpr (std::is_same_v<To, __nv_bfloat16>) {
-    return __float2bfloat16_rn(f);
-  } else if constexpr (std::is_same_v<To, __nv_fp8_e4m3>) {
-    return fp8_of_storage<To>(fp8_from_float(f, saturate_fp8, __NV_E4M3));
-  } else if constexpr (std::is_same_v<To, __nv_fp8_e5m2>) {
-    return fp8_of_storage<To>(fp8_from_float(f, saturate_fp8, __NV_E5M2));
+    if constexpr (kF32) return __float2bfloat16_rn(v);
+    else return __double2bfloat16(v);
+  } else if constexpr (std::is_same_v<To, __nv_fp8_e4m3> || std::is_same_v<To, __nv_fp8_e5m2>) {
+    constexpr auto kFormat = std::is_same_v<To, __nv_fp8_e4m3> ? __NV_E4M3 : __NV_E5M2;
+    if constexpr (kF32) return fp8_of_storage<To>(fp8_from_float(v, saturate_fp8, kFormat));
+    else return fp8_of_storage<To>(fp8_from_double(v, saturate_fp8, kFormat));
   } else if constexpr (std::is_same_v<To, bool>) {
-    return f != 0.0f;
+    return v != F(0);
   } else {
-    return float_to_int<To>(f);
+    return float_to_int<To>(v);
   }
 }
-
+template <class To>
+__host__ __device__ inline To from_float(float f, bool saturate_fp8) {
+  return from_wide<To>(f, saturate_fp8);
+}
 template <class To>
 __host__ __device__ inline To from_double(double d, bool saturate_fp8) {
-  if constexpr (std::is_same_v<To, float>) {
-    return static_cast<float>(d);
-  } else if constexpr (std::is_same_v<To, double>) {
-    return d;
-  } else if constexpr (std::is_same_v<To, __half>) {
-    return __double2half(d);
-  } else if constexpr (std::is_same_v<To, __nv_bfloat16>) {
-    return __double2bfloat16(d);
-  } else if constexpr (std::is_same_v<To, __nv_fp8_e4m3>) {
-    return fp8_of_storage<To>(fp8_from_double(d, saturate_fp8, __NV_E4M3));
-  } else if constexpr (std::is_same_v<To, __nv_fp8_e5m2>) {
-    return fp8_of_storage<To>(fp8_from_double(d, saturate_fp8, __NV_E5M2));
-  } else if constexpr (std::is_same_v<To, bool>) {
-    return d != 0.0;
-  } else {
-    return float_to_int<To>(d);
-  }
+  return from_wide<To>(d, saturate_fp8);
 }
 
 /// From any integer value (every integer kind fits in int64).

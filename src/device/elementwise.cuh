@@ -35,6 +35,7 @@
 #include "core/exec_context.hpp"
 #include "device/elementwise_geometry.hpp"
 #include "device/elementwise_tuning.hpp"
+#include "device/strided_index.cuh"
 #include "device/vector_access.cuh"
 #include "sim/compat.cuh"
 
@@ -116,23 +117,6 @@ __device__ __forceinline__ void apply_vector_at(const Op& op, const int64_t (&of
                       load_or_splat<V>(in + off[K + Is], ((row_broadcast >> Is) & 1u) != 0)...);
 }
 
-/// Adds to `off` each operand's offset of row `row` of a row geometry (dimensions 1.. of `p`; dimension 0
-/// is the dense row itself). The outermost dimension needs no division, so rank-2 problems need none.
-template <int N>
-__device__ __forceinline__ void add_row_offsets(const StridedParams<int64_t, N>& p, int64_t row, int64_t (&off)[N]) {
-  BARACUDA_UNROLL
-  for (int d = 1; d < kMaxRank; ++d) {
-    if (d == p.rank) break;
-    int64_t c = row;
-    if (d + 1 < p.rank) {
-      c = row % p.sizes[d];
-      row /= p.sizes[d];
-    }
-    BARACUDA_UNROLL
-    for (int k = 0; k < N; ++k) off[k] += c * p.strides[k][d];
-  }
-}
-
 template <class Op, int K, class IndexT, int NArgs, class TOut, class... TIn, size_t... Is>
 __device__ __forceinline__ void apply_at(const Op& op, const IndexT (&off)[NArgs], std::index_sequence<Is...>,
                                          const OutPointers<TOut, K>& out, const TIn*... in) {
@@ -166,7 +150,7 @@ __global__ void row_vector_kernel(Op op, StridedParams<int64_t, K + sizeof...(TI
     int64_t off[N];
     BARACUDA_UNROLL
     for (int k = 0; k < N; ++k) off[k] = col * V * p.strides[k][0];  // stride 1, or 0 for a row broadcast
-    add_row_offsets(p, row, off);
+    add_linear_offsets<1>(p, row, off);  // dimensions 1.. of the row geometry; 0 is the dense row
     apply_vector_at<V, Op, K>(op, off, std::index_sequence_for<TIn...>{}, row_broadcast, out, in...);
   }
   const int64_t ntail = rows * tail_per_row;
@@ -175,7 +159,7 @@ __global__ void row_vector_kernel(Op op, StridedParams<int64_t, K + sizeof...(TI
     int64_t off[N];
     BARACUDA_UNROLL
     for (int k = 0; k < N; ++k) off[k] = (vectors_per_row * V + (t - row * tail_per_row)) * p.strides[k][0];
-    add_row_offsets(p, row, off);
+    add_linear_offsets<1>(p, row, off);
     apply_at<Op, K>(op, off, std::index_sequence_for<TIn...>{}, out, in...);
   }
 }

@@ -37,6 +37,7 @@
 #include "baracuda/core/workspace.hpp"
 #include "core/exec_context.hpp"
 #include "device/segment_reduce_geometry.hpp"
+#include "device/strided_index.cuh"
 #include "sim/compat.cuh"
 
 BARACUDA_DEVICE_NAMESPACE_BEGIN
@@ -61,23 +62,6 @@ struct Params {
   int64_t chunks;
   int64_t chunk_elements;
 };
-
-/// Adds each input's offset of linear index `i` over `dims` to `off` (the outermost dimension needs no
-/// division, so one- and two-dimensional lists need at most one).
-template <int NIn>
-__device__ __forceinline__ void add_offsets(const DimParams<NIn>& dims, int64_t i, int64_t (&off)[NIn]) {
-  BARACUDA_UNROLL
-  for (int d = 0; d < kMaxRank; ++d) {
-    if (d == dims.rank) break;
-    int64_t c = i;
-    if (d + 1 < dims.rank) {
-      c = i % dims.sizes[d];
-      i /= dims.sizes[d];
-    }
-    BARACUDA_UNROLL
-    for (int k = 0; k < NIn; ++k) off[k] += c * dims.strides[k][d];
-  }
-}
 
 /// `__shfl_down_sync` of any trivially copyable value, 32 bits at a time.
 template <class T>
@@ -115,7 +99,7 @@ __device__ __forceinline__ typename Op::Acc accumulate(const Op& op, const Param
   int64_t base[NIn];
   BARACUDA_UNROLL
   for (int k = 0; k < NIn; ++k) base[k] = 0;
-  add_offsets(p.kept, seg, base);
+  add_linear_offsets<0>(p.kept, seg, base);
   typename Op::Acc acc = op.identity();
   if (p.reduced.rank <= 1) {  // one reduced dimension (after merging): no division per element
     int64_t stride[NIn];
@@ -127,7 +111,7 @@ __device__ __forceinline__ typename Op::Acc accumulate(const Op& op, const Param
       int64_t off[NIn];
       BARACUDA_UNROLL
       for (int k = 0; k < NIn; ++k) off[k] = base[k];
-      add_offsets(p.reduced, r, off);
+      add_linear_offsets<0>(p.reduced, r, off);
       acc = op.combine(acc, op.map(in[off[Is]]...));
     }
   }

@@ -12,56 +12,52 @@
 BARACUDA_DEVICE_NAMESPACE_BEGIN
 namespace ptx {
 
-/// cvt.rn.f16x2.f32 d, hi, lo: `lo` rounded to f16 in bits [15:0], `hi` in bits [31:16].
+/// The two 16-bit float formats a pair packs into.
+enum class Pack16 { F16, Bf16 };
+
+/// cvt.rn.{f16,bf16}x2.f32 d, hi, lo: `lo` rounded to the format in bits [15:0], `hi` in bits [31:16].
+template <Pack16 F>
+__device__ __forceinline__ unsigned cvt_rn_x2_bits(float lo, float hi) {
+#if BARACUDA_SIM
+  const auto round = [](float v) -> unsigned {
+    if constexpr (F == Pack16::F16) return ::baracuda::simt::ptx::cvt_rn_f16_f32(v);
+    else return ::baracuda::simt::ptx::cvt_rn_bf16_f32(v);
+  };
+  return round(lo) | (round(hi) << 16);
+#elif BARACUDA_ARCH >= 800
+  unsigned d;
+  if constexpr (F == Pack16::F16) asm("cvt.rn.f16x2.f32 %0, %1, %2;\n" : "=r"(d) : "f"(hi), "f"(lo));
+  else asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(d) : "f"(hi), "f"(lo));
+  return d;
+#else
+  (void)lo, (void)hi;
+#if BARACUDA_ARCH > 0
+  __trap();
+#endif
+  return 0;
+#endif
+}
 __device__ __forceinline__ unsigned cvt_rn_f16x2_bits(float lo, float hi) {
-#if BARACUDA_SIM
-  return static_cast<unsigned>(::baracuda::simt::ptx::cvt_rn_f16_f32(lo)) |
-         (static_cast<unsigned>(::baracuda::simt::ptx::cvt_rn_f16_f32(hi)) << 16);
-#elif BARACUDA_ARCH >= 800
-  unsigned d;
-  asm("cvt.rn.f16x2.f32 %0, %1, %2;\n" : "=r"(d) : "f"(hi), "f"(lo));
-  return d;
-#else
-  (void)lo, (void)hi;
-#if BARACUDA_ARCH > 0
-  __trap();
-#endif
-  return 0;
-#endif
+  return cvt_rn_x2_bits<Pack16::F16>(lo, hi);
 }
-
-/// cvt.rn.bf16x2.f32 d, hi, lo: `lo` rounded to bf16 in bits [15:0], `hi` in bits [31:16].
 __device__ __forceinline__ unsigned cvt_rn_bf16x2_bits(float lo, float hi) {
-#if BARACUDA_SIM
-  return static_cast<unsigned>(::baracuda::simt::ptx::cvt_rn_bf16_f32(lo)) |
-         (static_cast<unsigned>(::baracuda::simt::ptx::cvt_rn_bf16_f32(hi)) << 16);
-#elif BARACUDA_ARCH >= 800
-  unsigned d;
-  asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(d) : "f"(hi), "f"(lo));
-  return d;
-#else
-  (void)lo, (void)hi;
-#if BARACUDA_ARCH > 0
-  __trap();
-#endif
-  return 0;
-#endif
+  return cvt_rn_x2_bits<Pack16::Bf16>(lo, hi);
 }
 
-/// The same conversions as typed pairs: .x = lo, .y = hi.
-__device__ __forceinline__ __half2 cvt_rn_f16x2(float lo, float hi) {
-  const unsigned u = cvt_rn_f16x2_bits(lo, hi);
-  __half2_raw r;
+/// The same conversions as typed pairs (`Pair` built from its raw struct `Raw`): .x = lo, .y = hi.
+template <Pack16 F, class Pair, class Raw>
+__device__ __forceinline__ Pair cvt_rn_x2(float lo, float hi) {
+  const unsigned u = cvt_rn_x2_bits<F>(lo, hi);
+  Raw r;
   r.x = static_cast<unsigned short>(u & 0xffffu);
   r.y = static_cast<unsigned short>(u >> 16);
-  return __half2(r);
+  return Pair(r);
+}
+__device__ __forceinline__ __half2 cvt_rn_f16x2(float lo, float hi) {
+  return cvt_rn_x2<Pack16::F16, __half2, __half2_raw>(lo, hi);
 }
 __device__ __forceinline__ __nv_bfloat162 cvt_rn_bf16x2(float lo, float hi) {
-  const unsigned u = cvt_rn_bf16x2_bits(lo, hi);
-  __nv_bfloat162_raw r;
-  r.x = static_cast<unsigned short>(u & 0xffffu);
-  r.y = static_cast<unsigned short>(u >> 16);
-  return __nv_bfloat162(r);
+  return cvt_rn_x2<Pack16::Bf16, __nv_bfloat162, __nv_bfloat162_raw>(lo, hi);
 }
 
 }  // namespace ptx

@@ -141,25 +141,24 @@ __device__ __forceinline__ void fence_proxy_async_shared() {
 /// setmaxnreg.dec / .inc.sync.aligned.u32 N (sm_90a): the warpgroup gives back registers (a producer that
 /// only issues copies) or takes them (consumers holding large accumulators), N a multiple of 8 in [24, 256].
 /// Every thread of the warpgroup executes it. No-op under sim.
-template <int N>
-__device__ __forceinline__ void warpgroup_release_registers() {
+template <int N, bool kClaim>
+__device__ __forceinline__ void setmaxnreg() {
   static_assert(N >= 24 && N <= 256 && N % 8 == 0, "setmaxnreg: a multiple of 8 in [24, 256]");
 #if BARACUDA_SIM
 #elif defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
+  if constexpr (kClaim) asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
+  else asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
 #elif BARACUDA_ARCH > 0
   __trap();
 #endif
 }
 template <int N>
+__device__ __forceinline__ void warpgroup_release_registers() {
+  setmaxnreg<N, false>();
+}
+template <int N>
 __device__ __forceinline__ void warpgroup_claim_registers() {
-  static_assert(N >= 24 && N <= 256 && N % 8 == 0, "setmaxnreg: a multiple of 8 in [24, 256]");
-#if BARACUDA_SIM
-#elif defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
-#elif BARACUDA_ARCH > 0
-  __trap();
-#endif
+  setmaxnreg<N, true>();
 }
 
 #define BARACUDA_WGMMA_D64_REGS \

@@ -112,20 +112,17 @@ Status host_params(const detail::ExecContext&, const detail::DynamicRangeLaunch&
   auto* scale = static_cast<M*>(a.scale.data);
   auto* zp = static_cast<int32_t*>(a.zero_point.data);
   auto* mult = static_cast<float*>(a.multiplier.data);
-  for (int64_t s = 0; s < segments; ++s) {
-    const SegmentParams p = vllm ? vllm_params(a, lo[s], hi[s]) : widened_params<M>(a, lo[s], hi[s], nan[s]);
-    // The parameter tensors' own strides.
-    int64_t so = 0, zo = 0, i = s;
-    for (int d = l.param_shape.rank - 1; d >= 0; --d) {
-      const int64_t c = i % l.param_shape.dims[d];
-      i /= l.param_shape.dims[d];
-      so += c * a.scale.stride[d];
-      zo += c * a.zero_point.stride[d];
-    }
-    scale[so] = static_cast<M>(p.s);
-    zp[zo] = p.zp;
-    if (mult != nullptr) mult[s] = static_cast<float>(p.m);
-  }
+  // Segment s (row-major over param_shape) at the parameter tensors' own strides.
+  int64_t s = 0;
+  detail::for_each_strided<2>(l.param_shape, {a.scale.stride.data(), a.zero_point.stride.data()},
+                              [&](const std::array<int64_t, 2>& off) {
+                                const SegmentParams p = vllm ? vllm_params(a, lo[s], hi[s])
+                                                             : widened_params<M>(a, lo[s], hi[s], nan[s]);
+                                scale[off[0]] = static_cast<M>(p.s);
+                                zp[off[1]] = p.zp;
+                                if (mult != nullptr) mult[s] = static_cast<float>(p.m);
+                                ++s;
+                              });
   return {};
 }
 

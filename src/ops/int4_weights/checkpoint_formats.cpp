@@ -78,9 +78,7 @@ Result<GptqCheckpoint> gptq_pack(const Int4Weights& w) {
 
 Result<Int4Weights> gptq_unpack(const GptqCheckpointView& ckpt, const Int4Shape& shape, Int4Scheme scheme) {
   const std::string P = "gptq_unpack";
-  BARACUDA_TRY(check_shape(P, shape, kGptqShape));
-  if (!is_int4_scheme(scheme))
-    return Error::invalid(P + ": unknown Int4Scheme");
+  BARACUDA_TRY(check_shape_and_scheme(P, shape, scheme, kGptqShape));
   const int64_t K = shape.k, N = shape.n, G = shape.num_groups();
   BARACUDA_TRY(check_size(P, "qweight", ckpt.qweight.size(), K / 8 * N, "[K/8, N]"));
   BARACUDA_TRY(check_size(P, "scales", ckpt.scales.size(), G * N, "[G, N]"));

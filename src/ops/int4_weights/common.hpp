@@ -39,6 +39,8 @@ inline constexpr ShapeRules kAnyShape{1, 1};
 inline constexpr ShapeRules kMarlinShape{16, 64};
 
 Status check_shape(std::string_view who, const Int4Shape& s, ShapeRules rules = kAnyShape);
+/// check_shape, then `scheme` is an Int4Scheme: "<who>: unknown Int4Scheme" otherwise.
+Status check_shape_and_scheme(std::string_view who, const Int4Shape& s, Int4Scheme scheme, ShapeRules rules);
 Status check_k_n(std::string_view who, int64_t k, int64_t n, ShapeRules rules);
 /// `got == expected` elements, else "<who>: <what> has <got> elements, expected <expected> (<dims>)".
 Status check_size(std::string_view who, std::string_view what, size_t got, int64_t expected, std::string_view dims);

@@ -74,9 +74,7 @@ Result<MarlinInt4Weights> marlin_from_int4(const Int4Weights& w, bool act_order)
 
 Result<Int4Weights> int4_from_marlin(const MarlinInt4View& m, const Int4Shape& shape, Int4Scheme scheme) {
   const std::string P = "int4_from_marlin";
-  BARACUDA_TRY(check_shape(P, shape, kMarlinShape));
-  if (!is_int4_scheme(scheme))
-    return Error::invalid(P + ": unknown Int4Scheme");
+  BARACUDA_TRY(check_shape_and_scheme(P, shape, scheme, kMarlinShape));
   const int64_t K = shape.k, N = shape.n, G = shape.num_groups();
   BARACUDA_TRY(check_size(P, "qweight", m.qweight.size(), K * N / 8, "[K/16, 2N]"));
   BARACUDA_TRY(check_size(P, "scales", m.scales.size(), G * N, "[G, N]"));

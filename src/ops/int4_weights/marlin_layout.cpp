@@ -46,6 +46,36 @@ void for_each_zero_nibble(int64_t groups, int64_t n, F&& f) {
       }
 }
 
+/// Packs `v`, a [rows, n] row-major array of nibbles named `what` (its size checked against `dims`), into the
+/// words of `for_each_nibble(rows, n, f)` (kWeightNibbles or kZeroNibbles).
+template <class ForEachNibble>
+Result<std::vector<int32_t>> pack_words(std::string_view who, std::string_view what, std::span<const uint8_t> v,
+                                        int64_t rows, int64_t n, std::string_view dims, ForEachNibble for_each_nibble) {
+  BARACUDA_TRY(check_size(who, what, v.size(), rows * n, dims));
+  BARACUDA_TRY(check_nibbles(who, what, v));
+  std::vector<uint32_t> words(static_cast<size_t>(rows * n / 8), 0u);
+  for_each_nibble(rows, n, [&](int64_t word, int p, int64_t row, int64_t col) {
+    words[word] |= static_cast<uint32_t>(v[row * n + col]) << (4 * p);
+  });
+  return std::vector<int32_t>(words.begin(), words.end());
+}
+
+/// Unpacks `packed` (its size checked against `dims`) into a [rows, n] row-major array of nibbles.
+template <class ForEachNibble>
+Result<std::vector<uint8_t>> unpack_words(std::string_view who, std::span<const int32_t> packed, int64_t rows,
+                                          int64_t n, std::string_view dims, ForEachNibble for_each_nibble) {
+  BARACUDA_TRY(check_size(who, "packed", packed.size(), rows * n / 8, dims));
+  std::vector<uint8_t> v(static_cast<size_t>(rows * n));
+  for_each_nibble(rows, n, [&](int64_t word, int p, int64_t row, int64_t col) {
+    v[row * n + col] = static_cast<uint8_t>(nibble(static_cast<uint32_t>(packed[word]), p));
+  });
+  return v;
+}
+
+/// The two index maps as arguments of pack_words / unpack_words.
+constexpr auto kWeightNibbles = [](int64_t k, int64_t n, auto&& f) { for_each_weight_nibble(k, n, f); };
+constexpr auto kZeroNibbles = [](int64_t groups, int64_t n, auto&& f) { for_each_zero_nibble(groups, n, f); };
+
 /// Applies (forward) or undoes (!forward) the scale permutation of `shape` on every run of each row.
 std::vector<__half> permute_scales(std::span<const __half> s, const Int4Shape& shape, bool forward) {
   const bool grouped = shape.marlin_grouped();
@@ -68,24 +98,13 @@ std::vector<__half> permute_scales(std::span<const __half> s, const Int4Shape& s
 Result<std::vector<int32_t>> marlin_pack(std::span<const uint8_t> q, int64_t k, int64_t n) {
   const std::string P = "marlin_pack";
   BARACUDA_TRY(check_k_n(P, k, n, kMarlinShape));
-  BARACUDA_TRY(check_size(P, "q", q.size(), k * n, "[K, N]"));
-  BARACUDA_TRY(check_nibbles(P, "q", q));
-  std::vector<uint32_t> words(static_cast<size_t>(k * n / 8), 0u);
-  for_each_weight_nibble(k, n, [&](int64_t word, int p, int64_t row, int64_t col) {
-    words[word] |= static_cast<uint32_t>(q[row * n + col]) << (4 * p);
-  });
-  return std::vector<int32_t>(words.begin(), words.end());
+  return pack_words(P, "q", q, k, n, "[K, N]", kWeightNibbles);
 }
 
 Result<std::vector<uint8_t>> marlin_unpack(std::span<const int32_t> packed, int64_t k, int64_t n) {
   const std::string P = "marlin_unpack";
   BARACUDA_TRY(check_k_n(P, k, n, kMarlinShape));
-  BARACUDA_TRY(check_size(P, "packed", packed.size(), k * n / 8, "[K/16, 2N]"));
-  std::vector<uint8_t> q(static_cast<size_t>(k * n));
-  for_each_weight_nibble(k, n, [&](int64_t word, int p, int64_t row, int64_t col) {
-    q[row * n + col] = static_cast<uint8_t>(nibble(static_cast<uint32_t>(packed[word]), p));
-  });
-  return q;
+  return unpack_words(P, packed, k, n, "[K/16, 2N]", kWeightNibbles);
 }
 
 Result<std::vector<__half>> marlin_permute_scales(std::span<const __half> scales, const Int4Shape& shape) {
@@ -105,26 +124,13 @@ Result<std::vector<__half>> marlin_unpermute_scales(std::span<const __half> scal
 Result<std::vector<int32_t>> marlin_pack_zeros(std::span<const uint8_t> zeros, const Int4Shape& shape) {
   const std::string P = "marlin_pack_zeros";
   BARACUDA_TRY(check_shape(P, shape, kMarlinShape));
-  const int64_t G = shape.num_groups(), N = shape.n;
-  BARACUDA_TRY(check_size(P, "zeros", zeros.size(), G * N, "[G, N]"));
-  BARACUDA_TRY(check_nibbles(P, "zeros", zeros));
-  std::vector<uint32_t> words(static_cast<size_t>(G * N / 8), 0u);
-  for_each_zero_nibble(G, N, [&](int64_t word, int i, int64_t g, int64_t col) {
-    words[word] |= static_cast<uint32_t>(zeros[g * N + col]) << (4 * i);
-  });
-  return std::vector<int32_t>(words.begin(), words.end());
+  return pack_words(P, "zeros", zeros, shape.num_groups(), shape.n, "[G, N]", kZeroNibbles);
 }
 
 Result<std::vector<uint8_t>> marlin_unpack_zeros(std::span<const int32_t> packed, const Int4Shape& shape) {
   const std::string P = "marlin_unpack_zeros";
   BARACUDA_TRY(check_shape(P, shape, kMarlinShape));
-  const int64_t G = shape.num_groups(), N = shape.n;
-  BARACUDA_TRY(check_size(P, "packed", packed.size(), G * N / 8, "[G, N/8]"));
-  std::vector<uint8_t> z(static_cast<size_t>(G * N));
-  for_each_zero_nibble(G, N, [&](int64_t word, int i, int64_t g, int64_t col) {
-    z[g * N + col] = static_cast<uint8_t>(nibble(static_cast<uint32_t>(packed[word]), i));
-  });
-  return z;
+  return unpack_words(P, packed, shape.num_groups(), shape.n, "[G, N/8]", kZeroNibbles);
 }
 
 }  // namespace baracuda

@@ -24,9 +24,7 @@ __half to_f16(float s) { return __float2half_rn(s); }
 Result<Int4Weights> quantize_int4(std::span<const float> w, const Int4Shape& shape, Int4Scheme scheme,
                                   std::span<const int32_t> g_idx) {
   const std::string P = "quantize_int4";
-  BARACUDA_TRY(check_shape(P, shape));
-  if (!is_int4_scheme(scheme))
-    return Error::invalid(P + ": unknown Int4Scheme");
+  BARACUDA_TRY(check_shape_and_scheme(P, shape, scheme, kAnyShape));
   BARACUDA_TRY(check_size(P, "w", w.size(), shape.k * shape.n, "[K, N]"));
   BARACUDA_TRY(check_g_idx(P, g_idx, shape));
   const int64_t K = shape.k, N = shape.n, G = shape.num_groups(), rows = shape.group_rows();

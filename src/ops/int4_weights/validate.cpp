@@ -34,6 +34,12 @@ Status check_shape(std::string_view who, const Int4Shape& s, ShapeRules rules) {
   return {};
 }
 
+Status check_shape_and_scheme(std::string_view who, const Int4Shape& s, Int4Scheme scheme, ShapeRules rules) {
+  BARACUDA_TRY(check_shape(who, s, rules));
+  if (!is_int4_scheme(scheme)) return Error::invalid(who_s(who) + "unknown Int4Scheme");
+  return {};
+}
+
 Status check_size(std::string_view who, std::string_view what, size_t got, int64_t expected, std::string_view dims) {
   if (static_cast<int64_t>(got) != expected)
     return Error::invalid(who_s(who) + std::string(what) + " has " + std::to_string(got) + " elements, expected " +

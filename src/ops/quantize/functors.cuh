@@ -155,16 +155,25 @@ struct DequantizeBackwardOp {
   __host__ __device__ T operator()(S s, T dy) const { return convert::from_opmath<T>(convert::to_opmath(dy) * s); }
 };
 
-/// dx = dy / s · mask (the straight-through estimator; dy · 0 keeps a NaN dy, as PyTorch's product does).
-template <class T>
-struct QuantizeBackwardOp {
+/// The straight-through estimators: dx = dy · mask where x quantizes inside the range, and 0 outside
+/// (dy · 0 keeps a NaN dy, as PyTorch's product does); the quantize backward also divides by s (`kDivideByScale`),
+/// the fake-quantize one does not.
+template <class T, bool kDivideByScale>
+struct StraightThroughOp {
   using S = convert::opmath_t<T>;
   Range<S> range;
   __host__ __device__ T operator()(T x, S s, int32_t zp, T dy) const {
     const S mask = range.inside(range.unclamped(convert::to_opmath(x), s, static_cast<S>(zp))) ? S(1) : S(0);
-    return convert::from_opmath<T>(convert::to_opmath(dy) / s * mask);
+    const S g = kDivideByScale ? convert::to_opmath(dy) / s : convert::to_opmath(dy);
+    return convert::from_opmath<T>(g * mask);
   }
 };
+/// dx = dy / s · mask.
+template <class T>
+using QuantizeBackwardOp = StraightThroughOp<T, true>;
+/// dx = dy · mask of the (non-learnable) fake-quantize: the forward's rounding decides the mask.
+template <class T>
+using FakeQuantizeBackwardOp = StraightThroughOp<T, false>;
 
 /// y = (clamp(nearbyint(x / s) + zp) − zp) · s. `ZP` is int32 (FakeQuantize) or S (the learnable variant,
 /// whose zero point is first rounded half to even and clamped; `zp_as_f32`: rounded to f32 before that, as
@@ -186,17 +195,6 @@ struct FakeQuantizeOp {
     const S zp = zero_point(z);
     const int32_t q = range.clamp(range.unclamped(convert::to_opmath(x), s, zp));
     return convert::from_opmath<T>((static_cast<S>(q) - zp) * range.scale_of(s));
-  }
-};
-
-/// dx = dy · mask of the (non-learnable) fake-quantize: the forward's rounding decides the mask.
-template <class T>
-struct FakeQuantizeBackwardOp {
-  using S = convert::opmath_t<T>;
-  Range<S> range;
-  __host__ __device__ T operator()(T x, S s, int32_t z, T dy) const {
-    const S mask = range.inside(range.unclamped(convert::to_opmath(x), s, static_cast<S>(z))) ? S(1) : S(0);
-    return convert::from_opmath<T>(convert::to_opmath(dy) * mask);
   }
 };
 

@@ -236,13 +236,16 @@ Status dequantize_backward(const detail::ExecContext&, const QuantizeLaunch& a) 
   return {};
 }
 
-template <class T>
-Status quantize_backward(const detail::ExecContext&, const QuantizeLaunch& a) {
+/// The straight-through estimators: dx = dy where x quantizes inside the range, 0 outside; the quantize
+/// backward divides dy by s first (`kDivideByScale`), the fake-quantize one does not.
+template <class T, bool kDivideByScale>
+Status straight_through(const detail::ExecContext&, const QuantizeLaunch& a) {
   using M = Opmath<T>;
   for_each_index(a.layout.shape, [&](const Index& idx) {
     const auto p = params<T, int32_t>(a, idx);
     const M mask = inside(unclamped(load<T>(a.t.x, idx), p.s, p.zp, a), a) ? M(1) : M(0);
-    store_value<T>(a.t.dx, idx, static_cast<M>(load<T>(a.t.dy, idx) / p.s) * mask);
+    const M dy = load<T>(a.t.dy, idx);
+    store_value<T>(a.t.dx, idx, (kDivideByScale ? static_cast<M>(dy / p.s) : dy) * mask);
   });
   return {};
 }
@@ -254,17 +257,6 @@ Status fake_quantize(const detail::ExecContext&, const QuantizeLaunch& a) {
     const auto p = params<T, ZP>(a, idx);
     const int32_t q = clamped(unclamped(load<T>(a.t.x, idx), p.s, p.zp, a), a);
     store_value<T>(a.t.y, idx, static_cast<M>((static_cast<M>(q) - p.zp) * scale_used(p.s, a)));
-  });
-  return {};
-}
-
-template <class T>
-Status fake_quantize_backward(const detail::ExecContext&, const QuantizeLaunch& a) {
-  using M = Opmath<T>;
-  for_each_index(a.layout.shape, [&](const Index& idx) {
-    const auto p = params<T, int32_t>(a, idx);
-    const M mask = inside(unclamped(load<T>(a.t.x, idx), p.s, p.zp, a), a) ? M(1) : M(0);
-    store_value<T>(a.t.dx, idx, load<T>(a.t.dy, idx) * mask);
   });
   return {};
 }
@@ -364,10 +356,10 @@ detail::QuantizeTables make_tables() {
   for_each_type(detail::QuantizeFloatTypes{}, [&]<class T>() {
     using M = Opmath<T>;
     const size_t e = detail::kind_index(kind_of<T>);
-    t.quantize_backward[e] = &quantize_backward<T>;
+    t.quantize_backward[e] = &straight_through<T, true>;
     t.dequantize_backward[e] = &dequantize_backward<T>;
     t.fake_quantize[e] = &fake_quantize<T, int32_t>;
-    t.fake_quantize_backward[e] = &fake_quantize_backward<T>;
+    t.fake_quantize_backward[e] = &straight_through<T, false>;
     t.learnable[e] = &fake_quantize<T, M>;
     t.learnable_backward_dx[e] = &learnable_backward_dx<T>;
     t.learnable_backward_grads[e] = &learnable_backward_grads<T>;

@@ -89,14 +89,20 @@ Status dequantize_backward_launch(const ExecContext& ctx, const QuantizeLaunch& 
                                                       L.data_view(a.t.dy));
 }
 
-template <class T>
-Status quantize_backward_launch(const ExecContext& ctx, const QuantizeLaunch& a) {
+/// A backward (x, scale, zero point, dy) → dx: the straight-through estimators (ZP = int32) and the
+/// learnable variant's dx (ZP = S).
+template <class T, class ZP, class Op>
+Status backward_dx_launch(const ExecContext& ctx, const QuantizeLaunch& a, const Op& op) {
   using S = convert::opmath_t<T>;
   const auto& L = a.layout;
-  using Op = QuantizeBackwardOp<T>;
-  return elementwise::launch_elementwise<Op, T, T, S, int32_t, T>(
-      kPlan, ctx, Op{range_of<T>(a)}, L.data_view(a.t.dx), L.data_view(a.t.x), L.param_view(a.t.scale),
-      L.param_view(a.t.zero_point), L.data_view(a.t.dy));
+  return elementwise::launch_elementwise<Op, T, T, S, ZP, T>(kPlan, ctx, op, L.data_view(a.t.dx), L.data_view(a.t.x),
+                                                             L.param_view(a.t.scale), L.param_view(a.t.zero_point),
+                                                             L.data_view(a.t.dy));
+}
+
+template <class T>
+Status quantize_backward_launch(const ExecContext& ctx, const QuantizeLaunch& a) {
+  return backward_dx_launch<T, int32_t>(ctx, a, QuantizeBackwardOp<T>{range_of<T>(a)});
 }
 
 /// FakeQuantize (ZP = int32) and its learnable variant (ZP = S; PyTorch's per-tensor one reads the zero point
@@ -114,23 +120,13 @@ Status fake_quantize_launch(const ExecContext& ctx, const QuantizeLaunch& a) {
 
 template <class T>
 Status fake_quantize_backward_launch(const ExecContext& ctx, const QuantizeLaunch& a) {
-  using S = convert::opmath_t<T>;
-  const auto& L = a.layout;
-  using Op = FakeQuantizeBackwardOp<T>;
-  return elementwise::launch_elementwise<Op, T, T, S, int32_t, T>(
-      kPlan, ctx, Op{range_of<T>(a)}, L.data_view(a.t.dx), L.data_view(a.t.x), L.param_view(a.t.scale),
-      L.param_view(a.t.zero_point), L.data_view(a.t.dy));
+  return backward_dx_launch<T, int32_t>(ctx, a, FakeQuantizeBackwardOp<T>{range_of<T>(a)});
 }
 
 /// dx of the learnable backward.
 template <class T>
 Status learnable_backward_dx_launch(const ExecContext& ctx, const QuantizeLaunch& a) {
-  using S = convert::opmath_t<T>;
-  const auto& L = a.layout;
-  using Op = LearnableBackwardOp<T>;
-  return elementwise::launch_elementwise<Op, T, T, S, S, T>(
-      kPlan, ctx, Op{learnable_rule_of<T>(a)}, L.data_view(a.t.dx), L.data_view(a.t.x), L.param_view(a.t.scale),
-      L.param_view(a.t.zero_point), L.data_view(a.t.dy));
+  return backward_dx_launch<T, convert::opmath_t<T>>(ctx, a, LearnableBackwardOp<T>{learnable_rule_of<T>(a)});
 }
 
 /// Where the row-major parameter number `seg` lives in dscale and dzp (strided param_shape tensors).

@@ -180,40 +180,38 @@ inline void sincospi(double x, double* s, double* c) { *s = sinpi(x), *c = cospi
 inline double normcdf(double x) { return 0.5 * std::erfc(-x * M_SQRT1_2); }
 inline float normcdff(float x) { return static_cast<float>(normcdf(x)); }
 
-// ---- correctly rounded arithmetic with an explicit rounding mode ----
-#define BARACUDA_SIM_ROUNDED(suffix, mode)                                                                 \
-  inline float __fadd_##suffix(float a, float b) { return detail::add_r(a, b, mode); }                    \
-  inline float __fsub_##suffix(float a, float b) { return detail::add_r(a, -b, mode); }                   \
-  inline float __fmul_##suffix(float a, float b) { return detail::mul_r(a, b, mode); }                    \
-  inline float __fdiv_##suffix(float a, float b) { return detail::div_r(a, b, mode); }                    \
-  inline float __frcp_##suffix(float a) { return detail::div_r(1.0f, a, mode); }                          \
-  inline float __fsqrt_##suffix(float a) { return detail::sqrt_r(a, mode); }                              \
-  inline double __dadd_##suffix(double a, double b) { return detail::add_r(a, b, mode); }                 \
-  inline double __dsub_##suffix(double a, double b) { return detail::add_r(a, -b, mode); }                \
-  inline double __dmul_##suffix(double a, double b) { return detail::mul_r(a, b, mode); }                 \
-  inline double __ddiv_##suffix(double a, double b) { return detail::div_r(a, b, mode); }                 \
-  inline double __drcp_##suffix(double a) { return detail::div_r(1.0, a, mode); }                         \
-  inline double __dsqrt_##suffix(double a) { return detail::sqrt_r(a, mode); }                            \
-  inline int __float2int_##suffix(float x) { return detail::f2i<int>(x, mode); }                          \
-  inline unsigned int __float2uint_##suffix(float x) { return detail::f2i<unsigned int>(x, mode); }       \
-  inline long long __float2ll_##suffix(float x) { return detail::f2i<long long>(x, mode); }               \
-  inline unsigned long long __float2ull_##suffix(float x) { return detail::f2i<unsigned long long>(x, mode); } \
-  inline int __double2int_##suffix(double x) { return detail::f2i<int>(x, mode); }                        \
-  inline unsigned int __double2uint_##suffix(double x) { return detail::f2i<unsigned int>(x, mode); }     \
-  inline long long __double2ll_##suffix(double x) { return detail::f2i<long long>(x, mode); }             \
-  inline unsigned long long __double2ull_##suffix(double x) { return detail::f2i<unsigned long long>(x, mode); } \
-  inline float __int2float_##suffix(int x) { return detail::to_float_r(x, mode); }                        \
-  inline float __uint2float_##suffix(unsigned int x) { return detail::to_float_r(x, mode); }              \
-  inline float __ll2float_##suffix(long long x) { return detail::to_float_r(x, mode); }                   \
-  inline float __ull2float_##suffix(unsigned long long x) { return detail::to_float_r(x, mode); }         \
-  inline float __double2float_##suffix(double x) { return detail::to_float_r(x, mode); }                  \
-  inline double __ll2double_##suffix(long long x) { return detail::to_double_r(x, mode); }                \
+// ---- correctly rounded arithmetic and conversions with an explicit rounding mode ----
+#define BARACUDA_SIM_ROUNDED_ARITH(T, p, suffix, mode)                          \
+  inline T __##p##add_##suffix(T a, T b) { return detail::add_r(a, b, mode); }  \
+  inline T __##p##sub_##suffix(T a, T b) { return detail::add_r(a, -b, mode); } \
+  inline T __##p##mul_##suffix(T a, T b) { return detail::mul_r(a, b, mode); }  \
+  inline T __##p##div_##suffix(T a, T b) { return detail::div_r(a, b, mode); }  \
+  inline T __##p##rcp_##suffix(T a) { return detail::div_r(T(1), a, mode); }    \
+  inline T __##p##sqrt_##suffix(T a) { return detail::sqrt_r(a, mode); }
+#define BARACUDA_SIM_ROUNDED_TO_INT(From, from, suffix, mode)                                                    \
+  inline int __##from##2int_##suffix(From x) { return detail::f2i<int>(x, mode); }                               \
+  inline unsigned int __##from##2uint_##suffix(From x) { return detail::f2i<unsigned int>(x, mode); }            \
+  inline long long __##from##2ll_##suffix(From x) { return detail::f2i<long long>(x, mode); }                    \
+  inline unsigned long long __##from##2ull_##suffix(From x) { return detail::f2i<unsigned long long>(x, mode); }
+#define BARACUDA_SIM_ROUNDED(suffix, mode)                                                           \
+  BARACUDA_SIM_ROUNDED_ARITH(float, f, suffix, mode)                                                 \
+  BARACUDA_SIM_ROUNDED_ARITH(double, d, suffix, mode)                                                \
+  BARACUDA_SIM_ROUNDED_TO_INT(float, float, suffix, mode)                                            \
+  BARACUDA_SIM_ROUNDED_TO_INT(double, double, suffix, mode)                                          \
+  inline float __int2float_##suffix(int x) { return detail::to_float_r(x, mode); }                   \
+  inline float __uint2float_##suffix(unsigned int x) { return detail::to_float_r(x, mode); }         \
+  inline float __ll2float_##suffix(long long x) { return detail::to_float_r(x, mode); }              \
+  inline float __ull2float_##suffix(unsigned long long x) { return detail::to_float_r(x, mode); }    \
+  inline float __double2float_##suffix(double x) { return detail::to_float_r(x, mode); }             \
+  inline double __ll2double_##suffix(long long x) { return detail::to_double_r(x, mode); }           \
   inline double __ull2double_##suffix(unsigned long long x) { return detail::to_double_r(x, mode); }
 BARACUDA_SIM_ROUNDED(rn, detail::Rnd::N)
 BARACUDA_SIM_ROUNDED(rz, detail::Rnd::Z)
 BARACUDA_SIM_ROUNDED(rd, detail::Rnd::D)
 BARACUDA_SIM_ROUNDED(ru, detail::Rnd::U)
 #undef BARACUDA_SIM_ROUNDED
+#undef BARACUDA_SIM_ROUNDED_ARITH
+#undef BARACUDA_SIM_ROUNDED_TO_INT
 inline float __fmaf_rn(float a, float b, float c) { return std::fma(a, b, c); }
 inline double __fma_rn(double a, double b, double c) { return std::fma(a, b, c); }
 inline double __int2double_rn(int x) { return x; }

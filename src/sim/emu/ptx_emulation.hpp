@@ -34,6 +34,15 @@ inline void require_full_warp(const WarpGroup& g, const char* name) {
 
 // ---- mma.sync.aligned.m16n8k32.row.col.s32.{s8,u8}.{s8,u8}.s32 --------------------------------------
 
+/// Where element i (0..3) of lane `lane`'s accumulator fragment (C and D of every m16n8 mma.sync) sits in
+/// the 16×8 tile: rows lane/4 and lane/4 + 8, columns 2·(lane % 4) and 2·(lane % 4) + 1.
+struct AccPosition {
+  int m, n;
+};
+inline AccPosition acc_position(int lane, int i) {
+  return {i < 2 ? (lane >> 2) : (lane >> 2) + 8, 2 * (lane & 3) + (i & 1)};
+}
+
 struct MmaI8In {
   unsigned a[4];
   unsigned b[2];
@@ -69,14 +78,16 @@ struct MmaM16n8k32Op {
         const int k = 4 * t + (i & 3) + (i >= 4 ? 16 : 0);
         B[k][gi] = i8_element<BSigned>(in.b[i / 4], i);
       }
-      for (int i = 0; i < 4; ++i) C[i < 2 ? gi : gi + 8][2 * t + (i & 1)] = static_cast<unsigned>(in.c[i]);
+      for (int i = 0; i < 4; ++i) {
+        const auto [m, n] = acc_position(l, i);
+        C[m][n] = static_cast<unsigned>(in.c[i]);
+      }
     }
     for (int l = 0; l < 32; ++l) {
       if (!g.has(l)) continue;
-      const int gi = l >> 2, t = l & 3;
       auto& out = g.output<MmaI8Out>(l);
       for (int i = 0; i < 4; ++i) {
-        const int m = i < 2 ? gi : gi + 8, n = 2 * t + (i & 1);
+        const auto [m, n] = acc_position(l, i);
         unsigned acc = C[m][n];  // int32 arithmetic wraps around, as the hardware's .s32 accumulate does
         for (int k = 0; k < 32; ++k) acc += static_cast<unsigned>(A[m][k] * B[k][n]);
         out.d[i] = static_cast<int>(acc);
@@ -142,14 +153,16 @@ struct MmaM16n8k16Op {
         A[row][col] = f16_element<BF16>(in.a[i / 2], i);
       }
       for (int i = 0; i < 4; ++i) B[2 * t + (i & 1) + (i >= 2 ? 8 : 0)][gi] = f16_element<BF16>(in.b[i / 2], i);
-      for (int i = 0; i < 4; ++i) C[i < 2 ? gi : gi + 8][2 * t + (i & 1)] = in.c[i];
+      for (int i = 0; i < 4; ++i) {
+        const auto [m, n] = acc_position(l, i);
+        C[m][n] = in.c[i];
+      }
     }
     for (int l = 0; l < 32; ++l) {
       if (!g.has(l)) continue;
-      const int gi = l >> 2, t = l & 3;
       auto& out = g.output<MmaF16Out>(l);
       for (int i = 0; i < 4; ++i) {
-        const int m = i < 2 ? gi : gi + 8, n = 2 * t + (i & 1);
+        const auto [m, n] = acc_position(l, i);
         float acc = C[m][n];
         for (int k = 0; k < 16; ++k) acc = std::fmaf(A[m][k], B[k][n], acc);
         out.d[i] = acc;

@@ -71,39 +71,21 @@ std::size_t stack_bytes();
 void set_watchdog_seconds(unsigned seconds);
 unsigned get_watchdog_seconds();
 
-/// RAII helpers for tests: set a value, restore the previous one on destruction.
-class ScopedSchedule {
+/// RAII helper for tests: sets one of the settings above, restores the previous value on destruction.
+template <class T, T (*Get)(), auto Set>
+class ScopedSetting {
  public:
-  explicit ScopedSchedule(const Schedule& s) : saved_(get_schedule()) { set_schedule(s); }
-  ~ScopedSchedule() { set_schedule(saved_); }
-  ScopedSchedule(const ScopedSchedule&) = delete;
-  ScopedSchedule& operator=(const ScopedSchedule&) = delete;
+  explicit ScopedSetting(const T& value) : saved_(Get()) { Set(value); }
+  ~ScopedSetting() { Set(saved_); }
+  ScopedSetting(const ScopedSetting&) = delete;
+  ScopedSetting& operator=(const ScopedSetting&) = delete;
 
  private:
-  Schedule saved_;
+  T saved_;
 };
-
-class ScopedStrict {
- public:
-  explicit ScopedStrict(bool on) : saved_(get_strict()) { set_strict(on); }
-  ~ScopedStrict() { set_strict(saved_); }
-  ScopedStrict(const ScopedStrict&) = delete;
-  ScopedStrict& operator=(const ScopedStrict&) = delete;
-
- private:
-  bool saved_;
-};
-
-class ScopedWorkers {
- public:
-  explicit ScopedWorkers(unsigned n) : saved_(get_workers()) { set_workers(n); }
-  ~ScopedWorkers() { set_workers(saved_); }
-  ScopedWorkers(const ScopedWorkers&) = delete;
-  ScopedWorkers& operator=(const ScopedWorkers&) = delete;
-
- private:
-  unsigned saved_;
-};
+using ScopedSchedule = ScopedSetting<Schedule, get_schedule, set_schedule>;
+using ScopedStrict = ScopedSetting<bool, get_strict, set_strict>;
+using ScopedWorkers = ScopedSetting<unsigned, get_workers, set_workers>;
 
 // ---------------------------------------------------------------------------------------------------
 // Errors and statistics

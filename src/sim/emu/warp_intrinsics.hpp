@@ -277,34 +277,21 @@ BARACUDA_SIM_MATCH(float)
 BARACUDA_SIM_MATCH(double)
 #undef BARACUDA_SIM_MATCH
 
-// ---- redux (sm_80) ----
-inline unsigned __reduce_add_sync(unsigned mask, unsigned value) {
-  return detail::reduce<detail::RedOp::Add>(mask, value, "__reduce_add_sync");
-}
-inline int __reduce_add_sync(unsigned mask, int value) {
-  return detail::reduce<detail::RedOp::Add>(mask, value, "__reduce_add_sync");
-}
-inline unsigned __reduce_min_sync(unsigned mask, unsigned value) {
-  return detail::reduce<detail::RedOp::Min>(mask, value, "__reduce_min_sync");
-}
-inline int __reduce_min_sync(unsigned mask, int value) {
-  return detail::reduce<detail::RedOp::Min>(mask, value, "__reduce_min_sync");
-}
-inline unsigned __reduce_max_sync(unsigned mask, unsigned value) {
-  return detail::reduce<detail::RedOp::Max>(mask, value, "__reduce_max_sync");
-}
-inline int __reduce_max_sync(unsigned mask, int value) {
-  return detail::reduce<detail::RedOp::Max>(mask, value, "__reduce_max_sync");
-}
-inline unsigned __reduce_and_sync(unsigned mask, unsigned value) {
-  return detail::reduce<detail::RedOp::And>(mask, value, "__reduce_and_sync");
-}
-inline unsigned __reduce_or_sync(unsigned mask, unsigned value) {
-  return detail::reduce<detail::RedOp::Or>(mask, value, "__reduce_or_sync");
-}
-inline unsigned __reduce_xor_sync(unsigned mask, unsigned value) {
-  return detail::reduce<detail::RedOp::Xor>(mask, value, "__reduce_xor_sync");
-}
+// ---- redux (sm_80): add, min and max for unsigned and int; and, or and xor for unsigned only ----
+#define BARACUDA_SIM_REDUCE(name, op, T)                                              \
+  inline T __reduce_##name##_sync(unsigned mask, T value) {                           \
+    return detail::reduce<detail::RedOp::op>(mask, value, "__reduce_" #name "_sync"); \
+  }
+BARACUDA_SIM_REDUCE(add, Add, unsigned)
+BARACUDA_SIM_REDUCE(add, Add, int)
+BARACUDA_SIM_REDUCE(min, Min, unsigned)
+BARACUDA_SIM_REDUCE(min, Min, int)
+BARACUDA_SIM_REDUCE(max, Max, unsigned)
+BARACUDA_SIM_REDUCE(max, Max, int)
+BARACUDA_SIM_REDUCE(and, And, unsigned)
+BARACUDA_SIM_REDUCE(or, Or, unsigned)
+BARACUDA_SIM_REDUCE(xor, Xor, unsigned)
+#undef BARACUDA_SIM_REDUCE
 
 }  // namespace device_api
 }  // namespace baracuda::simt
