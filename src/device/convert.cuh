@@ -97,11 +97,30 @@ __host__ __device__ inline T fp8_of_storage(__nv_fp8_storage_t s) {
 /// Number of significant bits of m (0 for 0).
 __host__ __device__ inline int bit_length(uint64_t m) {
   int n = 0;
-  for (int shift = 32; shift > 0; shift >>= 1)  // a binary search: 32, 16, 8, 4, 2, 1 (unrolled by the compilers)
-    if (m >> shift) {
-      n += shift;
-      m >>= shift;
-    }
+  if (m >> 32) {
+    n += 32;
+    m >>= 32;
+  }
+  if (m >> 16) {
+    n += 16;
+    m >>= 16;
+  }
+  if (m >> 8) {
+    n += 8;
+    m >>= 8;
+  }
+  if (m >> 4) {
+    n += 4;
+    m >>= 4;
+  }
+  if (m >> 2) {
+    n += 2;
+    m >>= 2;
+  }
+  if (m >> 1) {
+    n += 1;
+    m >>= 1;
+  }
   return n + static_cast<int>(m);
 }
 
