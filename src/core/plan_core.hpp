@@ -53,6 +53,10 @@ struct DeviceSelection {
 constexpr MathPrecision opmath_precision(ElementKind k) {
   return k == ElementKind::F64 ? MathPrecision::F64 : MathPrecision::F32;
 }
+/// The precision of an elementwise op that computes integers exactly and floats in opmath.
+constexpr MathPrecision elementwise_precision(ElementKind k) {
+  return is_floating(k) ? opmath_precision(k) : MathPrecision::Exact;
+}
 
 /// `InvalidProblem` unless each of a descriptor's element kinds is a valid ElementKind (they come from the
 /// caller, and index the dispatch tables).
@@ -106,6 +110,17 @@ auto select_device(std::string_view plan, const Stream& stream, const PlanPrefer
   return DeviceSelection<Table>{*backend, stream.device(), stream.device_index(), stream.sm(), table};
 }
 
+/// select's start for a plan over one shape: the descriptor's shape and element kinds are valid, then
+/// select_device.
+template <class TablesFor>
+auto select_elementwise(std::string_view plan, const Stream& stream, const PlanPreference& pref, const Shape& shape,
+                        std::initializer_list<ElementKind> kinds, TablesFor&& tables_for)
+    -> decltype(select_device(plan, stream, pref, tables_for)) {
+  BARACUDA_TRY(check_shape(plan, "the descriptor's shape", shape));
+  BARACUDA_TRY(check_kinds(plan, kinds));
+  return select_device(plan, stream, pref, tables_for);
+}
+
 /// What begin_run found: the checks passed and there is work (`*this` converts to true; launch with `**this`),
 /// or the status run returns now: the first failure, or OK for an empty problem (nothing is launched).
 class RunStart {
@@ -140,14 +155,17 @@ RunStart begin_run(std::string_view plan, const PlanBinding& binding, const Stre
 }
 
 /// The whole run of a plan with one kernel-table entry: begin_run, then `fn(ctx, launch)` unless the checks
-/// failed or the problem is `empty`. `launch` only copies views and descriptor values, so building it before
-/// the checks reads nothing.
+/// failed or the problem is `empty`. `launch` is the launch record (one that only copies views and descriptor
+/// values), or a callable that makes it after the checks (one that reads the checked arguments).
 template <class CheckArgs, class Fn, class Launch>
 Status run_entry(std::string_view plan, const PlanBinding& binding, const Stream& stream, CheckArgs&& check_args,
                  bool empty, Fn fn, const Launch& launch) {
   const RunStart start = begin_run(plan, binding, stream, check_args, empty);
   if (!start) return start.status();
-  return fn(*start, launch);
+  if constexpr (std::is_invocable_v<const Launch&>)
+    return fn(*start, launch());
+  else
+    return fn(*start, launch);
 }
 
 /// The workspace a plan's run was given and what the plan needs of it: the arguments of check_workspace.

@@ -224,6 +224,8 @@ class BinaryPlan : public detail::BoundPlan<BinaryDescriptor> {
   const Shape& output_shape() const { return out_shape_; }
 
  private:
+  BinaryPlan(const BinaryDescriptor& d, const detail::PlanBinding& b, const Shape& out, detail::BinaryFn f)
+      : BoundPlan(d, b), out_shape_(out), fn_(f) {}
   Shape out_shape_;
   detail::BinaryFn fn_ = nullptr;
 };
@@ -243,6 +245,8 @@ class ComparePlan : public detail::BoundPlan<CompareDescriptor> {
   const Shape& output_shape() const { return out_shape_; }
 
  private:
+  ComparePlan(const CompareDescriptor& d, const detail::PlanBinding& b, const Shape& out, detail::CompareFn f)
+      : BoundPlan(d, b), out_shape_(out), fn_(f) {}
   Shape out_shape_;
   detail::CompareFn fn_ = nullptr;
 };

@@ -33,11 +33,6 @@ constexpr std::array<BinaryOpInfo, kNumBinaryOps> kBinaryInfo = {{
 
 std::string str(std::string_view v) { return std::string(v); }
 
-MathPrecision math_precision(ElementKind k) {
-  if (is_integral(k)) return MathPrecision::Exact;
-  return detail::opmath_precision(k);
-}
-
 /// What every plan of the family checks in select: valid shapes and kind, the broadcast output shape,
 /// the backend, and the device's tables.
 struct Selected {
@@ -71,6 +66,40 @@ Status check_forward_args(std::string_view plan, ElementKind in_kind, ElementKin
 }
 
 bool wanted(const DynTensor& t) { return t.data != nullptr; }
+
+/// What BinaryPlan's and ComparePlan's select bind: the output shape, the binding and the function.
+template <class Fn>
+struct Bound {
+  Shape out_shape;
+  detail::PlanBinding binding;
+  Fn fn;
+};
+
+/// BinaryPlan's and ComparePlan's select: the op's row of the device's tables (`row_of(tables)`), bound
+/// under the SKU op `op_name` with the output kind `aux` (none: the input kind) and `precision`.
+template <class Fn, class Desc, class RowOf>
+Result<Bound<Fn>> select_forward(std::string_view plan, std::string_view op_type, const Stream& stream,
+                                 const Desc& desc, const PlanPreference& pref, RowOf row_of, std::string_view op_name,
+                                 std::optional<ElementKind> aux, MathPrecision precision) {
+  if (!valid_op(desc.op))
+    return Error::invalid(str(plan) + ": the descriptor's op is not a valid " + str(op_type));
+  auto s = select_common(plan, stream, desc.element, desc.a_shape, desc.b_shape, pref);
+  if (!s) return s.error();
+  const auto fn = detail::kind_entry(plan, op_name, row_of(*s->dev.table), desc.element);
+  if (!fn) return fn.error();
+  return Bound<Fn>{s->out_shape,
+                   s->dev.bind(OpCategory::BinaryElementwise, op_name, desc.element, aux, precision, "elementwise"),
+                   *fn};
+}
+
+/// BinaryPlan's and ComparePlan's launch record: a and b viewed over the output shape (after the checks).
+template <class Args>
+auto forward_launch(const Args& args, const Shape& out_shape) {
+  return [&args, &out_shape] {
+    return detail::BinaryLaunch{detail::broadcast_view(args.a, out_shape), detail::broadcast_view(args.b, out_shape),
+                                args.out};
+  };
+}
 
 }  // namespace
 
@@ -117,19 +146,13 @@ namespace dynamic {
 // ---------------------------------------------------------------------------------------------------
 
 Result<BinaryPlan> BinaryPlan::select(const Stream& stream, const BinaryDescriptor& desc, PlanPreference pref) {
-  if (!valid_op(desc.op)) return Error::invalid(str(kBinary) + ": the descriptor's op is not a valid BinaryOp");
-  auto s = select_common(kBinary, stream, desc.element, desc.a_shape, desc.b_shape, pref);
-  if (!s) return s.error();
-  const auto& row = s->dev.table->forward[static_cast<size_t>(desc.op)];
-  const detail::BinaryFn fn = row[detail::kind_index(desc.element)];
-  const std::string_view name = kBinaryInfo[static_cast<size_t>(desc.op)].name;
-  if (fn == nullptr)
-    return detail::unsupported_kind(kBinary, str(name), desc.element, row);
-  BinaryPlan p(desc, s->dev.bind(OpCategory::BinaryElementwise, name, desc.element, std::nullopt,
-                                 math_precision(desc.element), "elementwise"));
-  p.out_shape_ = s->out_shape;
-  p.fn_ = fn;
-  return p;
+  const std::string_view name = valid_op(desc.op) ? kBinaryInfo[static_cast<size_t>(desc.op)].name : "";
+  const auto b = select_forward<detail::BinaryFn>(
+      kBinary, "BinaryOp", stream, desc, pref,
+      [&](const detail::BinaryTables& t) -> const auto& { return t.forward[static_cast<size_t>(desc.op)]; }, name,
+      std::nullopt, detail::elementwise_precision(desc.element));
+  if (!b) return b.error();
+  return BinaryPlan(desc, b->binding, b->out_shape, b->fn);
 }
 
 Status BinaryPlan::can_implement(const Args& args) const {
@@ -138,11 +161,8 @@ Status BinaryPlan::can_implement(const Args& args) const {
 }
 
 Status BinaryPlan::run(const Stream& stream, Workspace, const Args& args) const {
-  const auto ctx = detail::begin_run(kBinary, binding_, stream, [&] { return can_implement(args); },
-                                     args.out.numel() == 0);
-  if (!ctx) return ctx.status();
-  return fn_(*ctx, detail::BinaryLaunch{detail::broadcast_view(args.a, out_shape_),
-                                        detail::broadcast_view(args.b, out_shape_), args.out});
+  return detail::run_entry(kBinary, binding_, stream, [&] { return can_implement(args); }, args.out.numel() == 0, fn_,
+                           forward_launch(args, out_shape_));
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -150,18 +170,13 @@ Status BinaryPlan::run(const Stream& stream, Workspace, const Args& args) const 
 // ---------------------------------------------------------------------------------------------------
 
 Result<ComparePlan> ComparePlan::select(const Stream& stream, const CompareDescriptor& desc, PlanPreference pref) {
-  if (!valid_op(desc.op)) return Error::invalid(str(kCompare) + ": the descriptor's op is not a valid CompareOp");
-  auto s = select_common(kCompare, stream, desc.element, desc.a_shape, desc.b_shape, pref);
-  if (!s) return s.error();
-  const auto& row = s->dev.table->compare[static_cast<size_t>(desc.op)];
-  const detail::CompareFn fn = row[detail::kind_index(desc.element)];
-  if (fn == nullptr)
-    return detail::unsupported_kind(kCompare, str(to_string(desc.op)), desc.element, row);
-  ComparePlan p(desc, s->dev.bind(OpCategory::BinaryElementwise, to_string(desc.op), desc.element, ElementKind::Bool,
-                                  MathPrecision::Exact, "elementwise"));
-  p.out_shape_ = s->out_shape;
-  p.fn_ = fn;
-  return p;
+  const std::string_view name = valid_op(desc.op) ? to_string(desc.op) : "";
+  const auto b = select_forward<detail::CompareFn>(
+      kCompare, "CompareOp", stream, desc, pref,
+      [&](const detail::BinaryTables& t) -> const auto& { return t.compare[static_cast<size_t>(desc.op)]; }, name,
+      ElementKind::Bool, MathPrecision::Exact);
+  if (!b) return b.error();
+  return ComparePlan(desc, b->binding, b->out_shape, b->fn);
 }
 
 Status ComparePlan::can_implement(const Args& args) const {
@@ -170,11 +185,8 @@ Status ComparePlan::can_implement(const Args& args) const {
 }
 
 Status ComparePlan::run(const Stream& stream, Workspace, const Args& args) const {
-  const auto ctx = detail::begin_run(kCompare, binding_, stream, [&] { return can_implement(args); },
-                                     args.out.numel() == 0);
-  if (!ctx) return ctx.status();
-  return fn_(*ctx, detail::BinaryLaunch{detail::broadcast_view(args.a, out_shape_),
-                                        detail::broadcast_view(args.b, out_shape_), args.out});
+  return detail::run_entry(kCompare, binding_, stream, [&] { return can_implement(args); }, args.out.numel() == 0,
+                           fn_, forward_launch(args, out_shape_));
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -196,7 +208,7 @@ Result<BinaryBackwardPlan> BinaryBackwardPlan::select(const Stream& stream, cons
   if (fn == nullptr)
     return detail::unsupported_kind(kBackward, str(info.name), desc.element, row);
   BinaryBackwardPlan p(desc, s->dev.bind(OpCategory::BinaryElementwise, info.backward_name, desc.element, std::nullopt,
-                                         math_precision(desc.element), "elementwise"));
+                                         detail::elementwise_precision(desc.element), "elementwise"));
   p.out_shape_ = s->out_shape;
   p.fn_ = fn;
   return p;

@@ -21,9 +21,8 @@ constexpr std::string_view kPlan = "CastPlan";
 namespace dynamic {
 
 Result<CastPlan> CastPlan::select(const Stream& stream, const CastDescriptor& desc, PlanPreference pref) {
-  BARACUDA_TRY(detail::check_shape(kPlan, "the descriptor's shape", desc.shape));
-  BARACUDA_TRY(detail::check_kinds(kPlan, {desc.input, desc.output}));
-  auto dev = detail::select_device(kPlan, stream, pref, BARACUDA_DEVICE_TABLES(cast_table));
+  auto dev = detail::select_elementwise(kPlan, stream, pref, desc.shape, {desc.input, desc.output},
+                                        BARACUDA_DEVICE_TABLES(cast_table));
   if (!dev) return dev.error();
   const auto fn = detail::pair_entry(kPlan, *dev->table, desc.input, desc.output,
                                      "packed 4-bit kinds are converted by the quantization family");

@@ -93,9 +93,8 @@ constexpr detail::KindTable<ValueFn> kValueTable =
 namespace dynamic {
 
 Result<FillPlan> FillPlan::select(const Stream& stream, const FillDescriptor& desc, PlanPreference pref) {
-  BARACUDA_TRY(detail::check_shape(kPlan, "the descriptor's shape", desc.shape));
-  BARACUDA_TRY(detail::check_kinds(kPlan, {desc.element}));
-  auto dev = detail::select_device(kPlan, stream, pref, BARACUDA_DEVICE_TABLES(fill_table));
+  auto dev = detail::select_elementwise(kPlan, stream, pref, desc.shape, {desc.element},
+                                        BARACUDA_DEVICE_TABLES(fill_table));
   if (!dev) return dev.error();
   const auto fn = detail::kind_entry(kPlan, kOpName, *dev->table, desc.element);
   if (!fn) return fn.error();

@@ -17,9 +17,8 @@ namespace dynamic {
 
 Result<Fp8DequantizePlan> Fp8DequantizePlan::select(const Stream& stream, const Fp8DequantizeDescriptor& desc,
                                                     PlanPreference pref) {
-  BARACUDA_TRY(detail::check_shape(kPlan, "the descriptor's shape", desc.shape));
-  BARACUDA_TRY(detail::check_kinds(kPlan, {desc.input, desc.output}));
-  auto dev = detail::select_device(kPlan, stream, pref, BARACUDA_DEVICE_TABLES(fp8_functions));
+  auto dev = detail::select_elementwise(kPlan, stream, pref, desc.shape, {desc.input, desc.output},
+                                        BARACUDA_DEVICE_TABLES(fp8_functions));
   if (!dev) return dev.error();
   const auto fn = detail::pair_entry(kPlan, dev->table->dequantize, desc.input, desc.output,
                                      "x: fp8e4m3 or fp8e5m2; y: f16, bf16, f32 or f64");

@@ -35,11 +35,6 @@ constexpr std::array<TernaryOpInfo, kNumTernaryOps> kInfo = {{
 
 std::string str(std::string_view v) { return std::string(v); }
 
-MathPrecision math_precision(ElementKind k) {
-  if (!is_floating(k)) return MathPrecision::Exact;
-  return detail::opmath_precision(k);
-}
-
 /// What every plan of the family checks in select: three valid shapes that broadcast, a valid kind, the
 /// backend, and the device's tables. `names` are the operands' names in the messages.
 struct Selected {
@@ -180,10 +175,10 @@ Result<Bound<Fn>> select_ternary(std::string_view plan, const Stream& stream, co
   if constexpr (backward) {
     BARACUDA_TRY(check_has_gradient(plan, desc.element));
     return bind_row(plan, *s, s->dev.table->backward[static_cast<size_t>(desc.op)], info.backward_name, desc.element,
-                    math_precision(desc.element));
+                    detail::elementwise_precision(desc.element));
   } else {
     return bind_row(plan, *s, s->dev.table->forward[static_cast<size_t>(desc.op)], info.name, desc.element,
-                    math_precision(desc.element));
+                    detail::elementwise_precision(desc.element));
   }
 }
 
