@@ -104,22 +104,28 @@ BARACUDA_TERNARY_OPS(BARACUDA_TERNARY_REF)
 // (an output the same view as an input) are safe.
 // ---------------------------------------------------------------------------------------------------
 
-template <TernaryOp Op, class T>
-Status host_forward(const detail::ExecContext&, const detail::TernaryLaunch& l) {
-  using R = typename RefOf<Op>::type;
-  const auto* a = static_cast<const T*>(l.in[0].data);
-  const auto* b = static_cast<const T*>(l.in[1].data);
-  const auto* c = static_cast<const T*>(l.in[2].data);
+/// out = f(in0[i], in1[i], in2[i]) over the broadcast views of `l` (T0: the first input's element type).
+template <class T0, class T, class F>
+Status host_map3(const detail::TernaryLaunch& l, F f) {
+  const auto* x = static_cast<const T0*>(l.in[0].data);
+  const auto* y = static_cast<const T*>(l.in[1].data);
+  const auto* z = static_cast<const T*>(l.in[2].data);
   auto* out = static_cast<T*>(l.out.data);
   detail::for_each_strided<4>(
       l.out.shape, {l.out.stride.data(), l.in[0].stride.data(), l.in[1].stride.data(), l.in[2].stride.data()},
-      [&](const std::array<int64_t, 4>& o) {
-        if constexpr (kIsInt<T>)
-          out[o[0]] = R::fwd_int(a[o[1]], b[o[2]], c[o[3]]);
-        else
-          out[o[0]] = round_to<T>(R::fwd(load(a[o[1]]), load(b[o[2]]), load(c[o[3]]), static_cast<Math<T>>(l.value)));
-      });
+      [&](const std::array<int64_t, 4>& o) { out[o[0]] = f(x[o[1]], y[o[2]], z[o[3]]); });
   return {};
+}
+
+template <TernaryOp Op, class T>
+Status host_forward(const detail::ExecContext&, const detail::TernaryLaunch& l) {
+  using R = typename RefOf<Op>::type;
+  return host_map3<T, T>(l, [&](T a, T b, T c) {
+    if constexpr (kIsInt<T>)
+      return R::fwd_int(a, b, c);
+    else
+      return round_to<T>(R::fwd(load(a), load(b), load(c), static_cast<Math<T>>(l.value)));
+  });
 }
 
 template <TernaryOp Op, class T>
@@ -147,14 +153,7 @@ Status host_backward(const detail::ExecContext&, const detail::TernaryBackwardLa
 
 template <class T>
 Status host_where(const detail::ExecContext&, const detail::TernaryLaunch& l) {
-  const auto* cond = static_cast<const bool*>(l.in[0].data);
-  const auto* a = static_cast<const T*>(l.in[1].data);
-  const auto* b = static_cast<const T*>(l.in[2].data);
-  auto* out = static_cast<T*>(l.out.data);
-  detail::for_each_strided<4>(
-      l.out.shape, {l.out.stride.data(), l.in[0].stride.data(), l.in[1].stride.data(), l.in[2].stride.data()},
-      [&](const std::array<int64_t, 4>& o) { out[o[0]] = cond[o[1]] ? a[o[2]] : b[o[3]]; });
-  return {};
+  return host_map3<bool, T>(l, [](bool cond, T a, T b) { return cond ? a : b; });
 }
 
 template <class T>

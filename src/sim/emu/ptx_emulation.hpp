@@ -96,15 +96,22 @@ struct MmaM16n8k32Op {
   }
 };
 
-template <bool ASigned, bool BSigned>
-inline void mma_m16n8k32(int (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2], const int (&c)[4]) {
-  MmaI8In in;
+/// One thread's part of an m16n8 mma.sync: its fragments into `In`, the warp's product by `op`, its D out.
+template <class In, class Out, class Acc, class Op>
+inline void run_mma(Acc (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2], const Acc (&c)[4], Op op,
+                    const char* name) {
+  In in;
   std::memcpy(in.a, a, sizeof in.a);
   std::memcpy(in.b, b, sizeof in.b);
   std::memcpy(in.c, c, sizeof in.c);
-  MmaI8Out out{};
-  warp_collective(kFullWarp, &in, &out, MmaM16n8k32Op<ASigned, BSigned>{}, "mma.sync.m16n8k32");
+  Out out{};
+  warp_collective(kFullWarp, &in, &out, op, name);
   std::memcpy(d, out.d, sizeof out.d);
+}
+
+template <bool ASigned, bool BSigned>
+inline void mma_m16n8k32(int (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2], const int (&c)[4]) {
+  run_mma<MmaI8In, MmaI8Out>(d, a, b, c, MmaM16n8k32Op<ASigned, BSigned>{}, "mma.sync.m16n8k32");
 }
 
 // ---- mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}.{f16,bf16}.f32 -------------------------------
@@ -173,13 +180,7 @@ struct MmaM16n8k16Op {
 
 template <bool BF16>
 inline void mma_m16n8k16(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2], const float (&c)[4]) {
-  MmaF16In in;
-  std::memcpy(in.a, a, sizeof in.a);
-  std::memcpy(in.b, b, sizeof in.b);
-  std::memcpy(in.c, c, sizeof in.c);
-  MmaF16Out out{};
-  warp_collective(kFullWarp, &in, &out, MmaM16n8k16Op<BF16>{}, "mma.sync.m16n8k16");
-  std::memcpy(d, out.d, sizeof out.d);
+  run_mma<MmaF16In, MmaF16Out>(d, a, b, c, MmaM16n8k16Op<BF16>{}, "mma.sync.m16n8k16");
 }
 
 // ---- ldmatrix.sync.aligned.m8n8.{x1,x2,x4}{,.trans}.shared.b16 --------------------------------------
