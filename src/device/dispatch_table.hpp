@@ -123,6 +123,14 @@ inline Error no_cuda_kernels(std::string_view plan) {
   BARACUDA_IF_CUDA_KERNELS(inline namespace device_cuda { const ::baracuda::TYPE& NAME(); }) \
   }
 
+/// Defines `const TYPE& NAME()`, a family's table accessor (TYPE named from namespace baracuda): the table is
+/// `__VA_ARGS__`, a constant expression evaluated at compile time, kept for the program's lifetime.
+#define BARACUDA_DEFINE_TABLE(TYPE, NAME, ...)            \
+  const ::baracuda::TYPE& NAME() {                         \
+    static constexpr ::baracuda::TYPE table = __VA_ARGS__; \
+    return table;                                          \
+  }
+
 /// The accessor on all three devices: `reference::NAME()` (the family's host.cpp) and the kernel unit's two
 /// (BARACUDA_DECLARE_KERNEL_TABLE): the three tables that table_for_device chooses from.
 #define BARACUDA_DECLARE_DEVICE_TABLE(TYPE, NAME) \

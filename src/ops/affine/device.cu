@@ -4,9 +4,6 @@
 
 BARACUDA_DEVICE_NAMESPACE_BEGIN
 
-const ::baracuda::detail::AffineTable& affine_table() {
-  static constexpr ::baracuda::detail::AffineTable table = affine::make_affine_table();
-  return table;
-}
+BARACUDA_DEFINE_TABLE(detail::AffineTable, affine_table, affine::make_affine_table())
 
 BARACUDA_DEVICE_NAMESPACE_END

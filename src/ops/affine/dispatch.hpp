@@ -20,6 +20,11 @@ struct AffineLaunch {
 /// Indexed by the element kind; nullptr = Unsupported.
 using AffineTable = KindTable<AffineFn>;
 
+/// The element types the catalog (affine.def) lists: the dispatch tables' keys on every device.
+#define BARACUDA_AFFINE_OP(name, types, tolerance, doc) using AffineTypes = types;
+#include "ops/affine/affine.def"
+#undef BARACUDA_AFFINE_OP
+
 }  // namespace baracuda::detail
 
 // reference: host.cpp; sim and cuda: the kernel unit device.cu

@@ -31,16 +31,10 @@ Status host_affine(const detail::ExecContext&, const detail::AffineLaunch& a) {
   return {};
 }
 
-#define BARACUDA_AFFINE_OP(name, types, tolerance, doc) using AffineTypes = types;
-#include "ops/affine/affine.def"
-#undef BARACUDA_AFFINE_OP
-
 }  // namespace
 
-const detail::AffineTable& affine_table() {
-  static constexpr detail::AffineTable table = detail::kind_table<detail::AffineFn>(
-      AffineTypes{}, []<class T>(std::type_identity<T>) { return &host_affine<T>; });
-  return table;
-}
+BARACUDA_DEFINE_TABLE(detail::AffineTable, affine_table,
+    detail::kind_table<detail::AffineFn>(
+        detail::AffineTypes{}, []<class T>(std::type_identity<T>) { return &host_affine<T>; }))
 
 }  // namespace baracuda::reference

@@ -33,14 +33,10 @@ Status affine_launch(const ::baracuda::detail::ExecContext& ctx, const ::baracud
   return elementwise::launch_elementwise<AffineOp<T>, T, T>("AffinePlan", ctx, op, a.out, a.in);
 }
 
-#define BARACUDA_AFFINE_OP(name, types, tolerance, doc) using AffineTypes = types;
-#include "ops/affine/affine.def"
-#undef BARACUDA_AFFINE_OP
-
 /// The device's table, from the catalog.
 constexpr ::baracuda::detail::AffineTable make_affine_table() {
   return ::baracuda::detail::kind_table<::baracuda::detail::AffineFn>(
-      AffineTypes{}, []<class T>(std::type_identity<T>) { return &affine_launch<T>; });
+      ::baracuda::detail::AffineTypes{}, []<class T>(std::type_identity<T>) { return &affine_launch<T>; });
 }
 
 }  // namespace affine

@@ -4,9 +4,6 @@
 
 BARACUDA_DEVICE_NAMESPACE_BEGIN
 
-const ::baracuda::detail::CastTable& cast_table() {
-  static constexpr ::baracuda::detail::CastTable table = cast::make_cast_table();
-  return table;
-}
+BARACUDA_DEFINE_TABLE(detail::CastTable, cast_table, cast::make_cast_table())
 
 BARACUDA_DEVICE_NAMESPACE_END

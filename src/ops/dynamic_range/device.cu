@@ -4,14 +4,8 @@
 
 BARACUDA_DEVICE_NAMESPACE_BEGIN
 
-const ::baracuda::detail::DynamicRangeParamsTable& dynamic_range_params_table() {
-  static constexpr ::baracuda::detail::DynamicRangeParamsTable table = dynamic_range::make_params_table();
-  return table;
-}
+BARACUDA_DEFINE_TABLE(detail::DynamicRangeParamsTable, dynamic_range_params_table, dynamic_range::make_params_table())
 
-const ::baracuda::detail::DynamicRangeFusedTable& dynamic_range_fused_table() {
-  static constexpr ::baracuda::detail::DynamicRangeFusedTable table = dynamic_range::make_fused_table();
-  return table;
-}
+BARACUDA_DEFINE_TABLE(detail::DynamicRangeFusedTable, dynamic_range_fused_table, dynamic_range::make_fused_table())
 
 BARACUDA_DEVICE_NAMESPACE_END

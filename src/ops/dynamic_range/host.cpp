@@ -128,10 +128,8 @@ Status host_params(const detail::ExecContext&, const detail::DynamicRangeLaunch&
 
 }  // namespace
 
-const detail::DynamicRangeParamsTable& dynamic_range_params_table() {
-  static constexpr detail::DynamicRangeParamsTable table = detail::kind_table<detail::DynamicRangeParamsFn>(
-      detail::DynamicRangeTypes{}, []<class T>(std::type_identity<T>) { return &host_params<T>; });
-  return table;
-}
+BARACUDA_DEFINE_TABLE(detail::DynamicRangeParamsTable, dynamic_range_params_table,
+    detail::kind_table<detail::DynamicRangeParamsFn>(
+        detail::DynamicRangeTypes{}, []<class T>(std::type_identity<T>) { return &host_params<T>; }))
 
 }  // namespace baracuda::reference

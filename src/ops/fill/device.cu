@@ -4,9 +4,6 @@
 
 BARACUDA_DEVICE_NAMESPACE_BEGIN
 
-const ::baracuda::detail::FillTable& fill_table() {
-  static constexpr ::baracuda::detail::FillTable table = fill::make_fill_table();
-  return table;
-}
+BARACUDA_DEFINE_TABLE(detail::FillTable, fill_table, fill::make_fill_table())
 
 BARACUDA_DEVICE_NAMESPACE_END

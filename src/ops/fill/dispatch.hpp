@@ -20,6 +20,11 @@ struct FillLaunch {
 /// Indexed by the output's ElementKind; nullptr = Unsupported.
 using FillTable = KindTable<FillFn>;
 
+/// The element types the catalog (fill.def) lists: the dispatch tables' keys on every device.
+#define BARACUDA_FILL_OP(name, types, tolerance, doc) using FillTypes = types;
+#include "ops/fill/fill.def"
+#undef BARACUDA_FILL_OP
+
 }  // namespace baracuda::detail
 
 // reference: host.cpp; sim and cuda: the kernel unit device.cu

@@ -27,16 +27,10 @@ Status host_fill(const detail::ExecContext&, const detail::FillLaunch& a) {
   return {};
 }
 
-#define BARACUDA_FILL_OP(name, types, tolerance, doc) using FillTypes = types;
-#include "ops/fill/fill.def"
-#undef BARACUDA_FILL_OP
-
 }  // namespace
 
-const detail::FillTable& fill_table() {
-  static constexpr detail::FillTable table =
-      detail::kind_table<detail::FillFn>(FillTypes{}, []<class T>(std::type_identity<T>) { return &host_fill<T>; });
-  return table;
-}
+BARACUDA_DEFINE_TABLE(detail::FillTable, fill_table,
+    detail::kind_table<detail::FillFn>(detail::FillTypes{},
+                                       []<class T>(std::type_identity<T>) { return &host_fill<T>; }))
 
 }  // namespace baracuda::reference

@@ -43,14 +43,10 @@ Status fill_launch(const ::baracuda::detail::ExecContext& ctx, const ::baracuda:
   }
 }
 
-#define BARACUDA_FILL_OP(name, types, tolerance, doc) using FillTypes = types;
-#include "ops/fill/fill.def"
-#undef BARACUDA_FILL_OP
-
 /// The device's table, from the catalog.
 constexpr ::baracuda::detail::FillTable make_fill_table() {
   return ::baracuda::detail::kind_table<::baracuda::detail::FillFn>(
-      FillTypes{}, []<class T>(std::type_identity<T>) { return &fill_launch<T>; });
+      ::baracuda::detail::FillTypes{}, []<class T>(std::type_identity<T>) { return &fill_launch<T>; });
 }
 
 }  // namespace fill

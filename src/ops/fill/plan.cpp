@@ -15,9 +15,7 @@ namespace {
 
 constexpr std::string_view kPlan = "FillPlan";
 
-#define BARACUDA_FILL_OP(name, types, tolerance, doc) \
-  constexpr std::string_view kOpName = #name;         \
-  using FillTypes = types;
+#define BARACUDA_FILL_OP(name, types, tolerance, doc) constexpr std::string_view kOpName = #name;
 #include "ops/fill/fill.def"
 #undef BARACUDA_FILL_OP
 
@@ -86,7 +84,7 @@ Result<uint64_t> value_bits(const Scalar& v) {
 
 using ValueFn = Result<uint64_t> (*)(const Scalar&);
 constexpr detail::KindTable<ValueFn> kValueTable =
-    detail::kind_table<ValueFn>(FillTypes{}, []<class T>(std::type_identity<T>) { return &value_bits<T>; });
+    detail::kind_table<ValueFn>(detail::FillTypes{}, []<class T>(std::type_identity<T>) { return &value_bits<T>; });
 
 }  // namespace
 

@@ -4,9 +4,6 @@
 
 BARACUDA_DEVICE_NAMESPACE_BEGIN
 
-const ::baracuda::detail::Fp8Functions& fp8_functions() {
-  static constexpr ::baracuda::detail::Fp8Functions functions = fp8::make_fp8_functions();
-  return functions;
-}
+BARACUDA_DEFINE_TABLE(detail::Fp8Functions, fp8_functions, fp8::make_fp8_functions())
 
 BARACUDA_DEVICE_NAMESPACE_END

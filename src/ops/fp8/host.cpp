@@ -126,12 +126,10 @@ Status host_scaling_update(const detail::ExecContext&, const detail::Fp8ScalingU
 
 }  // namespace
 
-const detail::Fp8Functions& fp8_functions() {
-  static constexpr detail::Fp8Functions functions = detail::make_fp8_functions(
-      []<class In, class Out>(std::type_identity<In>, std::type_identity<Out>) { return &host_quantize<In, Out>; },
-      []<class In, class Out>(std::type_identity<In>, std::type_identity<Out>) { return &host_dequantize<In, Out>; },
-      &host_scaling_update);
-  return functions;
-}
+BARACUDA_DEFINE_TABLE(detail::Fp8Functions, fp8_functions,
+    detail::make_fp8_functions(
+        []<class In, class Out>(std::type_identity<In>, std::type_identity<Out>) { return &host_quantize<In, Out>; },
+        []<class In, class Out>(std::type_identity<In>, std::type_identity<Out>) { return &host_dequantize<In, Out>; },
+        &host_scaling_update))
 
 }  // namespace baracuda::reference

@@ -240,14 +240,10 @@ constexpr auto kBackward = []<GatedActivationKind K, class T>(detail::EnumTag<K>
 
 }  // namespace
 
-const detail::GatedForwardTable& gated_forward_table() {
-  static constexpr auto table = detail::make_gated_table<detail::GatedForwardTable>(kForward);
-  return table;
-}
+BARACUDA_DEFINE_TABLE(detail::GatedForwardTable, gated_forward_table,
+    detail::make_gated_table<detail::GatedForwardTable>(kForward))
 
-const detail::GatedBackwardTable& gated_backward_table() {
-  static constexpr auto table = detail::make_gated_table<detail::GatedBackwardTable>(kBackward);
-  return table;
-}
+BARACUDA_DEFINE_TABLE(detail::GatedBackwardTable, gated_backward_table,
+    detail::make_gated_table<detail::GatedBackwardTable>(kBackward))
 
 }  // namespace baracuda::reference

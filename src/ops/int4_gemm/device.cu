@@ -5,9 +5,6 @@
 
 BARACUDA_DEVICE_NAMESPACE_BEGIN
 
-const ::baracuda::detail::Int4GemmTables& int4_gemm_tables() {
-  static constexpr ::baracuda::detail::Int4GemmTables t = int4_gemm::make_tables();
-  return t;
-}
+BARACUDA_DEFINE_TABLE(detail::Int4GemmTables, int4_gemm_tables, int4_gemm::make_tables())
 
 BARACUDA_DEVICE_NAMESPACE_END

@@ -101,11 +101,8 @@ Status permute_columns(const detail::ExecContext&, const PermuteColumnsLaunch& l
 
 }  // namespace
 
-const detail::Int4GemmTables& int4_gemm_tables() {
-  static constexpr detail::Int4GemmTables t =
-      detail::make_int4_gemm_tables([]<class T>(std::type_identity<T>) { return &gemm<T>; },
-                                    []<class T>(std::type_identity<T>) { return &permute_columns<T>; });
-  return t;
-}
+BARACUDA_DEFINE_TABLE(detail::Int4GemmTables, int4_gemm_tables,
+    detail::make_int4_gemm_tables([]<class T>(std::type_identity<T>) { return &gemm<T>; },
+                                  []<class T>(std::type_identity<T>) { return &permute_columns<T>; }))
 
 }  // namespace baracuda::reference

@@ -4,9 +4,6 @@
 
 BARACUDA_DEVICE_NAMESPACE_BEGIN
 
-const ::baracuda::detail::Int4RepackTables& int4_marlin_repack_tables() {
-  static constexpr ::baracuda::detail::Int4RepackTables t = int4_marlin_repack::make_tables();
-  return t;
-}
+BARACUDA_DEFINE_TABLE(detail::Int4RepackTables, int4_marlin_repack_tables, int4_marlin_repack::make_tables())
 
 BARACUDA_DEVICE_NAMESPACE_END

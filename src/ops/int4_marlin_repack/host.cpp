@@ -64,10 +64,7 @@ Status repack_host(const detail::ExecContext&, const detail::Int4RepackLaunch& l
 }  // namespace
 
 namespace reference {
-const detail::Int4RepackTables& int4_marlin_repack_tables() {
-  static constexpr detail::Int4RepackTables t =
-      detail::make_int4_repack_tables([]<class T>(std::type_identity<T>) { return &repack_host<T>; });
-  return t;
-}
+BARACUDA_DEFINE_TABLE(detail::Int4RepackTables, int4_marlin_repack_tables,
+    detail::make_int4_repack_tables([]<class T>(std::type_identity<T>) { return &repack_host<T>; }))
 }  // namespace reference
 }  // namespace baracuda

@@ -4,9 +4,6 @@
 
 BARACUDA_DEVICE_NAMESPACE_BEGIN
 
-const ::baracuda::detail::IntGemmTables& int_gemm_tables() {
-  static constexpr ::baracuda::detail::IntGemmTables t = int_gemm::make_tables();
-  return t;
-}
+BARACUDA_DEFINE_TABLE(detail::IntGemmTables, int_gemm_tables, int_gemm::make_tables())
 
 BARACUDA_DEVICE_NAMESPACE_END

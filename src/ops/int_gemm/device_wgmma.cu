@@ -49,9 +49,6 @@ constexpr ::baracuda::detail::IntGemmWgmmaTables make_wgmma_tables() {
 }  // namespace
 }  // namespace int_gemm
 
-const ::baracuda::detail::IntGemmWgmmaTables& int_gemm_wgmma_tables() {
-  static constexpr ::baracuda::detail::IntGemmWgmmaTables t = int_gemm::make_wgmma_tables();
-  return t;
-}
+BARACUDA_DEFINE_TABLE(detail::IntGemmWgmmaTables, int_gemm_wgmma_tables, int_gemm::make_wgmma_tables())
 
 BARACUDA_DEVICE_NAMESPACE_END

@@ -114,9 +114,6 @@ constexpr detail::IntGemmTables make_tables() {
 
 }  // namespace
 
-const detail::IntGemmTables& int_gemm_tables() {
-  static constexpr detail::IntGemmTables t = make_tables();
-  return t;
-}
+BARACUDA_DEFINE_TABLE(detail::IntGemmTables, int_gemm_tables, make_tables())
 
 }  // namespace baracuda::reference

@@ -53,12 +53,9 @@ Status sequence_launch(const ::baracuda::detail::ExecContext& ctx, const ::barac
 
 }  // namespace sequence
 
-const ::baracuda::detail::SequenceTable& sequence_table() {
-  static constexpr ::baracuda::detail::SequenceTable table =
-      ::baracuda::detail::kind_table<::baracuda::detail::SequenceFn>(
-          ::baracuda::detail::SequenceTypes{},
-          []<class T>(std::type_identity<T>) { return &sequence::sequence_launch<T>; });
-  return table;
-}
+BARACUDA_DEFINE_TABLE(detail::SequenceTable, sequence_table,
+    ::baracuda::detail::kind_table<::baracuda::detail::SequenceFn>(
+        ::baracuda::detail::SequenceTypes{},
+        []<class T>(std::type_identity<T>) { return &sequence::sequence_launch<T>; }))
 
 BARACUDA_DEVICE_NAMESPACE_END

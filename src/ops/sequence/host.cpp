@@ -26,10 +26,8 @@ Status host_sequence(const detail::ExecContext&, const detail::SequenceLaunch& a
 
 }  // namespace
 
-const detail::SequenceTable& sequence_table() {
-  static constexpr detail::SequenceTable table = detail::kind_table<detail::SequenceFn>(
-      detail::SequenceTypes{}, []<class T>(std::type_identity<T>) { return &host_sequence<T>; });
-  return table;
-}
+BARACUDA_DEFINE_TABLE(detail::SequenceTable, sequence_table,
+    detail::kind_table<detail::SequenceFn>(
+        detail::SequenceTypes{}, []<class T>(std::type_identity<T>) { return &host_sequence<T>; }))
 
 }  // namespace baracuda::reference
