@@ -3,6 +3,7 @@
 /// the fields its `operator==` compares, written next to them.
 #pragma once
 
+#include <concepts>
 #include <cstddef>
 #include <functional>
 #include <iterator>

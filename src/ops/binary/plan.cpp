@@ -76,15 +76,16 @@ struct Bound {
 };
 
 /// BinaryPlan's and ComparePlan's select: the op's row of the device's tables (`row_of(tables)`), bound
-/// under the SKU op `op_name` with the output kind `aux` (none: the input kind) and `precision`.
-template <class Fn, class Desc, class RowOf>
+/// under the SKU op `op_name(op)` with the output kind `aux` (none: the input kind) and `precision`.
+template <class Fn, class Desc, class RowOf, class OpName>
 Result<Bound<Fn>> select_forward(std::string_view plan, std::string_view op_type, const Stream& stream,
-                                 const Desc& desc, const PlanPreference& pref, RowOf row_of, std::string_view op_name,
+                                 const Desc& desc, const PlanPreference& pref, RowOf row_of, OpName op_name_of,
                                  std::optional<ElementKind> aux, MathPrecision precision) {
   if (!valid_op(desc.op))
     return Error::invalid(str(plan) + ": the descriptor's op is not a valid " + str(op_type));
   auto s = select_common(plan, stream, desc.element, desc.a_shape, desc.b_shape, pref);
   if (!s) return s.error();
+  const std::string_view op_name = op_name_of(desc.op);
   const auto fn = detail::kind_entry(plan, op_name, row_of(*s->dev.table), desc.element);
   if (!fn) return fn.error();
   return Bound<Fn>{s->out_shape,
@@ -146,11 +147,11 @@ namespace dynamic {
 // ---------------------------------------------------------------------------------------------------
 
 Result<BinaryPlan> BinaryPlan::select(const Stream& stream, const BinaryDescriptor& desc, PlanPreference pref) {
-  const std::string_view name = valid_op(desc.op) ? kBinaryInfo[static_cast<size_t>(desc.op)].name : "";
   const auto b = select_forward<detail::BinaryFn>(
       kBinary, "BinaryOp", stream, desc, pref,
-      [&](const detail::BinaryTables& t) -> const auto& { return t.forward[static_cast<size_t>(desc.op)]; }, name,
-      std::nullopt, detail::elementwise_precision(desc.element));
+      [&](const detail::BinaryTables& t) -> const auto& { return t.forward[static_cast<size_t>(desc.op)]; },
+      [](BinaryOp op) { return kBinaryInfo[static_cast<size_t>(op)].name; }, std::nullopt,
+      detail::elementwise_precision(desc.element));
   if (!b) return b.error();
   return BinaryPlan(desc, b->binding, b->out_shape, b->fn);
 }
@@ -170,11 +171,10 @@ Status BinaryPlan::run(const Stream& stream, Workspace, const Args& args) const 
 // ---------------------------------------------------------------------------------------------------
 
 Result<ComparePlan> ComparePlan::select(const Stream& stream, const CompareDescriptor& desc, PlanPreference pref) {
-  const std::string_view name = valid_op(desc.op) ? to_string(desc.op) : "";
   const auto b = select_forward<detail::CompareFn>(
       kCompare, "CompareOp", stream, desc, pref,
-      [&](const detail::BinaryTables& t) -> const auto& { return t.compare[static_cast<size_t>(desc.op)]; }, name,
-      ElementKind::Bool, MathPrecision::Exact);
+      [&](const detail::BinaryTables& t) -> const auto& { return t.compare[static_cast<size_t>(desc.op)]; },
+      [](CompareOp op) { return to_string(op); }, ElementKind::Bool, MathPrecision::Exact);
   if (!b) return b.error();
   return ComparePlan(desc, b->binding, b->out_shape, b->fn);
 }

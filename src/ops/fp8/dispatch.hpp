@@ -2,7 +2,6 @@
 #pragma once
 
 #include <string_view>
-#include <type_traits>
 
 #include "baracuda/core/dyn_tensor.hpp"
 #include "baracuda/ops/fp8.hpp"
@@ -54,19 +53,14 @@ struct Fp8Functions {
 
 /// One device's functions: `quantize(std::type_identity<In>{}, std::type_identity<Out>{})` (a generic
 /// lambda naming the device's quantize function template, as add_kind_pair_fns takes), likewise `dequantize`,
-/// at the kind pairs the catalog's line of each table (baracuda/ops/fp8_ops.def) names.
+/// at the kind pairs the catalog's line of each table (baracuda/ops/fp8_ops.def) names. The catalog's `table`
+/// column names both the table and the parameter that fills it.
 template <class QuantizeMake, class DequantizeMake>
 constexpr Fp8Functions make_fp8_functions(QuantizeMake quantize, DequantizeMake dequantize,
                                           Fp8ScalingUpdateFn scaling_update) {
   Fp8Functions f{};
-  const auto make_of = [&](const auto& table) {
-    if constexpr (std::is_same_v<std::remove_cvref_t<decltype(table)>, Fp8QuantizeTable>)
-      return quantize;
-    else
-      return dequantize;
-  };
 #define BARACUDA_FP8_PLAN(name, Plan, table, inputs, outputs, doc) \
-  add_kind_pair_fns(f.table, inputs{}, outputs{}, make_of(f.table));
+  add_kind_pair_fns(f.table, inputs{}, outputs{}, table);
 #include "baracuda/ops/fp8_ops.def"
 #undef BARACUDA_FP8_PLAN
   f.scaling_update = scaling_update;
