@@ -131,6 +131,13 @@ inline Error no_cuda_kernels(std::string_view plan) {
     return table;                                          \
   }
 
+/// BARACUDA_DEFINE_TABLE for a kind table of one function template: `&TEMPLATE<T>` at `kind_of<T>` for every T
+/// of the type list TYPES (TYPE and TYPES named from namespace baracuda: `detail::FillTable`, `detail::FillTypes`).
+#define BARACUDA_DEFINE_KIND_TABLE(TYPE, NAME, TYPES, TEMPLATE)                  \
+  BARACUDA_DEFINE_TABLE(TYPE, NAME,                                              \
+                        ::baracuda::detail::kind_table<::baracuda::TYPE::value_type>( \
+                            ::baracuda::TYPES{}, []<class T>(std::type_identity<T>) { return &TEMPLATE<T>; }))
+
 /// The accessor on all three devices: `reference::NAME()` (the family's host.cpp) and the kernel unit's two
 /// (BARACUDA_DECLARE_KERNEL_TABLE): the three tables that table_for_device chooses from.
 #define BARACUDA_DECLARE_DEVICE_TABLE(TYPE, NAME) \

@@ -4,6 +4,6 @@
 
 BARACUDA_DEVICE_NAMESPACE_BEGIN
 
-BARACUDA_DEFINE_TABLE(detail::AffineTable, affine_table, affine::make_affine_table())
+BARACUDA_DEFINE_KIND_TABLE(detail::AffineTable, affine_table, detail::AffineTypes, affine::affine_launch)
 
 BARACUDA_DEVICE_NAMESPACE_END

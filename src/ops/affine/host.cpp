@@ -33,8 +33,6 @@ Status host_affine(const detail::ExecContext&, const detail::AffineLaunch& a) {
 
 }  // namespace
 
-BARACUDA_DEFINE_TABLE(detail::AffineTable, affine_table,
-    detail::kind_table<detail::AffineFn>(
-        detail::AffineTypes{}, []<class T>(std::type_identity<T>) { return &host_affine<T>; }))
+BARACUDA_DEFINE_KIND_TABLE(detail::AffineTable, affine_table, detail::AffineTypes, host_affine)
 
 }  // namespace baracuda::reference

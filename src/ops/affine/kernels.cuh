@@ -33,11 +33,5 @@ Status affine_launch(const ::baracuda::detail::ExecContext& ctx, const ::baracud
   return elementwise::launch_elementwise<AffineOp<T>, T, T>("AffinePlan", ctx, op, a.out, a.in);
 }
 
-/// The device's table, from the catalog.
-constexpr ::baracuda::detail::AffineTable make_affine_table() {
-  return ::baracuda::detail::kind_table<::baracuda::detail::AffineFn>(
-      ::baracuda::detail::AffineTypes{}, []<class T>(std::type_identity<T>) { return &affine_launch<T>; });
-}
-
 }  // namespace affine
 BARACUDA_DEVICE_NAMESPACE_END

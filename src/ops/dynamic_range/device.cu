@@ -4,7 +4,8 @@
 
 BARACUDA_DEVICE_NAMESPACE_BEGIN
 
-BARACUDA_DEFINE_TABLE(detail::DynamicRangeParamsTable, dynamic_range_params_table, dynamic_range::make_params_table())
+BARACUDA_DEFINE_KIND_TABLE(detail::DynamicRangeParamsTable, dynamic_range_params_table, detail::DynamicRangeTypes,
+                           dynamic_range::params_launch)
 
 BARACUDA_DEFINE_TABLE(detail::DynamicRangeFusedTable, dynamic_range_fused_table, dynamic_range::make_fused_table())
 

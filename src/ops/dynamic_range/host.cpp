@@ -128,8 +128,7 @@ Status host_params(const detail::ExecContext&, const detail::DynamicRangeLaunch&
 
 }  // namespace
 
-BARACUDA_DEFINE_TABLE(detail::DynamicRangeParamsTable, dynamic_range_params_table,
-    detail::kind_table<detail::DynamicRangeParamsFn>(
-        detail::DynamicRangeTypes{}, []<class T>(std::type_identity<T>) { return &host_params<T>; }))
+BARACUDA_DEFINE_KIND_TABLE(detail::DynamicRangeParamsTable, dynamic_range_params_table, detail::DynamicRangeTypes,
+                           host_params)
 
 }  // namespace baracuda::reference

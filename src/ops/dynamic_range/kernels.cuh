@@ -180,11 +180,6 @@ Status params_launch(const ::baracuda::detail::ExecContext& ctx, const ::baracud
                                                               a.layout.data_view(a.x));
 }
 
-constexpr ::baracuda::detail::DynamicRangeParamsTable make_params_table() {
-  return ::baracuda::detail::kind_table<::baracuda::detail::DynamicRangeParamsFn>(
-      ::baracuda::detail::DynamicRangeTypes{}, []<class T>(std::type_identity<T>) { return &params_launch<T>; });
-}
-
 
 // ---------------------------------------------------------------------------------------------------------
 // The fused single-pass path: a warp (short rows) or the whole block (long rows) owns a row of iter's last

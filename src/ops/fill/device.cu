@@ -4,6 +4,6 @@
 
 BARACUDA_DEVICE_NAMESPACE_BEGIN
 
-BARACUDA_DEFINE_TABLE(detail::FillTable, fill_table, fill::make_fill_table())
+BARACUDA_DEFINE_KIND_TABLE(detail::FillTable, fill_table, detail::FillTypes, fill::fill_launch)
 
 BARACUDA_DEVICE_NAMESPACE_END

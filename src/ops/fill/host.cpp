@@ -29,8 +29,6 @@ Status host_fill(const detail::ExecContext&, const detail::FillLaunch& a) {
 
 }  // namespace
 
-BARACUDA_DEFINE_TABLE(detail::FillTable, fill_table,
-    detail::kind_table<detail::FillFn>(detail::FillTypes{},
-                                       []<class T>(std::type_identity<T>) { return &host_fill<T>; }))
+BARACUDA_DEFINE_KIND_TABLE(detail::FillTable, fill_table, detail::FillTypes, host_fill)
 
 }  // namespace baracuda::reference

@@ -43,11 +43,5 @@ Status fill_launch(const ::baracuda::detail::ExecContext& ctx, const ::baracuda:
   }
 }
 
-/// The device's table, from the catalog.
-constexpr ::baracuda::detail::FillTable make_fill_table() {
-  return ::baracuda::detail::kind_table<::baracuda::detail::FillFn>(
-      ::baracuda::detail::FillTypes{}, []<class T>(std::type_identity<T>) { return &fill_launch<T>; });
-}
-
 }  // namespace fill
 BARACUDA_DEVICE_NAMESPACE_END

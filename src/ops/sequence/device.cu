@@ -53,9 +53,6 @@ Status sequence_launch(const ::baracuda::detail::ExecContext& ctx, const ::barac
 
 }  // namespace sequence
 
-BARACUDA_DEFINE_TABLE(detail::SequenceTable, sequence_table,
-    ::baracuda::detail::kind_table<::baracuda::detail::SequenceFn>(
-        ::baracuda::detail::SequenceTypes{},
-        []<class T>(std::type_identity<T>) { return &sequence::sequence_launch<T>; }))
+BARACUDA_DEFINE_KIND_TABLE(detail::SequenceTable, sequence_table, detail::SequenceTypes, sequence::sequence_launch)
 
 BARACUDA_DEVICE_NAMESPACE_END

@@ -26,8 +26,6 @@ Status host_sequence(const detail::ExecContext&, const detail::SequenceLaunch& a
 
 }  // namespace
 
-BARACUDA_DEFINE_TABLE(detail::SequenceTable, sequence_table,
-    detail::kind_table<detail::SequenceFn>(
-        detail::SequenceTypes{}, []<class T>(std::type_identity<T>) { return &host_sequence<T>; }))
+BARACUDA_DEFINE_KIND_TABLE(detail::SequenceTable, sequence_table, detail::SequenceTypes, host_sequence)
 
 }  // namespace baracuda::reference
