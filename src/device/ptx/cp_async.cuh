@@ -29,21 +29,34 @@ __device__ __forceinline__ void cp_async_ca(void* smem, const void* gmem) {
 #endif
 }
 
-/// cp.async.ca with src-size: copies the first src_bytes (0..Bytes) bytes and zero-fills the rest of the
-/// Bytes destination bytes (src_bytes = 0 reads nothing: a predicated-off load that zero-fills).
-template <int Bytes>
-__device__ __forceinline__ void cp_async_ca_zfill(void* smem, const void* gmem, int src_bytes) {
+/// cp.async with src-size, cached in L1 and L2 (`.ca`) or in L2 only (`.cg`, `kL2Only`, Bytes = 16 only):
+/// copies the first src_bytes (0..Bytes) bytes and zero-fills the rest of the Bytes destination bytes
+/// (src_bytes = 0 reads nothing: a predicated-off load that zero-fills).
+template <bool kL2Only, int Bytes>
+__device__ __forceinline__ void cp_async_zfill(void* smem, const void* gmem, int src_bytes) {
   static_assert(Bytes == 4 || Bytes == 8 || Bytes == 16, "cp.async: cp-size 4, 8 or 16");
+  static_assert(!kL2Only || Bytes == 16, "cp.async.cg: cp-size 16 only");
 #if BARACUDA_SIM
   ::baracuda::simt::ptx::cp_async(smem, gmem, Bytes, src_bytes);
 #elif BARACUDA_ARCH >= 800
-  asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(smem_address(smem)), "l"(gmem), "n"(Bytes),
-               "r"(src_bytes)
-               : "memory");
+  if constexpr (kL2Only)
+    asm volatile("cp.async.cg.shared.global [%0], [%1], %2, %3;\n" ::"r"(smem_address(smem)), "l"(gmem), "n"(Bytes),
+                 "r"(src_bytes)
+                 : "memory");
+  else
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(smem_address(smem)), "l"(gmem), "n"(Bytes),
+                 "r"(src_bytes)
+                 : "memory");
 #elif BARACUDA_ARCH > 0
   (void)smem, (void)gmem, (void)src_bytes;
   __trap();
 #endif
+}
+
+/// cp.async.ca with src-size (cp_async_zfill): Bytes = 4, 8 or 16.
+template <int Bytes>
+__device__ __forceinline__ void cp_async_ca_zfill(void* smem, const void* gmem, int src_bytes) {
+  cp_async_zfill<false, Bytes>(smem, gmem, src_bytes);
 }
 
 /// cp.async.cg.shared.global [smem], [gmem], 16: 16 bytes, 16-byte aligned, cached in L2 only (.cg
@@ -59,18 +72,9 @@ __device__ __forceinline__ void cp_async_cg(void* smem, const void* gmem) {
 #endif
 }
 
-/// cp.async.cg with src-size (0..16): zero-fills the destination bytes past src_bytes.
+/// cp.async.cg with src-size (0..16), cp_async_zfill: zero-fills the destination bytes past src_bytes.
 __device__ __forceinline__ void cp_async_cg_zfill(void* smem, const void* gmem, int src_bytes) {
-#if BARACUDA_SIM
-  ::baracuda::simt::ptx::cp_async(smem, gmem, 16, src_bytes);
-#elif BARACUDA_ARCH >= 800
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_address(smem)), "l"(gmem),
-               "r"(src_bytes)
-               : "memory");
-#elif BARACUDA_ARCH > 0
-  (void)smem, (void)gmem, (void)src_bytes;
-  __trap();
-#endif
+  cp_async_zfill<true, 16>(smem, gmem, src_bytes);
 }
 
 /// cp.async.commit_group: closes the calling thread's pending cp.async operations into a group.
