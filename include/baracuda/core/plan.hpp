@@ -11,6 +11,7 @@
 #pragma once
 
 #include <string_view>
+#include <utility>
 
 #include "baracuda/core/element.hpp"
 #include "baracuda/core/sku.hpp"
@@ -47,11 +48,34 @@ class BoundPlan {
   const Descriptor& descriptor() const { return desc_; }
 
  protected:
+  friend struct PlanAccess;
   BoundPlan() = default;
   BoundPlan(const Descriptor& desc, const PlanBinding& binding) : desc_(desc), binding_(binding) {}
 
   Descriptor desc_{};
   PlanBinding binding_;
+};
+
+/// A BoundPlan whose run calls one function of its family's dispatch table: select binds it with the
+/// function as well.
+template <class Descriptor, class Fn>
+class BoundFnPlan : public BoundPlan<Descriptor> {
+ protected:
+  friend struct PlanAccess;
+  BoundFnPlan() = default;
+  BoundFnPlan(const Descriptor& desc, const PlanBinding& binding, Fn fn)
+      : BoundPlan<Descriptor>(desc, binding), fn_(fn) {}
+
+  Fn fn_ = nullptr;
+};
+
+/// Lets the library's select helpers construct a plan through the constructors it inherits from BoundPlan or
+/// BoundFnPlan (which are not public: a bound plan comes from select).
+struct PlanAccess {
+  template <class Plan, class... Args>
+  static Plan make(Args&&... args) {
+    return Plan(std::forward<Args>(args)...);
+  }
 };
 
 /// `InvalidProblem` unless the descriptor's kind equals the typed plan's element type T.

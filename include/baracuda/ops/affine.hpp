@@ -52,8 +52,8 @@ struct AffineArgs {
 };
 
 /// The dtype/rank-erased AffinePlan.
-class AffinePlan : public detail::BoundPlan<AffineDescriptor> {
-  using BoundPlan::BoundPlan;
+class AffinePlan : public detail::BoundFnPlan<AffineDescriptor, detail::AffineFn> {
+  using BoundFnPlan::BoundFnPlan;
 
  public:
   using Args = AffineArgs;
@@ -65,7 +65,6 @@ class AffinePlan : public detail::BoundPlan<AffineDescriptor> {
   Status run(const Stream& stream, Workspace workspace, const Args& args) const;
 
  private:
-  detail::AffineFn fn_ = nullptr;
 };
 
 }  // namespace dynamic

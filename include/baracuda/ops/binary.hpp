@@ -252,8 +252,8 @@ class ComparePlan : public detail::BoundPlan<CompareDescriptor> {
 };
 
 /// The dtype/rank-erased BinaryBackwardPlan for the BinaryPlan of the same descriptor (floating kinds).
-class BinaryBackwardPlan : public detail::BoundPlan<BinaryDescriptor> {
-  using BoundPlan::BoundPlan;
+class BinaryBackwardPlan : public detail::BoundFnPlan<BinaryDescriptor, detail::BinaryBackwardFn> {
+  using BoundFnPlan::BoundFnPlan;
 
  public:
   using Args = BinaryBackwardArgs;
@@ -270,7 +270,6 @@ class BinaryBackwardPlan : public detail::BoundPlan<BinaryDescriptor> {
 
  private:
   Shape out_shape_;
-  detail::BinaryBackwardFn fn_ = nullptr;
 };
 
 }  // namespace dynamic

@@ -65,8 +65,8 @@ struct CastArgs {
 };
 
 /// The dtype/rank-erased CastPlan.
-class CastPlan : public detail::BoundPlan<CastDescriptor> {
-  using BoundPlan::BoundPlan;
+class CastPlan : public detail::BoundFnPlan<CastDescriptor, detail::CastFn> {
+  using BoundFnPlan::BoundFnPlan;
 
  public:
   using Args = CastArgs;
@@ -78,7 +78,6 @@ class CastPlan : public detail::BoundPlan<CastDescriptor> {
   Status run(const Stream& stream, Workspace workspace, const Args& args) const;
 
  private:
-  detail::CastFn fn_ = nullptr;
 };
 
 }  // namespace dynamic

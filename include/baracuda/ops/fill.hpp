@@ -54,8 +54,8 @@ struct FillArgs {
 };
 
 /// The dtype/rank-erased FillPlan.
-class FillPlan : public detail::BoundPlan<FillDescriptor> {
-  using BoundPlan::BoundPlan;
+class FillPlan : public detail::BoundFnPlan<FillDescriptor, detail::FillFn> {
+  using BoundFnPlan::BoundFnPlan;
 
  public:
   using Args = FillArgs;
@@ -69,7 +69,6 @@ class FillPlan : public detail::BoundPlan<FillDescriptor> {
   Status run(const Stream& stream, Workspace workspace, const Args& args) const;
 
  private:
-  detail::FillFn fn_ = nullptr;
   uint64_t bits_ = 0;  // the converted value's bit pattern (a full byte for S4/U4)
 };
 

@@ -174,8 +174,8 @@ struct Fp8QuantizeArgs {
 };
 
 /// The dtype/rank-erased Fp8QuantizePlan.
-class Fp8QuantizePlan : public detail::BoundPlan<Fp8QuantizeDescriptor> {
-  using BoundPlan::BoundPlan;
+class Fp8QuantizePlan : public detail::BoundFnPlan<Fp8QuantizeDescriptor, detail::Fp8QuantizeFn> {
+  using BoundFnPlan::BoundFnPlan;
 
  public:
   using Args = Fp8QuantizeArgs;
@@ -188,7 +188,6 @@ class Fp8QuantizePlan : public detail::BoundPlan<Fp8QuantizeDescriptor> {
   Status run(const Stream& stream, Workspace workspace, const Args& args) const;
 
  private:
-  detail::Fp8QuantizeFn fn_ = nullptr;
 };
 
 /// The operands of an Fp8DequantizePlan: inputs, then the output.
@@ -199,8 +198,8 @@ struct Fp8DequantizeArgs {
 };
 
 /// The dtype/rank-erased Fp8DequantizePlan.
-class Fp8DequantizePlan : public detail::BoundPlan<Fp8DequantizeDescriptor> {
-  using BoundPlan::BoundPlan;
+class Fp8DequantizePlan : public detail::BoundFnPlan<Fp8DequantizeDescriptor, detail::Fp8DequantizeFn> {
+  using BoundFnPlan::BoundFnPlan;
 
  public:
   using Args = Fp8DequantizeArgs;
@@ -212,7 +211,6 @@ class Fp8DequantizePlan : public detail::BoundPlan<Fp8DequantizeDescriptor> {
   Status run(const Stream& stream, Workspace workspace, const Args& args) const;
 
  private:
-  detail::Fp8DequantizeFn fn_ = nullptr;
 };
 
 /// The operands of an Fp8ScalingUpdatePlan: all three are read and written (the history is rolled in
@@ -224,8 +222,8 @@ struct Fp8ScalingUpdateArgs {
 };
 
 /// The erased Fp8ScalingUpdatePlan.
-class Fp8ScalingUpdatePlan : public detail::BoundPlan<Fp8ScalingUpdateDescriptor> {
-  using BoundPlan::BoundPlan;
+class Fp8ScalingUpdatePlan : public detail::BoundFnPlan<Fp8ScalingUpdateDescriptor, detail::Fp8ScalingUpdateFn> {
+  using BoundFnPlan::BoundFnPlan;
 
  public:
   using Args = Fp8ScalingUpdateArgs;
@@ -237,7 +235,6 @@ class Fp8ScalingUpdatePlan : public detail::BoundPlan<Fp8ScalingUpdateDescriptor
   Status run(const Stream& stream, Workspace workspace, const Args& args) const;
 
  private:
-  detail::Fp8ScalingUpdateFn fn_ = nullptr;
 };
 
 }  // namespace dynamic

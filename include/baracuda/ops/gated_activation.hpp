@@ -141,8 +141,8 @@ struct GatedActivationBackwardArgs {
 };
 
 /// The dtype/rank-erased GatedActivationPlan: `y = act(g) · lin(l)`.
-class GatedActivationPlan : public detail::BoundPlan<GatedActivationDescriptor> {
-  using BoundPlan::BoundPlan;
+class GatedActivationPlan : public detail::BoundFnPlan<GatedActivationDescriptor, detail::GatedForwardFn> {
+  using BoundFnPlan::BoundFnPlan;
 
  public:
   using Args = GatedActivationArgs;
@@ -156,12 +156,11 @@ class GatedActivationPlan : public detail::BoundPlan<GatedActivationDescriptor> 
   Status run(const Stream& stream, Workspace workspace, const Args& args) const;
 
  private:
-  detail::GatedForwardFn fn_ = nullptr;
 };
 
 /// The dtype/rank-erased GatedActivationBackwardPlan: `dx = ∂(Σ dy·y)/∂x` from the saved `x`.
-class GatedActivationBackwardPlan : public detail::BoundPlan<GatedActivationDescriptor> {
-  using BoundPlan::BoundPlan;
+class GatedActivationBackwardPlan : public detail::BoundFnPlan<GatedActivationDescriptor, detail::GatedBackwardFn> {
+  using BoundFnPlan::BoundFnPlan;
 
  public:
   using Args = GatedActivationBackwardArgs;
@@ -175,7 +174,6 @@ class GatedActivationBackwardPlan : public detail::BoundPlan<GatedActivationDesc
   Status run(const Stream& stream, Workspace workspace, const Args& args) const;
 
  private:
-  detail::GatedBackwardFn fn_ = nullptr;
 };
 
 }  // namespace dynamic

@@ -122,8 +122,8 @@ struct IntGemmArgs {
 /// names the kernel: `reference` (host), `tc_m16n8k32` (mma.sync), or on a compute capability 9.0 GPU past
 /// decode `wgmma_m64n128k32_tma` / `wgmma_m64n256k32_tma` (docs/ops/int_gemm.md; rows that are not 16-byte
 /// aligned then run the mma.sync kernel).
-class IntGemmPlan : public detail::BoundPlan<IntGemmDescriptor> {
-  using BoundPlan::BoundPlan;
+class IntGemmPlan : public detail::BoundFnPlan<IntGemmDescriptor, detail::IntGemmFn> {
+  using BoundFnPlan::BoundFnPlan;
 
  public:
   using Args = IntGemmArgs;
@@ -138,7 +138,6 @@ class IntGemmPlan : public detail::BoundPlan<IntGemmDescriptor> {
 
  private:
   detail::IntGemmSplitWorkspace split_{};
-  detail::IntGemmFn fn_ = nullptr;
 };
 
 }  // namespace dynamic
@@ -288,8 +287,8 @@ struct SmoothQuantLinearArgs {
 };
 
 /// W8A8 linear with x quantized per token inside the plan (QuantizedLinearDescriptor).
-class QuantizedLinearPlan : public detail::BoundPlan<QuantizedLinearDescriptor> {
-  using BoundPlan::BoundPlan;
+class QuantizedLinearPlan : public detail::BoundFnPlan<QuantizedLinearDescriptor, detail::LinearFn> {
+  using BoundFnPlan::BoundFnPlan;
 
  public:
   using Args = QuantizedLinearArgs;
@@ -312,12 +311,11 @@ class QuantizedLinearPlan : public detail::BoundPlan<QuantizedLinearDescriptor> 
   size_t q_offset_ = 0, scale_offset_ = 0, zp_offset_ = 0, quantize_ws_offset_ = 0;
   detail::IntGemmSplitWorkspace split_{};
   size_t workspace_bytes_ = 0;
-  detail::LinearFn fn_ = nullptr;
 };
 
 /// SmoothQuant W8A8 linear over a caller-quantized x_q (SmoothQuantLinearDescriptor).
-class SmoothQuantLinearPlan : public detail::BoundPlan<SmoothQuantLinearDescriptor> {
-  using BoundPlan::BoundPlan;
+class SmoothQuantLinearPlan : public detail::BoundFnPlan<SmoothQuantLinearDescriptor, detail::LinearFn> {
+  using BoundFnPlan::BoundFnPlan;
 
  public:
   using Args = SmoothQuantLinearArgs;
@@ -331,7 +329,6 @@ class SmoothQuantLinearPlan : public detail::BoundPlan<SmoothQuantLinearDescript
 
  private:
   detail::IntGemmSplitWorkspace split_{};
-  detail::LinearFn fn_ = nullptr;
 };
 
 }  // namespace dynamic

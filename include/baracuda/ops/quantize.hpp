@@ -209,8 +209,8 @@ struct QuantizeArgs {
 };
 
 /// One quantization op (the descriptor's `op`) over dtype/rank-erased tensors.
-class QuantizePlan : public detail::BoundPlan<QuantizeDescriptor> {
-  using BoundPlan::BoundPlan;
+class QuantizePlan : public detail::BoundFnPlan<QuantizeDescriptor, detail::QuantizeFn> {
+  using BoundFnPlan::BoundFnPlan;
 
  public:
   using Args = QuantizeArgs;
@@ -234,7 +234,6 @@ class QuantizePlan : public detail::BoundPlan<QuantizeDescriptor> {
   int32_t qmin_ = 0, qmax_ = 0;
   Shape param_shape_;
   size_t workspace_bytes_ = 0;
-  detail::QuantizeFn fn_ = nullptr;
 };
 
 }  // namespace dynamic

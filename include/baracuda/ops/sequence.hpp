@@ -88,8 +88,8 @@ struct SequenceArgs {
 };
 
 /// The dtype-erased SequencePlan.
-class SequencePlan : public detail::BoundPlan<SequenceDescriptor> {
-  using BoundPlan::BoundPlan;
+class SequencePlan : public detail::BoundFnPlan<SequenceDescriptor, detail::SequenceFn> {
+  using BoundFnPlan::BoundFnPlan;
 
  public:
   using Args = SequenceArgs;
@@ -105,7 +105,6 @@ class SequencePlan : public detail::BoundPlan<SequenceDescriptor> {
   int64_t count() const { return count_; }
 
  private:
-  detail::SequenceFn fn_ = nullptr;
   int64_t count_ = 0;
   detail::SequenceFormula formula_;
 };

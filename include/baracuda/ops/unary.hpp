@@ -192,8 +192,8 @@ struct UnaryBackwardArgs {
 };
 
 /// The dtype/rank-erased UnaryPlan: `out = f(in)`.
-class UnaryPlan : public detail::BoundPlan<UnaryDescriptor> {
-  using BoundPlan::BoundPlan;
+class UnaryPlan : public detail::BoundFnPlan<UnaryDescriptor, detail::UnaryFn> {
+  using BoundFnPlan::BoundFnPlan;
 
  public:
   using Args = UnaryArgs;
@@ -206,13 +206,12 @@ class UnaryPlan : public detail::BoundPlan<UnaryDescriptor> {
 
  private:
   detail::UnaryParamValues params_{};
-  detail::UnaryFn fn_ = nullptr;
 };
 
 /// The dtype/rank-erased UnaryBackwardPlan: `dx = dy · f'(saved)`, where `saved` is x, y or unused as
 /// `saved_operand()` (the catalog) says.
-class UnaryBackwardPlan : public detail::BoundPlan<UnaryDescriptor> {
-  using BoundPlan::BoundPlan;
+class UnaryBackwardPlan : public detail::BoundFnPlan<UnaryDescriptor, detail::UnaryBackwardFn> {
+  using BoundFnPlan::BoundFnPlan;
 
  public:
   using Args = UnaryBackwardArgs;
@@ -228,7 +227,6 @@ class UnaryBackwardPlan : public detail::BoundPlan<UnaryDescriptor> {
 
  private:
   detail::UnaryParamValues params_{};
-  detail::UnaryBackwardFn fn_ = nullptr;
 };
 
 }  // namespace dynamic

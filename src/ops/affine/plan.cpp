@@ -27,10 +27,10 @@ Result<AffinePlan> AffinePlan::select(const Stream& stream, const AffineDescript
   const auto fn = detail::kind_entry(kPlan, kOpName, *dev->table, desc.element);
   if (!fn) return fn.error();
 
-  AffinePlan p(desc, dev->bind(OpCategory::UnaryElementwise, kOpName, desc.element, std::nullopt,
-                               detail::opmath_precision(desc.element), "elementwise"));
-  p.fn_ = *fn;
-  return p;
+  return AffinePlan(desc,
+                    dev->bind(OpCategory::UnaryElementwise, kOpName, desc.element, std::nullopt,
+                              detail::opmath_precision(desc.element), "elementwise"),
+                    *fn);
 }
 
 Status AffinePlan::can_implement(const Args& args) const {

@@ -208,9 +208,9 @@ Result<BinaryBackwardPlan> BinaryBackwardPlan::select(const Stream& stream, cons
   if (fn == nullptr)
     return detail::unsupported_kind(kBackward, str(info.name), desc.element, row);
   BinaryBackwardPlan p(desc, s->dev.bind(OpCategory::BinaryElementwise, info.backward_name, desc.element, std::nullopt,
-                                         detail::elementwise_precision(desc.element), "elementwise"));
+                                         detail::elementwise_precision(desc.element), "elementwise"),
+                       fn);
   p.out_shape_ = s->out_shape;
-  p.fn_ = fn;
   return p;
 }
 

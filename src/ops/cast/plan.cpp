@@ -28,9 +28,9 @@ Result<CastPlan> CastPlan::select(const Stream& stream, const CastDescriptor& de
                                      "packed 4-bit kinds are converted by the quantization family");
   if (!fn) return fn.error();
 
-  CastPlan p(desc, dev->bind(OpCategory::Cast, kOpName, desc.input, desc.output, MathPrecision::Exact, "elementwise"));
-  p.fn_ = *fn;
-  return p;
+  return CastPlan(desc,
+                  dev->bind(OpCategory::Cast, kOpName, desc.input, desc.output, MathPrecision::Exact, "elementwise"),
+                  *fn);
 }
 
 Status CastPlan::can_implement(const Args& args) const {

@@ -100,8 +100,8 @@ Result<FillPlan> FillPlan::select(const Stream& stream, const FillDescriptor& de
   if (!bits) return bits.error();
 
   FillPlan p(desc, dev->bind(OpCategory::Fill, kOpName, desc.element, std::nullopt, MathPrecision::Exact,
-                             "elementwise"));
-  p.fn_ = *fn;
+                             "elementwise"),
+             *fn);
   p.bits_ = *bits;
   return p;
 }

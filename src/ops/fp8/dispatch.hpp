@@ -67,12 +67,16 @@ constexpr Fp8Functions make_fp8_functions(QuantizeMake quantize, DequantizeMake 
   return f;
 }
 
-/// The op name of each plan of the catalog, for its SKU: `kFp8OpName<dynamic::Fp8QuantizePlan>`.
+/// Each plan's line of the catalog: `Fp8PlanInfo<dynamic::Fp8QuantizePlan>::op` (the SKU's op name), `::plan`
+/// (the name in messages) and `::member` (its table in Fp8Functions).
 template <class Plan>
-inline constexpr std::string_view kFp8OpName = {};
+struct Fp8PlanInfo;
 #define BARACUDA_FP8_PLAN(name, Plan, table, inputs, outputs, doc) \
   template <>                                                      \
-  inline constexpr std::string_view kFp8OpName<dynamic::Plan> = #name;
+  struct Fp8PlanInfo<dynamic::Plan> {                              \
+    static constexpr std::string_view op = #name, plan = #Plan;   \
+    static constexpr auto member = &Fp8Functions::table;           \
+  };
 #include "baracuda/ops/fp8_ops.def"
 #undef BARACUDA_FP8_PLAN
 

@@ -33,11 +33,11 @@ Result<Fp8ScalingUpdatePlan> Fp8ScalingUpdatePlan::select(const Stream& stream, 
   if (!dev) return dev.error();
 
   const bool max_algo = desc.amax_compute_algo == AmaxComputeAlgo::Max;
-  Fp8ScalingUpdatePlan p(desc, dev->bind(OpCategory::Quantization, "fp8_scaling_update", ElementKind::F32,
-                                         desc.fp8_kind, MathPrecision::F32,
-                                         max_algo ? "delayed_max" : "delayed_most_recent"));
-  p.fn_ = dev->table->scaling_update;
-  return p;
+  return Fp8ScalingUpdatePlan(desc,
+                              dev->bind(OpCategory::Quantization, "fp8_scaling_update", ElementKind::F32,
+                                        desc.fp8_kind, MathPrecision::F32,
+                                        max_algo ? "delayed_max" : "delayed_most_recent"),
+                              dev->table->scaling_update);
 }
 
 Status Fp8ScalingUpdatePlan::can_implement(const Args& args) const {

@@ -149,9 +149,7 @@ Result<GatedActivationPlan> GatedActivationPlan::select(const Stream& stream, co
   BARACUDA_TRY(check_descriptor(kForward, desc));
   auto b = select_function(kForward, stream, desc, pref, BARACUDA_DEVICE_TABLES(gated_forward_table), kForwardNames);
   if (!b) return b.error();
-  GatedActivationPlan p(desc, b->binding);
-  p.fn_ = b->fn;
-  return p;
+  return GatedActivationPlan(desc, b->binding, b->fn);
 }
 
 Status GatedActivationPlan::can_implement(const Args& args) const {
@@ -187,9 +185,7 @@ Result<GatedActivationBackwardPlan> GatedActivationBackwardPlan::select(const St
   auto b =
       select_function(kBackward, stream, desc, pref, BARACUDA_DEVICE_TABLES(gated_backward_table), kBackwardNames);
   if (!b) return b.error();
-  GatedActivationBackwardPlan p(desc, b->binding);
-  p.fn_ = b->fn;
-  return p;
+  return GatedActivationBackwardPlan(desc, b->binding, b->fn);
 }
 
 Status GatedActivationBackwardPlan::can_implement(const Args& args) const {

@@ -171,6 +171,24 @@ Status check_bias(std::string_view plan, const ConstDynTensor& t, bool has_bias,
   return detail::check_tensor(plan, "bias", t, kind, Shape{n}, detail::Access::Read);
 }
 
+/// Both linear plans' guarantee: integer products and sums are exact; the epilogue runs in the output's
+/// opmath type and rounds once.
+PrecisionGuarantee linear_guarantee(ElementKind output) {
+  return {detail::opmath_precision(output), MathPrecision::Exact, true, true};
+}
+
+/// The launch record's parts both linear plans share (the problem, the weight side, the epilogue, the split-K
+/// views in `ws`); the caller fills the activation side.
+template <class Descriptor, class Args>
+detail::LinearLaunch linear_launch(const Descriptor& d, const Args& t, const detail::IntGemmSplitWorkspace& split,
+                                   const Workspace& ws, bool zero_points) {
+  detail::LinearLaunch l;
+  l.m = d.m, l.n = d.n, l.k = d.k;
+  l.w = t.weight, l.w_scale = t.weight_scale, l.bias = t.bias, l.y = t.y, l.activation = d.activation;
+  l.split = split_views(split, ws, d.m, d.n, zero_points);
+  return l;
+}
+
 /// The operands both linear plans share, after their x (x or x_q) was checked: the weight `[N, K]`, its
 /// scale, the optional bias, the output `[M, N]`, and no overlap of the output with any input.
 template <class Descriptor>
@@ -254,11 +272,12 @@ Result<IntGemmPlan> IntGemmPlan::select(const Stream& stream, const IntGemmDescr
   const detail::IntGemmFn fn = dev->table->int_gemm[detail::kind_index(desc.a)][detail::kind_index(desc.b)];
   if (fn == nullptr)
     return no_function(kIntGemm, stream, s(to_string(desc.a)) + " x " + s(to_string(desc.b)) + " -> s32");
-  IntGemmPlan p(desc, dev->bind(OpCategory::Gemm, "int_gemm", desc.a, desc.b, MathPrecision::Int8,
-                                variant_of(stream, *dev->table, desc.m, desc.n, desc.k, true), LayoutKind::Rcr,
-                                EpilogueKind::Identity));
+  IntGemmPlan p(desc,
+                dev->bind(OpCategory::Gemm, "int_gemm", desc.a, desc.b, MathPrecision::Int8,
+                          variant_of(stream, *dev->table, desc.m, desc.n, desc.k, true), LayoutKind::Rcr,
+                          EpilogueKind::Identity),
+                fn);
   p.split_ = split_workspace(stream, desc.m, desc.n, desc.k, false, 0, pref.max_workspace_bytes);
-  p.fn_ = fn;
   return p;
 }
 
@@ -323,7 +342,8 @@ Result<QuantizedLinearPlan> QuantizedLinearPlan::select(const Stream& stream, co
   QuantizedLinearPlan p(desc, dev->bind(OpCategory::Gemm, "quantized_linear", desc.element, desc.output,
                                         MathPrecision::Int8,
                                         variant_of(stream, *dev->table, desc.m, desc.n, desc.k, false, asym ? 2 : 1),
-                                        LayoutKind::Rcr, epilogue_kind(desc.has_bias, desc.activation)));
+                                        LayoutKind::Rcr, epilogue_kind(desc.has_bias, desc.activation)),
+                          fn);
   if (desc.m > 0 && desc.k > 0) {
     auto q = DynamicRangeQuantizePlan::select(stream, DynamicRangeQuantizeDescriptor{}
                                                           .with_element(desc.element)
@@ -348,7 +368,6 @@ Result<QuantizedLinearPlan> QuantizedLinearPlan::select(const Stream& stream, co
   if (p.workspace_bytes_ > pref.max_workspace_bytes)
     return Error::unsupported(s(P) + ": needs " + n2s(static_cast<int64_t>(p.workspace_bytes_)) +
                               " bytes of workspace, above the preference's max_workspace_bytes");
-  p.fn_ = fn;
   return p;
 }
 
@@ -368,9 +387,7 @@ Status QuantizedLinearPlan::can_implement(const Args& t) const {
   return check_linear_operands(P, desc_, "x", t.x, t.weight, t.weight_scale, t.bias, t.y);
 }
 
-PrecisionGuarantee QuantizedLinearPlan::precision_guarantee() const {
-  return {detail::opmath_precision(desc_.output), MathPrecision::Exact, true, true};
-}
+PrecisionGuarantee QuantizedLinearPlan::precision_guarantee() const { return linear_guarantee(desc_.output); }
 
 Status QuantizedLinearPlan::run(const Stream& stream, Workspace ws, const Args& t) const {
   const std::string_view P = kQLinear;
@@ -382,10 +399,7 @@ Status QuantizedLinearPlan::run(const Stream& stream, Workspace ws, const Args& 
                                        {"bias", t.bias}, {"y", t.y}}},
                                      desc_.m == 0 || desc_.n == 0);
   if (!ctx) return ctx.status();
-  detail::LinearLaunch l;
-  l.m = desc_.m, l.n = desc_.n, l.k = desc_.k;
-  l.w = t.weight, l.w_scale = t.weight_scale, l.bias = t.bias, l.y = t.y, l.activation = desc_.activation;
-  l.split = split_views(split_, ws, desc_.m, desc_.n, desc_.mode == DynamicRangeMode::Asymmetric);
+  detail::LinearLaunch l = linear_launch(desc_, t, split_, ws, desc_.mode == DynamicRangeMode::Asymmetric);
   if (desc_.k > 0) {
     const DynTensor q = quantized_x(ws), q_scale = x_scale(ws), q_zero_point = x_zero_point(ws);
     const Workspace qws(static_cast<char*>(ws.data) + quantize_ws_offset_, workspace_bytes_ - quantize_ws_offset_);
@@ -424,9 +438,9 @@ Result<SmoothQuantLinearPlan> SmoothQuantLinearPlan::select(const Stream& stream
   SmoothQuantLinearPlan p(desc, dev->bind(OpCategory::Gemm, "smooth_quant_linear", ElementKind::S8, desc.output,
                                           MathPrecision::Int8,
                                           variant_of(stream, *dev->table, desc.m, desc.n, desc.k, false),
-                                          LayoutKind::Rcr, epilogue_kind(desc.has_bias, desc.activation)));
+                                          LayoutKind::Rcr, epilogue_kind(desc.has_bias, desc.activation)),
+                            fn);
   p.split_ = split_workspace(stream, desc.m, desc.n, desc.k, false, 0, pref.max_workspace_bytes);
-  p.fn_ = fn;
   return p;
 }
 
@@ -436,9 +450,7 @@ Status SmoothQuantLinearPlan::can_implement(const Args& t) const {
   return check_linear_operands(P, desc_, "x_q", t.x_q, t.weight, t.weight_scale, t.bias, t.y);
 }
 
-PrecisionGuarantee SmoothQuantLinearPlan::precision_guarantee() const {
-  return {detail::opmath_precision(desc_.output), MathPrecision::Exact, true, true};
-}
+PrecisionGuarantee SmoothQuantLinearPlan::precision_guarantee() const { return linear_guarantee(desc_.output); }
 
 Status SmoothQuantLinearPlan::run(const Stream& stream, Workspace ws, const Args& t) const {
   const std::string_view P = kSqLinear;
@@ -448,12 +460,8 @@ Status SmoothQuantLinearPlan::run(const Stream& stream, Workspace ws, const Args
                                        {"bias", t.bias}, {"y", t.y}}},
                                      desc_.m == 0 || desc_.n == 0);
   if (!ctx) return ctx.status();
-  detail::LinearLaunch l;
-  l.m = desc_.m, l.n = desc_.n, l.k = desc_.k;
-  l.a = t.x_q, l.w = t.weight, l.w_scale = t.weight_scale, l.bias = t.bias, l.y = t.y;
-  l.a_scale_scalar = static_cast<double>(desc_.x_scale);
-  l.activation = desc_.activation;
-  l.split = split_views(split_, ws, desc_.m, desc_.n, false);
+  detail::LinearLaunch l = linear_launch(desc_, t, split_, ws, false);
+  l.a = t.x_q, l.a_scale_scalar = static_cast<double>(desc_.x_scale);
   return fn_(*ctx, l);
 }
 

@@ -118,11 +118,11 @@ Result<QuantizePlan> QuantizePlan::select(const Stream& stream, const QuantizeDe
                               s(to_string(desc.element)));
 
   QuantizePlan p(desc, dev->bind(OpCategory::Quantization, to_string(op), desc.element, desc.quantized,
-                                 detail::opmath_precision(desc.element), granularity_name(desc.granularity.kind)));
+                                 detail::opmath_precision(desc.element), granularity_name(desc.granularity.kind)),
+                 fn);
   p.qmin_ = qmin;
   p.qmax_ = qmax;
   p.param_shape_ = layout->param_shape;
-  p.fn_ = fn;
   if (sums_per_parameter(op) && stream.device() != DeviceKind::Host) {
     // The two-pass reduction's partials: (Σ ds, Σ dzp) in f64 per (parameter, chunk).
     auto ctx = detail::make_exec_context(stream);

@@ -137,9 +137,9 @@ Result<SequencePlan> SequencePlan::select(const Stream& stream, const SequenceDe
 
   const MathPrecision precision = formula->exact_int ? MathPrecision::Exact : MathPrecision::F64;
   SequencePlan p(desc, dev->bind(OpCategory::Fill, to_string(desc.op), desc.element, std::nullopt, precision,
-                                 "grid_stride"));
+                                 "grid_stride"),
+                 *fn);
   p.count_ = count;
-  p.fn_ = *fn;
   p.formula_ = *formula;
   return p;
 }

@@ -161,9 +161,8 @@ Result<UnaryPlan> UnaryPlan::select(const Stream& stream, const UnaryDescriptor&
   if (!s) return s.error();
   const detail::UnaryFn fn = s->dev.table->forward[detail::unary_index(desc.kind)][detail::kind_index(desc.element)];
   if (fn == nullptr) return unsupported_kind(kPlan, desc);
-  UnaryPlan p(desc, bind_unary(*s, to_string(desc.kind), desc));
+  UnaryPlan p(desc, bind_unary(*s, to_string(desc.kind), desc), fn);
   p.params_ = s->params;
-  p.fn_ = fn;
   return p;
 }
 
@@ -192,9 +191,8 @@ Result<UnaryBackwardPlan> UnaryBackwardPlan::select(const Stream& stream, const 
                                 " has no backward");
     return unsupported_kind(kBackwardPlan, desc);
   }
-  UnaryBackwardPlan p(desc, bind_unary(*s, kBackwardNames[detail::unary_index(desc.kind)], desc));
+  UnaryBackwardPlan p(desc, bind_unary(*s, kBackwardNames[detail::unary_index(desc.kind)], desc), fn);
   p.params_ = s->params;
-  p.fn_ = fn;
   return p;
 }
 
