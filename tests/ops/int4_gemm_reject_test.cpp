@@ -220,7 +220,8 @@ TEST(Int4MarlinGemm, RunRejections) {
   f.perm[5] = static_cast<int32_t>(f.K);
   expect_error(plan->run(host, Workspace(ws.data(), need), ok), ErrorCode::InvalidProblem, "perm[5]");
   f.perm[5] = -1;
-  expect_error(plan->run(host, Workspace(ws.data(), need), ok), ErrorCode::InvalidProblem, "outside [0, K");
+  expect_error(plan->run(host, Workspace(ws.data(), need), ok), ErrorCode::InvalidProblem,
+               "perm is not a permutation of [0, K): perm[5] = -1 is out of range");
 }
 
 TEST(Int4MarlinGemm, EmptyProblemsTouchNothing) {

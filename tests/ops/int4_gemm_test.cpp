@@ -214,6 +214,29 @@ TEST(Int4MarlinGemm, TypedPlanMatchesDynamic) {
                ErrorCode::InvalidProblem, "the descriptor's a/scales/bias/c kind");
 }
 
+// The host and sim devices check perm's values at run: a repeated or out-of-range row is an InvalidProblem
+// (cuda cannot without a synchronisation: int4_gemm.hpp).
+TEST(Int4MarlinGemm, PermValuesAreCheckedOnHostAndSim) {
+  const Weights W = make_weights(256, 128, 32, Int4Scheme::Asymmetric, true, 31);
+  HostProblem<__half> p(W, W.marlin, 5, true, 3);
+  for (const Stream& st : {Stream::host(), Stream::sim()}) {
+    SCOPED_TRACE(std::string(to_string(st.device())));
+    auto plan = dynamic::Int4MarlinGemmPlan::select(st, p.desc);
+    ASSERT_TRUE(plan.is_ok()) << plan.error().to_string();
+    Arr<uint8_t> ws(plan->workspace_size());
+    const Workspace wsv(ws.data(), plan->workspace_size());
+    Arr<__half> c(static_cast<size_t>(p.desc.m * p.ldc), to_t<__half>(0.0f));
+    const int32_t saved = p.perm[3];
+    p.perm[3] = p.perm[4];
+    expect_error(plan->run(st, wsv, p.tensors(c.data())), ErrorCode::InvalidProblem,
+                 "perm is not a permutation of [0, K): perm[4]");
+    p.perm[3] = static_cast<int32_t>(p.desc.k);
+    expect_error(plan->run(st, wsv, p.tensors(c.data())), ErrorCode::InvalidProblem, "perm[3] = 256 is out of range");
+    p.perm[3] = saved;
+    EXPECT_TRUE(plan->run(st, wsv, p.tensors(c.data())).is_ok());
+  }
+}
+
 // The deterministic claim: two runs give the same bits.
 TEST(Int4MarlinGemm, Deterministic) {
   const Weights W = make_weights(256, 128, 32, Int4Scheme::Asymmetric, true, 31);

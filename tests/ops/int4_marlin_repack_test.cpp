@@ -417,11 +417,17 @@ TEST(Int4MarlinRepack, RunRejections) {
   dynamic::Int4MarlinRepackArgs t = h.gptq();
   t.out_qweight.shape = Shape{1, 1};
   expect_error(plan->run(host, {}, t), ErrorCode::InvalidProblem, "out_qweight has shape");
-  // The host checks perm's values (the devices do not, as documented).
-  h.perm[5] = h.perm[6];
-  expect_error(plan->run(host, {}, h.gptq()), ErrorCode::InvalidProblem, "not a permutation");
-  h.perm[5] = static_cast<int32_t>(HostTensors::K);
-  expect_error(plan->run(host, {}, h.gptq()), ErrorCode::InvalidProblem, "not a permutation");
+  // The host and sim devices check perm's values at run (cuda does not: it needs a synchronisation).
+  for (const Stream& st : {host, Stream::sim()}) {
+    auto p = dynamic::Int4MarlinRepackPlan::select(
+        st, Int4RepackDescriptor{}.with_shape(HostTensors::K, HostTensors::N).with_group(32).gptq(true));
+    ASSERT_TRUE(p.is_ok());
+    HostTensors bad;
+    bad.perm[5] = bad.perm[6];
+    expect_error(p->run(st, {}, bad.gptq()), ErrorCode::InvalidProblem, "not a permutation of [0, K): perm[6]");
+    bad.perm[5] = static_cast<int32_t>(HostTensors::K);
+    expect_error(p->run(st, {}, bad.gptq()), ErrorCode::InvalidProblem, "is out of range");
+  }
 }
 
 TEST(Int4MarlinRepack, EmptyProblems) {

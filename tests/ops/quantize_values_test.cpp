@@ -121,9 +121,36 @@ TEST_P(QuantizeValuesAll, ZeroScaleAndSingletonRange) {
   const auto single = must_select(stream, QuantizeOp::Quantize, d.with_range(5, 5));
   On<double> s1(stream, {1.0}, Shape{1});
   On<float> s1f(stream, {1.0f}, Shape{1});
-  t.scale = vllm ? s1f.view : s1.view;
+  On<int32_t> z5(stream, {5}, Shape{1});  // a zero point lies in [qmin, qmax]
+  t.scale = vllm ? s1f.view : s1.view, t.zero_point = z5.view;
   ASSERT_TRUE(run(stream, single, t).is_ok());
   EXPECT_EQ(q.get(stream, 3), (std::vector<uint8_t>{5, 5, 5}));
+}
+
+// Under PyTorch and Exact an s32 zero point outside [qmin, qmax] is an InvalidProblem where the device reads it
+// at run (host, sim); cuda does not check the value, and vLLM takes any (quantize.hpp).
+TEST_P(QuantizeValuesAll, ZeroPointOutsideTheRangeIsRejectedWhereReadable) {
+  const auto [device, conv] = GetParam();
+  if (device == DeviceKind::Cuda) GTEST_SKIP() << "cuda does not check the zero point's value";
+  BARACUDA_TEST_STREAM(stream, device);
+  const Shape shape{3};
+  const bool vllm = conv == QuantConvention::Vllm;
+  if (vllm) GTEST_SKIP() << "vLLM adds any zero point";
+  auto d = with_conv(ElementKind::F64, ElementKind::U8, shape, conv);
+  const auto plan = must_select(stream, QuantizeOp::Quantize, d.with_range(0, 100));
+  On<double> x(stream, {1.0, -1.0, 0.0}, shape);
+  On<float> xf(stream, {1.0f, -1.0f, 0.0f}, shape);
+  On<double> s(stream, {1.0}, Shape{1});
+  On<float> sf(stream, {1.0f}, Shape{1});
+  On<int32_t> z(stream, {101}, Shape{1});
+  On<uint8_t> q(stream, std::vector<uint8_t>(3, 99), shape);
+  dynamic::QuantizeArgs t;
+  t.x = vllm ? xf.view : x.view, t.scale = vllm ? sf.view : s.view, t.zero_point = z.view, t.y = q.view;
+  const Status st = run(stream, plan, t);
+  EXPECT_EQ(st.code(), ErrorCode::InvalidProblem) << st.to_string();
+  EXPECT_NE(st.to_string().find("zero_point holds 101 at element 0, outside [0, 100]"), std::string::npos)
+      << st.to_string();
+  EXPECT_EQ(q.get(stream, 3), std::vector<uint8_t>(3, 99)) << "nothing is written";
 }
 
 // Even index in the low nibble; s4 two's complement, u4 plain.

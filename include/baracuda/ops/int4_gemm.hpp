@@ -32,8 +32,9 @@
 /// - `zeros`: Asymmetric only — Marlin's zero points s32 `[G, N/8]` (`marlin_pack_zeros`), dense, 16-byte
 ///   aligned; must be empty for Symmetric.
 /// - `perm`: act-order only — s32 `[K]`, dense: the row permutation of `MarlinInt4Weights::perm`. Must be
-///   empty otherwise. Its values are **not checked** on sim/cuda (as the zero point of QuantizePlan is not):
-///   a value outside [0, K) reads out of bounds there (the host reference reports `InvalidProblem`).
+///   empty otherwise. The host and sim devices report `InvalidProblem` at `run` unless it is a permutation of
+///   [0, K); cuda does not check its values (that needs a synchronisation): a value outside [0, K) reads out
+///   of bounds there.
 ///   Act-order requires equal-sized groups (GPTQ's `desc_act` always has them): sorted row k uses group
 ///   k / group_rows.
 /// - `bias` (with `with_bias()`): `[N]` T, any stride; empty otherwise.

@@ -27,9 +27,9 @@
 /// - `qweight`: s32, `Gptq` `[K/8, N]` (packed along K), `Awq` `[K, N/8]` (packed along N, AWQ's order).
 /// - `qzeros`: s32 `[G, N/8]`; `Awq`: required; `Gptq`: empty or `[G, N/8]` (not read).
 /// - `scales`: f16 `[G, N]` (as every checkpoint stores them).
-/// - `perm`: s32 `[K]` with act-order in effect, else empty. Its values are **not checked** on sim/cuda (a
-///   value outside [0, K) reads out of bounds, as for `Int4MarlinGemmPlan`); the host reports
-///   `InvalidProblem` unless it is a permutation of [0, K).
+/// - `perm`: s32 `[K]` with act-order in effect, else empty. The host and sim devices report
+///   `InvalidProblem` at `run` unless it is a permutation of [0, K); cuda does not check its values (that
+///   needs a synchronisation): a value outside [0, K) reads out of bounds there.
 /// - `out_qweight`: s32 `[K/16, 2N]` (`marlin_pack` of the row-sorted weight).
 /// - `out_scales`: `scale_element` (f16 or bf16) `[G, N]`, Marlin-permuted (`marlin_permute_scales`); a bf16
 ///   scale is the f16 one rounded once to nearest-even (f16 → f32 is exact), what a bf16 GEMM needs.

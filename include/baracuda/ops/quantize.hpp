@@ -54,8 +54,10 @@
 /// point: int32 (learnable: the scale's type). `qmin`/`qmax` default to the quantized kind's range and must
 /// lie inside it with `qmin ≤ qmax` (for fake-quantize, `quantized` only names that range; the learnable
 /// variant also needs `qmin ≤ 0 ≤ qmax`, as PyTorch does).
-/// Parameter values are data and are not inspected: a zero point outside `[qmin, qmax]` still gives
-/// clamped, well-defined results; s = 0 follows IEEE division (see above).
+/// Under the `PyTorch` and `Exact` conventions an s32 zero point must lie in `[qmin, qmax]` (PyTorch rejects
+/// others): the host and sim devices report `InvalidProblem` at `run` otherwise; cuda does not check the
+/// values (that needs a synchronisation) and computes the formulas above with it. `Vllm` takes any zero
+/// point, as vLLM's kernels do. Scales are not inspected: s = 0 follows IEEE division (see above).
 ///
 /// **Layout.** Float and int8 tensors: any strides (negative ones included); inputs may broadcast (stride 0),
 /// outputs may not. Scale and zero-point tensors have the granularity's parameter shape, any strides.

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "baracuda/ops/int4_gemm.hpp"
+#include "core/data_checks.hpp"
 #include "core/plan_core.hpp"
 #include "core/validate.hpp"
 #include "ops/int4_gemm/tables.hpp"
@@ -183,6 +184,7 @@ Status Int4MarlinGemmPlan::run(const Stream& stream, Workspace ws, const Args& t
   if (desc_.scheme == Int4Scheme::Symmetric) l.zeros = ConstDynTensor{};
   if (!desc_.has_bias) l.bias = ConstDynTensor{};
   if (permute_ != nullptr) {
+    if (detail::data_readable(stream)) BARACUDA_TRY(detail::check_permutation(P, "perm", t.perm, desc_.k));
     const DynTensor permuted = DynTensor::dense(ws.data, desc_.element, Shape{desc_.m, desc_.k});
     BARACUDA_TRY(permute_(*ctx, detail::PermuteColumnsLaunch{desc_.m, desc_.k, t.a, t.perm, permuted}));
     l.a = permuted;

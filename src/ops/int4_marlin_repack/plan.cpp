@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "baracuda/ops/int4_marlin_repack.hpp"
+#include "core/data_checks.hpp"
 #include "core/plan_core.hpp"
 #include "core/validate.hpp"
 #include "ops/int4_marlin_repack/tables.hpp"
@@ -134,7 +135,10 @@ Status Int4MarlinRepackPlan::run(const Stream& stream, Workspace, const Args& t)
   l.grouped = desc_.weight_shape().marlin_grouped();
   l.qweight = t.qweight, l.scales = t.scales, l.out_qweight = t.out_qweight, l.out_scales = t.out_scales;
   if (awq) l.qzeros = t.qzeros, l.out_zeros = t.out_zeros;
-  if (desc_.act_order_effective()) l.perm = t.perm;
+  if (desc_.act_order_effective()) {
+    if (detail::data_readable(stream)) BARACUDA_TRY(detail::check_permutation(P, "perm", t.perm, desc_.k));
+    l.perm = t.perm;
+  }
   return repack_(*ctx, l);
 }
 

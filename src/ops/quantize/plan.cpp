@@ -7,6 +7,7 @@
 #include <string>
 
 #include "baracuda/ops/quantize.hpp"
+#include "core/data_checks.hpp"
 #include "core/plan_core.hpp"
 #include "core/validate.hpp"
 #include "device/segment_reduce_geometry.hpp"
@@ -202,6 +203,12 @@ Status QuantizePlan::run(const Stream& stream, Workspace workspace, const Args& 
     return {};
   });
   if (!ctx) return ctx.status();
+  // A data check the cuda device cannot make without a synchronisation (core/data_checks.hpp). PyTorch rejects a
+  // zero point outside [qmin, qmax]; vLLM's kernels add any.
+  if (detail::data_readable(stream) && desc_.convention != QuantConvention::Vllm &&
+      args.zero_point.data != nullptr && args.zero_point.kind == ElementKind::S32)
+    BARACUDA_TRY(detail::check_s32_range(kPlan, "zero_point", args.zero_point, qmin_, qmax_,
+                                         "a zero point lies in [qmin, qmax]; checked on the host and sim devices"));
   auto layout = detail::quant_layout(kPlan, desc_.granularity, desc_.shape);
   if (!layout) return layout.error();
   const detail::QuantizeLaunch launch{*layout, args, qmin_, qmax_, desc_.grad_factor, workspace, desc_.convention};
