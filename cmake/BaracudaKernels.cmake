@@ -1,3 +1,31 @@
+# The host compiler's options for the sim kernel sources (kernel units and test kernels compiled against the
+# SIMT emulator): with clang, the load/store instrumentation that the emulator's initcheck and racecheck read
+# (src/sim/emu/memcheck.hpp); GCC has none, so those two checks are unavailable in GCC builds.
+if(CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+  set(BARACUDA_SIM_KERNEL_OPTIONS -fsanitize-coverage=func,trace-loads,trace-stores)
+  set(BARACUDA_SIM_MEMCHECK 1)
+else()
+  set(BARACUDA_SIM_KERNEL_OPTIONS "")
+  set(BARACUDA_SIM_MEMCHECK 0)
+endif()
+# With both compilers, stack probing (x86-64): a frame larger than a page touches every page as it grows the
+# stack, so a CUDA thread whose locals overflow its fiber stack faults on the guard region below it
+# (src/sim/emu/fiber.cpp) instead of writing into the stack of another thread.
+list(APPEND BARACUDA_SIM_KERNEL_OPTIONS -fstack-clash-protection)
+
+# The environment of the checked sim test runs (the `_sim_rev` registrations): every checker this build has,
+# and strict mode.
+set(BARACUDA_SIM_CHECKED_ENV "BARACUDA_SIM_CHECK=all;BARACUDA_SIM_STRICT=1")
+
+# baracuda_sim_kernel_sources(<files...>): compile the files (of the calling directory's targets) as sim kernel
+# sources: as C++, with BARACUDA_SIM_KERNEL_OPTIONS.
+function(baracuda_sim_kernel_sources)
+  set_source_files_properties(${ARGN} PROPERTIES LANGUAGE CXX)
+  if(BARACUDA_SIM_KERNEL_OPTIONS)
+    set_property(SOURCE ${ARGN} APPEND PROPERTY COMPILE_OPTIONS ${BARACUDA_SIM_KERNEL_OPTIONS})
+  endif()
+endfunction()
+
 # baracuda_add_kernel_sources(<target> [FAMILY <name>] UNITS <files...> [SM90A])
 #
 # A kernel unit is one source file compiled for both devices: by nvcc for the cuda device (for
@@ -49,7 +77,7 @@ function(baracuda_add_kernel_sources target)
         target_link_libraries(${sim} PRIVATE baracuda_sim_runtime CUDA::cudart)
         target_sources(${target} PRIVATE $<TARGET_OBJECTS:${sim}>)
       endif()
-      set_source_files_properties(${abs} PROPERTIES LANGUAGE CXX)
+      baracuda_sim_kernel_sources(${abs})
       target_sources(${sim} PRIVATE ${abs})
       if(with_cuda)
         target_sources(${target} PRIVATE ${abs})
@@ -60,6 +88,7 @@ function(baracuda_add_kernel_sources target)
     file(RELATIVE_PATH include ${CMAKE_CURRENT_BINARY_DIR} ${abs})
     set(stub ${CMAKE_CURRENT_BINARY_DIR}/sim_${ARG_FAMILY}_${name}.cpp)
     _baracuda_write_kernel_stub("${stub}" "${source}" "${include}" "the sim device, compiled by the host compiler")
+    baracuda_sim_kernel_sources(${stub})
     target_sources(${target} PRIVATE ${stub})
     if(with_cuda)
       set(stub ${CMAKE_CURRENT_BINARY_DIR}/cuda_${ARG_FAMILY}_${name}.cu)

@@ -134,10 +134,11 @@ __host__ __device__ inline float int_to_float_round_odd(int64_t x) {
   if (len <= 24) {
     f = static_cast<float>(m);  // exact
   } else {
-    const int shift = len - 24;
-    const uint64_t dropped = m & ((uint64_t{1} << shift) - 1);
-    const uint64_t kept = (m >> shift) | (dropped != 0 ? 1u : 0u);
-    f = static_cast<float>(kept) * static_cast<float>(uint64_t{1} << shift);  // both exact, product exact
+    const int shift = len - 24;  // in [1, 40]: 24 < len <= 64
+    const uint64_t dropped = m & ((uint64_t{1} << shift) - 1);      // lint: shift < width: shift <= 40
+    const uint64_t kept = (m >> shift) | (dropped != 0 ? 1u : 0u);  // lint: shift < width: shift <= 40
+    // Both factors exact, and so the product. lint: shift < width: shift <= 40
+    f = static_cast<float>(kept) * static_cast<float>(uint64_t{1} << shift);
   }
   return neg ? -f : f;
 }

@@ -254,13 +254,14 @@ Status launch_elementwise_multi(std::string_view plan, const ::baracuda::detail:
 
   constexpr int V = kVecElems<TOut, TIn...>;
   // Inputs constant along the row are read one element per vector and need no alignment.
+  static_assert(sizeof...(TIn) <= 32, "row_broadcast has one bit per input");
   uint32_t row_broadcast = 0;
   bool ins_aligned = true;
   if constexpr (sizeof...(TIn) > 0) {
     const std::array<const void*, sizeof...(TIn)> in_data{in.data...};
     for (size_t i = 0; i < in_data.size(); ++i) {
       const bool splat = g.rank > 0 && g.strides[K + i][0] == 0;
-      row_broadcast |= splat ? (1u << i) : 0u;
+      row_broadcast |= splat ? (1u << i) : 0u;  // lint: shift < width: i < sizeof...(TIn) <= 32
       ins_aligned = ins_aligned && (splat || aligned16(in_data[i]));
     }
   }

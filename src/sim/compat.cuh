@@ -12,6 +12,10 @@
 ///       runs synchronously on the CPU and the stream is ignored.
 ///   BARACUDA_DYNAMIC_SHARED(T, name)
 ///       declares `T* name` pointing at the block's dynamic shared memory (16-byte aligned).
+///   BARACUDA_SHARED(T, name[, extents])
+///       declares a static shared variable at function scope: `BARACUDA_SHARED(float, tile, [32][33]);` is
+///       `__shared__ float tile[32][33];`. In sim mode it is poisoned (0xCD bytes) at the start of every
+///       block; a bare `__shared__` does not compile there.
 ///   BARACUDA_DEVICE_NAMESPACE_BEGIN / BARACUDA_DEVICE_NAMESPACE_END
 ///       wrap all device code: namespace baracuda { inline namespace BARACUDA_DEVICE_ABI { ... } }, so the
 ///       cuda and sim compilations of the same kernels can be linked into one library.
@@ -45,6 +49,7 @@
 #define BARACUDA_DYNAMIC_SHARED(T, name)                                   \
   extern __shared__ __align__(16) unsigned char baracuda_dynamic_smem_[]; \
   T* name = reinterpret_cast<T*>(baracuda_dynamic_smem_)
+#define BARACUDA_SHARED(T, name, ...) __shared__ T name __VA_ARGS__
 
 namespace baracuda::launch {
 inline namespace BARACUDA_DEVICE_ABI {
@@ -73,9 +78,12 @@ inline LaunchError take_last_error() {
 #undef __maxnreg__
 #undef __cluster_dims__
 #undef __forceinline__
-// Every fiber of a block runs on one worker thread and blocks on different workers get different
-// copies: thread_local storage is exactly per-block shared memory.
-#define __shared__ static thread_local
+// Static shared memory is declared with BARACUDA_SHARED: every fiber of a block runs on one worker thread
+// and blocks on different workers get different copies, so thread_local storage is exactly per-block shared
+// memory; the registration (once per worker, when control first passes the declaration) lets the scheduler
+// poison it before every block. A bare __shared__ could not be poisoned: it does not compile.
+#define __shared__ \
+  static_assert(false, "sim: declare static shared memory with BARACUDA_SHARED(type, name[, extents])");
 #define __device__
 #define __host__
 #define __global__
@@ -95,6 +103,10 @@ inline LaunchError take_last_error() {
   ::baracuda::simt::launcher((grid), (block), (smem_bytes), (stream), __VA_ARGS__)
 #define BARACUDA_DYNAMIC_SHARED(T, name) \
   T* name = reinterpret_cast<T*>(::baracuda::simt::detail::dynamic_smem())
+#define BARACUDA_SHARED(T, name, ...)      \
+  static thread_local T name __VA_ARGS__; \
+  [[maybe_unused]] static thread_local const bool baracuda_shared_##name =      \
+      ::baracuda::simt::detail::register_shared(&name, sizeof(name))
 
 namespace baracuda::launch {
 inline namespace BARACUDA_DEVICE_ABI {

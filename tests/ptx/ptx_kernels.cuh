@@ -39,7 +39,7 @@ __global__ void mma_f16_kernel(const unsigned* a, const unsigned* b, const float
 
 template <int N, bool Trans>
 __global__ void ldmatrix_kernel(const uint4* tile, const int* row, unsigned* out) {
-  __shared__ uint4 smem[2][64];  // two warps per block, 64 rows of 16 bytes each
+  BARACUDA_SHARED(uint4, smem, [2][64]);  // two warps per block, 64 rows of 16 bytes each
   const int w = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int gw = blockIdx.x * 2 + w;
   smem[w][lane] = tile[gw * 64 + lane];
@@ -69,7 +69,7 @@ __device__ __forceinline__ void issue(unsigned char* dst, const unsigned char* s
 template <int Bytes, int Mode>
 __global__ void cp_async_kernel(const unsigned char* src, const int* src_size, unsigned char* out) {
   constexpr int kT = ::ptxtest::kCpThreads;
-  __shared__ __align__(16) unsigned char smem[2 * kT * 16];
+  BARACUDA_SHARED(__align__(16) unsigned char, smem, [2 * kT * 16]);
   const int t = threadIdx.x;
   for (int k = 0; k < Bytes; ++k) smem[t * Bytes + k] = smem[(kT + t) * Bytes + k] = 0xAB;
   __syncthreads();

@@ -9,10 +9,8 @@
 BARACUDA_DEVICE_NAMESPACE_BEGIN
 namespace selftest {
 
-__shared__ int ns_shared[128];  // namespace-scope shared memory
-
 __global__ void early_exit_kernel(const int* in, int* out, int n) {
-  __shared__ int s[1024];
+  BARACUDA_SHARED(int, s, [1024]);
   const int i = threadIdx.x;
   if (i >= n) return;
   s[i] = in[i];
@@ -33,7 +31,7 @@ __global__ void barrier_pred_kernel(const int* pred, int* out, int live) {
 
 template <class T, int N>
 __device__ int shared_helper(int block, int round) {
-  __shared__ T h[N];
+  BARACUDA_SHARED(T, h, [N]);
   const int t = static_cast<int>(threadIdx.x);
   h[N - 1 - t] = T(block * 31 + round + t);
   __syncthreads();
@@ -44,17 +42,18 @@ __device__ int shared_helper(int block, int round) {
 
 template <class T, int N>
 __global__ void isolation_kernel(int rounds, int* errors) {
-  __shared__ T s[N];
+  BARACUDA_SHARED(T, s, [N]);
+  BARACUDA_SHARED(int, other, [128]);  // a second variable of the same kernel
   const int t = static_cast<int>(threadIdx.x);
   const int b = static_cast<int>(blockIdx.x);
   int bad = 0;
   for (int r = 0; r < rounds; ++r) {
     s[t] = T(b * 1000 + r * 7 + t);
-    ns_shared[t] = b * 100000 + r;
+    other[t] = b * 100000 + r;
     __syncthreads();
     const int o = (t + r + 1) % N;
     if (s[o] != T(b * 1000 + r * 7 + o)) ++bad;
-    if (ns_shared[(t + 1) % N] != b * 100000 + r) ++bad;
+    if (other[(t + 1) % N] != b * 100000 + r) ++bad;
     bad += shared_helper<T, N>(b, r);
   }
   if (bad != 0) atomicAdd(errors, bad);
@@ -95,14 +94,14 @@ __global__ void spin_kernel(int* counter) {
 
 template <bool kBarrier>
 __global__ void last_sum_kernel(const int* in, int* out) {
-  __shared__ int s[1024];
+  BARACUDA_SHARED(int, s, [1024]);
   const unsigned t = threadIdx.x;
   s[t] = in[blockIdx.x * blockDim.x + t];
   if (kBarrier) __syncthreads();
   if (t == blockDim.x - 1) {
-    int sum = 0;
-    for (unsigned j = 0; j < blockDim.x; ++j) sum += s[j];
-    out[blockIdx.x] = sum;
+    unsigned sum = 0;  // wraps: without the barrier it adds poisoned (0xCD) words
+    for (unsigned j = 0; j < blockDim.x; ++j) sum += static_cast<unsigned>(s[j]);
+    out[blockIdx.x] = static_cast<int>(sum);
   }
 }
 
@@ -122,7 +121,7 @@ __global__ void trap_kernel(int* out) {
 }
 
 __global__ void __launch_bounds__(256) block_reduce_kernel(const float* in, float* out, int n) {
-  __shared__ float warp_sums[32];
+  BARACUDA_SHARED(float, warp_sums, [32]);
   const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
   float v = i < n ? in[i] : 0.0f;
   for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);

@@ -79,13 +79,6 @@ struct RangeOp {
       default: return {qmin, qmax, Scaling::Divide, false};
     }
   }
-  /// `cvt.rzi.s32.f32` of an integral value: NaN → 0, saturating.
-  __device__ static int32_t saturate_s32(M v) {
-    if (v != v) return 0;
-    if (v >= M(2147483648.0)) return INT32_MAX;
-    if (v <= M(-2147483648.0)) return INT32_MIN;
-    return static_cast<int32_t>(v);
-  }
   /// vLLM's formulas (dynamic_range_quantize.hpp), over the NaN-free (lo, hi).
   __device__ Params vllm_params_of(Acc acc) const {
     if (symmetric) {
@@ -102,7 +95,7 @@ struct RangeOp {
       z = rint(static_cast<M>(qmin) - acc.lo / s);
     else
       z = rintf(static_cast<M>(qmin) - acc.lo / s);
-    return {s, saturate_s32(z), s};
+    return {s, convert::float_to_int<int32_t>(z), s};  // cvt.rzi.s32: saturating, NaN → 0
   }
   /// A segment's (scale, zero point) from its (min, max): the convention's formulas, the one place they are
   /// written (the two-pass path's `finish` and the fused row kernel both call it).
@@ -129,7 +122,7 @@ struct RangeOp {
           r = rint(lo / s);
         else
           r = rintf(lo / s);
-        const int64_t z = static_cast<int64_t>(qmin) - static_cast<int64_t>(r);
+        const int64_t z = static_cast<int64_t>(qmin) - convert::float_to_int<int64_t>(r);
         zp = static_cast<int32_t>(z < qmin ? qmin : (z > qmax ? qmax : z));
       }
     }

@@ -13,7 +13,7 @@ namespace fp8 {
 /// Every thread of the block must call this (it has barriers); blockDim.x a multiple of 32, ≤ 1024.
 /// `out` receives max(*out, the block's values) as signed integers.
 __device__ __forceinline__ void block_max_to_global(int32_t v, int32_t* out) {
-  __shared__ int32_t warp_max[32];
+  BARACUDA_SHARED(int32_t, warp_max, [32]);
   for (int o = 16; o > 0; o >>= 1) {
     const int32_t other = __shfl_xor_sync(0xffffffffu, v, o);
     v = other > v ? other : v;

@@ -37,7 +37,7 @@ __global__ void scaling_update_kernel(float* history, int64_t stride, int64_t le
     if (i < length) history[i * stride] = i > 0 ? a : 0.0f;
   }
 
-  __shared__ float warp_max[32];
+  BARACUDA_SHARED(float, warp_max, [32]);
   m = warp_fmax(m);
   if (threadIdx.x % 32 == 0) warp_max[threadIdx.x / 32] = m;
   __syncthreads();

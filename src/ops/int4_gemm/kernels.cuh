@@ -109,7 +109,7 @@ __device__ __forceinline__ unsigned zero_point(const uint32_t* row, int col) {
   const int p = 8 * (o & 7) + (o >> 3);
   const int e = p & 7;
   const int nib = (e >> 1) + 4 * (e & 1);
-  return (row[(col >> 6) * 8 + (p >> 3)] >> (4 * nib)) & 0xFu;
+  return (row[(col >> 6) * 8 + (p >> 3)] >> (4 * nib)) & 0xFu;  // lint: shift < width: nib in [0, 7]
 }
 
 /// Byte offset of 16-byte chunk `c` of row `r` in an activation slice of `kChunks` chunks per row (XOR
@@ -275,6 +275,7 @@ BARACUDA_UNROLL
         unsigned bf[2][2];
 BARACUDA_UNROLL
         for (int r = 0; r < 4; ++r) {
+          // lint: shift < width: r in [0, 3]
           const unsigned h = ptx::lop3<kAndOr>(w[j] >> (4 * r), 0x000F000Fu, Pair<T>::kMagic);
           const T2 v = __hmul2(__hsub2(as_pair<T2>(h), zc[j][r >> 1]), sc[j][r >> 1]);
           bf[r >> 1][r & 1] = as_bits(v);

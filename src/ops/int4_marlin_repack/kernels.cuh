@@ -49,8 +49,9 @@ struct Params {
 
 /// The 4-bit weight at checkpoint (row, col).
 __device__ inline uint32_t weight_nibble(const Params& p, int64_t row, int64_t col) {
+  // lint: shift < width: interleave_slot maps [0, 7] to [0, 7] (col >= 0)
   if (p.awq) return (p.qweight[row * (p.n / 8) + col / 8] >> (4 * interleave_slot(static_cast<int>(col % 8)))) & 0xFu;
-  return (p.qweight[(row / 8) * p.n + col] >> (4 * (row % 8))) & 0xFu;
+  return (p.qweight[(row / 8) * p.n + col] >> (4 * (row % 8))) & 0xFu;  // lint: shift < width: row >= 0
 }
 
 /// Marlin weight word `w` of [K/16, 2N].
@@ -64,7 +65,7 @@ __device__ inline uint32_t marlin_weight_word(const Params& p, int64_t w) {
     const int64_t row = 16 * kt + 2 * (t % 4) + frag_row(e % 4);
     const int64_t col = 64 * nb + 16 * j + t / 4 + 8 * (e / 4);
     const int64_t src = p.perm != nullptr ? p.perm[row] : row;
-    word |= weight_nibble(p, src, col) << (4 * nib);
+    word |= weight_nibble(p, src, col) << (4 * nib);  // lint: shift < width: nib < 8
   }
   return word;
 }
@@ -78,9 +79,9 @@ __device__ inline uint32_t marlin_zero_word(const Params& p, int64_t w) {
   for (int nib = 0; nib < 8; ++nib) {
     const int pos = static_cast<int>((8 * c) % 64) + interleave(nib);
     const int64_t col = 64 * run + scale_perm_grouped(pos);
-    const uint32_t z =
-        (p.qzeros[g * words_per_row + col / 8] >> (4 * interleave_slot(static_cast<int>(col % 8)))) & 0xFu;
-    word |= z << (4 * nib);
+    const int slot = interleave_slot(static_cast<int>(col % 8));  // in [0, 7]: col >= 0
+    const uint32_t z = (p.qzeros[g * words_per_row + col / 8] >> (4 * slot)) & 0xFu;  // lint: shift < width: slot <= 7
+    word |= z << (4 * nib);  // lint: shift < width: nib < 8
   }
   return word;
 }

@@ -80,19 +80,14 @@ struct Range {
     return (r != r ? S(0) : round_half_even(r)) + zp;
   }
   __host__ __device__ __forceinline__ bool inside(S v) const { return v >= S(qmin) && v <= S(qmax); }
-  /// clamp(v, qmin, qmax) as an integer (±inf clamps).
+  /// clamp(v, qmin, qmax) as an integer (±inf clamps; NaN gives 0, as cvt.rzi does).
   __host__ __device__ __forceinline__ int32_t clamp(S v) const {
-    return v < S(qmin) ? qmin : (v > S(qmax) ? qmax : static_cast<int32_t>(v));
+    return v < S(qmin) ? qmin : (v > S(qmax) ? qmax : convert::float_to_int<int32_t>(v));
   }
   /// The stored value of x: clamp(nearbyint(scaled(x, s)) + zp), or vLLM's integer path (`int32_sum`).
   __host__ __device__ __forceinline__ int32_t quantize(S x, S s, int32_t zp) const {
     if (!int32_sum) return clamp(unclamped(x, s, static_cast<S>(zp)));
-    const S r = scaled(x, s);
-    int32_t t = 0;
-    if (r == r) {
-      const S v = round_half_even(r);
-      t = v >= S(2147483648.0) ? INT32_MAX : (v <= S(-2147483648.0) ? INT32_MIN : static_cast<int32_t>(v));
-    }
+    const int32_t t = convert::float_to_int<int32_t>(round_half_even(scaled(x, s)));  // saturating, NaN → 0
     const auto sum = static_cast<int32_t>(static_cast<uint32_t>(t) + static_cast<uint32_t>(zp));
     return sum < qmin ? qmin : (sum > qmax ? qmax : sum);
   }
@@ -219,7 +214,7 @@ struct LearnableRule {
       const float c = static_cast<float>(z) + 0.5f;
       const float lo = static_cast<float>(range.qmin), hi = static_cast<float>(range.qmax);
       const float cl = c < lo ? lo : (c > hi ? hi : c);
-      return static_cast<S>(static_cast<int64_t>(cl));  // truncation toward zero
+      return static_cast<S>(convert::float_to_int<int64_t>(cl));  // truncation toward zero
     }
     return static_cast<S>(range.clamp(round_half_even(z)));
   }

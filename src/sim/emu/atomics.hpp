@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <bit>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -54,6 +55,9 @@ inline T cas(T* address, T compare, T val) {
   return expected;
 }
 
+// A subnormal float as the sign-preserving zero of flush-to-zero arithmetic.
+inline float flush_subnormal(float x) { return std::fpclassify(x) == FP_SUBNORMAL ? std::copysign(0.0f, x) : x; }
+
 }  // namespace detail
 
 namespace device_api {
@@ -64,7 +68,15 @@ inline unsigned int atomicAdd(unsigned int* a, unsigned int v) { return detail::
 inline unsigned long long atomicAdd(unsigned long long* a, unsigned long long v) {
   return detail::aref(a).fetch_add(v, detail::kAtomicOrder);
 }
-inline float atomicAdd(float* a, float v) { return detail::aref(a).fetch_add(v, detail::kAtomicOrder); }
+/// Guide, "Floating-Point Standard": atomic single-precision adds on global memory run in flush-to-zero mode
+/// (FADD.F32.FTZ.RN: subnormal operands and results become zeros of their sign); on shared memory they keep
+/// subnormals.
+inline float atomicAdd(float* a, float v) {
+  if (detail::in_shared(a, sizeof(float))) return detail::aref(a).fetch_add(v, detail::kAtomicOrder);
+  return detail::rmw<unsigned>(a, [v](float o) {
+    return detail::flush_subnormal(detail::flush_subnormal(o) + detail::flush_subnormal(v));
+  });
+}
 inline double atomicAdd(double* a, double v) { return detail::aref(a).fetch_add(v, detail::kAtomicOrder); }
 inline __half atomicAdd(__half* a, __half v) {
   return detail::rmw<unsigned short>(a, [v](__half o) { return __hadd(o, v); });

@@ -24,10 +24,19 @@ namespace device_api {
 
 inline constexpr int warpSize = 32;
 
-inline void __syncthreads() { detail::barrier(0, detail::BarrierOp::Plain); }
-inline int __syncthreads_count(int predicate) { return detail::barrier(predicate, detail::BarrierOp::Count); }
-inline int __syncthreads_and(int predicate) { return detail::barrier(predicate, detail::BarrierOp::And); }
-inline int __syncthreads_or(int predicate) { return detail::barrier(predicate, detail::BarrierOp::Or); }
+// The call site (a defaulted last parameter) is what synccheck compares.
+inline void __syncthreads(CallSite site = {}) {
+  detail::barrier(0, detail::BarrierOp::Plain, site);
+}
+inline int __syncthreads_count(int predicate, CallSite site = {}) {
+  return detail::barrier(predicate, detail::BarrierOp::Count, site);
+}
+inline int __syncthreads_and(int predicate, CallSite site = {}) {
+  return detail::barrier(predicate, detail::BarrierOp::And, site);
+}
+inline int __syncthreads_or(int predicate, CallSite site = {}) {
+  return detail::barrier(predicate, detail::BarrierOp::Or, site);
+}
 
 /// Yields to the other threads of the block (a spin-wait must call it to let the waited-for thread run).
 inline void __nanosleep(unsigned int /*ns*/) { detail::yield(); }

@@ -12,6 +12,14 @@
 
 namespace baracuda::simt::detail {
 
+namespace {
+// The inaccessible region below every stack. The sim kernel sources are compiled with -fstack-clash-protection
+// (cmake/BaracudaKernels.cmake), so their frames touch every page as they grow the stack and one page would do;
+// the rest is for code without that flag (the runtime, libraries a kernel calls), whose frames it covers up to
+// this size. Only address space: PROT_NONE pages take no memory.
+constexpr std::size_t kGuardBytes = 64 * 1024;
+}  // namespace
+
 FiberPool::FiberPool(std::size_t stack_bytes) : stack_bytes_(stack_bytes) {}
 
 FiberPool::~FiberPool() {
@@ -31,16 +39,17 @@ Fiber* FiberPool::acquire(FiberEntry entry) {
     // One extra page for the staggered top: stacks are page-aligned, so without it the hot top-of-stack
     // lines of all fibers would fall into the same L1 cache sets.
     const std::size_t size = (stack_bytes_ + page - 1) / page * page + page;
-    void* m = mmap(nullptr, size + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+    const std::size_t guard = (kGuardBytes + page - 1) / page * page;
+    void* m = mmap(nullptr, guard + size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
                    -1, 0);
-    if (m == MAP_FAILED || mprotect(m, page, PROT_NONE) != 0) {
+    if (m == MAP_FAILED || mprotect(m, guard, PROT_NONE) != 0) {
       std::fprintf(stderr, "baracuda sim: cannot map a %zu-byte fiber stack\n", size);
       std::abort();
     }
     f = new Fiber;
     f->mapping = m;
-    f->mapping_size = size + page;
-    f->stack_lo = static_cast<char*>(m) + page;
+    f->mapping_size = guard + size;
+    f->stack_lo = static_cast<char*>(m) + guard;
     f->stack_size = size;
     f->top_offset = (all_.size() % 32) * 128;
     all_.push_back(f);

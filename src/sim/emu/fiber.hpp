@@ -1,5 +1,5 @@
 /// \file
-/// \brief Fibers for the emulator: raw Boost.Context fcontext switches over mmap'ed stacks with a guard page, kept
+/// \brief Fibers for the emulator: raw Boost.Context fcontext switches over mmap'ed stacks with a guard region, kept
 /// in a per-worker pool, with the AddressSanitizer fiber-switch annotations. Internal to the runtime.
 #pragma once
 
@@ -47,13 +47,13 @@ namespace bctx = boost::context::detail;
 /// One execution context: either a pooled stack or a worker thread's own stack (`is_main`).
 struct Fiber {
   bctx::fcontext_t ctx = nullptr;  ///< where to resume it; valid while it is suspended
-  char* stack_lo = nullptr;        ///< lowest usable address (above the guard page)
+  char* stack_lo = nullptr;        ///< lowest usable address (above the guard region)
   std::size_t stack_size = 0;
   void* asan_fake_stack = nullptr;
   bool exiting = false;  ///< set before its last switch: the resumed side returns its stack to the pool
   bool is_main = false;
   std::size_t top_offset = 0;  ///< staggers the stack tops so that fibers do not alias in the L1 cache
-  void* mapping = nullptr;  ///< guard page + stack
+  void* mapping = nullptr;  ///< guard region + stack
   std::size_t mapping_size = 0;
 };
 

@@ -156,12 +156,68 @@ inline double to_double_r(V v, Rnd mode) {
   return directed(d, x - static_cast<long double>(d), mode);
 }
 
+// sin(πx) and cos(πx) as IEEE 754-2008 9.2.1 sinPi and cosPi: x = r/2 + t with r = round(2x) and
+// |t| <= 1/4, both exact, so integers and half-integers give exact ±0 and ±1 (sinPi(±n) = ±0, cosPi(n + 1/2) =
+// +0), and the rest is sin or cos of π|t| in long double (M_PI * x would lose the argument near the zeros).
+template <class T>
+inline void sincos_pi(T x, T* s, T* c) {
+  if (!std::isfinite(x)) {
+    *s = *c = x - x;  // NaN
+    return;
+  }
+  if (std::fabs(x) >= T(1) / std::numeric_limits<T>::epsilon() * 2) {  // an even integer
+    *s = std::copysign(T(0), x), *c = T(1);
+    return;
+  }
+  const T r = std::round(x + x);  // x + x is exact here; round() ignores the rounding mode
+  const T t = x - r / 2;          // exact, in [-1/4, 1/4]
+  const unsigned quadrant = static_cast<unsigned>(static_cast<long long>(r) & 3);
+  T st, ct;  // sin(πt), cos(πt)
+  if (t == 0) {
+    st = 0, ct = 1;
+  } else {
+    constexpr long double kPi = 3.141592653589793238462643383279502884L;
+    st = static_cast<T>(std::sin(kPi * t)), ct = static_cast<T>(std::cos(kPi * t));
+  }
+  switch (quadrant) {  // x = t + quadrant/2 (mod 2)
+    case 0: *s = st, *c = ct; break;
+    case 1: *s = ct, *c = -st; break;
+    case 2: *s = -st, *c = -ct; break;
+    default: *s = -ct, *c = st; break;
+  }
+  if (t == 0) {
+    if (quadrant % 2 == 0)
+      *s = std::copysign(T(0), x);  // an integer
+    else
+      *c = T(0);  // a half-integer
+  }
+}
+
+template <class T>
+inline T sin_pi(T x) {
+  T s, c;
+  sincos_pi(x, &s, &c);
+  return s;
+}
+template <class T>
+inline T cos_pi(T x) {
+  T s, c;
+  sincos_pi(x, &s, &c);
+  return c;
+}
+
 }  // namespace detail
 
 namespace device_api {
 
 // ---- fast-math intrinsics (host-precision; __expf & co. are defined below, at global scope) ----
-inline float __fdividef(float x, float y) { return x / y; }
+/// The CUDA Math API and the Programming Guide ("Intrinsic Functions"): for 2^126 < |y| < 2^128, __fdividef(x, y)
+/// is 0 for finite x and NaN for infinite x (x times an approximate 1/y that flushes to zero there).
+inline float __fdividef(float x, float y) {
+  if (std::isfinite(y) && std::fabs(y) > 0x1p126f) return x * std::copysign(0.0f, y);
+  return x / y;
+}
+/// fdividef is the division operator (CUDA makes it __fdividef only under -use_fast_math, which baracuda does not use).
 inline float fdividef(float x, float y) { return x / y; }
 /// Clamps to [+0, 1]; NaN -> 0.
 inline float __saturatef(float x) { return x >= 1.0f ? 1.0f : (x > 0.0f ? x : 0.0f); }
@@ -171,12 +227,12 @@ inline float rsqrtf(float x) { return static_cast<float>(1.0 / std::sqrt(static_
 inline double rsqrt(double x) { return 1.0 / std::sqrt(x); }
 inline float rcbrtf(float x) { return static_cast<float>(1.0 / std::cbrt(static_cast<double>(x))); }
 inline double rcbrt(double x) { return 1.0 / std::cbrt(x); }
-inline double sinpi(double x) { return std::sin(M_PI * std::fmod(x, 2.0)); }
-inline double cospi(double x) { return std::cos(M_PI * std::fmod(x, 2.0)); }
-inline float sinpif(float x) { return static_cast<float>(sinpi(x)); }
-inline float cospif(float x) { return static_cast<float>(cospi(x)); }
-inline void sincospif(float x, float* s, float* c) { *s = sinpif(x), *c = cospif(x); }
-inline void sincospi(double x, double* s, double* c) { *s = sinpi(x), *c = cospi(x); }
+inline double sinpi(double x) { return detail::sin_pi(x); }
+inline double cospi(double x) { return detail::cos_pi(x); }
+inline float sinpif(float x) { return detail::sin_pi(x); }
+inline float cospif(float x) { return detail::cos_pi(x); }
+inline void sincospif(float x, float* s, float* c) { detail::sincos_pi(x, s, c); }
+inline void sincospi(double x, double* s, double* c) { detail::sincos_pi(x, s, c); }
 inline double normcdf(double x) { return 0.5 * std::erfc(-x * M_SQRT1_2); }
 inline float normcdff(float x) { return static_cast<float>(normcdf(x)); }
 

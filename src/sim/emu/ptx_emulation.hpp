@@ -207,6 +207,8 @@ struct LdmatrixOp {
         const void* p = g.input<LdmatrixIn>(l).row;
         if (reinterpret_cast<std::uintptr_t>(p) % 16 != 0)
           g.violation("ldmatrix: lane " + std::to_string(l) + " gives a row address that is not 16-byte aligned");
+        if (!detail::in_shared(p, 16))
+          g.violation("ldmatrix: lane " + std::to_string(l) + " gives a row address outside shared memory");
         std::memcpy(M[j][r], p, 16);
       }
     for (int l = 0; l < 32; ++l) {
@@ -233,8 +235,15 @@ inline void ldmatrix(unsigned (&r)[N], const void* row) {
 // ---- cp.async ---------------------------------------------------------------------------------------
 
 /// Eager copy: the first min(src_size, cp_size) bytes from src, the rest of the cp_size bytes zero. The
-/// copy happens at once, so a missing cp.async.wait_group cannot show under the emulator.
+/// copy happens at once, so a missing cp.async.wait_group cannot show under the emulator. Strict mode
+/// reports a destination outside shared memory (cp.async.shared.global) and a source inside it.
 inline void cp_async(void* dst, const void* src, int cp_size, int src_size) {
+  if (!detail::in_shared(dst, static_cast<std::size_t>(cp_size)))
+    detail::strict_violation("cp.async-dst", "cp.async: the destination is not shared memory");
+  if (src_size > 0 && detail::in_shared(src, static_cast<std::size_t>(src_size)))
+    detail::strict_violation("cp.async-src", "cp.async: the source is shared memory, not global memory");
+  detail::note_shared_write(dst, static_cast<std::size_t>(cp_size), /*race=*/true);
+  const detail::MemcheckPause pause;  // the copy below is the instruction's, recorded above
   const int n = src_size < 0 ? 0 : (src_size > cp_size ? cp_size : src_size);
   if (n > 0) std::memcpy(dst, src, static_cast<std::size_t>(n));
   if (n < cp_size) std::memset(static_cast<unsigned char*>(dst) + n, 0, static_cast<std::size_t>(cp_size - n));

@@ -51,6 +51,22 @@ std::string to_string(const Schedule& s) {
   return "?";
 }
 
+bool parse_checks(std::string_view text, unsigned* out) {
+  unsigned checks = 0;
+  while (!text.empty()) {
+    const std::size_t comma = text.find(',');
+    const std::string_view word = text.substr(0, comma);
+    if (word == "sync") checks |= kSyncCheck;
+    else if (word == "init") checks |= kInitCheck;
+    else if (word == "race") checks |= kRaceCheck;
+    else if (word == "all") checks |= kAllChecks;
+    else if (word != "none" && !word.empty()) return false;
+    text = comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1);
+  }
+  *out = checks;
+  return true;
+}
+
 namespace {
 
 long env_long(const char* name, long fallback, long min_value) {
@@ -73,6 +89,15 @@ struct Config {
     const char* st = std::getenv("BARACUDA_SIM_STRICT");
     strict = st != nullptr && (std::string_view(st) == "1" || std::string_view(st) == "on" ||
                                std::string_view(st) == "true");
+    const char* ch = std::getenv("BARACUDA_SIM_CHECK");
+    unsigned parsed = 0;
+    if (ch != nullptr && *ch != '\0' && !parse_checks(ch, &parsed))
+      std::fprintf(stderr, "baracuda sim: ignoring BARACUDA_SIM_CHECK=%s (expected a list of sync, init, race, all, "
+                   "none)\n", ch);
+    checks = parsed & (memcheck_available() ? kAllChecks : kSyncCheck);
+    if (checks != parsed)
+      std::fprintf(stderr, "baracuda sim: BARACUDA_SIM_CHECK=%s: initcheck and racecheck need the sim kernels built "
+                   "by clang with load/store instrumentation; this build has none, so they are off\n", ch);
     const long hw = std::max(1L, static_cast<long>(std::thread::hardware_concurrency()));
     workers = static_cast<unsigned>(env_long("BARACUDA_SIM_WORKERS", hw, 1));
     stack = static_cast<std::size_t>(env_long("BARACUDA_SIM_STACK_KB", BARACUDA_SIM_ASAN ? 256 : 64, 16)) * 1024;
@@ -81,6 +106,7 @@ struct Config {
   std::mutex mu;
   Schedule schedule;
   std::atomic<bool> strict{false};
+  std::atomic<unsigned> checks{0};
   std::atomic<unsigned> workers{1};
   std::size_t stack = 64 * 1024;
   std::atomic<unsigned> watchdog_s{60};
@@ -107,6 +133,19 @@ Schedule get_schedule() {
 
 void set_strict(bool on) { config().strict.store(on); }
 bool get_strict() { return config().strict.load(); }
+bool memcheck_available() { return BARACUDA_SIM_MEMCHECK != 0; }
+void set_checks(unsigned checks) {
+  if ((checks & (kInitCheck | kRaceCheck)) != 0 && !memcheck_available()) {
+    static std::once_flag warned;
+    std::call_once(warned, [] {
+      std::fprintf(stderr, "baracuda sim: initcheck and racecheck need the sim kernels built by clang with load/store "
+                           "instrumentation; this build has none, so they are off\n");
+    });
+    checks &= ~(kInitCheck | kRaceCheck);
+  }
+  config().checks.store(checks & kAllChecks);
+}
+unsigned get_checks() { return config().checks.load(); }
 void set_workers(unsigned n) { config().workers.store(std::max(1u, n)); }
 unsigned get_workers() { return config().workers.load(); }
 std::size_t stack_bytes() { return config().stack; }
@@ -155,8 +194,10 @@ launch::LaunchError take_last_error() { return std::exchange(t_last_error, launc
 namespace detail {
 
 // ------------------------------------------------------------------------------------------------
-// Watchdog: aborts the process (with a diagnostic) when a worker makes no scheduling progress for
-// BARACUDA_SIM_WATCHDOG_S seconds, e.g. a spin-wait without __nanosleep. Never destroyed.
+// Watchdog: aborts the process (with a diagnostic) when a worker makes no scheduling progress while it
+// spends BARACUDA_SIM_WATCHDOG_S seconds of CPU time, e.g. in a spin-wait without __nanosleep. CPU time, not
+// wall time: a process stopped (SIGSTOP, a debugger) or starved by others makes no progress and spends no
+// CPU time, and must not be aborted on resume. Never destroyed.
 // ------------------------------------------------------------------------------------------------
 
 namespace {
@@ -170,7 +211,7 @@ class Watchdog {
 
   void add(Worker* w) {
     std::lock_guard<std::mutex> lock(mu_);
-    workers_.push_back({w, 0, Clock::now()});
+    workers_.push_back({w, 0, cpu_seconds(*w)});
   }
 
   void remove(Worker* w) {
@@ -189,38 +230,48 @@ class Watchdog {
   // fork(): the child keeps only the forking thread, so only its worker, and no watchdog thread yet.
   void prepare_fork() { mu_.lock(); }
   void parent_after_fork() { mu_.unlock(); }
-  void child_after_fork(const Worker* survivor) {
+  void child_after_fork(Worker* survivor) {
     workers_.erase(std::remove_if(workers_.begin(), workers_.end(),
                                   [&](const Entry& e) { return e.worker != survivor; }),
                    workers_.end());
+    // The child's thread has its own CPU clock (the parent's thread is not in this process).
+    if (survivor != nullptr && pthread_getcpuclockid(pthread_self(), &survivor->cpu_clock) != 0)
+      survivor->cpu_clock = CLOCK_THREAD_CPUTIME_ID;
+    for (Entry& e : workers_) e.since = cpu_seconds(*e.worker);
     started_ = false;
     mu_.unlock();
   }
 
  private:
-  using Clock = std::chrono::steady_clock;
   struct Entry {
     Worker* worker;
     std::uint64_t progress;
-    Clock::time_point since;
+    double since;  ///< the worker's CPU seconds when its progress last changed
   };
+
+  // The CPU time the worker's thread has used (its own clock: the watchdog thread reads it).
+  static double cpu_seconds(const Worker& w) {
+    timespec ts{};
+    if (clock_gettime(w.cpu_clock, &ts) != 0) return 0.0;
+    return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+  }
 
   void loop() {
     for (;;) {
       std::this_thread::sleep_for(std::chrono::milliseconds(250));
       const unsigned timeout_s = get_watchdog_seconds();
       std::lock_guard<std::mutex> lock(mu_);
-      const auto now = Clock::now();
       for (Entry& e : workers_) {
         const std::uint64_t p = e.worker->progress.load(std::memory_order_relaxed);
+        const double cpu = cpu_seconds(*e.worker);
         if (!e.worker->busy.load(std::memory_order_relaxed) || p != e.progress) {
           e.progress = p;
-          e.since = now;
+          e.since = cpu;
           continue;
         }
-        if (timeout_s != 0 && now - e.since > std::chrono::seconds(timeout_s)) {
+        if (timeout_s != 0 && cpu - e.since > static_cast<double>(timeout_s)) {
           std::fprintf(stderr,
-                       "baracuda sim: watchdog: thread %u (linear) of block %llu (linear) has run for %u s without "
+                       "baracuda sim: watchdog: thread %u (linear) of block %llu (linear) has run for %u s (CPU) without "
                        "reaching a barrier, a warp collective, __nanosleep or its end. A spin-wait on a flag set by "
                        "another thread of the same block never ends under the emulator unless the loop calls "
                        "__nanosleep(). Aborting (BARACUDA_SIM_WATCHDOG_S=0 disables this check).\n",
@@ -242,6 +293,7 @@ class Watchdog {
 
 Worker::Worker(std::size_t stack) : fibers(stack) {
   main.is_main = true;
+  if (pthread_getcpuclockid(pthread_self(), &cpu_clock) != 0) cpu_clock = CLOCK_THREAD_CPUTIME_ID;
   Watchdog::get().add(this);
 }
 
@@ -257,6 +309,30 @@ thread_local std::unique_ptr<Worker> t_worker;
 Worker& this_worker() {
   if (!t_worker) t_worker = std::make_unique<Worker>(stack_bytes());
   return *t_worker;
+}
+
+std::uint64_t block_at(const LaunchJob& job, std::uint64_t t) {
+  switch (job.schedule.kind) {
+    case ScheduleKind::Forward: return t;
+    case ScheduleKind::Reverse: return job.nblocks - 1 - t;
+    case ScheduleKind::Random: break;
+  }
+  // A keyed bijection of [0, 2^bits) (each step is invertible: xor and add of a key, multiplication by an odd
+  // number, xorshift), cycle-walked into [0, nblocks): every block exactly once, under two rounds per ticket on
+  // average.
+  const unsigned bits = job.nblocks <= 1 ? 1 : 64 - static_cast<unsigned>(__builtin_clzll(job.nblocks - 1));
+  const std::uint64_t mask = bits >= 64 ? ~0ull : (1ull << bits) - 1;
+  const unsigned shift = (bits + 1) / 2;
+  std::uint64_t x = t;
+  do {
+    for (std::uint64_t round = 0; round < 3; ++round) {
+      x = (x ^ job.order_key) & mask;
+      x = (x * 0x9e3779b97f4a7c15ull) & mask;
+      x ^= x >> shift;
+      x = (x + (job.order_key >> 17) + round) & mask;
+    }
+  } while (x >= job.nblocks);
+  return x;
 }
 
 namespace {
@@ -278,9 +354,9 @@ void run_job(LaunchJob& job) {
   const std::size_t fibers0 = w.fibers.created();
   w.busy.store(true, std::memory_order_relaxed);
   while (!job.abort.load(std::memory_order_relaxed)) {
-    const std::uint64_t b = job.next_block.fetch_add(1, std::memory_order_relaxed);
-    if (b >= job.nblocks) break;
-    w.exec.run(w, job, b);
+    const std::uint64_t t = job.next_block.fetch_add(1, std::memory_order_relaxed);
+    if (t >= job.nblocks) break;
+    w.exec.run(w, job, block_at(job, t));
   }
   w.busy.store(false, std::memory_order_relaxed);
   ::operator delete[](w.smem, std::align_val_t(16));
@@ -431,6 +507,8 @@ void launch(dim3 grid, dim3 block, std::size_t smem, const KernelThunk& kernel) 
   job.kernel = &kernel;
   job.schedule = get_schedule();
   job.strict = cfg.strict.load();
+  job.checks = cfg.checks.load();
+  job.order_key = job.schedule.seed * 0xd1b54a32d192ed03ull + 0x8cb92ba72f3d8dd7ull;
   job.nblocks = nblocks;
   job.nthreads = static_cast<unsigned>(nthreads);
 

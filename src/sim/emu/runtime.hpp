@@ -24,11 +24,13 @@ namespace baracuda::simt {
 // overridden in-process; a launch uses the values current when it starts.
 // ---------------------------------------------------------------------------------------------------
 
-/// Order in which the threads of a block are started and resumed.
+/// Order in which the blocks of a grid are taken by the workers, and the threads of a block started and
+/// resumed.
 enum class ScheduleKind : std::uint8_t {
-  Forward,  ///< thread 0 first ("fwd")
-  Reverse,  ///< last thread first ("rev")
-  Random,   ///< a seeded permutation per block, reshuffled at every barrier ("rand:SEED")
+  Forward,  ///< block 0 and thread 0 first ("fwd")
+  Reverse,  ///< last block and last thread first ("rev")
+  Random,   ///< seeded permutations of the blocks and of each block's threads, reshuffled at every barrier
+            ///< ("rand:SEED")
 };
 
 struct Schedule {
@@ -55,6 +57,25 @@ Schedule get_schedule();
 /// shuffles that read a lane outside the group. Initial value: $BARACUDA_SIM_STRICT=1, default off.
 void set_strict(bool on);
 bool get_strict();
+
+/// The checkers (a bit set of Check), like compute-sanitizer's tools; each report is a launch error.
+///  * synccheck: one __syncthreads barrier reached from two call sites, and a thread that exits having passed
+///    fewer barriers than the others (threads that exit before their first barrier are fine: exited threads
+///    count as arrived).
+///  * initcheck: a read of shared memory that no thread of the block has written.
+///  * racecheck: two accesses to one byte of shared memory by different threads, at least one a write, with
+///    no __syncthreads (or __syncwarp of both lanes) between them. See src/sim/emu/memcheck.hpp.
+/// initcheck and racecheck need the sim kernels compiled with clang's load/store instrumentation
+/// (memcheck_available()); without it asking for them is ignored with a message. Initial value:
+/// $BARACUDA_SIM_CHECK, a comma-separated list of `sync`, `init`, `race` (or `all`, or `none`), default none.
+enum Check : unsigned { kSyncCheck = 1u, kInitCheck = 2u, kRaceCheck = 4u };
+inline constexpr unsigned kAllChecks = kSyncCheck | kInitCheck | kRaceCheck;
+/// Parses the value of BARACUDA_SIM_CHECK. Returns false on an unknown word.
+bool parse_checks(std::string_view text, unsigned* out);
+void set_checks(unsigned checks);
+unsigned get_checks();
+/// Whether this build instruments the sim kernels' loads and stores (initcheck and racecheck work).
+bool memcheck_available();
 
 /// Number of worker threads that run blocks (the launching thread is one of them). Initial value:
 /// $BARACUDA_SIM_WORKERS, default std::thread::hardware_concurrency(), at least 1.
@@ -86,6 +107,7 @@ class ScopedSetting {
 using ScopedSchedule = ScopedSetting<Schedule, get_schedule, set_schedule>;
 using ScopedStrict = ScopedSetting<bool, get_strict, set_strict>;
 using ScopedWorkers = ScopedSetting<unsigned, get_workers, set_workers>;
+using ScopedChecks = ScopedSetting<unsigned, get_checks, set_checks>;
 
 // ---------------------------------------------------------------------------------------------------
 // Errors and statistics
@@ -121,6 +143,7 @@ struct KernelThunk {
   std::size_t size;
   std::size_t align;
   const void* closure;
+  const void* kernel_fn;  ///< the kernel's address, to name it in reports
 };
 
 /// Runs the whole grid synchronously. Errors are recorded for take_last_error().
@@ -154,7 +177,9 @@ class Launcher {
     static_assert(sizeof...(A) == sizeof...(P), "BARACUDA_LAUNCH: wrong number of kernel arguments");
     using C = detail::Closure<std::remove_cv_t<P>...>;
     const C closure{kernel_, std::tuple<std::remove_cv_t<P>...>(std::forward<A>(args)...)};
-    const detail::KernelThunk thunk{&C::invoke, &C::copy, &C::destroy, sizeof(C), alignof(C), &closure};
+    const detail::KernelThunk thunk{&C::invoke, &C::copy,   &C::destroy,
+                                    sizeof(C),  alignof(C), &closure,
+                                    reinterpret_cast<const void*>(kernel_)};
     detail::launch(grid_, block_, smem_, thunk);
   }
 

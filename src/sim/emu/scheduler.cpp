@@ -5,6 +5,8 @@
 #include <cstring>
 #include <numeric>
 
+#include <execinfo.h>
+
 namespace baracuda::simt::detail {
 
 namespace {
@@ -37,6 +39,29 @@ void for_each_lane(unsigned mask, F&& f) {
   }
 }
 
+bool same_name(const char* a, const char* b) { return a == b || (a != nullptr && b != nullptr && !std::strcmp(a, b)); }
+
+// Two lanes are in the same collective: the same operation (Op type and name) from the same call site, or
+// both in a collective that rendezvouses across call sites.
+bool same_call(const ThreadRec& a, const ThreadRec& b) {
+  return a.coll_tag == b.coll_tag && same_name(a.coll_name, b.coll_name) && a.coll_any_site == b.coll_any_site &&
+         (a.coll_any_site || a.coll_site == b.coll_site);
+}
+
+// The path to the caller: a hash of the return addresses on its stack. Two sides of a branch that call the same
+// device function reach one call site by two paths (on the GPU, two copies of the inlined function).
+std::uint64_t path_hash() {
+  void* frames[32];
+  const int n = backtrace(frames, 32);
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  for (int i = 0; i < n; ++i) h = (h ^ reinterpret_cast<std::uintptr_t>(frames[i])) * 0x100000001b3ull;
+  return h;
+}
+
+std::string call_name(const ThreadRec& r) {
+  return r.coll_any_site ? std::string(r.coll_name) : std::string(r.coll_name) + " at " + r.coll_site.str();
+}
+
 }  // namespace
 
 // ------------------------------------------------------------------------------------------------
@@ -52,6 +77,8 @@ void BlockExec::run(Worker& w, LaunchJob& job, std::uint64_t linear_block) {
   live_ = n_;
   runnable_ = n_;
   bar_arrived_ = bar_count_ = 0;
+  bar_generation_ = 0;
+  short_exit_ = nullptr;
   abandoned_ = false;
   reported_.clear();
 
@@ -93,7 +120,13 @@ void BlockExec::run(Worker& w, LaunchJob& job, std::uint64_t linear_block) {
   c.dynamic_smem_bytes = job.smem;
   static thread_local std::uint64_t block_serial = 0;
   c.block_serial = ++block_serial;
-  if (job.smem != 0) std::memset(w.smem, 0xCD, job.smem);  // "uninitialized" shared memory
+  // "Uninitialized" shared memory, dynamic and static, at every block.
+  if (job.smem != 0) std::memset(w.smem, kSharedPoison, job.smem);
+  for (const auto& [p, bytes] : w.static_shared) std::memset(p, kSharedPoison, bytes);
+  if ((job.checks & (kInitCheck | kRaceCheck)) != 0) {
+    w.memcheck.begin_block(job, w, *this, n_, c.block_serial);
+    c.memcheck = &w.memcheck;
+  }
   w.cur_block.store(linear_block, std::memory_order_relaxed);
   ++w.n_blocks;
   w.n_threads += n_;
@@ -113,6 +146,7 @@ void BlockExec::run(Worker& w, LaunchJob& job, std::uint64_t linear_block) {
   }
   c.thread = nullptr;
   c.block = nullptr;
+  c.memcheck = nullptr;
   c.dynamic_smem = nullptr;
   c.dynamic_smem_bytes = 0;
 }
@@ -196,6 +230,7 @@ ThreadRec* BlockExec::thread_exited(ThreadRec* th) {
   th->state = TState::Exited;
   th->fiber = nullptr;
   --live_;
+  if (th->bar_passed != 0 && (short_exit_ == nullptr || th->bar_passed < short_exit_->bar_passed)) short_exit_ = th;
   WarpRec& w = warps_[th->warp];
   const unsigned bit = 1u << th->lane;
   w.exited |= bit;
@@ -244,8 +279,15 @@ ThreadRec* BlockExec::thread_exited(ThreadRec* th) {
 // Barrier and yield
 // ------------------------------------------------------------------------------------------------
 
-BARACUDA_SIM_INLINE int BlockExec::barrier(int predicate, BarrierOp op) {
+BARACUDA_SIM_INLINE int BlockExec::barrier(int predicate, BarrierOp op, const CallSite& site) {
   ThreadRec* th = t_cur.thread;
+  if (bar_arrived_ == 0)
+    bar_site_ = site;
+  else if ((job_->checks & kSyncCheck) != 0 && !(site == bar_site_))
+    sync_violation("barrier-site", thread_name(th) + " reached __syncthreads at " + site.str() +
+                                       " while other threads wait at __syncthreads at " + bar_site_.str() +
+                                       ": one barrier reached from two call sites (the Guide allows __syncthreads "
+                                       "in conditional code only if the condition is the same for the whole block)");
   ++bar_arrived_;
   if (predicate != 0) ++bar_count_;
   th->state = TState::Barrier;
@@ -266,13 +308,24 @@ BARACUDA_SIM_INLINE int BlockExec::barrier(int predicate, BarrierOp op) {
 void BlockExec::release_barrier() {
   const int count = static_cast<int>(bar_count_), total = static_cast<int>(bar_arrived_);
   bar_arrived_ = bar_count_ = 0;
+  ++bar_generation_;
   for (ThreadRec& r : threads_) {
     if (r.state != TState::Barrier) continue;
     r.state = TState::Ready;
     r.bar_count = count;
     r.bar_total = total;
+    ++r.bar_passed;
     ++runnable_;
   }
+  // A thread that took part in the block's barriers and exited before this one: the warps call
+  // __syncthreads different numbers of times. (Threads that exit before their first barrier are fine.)
+  if ((job_->checks & kSyncCheck) != 0 && short_exit_ != nullptr && short_exit_->bar_passed < bar_generation_)
+    sync_violation("barrier-count", thread_name(short_exit_) + " exited after passing " +
+                                        std::to_string(short_exit_->bar_passed) +
+                                        " __syncthreads barriers; the other threads passed barrier " +
+                                        std::to_string(bar_generation_) + " (at " + bar_site_.str() +
+                                        ") without it: the threads of the block call __syncthreads different "
+                                        "numbers of times");
   if (job_->schedule.kind == ScheduleKind::Random) shuffle_order();
 }
 
@@ -310,7 +363,8 @@ void BlockExec::trap(const char* what) {
 // ------------------------------------------------------------------------------------------------
 
 BARACUDA_SIM_INLINE WarpGroup* BlockExec::collective_arrive(unsigned mask, const void* in, void* out,
-                                                           const void* tag, const char* name) {
+                                                           const void* tag, const char* name, const CallSite* site,
+                                                           bool fence) {
   ThreadRec* th = t_cur.thread;
   WarpRec& w = warps_[th->warp];
   const unsigned self = 1u << th->lane;
@@ -326,6 +380,9 @@ BARACUDA_SIM_INLINE WarpGroup* BlockExec::collective_arrive(unsigned mask, const
   th->coll_eff = (mask & self) != 0 ? (mask & ~w.exited) : self;
   th->coll_tag = tag;
   th->coll_name = name;
+  th->coll_any_site = site == nullptr;
+  th->coll_fence = fence;
+  if (site != nullptr) th->coll_site = *site;
   th->coll_in = in;
   th->coll_out = out;
   th->coll_claimed = false;
@@ -339,10 +396,10 @@ BARACUDA_SIM_INLINE WarpGroup* BlockExec::collective_arrive(unsigned mask, const
     for (int l = 0; l < 32; ++l) {
       if (((others >> l) & 1u) == 0) continue;
       const ThreadRec& r = threads_[base + l];
-      if (r.coll_tag != tag || r.coll_eff != th->coll_eff) {
+      if (!same_call(r, *th) || r.coll_eff != th->coll_eff) {
         violation(th, "disagree",
-                  std::string("lanes disagree: this lane is in ") + name + " with mask " + hex(mask) + ", lane " +
-                      std::to_string(l) + " is in " + r.coll_name + " with mask " + hex(r.coll_mask));
+                  "lanes disagree: this lane is in " + call_name(*th) + " with mask " + hex(mask) + ", lane " +
+                      std::to_string(l) + " is in " + call_name(r) + " with mask " + hex(r.coll_mask));
         break;
       }
     }
@@ -370,13 +427,17 @@ BARACUDA_SIM_INLINE bool BlockExec::try_complete(ThreadRec* th) {
   for (int l = 0; l < 32; ++l) {
     if (((group >> l) & 1u) == 0) continue;
     const ThreadRec& r = threads_[base + l];
-    if (r.coll_claimed || r.coll_eff != group || r.coll_tag != th->coll_tag) return false;
+    if (r.coll_claimed || r.coll_eff != group || !same_call(r, *th)) return false;
   }
   for_each_lane(group, [&](int l) { threads_[base + l].coll_claimed = true; });
   return true;
 }
 
-BARACUDA_SIM_INLINE void BlockExec::fill_group(const ThreadRec* th, WarpGroup& g) const {
+// Also pauses memcheck: the op's own loads and stores (on every lane's behalf) are not the kernel's.
+BARACUDA_SIM_INLINE void BlockExec::fill_group(const ThreadRec* th, WarpGroup& g) {
+  paused_memcheck_ = t_cur.memcheck;
+  t_cur.memcheck = nullptr;
+  group_fence_ = th->coll_fence;
   const unsigned base = th->warp * 32u;
   g.mask = th->coll_eff;
   g.requested = th->coll_mask;
@@ -391,6 +452,8 @@ BARACUDA_SIM_INLINE void BlockExec::fill_group(const ThreadRec* th, WarpGroup& g
 }
 
 BARACUDA_SIM_INLINE void BlockExec::collective_finish(const WarpGroup& g) {
+  t_cur.memcheck = paused_memcheck_;
+  if (group_fence_ && t_cur.memcheck != nullptr) t_cur.memcheck->syncwarp(g.warp, g.mask);
   WarpRec& w = warps_[g.warp];
   const unsigned base = static_cast<unsigned>(g.warp) * 32u;
   for_each_lane(g.mask, [&](int l) {
@@ -413,12 +476,15 @@ constexpr char kActiveMaskTag = 0;
 // exited or is blocked (barrier, collective, __activemask, __nanosleep); the lanes then waiting in
 // __activemask form the result. So `if (lane < k) m = __activemask();` gives the k lanes under every
 // schedule.
-BARACUDA_SIM_INLINE unsigned BlockExec::active_mask() {
+BARACUDA_SIM_INLINE unsigned BlockExec::active_mask(const CallSite& site) {
   ThreadRec* th = t_cur.thread;
   WarpRec& w = warps_[th->warp];
   th->state = TState::Collective;
   th->coll_tag = &kActiveMaskTag;
   th->coll_name = "__activemask";
+  th->coll_any_site = false;
+  th->coll_site = site;
+  th->am_path = path_hash();
   th->coll_mask = th->coll_eff = 0;
   w.am_waiting |= 1u << th->lane;
   if ((check_activemask(th->warp) >> th->lane) & 1u) {
@@ -441,15 +507,26 @@ BARACUDA_SIM_INLINE unsigned BlockExec::check_activemask(int warp) {
                          (r.state == TState::Ready && r.yielded);
     if (!blocked) return 0;
   }
-  const unsigned group = w.am_waiting;
+  // The lanes waiting at one call site, reached by one path, are converged with each other, not with those
+  // at another site or reached by another path.
+  const unsigned waiting = w.am_waiting;
   w.am_waiting = 0;
-  for_each_lane(group, [&](int l) {
-    ThreadRec& r = threads_[base + l];
-    r.am_result = group;
-    r.state = TState::Ready;
-    ++runnable_;
-  });
-  return group;
+  for (unsigned rest = waiting; rest != 0;) {
+    const ThreadRec& first = threads_[base + static_cast<unsigned>(__builtin_ctz(rest))];
+    unsigned group = 0;
+    for_each_lane(rest, [&](int l) {
+      const ThreadRec& r = threads_[base + l];
+      if (r.coll_site == first.coll_site && r.am_path == first.am_path) group |= 1u << l;
+    });
+    for_each_lane(group, [&](int l) {
+      ThreadRec& r = threads_[base + l];
+      r.am_result = group;
+      r.state = TState::Ready;
+      ++runnable_;
+    });
+    rest &= ~group;
+  }
+  return waiting;
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -467,20 +544,25 @@ std::string BlockExec::thread_name(const ThreadRec* th) const {
          ", warp " + std::to_string(th->warp) + " lane " + std::to_string(th->lane) + ")";
 }
 
-void BlockExec::violation(const ThreadRec* th, const char* key, const std::string& what) {
-  if (!job_->strict) return;
+// One report per (warp, key) and block; -1: the block.
+void BlockExec::report(int warp, const char* key, const std::string& what) {
   for (const auto& r : reported_)
-    if (r.first == th->warp && r.second == key) return;
-  reported_.emplace_back(th->warp, key);
-  job_->errors.add(cudaErrorIllegalInstruction, "strict: " + thread_name(th) + ": " + what);
+    if (r.first == warp && r.second == key) return;
+  reported_.emplace_back(warp, key);
+  job_->errors.add(cudaErrorIllegalInstruction, what);
+}
+
+void BlockExec::violation(const ThreadRec* th, const char* key, const std::string& what) {
+  if (job_->strict) report(th->warp, key, "strict: " + thread_name(th) + ": " + what);
 }
 
 void BlockExec::violation_in_warp(int warp, const std::string& what) {
-  if (!job_->strict) return;
-  for (const auto& r : reported_)
-    if (r.first == warp && r.second == what) return;
-  reported_.emplace_back(warp, what);
-  job_->errors.add(cudaErrorIllegalInstruction, "strict: " + block_name() + " warp " + std::to_string(warp) + ": " + what);
+  if (job_->strict)
+    report(warp, what.c_str(), "strict: " + block_name() + " warp " + std::to_string(warp) + ": " + what);
+}
+
+void BlockExec::sync_violation(const char* key, const std::string& what) {
+  if ((job_->checks & kSyncCheck) != 0) report(-1, key, "synccheck: " + what);
 }
 
 std::string BlockExec::describe_deadlock() const {
@@ -491,17 +573,17 @@ std::string BlockExec::describe_deadlock() const {
       case TState::Exited: return "exited";
       case TState::Collective: {
         if (r.coll_tag == &kActiveMaskTag)
-          return "waiting in __activemask (warp " + std::to_string(r.warp) + ")";
+          return "waiting in __activemask at " + r.coll_site.str() + " (warp " + std::to_string(r.warp) + ")";
         const unsigned base = r.warp * 32u;
         const unsigned waiting = warps_[r.warp].waiting;
         unsigned missing = 0;
         for (int l = 0; l < 32; ++l) {
           if (((r.coll_eff >> l) & 1u) == 0) continue;
           const ThreadRec& o = threads_[base + l];
-          const bool same = ((waiting >> l) & 1u) != 0 && o.coll_tag == r.coll_tag && o.coll_eff == r.coll_eff;
+          const bool same = ((waiting >> l) & 1u) != 0 && same_call(o, r) && o.coll_eff == r.coll_eff;
           if (!same) missing |= 1u << l;
         }
-        return std::string("waiting in ") + r.coll_name + " with mask " + hex(r.coll_mask) + " (warp " +
+        return "waiting in " + call_name(r) + " with mask " + hex(r.coll_mask) + " (warp " +
                std::to_string(r.warp) + "; lanes not in the same call: " + hex(missing) + ")";
       }
       case TState::Unstarted: return "not started";
@@ -557,8 +639,8 @@ launch::LaunchError ErrorSink::take() {
 // Entry points used by the device API. Outside a kernel (t_cur.block == null) they act as a lone thread.
 // ------------------------------------------------------------------------------------------------
 
-int barrier(int predicate, BarrierOp op) {
-  if (BlockExec* b = t_cur.block) return b->barrier(predicate, op);
+int barrier(int predicate, BarrierOp op, const CallSite& site) {
+  if (BlockExec* b = t_cur.block) return b->barrier(predicate, op, site);
   return predicate != 0 ? 1 : 0;
 }
 
@@ -572,13 +654,50 @@ void trap(const char* what) {
   std::abort();
 }
 
-unsigned active_mask() {
-  if (BlockExec* b = t_cur.block) return b->active_mask();
+unsigned active_mask(const CallSite& site) {
+  if (BlockExec* b = t_cur.block) return b->active_mask(site);
   return 1u;
 }
 
-WarpGroup* collective_arrive(unsigned mask, const void* in, void* out, const void* tag, const char* name) {
-  if (BlockExec* b = t_cur.block) return b->collective_arrive(mask, in, out, tag, name);
+bool register_shared(void* p, std::size_t bytes) {
+  std::memset(p, kSharedPoison, bytes);  // no thread can have written it: each writer passed its declaration
+  this_worker().static_shared.emplace_back(static_cast<unsigned char*>(p), bytes);
+  return true;
+}
+
+bool in_shared(const void* p, std::size_t bytes) {
+  if (t_cur.block == nullptr) return false;
+  const auto q = reinterpret_cast<std::uintptr_t>(p);
+  auto inside = [&](const unsigned char* base, std::size_t size) {
+    const auto b = reinterpret_cast<std::uintptr_t>(base);
+    return q >= b && q - b <= size && bytes <= size - (q - b);
+  };
+  if (t_cur.dynamic_smem != nullptr && inside(t_cur.dynamic_smem, t_cur.dynamic_smem_bytes)) return true;
+  for (const auto& [base, size] : this_worker().static_shared)
+    if (inside(base, size)) return true;
+  return false;
+}
+
+void note_shared_write(const void* p, std::size_t bytes, bool race) {
+  if (MemCheck* m = t_cur.memcheck) m->note_write(p, bytes, race);
+}
+
+void note_mbarrier_acquire() {
+  if (MemCheck* m = t_cur.memcheck) m->acquire();
+}
+
+void MemcheckPause::note_write(const void* p, std::size_t bytes, bool race) const {
+  if (saved_ != nullptr) saved_->note_write(p, bytes, race);
+}
+
+void strict_violation(const char* key, const std::string& what) {
+  if (BlockExec* b = t_cur.block)
+    if (b->strict()) b->violation(t_cur.thread, key, what);
+}
+
+WarpGroup* collective_arrive(unsigned mask, const void* in, void* out, const void* tag, const char* name,
+                             const CallSite* site, bool fence) {
+  if (BlockExec* b = t_cur.block) return b->collective_arrive(mask, in, out, tag, name, site, fence);
   thread_local WarpGroup g;  // outside a kernel: a group of one
   g.mask = 1u;
   g.requested = mask;

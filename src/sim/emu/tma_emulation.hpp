@@ -109,6 +109,7 @@ inline void mbarrier_arrive(void* bar, unsigned tx_bytes) {
 
 /// Runs one recorded copy: the box at (c0, c1) of the map, zero outside the tensor, into shared memory.
 inline void tma_execute(const MbarrierState::Copy& c) {
+  const detail::MemcheckPause pause;  // initcheck learns of the bytes below; racecheck not (see memcheck.hpp)
   const TensorMap2d& m = c.map;
   const unsigned row = m.box_cols * m.elem_bytes;
   const unsigned mask = m.swizzle_bytes == 0 ? 0u : m.swizzle_bytes / 16 - 1;
@@ -127,6 +128,7 @@ inline void tma_execute(const MbarrierState::Copy& c) {
       if (a < kSharedWindowBase || a - kSharedWindowBase >= detail::t_cur.dynamic_smem_bytes)
         detail::trap("cp.async.bulk.tensor: the box runs past the block's dynamic shared memory");
       smem[a - kSharedWindowBase] = v;
+      pause.note_write(&smem[a - kSharedWindowBase], 1, /*race=*/false);
     }
   }
 }
@@ -145,14 +147,19 @@ inline void tma_land(MbarrierState& b, const MbarrierState::Copy& c) {
 /// mbarrier.try_wait.parity: lands the barrier's recorded copies once every arrival of the phase is in.
 inline bool mbarrier_try_wait_parity(void* bar, unsigned parity) {
   MbarrierState& b = mbarrier_at(bar);
-  if ((b.phase & 1u) != (parity & 1u)) return true;
+  if ((b.phase & 1u) != (parity & 1u)) {
+    detail::note_mbarrier_acquire();
+    return true;
+  }
   if (b.pending != 0) return false;
   const std::vector<MbarrierState::Copy> copies = std::move(b.copies);
   b.copies.clear();
   for (const auto& c : copies) tma_land(b, c);
   if (b.tx < 0) detail::trap("mbarrier: the bulk copies delivered more bytes than arrive.expect_tx announced");
   mbarrier_try_complete(b);
-  return (b.phase & 1u) != (parity & 1u);
+  const bool passed = (b.phase & 1u) != (parity & 1u);
+  if (passed) detail::note_mbarrier_acquire();
+  return passed;
 }
 
 /// cp.async.bulk.tensor.2d...mbarrier::complete_tx::bytes: lands now or is recorded on the barrier (see the

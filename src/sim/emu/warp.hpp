@@ -10,8 +10,11 @@
 ///       if (g.has(l)) g.output<float>(l) = g.input<In>(l).a * 2;   // any function of all inputs
 ///   }, "my_op");
 ///
-/// Semantics. Each lane of `mask` calls warp_collective with the same mask and the same operation (the
-/// same Op type). Lanes block until every lane of the group has arrived; then the op runs exactly once, on
+/// Semantics. Each lane of `mask` calls warp_collective with the same mask, the same operation (the same Op
+/// type and name) from the same call site (`site`, the caller's location by default; an Op with
+/// `static constexpr bool kAnyCallSite = true` rendezvouses across call sites, as bar.warp.sync does on
+/// sm_70+; one with `static constexpr bool kOrdersMemory = true` orders the lanes' memory accesses for
+/// racecheck, as only __syncwarp does). Lanes block until every lane of the group has arrived; then the op runs exactly once, on
 /// one lane (normally the last arriver), reading every member's `in` and writing every member's `out`, and
 /// all members continue. Exited lanes (and lanes that do not exist because blockDim is not a multiple of
 /// 32) are left out of the group: they are never waited for, `g.has()` is false for them, and strict mode
@@ -58,20 +61,31 @@ namespace detail {
 template <class Op>
 inline constexpr char op_tag = 0;
 
+template <class Op>
+concept AnyCallSite = Op::kAnyCallSite;
+template <class Op>
+concept OrdersMemory = Op::kOrdersMemory;
+
 /// Registers the calling lane. Returns the group if the caller must run the op on it and then call
 /// collective_finish(); null once another lane has run it (the caller's `out` is then written). The group
-/// is scratch storage of the block, valid until collective_finish().
-WarpGroup* collective_arrive(unsigned mask, const void* in, void* out, const void* tag, const char* name);
+/// is scratch storage of the block, valid until collective_finish(). `site` null: any call site. `fence`: the
+/// collective orders the lanes' memory accesses (racecheck).
+WarpGroup* collective_arrive(unsigned mask, const void* in, void* out, const void* tag, const char* name,
+                             const CallSite* site, bool fence);
 void collective_finish(const WarpGroup& g);
 
 }  // namespace detail
 
 /// Runs `op(const WarpGroup&)` once for the group of lanes named by `mask`; see the file comment.
-/// `name` appears in deadlock and strict-mode reports. Lanes agree on the operation when their Op types
-/// are the same.
+/// `name` appears in deadlock and strict-mode reports. Lanes agree on the operation when their Op types,
+/// names and call sites are the same.
 template <class Op>
-void warp_collective(unsigned mask, const void* in, void* out, Op&& op, const char* name = "warp collective") {
-  if (WarpGroup* g = detail::collective_arrive(mask, in, out, &detail::op_tag<std::decay_t<Op>>, name)) {
+void warp_collective(unsigned mask, const void* in, void* out, Op&& op, const char* name = "warp collective",
+                     const CallSite& site = {}) {
+  using O = std::decay_t<Op>;
+  const CallSite* any_or_site = detail::AnyCallSite<O> ? nullptr : &site;
+  if (WarpGroup* g =
+          detail::collective_arrive(mask, in, out, &detail::op_tag<O>, name, any_or_site, detail::OrdersMemory<O>)) {
     op(static_cast<const WarpGroup&>(*g));
     detail::collective_finish(*g);
   }

@@ -87,14 +87,18 @@ struct ShflOp {
 };
 
 template <ShflMode M, class T>
-inline T shfl(unsigned mask, T var, unsigned b, int width) {
+inline T shfl(unsigned mask, T var, unsigned b, int width, const CallSite& site) {
   constexpr unsigned kUp = M == ShflMode::Up ? 0u : 0x1fu;
+  // Guide, "Warp Shuffle Functions": width must be a power of two in [1, warpSize].
+  if (width < 1 || width > 32 || (width & (width - 1)) != 0)
+    strict_violation("width", std::string(shfl_name(M)) + ": width " + std::to_string(width) +
+                                  " is not a power of two in [1, 32] (the result is undefined)");
   ShflIn<sizeof(T)> in;
   std::memcpy(in.value, static_cast<const void*>(&var), sizeof(T));
   in.b = b;
   in.c = (static_cast<unsigned>(32 - width) << 8) | kUp;
   T out;
-  warp_collective(mask, &in, &out, ShflOp<M, sizeof(T)>{}, shfl_name(M));
+  warp_collective(mask, &in, &out, ShflOp<M, sizeof(T)>{}, shfl_name(M), site);
   return out;
 }
 
@@ -115,15 +119,19 @@ struct VoteOp {
       if (g.has(l)) g.output<VoteOut>(l) = VoteOut{ballot, uniform};
   }
 };
-inline VoteOut vote(unsigned mask, int pred, const char* name) {
+inline VoteOut vote(unsigned mask, int pred, const char* name, const CallSite& site) {
   VoteIn in{pred};
   VoteOut out{};
-  warp_collective(mask, &in, &out, VoteOp{}, name);
+  warp_collective(mask, &in, &out, VoteOp{}, name, site);
   return out;
 }
 
 struct NoData {};
+// bar.warp.sync at different program points rendezvous on sm_70+ (PTX ISA, "bar.warp.sync": the same
+// instruction is required only for sm_6x and below).
 struct SyncwarpOp {
+  static constexpr bool kAnyCallSite = true;
+  static constexpr bool kOrdersMemory = true;
   void operator()(const WarpGroup&) const {}
 };
 
@@ -149,9 +157,9 @@ struct MatchOp {
   }
 };
 template <class T>
-inline MatchOut<sizeof(T)> match(unsigned mask, T value, const char* name) {
+inline MatchOut<sizeof(T)> match(unsigned mask, T value, const char* name, const CallSite& site) {
   MatchOut<sizeof(T)> out{};
-  warp_collective(mask, &value, &out, MatchOp<sizeof(T)>{}, name);
+  warp_collective(mask, &value, &out, MatchOp<sizeof(T)>{}, name, site);
   return out;
 }
 
@@ -183,9 +191,9 @@ struct ReduceOp {
   }
 };
 template <RedOp R, class T>
-inline T reduce(unsigned mask, T value, const char* name) {
+inline T reduce(unsigned mask, T value, const char* name, const CallSite& site) {
   T out{};
-  warp_collective(mask, &value, &out, ReduceOp<R, T>{}, name);
+  warp_collective(mask, &value, &out, ReduceOp<R, T>{}, name, site);
   return out;
 }
 
@@ -193,19 +201,23 @@ inline T reduce(unsigned mask, T value, const char* name) {
 
 namespace device_api {
 
+// Every collective takes its call site as a defaulted last parameter (CallSite): lanes at two
+// call sites are two collectives (see warp.hpp).
+#define BARACUDA_SIM_SITE CallSite site = {}
+
 // ---- shuffles: the overload set of sm_30_intrinsics.h plus cuda_fp16.h / cuda_bf16.h ----
-#define BARACUDA_SIM_SHFL(T)                                                                          \
-  inline T __shfl_sync(unsigned mask, T var, int srcLane, int width = 32) {                           \
-    return detail::shfl<detail::ShflMode::Idx>(mask, var, static_cast<unsigned>(srcLane), width);    \
-  }                                                                                                   \
-  inline T __shfl_up_sync(unsigned mask, T var, unsigned int delta, int width = 32) {                 \
-    return detail::shfl<detail::ShflMode::Up>(mask, var, delta, width);                               \
-  }                                                                                                   \
-  inline T __shfl_down_sync(unsigned mask, T var, unsigned int delta, int width = 32) {               \
-    return detail::shfl<detail::ShflMode::Down>(mask, var, delta, width);                             \
-  }                                                                                                   \
-  inline T __shfl_xor_sync(unsigned mask, T var, int laneMask, int width = 32) {                      \
-    return detail::shfl<detail::ShflMode::Bfly>(mask, var, static_cast<unsigned>(laneMask), width);  \
+#define BARACUDA_SIM_SHFL(T)                                                                                  \
+  inline T __shfl_sync(unsigned mask, T var, int srcLane, int width = 32, BARACUDA_SIM_SITE) {                \
+    return detail::shfl<detail::ShflMode::Idx>(mask, var, static_cast<unsigned>(srcLane), width, site);      \
+  }                                                                                                           \
+  inline T __shfl_up_sync(unsigned mask, T var, unsigned int delta, int width = 32, BARACUDA_SIM_SITE) {      \
+    return detail::shfl<detail::ShflMode::Up>(mask, var, delta, width, site);                                 \
+  }                                                                                                           \
+  inline T __shfl_down_sync(unsigned mask, T var, unsigned int delta, int width = 32, BARACUDA_SIM_SITE) {    \
+    return detail::shfl<detail::ShflMode::Down>(mask, var, delta, width, site);                               \
+  }                                                                                                           \
+  inline T __shfl_xor_sync(unsigned mask, T var, int laneMask, int width = 32, BARACUDA_SIM_SITE) {           \
+    return detail::shfl<detail::ShflMode::Bfly>(mask, var, static_cast<unsigned>(laneMask), width, site);    \
   }
 BARACUDA_SIM_SHFL(int)
 BARACUDA_SIM_SHFL(unsigned int)
@@ -222,29 +234,37 @@ BARACUDA_SIM_SHFL(__nv_bfloat162)
 #undef BARACUDA_SIM_SHFL
 
 // ---- vote ----
-inline unsigned __ballot_sync(unsigned mask, int pred) { return detail::vote(mask, pred, "__ballot_sync").ballot; }
-inline int __any_sync(unsigned mask, int pred) { return detail::vote(mask, pred, "__any_sync").ballot != 0; }
-inline int __all_sync(unsigned mask, int pred) {
+inline unsigned __ballot_sync(unsigned mask, int pred, BARACUDA_SIM_SITE) {
+  return detail::vote(mask, pred, "__ballot_sync", site).ballot;
+}
+inline int __any_sync(unsigned mask, int pred, BARACUDA_SIM_SITE) {
+  return detail::vote(mask, pred, "__any_sync", site).ballot != 0;
+}
+inline int __all_sync(unsigned mask, int pred, BARACUDA_SIM_SITE) {
   // The group may be smaller than the mask (exited lanes); "all" is over the lanes that take part.
-  const detail::VoteOut v = detail::vote(mask, pred, "__all_sync");
+  const detail::VoteOut v = detail::vote(mask, pred, "__all_sync", site);
   return pred != 0 && v.uniform;
 }
-inline int __uni_sync(unsigned mask, int pred) { return detail::vote(mask, pred, "__uni_sync").uniform; }
+inline int __uni_sync(unsigned mask, int pred, BARACUDA_SIM_SITE) {
+  return detail::vote(mask, pred, "__uni_sync", site).uniform;
+}
 
 inline void __syncwarp(unsigned mask = 0xffffffffu) {
   detail::NoData in, out;
   warp_collective(mask, &in, &out, detail::SyncwarpOp{}, "__syncwarp");
 }
 
-/// The lanes of the warp that are converged with the caller. Emulated as maximal convergence: returns the
-/// lanes that call __activemask once every other lane of the warp has exited or blocked (see docs/sim.md).
-inline unsigned __activemask() { return detail::active_mask(); }
+/// The lanes of the warp that are converged with the caller. Emulated as maximal convergence per call site:
+/// returns the lanes that call __activemask at this call site once every other lane of the warp has exited
+/// or blocked (see docs/sim.md).
+inline unsigned __activemask(BARACUDA_SIM_SITE) { return detail::active_mask(site); }
 
-/// n-th set bit of mask counting from base (forward for offset > 0, backward for offset < 0); 0xffffffff
-/// if there is none. Not a collective.
+/// n-th set bit of mask counting from base (forward for offset > 0, backward for offset < 0); 0xffffffff if
+/// there is none. With offset 0: base if bit base of mask is set, else 0xffffffff (PTX ISA, "fns"). Not a
+/// collective.
 inline unsigned __fns(unsigned mask, unsigned base, int offset) {
   base &= 31u;
-  if (offset == 0) return 0xffffffffu;
+  if (offset == 0) return ((mask >> base) & 1u) != 0 ? base : 0xffffffffu;
   if (offset > 0) {
     for (unsigned i = base; i < 32; ++i)
       if ((mask >> i) & 1u)
@@ -259,11 +279,11 @@ inline unsigned __fns(unsigned mask, unsigned base, int offset) {
 
 // ---- match (sm_70) ----
 #define BARACUDA_SIM_MATCH(T)                                                                    \
-  inline unsigned __match_any_sync(unsigned mask, T value) {                                     \
-    return detail::match(mask, value, "__match_any_sync").mask;                                  \
+  inline unsigned __match_any_sync(unsigned mask, T value, BARACUDA_SIM_SITE) {                  \
+    return detail::match(mask, value, "__match_any_sync", site).mask;                            \
   }                                                                                              \
-  inline unsigned __match_all_sync(unsigned mask, T value, int* pred) {                          \
-    const auto r = detail::match(mask, value, "__match_all_sync");                               \
+  inline unsigned __match_all_sync(unsigned mask, T value, int* pred, BARACUDA_SIM_SITE) {       \
+    const auto r = detail::match(mask, value, "__match_all_sync", site);                         \
     *pred = r.all;                                                                               \
     return r.all ? r.mask : 0u;                                                                  \
   }
@@ -278,9 +298,9 @@ BARACUDA_SIM_MATCH(double)
 #undef BARACUDA_SIM_MATCH
 
 // ---- redux (sm_80): add, min and max for unsigned and int; and, or and xor for unsigned only ----
-#define BARACUDA_SIM_REDUCE(name, op, T)                                              \
-  inline T __reduce_##name##_sync(unsigned mask, T value) {                           \
-    return detail::reduce<detail::RedOp::op>(mask, value, "__reduce_" #name "_sync"); \
+#define BARACUDA_SIM_REDUCE(name, op, T)                                                    \
+  inline T __reduce_##name##_sync(unsigned mask, T value, BARACUDA_SIM_SITE) {              \
+    return detail::reduce<detail::RedOp::op>(mask, value, "__reduce_" #name "_sync", site); \
   }
 BARACUDA_SIM_REDUCE(add, Add, unsigned)
 BARACUDA_SIM_REDUCE(add, Add, int)
@@ -292,6 +312,7 @@ BARACUDA_SIM_REDUCE(and, And, unsigned)
 BARACUDA_SIM_REDUCE(or, Or, unsigned)
 BARACUDA_SIM_REDUCE(xor, Xor, unsigned)
 #undef BARACUDA_SIM_REDUCE
+#undef BARACUDA_SIM_SITE
 
 }  // namespace device_api
 }  // namespace baracuda::simt

@@ -102,6 +102,9 @@ inline void check_wgmma_desc(const WgmmaDescFields& f, const char* which) {
 /// memory, for the thread's fragment.
 inline void wgmma_execute(int n, bool a_signed, bool b_signed, int* d, std::uint64_t desc_a, std::uint64_t desc_b,
                           bool scale_d) {
+  // The operands' byte-wise reads are the instruction's (every thread reads whole tiles): not checked by
+  // initcheck/racecheck (docs/sim.md).
+  const detail::MemcheckPause pause;
   const WgmmaDescFields fa = decode_wgmma_desc(desc_a), fb = decode_wgmma_desc(desc_b);
   check_wgmma_desc(fa, "wgmma: descriptor A has a non-zero base offset or its 32 K bytes cross a swizzle row "
                        "(not emulated)");

@@ -1,0 +1,223 @@
+// initcheck and racecheck on shared memory (memcheck.hpp), and the load/store hooks that feed them.
+#include "memcheck.hpp"
+
+#include <cstdio>
+
+#include "scheduler.hpp"
+
+// The sanitizer runtime's symbolizer, when one is linked (AddressSanitizer / UBSan builds).
+extern "C" void __sanitizer_symbolize_pc(void* pc, const char* fmt, char* out, std::size_t size)
+    __attribute__((weak));
+
+// The checking path runs on every shared-memory access of a checked launch: it is not instrumented by the
+// sanitizers itself (its own memory is plain vectors) and is built with -O2 (src/sim/CMakeLists.txt).
+#define BARACUDA_SIM_HOT __attribute__((no_sanitize("address", "undefined")))
+
+namespace baracuda::simt::detail {
+
+std::string describe_code(const void* pc) {
+  if (pc == nullptr) return "?";
+  char buf[512] = {};
+  // A return address points after the call: symbolize the byte before it.
+  void* at = static_cast<char*>(const_cast<void*>(pc)) - 1;
+  if (&__sanitizer_symbolize_pc != nullptr) {
+    __sanitizer_symbolize_pc(at, "%f %L", buf, sizeof buf);
+    if (buf[0] != '\0') return buf;
+  }
+  std::snprintf(buf, sizeof buf, "code address %p", pc);
+  return buf;
+}
+
+void MemCheck::begin_block(const LaunchJob& job, Worker& w, BlockExec& exec, unsigned nthreads,
+                           std::uint64_t serial) {
+  job_ = &job;
+  worker_ = &w;
+  exec_ = &exec;
+  serial_ = serial;
+  reported_ = 0;
+  init_ = (job.checks & kInitCheck) != 0;
+  race_ = (job.checks & kRaceCheck) != 0;
+  if (dynamic_.size() < job.smem) dynamic_.resize(job.smem);
+  if (static_.size() < w.static_shared.size()) static_.resize(w.static_shared.size());
+  if (race_) {
+    if (clocks_.size() < nthreads) clocks_.resize(nthreads), clocks_serial_.resize(nthreads, 0);
+    acquired_.assign(nthreads, 0);
+    seq_ = 0;
+  }
+}
+
+BARACUDA_SIM_HOT std::array<std::uint32_t, 32>& MemCheck::clocks(std::uint32_t t) {
+  if (clocks_serial_[t] != serial_) {
+    clocks_serial_[t] = serial_;
+    clocks_[t] = {};
+    clocks_[t][t % 32] = 1;
+  }
+  return clocks_[t];
+}
+
+void MemCheck::acquire() {
+  if (!race_) return;
+  const ThreadRec& th = *t_cur.thread;
+  acquired_[th.warp * 32u + th.lane] = seq_;
+}
+
+void MemCheck::syncwarp(int warp, unsigned mask) {
+  if (!race_) return;
+  const unsigned base = static_cast<unsigned>(warp) * 32u;
+  std::array<std::uint32_t, 32> join{};
+  for (unsigned m = mask; m != 0; m &= m - 1) {
+    const auto& c = clocks(base + static_cast<unsigned>(__builtin_ctz(m)));
+    for (int l = 0; l < 32; ++l) join[l] = join[l] > c[l] ? join[l] : c[l];
+  }
+  for (unsigned m = mask; m != 0; m &= m - 1) {
+    const unsigned l = static_cast<unsigned>(__builtin_ctz(m));
+    auto& c = clocks(base + l);
+    c = join;
+    ++c[l];  // the lane's later accesses come after this __syncwarp
+  }
+}
+
+BARACUDA_SIM_HOT bool MemCheck::find(const void* p, std::size_t bytes, Region* out) {
+  const auto q = reinterpret_cast<std::uintptr_t>(p);
+  auto inside = [&](const unsigned char* base, std::size_t size) {
+    const auto b = reinterpret_cast<std::uintptr_t>(base);
+    return q >= b && q - b < size && bytes <= size - (q - b);
+  };
+  if (t_cur.dynamic_smem != nullptr && inside(t_cur.dynamic_smem, job_->smem)) {
+    *out = Region{t_cur.dynamic_smem, job_->smem, &dynamic_, -1};
+    return true;
+  }
+  const auto& regions = worker_->static_shared;
+  if (bounded_ != regions.size()) {  // a variable was registered since: widen the bounds
+    for (; bounded_ < regions.size(); ++bounded_) {
+      const auto b = reinterpret_cast<std::uintptr_t>(regions[bounded_].first);
+      static_lo_ = bounded_ == 0 || b < static_lo_ ? b : static_lo_;
+      static_hi_ = b + regions[bounded_].second > static_hi_ ? b + regions[bounded_].second : static_hi_;
+    }
+  }
+  if (q < static_lo_ || q >= static_hi_) return false;  // global memory, a stack: most accesses
+  for (std::size_t k = 0; k < regions.size(); ++k) {
+    const std::size_t i = (last_static_ + k) % regions.size();
+    if (!inside(regions[i].first, regions[i].second)) continue;
+    if (static_.size() <= i) static_.resize(regions.size());
+    if (static_[i].size() < regions[i].second) static_[i].resize(regions[i].second);
+    last_static_ = i;
+    *out = Region{regions[i].first, regions[i].second, &static_[i], static_cast<int>(i)};
+    return true;
+  }
+  return false;
+}
+
+BARACUDA_SIM_HOT MemCheck::Event MemCheck::current(const void* pc) {
+  const ThreadRec& th = *t_cur.thread;
+  const std::uint32_t tid = th.warp * 32u + th.lane;
+  return Event{serial_, th.bar_passed, race_ ? clocks(tid)[th.lane] : 0u, tid, 0, pc};
+}
+
+BARACUDA_SIM_HOT bool MemCheck::ordered(const Event& earlier, const ThreadRec& now) {
+  const std::uint32_t tid = now.warp * 32u + now.lane;
+  if (earlier.serial != serial_ || earlier.tid == tid || earlier.bar < now.bar_passed) return true;
+  if (earlier.seq <= acquired_[tid]) return true;
+  return earlier.tid / 32u == now.warp && clocks(tid)[earlier.tid % 32u] >= earlier.clock;
+}
+
+BARACUDA_SIM_HOT void MemCheck::access(const void* p, std::size_t bytes, bool store, const void* pc) {
+  Region r;
+  if (!find(p, bytes, &r)) return;
+  const std::size_t offset = static_cast<std::size_t>(static_cast<const unsigned char*>(p) - r.base);
+  const ThreadRec& th = *t_cur.thread;
+  Event now = current(pc);
+  now.seq = ++seq_;
+  for (std::size_t i = 0; i < bytes; ++i) {
+    Shadow& s = (*r.shadow)[offset + i];
+    if (store) {
+      s.written = serial_;
+      if (race_) {
+        if (!ordered(s.write, th)) hazard("WAW", r, offset, bytes, s.write, "wrote", pc);
+        if (!ordered(s.read, th)) hazard("WAR", r, offset, bytes, s.read, "read", pc);
+        s.write = now;
+        s.read = Event{};
+      }
+      continue;
+    }
+    if (init_ && s.written != serial_) uninitialized(r, offset, bytes, pc);
+    if (race_) {
+      if (!ordered(s.write, th)) hazard("RAW", r, offset, bytes, s.write, "wrote", pc);
+      s.read = now;
+    }
+  }
+}
+
+BARACUDA_SIM_HOT void MemCheck::note_write(const void* p, std::size_t bytes, bool race) {
+  Region r;
+  if (!find(p, bytes, &r)) return;
+  const std::size_t offset = static_cast<std::size_t>(static_cast<const unsigned char*>(p) - r.base);
+  Event now = race && race_ ? current(nullptr) : Event{};
+  if (race && race_) now.seq = ++seq_;
+  for (std::size_t i = 0; i < bytes; ++i) {
+    Shadow& s = (*r.shadow)[offset + i];
+    s.written = serial_;
+    if (race && race_) {
+      s.write = now;
+      s.read = Event{};
+    }
+  }
+}
+
+std::string MemCheck::where(const Region& r, std::size_t offset) const {
+  char buf[96];
+  if (r.index < 0)
+    std::snprintf(buf, sizeof buf, "dynamic shared memory + %zu", offset);
+  else
+    std::snprintf(buf, sizeof buf, "static shared variable #%d (%zu bytes) + %zu", r.index, r.bytes, offset);
+  return buf;
+}
+
+std::string MemCheck::thread(std::uint32_t tid) const { return exec_->thread_label(tid); }
+
+void MemCheck::hazard(const char* kind, const Region& r, std::size_t offset, std::size_t bytes, const Event& other,
+                      const char* other_did, const void* pc) {
+  const unsigned bit = kind[0] == 'R' ? 1u : kind[2] == 'R' ? 2u : 4u;  // RAW, WAR, WAW
+  if ((reported_ & bit) != 0) return;
+  reported_ |= bit;
+  const ThreadRec& th = *t_cur.thread;
+  const std::uint32_t tid = th.warp * 32u + th.lane;
+  exec_->memcheck_report(kind, std::string("racecheck: ") + kind + " hazard on " + where(r, offset) + ": " +
+                                   thread(tid) + " " + (kind[0] == 'R' ? "reads " : "writes ") +
+                                   std::to_string(bytes) + " bytes (" + describe_code(pc) + "); " +
+                                   thread(other.tid) + " " + other_did + " it (" + describe_code(other.pc) +
+                                   ") with no __syncthreads or __syncwarp of both threads between");
+}
+
+void MemCheck::uninitialized(const Region& r, std::size_t offset, std::size_t bytes, const void* pc) {
+  if ((reported_ & 8u) != 0) return;
+  reported_ |= 8u;
+  const ThreadRec& th = *t_cur.thread;
+  exec_->memcheck_report("init", "initcheck: " + thread(th.warp * 32u + th.lane) + " reads " +
+                                     std::to_string(bytes) + " bytes of " + where(r, offset) +
+                                     " that no thread of the block has written (" + describe_code(pc) + ")");
+}
+
+}  // namespace baracuda::simt::detail
+
+// ---------------------------------------------------------------------------------------------------------
+// The hooks of clang's load/store instrumentation (-fsanitize-coverage=trace-loads,trace-stores): called
+// before every load and store of the instrumented code, in and out of kernels.
+// ---------------------------------------------------------------------------------------------------------
+
+#define BARACUDA_SIM_ACCESS_HOOK(kind, bytes, store)                                                 \
+  extern "C" BARACUDA_SIM_HOT void __sanitizer_cov_##kind##bytes(void* p) {                                           \
+    using ::baracuda::simt::detail::t_cur;                                                            \
+    if (t_cur.memcheck != nullptr) t_cur.memcheck->access(p, bytes, store, __builtin_return_address(0)); \
+  }
+BARACUDA_SIM_ACCESS_HOOK(load, 1, false)
+BARACUDA_SIM_ACCESS_HOOK(load, 2, false)
+BARACUDA_SIM_ACCESS_HOOK(load, 4, false)
+BARACUDA_SIM_ACCESS_HOOK(load, 8, false)
+BARACUDA_SIM_ACCESS_HOOK(load, 16, false)
+BARACUDA_SIM_ACCESS_HOOK(store, 1, true)
+BARACUDA_SIM_ACCESS_HOOK(store, 2, true)
+BARACUDA_SIM_ACCESS_HOOK(store, 4, true)
+BARACUDA_SIM_ACCESS_HOOK(store, 8, true)
+BARACUDA_SIM_ACCESS_HOOK(store, 16, true)
+#undef BARACUDA_SIM_ACCESS_HOOK

@@ -1,0 +1,107 @@
+/// \file
+/// \brief Internal to the runtime: initcheck and racecheck on shared memory, fed by the compiler's
+/// load/store instrumentation (clang `-fsanitize-coverage=func,trace-loads,trace-stores` on the sim kernel
+/// sources: every load and store calls a `__sanitizer_cov_load<N>` / `__sanitizer_cov_store<N>` hook with
+/// its address, defined in memcheck.cpp).
+///
+/// Shadow. Every byte of the running block's shared memory (dynamic, and the static variables registered
+/// by BARACUDA_SHARED) has a shadow entry: whether it was written in this block (initcheck), its last write
+/// and its last read (racecheck), each as (thread, barrier interval, warp clock, code address). Entries carry
+/// the block's serial number, so a new block starts with an empty shadow without clearing it.
+///
+/// Happens-before. An earlier access by thread A is ordered before a later access by thread B when A is B,
+/// when B has passed more __syncthreads barriers than A had at its access, or when A and B are lanes of one
+/// warp and a __syncwarp that both took part in completed between the two: each lane keeps a vector clock
+/// over its warp's lanes, joined at every completed __syncwarp — or when B, after A's access, completed a
+/// wait on an mbarrier phase (an acquire of every access recorded before the wait: precise for the usual
+/// producer/consumer pipelines, where the accesses before the phase are the arrivers'; an access by a thread
+/// that did not arrive, made before the wait, is taken as ordered too). Warp collectives other than __syncwarp
+/// (shuffles, votes, ...), fences and atomics order nothing: two accesses that they alone separate, at
+/// least one a write, are a hazard (RAW, WAR or WAW). Accesses made by atomics and by the emulated warp-wide
+/// instructions (ldmatrix, the ops of warp collectives) are not recorded; cp.async records its write at
+/// issue, TMA marks its bytes written for initcheck only (its completion is an mbarrier's, which is not
+/// modelled).
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace baracuda::simt::detail {
+
+class BlockExec;
+struct LaunchJob;
+struct ThreadRec;
+struct Worker;
+
+class MemCheck {
+ public:
+  /// Starts block `serial` of `job` on worker `w` (threads as BlockExec numbers them).
+  void begin_block(const LaunchJob& job, Worker& w, BlockExec& exec, unsigned nthreads, std::uint64_t serial);
+  /// The lanes of `mask` in warp `warp` completed a __syncwarp together: join their clocks.
+  void syncwarp(int warp, unsigned mask);
+  /// The running thread completed an mbarrier wait: every access recorded so far is ordered before its next.
+  void acquire();
+
+  /// An access of `bytes` bytes at `p` by the running thread, from code address `pc`.
+  void access(const void* p, std::size_t bytes, bool store, const void* pc);
+  /// Bytes that an emulated instruction wrote: for initcheck only (`race` false) or as the running thread's
+  /// write (cp.async).
+  void note_write(const void* p, std::size_t bytes, bool race);
+
+ private:
+  struct Event {
+    std::uint64_t serial = 0;  ///< the block's serial number: an older one is no event
+    std::uint32_t bar = 0;     ///< the thread's barriers passed at the access
+    std::uint32_t clock = 0;   ///< its own warp clock at the access
+    std::uint32_t tid = 0;     ///< linear thread index
+    std::uint64_t seq = 0;     ///< the block's event counter at the access (mbarrier acquires)
+    const void* pc = nullptr;
+  };
+  struct Shadow {
+    std::uint64_t written = 0;  ///< serial of the block that wrote the byte
+    Event write;
+    Event read;
+  };
+  struct Region {
+    const unsigned char* base;
+    std::size_t bytes;
+    std::vector<Shadow>* shadow;
+    int index;  ///< -1: dynamic shared memory; else the static variable's registration index
+  };
+
+  bool find(const void* p, std::size_t bytes, Region* out);
+  Event current(const void* pc);
+  bool ordered(const Event& earlier, const ThreadRec& now);
+  void hazard(const char* kind, const Region& r, std::size_t offset, std::size_t bytes, const Event& other,
+              const char* other_did, const void* pc);
+  void uninitialized(const Region& r, std::size_t offset, std::size_t bytes, const void* pc);
+  std::string where(const Region& r, std::size_t offset) const;
+  std::string thread(std::uint32_t tid) const;
+
+  const LaunchJob* job_ = nullptr;
+  Worker* worker_ = nullptr;
+  BlockExec* exec_ = nullptr;
+  std::uint64_t serial_ = 0;
+  bool init_ = false, race_ = false;
+  /// Thread t's clocks of its warp's lanes (reset at its first use in a block: cheap blocks stay cheap).
+  std::array<std::uint32_t, 32>& clocks(std::uint32_t t);
+  std::vector<std::array<std::uint32_t, 32>> clocks_;  ///< per thread: its warp's lanes' clocks as it knows them
+  std::vector<std::uint64_t> clocks_serial_;           ///< per thread: the block its clocks_ row belongs to
+  std::vector<std::uint64_t> acquired_;  ///< per thread: events with seq up to this are ordered before it
+  std::uint64_t seq_ = 0;                ///< events recorded in this block
+  std::vector<Shadow> dynamic_;
+  std::vector<std::vector<Shadow>> static_;  ///< by registration index
+  std::size_t last_static_ = 0;               ///< the static region found last (a lookup hint)
+  std::size_t bounded_ = 0;                   ///< static regions that static_lo_/static_hi_ cover
+  std::uintptr_t static_lo_ = 0, static_hi_ = 0;  ///< all static regions lie in [lo, hi): a quick reject
+  unsigned reported_ = 0;                     ///< kinds reported in this block (one report each)
+};
+
+/// Returns the name of the code at `pc` ("function file:line" with a sanitizer runtime's symbolizer, else
+/// the address).
+std::string describe_code(const void* pc);
+
+}  // namespace baracuda::simt::detail
