@@ -23,4 +23,7 @@ baracuda::launch::LaunchError launch(dim3 grid, dim3 block, void (*kernel)(P...)
   return finish();
 }
 
+/// Blocks of 128 threads that cover n elements, one per thread.
+inline int blocks_for(int n) { return (n + 127) / 128; }
+
 }  // namespace simtest

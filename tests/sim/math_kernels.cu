@@ -118,10 +118,6 @@ BARACUDA_DEVICE_NAMESPACE_END
 namespace simtest {
 namespace k = baracuda::selftest;
 
-namespace {
-int blocks_for(int n) { return (n + 127) / 128; }
-}  // namespace
-
 LaunchError int_intrinsics(const unsigned* a, const unsigned* b, const unsigned* s, unsigned long long* out, int n) {
   return launch(blocks_for(n), 128, k::int_kernel, a, b, s, out, n);
 }

@@ -58,10 +58,6 @@ BARACUDA_DEVICE_NAMESPACE_END
 namespace simtest {
 namespace k = baracuda::numerics;
 
-namespace {
-int blocks_for(int n) { return (n + 127) / 128; }
-}  // namespace
-
 LaunchError pi_trig_float(const float* x, float* out, int n) {
   return launch(blocks_for(n), 128, k::pi_trig_float_kernel, x, out, n);
 }
