@@ -37,6 +37,7 @@ TEST_F(SimCheckers, RacecheckReportsAMissingSyncthreadsInASharedMemoryReduction)
   // RAW when the writers run first (fwd), WAR when the reading thread does (rev).
   EXPECT_TRUE(mentions(err, "racecheck: ") && mentions(err, " hazard on static shared variable")) << err.message;
   EXPECT_TRUE(mentions(err, "block_kernels.cu:")) << "the source line of the access: " << err.message;
+  EXPECT_TRUE(mentions(err, "[kernel ") && mentions(err, "last_sum_kernel")) << "the kernel: " << err.message;
 }
 
 // Shared writes, a shuffle (which orders no memory), then a read of the neighbour's slot: a __syncwarp is

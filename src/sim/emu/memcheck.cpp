@@ -15,13 +15,13 @@ extern "C" void __sanitizer_symbolize_pc(void* pc, const char* fmt, char* out, s
 
 namespace baracuda::simt::detail {
 
-std::string describe_code(const void* pc) {
+std::string describe_code(const void* pc, bool function) {
   if (pc == nullptr) return "?";
   char buf[512] = {};
   // A return address points after the call: symbolize the byte before it.
-  void* at = static_cast<char*>(const_cast<void*>(pc)) - 1;
+  void* at = static_cast<char*>(const_cast<void*>(pc)) - (function ? 0 : 1);
   if (&__sanitizer_symbolize_pc != nullptr) {
-    __sanitizer_symbolize_pc(at, "%f %L", buf, sizeof buf);
+    __sanitizer_symbolize_pc(at, function ? "%f" : "%f %L", buf, sizeof buf);
     if (buf[0] != '\0') return buf;
   }
   std::snprintf(buf, sizeof buf, "code address %p", pc);

@@ -100,8 +100,8 @@ class MemCheck {
   unsigned reported_ = 0;                     ///< kinds reported in this block (one report each)
 };
 
-/// Returns the name of the code at `pc` ("function file:line" with a sanitizer runtime's symbolizer, else
-/// the address).
-std::string describe_code(const void* pc);
+/// Returns the name of the code at return address `pc` ("function file:line" with a sanitizer runtime's
+/// symbolizer, else the address), or of the function at `pc` (`function`: its name only).
+std::string describe_code(const void* pc, bool function = false);
 
 }  // namespace baracuda::simt::detail

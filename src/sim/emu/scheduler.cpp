@@ -549,7 +549,8 @@ void BlockExec::report(int warp, const char* key, const std::string& what) {
   for (const auto& r : reported_)
     if (r.first == warp && r.second == key) return;
   reported_.emplace_back(warp, key);
-  job_->errors.add(cudaErrorIllegalInstruction, what);
+  job_->errors.add(cudaErrorIllegalInstruction,
+                   what + " [kernel " + describe_code(job_->kernel->kernel_fn, /*function=*/true) + "]");
 }
 
 void BlockExec::violation(const ThreadRec* th, const char* key, const std::string& what) {
