@@ -67,7 +67,22 @@ bool parse_checks(std::string_view text, unsigned* out) {
   return true;
 }
 
+bool memcheck_available() { return BARACUDA_SIM_MEMCHECK != 0; }
+
 namespace {
+
+// The checks of `requested` this build has: initcheck and racecheck need the instrumented sim kernels (said
+// once, on the first request that loses them).
+unsigned available_checks(unsigned requested) {
+  requested &= kAllChecks;
+  if ((requested & (kInitCheck | kRaceCheck)) == 0 || memcheck_available()) return requested;
+  static std::once_flag warned;
+  std::call_once(warned, [] {
+    std::fprintf(stderr, "baracuda sim: initcheck and racecheck need the sim kernels built by clang with load/store "
+                         "instrumentation; this build has none, so they are off\n");
+  });
+  return requested & ~(kInitCheck | kRaceCheck);
+}
 
 long env_long(const char* name, long fallback, long min_value) {
   const char* v = std::getenv(name);
@@ -94,10 +109,7 @@ struct Config {
     if (ch != nullptr && *ch != '\0' && !parse_checks(ch, &parsed))
       std::fprintf(stderr, "baracuda sim: ignoring BARACUDA_SIM_CHECK=%s (expected a list of sync, init, race, all, "
                    "none)\n", ch);
-    checks = parsed & (memcheck_available() ? kAllChecks : kSyncCheck);
-    if (checks != parsed)
-      std::fprintf(stderr, "baracuda sim: BARACUDA_SIM_CHECK=%s: initcheck and racecheck need the sim kernels built "
-                   "by clang with load/store instrumentation; this build has none, so they are off\n", ch);
+    checks = available_checks(parsed);
     const long hw = std::max(1L, static_cast<long>(std::thread::hardware_concurrency()));
     workers = static_cast<unsigned>(env_long("BARACUDA_SIM_WORKERS", hw, 1));
     stack = static_cast<std::size_t>(env_long("BARACUDA_SIM_STACK_KB", BARACUDA_SIM_ASAN ? 256 : 64, 16)) * 1024;
@@ -133,18 +145,7 @@ Schedule get_schedule() {
 
 void set_strict(bool on) { config().strict.store(on); }
 bool get_strict() { return config().strict.load(); }
-bool memcheck_available() { return BARACUDA_SIM_MEMCHECK != 0; }
-void set_checks(unsigned checks) {
-  if ((checks & (kInitCheck | kRaceCheck)) != 0 && !memcheck_available()) {
-    static std::once_flag warned;
-    std::call_once(warned, [] {
-      std::fprintf(stderr, "baracuda sim: initcheck and racecheck need the sim kernels built by clang with load/store "
-                           "instrumentation; this build has none, so they are off\n");
-    });
-    checks &= ~(kInitCheck | kRaceCheck);
-  }
-  config().checks.store(checks & kAllChecks);
-}
+void set_checks(unsigned checks) { config().checks.store(available_checks(checks)); }
 unsigned get_checks() { return config().checks.load(); }
 void set_workers(unsigned n) { config().workers.store(std::max(1u, n)); }
 unsigned get_workers() { return config().workers.load(); }
