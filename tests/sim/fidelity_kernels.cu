@@ -26,11 +26,16 @@ __device__ void aggregated_add(int* counter) {
   if (static_cast<int>(threadIdx.x % 32) == leader) atomicAdd(counter, __popc(active));
 }
 
-__global__ void aggregated_atomic_kernel(int* counts) {
-  if (threadIdx.x < 16)
+// The arms store around the call in different orders, so that no compiler can merge the two calls into one
+// (which would converge the lanes there, on the GPU too).
+__global__ void aggregated_atomic_kernel(int* counts, int* arms) {
+  if (threadIdx.x < 16) {
     aggregated_add(&counts[0]);
-  else
+    arms[threadIdx.x] = 0;
+  } else {
+    arms[threadIdx.x] = 1;
     aggregated_add(&counts[1]);
+  }
 }
 
 __global__ void shuffle_across_branches_kernel(int* out) {
@@ -149,7 +154,9 @@ namespace simtest {
 namespace k = ::baracuda::fidelity;
 
 LaunchError activemask_per_branch(unsigned* out) { return launch(1, 32, k::activemask_per_branch_kernel, out); }
-LaunchError aggregated_atomic_per_branch(int* counts) { return launch(1, 32, k::aggregated_atomic_kernel, counts); }
+LaunchError aggregated_atomic_per_branch(int* counts, int* arms) {
+  return launch(1, 32, k::aggregated_atomic_kernel, counts, arms);
+}
 LaunchError shuffle_across_branches(int* out) { return launch(1, 32, k::shuffle_across_branches_kernel, out); }
 LaunchError ballot_vs_all(unsigned* out) { return launch(1, 32, k::ballot_vs_all_kernel, out); }
 LaunchError match_any_vs_all(unsigned* out) { return launch(1, 32, k::match_any_vs_all_kernel, out); }

@@ -15,8 +15,8 @@ using baracuda::launch::LaunchError;
 LaunchError activemask_per_branch(unsigned* out);
 
 /// One warp, the warp-aggregated atomic in both arms of a branch (lanes 0-15 / 16-31): each arm's leader
-/// adds the popcount of its __activemask() to counts[arm].
-LaunchError aggregated_atomic_per_branch(int* counts);
+/// adds the popcount of its __activemask() to counts[arm]; every lane writes its arm to arms[lane].
+LaunchError aggregated_atomic_per_branch(int* counts, int* arms);
 
 /// One warp: lanes 0-15 call __shfl_sync(0xffffffff, lane, 0) in the if, lanes 16-31 the same shuffle in
 /// the else (another call site); out[lane] = the result.

@@ -49,10 +49,12 @@ TEST(SimFidelity, WarpAggregatedAtomicCountsEachArm) {
   for (const auto& sched : kSchedules) {
     simt::ScopedSchedule s(sched);
     int counts[2] = {0, 0};
-    const auto err = simtest::aggregated_atomic_per_branch(counts);
+    std::vector<int> arms(32, -1);
+    const auto err = simtest::aggregated_atomic_per_branch(counts, arms.data());
     ASSERT_FALSE(err.failed) << err.message;
     EXPECT_EQ(counts[0], 16) << simt::to_string(sched);
     EXPECT_EQ(counts[1], 16) << simt::to_string(sched);
+    for (int l = 0; l < 32; ++l) EXPECT_EQ(arms[l], l < 16 ? 0 : 1) << "lane " << l;
   }
 }
 
