@@ -1,7 +1,9 @@
 /// \file
 /// \brief CUDA atomic functions on std::atomic_ref, for exactly the overloads CUDA declares (device scope;
 /// relaxed ordering like the hardware's atomics, with __threadfence* as seq_cst fences). A failing atomicCAS
-/// yields to the other threads of the block, so that an intra-block spin lock can make progress.
+/// yields to the other threads of the block, so that an intra-block spin lock can make progress. Every
+/// atomic tells racecheck of itself (note_atomic: on global memory it orders blocks, memcheck.hpp) and is
+/// not recorded as a load or store.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -21,9 +23,23 @@ namespace detail {
 
 inline constexpr std::memory_order kAtomicOrder = std::memory_order_relaxed;
 
+/// An atomic access to *p for one expression (`aref(p)->fetch_add(...)`): racecheck is told of the atomic
+/// and paused until the expression ends, because the optimizer may turn an atomic into an atomic load or
+/// store, which the instrumentation would record as a plain one.
 template <class T>
-inline std::atomic_ref<T> aref(T* p) {
-  return std::atomic_ref<T>(*p);
+class AtomicAccess {
+ public:
+  explicit AtomicAccess(T* p) : ref_((note_atomic(p), *p)) {}
+  std::atomic_ref<T>* operator->() { return &ref_; }
+
+ private:
+  std::atomic_ref<T> ref_;  // constructed (note_atomic) before the pause
+  MemcheckPause pause_;
+};
+
+template <class T>
+inline AtomicAccess<T> aref(T* p) {
+  return AtomicAccess<T>(p);
 }
 
 // Bit copies that also work for __half2 / __nv_bfloat162 (not trivially copyable: they declare assignment).
@@ -39,6 +55,8 @@ inline To bits_as(const From& from) {
 template <class Bits, class T, class F>
 inline T rmw(T* address, F f) {
   static_assert(sizeof(Bits) == sizeof(T));
+  note_atomic(address);
+  const MemcheckPause pause;  // the loop's load is the atomic's
   std::atomic_ref<Bits> a(*reinterpret_cast<Bits*>(address));
   Bits old_bits = a.load(kAtomicOrder);
   for (;;) {
@@ -51,7 +69,8 @@ inline T rmw(T* address, F f) {
 template <class T>
 inline T cas(T* address, T compare, T val) {
   T expected = compare;
-  if (!aref(address).compare_exchange_strong(expected, val, kAtomicOrder, kAtomicOrder)) yield();
+  // (the pause of aref ends with the condition: the yield is the kernel's)
+  if (!aref(address)->compare_exchange_strong(expected, val, kAtomicOrder, kAtomicOrder)) yield();
   return expected;
 }
 
@@ -63,21 +82,23 @@ inline float flush_subnormal(float x) { return std::fpclassify(x) == FP_SUBNORMA
 namespace device_api {
 
 // ---- add / sub ----
-inline int atomicAdd(int* a, int v) { return detail::aref(a).fetch_add(v, detail::kAtomicOrder); }
-inline unsigned int atomicAdd(unsigned int* a, unsigned int v) { return detail::aref(a).fetch_add(v, detail::kAtomicOrder); }
+inline int atomicAdd(int* a, int v) { return detail::aref(a)->fetch_add(v, detail::kAtomicOrder); }
+inline unsigned int atomicAdd(unsigned int* a, unsigned int v) {
+  return detail::aref(a)->fetch_add(v, detail::kAtomicOrder);
+}
 inline unsigned long long atomicAdd(unsigned long long* a, unsigned long long v) {
-  return detail::aref(a).fetch_add(v, detail::kAtomicOrder);
+  return detail::aref(a)->fetch_add(v, detail::kAtomicOrder);
 }
 /// Guide, "Floating-Point Standard": atomic single-precision adds on global memory run in flush-to-zero mode
 /// (FADD.F32.FTZ.RN: subnormal operands and results become zeros of their sign); on shared memory they keep
 /// subnormals.
 inline float atomicAdd(float* a, float v) {
-  if (detail::in_shared(a, sizeof(float))) return detail::aref(a).fetch_add(v, detail::kAtomicOrder);
+  if (detail::in_shared(a, sizeof(float))) return detail::aref(a)->fetch_add(v, detail::kAtomicOrder);
   return detail::rmw<unsigned>(a, [v](float o) {
     return detail::flush_subnormal(detail::flush_subnormal(o) + detail::flush_subnormal(v));
   });
 }
-inline double atomicAdd(double* a, double v) { return detail::aref(a).fetch_add(v, detail::kAtomicOrder); }
+inline double atomicAdd(double* a, double v) { return detail::aref(a)->fetch_add(v, detail::kAtomicOrder); }
 inline __half atomicAdd(__half* a, __half v) {
   return detail::rmw<unsigned short>(a, [v](__half o) { return __hadd(o, v); });
 }
@@ -97,18 +118,24 @@ inline float2 atomicAdd(float2* a, float2 v) {
 inline float4 atomicAdd(float4* a, float4 v) {
   return float4{atomicAdd(&a->x, v.x), atomicAdd(&a->y, v.y), atomicAdd(&a->z, v.z), atomicAdd(&a->w, v.w)};
 }
-inline int atomicSub(int* a, int v) { return detail::aref(a).fetch_sub(v, detail::kAtomicOrder); }
-inline unsigned int atomicSub(unsigned int* a, unsigned int v) { return detail::aref(a).fetch_sub(v, detail::kAtomicOrder); }
+inline int atomicSub(int* a, int v) { return detail::aref(a)->fetch_sub(v, detail::kAtomicOrder); }
+inline unsigned int atomicSub(unsigned int* a, unsigned int v) {
+  return detail::aref(a)->fetch_sub(v, detail::kAtomicOrder);
+}
 
 // ---- exchange / compare-and-swap ----
-inline int atomicExch(int* a, int v) { return detail::aref(a).exchange(v, detail::kAtomicOrder); }
-inline unsigned int atomicExch(unsigned int* a, unsigned int v) { return detail::aref(a).exchange(v, detail::kAtomicOrder); }
-inline unsigned long long atomicExch(unsigned long long* a, unsigned long long v) {
-  return detail::aref(a).exchange(v, detail::kAtomicOrder);
+inline int atomicExch(int* a, int v) { return detail::aref(a)->exchange(v, detail::kAtomicOrder); }
+inline unsigned int atomicExch(unsigned int* a, unsigned int v) {
+  return detail::aref(a)->exchange(v, detail::kAtomicOrder);
 }
-inline float atomicExch(float* a, float v) { return detail::aref(a).exchange(v, detail::kAtomicOrder); }
+inline unsigned long long atomicExch(unsigned long long* a, unsigned long long v) {
+  return detail::aref(a)->exchange(v, detail::kAtomicOrder);
+}
+inline float atomicExch(float* a, float v) { return detail::aref(a)->exchange(v, detail::kAtomicOrder); }
 inline int atomicCAS(int* a, int compare, int v) { return detail::cas(a, compare, v); }
-inline unsigned int atomicCAS(unsigned int* a, unsigned int compare, unsigned int v) { return detail::cas(a, compare, v); }
+inline unsigned int atomicCAS(unsigned int* a, unsigned int compare, unsigned int v) {
+  return detail::cas(a, compare, v);
+}
 inline unsigned long long atomicCAS(unsigned long long* a, unsigned long long compare, unsigned long long v) {
   return detail::cas(a, compare, v);
 }
@@ -138,9 +165,9 @@ inline unsigned int atomicDec(unsigned int* a, unsigned int v) {
 
 // ---- bitwise ----
 #define BARACUDA_SIM_BITWISE_ATOMIC(T)                                                                  \
-  inline T atomicAnd(T* a, T v) { return detail::aref(a).fetch_and(v, detail::kAtomicOrder); }         \
-  inline T atomicOr(T* a, T v) { return detail::aref(a).fetch_or(v, detail::kAtomicOrder); }           \
-  inline T atomicXor(T* a, T v) { return detail::aref(a).fetch_xor(v, detail::kAtomicOrder); }
+  inline T atomicAnd(T* a, T v) { return detail::aref(a)->fetch_and(v, detail::kAtomicOrder); }         \
+  inline T atomicOr(T* a, T v) { return detail::aref(a)->fetch_or(v, detail::kAtomicOrder); }           \
+  inline T atomicXor(T* a, T v) { return detail::aref(a)->fetch_xor(v, detail::kAtomicOrder); }
 BARACUDA_SIM_BITWISE_ATOMIC(int)
 BARACUDA_SIM_BITWISE_ATOMIC(unsigned int)
 BARACUDA_SIM_BITWISE_ATOMIC(long long)

@@ -1,6 +1,9 @@
-// initcheck and racecheck on shared memory (memcheck.hpp), and the load/store hooks that feed them.
+// initcheck and racecheck (memcheck.hpp), and the load/store hooks that feed them.
 #include "memcheck.hpp"
 
+#include <link.h>
+
+#include <algorithm>
 #include <cstdio>
 
 #include "scheduler.hpp"
@@ -8,10 +11,11 @@
 // The sanitizer runtime's symbolizer, when one is linked (AddressSanitizer / UBSan builds).
 extern "C" void __sanitizer_symbolize_pc(void* pc, const char* fmt, char* out, std::size_t size)
     __attribute__((weak));
+// AddressSanitizer's fake stack frames (detect_stack_use_after_return): locals, not global memory.
+extern "C" void* __asan_get_current_fake_stack() __attribute__((weak));
+extern "C" void* __asan_addr_is_in_fake_stack(void* fake_stack, void* addr, void** beg, void** end)
+    __attribute__((weak));
 
-// The checking path runs on every shared-memory access of a checked launch: it is not instrumented by the
-// sanitizers itself (its own memory is plain vectors) and is built with -O2 (src/sim/CMakeLists.txt).
-#define BARACUDA_SIM_HOT __attribute__((no_sanitize("address", "undefined")))
 
 namespace baracuda::simt::detail {
 
@@ -28,8 +32,21 @@ std::string describe_code(const void* pc, bool function) {
   return buf;
 }
 
+namespace {
+// The calling thread's instance of every loaded module's thread-local storage.
+int collect_tls(dl_phdr_info* info, std::size_t, void* out) {
+  auto* ranges = static_cast<std::vector<std::pair<std::uintptr_t, std::uintptr_t>>*>(out);
+  for (int i = 0; i < info->dlpi_phnum; ++i)
+    if (info->dlpi_phdr[i].p_type == PT_TLS && info->dlpi_tls_data != nullptr) {
+      const auto lo = reinterpret_cast<std::uintptr_t>(info->dlpi_tls_data);
+      ranges->emplace_back(lo, lo + info->dlpi_phdr[i].p_memsz);
+    }
+  return 0;
+}
+}  // namespace
+
 void MemCheck::begin_block(const LaunchJob& job, Worker& w, BlockExec& exec, unsigned nthreads,
-                           std::uint64_t serial) {
+                           std::uint64_t serial, std::uint64_t linear_block) {
   job_ = &job;
   worker_ = &w;
   exec_ = &exec;
@@ -43,6 +60,12 @@ void MemCheck::begin_block(const LaunchJob& job, Worker& w, BlockExec& exec, uns
     if (clocks_.size() < nthreads) clocks_.resize(nthreads), clocks_serial_.resize(nthreads, 0);
     acquired_.assign(nthreads, 0);
     seq_ = 0;
+    block_ = linear_block;
+    acquired_sync_.clear();
+    if (!tls_known_) {  // on the worker thread: its own instance
+      dl_iterate_phdr(collect_tls, &tls_);
+      tls_known_ = true;
+    }
   }
 }
 
@@ -114,16 +137,23 @@ BARACUDA_SIM_HOT MemCheck::Event MemCheck::current(const void* pc) {
   return Event{serial_, th.bar_passed, race_ ? clocks(tid)[th.lane] : 0u, tid, 0, pc};
 }
 
+BARACUDA_SIM_HOT bool MemCheck::ordered_in_block(std::uint32_t tid, std::uint32_t bar, std::uint32_t clock,
+                                                  std::uint64_t seq, const ThreadRec& now) {
+  const std::uint32_t me = now.warp * 32u + now.lane;
+  if (tid == me || bar < now.bar_passed || seq <= acquired_[me]) return true;
+  return tid / 32u == now.warp && clocks(me)[tid % 32u] >= clock;
+}
+
 BARACUDA_SIM_HOT bool MemCheck::ordered(const Event& earlier, const ThreadRec& now) {
-  const std::uint32_t tid = now.warp * 32u + now.lane;
-  if (earlier.serial != serial_ || earlier.tid == tid || earlier.bar < now.bar_passed) return true;
-  if (earlier.seq <= acquired_[tid]) return true;
-  return earlier.tid / 32u == now.warp && clocks(tid)[earlier.tid % 32u] >= earlier.clock;
+  return earlier.serial != serial_ || ordered_in_block(earlier.tid, earlier.bar, earlier.clock, earlier.seq, now);
 }
 
 BARACUDA_SIM_HOT void MemCheck::access(const void* p, std::size_t bytes, bool store, const void* pc) {
   Region r;
-  if (!find(p, bytes, &r)) return;
+  if (!find(p, bytes, &r)) {
+    if (race_) access_global(p, bytes, store, pc);
+    return;
+  }
   const std::size_t offset = static_cast<std::size_t>(static_cast<const unsigned char*>(p) - r.base);
   const ThreadRec& th = *t_cur.thread;
   Event now = current(pc);
@@ -162,6 +192,108 @@ BARACUDA_SIM_HOT void MemCheck::note_write(const void* p, std::size_t bytes, boo
       s.read = Event{};
     }
   }
+}
+
+// ---- global memory (racecheck) -------------------------------------------------------------------------
+
+BARACUDA_SIM_HOT bool MemCheck::is_global(const void* p) {
+  const auto q = reinterpret_cast<std::uintptr_t>(p);
+  const Fiber* f = t_cur.thread->fiber;
+  if (f != nullptr && q - reinterpret_cast<std::uintptr_t>(f->stack_lo) < f->stack_size)
+    return false;  // a local of the running thread
+  for (const auto& [lo, hi] : tls_)
+    if (q >= lo && q < hi) return false;  // e.g. the emulator's t_cur, a static shared variable's guard
+  if (&__asan_get_current_fake_stack != nullptr)
+    if (void* fake = __asan_get_current_fake_stack(); fake != nullptr)
+      return __asan_addr_is_in_fake_stack(fake, const_cast<void*>(p), nullptr, nullptr) == nullptr;
+  return true;
+}
+
+BARACUDA_SIM_HOT bool MemCheck::ordered_global(const GlobalEvent& earlier, const ThreadRec& now) {
+  if (earlier.launch != job_->generation) return true;
+  if (earlier.block == block_) return ordered_in_block(earlier.tid, earlier.bar, earlier.clock, earlier.seq, now);
+  for (const auto& a : acquired_sync_)
+    if (AtomicSync::get().released(a, earlier.block) >= earlier.seq) return true;
+  return false;
+}
+
+BARACUDA_SIM_HOT void MemCheck::access_global(const void* p, std::size_t bytes, bool store, const void* pc) {
+  if (bytes == 0 || !is_global(p)) return;
+  const ThreadRec& th = *t_cur.thread;
+  const std::uint32_t tid = th.warp * 32u + th.lane;
+  const GlobalEvent now{job_->generation, block_, ++seq_, pc, tid, th.bar_passed, clocks(tid)[th.lane]};
+  const auto first = reinterpret_cast<std::uintptr_t>(p), last = first + bytes - 1;
+  GlobalShadow& shadow = GlobalShadow::get();
+  for (std::uintptr_t g = first >> GlobalShadow::kGranuleShift; g <= last >> GlobalShadow::kGranuleShift; ++g) {
+    const std::uintptr_t base = g << GlobalShadow::kGranuleShift;
+    const unsigned lo = static_cast<unsigned>(std::max(first, base) - base);
+    const unsigned hi = static_cast<unsigned>(std::min(last, base + 7) - base);
+    const auto mask = static_cast<std::uint8_t>((0xffu >> (7 - hi)) & (0xffu << lo));
+    const char* kind = nullptr;  // a hazard, reported once the slot is unlocked
+    GlobalEvent other;
+    GlobalSlot& s = shadow.lock(g, now.launch);
+    if ((s.write_bytes & mask) != 0 && !ordered_global(s.write, th)) kind = store ? "WAW" : "RAW", other = s.write;
+    if (store && kind == nullptr && (s.read_bytes & mask) != 0 && !ordered_global(s.read, th))
+      kind = "WAR", other = s.read;
+    if (store) {
+      s.write = now;
+      s.write_bytes = mask;  // the bytes of an older write outside `mask` are forgotten (never a false report)
+      s.read_bytes &= static_cast<std::uint8_t>(~mask);
+    } else {
+      s.read = now;
+      s.read_bytes = mask;
+    }
+    shadow.unlock(g);
+    if (kind != nullptr) global_hazard(kind, p, bytes, other, kind[2] == 'R' ? "read" : "wrote", pc);
+  }
+}
+
+void MemCheck::atomic(const void* p) {
+  if (!race_) return;
+  Region r;
+  if (find(p, 1, &r) || !is_global(p)) return;  // atomics on shared memory order nothing (file comment)
+  const ThreadRec& th = *t_cur.thread;
+  AtomicSync& sync = AtomicSync::get();
+  const AtomicSync::Acquired a = sync.atomic(job_->generation, p, block_, seq_);
+  std::uint64_t& mine = acquired_[th.warp * 32u + th.lane];
+  mine = std::max(mine, sync.released(a, block_));  // the block's own earlier releases on p
+  for (auto& e : acquired_sync_)
+    if (e.var == a.var) {
+      e.version = a.version;  // versions only grow: the latest acquire covers the earlier ones
+      return;
+    }
+  acquired_sync_.push_back(a);
+}
+
+std::string MemCheck::thread_in(std::uint64_t block, std::uint32_t tid) const {
+  if (block == block_) return thread(tid);
+  const dim3 g = job_->grid, b = job_->block;
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "block (%u,%u,%u) thread (%u,%u,%u) (linear %u, warp %u lane %u)",
+                static_cast<unsigned>(block % g.x), static_cast<unsigned>(block / g.x % g.y),
+                static_cast<unsigned>(block / g.x / g.y), tid % b.x, tid / b.x % b.y, tid / b.x / b.y, tid, tid / 32,
+                tid % 32);
+  return buf;
+}
+
+void MemCheck::global_hazard(const char* kind, const void* p, std::size_t bytes, const GlobalEvent& other,
+                             const char* other_did, const void* pc) {
+  const int k = kind[0] == 'R' ? 0 : kind[2] == 'R' ? 1 : 2;
+  static constexpr const char* kKeys[] = {"global RAW", "global WAR", "global WAW"};
+  if ((reported_ & (16u << k)) != 0) return;
+  reported_ |= 16u << k;
+  const ThreadRec& th = *t_cur.thread;
+  char at[48];
+  std::snprintf(at, sizeof at, "global memory at %p", p);
+  const bool same_block = other.block == block_;
+  exec_->memcheck_report(
+      kKeys[k], std::string("racecheck: ") + kind + " hazard on " + at + ": " + thread(th.warp * 32u + th.lane) +
+                    " " + (kind[0] == 'R' ? "reads " : "writes ") + std::to_string(bytes) + " bytes (" +
+                    describe_code(pc) + "); " + thread_in(other.block, other.tid) + " " + other_did + " it (" +
+                    describe_code(other.pc) + ") " +
+                    (same_block ? "with no __syncthreads or __syncwarp of both threads between"
+                                : "in another block of the launch, with no atomic operation on global memory "
+                                  "between (blocks are not ordered)"));
 }
 
 std::string MemCheck::where(const Region& r, std::size_t offset) const {

@@ -1,26 +1,40 @@
 /// \file
-/// \brief Internal to the runtime: initcheck and racecheck on shared memory, fed by the compiler's
-/// load/store instrumentation (clang `-fsanitize-coverage=func,trace-loads,trace-stores` on the sim kernel
-/// sources: every load and store calls a `__sanitizer_cov_load<N>` / `__sanitizer_cov_store<N>` hook with
-/// its address, defined in memcheck.cpp).
+/// \brief Internal to the runtime: initcheck on shared memory and racecheck on shared and global memory, fed by
+/// the compiler's load/store instrumentation (clang `-fsanitize-coverage=func,trace-loads,trace-stores` on the
+/// sim kernel sources: every load and store calls a `__sanitizer_cov_load<N>` / `__sanitizer_cov_store<N>`
+/// hook with its address, defined in memcheck.cpp).
 ///
 /// Shadow. Every byte of the running block's shared memory (dynamic, and the static variables registered
 /// by BARACUDA_SHARED) has a shadow entry: whether it was written in this block (initcheck), its last write
 /// and its last read (racecheck), each as (thread, barrier interval, warp clock, code address). Entries carry
-/// the block's serial number, so a new block starts with an empty shadow without clearing it.
+/// the block's serial number, so a new block starts with an empty shadow without clearing it. Every other
+/// address that kernel code touches is global memory, except the running fiber's stack, the worker's
+/// thread-local storage and AddressSanitizer's fake frames; its last write and last read per 8-byte granule
+/// (with the bytes each covered) are in GlobalShadow (global_race.hpp), shared by the workers, for racecheck.
 ///
-/// Happens-before. An earlier access by thread A is ordered before a later access by thread B when A is B,
-/// when B has passed more __syncthreads barriers than A had at its access, or when A and B are lanes of one
-/// warp and a __syncwarp that both took part in completed between the two: each lane keeps a vector clock
-/// over its warp's lanes, joined at every completed __syncwarp — or when B, after A's access, completed a
-/// wait on an mbarrier phase (an acquire of every access recorded before the wait: precise for the usual
-/// producer/consumer pipelines, where the accesses before the phase are the arrivers'; an access by a thread
-/// that did not arrive, made before the wait, is taken as ordered too). Warp collectives other than __syncwarp
-/// (shuffles, votes, ...), fences and atomics order nothing: two accesses that they alone separate, at
-/// least one a write, are a hazard (RAW, WAR or WAW). Accesses made by atomics and by the emulated warp-wide
-/// instructions (ldmatrix, the ops of warp collectives) are not recorded; cp.async records its write at
-/// issue, TMA marks its bytes written for initcheck only (its completion is an mbarrier's, which is not
-/// modelled).
+/// Happens-before. An earlier access by thread A is ordered before a later access by thread B of the same
+/// block when A is B, when B has passed more __syncthreads barriers than A had at its access, or when A and B
+/// are lanes of one warp and a __syncwarp that both took part in completed between the two: each lane keeps
+/// a vector clock over its warp's lanes, joined at every completed __syncwarp — or when B, after A's access,
+/// completed a wait on an mbarrier phase (an acquire of every access recorded before the wait: precise for
+/// the usual producer/consumer pipelines, where the accesses before the phase are the arrivers'; an access by
+/// a thread that did not arrive, made before the wait, is taken as ordered too). Warp collectives other than
+/// __syncwarp (shuffles, votes, ...) and fences order nothing, and atomics on shared memory order nothing: two
+/// accesses that they alone separate, at least one a write, are a hazard (RAW, WAR or WAW).
+///
+/// Global memory adds two rules. Accesses of different launches are ordered (a launch ends before the next
+/// begins). Accesses of different blocks of one launch are ordered only through atomics on global memory
+/// (AtomicSync): an atomic operation on an address releases every access its block has recorded so far and
+/// acquires, for its whole block, what the earlier atomics on that address released; within a block it is an
+/// acquire of the running thread. This is coarser than the memory model — the __threadfence that a release
+/// needs on hardware is assumed, and a release publishes its block's accesses, not only its thread's — so
+/// it never reports a correct last-block reduction or flag handshake, and may miss a race around one.
+///
+/// Not recorded: the accesses of atomics themselves, of the emulated warp-wide instructions (ldmatrix, the
+/// ops of warp collectives, wgmma's operands) and of TMA. cp.async records its write of shared memory and its
+/// read of global memory at issue; TMA marks its bytes of shared memory written for initcheck only (its
+/// completion is an mbarrier's, which is not modelled). The emulator's own state that its inline code keeps
+/// (mbarriers, wgmma records) is accessed under MemcheckPause.
 #pragma once
 
 #include <array>
@@ -28,6 +42,8 @@
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include "global_race.hpp"
 
 namespace baracuda::simt::detail {
 
@@ -38,8 +54,10 @@ struct Worker;
 
 class MemCheck {
  public:
-  /// Starts block `serial` of `job` on worker `w` (threads as BlockExec numbers them).
-  void begin_block(const LaunchJob& job, Worker& w, BlockExec& exec, unsigned nthreads, std::uint64_t serial);
+  /// Starts block `linear_block` of `job` on worker `w` as the worker's block `serial` (threads as BlockExec
+  /// numbers them).
+  void begin_block(const LaunchJob& job, Worker& w, BlockExec& exec, unsigned nthreads, std::uint64_t serial,
+                   std::uint64_t linear_block);
   /// The lanes of `mask` in warp `warp` completed a __syncwarp together: join their clocks.
   void syncwarp(int warp, unsigned mask);
   /// The running thread completed an mbarrier wait: every access recorded so far is ordered before its next.
@@ -47,6 +65,8 @@ class MemCheck {
 
   /// An access of `bytes` bytes at `p` by the running thread, from code address `pc`.
   void access(const void* p, std::size_t bytes, bool store, const void* pc);
+  /// An atomic operation of the running thread on `p`: on global memory, a release and an acquire.
+  void atomic(const void* p);
   /// Bytes that an emulated instruction wrote: for initcheck only (`race` false) or as the running thread's
   /// write (cp.async).
   void note_write(const void* p, std::size_t bytes, bool race);
@@ -75,6 +95,17 @@ class MemCheck {
   bool find(const void* p, std::size_t bytes, Region* out);
   Event current(const void* pc);
   bool ordered(const Event& earlier, const ThreadRec& now);
+  /// Whether an access of this block (thread `tid`, `bar` barriers passed, warp clock `clock`, event `seq`) is
+  /// ordered before the running thread's next.
+  bool ordered_in_block(std::uint32_t tid, std::uint32_t bar, std::uint32_t clock, std::uint64_t seq,
+                        const ThreadRec& now);
+  // Global memory (racecheck).
+  bool is_global(const void* p);
+  void access_global(const void* p, std::size_t bytes, bool store, const void* pc);
+  bool ordered_global(const GlobalEvent& earlier, const ThreadRec& now);
+  void global_hazard(const char* kind, const void* p, std::size_t bytes, const GlobalEvent& other,
+                     const char* other_did, const void* pc);
+  std::string thread_in(std::uint64_t block, std::uint32_t tid) const;
   void hazard(const char* kind, const Region& r, std::size_t offset, std::size_t bytes, const Event& other,
               const char* other_did, const void* pc);
   void uninitialized(const Region& r, std::size_t offset, std::size_t bytes, const void* pc);
@@ -98,6 +129,10 @@ class MemCheck {
   std::size_t bounded_ = 0;                   ///< static regions that static_lo_/static_hi_ cover
   std::uintptr_t static_lo_ = 0, static_hi_ = 0;  ///< all static regions lie in [lo, hi): a quick reject
   unsigned reported_ = 0;                     ///< kinds reported in this block (one report each)
+  std::uint64_t block_ = 0;                   ///< the running block's linear index
+  std::vector<AtomicSync::Acquired> acquired_sync_;  ///< the block's acquires: the latest per address
+  std::vector<std::pair<std::uintptr_t, std::uintptr_t>> tls_;  ///< this worker's thread-local storage
+  bool tls_known_ = false;
 };
 
 /// Returns the name of the code at return address `pc` ("function file:line" with a sanitizer runtime's

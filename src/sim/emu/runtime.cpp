@@ -509,6 +509,8 @@ void launch(dim3 grid, dim3 block, std::size_t smem, const KernelThunk& kernel) 
   job.schedule = get_schedule();
   job.strict = cfg.strict.load();
   job.checks = cfg.checks.load();
+  static std::atomic<std::uint64_t> generations{0};
+  job.generation = ++generations;
   job.order_key = job.schedule.seed * 0xd1b54a32d192ed03ull + 0x8cb92ba72f3d8dd7ull;
   job.nblocks = nblocks;
   job.nthreads = static_cast<unsigned>(nthreads);

@@ -124,7 +124,7 @@ void BlockExec::run(Worker& w, LaunchJob& job, std::uint64_t linear_block) {
   if (job.smem != 0) std::memset(w.smem, kSharedPoison, job.smem);
   for (const auto& [p, bytes] : w.static_shared) std::memset(p, kSharedPoison, bytes);
   if ((job.checks & (kInitCheck | kRaceCheck)) != 0) {
-    w.memcheck.begin_block(job, w, *this, n_, c.block_serial);
+    w.memcheck.begin_block(job, w, *this, n_, c.block_serial, linear_block);
     c.memcheck = &w.memcheck;
   }
   w.cur_block.store(linear_block, std::memory_order_relaxed);
@@ -147,6 +147,7 @@ void BlockExec::run(Worker& w, LaunchJob& job, std::uint64_t linear_block) {
   c.thread = nullptr;
   c.block = nullptr;
   c.memcheck = nullptr;
+  c.paused = nullptr;  // an abandoned thread may have left a pause that never ended
   c.dynamic_smem = nullptr;
   c.dynamic_smem_bytes = 0;
 }
@@ -683,12 +684,20 @@ void note_shared_write(const void* p, std::size_t bytes, bool race) {
   if (MemCheck* m = t_cur.memcheck) m->note_write(p, bytes, race);
 }
 
+void note_read(const void* p, std::size_t bytes) {
+  if (MemCheck* m = t_cur.memcheck) m->access(p, bytes, /*store=*/false, __builtin_return_address(0));
+}
+
 void note_mbarrier_acquire() {
   if (MemCheck* m = t_cur.memcheck) m->acquire();
 }
 
+void note_atomic_slow(const void* p) {
+  if (MemCheck* m = t_cur.memcheck) m->atomic(p);
+}
+
 void MemcheckPause::note_write(const void* p, std::size_t bytes, bool race) const {
-  if (saved_ != nullptr) saved_->note_write(p, bytes, race);
+  if (MemCheck* m = t_cur.paused) m->note_write(p, bytes, race);
 }
 
 void strict_violation(const char* key, const std::string& what) {

@@ -50,6 +50,7 @@ struct LaunchJob {
   Schedule schedule;
   bool strict = false;
   unsigned checks = 0;  ///< Check bits
+  std::uint64_t generation = 0;  ///< 1, 2, ... per launch of the process (racecheck's launch of an access)
   std::uint64_t order_key = 0;  ///< rand: the block permutation's key (block_at)
   std::uint64_t nblocks = 0;
   unsigned nthreads = 0;  ///< per block

@@ -56,6 +56,7 @@ struct CurrentState {
   std::size_t dynamic_smem_bytes = 0;  ///< the launch's dynamic shared memory size
   std::uint64_t block_serial = 0;      ///< distinct for every block this worker runs (per-thread side state)
   MemCheck* memcheck = nullptr;        ///< initcheck/racecheck of the running block (null: off, or paused)
+  MemCheck* paused = nullptr;          ///< the checker that the outermost MemcheckPause holds
 };
 
 // The TLS model is left to the compiler (local-exec in executables, general-dynamic relaxed by the linker in
@@ -90,15 +91,28 @@ inline constexpr unsigned char kSharedPoison = 0xCD;
 /// Shared-memory bytes an emulated instruction wrote for the running thread: as its write for racecheck
 /// (`race`: cp.async), or for initcheck only (TMA, whose completion is an mbarrier's).
 void note_shared_write(const void* p, std::size_t bytes, bool race);
+/// Bytes an emulated instruction read for the running thread (cp.async's source), as its read.
+void note_read(const void* p, std::size_t bytes);
 /// The running thread completed a wait on an mbarrier phase (racecheck's acquire; memcheck.hpp).
 void note_mbarrier_acquire();
+/// An atomic operation of the running thread on `p` (racecheck: on global memory, a release and an acquire).
+void note_atomic_slow(const void* p);
+inline void note_atomic(const void* p) {
+  if (t_cur.memcheck != nullptr) note_atomic_slow(p);
+}
 
 /// Pauses initcheck/racecheck while an emulated instruction's own code runs (its loads and stores are not
-/// the kernel's).
+/// the kernel's, and its state, shared by the CUDA threads, is not global memory). Pauses nest.
 class MemcheckPause {
  public:
-  MemcheckPause() : saved_(t_cur.memcheck) { t_cur.memcheck = nullptr; }
-  ~MemcheckPause() { t_cur.memcheck = saved_; }
+  MemcheckPause() : saved_(t_cur.memcheck), outer_(t_cur.paused) {
+    if (saved_ != nullptr) t_cur.paused = saved_;
+    t_cur.memcheck = nullptr;
+  }
+  ~MemcheckPause() {
+    t_cur.memcheck = saved_;
+    t_cur.paused = outer_;
+  }
   MemcheckPause(const MemcheckPause&) = delete;
   MemcheckPause& operator=(const MemcheckPause&) = delete;
   /// note_shared_write to the paused checker.
@@ -106,6 +120,7 @@ class MemcheckPause {
 
  private:
   MemCheck* saved_;
+  MemCheck* outer_;
 };
 
 /// Records a strict-mode violation of the calling CUDA thread (no effect unless strict mode is on); `key`

@@ -84,6 +84,7 @@ inline MbarrierState& mbarrier_at(const void* bar) {
 }
 
 inline void mbarrier_init(void* bar, unsigned count) {
+  const detail::MemcheckPause pause;  // the barriers' table is the emulator's state
   const unsigned a = shared_window_address(bar);
   if (a % 8 != 0) detail::trap("mbarrier.init: the barrier is not 8-byte aligned");
   if (count == 0 || count >= (1u << 20)) detail::trap("mbarrier.init: the count must be in [1, 2^20 - 1]");
@@ -100,6 +101,7 @@ inline void mbarrier_try_complete(MbarrierState& b) {
 }
 
 inline void mbarrier_arrive(void* bar, unsigned tx_bytes) {
+  const detail::MemcheckPause pause;
   MbarrierState& b = mbarrier_at(bar);
   if (b.pending == 0) detail::trap("mbarrier.arrive: more arrivals than the barrier's count in this phase");
   b.tx += tx_bytes;
@@ -144,20 +146,24 @@ inline void tma_land(MbarrierState& b, const MbarrierState::Copy& c) {
   b.tx -= static_cast<long long>(c.map.box_rows) * c.map.box_cols * c.map.elem_bytes;
 }
 
-/// mbarrier.try_wait.parity: lands the barrier's recorded copies once every arrival of the phase is in.
-inline bool mbarrier_try_wait_parity(void* bar, unsigned parity) {
+/// Whether the phase of `parity` has completed; lands the barrier's recorded copies once every arrival of
+/// the phase is in.
+inline bool mbarrier_phase_passed(void* bar, unsigned parity) {
+  const detail::MemcheckPause pause;
   MbarrierState& b = mbarrier_at(bar);
-  if ((b.phase & 1u) != (parity & 1u)) {
-    detail::note_mbarrier_acquire();
-    return true;
-  }
+  if ((b.phase & 1u) != (parity & 1u)) return true;
   if (b.pending != 0) return false;
   const std::vector<MbarrierState::Copy> copies = std::move(b.copies);
   b.copies.clear();
   for (const auto& c : copies) tma_land(b, c);
   if (b.tx < 0) detail::trap("mbarrier: the bulk copies delivered more bytes than arrive.expect_tx announced");
   mbarrier_try_complete(b);
-  const bool passed = (b.phase & 1u) != (parity & 1u);
+  return (b.phase & 1u) != (parity & 1u);
+}
+
+/// mbarrier.try_wait.parity.
+inline bool mbarrier_try_wait_parity(void* bar, unsigned parity) {
+  const bool passed = mbarrier_phase_passed(bar, parity);
   if (passed) detail::note_mbarrier_acquire();
   return passed;
 }
@@ -165,6 +171,7 @@ inline bool mbarrier_try_wait_parity(void* bar, unsigned parity) {
 /// cp.async.bulk.tensor.2d...mbarrier::complete_tx::bytes: lands now or is recorded on the barrier (see the
 /// file comment).
 inline void tma_load_2d(void* dst, const TensorMap2d& map, void* bar, int c0, int c1) {
+  const detail::MemcheckPause pause;
   const unsigned d = shared_window_address(dst);
   if (d % 128 != 0) detail::trap("cp.async.bulk.tensor: the shared-memory destination is not 128-byte aligned");
   if (map.base == nullptr) detail::trap("cp.async.bulk.tensor: an unencoded tensor map");

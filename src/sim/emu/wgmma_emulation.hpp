@@ -163,16 +163,19 @@ inline WgmmaPending& wgmma_pending() {
 
 template <int N, bool ASigned, bool BSigned>
 inline void wgmma_m64nNk32(int (&d)[N / 2], std::uint64_t desc_a, std::uint64_t desc_b, bool scale_d) {
+  const detail::MemcheckPause pause;  // the records are the emulator's state
   wgmma_pending().ops.push_back({d, desc_a, desc_b, N, ASigned, BSigned, scale_d});
 }
 
 inline void wgmma_commit_group() {
+  const detail::MemcheckPause pause;
   WgmmaPending& r = wgmma_pending();
   r.ends.push_back(r.ops.size());  // an empty group counts too
 }
 
 /// wait_group n: computes the operations of every committed group but the n most recent.
 inline void wgmma_wait_group(int n) {
+  const detail::MemcheckPause pause;
   WgmmaPending& r = wgmma_pending();
   if (static_cast<int>(r.ends.size()) <= n) return;
   const std::size_t retire = r.ends.size() - static_cast<std::size_t>(n);

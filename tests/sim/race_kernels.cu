@@ -1,0 +1,101 @@
+// racecheck's global-memory probes (race_kernels.hpp). Plain CUDA: compiles with nvcc and against the emulator.
+#include "sim/compat.cuh"
+
+#include "finish_launch.hpp"
+#include "race_kernels.hpp"
+
+BARACUDA_DEVICE_NAMESPACE_BEGIN
+namespace race {
+
+__global__ void sum_after_writes_kernel(int* data, int* out, bool with_barrier) {
+  const int t = threadIdx.x;
+  data[t] = t + 1;
+  if (with_barrier) __syncthreads();
+  if (t == 0) {
+    int s = 0;
+    for (int i = 0; i < static_cast<int>(blockDim.x); ++i) s += data[i];
+    out[0] = s;
+  }
+}
+
+__global__ void neighbour_in_warp_kernel(int* data, int* out, bool with_syncwarp) {
+  const int lane = threadIdx.x;
+  data[lane] = 100 + lane;
+  if (with_syncwarp) __syncwarp();
+  out[lane] = data[(lane + 1) % 32];
+}
+
+__global__ void last_block_sum_kernel(const int* in, int* partial, unsigned* counter, int* out, bool with_atomic) {
+  BARACUDA_SHARED(int, sums, [64]);
+  BARACUDA_SHARED(bool, last);
+  const int t = threadIdx.x;
+  const unsigned b = blockIdx.x, blocks = gridDim.x;
+  sums[t] = in[b * 64 + t];
+  __syncthreads();
+  if (t == 0) {
+    int s = 0;
+    for (int i = 0; i < 64; ++i) s += sums[i];
+    partial[b] = s;
+    if (with_atomic) {
+      __threadfence();  // the partial is visible before the count says so
+      last = atomicAdd(counter, 1u) == blocks - 1;
+    } else {
+      last = b == blocks - 1;  // the bug: block order is not launch order
+    }
+  }
+  __syncthreads();
+  if (last && t == 0) {
+    int s = 0;
+    for (unsigned i = 0; i < blocks; ++i) s += partial[i];
+    out[0] = s;
+  }
+}
+
+__global__ void flag_handshake_kernel(int* data, int* flag, int* out, bool atomic_flag) {
+  const int t = threadIdx.x;
+  if (t == 32) {
+    *data = 7;
+    __threadfence();
+    if (atomic_flag)
+      atomicExch(flag, 1);
+    else
+      *static_cast<volatile int*>(flag) = 1;
+  }
+  if (t == 0) {
+    if (atomic_flag)
+      while (atomicAdd(flag, 0) == 0) __nanosleep(100);
+    else
+      while (*static_cast<volatile int*>(flag) == 0) __nanosleep(100);
+    __threadfence();
+    *out = *data;
+  }
+}
+
+__global__ void byte_per_thread_kernel(unsigned char* bytes) {
+  const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  bytes[i] = static_cast<unsigned char>(i & 0xffu);
+}
+
+}  // namespace race
+BARACUDA_DEVICE_NAMESPACE_END
+
+namespace simtest {
+namespace k = ::baracuda::race;
+
+LaunchError global_sum_after_writes(int* data, int* out, int threads, bool with_barrier) {
+  return launch(1, threads, k::sum_after_writes_kernel, data, out, with_barrier);
+}
+LaunchError global_neighbour_in_warp(int* data, int* out, bool with_syncwarp) {
+  return launch(1, 32, k::neighbour_in_warp_kernel, data, out, with_syncwarp);
+}
+LaunchError last_block_sum(const int* in, int* partial, unsigned* counter, int* out, int blocks, bool with_atomic) {
+  return launch(blocks, 64, k::last_block_sum_kernel, in, partial, counter, out, with_atomic);
+}
+LaunchError flag_handshake(int* data, int* flag, int* out, bool atomic_flag) {
+  return launch(1, 64, k::flag_handshake_kernel, data, flag, out, atomic_flag);
+}
+LaunchError byte_per_thread(unsigned char* bytes, int blocks) {
+  return launch(blocks, 32, k::byte_per_thread_kernel, bytes);
+}
+
+}  // namespace simtest

@@ -1,0 +1,35 @@
+/// \file
+/// \brief Launchers of racecheck's probes on global memory (race_kernels.cu): each kernel written correctly
+/// and, where a flag says so, with the planted bug that racecheck must report (test_checkers.cpp).
+#pragma once
+
+#include "sim/launch_error.hpp"
+
+namespace simtest {
+
+using baracuda::launch::LaunchError;
+
+/// One block of `threads`: thread t writes data[t]; then thread 0 sums data[0..threads) into out[0], after
+/// a __syncthreads only if `with_barrier`.
+LaunchError global_sum_after_writes(int* data, int* out, int threads, bool with_barrier);
+
+/// One warp: lane l writes data[l], then reads data[(l + 1) % 32] into out[l], with a __syncwarp between only
+/// if `with_syncwarp`.
+LaunchError global_neighbour_in_warp(int* data, int* out, bool with_syncwarp);
+
+/// `blocks` blocks of 64 threads: each block writes its partial sum of in[64 b .. 64 b + 64) to partial[b];
+/// the last block sums the partials into out[0]. With `with_atomic` the last block is the one whose
+/// atomicAdd on *counter (0 before the launch) returns blocks - 1, after a __threadfence (the Guide's
+/// "Memory Fence Functions" example); without it, it is block blocks - 1, which nothing orders after the others.
+LaunchError last_block_sum(const int* in, int* partial, unsigned* counter, int* out, int blocks, bool with_atomic);
+
+/// One block of 64 threads: thread 32 writes *data = 7 and sets *flag; thread 0 waits for the flag, then
+/// copies *data to *out. With `atomic_flag` the flag is set with atomicExch and polled with atomicAdd(flag, 0);
+/// otherwise through volatile accesses with __threadfence (which racecheck cannot tell from plain ones).
+LaunchError flag_handshake(int* data, int* flag, int* out, bool atomic_flag);
+
+/// `blocks` blocks of 32 threads: thread t of block b writes (b * 32 + t) & 0xff to bytes[b * 32 + t], one byte
+/// each: neighbouring threads and blocks share words, and no two write one byte.
+LaunchError byte_per_thread(unsigned char* bytes, int blocks);
+
+}  // namespace simtest
