@@ -1,0 +1,46 @@
+"""baracuda: machine-learning operators for NVIDIA GPUs, with a C++ reference (``host``) and the CUDA kernels
+emulated on the CPU (``sim``).
+
+Two layers:
+
+* the plan API, as in C++: ``plan = baracuda.UnaryPlan.select(stream, descriptor)`` once, then
+  ``plan.run(stream, input=x, out=y)`` many times (``plan.sku`` names the kernel, ``plan.workspace_size`` the
+  scratch it needs);
+* the functional API, :mod:`baracuda.ops`: ``baracuda.ops.silu(x)``, which selects and caches plans by
+  descriptor and allocates outputs in the caller's framework (torch in, torch out; numpy in, numpy out).
+
+Arrays cross through DLPack or the buffer protocol without a copy. Errors raise :class:`baracuda.Error`
+subclasses carrying the C++ message: :class:`InvalidProblem` (a ``ValueError``), :class:`Unsupported` (a
+``NotImplementedError``), :class:`DeviceError` (a ``RuntimeError``), ...
+"""
+
+from ._core import (
+    BufferTooSmall,
+    CastDescriptor,
+    CastPlan,
+    DeviceError,
+    Error,
+    GatedActivationBackwardPlan,
+    GatedActivationDescriptor,
+    GatedActivationPlan,
+    InternalError,
+    InvalidProblem,
+    MisalignedOperand,
+    Stream,
+    Tensor,
+    UnaryBackwardPlan,
+    UnaryDescriptor,
+    UnaryPlan,
+    Unsupported,
+    WorkspaceTooSmall,
+    cuda_available,
+    element_bits,
+    element_kinds,
+    gated_activation_kinds,
+    unary_ops,
+)
+from . import ops
+
+__version__ = "0.1.0"
+
+__all__ = [name for name in dir() if not name.startswith("_")]

@@ -1,0 +1,146 @@
+"""The functional API: one function per op of the bound catalogs, generated from them.
+
+Each function selects its plan through a bounded LRU cache (keyed by descriptor and device), allocates its
+outputs in the framework and on the device of its first input (or writes into ``out=``), and runs on the
+input's device: a CUDA array on its GPU and the framework's current stream, a CPU array on ``host`` (the C++
+reference) unless ``device="sim"`` (the CUDA kernels under the emulator, with its checks; docs/python.md).
+
+* unary ops (``relu``, ``silu``, ``gelu``, ..., every entry of ``baracuda.unary_ops()``), with PyTorch's
+  parameter names and defaults: ``ops.leaky_relu(x, negative_slope=0.2)``; and their backward,
+  ``ops.unary_backward("silu", dy, x)``;
+* gated activations (``swiglu``, ``geglu``, ...): ``ops.swiglu(x, split_dim=-1, layout="second_half")``, and
+  ``ops.gated_activation_backward``;
+* ``ops.cast(x, "bf16")``.
+"""
+
+import keyword as _keyword
+
+from . import _arrays, _cache, _core
+
+set_plan_cache_size = _cache.set_capacity
+clear_plan_cache = _cache.clear
+plan_cache_info = _cache.info
+
+
+def _shape(a):
+    return tuple(int(d) for d in a.shape)
+
+
+def _output(ref, out, shape, kind, name):
+    """`out` checked against the shape it must have, or a new array."""
+    if out is None:
+        return _arrays.empty(ref, shape, kind)
+    if _shape(out) != tuple(shape):
+        raise _core.InvalidProblem(f"{name}: shape {_shape(out)} given where the op writes {tuple(shape)}")
+    return out
+
+
+def _run(plan_class, key, descriptor, stream, **tensors):
+    plan = _cache.plan(plan_class, key, stream, descriptor)
+    workspace = None
+    if plan.workspace_size:
+        import numpy as np
+
+        workspace = np.empty(plan.workspace_size, dtype=np.uint8)  # host and sim; cuda plans need none yet
+    plan.run(stream, workspace, **{k: _arrays.as_arg(v) for k, v in tensors.items() if v is not None})
+
+
+# ---- unary ----------------------------------------------------------------------------------------------
+
+def unary(op, x, *, out=None, device=None, **params):
+    """out = op(x) elementwise, ``op`` one of ``baracuda.unary_ops()``; ``params`` are the op's (PyTorch's
+    names). ``out`` may be ``x`` (in place)."""
+    kind, shape = _arrays.kind_of(x), _shape(x)
+    stream = _arrays.stream_for(x, device)
+    params = {k: float(v) for k, v in params.items()}
+    desc = _core.UnaryDescriptor(op, kind, shape, params)
+    y = _output(x, out, shape, kind, "out")
+    _run(_core.UnaryPlan, (op, kind, shape, tuple(sorted(params.items()))), desc, stream, input=x, out=y)
+    return _arrays.finish(x, y) if out is None else out
+
+
+def unary_backward(op, dy, saved=None, *, dx=None, device=None, **params):
+    """dx = dy · op'(x). ``saved`` is x, or y = op(x), as the op's entry in ``baracuda.unary_ops()`` says
+    ('input', 'output'; None when it is 'none')."""
+    kind, shape = _arrays.kind_of(dy), _shape(dy)
+    stream = _arrays.stream_for(dy, device)
+    params = {k: float(v) for k, v in params.items()}
+    desc = _core.UnaryDescriptor(op, kind, shape, params)
+    g = _output(dy, dx, shape, kind, "dx")
+    _run(_core.UnaryBackwardPlan, (op, kind, shape, tuple(sorted(params.items()))), desc, stream, dy=dy,
+         saved=saved, dx=g)
+    return _arrays.finish(dy, g) if dx is None else dx
+
+
+def _unary_function(entry):
+    name = entry["name"]
+
+    def f(x, *, out=None, device=None, **params):
+        return unary(name, x, out=out, device=device, **params)
+
+    f.__name__ = f.__qualname__ = name + ("_" if _keyword.iskeyword(name) else "")
+    params = entry["params"] or "none"
+    f.__doc__ = (f"{entry['doc']}\n\nParameters (PyTorch's names and defaults): {params}. "
+                 f"Backward saves: {entry['saved']}.")
+    return f
+
+
+# ---- gated activations ----------------------------------------------------------------------------------
+
+def gated_activation(kind, x, *, split_dim=-1, layout="second_half", alpha=1.702, limit=7.0, out=None,
+                     device=None):
+    """y = act(gate) · linear, the two halves of x along ``split_dim`` (``layout``: 'second_half' is F.glu's
+    order, 'first_half' vLLM's, 'interleaved' gpt-oss's). ``kind`` is one of
+    ``baracuda.gated_activation_kinds()``."""
+    element, shape = _arrays.kind_of(x), _shape(x)
+    stream = _arrays.stream_for(x, device)
+    desc = _core.GatedActivationDescriptor(kind, shape, element, split_dim, layout, alpha, limit)
+    y = _output(x, out, desc.output_shape, element, "out")
+    key = (kind, shape, element, split_dim, layout, float(alpha), float(limit))
+    _run(_core.GatedActivationPlan, key, desc, stream, x=x, y=y)
+    return _arrays.finish(x, y) if out is None else out
+
+
+def gated_activation_backward(kind, dy, x, *, split_dim=-1, layout="second_half", alpha=1.702, limit=7.0,
+                              dx=None, device=None):
+    """dx (both halves, x's shape) from dy and the forward's x."""
+    element, shape = _arrays.kind_of(x), _shape(x)
+    stream = _arrays.stream_for(x, device)
+    desc = _core.GatedActivationDescriptor(kind, shape, element, split_dim, layout, alpha, limit)
+    g = _output(x, dx, shape, element, "dx")
+    key = (kind, shape, element, split_dim, layout, float(alpha), float(limit))
+    _run(_core.GatedActivationBackwardPlan, key, desc, stream, dy=dy, x=x, dx=g)
+    return _arrays.finish(x, g) if dx is None else dx
+
+
+def _gated_function(kind):
+    def f(x, *, split_dim=-1, layout="second_half", alpha=1.702, limit=7.0, out=None, device=None):
+        return gated_activation(kind, x, split_dim=split_dim, layout=layout, alpha=alpha, limit=limit, out=out,
+                                device=device)
+
+    f.__name__ = f.__qualname__ = kind
+    f.__doc__ = f"The gated activation {kind!r}: see gated_activation."
+    return f
+
+
+# ---- cast -----------------------------------------------------------------------------------------------
+
+def cast(x, kind, *, saturate_fp8=False, out=None, device=None):
+    """x converted to element kind ``kind`` (round to nearest even; fp8 out of range: NaN for e4m3, inf for
+    e5m2, unless ``saturate_fp8``)."""
+    element, shape = _arrays.kind_of(x), _shape(x)
+    stream = _arrays.stream_for(x, device)
+    desc = _core.CastDescriptor(element, kind, shape, saturate_fp8)
+    y = _output(x, out, shape, kind, "out")
+    _run(_core.CastPlan, (element, kind, shape, bool(saturate_fp8)), desc, stream, input=x, out=y)
+    return _arrays.finish(x, y) if out is None else out
+
+
+# ---- the generated functions ------------------------------------------------------------------------------
+
+for _entry in _core.unary_ops():
+    _f = _unary_function(_entry)
+    globals()[_f.__name__] = _f
+for _kind in _core.gated_activation_kinds():
+    globals()[_kind] = _gated_function(_kind)
+del _entry, _f, _kind

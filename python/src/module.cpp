@@ -1,0 +1,15 @@
+// baracuda._core: the plan API of baracuda for Python (the package baracuda wraps it).
+#include "common.hpp"
+
+namespace baracuda::python {
+void bind_core(nb::module_& m);
+void bind_elementwise(nb::module_& m);
+}  // namespace baracuda::python
+
+NB_MODULE(_core, m) {
+  namespace py = baracuda::python;
+  m.doc() = "baracuda's plans: select once, run many times, on host, sim or cuda.";
+  py::bind_errors(m);
+  py::bind_core(m);
+  py::bind_elementwise(m);
+}
