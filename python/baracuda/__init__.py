@@ -26,6 +26,8 @@ from ._core import (
     InternalError,
     InvalidProblem,
     MisalignedOperand,
+    QuantizeDescriptor,
+    QuantizePlan,
     Stream,
     Tensor,
     UnaryBackwardPlan,
@@ -37,6 +39,7 @@ from ._core import (
     element_bits,
     element_kinds,
     gated_activation_kinds,
+    quantize_ops,
     unary_ops,
 )
 from . import ops

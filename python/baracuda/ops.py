@@ -10,7 +10,10 @@ reference) unless ``device="sim"`` (the CUDA kernels under the emulator, with it
   ``ops.unary_backward("silu", dy, x)``;
 * gated activations (``swiglu``, ``geglu``, ...): ``ops.swiglu(x, split_dim=-1, layout="second_half")``, and
   ``ops.gated_activation_backward``;
-* ``ops.cast(x, "bf16")``.
+* ``ops.cast(x, "bf16")``;
+* the quantize family, one function per op of ``baracuda.quantize_ops()``: ``ops.quantize(x, scale,
+  zero_point, quantized="s8", granularity="per_channel", axis=0)``, ``ops.dequantize``,
+  ``ops.fake_quantize``, ``ops.fake_quantize_learnable`` and their backward ops (``quantize_op`` runs any).
 """
 
 import keyword as _keyword
@@ -35,13 +38,9 @@ def _output(ref, out, shape, kind, name):
     return out
 
 
-def _run(plan_class, key, descriptor, stream, **tensors):
-    plan = _cache.plan(plan_class, key, stream, descriptor)
-    workspace = None
-    if plan.workspace_size:
-        import numpy as np
-
-        workspace = np.empty(plan.workspace_size, dtype=np.uint8)  # host and sim; cuda plans need none yet
+def _run(plan, stream, ref, **tensors):
+    """Runs `plan` on the tensors given (None: left out), with a workspace of `ref`'s framework and device."""
+    workspace = _arrays.empty(ref, (plan.workspace_size,), "u8") if plan.workspace_size else None
     plan.run(stream, workspace, **{k: _arrays.as_arg(v) for k, v in tensors.items() if v is not None})
 
 
@@ -55,7 +54,8 @@ def unary(op, x, *, out=None, device=None, **params):
     params = {k: float(v) for k, v in params.items()}
     desc = _core.UnaryDescriptor(op, kind, shape, params)
     y = _output(x, out, shape, kind, "out")
-    _run(_core.UnaryPlan, (op, kind, shape, tuple(sorted(params.items()))), desc, stream, input=x, out=y)
+    plan = _cache.plan(_core.UnaryPlan, (op, kind, shape, tuple(sorted(params.items()))), stream, desc)
+    _run(plan, stream, x, input=x, out=y)
     return _arrays.finish(x, y) if out is None else out
 
 
@@ -67,8 +67,8 @@ def unary_backward(op, dy, saved=None, *, dx=None, device=None, **params):
     params = {k: float(v) for k, v in params.items()}
     desc = _core.UnaryDescriptor(op, kind, shape, params)
     g = _output(dy, dx, shape, kind, "dx")
-    _run(_core.UnaryBackwardPlan, (op, kind, shape, tuple(sorted(params.items()))), desc, stream, dy=dy,
-         saved=saved, dx=g)
+    plan = _cache.plan(_core.UnaryBackwardPlan, (op, kind, shape, tuple(sorted(params.items()))), stream, desc)
+    _run(plan, stream, dy, dy=dy, saved=saved, dx=g)
     return _arrays.finish(dy, g) if dx is None else dx
 
 
@@ -97,7 +97,7 @@ def gated_activation(kind, x, *, split_dim=-1, layout="second_half", alpha=1.702
     desc = _core.GatedActivationDescriptor(kind, shape, element, split_dim, layout, alpha, limit)
     y = _output(x, out, desc.output_shape, element, "out")
     key = (kind, shape, element, split_dim, layout, float(alpha), float(limit))
-    _run(_core.GatedActivationPlan, key, desc, stream, x=x, y=y)
+    _run(_cache.plan(_core.GatedActivationPlan, key, stream, desc), stream, x, x=x, y=y)
     return _arrays.finish(x, y) if out is None else out
 
 
@@ -109,7 +109,7 @@ def gated_activation_backward(kind, dy, x, *, split_dim=-1, layout="second_half"
     desc = _core.GatedActivationDescriptor(kind, shape, element, split_dim, layout, alpha, limit)
     g = _output(x, dx, shape, element, "dx")
     key = (kind, shape, element, split_dim, layout, float(alpha), float(limit))
-    _run(_core.GatedActivationBackwardPlan, key, desc, stream, dy=dy, x=x, dx=g)
+    _run(_cache.plan(_core.GatedActivationBackwardPlan, key, stream, desc), stream, x, dy=dy, x=x, dx=g)
     return _arrays.finish(x, g) if dx is None else dx
 
 
@@ -132,8 +132,69 @@ def cast(x, kind, *, saturate_fp8=False, out=None, device=None):
     stream = _arrays.stream_for(x, device)
     desc = _core.CastDescriptor(element, kind, shape, saturate_fp8)
     y = _output(x, out, shape, kind, "out")
-    _run(_core.CastPlan, (element, kind, shape, bool(saturate_fp8)), desc, stream, input=x, out=y)
+    _run(_cache.plan(_core.CastPlan, (element, kind, shape, bool(saturate_fp8)), stream, desc), stream, x, input=x,
+         out=y)
     return _arrays.finish(x, y) if out is None else out
+
+
+# ---- quantize -------------------------------------------------------------------------------------------
+
+_QUANTIZE = {op["name"]: op for op in _core.quantize_ops()}
+
+
+def quantize_op(op, *, quantized="s8", element=None, granularity="per_tensor", axis=0, group_size=0,
+                quant_min=None, quant_max=None, grad_factor=1.0, convention="pytorch", device=None, **tensors):
+    """Runs the quantize family's op ``op`` (one of ``baracuda.quantize_ops()``) on the tensors it reads, given
+    by name (x, scale, zero_point, dy); returns what it writes (y, dx, dscale, dzero_point: one array, or a
+    tuple in that order), allocating those not given. ``element`` is the float kind: by default x's (dy's for
+    dequantize_backward), and f32 for dequantize, whose x is quantized."""
+    if op not in _QUANTIZE:
+        raise ValueError(f"unknown quantize op {op!r} (one of: {', '.join(_QUANTIZE)})")
+    entry = _QUANTIZE[op]
+    extra = set(tensors) - set(entry["reads"]) - set(entry["writes"])
+    if extra:
+        raise TypeError(f"{op} takes {', '.join(entry['reads'] + entry['writes'])}; not {', '.join(sorted(extra))}")
+    ref = tensors.get("x") if tensors.get("x") is not None else tensors.get("dy")
+    if ref is None:
+        raise TypeError(f"{op} needs x or dy")
+    if element is None:
+        element = "f32" if entry["form"] == "dequantizes" else _arrays.kind_of(ref)
+    shape = _shape(ref)
+    stream = _arrays.stream_for(ref, device)
+    desc = _core.QuantizeDescriptor(op, element, quantized, shape, granularity, axis, group_size, quant_min,
+                                    quant_max, grad_factor, convention)
+    key = (op, element, quantized, shape, granularity, axis, group_size, quant_min, quant_max, float(grad_factor),
+           convention)
+    plan = _cache.plan(_core.QuantizePlan, key, stream, desc)
+    results = []
+    for name in entry["writes"]:
+        if name in ("dscale", "dzero_point"):
+            shape_, kind = plan.param_shape, plan.scale_kind
+        else:
+            shape_, kind = shape, (quantized if name == "y" and entry["form"] == "quantizes" else element)
+        tensors[name] = _output(ref, tensors.get(name), shape_, kind, name)
+        results.append(tensors[name])
+    _run(plan, stream, ref, **tensors)
+    results = [_arrays.finish(ref, r) for r in results]
+    return results[0] if len(results) == 1 else tuple(results)
+
+
+def _quantize_function(entry):
+    name = entry["name"]
+    # The tensors it reads, positionally: the gradient first, as torch's backward functions take it.
+    order = [r for r in ("dy", "x", "scale", "zero_point") if r in entry["reads"]]
+
+    def f(*args, **kwargs):
+        if len(args) > len(order):
+            raise TypeError(f"{name}({', '.join(order)}, ...) takes {len(order)} tensors positionally")
+        kwargs.update(zip(order, args))
+        return quantize_op(name, **kwargs)
+
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = (f"{entry['doc']}\n\n{name}({', '.join(order)}, *, quantized='s8', granularity='per_tensor', axis=0, "
+                 f"group_size=0, quant_min=None, quant_max=None, grad_factor=1.0, convention='pytorch', "
+                 f"device=None) -> {', '.join(entry['writes'])} (see quantize_op).")
+    return f
 
 
 # ---- the generated functions ------------------------------------------------------------------------------
@@ -143,4 +204,6 @@ for _entry in _core.unary_ops():
     globals()[_f.__name__] = _f
 for _kind in _core.gated_activation_kinds():
     globals()[_kind] = _gated_function(_kind)
+for _entry in _QUANTIZE.values():
+    globals()[_entry["name"]] = _quantize_function(_entry)
 del _entry, _f, _kind

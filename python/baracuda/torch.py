@@ -4,7 +4,11 @@ model trains through them (QAT). Each function runs where its input lives, as :m
 
 * every unary op of ``baracuda.unary_ops()``: ``baracuda.torch.silu(x)``, ``baracuda.torch.unary(name, x,
   **params)`` — the backward plan reads x or y as the catalog says;
-* every gated activation: ``baracuda.torch.swiglu(x, split_dim=-1, layout="second_half")``.
+* every gated activation: ``baracuda.torch.swiglu(x, split_dim=-1, layout="second_half")``;
+* fake-quantization: ``baracuda.torch.fake_quantize(x, scale, zero_point, ...)`` with the straight-through
+  gradient (dx only, as PyTorch's), and the learnable one (LSQ), ``baracuda.torch.fake_quantize_learnable``,
+  with gradients for x, the scale and the (real-valued) zero point. A quantize with an integer output cannot
+  carry a gradient in PyTorch; fake-quantize is its straight-through form.
 
 Registration as ``torch.library`` custom ops (for ``torch.compile``) is not done yet.
 """
@@ -60,6 +64,60 @@ class GatedActivationFunction(_torch.autograd.Function):
 def gated_activation(kind, x, *, split_dim=-1, layout="second_half", alpha=1.702, limit=7.0, device=None):
     """The gated activation ``kind`` with autograd (see baracuda.ops.gated_activation)."""
     return GatedActivationFunction.apply(x, kind, split_dim, layout, alpha, limit, device)
+
+
+_QUANT_OPTIONS = ("quantized", "granularity", "axis", "group_size", "quant_min", "quant_max", "convention", "device")
+
+
+class FakeQuantizeFunction(_torch.autograd.Function):
+    """y = fake_quantize(x); dx = dy inside the range, 0 outside (no gradient for scale and zero point)."""
+
+    @staticmethod
+    def forward(ctx, x, scale, zero_point, options):
+        ctx.options = dict(options)
+        ctx.save_for_backward(x, scale, zero_point)
+        return ops.fake_quantize(x, scale, zero_point, **ctx.options)
+
+    @staticmethod
+    def backward(ctx, dy):
+        x, scale, zero_point = ctx.saved_tensors
+        return ops.fake_quantize_backward(dy, x, scale, zero_point, **ctx.options), None, None, None
+
+
+class LearnableFakeQuantizeFunction(_torch.autograd.Function):
+    """LSQ: y = fake_quantize with a real-valued zero point; dx, dscale and dzero_point from its backward op."""
+
+    @staticmethod
+    def forward(ctx, x, scale, zero_point, grad_factor, options):
+        ctx.options, ctx.grad_factor = dict(options), grad_factor
+        ctx.save_for_backward(x, scale, zero_point)
+        return ops.fake_quantize_learnable(x, scale, zero_point, **ctx.options)
+
+    @staticmethod
+    def backward(ctx, dy):
+        x, scale, zero_point = ctx.saved_tensors
+        dx, dscale, dzp = ops.fake_quantize_learnable_backward(dy, x, scale, zero_point,
+                                                               grad_factor=ctx.grad_factor, **ctx.options)
+        return dx, dscale, dzp, None, None
+
+
+def _options(kwargs):
+    unknown = set(kwargs) - set(_QUANT_OPTIONS)
+    if unknown:
+        raise TypeError(f"unknown options {sorted(unknown)} (accepted: {', '.join(_QUANT_OPTIONS)})")
+    return tuple(sorted(kwargs.items()))
+
+
+def fake_quantize(x, scale, zero_point, **options):
+    """Fake-quantize with the straight-through gradient; ``options`` as baracuda.ops.fake_quantize's
+    (quantized, granularity, axis, group_size, quant_min, quant_max, convention, device)."""
+    return FakeQuantizeFunction.apply(x, scale, zero_point, _options(options))
+
+
+def fake_quantize_learnable(x, scale, zero_point, grad_factor=1.0, **options):
+    """Learnable fake-quantize (PyTorch's _fake_quantize_learnable_*_affine): gradients for x, scale and
+    zero_point (a float tensor), the latter two times ``grad_factor``."""
+    return LearnableFakeQuantizeFunction.apply(x, scale, zero_point, float(grad_factor), _options(options))
 
 
 def _unary_function(name):

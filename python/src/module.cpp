@@ -4,6 +4,7 @@
 namespace baracuda::python {
 void bind_core(nb::module_& m);
 void bind_elementwise(nb::module_& m);
+void bind_quantize(nb::module_& m);
 }  // namespace baracuda::python
 
 NB_MODULE(_core, m) {
@@ -12,4 +13,5 @@ NB_MODULE(_core, m) {
   py::bind_errors(m);
   py::bind_core(m);
   py::bind_elementwise(m);
+  py::bind_quantize(m);
 }
