@@ -150,6 +150,23 @@ def empty(ref, shape, kind):
     return np.empty(shape, dtype=_NUMPY_DTYPES[kind])
 
 
+def _address(a):
+    fw = framework(a)
+    if fw == "torch":
+        return a.data_ptr()
+    if fw == "cupy":
+        return a.data.ptr
+    return a.__array_interface__["data"][0]
+
+
+def workspace(ref, nbytes, alignment=256):
+    """`nbytes` bytes of `ref`'s framework and device, starting at a multiple of `alignment` (the plans'
+    workspace rule): a slice of a slightly larger array."""
+    buf = empty(np.empty(0) if framework(ref) == "jax" else ref, (nbytes + alignment,), "u8")
+    offset = -_address(buf) % alignment
+    return buf[offset:offset + nbytes]
+
+
 def finish(ref, out):
     """An output `empty` made, as the caller's framework wants it (jax: a jax array over the same memory
     where jax can share it)."""

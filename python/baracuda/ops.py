@@ -13,7 +13,10 @@ reference) unless ``device="sim"`` (the CUDA kernels under the emulator, with it
 * ``ops.cast(x, "bf16")``;
 * the quantize family, one function per op of ``baracuda.quantize_ops()``: ``ops.quantize(x, scale,
   zero_point, quantized="s8", granularity="per_channel", axis=0)``, ``ops.dequantize``,
-  ``ops.fake_quantize``, ``ops.fake_quantize_learnable`` and their backward ops (``quantize_op`` runs any).
+  ``ops.fake_quantize``, ``ops.fake_quantize_learnable`` and their backward ops (``quantize_op`` runs any);
+* ``ops.dynamic_range_quantize`` (per token by default), and the int8 GEMMs: ``ops.int_gemm(a, b)``,
+  ``ops.quantized_linear(x, w, w_scale, bias)`` (W8A8, x quantized per token inside),
+  ``ops.smooth_quant_linear(x_q, w, w_scale, bias, x_scale=...)``.
 """
 
 import keyword as _keyword
@@ -40,7 +43,7 @@ def _output(ref, out, shape, kind, name):
 
 def _run(plan, stream, ref, **tensors):
     """Runs `plan` on the tensors given (None: left out), with a workspace of `ref`'s framework and device."""
-    workspace = _arrays.empty(ref, (plan.workspace_size,), "u8") if plan.workspace_size else None
+    workspace = _arrays.workspace(ref, plan.workspace_size) if plan.workspace_size else None
     plan.run(stream, workspace, **{k: _arrays.as_arg(v) for k, v in tensors.items() if v is not None})
 
 
@@ -195,6 +198,70 @@ def _quantize_function(entry):
                  f"group_size=0, quant_min=None, quant_max=None, grad_factor=1.0, convention='pytorch', "
                  f"device=None) -> {', '.join(entry['writes'])} (see quantize_op).")
     return f
+
+
+# ---- int8 GEMMs and linears -------------------------------------------------------------------------------
+
+def int_gemm(a, b, *, out=None, device=None):
+    """c[M, N] (int32) = a[M, K] · b[N, K]ᵀ for int8 (s8 or u8) a and b, K-contiguous."""
+    (m, k), (n, _) = _shape(a), _shape(b)
+    stream = _arrays.stream_for(a, device)
+    desc = _core.IntGemmDescriptor(m, n, k, _arrays.kind_of(a), _arrays.kind_of(b))
+    plan = _cache.plan(_core.IntGemmPlan, (m, n, k, desc.a, desc.b), stream, desc)
+    c = _output(a, out, (m, n), "s32", "out")
+    _run(plan, stream, a, a=a, b=b, c=c)
+    return _arrays.finish(a, c) if out is None else out
+
+
+def quantized_linear(x, weight, weight_scale, bias=None, *, output=None, x_quantized="s8", mode="symmetric",
+                     activation="none", convention="pytorch", out=None, device=None):
+    """W8A8 linear: x[M, K] (float) quantized per token inside the plan, weight[N, K] int8, weight_scale [N]
+    (or [1]), optional bias [N] of the output kind: y[M, N] = act(s_x · s_w · (x_q · wᵀ − zp · Σw) + bias).
+    ``output`` defaults to x's kind; ``activation`` is one of ``baracuda.linear_activations()``."""
+    (m, k), (n, _) = _shape(x), _shape(weight)
+    element = _arrays.kind_of(x)
+    output = output or element
+    wsg = "per_tensor" if _shape(weight_scale) == (1,) and n != 1 else "per_channel"
+    stream = _arrays.stream_for(x, device)
+    desc = _core.QuantizedLinearDescriptor(m, n, k, element, output, x_quantized, mode, wsg, bias is not None,
+                                           activation, convention)
+    key = (m, n, k, element, output, x_quantized, mode, wsg, bias is not None, activation, convention)
+    plan = _cache.plan(_core.QuantizedLinearPlan, key, stream, desc)
+    y = _output(x, out, (m, n), output, "out")
+    _run(plan, stream, x, x=x, weight=weight, weight_scale=weight_scale, bias=bias, y=y)
+    return _arrays.finish(x, y) if out is None else out
+
+
+def smooth_quant_linear(x_q, weight, weight_scale, bias=None, *, x_scale, output="f16", activation="none",
+                        out=None, device=None):
+    """SmoothQuant W8A8 linear over x_q[M, K] int8, quantized by the caller with the static scale ``x_scale``:
+    y[M, N] = act(x_scale · s_w · (x_q · wᵀ) + bias), of kind ``output``."""
+    (m, k), (n, _) = _shape(x_q), _shape(weight)
+    wsg = "per_tensor" if _shape(weight_scale) == (1,) and n != 1 else "per_channel"
+    stream = _arrays.stream_for(x_q, device)
+    desc = _core.SmoothQuantLinearDescriptor(m, n, k, float(x_scale), output, wsg, bias is not None, activation)
+    key = (m, n, k, desc.x_scale, output, wsg, bias is not None, activation)
+    plan = _cache.plan(_core.SmoothQuantLinearPlan, key, stream, desc)
+    y = _output(x_q, out, (m, n), output, "out")
+    _run(plan, stream, x_q, x_q=x_q, weight=weight, weight_scale=weight_scale, bias=bias, y=y)
+    return _arrays.finish(x_q, y) if out is None else out
+
+
+def dynamic_range_quantize(x, *, quantized="s8", granularity="per_token", axis=0, group_size=0, mode="symmetric",
+                           quant_min=None, quant_max=None, convention="pytorch", device=None):
+    """Quantizes x with the (scale, zero point) of each segment's range; returns (y, scale, zero_point), the
+    zero point None in symmetric mode. ``mode`` is one of ``baracuda.dynamic_range_modes()``."""
+    element, shape = _arrays.kind_of(x), _shape(x)
+    stream = _arrays.stream_for(x, device)
+    desc = _core.DynamicRangeQuantizeDescriptor(element, quantized, shape, granularity, axis, group_size, mode,
+                                                quant_min, quant_max, convention)
+    key = (element, quantized, shape, granularity, axis, group_size, mode, quant_min, quant_max, convention)
+    plan = _cache.plan(_core.DynamicRangeQuantizePlan, key, stream, desc)
+    y = _arrays.empty(x, shape, quantized)
+    scale = _arrays.empty(x, plan.param_shape, plan.scale_kind)
+    zp = None if mode == "symmetric" else _arrays.empty(x, plan.param_shape, "s32")
+    _run(plan, stream, x, x=x, y=y, scale=scale, zero_point=zp)
+    return tuple(None if t is None else _arrays.finish(x, t) for t in (y, scale, zp))
 
 
 # ---- the generated functions ------------------------------------------------------------------------------

@@ -46,30 +46,45 @@ void bind_errors(nb::module_& m);
 
 // ---- enumerations by name -------------------------------------------------------------------------------
 
-/// An enumeration that Python spells by its `to_string` name ("swiglu", "first_half", "f16"): values 0 to
-/// `count` - 1. Specialised beside each family's bindings.
+/// The names of an enumeration for Python: `count` values 0 .. count - 1, spelled by `name(value)`.
+/// Specialised beside each family's bindings; most derive from NamedByToString.
 template <class E>
-struct EnumNames;  // static constexpr std::size_t count; static constexpr const char* what;
+struct EnumNames;  // static constexpr std::size_t count; static constexpr const char* what; name(E)
+
+/// Names by the library's `to_string` ("swiglu", "first_half", "f16").
+struct NamedByToString {
+  template <class E>
+  static std::string_view name(E e) {
+    return to_string(e);
+  }
+};
 
 /// The value named `name`, or ValueError listing the names.
 template <class E>
 E parse_name(std::string_view name) {
   std::string known;
   for (std::size_t i = 0; i < EnumNames<E>::count; ++i) {
-    if (to_string(static_cast<E>(i)) == name) return static_cast<E>(i);
-    known += (i ? ", " : "") + std::string(to_string(static_cast<E>(i)));
+    if (EnumNames<E>::name(static_cast<E>(i)) == name) return static_cast<E>(i);
+    known += (i ? ", " : "") + std::string(EnumNames<E>::name(static_cast<E>(i)));
   }
   throw nb::value_error(
       ("unknown " + std::string(EnumNames<E>::what) + " '" + std::string(name) + "' (one of: " + known + ")").c_str());
 }
+/// The names of every value.
+template <class E>
+std::vector<std::string> all_names() {
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < EnumNames<E>::count; ++i) names.emplace_back(EnumNames<E>::name(static_cast<E>(i)));
+  return names;
+}
 
 template <>
-struct EnumNames<ElementKind> {
+struct EnumNames<ElementKind> : NamedByToString {
   static constexpr std::size_t count = kNumElementKinds;
   static constexpr const char* what = "element kind";
 };
 template <>
-struct EnumNames<BackendKind> {
+struct EnumNames<BackendKind> : NamedByToString {
   static constexpr std::size_t count = 8;
   static constexpr const char* what = "backend";
 };
@@ -186,7 +201,7 @@ nb::class_<Plan> bind_plan(nb::module_& m, const char* name, std::vector<ArgFiel
 template <class C, class E>
 void enum_property(nb::class_<C>& c, const char* name, E C::*m, const char* doc) {
   c.def_prop_rw(
-      name, [m](const C& o) { return std::string(to_string(o.*m)); },
+      name, [m](const C& o) { return std::string(EnumNames<E>::name(o.*m)); },
       [m](C& o, std::string_view v) { o.*m = parse_name<E>(v); }, doc);
 }
 /// Binds member `m`, a Shape, as a property that reads and writes a tuple of integers.

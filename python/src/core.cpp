@@ -9,7 +9,7 @@
 namespace baracuda::python {
 
 template <>
-struct EnumNames<DeviceKind> {
+struct EnumNames<DeviceKind> : NamedByToString {
   static constexpr std::size_t count = 3;
   static constexpr const char* what = "device";
 };
@@ -220,11 +220,7 @@ void bind_core(nb::module_& m) {
         return t.kind ? std::optional(std::string(to_string(*t.kind))) : std::nullopt;
       });
 
-  m.def("element_kinds", [] {
-    std::vector<std::string> names;
-    for (std::size_t i = 0; i < kNumElementKinds; ++i) names.emplace_back(to_string(static_cast<ElementKind>(i)));
-    return names;
-  }, "The element kinds' names.");
+  m.def("element_kinds", &all_names<ElementKind>, "The element kinds' names.");
   m.def("element_bits", [](std::string_view kind) { return element_bits(parse_name<ElementKind>(kind)); },
         "Bits per element of a kind.");
   m.def("cuda_available", [] { return cuda_availability().usable; },

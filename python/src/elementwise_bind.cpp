@@ -12,22 +12,22 @@
 namespace baracuda::python {
 
 template <>
-struct EnumNames<UnaryKind> {
+struct EnumNames<UnaryKind> : NamedByToString {
   static constexpr std::size_t count = kNumUnaryKinds;
   static constexpr const char* what = "unary op";
 };
 template <>
-struct EnumNames<UnaryParam> {
+struct EnumNames<UnaryParam> : NamedByToString {
   static constexpr std::size_t count = kNumUnaryParams;
   static constexpr const char* what = "unary parameter";
 };
 template <>
-struct EnumNames<GatedActivationKind> {
+struct EnumNames<GatedActivationKind> : NamedByToString {
   static constexpr std::size_t count = kNumGatedActivationKinds;
   static constexpr const char* what = "gated activation";
 };
 template <>
-struct EnumNames<GateLayout> {
+struct EnumNames<GateLayout> : NamedByToString {
   static constexpr std::size_t count = 3;
   static constexpr const char* what = "gate layout";
 };
@@ -132,12 +132,7 @@ void bind_gated(nb::module_& m) {
       {input("dy", &dynamic::GatedActivationBackwardArgs::dy), input("x", &dynamic::GatedActivationBackwardArgs::x),
        output("dx", &dynamic::GatedActivationBackwardArgs::dx)},
       "dx (both halves) from dy and the forward's x.");
-  m.def("gated_activation_kinds", [] {
-    std::vector<std::string> names;
-    for (std::size_t i = 0; i < kNumGatedActivationKinds; ++i)
-      names.emplace_back(to_string(static_cast<GatedActivationKind>(i)));
-    return names;
-  });
+  m.def("gated_activation_kinds", &all_names<GatedActivationKind>, "The gated activations' names.");
 }
 
 void bind_cast(nb::module_& m) {

@@ -5,6 +5,7 @@ namespace baracuda::python {
 void bind_core(nb::module_& m);
 void bind_elementwise(nb::module_& m);
 void bind_quantize(nb::module_& m);
+void bind_linear(nb::module_& m);
 }  // namespace baracuda::python
 
 NB_MODULE(_core, m) {
@@ -14,4 +15,5 @@ NB_MODULE(_core, m) {
   py::bind_core(m);
   py::bind_elementwise(m);
   py::bind_quantize(m);
+  py::bind_linear(m);
 }

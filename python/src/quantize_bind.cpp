@@ -1,34 +1,18 @@
 // Bindings of the quantize family: QuantizeDescriptor (op, kinds, shape, granularity, range, convention) and
 // QuantizePlan, whose ops and operands come from the family's catalog (quantize_ops.def).
-#include <array>
-
 #include "baracuda/ops/quantize.hpp"
 #include "common.hpp"
+#include "quant_names.hpp"
 
 namespace baracuda::python {
 
 template <>
-struct EnumNames<QuantizeOp> {
+struct EnumNames<QuantizeOp> : NamedByToString {
   static constexpr std::size_t count = std::size(detail::kQuantizeOps);
   static constexpr const char* what = "quantize op";
 };
-template <>
-struct EnumNames<QuantConvention> {
-  static constexpr std::size_t count = 4;
-  static constexpr const char* what = "quantization convention";
-};
 
 namespace {
-
-constexpr std::array<std::string_view, 4> kGranularities = {"per_tensor", "per_channel", "per_token", "per_group"};
-
-QuantGranularity::Kind parse_granularity(std::string_view name) {
-  for (std::size_t i = 0; i < kGranularities.size(); ++i)
-    if (kGranularities[i] == name) return static_cast<QuantGranularity::Kind>(i);
-  throw nb::value_error(("unknown granularity '" + std::string(name) +
-                         "' (one of: per_tensor, per_channel, per_token, per_group)")
-                            .c_str());
-}
 
 // The catalog's operand flags, by the QuantizeArgs member they name.
 struct Operand {
@@ -69,7 +53,7 @@ void bind_quantize(nb::module_& m) {
         desc.element = parse_name<ElementKind>(element);
         desc.quantized = parse_name<ElementKind>(quantized);
         desc.shape = to_shape(shape);
-        desc.granularity = QuantGranularity{parse_granularity(granularity), axis, group_size};
+        desc.granularity = granularity_of(granularity, axis, group_size);
         desc.quant_min = quant_min;
         desc.quant_max = quant_max;
         desc.grad_factor = grad_factor;
