@@ -116,7 +116,7 @@ def as_arg(a):
         if a.requires_grad:
             a = a.detach()
         kind = kind_of(a)
-        if kind in ("fp8e4m3", "fp8e5m2"):
+        if kind in ("fp8e4m3", "fp8e5m2", "bool"):  # PyTorch 1.13's DLPack has neither
             import torch
 
             return _core.Tensor(a.view(torch.uint8), kind)

@@ -16,7 +16,11 @@ reference) unless ``device="sim"`` (the CUDA kernels under the emulator, with it
   ``ops.fake_quantize``, ``ops.fake_quantize_learnable`` and their backward ops (``quantize_op`` runs any);
 * ``ops.dynamic_range_quantize`` (per token by default), and the int8 GEMMs: ``ops.int_gemm(a, b)``,
   ``ops.quantized_linear(x, w, w_scale, bias)`` (W8A8, x quantized per token inside),
-  ``ops.smooth_quant_linear(x_q, w, w_scale, bias, x_scale=...)``.
+  ``ops.smooth_quant_linear(x_q, w, w_scale, bias, x_scale=...)``;
+* broadcasting binary ops (``add``, ``mul``, ``maximum``, ... ``baracuda.binary_ops()``), comparisons
+  (``eq``, ``lt``, ...), ternary ops (``clamp``, ``lerp``, ``addcmul``, ``addcdiv``, ``fma``), ``where``, and
+  their backward (``binary_backward``, ``ternary_backward``);
+* ``fill_(out, value)``, ``arange``, ``linspace``, ``affine(x, alpha, beta)``.
 """
 
 import keyword as _keyword
@@ -264,6 +268,138 @@ def dynamic_range_quantize(x, *, quantized="s8", granularity="per_token", axis=0
     return tuple(None if t is None else _arrays.finish(x, t) for t in (y, scale, zp))
 
 
+# ---- binary, ternary, where -----------------------------------------------------------------------------
+
+def _broadcasting(plan_class, descriptor, key, ref, out, out_kind, device, **tensors):
+    """Runs a broadcasting plan whose output (`out`, of `out_kind`) has the plan's output shape."""
+    stream = _arrays.stream_for(ref, device)
+    plan = _cache.plan(plan_class, key, stream, descriptor)
+    y = _output(ref, out, plan.output_shape, out_kind, "out")
+    _run(plan, stream, ref, out=y, **tensors)
+    return _arrays.finish(ref, y) if out is None else out
+
+
+def binary(op, a, b, *, out=None, device=None):
+    """out = a op b with NumPy broadcasting; ``op`` one of ``baracuda.binary_ops()``."""
+    kind = _arrays.kind_of(a)
+    desc = _core.BinaryDescriptor(op, kind, _shape(a), _shape(b))
+    return _broadcasting(_core.BinaryPlan, desc, (op, kind, _shape(a), _shape(b)), a, out, kind, device, a=a, b=b)
+
+
+def compare(op, a, b, *, out=None, device=None):
+    """out (bool) = a cmp b with broadcasting; ``op`` one of ``baracuda.compare_ops()``."""
+    kind = _arrays.kind_of(a)
+    desc = _core.CompareDescriptor(op, kind, _shape(a), _shape(b))
+    return _broadcasting(_core.ComparePlan, desc, (op, kind, _shape(a), _shape(b)), a, out, "bool", device, a=a,
+                         b=b)
+
+
+def binary_backward(op, dy, a, b, *, da=True, db=True, device=None):
+    """(da, db) of a op b at the output shape (not reduced to a's and b's shapes; None where not asked)."""
+    kind = _arrays.kind_of(a)
+    stream = _arrays.stream_for(dy, device)
+    desc = _core.BinaryDescriptor(op, kind, _shape(a), _shape(b))
+    plan = _cache.plan(_core.BinaryBackwardPlan, (op, kind, _shape(a), _shape(b)), stream, desc)
+    grads = [_arrays.empty(dy, plan.output_shape, kind) if want else None for want in (da, db)]
+    _run(plan, stream, dy, dy=dy, a=a, b=b, da=grads[0], db=grads[1])
+    return tuple(None if g is None else _arrays.finish(dy, g) for g in grads)
+
+
+def ternary(op, a, b, c, *, value=1.0, out=None, device=None):
+    """out = op(a, b, c) with broadcasting; ``op`` one of ``baracuda.ternary_ops()`` (clamp's b and c are its
+    bounds, lerp's c the weight, addcmul's and addcdiv's ``value`` the factor)."""
+    kind = _arrays.kind_of(a)
+    shapes = (_shape(a), _shape(b), _shape(c))
+    desc = _core.TernaryDescriptor(op, kind, *shapes, value)
+    return _broadcasting(_core.TernaryPlan, desc, (op, kind, shapes, float(value)), a, out, kind, device, a=a, b=b,
+                         c=c)
+
+
+def ternary_backward(op, dy, a, b, c, *, value=1.0, device=None):
+    """(da, db, dc) of op(a, b, c) at the output shape (not reduced)."""
+    kind = _arrays.kind_of(a)
+    shapes = (_shape(a), _shape(b), _shape(c))
+    stream = _arrays.stream_for(dy, device)
+    desc = _core.TernaryDescriptor(op, kind, *shapes, value)
+    plan = _cache.plan(_core.TernaryBackwardPlan, (op, kind, shapes, float(value)), stream, desc)
+    grads = [_arrays.empty(dy, plan.output_shape, kind) for _ in range(3)]
+    _run(plan, stream, dy, dy=dy, a=a, b=b, c=c, da=grads[0], db=grads[1], dc=grads[2])
+    return tuple(_arrays.finish(dy, g) for g in grads)
+
+
+def where(cond, a, b, *, out=None, device=None):
+    """out = cond ? a : b with broadcasting (cond bool)."""
+    kind = _arrays.kind_of(a)
+    shapes = (_shape(cond), _shape(a), _shape(b))
+    desc = _core.WhereDescriptor(kind, *shapes)
+    return _broadcasting(_core.WherePlan, desc, (kind, shapes), a, out, kind, device, cond=cond, a=a, b=b)
+
+
+def _binary_function(op, run, what):
+    def f(a, b, *, out=None, device=None):
+        return run(op, a, b, out=out, device=device)
+
+    f.__name__ = f.__qualname__ = op
+    f.__doc__ = f"The {what} {op!r} with broadcasting (see {run.__name__})."
+    return f
+
+
+def _ternary_function(op):
+    def f(a, b, c, *, value=1.0, out=None, device=None):
+        return ternary(op, a, b, c, value=value, out=out, device=device)
+
+    f.__name__ = f.__qualname__ = op
+    f.__doc__ = f"The ternary op {op!r} with broadcasting (see ternary)."
+    return f
+
+
+# ---- fill, sequences, affine -----------------------------------------------------------------------------
+
+def fill_(out, value, *, device=None):
+    """Writes ``value`` (float, int or bool) into every element of ``out``; returns ``out``."""
+    kind, shape = _arrays.kind_of(out), _shape(out)
+    stream = _arrays.stream_for(out, device)
+    desc = _core.FillDescriptor(kind, shape, value)
+    plan = _cache.plan(_core.FillPlan, (kind, shape, type(value).__name__, value), stream, desc)
+    _run(plan, stream, out, out=out)
+    return out
+
+
+def _sequence(op, kind, like, device, start, end, step=1.0, steps=0):
+    import numpy as np
+
+    ref = np.empty(0) if like is None else like
+    stream = _arrays.stream_for(ref, device)
+    desc = _core.SequenceDescriptor(op, kind, float(start), float(end), float(step), int(steps))
+    plan = _cache.plan(_core.SequencePlan, (op, kind, float(start), float(end), float(step), int(steps)), stream,
+                       desc)
+    y = _arrays.empty(ref, (plan.count,), kind)
+    _run(plan, stream, ref, y=y)
+    return _arrays.finish(ref, y)
+
+
+def arange(start, end, step=1.0, *, kind="f32", like=None, device=None):
+    """torch.arange(start, end, step) of element kind ``kind``, in the framework and on the device of ``like``
+    (default: numpy, on the CPU)."""
+    return _sequence("arange", kind, like, device, start, end, step=step)
+
+
+def linspace(start, end, steps, *, kind="f32", like=None, device=None):
+    """torch.linspace(start, end, steps) of element kind ``kind`` (see arange for ``like``)."""
+    return _sequence("linspace", kind, like, device, start, end, steps=steps)
+
+
+def affine(x, alpha=1.0, beta=0.0, *, out=None, device=None):
+    """out = alpha · x + beta."""
+    kind, shape = _arrays.kind_of(x), _shape(x)
+    stream = _arrays.stream_for(x, device)
+    desc = _core.AffineDescriptor(kind, shape, float(alpha), float(beta))
+    plan = _cache.plan(_core.AffinePlan, (kind, shape, float(alpha), float(beta)), stream, desc)
+    y = _output(x, out, shape, kind, "out")
+    _run(plan, stream, x, input=x, out=y)
+    return _arrays.finish(x, y) if out is None else out
+
+
 # ---- the generated functions ------------------------------------------------------------------------------
 
 for _entry in _core.unary_ops():
@@ -273,4 +409,10 @@ for _kind in _core.gated_activation_kinds():
     globals()[_kind] = _gated_function(_kind)
 for _entry in _QUANTIZE.values():
     globals()[_entry["name"]] = _quantize_function(_entry)
-del _entry, _f, _kind
+for _op in _core.binary_ops():
+    globals()[_op] = _binary_function(_op, binary, "binary op")
+for _op in _core.compare_ops():
+    globals()[_op] = _binary_function(_op, compare, "comparison")
+for _op in _core.ternary_ops():
+    globals()[_op] = _ternary_function(_op)
+del _entry, _f, _kind, _op

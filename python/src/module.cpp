@@ -6,6 +6,7 @@ void bind_core(nb::module_& m);
 void bind_elementwise(nb::module_& m);
 void bind_quantize(nb::module_& m);
 void bind_linear(nb::module_& m);
+void bind_pointwise(nb::module_& m);
 }  // namespace baracuda::python
 
 NB_MODULE(_core, m) {
@@ -16,4 +17,5 @@ NB_MODULE(_core, m) {
   py::bind_elementwise(m);
   py::bind_quantize(m);
   py::bind_linear(m);
+  py::bind_pointwise(m);
 }
