@@ -33,8 +33,18 @@ except ImportError:  # bf16 and fp8 numpy arrays then do not exist
 _NUMPY_DTYPES = {kind: dtype for dtype, kind in _NUMPY_KINDS.items()}
 
 
+def unwrap(a):
+    """The array of a baracuda.Tensor, or `a`."""
+    return a.array if isinstance(a, _core.Tensor) else a
+
+
+def shape_of(a):
+    return tuple(int(d) for d in unwrap(a).shape)
+
+
 def framework(a):
     """'torch', 'numpy', 'cupy', 'jax' or 'dlpack' (any other object with __dlpack__)."""
+    a = unwrap(a)
     root = type(a).__module__.split(".")[0]
     if root in ("torch", "numpy", "cupy"):
         return root
@@ -58,6 +68,8 @@ def _torch_kinds():
 
 def kind_of(a):
     """The element kind of array `a` ('f32', 'bf16', ...)."""
+    if isinstance(a, _core.Tensor):
+        return a.kind
     fw = framework(a)
     if fw == "torch":
         kind = _torch_kinds().get(a.dtype)
@@ -70,6 +82,7 @@ def kind_of(a):
 
 def device_of(a):
     """('cpu', 0) or ('cuda', device index)."""
+    a = unwrap(a)
     if framework(a) == "numpy":
         return ("cpu", 0)
     dev_type, dev_id = a.__dlpack_device__()
@@ -131,17 +144,24 @@ def as_arg(a):
 def empty(ref, shape, kind):
     """A new array of `ref`'s framework and device, of `shape` and element kind `kind`. For jax, whose arrays
     are immutable, a numpy array (see finish)."""
+    ref = unwrap(ref)
     fw = framework(ref)
     shape = tuple(int(d) for d in shape)
     if fw == "torch":
         import torch
 
         dtypes = {k: d for d, k in _torch_kinds().items()}
-        if kind not in dtypes:
-            raise _core.Unsupported(f"this torch has no dtype for element kind {kind}")
+        if kind not in dtypes and kind in ("fp8e4m3", "fp8e5m2"):  # a torch before 2.1: the bits in uint8
+            return _core.Tensor(torch.empty(shape, dtype=torch.uint8, device=ref.device), kind)
         return torch.empty(shape, dtype=dtypes[kind], device=ref.device)
-    if kind not in _NUMPY_DTYPES:
-        raise _core.Unsupported(f"numpy holds {kind} only through ml_dtypes, which is not installed")
+    if kind not in _NUMPY_DTYPES and kind in _ML_DTYPES:  # no ml_dtypes: the bits in unsigned integers
+        integer = _ML_DTYPES[kind][1]
+        if fw == "cupy":
+            import cupy
+
+            with cupy.cuda.Device(device_of(ref)[1]):
+                return _core.Tensor(cupy.empty(shape, dtype=integer), kind)
+        return _core.Tensor(np.empty(shape, dtype=integer), kind)
     if fw == "cupy":
         import cupy
 
@@ -151,6 +171,7 @@ def empty(ref, shape, kind):
 
 
 def _address(a):
+    a = unwrap(a)
     fw = framework(a)
     if fw == "torch":
         return a.data_ptr()
@@ -170,7 +191,7 @@ def workspace(ref, nbytes, alignment=256):
 def finish(ref, out):
     """An output `empty` made, as the caller's framework wants it (jax: a jax array over the same memory
     where jax can share it)."""
-    if framework(ref) == "jax":
+    if framework(ref) == "jax" and not isinstance(out, _core.Tensor):
         import jax.dlpack
 
         return jax.dlpack.from_dlpack(out)

@@ -20,7 +20,8 @@ reference) unless ``device="sim"`` (the CUDA kernels under the emulator, with it
 * broadcasting binary ops (``add``, ``mul``, ``maximum``, ... ``baracuda.binary_ops()``), comparisons
   (``eq``, ``lt``, ...), ternary ops (``clamp``, ``lerp``, ``addcmul``, ``addcdiv``, ``fma``), ``where``, and
   their backward (``binary_backward``, ``ternary_backward``);
-* ``fill_(out, value)``, ``arange``, ``linspace``, ``affine(x, alpha, beta)``.
+* ``fill_(out, value)``, ``arange``, ``linspace``, ``affine(x, alpha, beta)``;
+* FP8: ``fp8_quantize(x, scale)`` (y and amax), ``fp8_dequantize``, ``fp8_scaling_update`` (delayed scaling).
 """
 
 import keyword as _keyword
@@ -32,8 +33,7 @@ clear_plan_cache = _cache.clear
 plan_cache_info = _cache.info
 
 
-def _shape(a):
-    return tuple(int(d) for d in a.shape)
+_shape = _arrays.shape_of
 
 
 def _output(ref, out, shape, kind, name):
@@ -398,6 +398,47 @@ def affine(x, alpha=1.0, beta=0.0, *, out=None, device=None):
     y = _output(x, out, shape, kind, "out")
     _run(plan, stream, x, input=x, out=y)
     return _arrays.finish(x, y) if out is None else out
+
+
+# ---- FP8 ------------------------------------------------------------------------------------------------
+
+def fp8_quantize(x, scale, *, kind="fp8e4m3", amax=None, scale_inv=None, accumulate_amax=False,
+                 convention="pytorch", device=None):
+    """y = saturate_to_fp8(x · scale) and amax = max |x| (f32 [1]); returns (y, amax). ``amax`` may be given
+    (e.g. a [1] view of an amax history's slot 0), and is then read too when ``accumulate_amax``;
+    ``scale_inv`` (f32 [1]), when given, receives 1 / scale. y is an fp8 array of the caller's framework, or,
+    where the framework has no fp8 dtype (PyTorch before 2.1, numpy without ml_dtypes), a baracuda.Tensor over
+    uint8 that every baracuda function takes."""
+    element, shape = _arrays.kind_of(x), _shape(x)
+    stream = _arrays.stream_for(x, device)
+    desc = _core.Fp8QuantizeDescriptor(element, kind, shape, accumulate_amax, convention)
+    plan = _cache.plan(_core.Fp8QuantizePlan, (element, kind, shape, bool(accumulate_amax), convention), stream,
+                       desc)
+    y = _arrays.empty(x, shape, kind)
+    amax = _output(x, amax, (1,), "f32", "amax")
+    _run(plan, stream, x, x=x, scale=scale, y=y, amax=amax, scale_inv=scale_inv)
+    return _arrays.finish(x, y), amax
+
+
+def fp8_dequantize(x, scale_inv, *, output="f32", out=None, device=None):
+    """y = x · scale_inv for fp8 x (an fp8 array or a baracuda.Tensor), of kind ``output``."""
+    kind, shape = _arrays.kind_of(x), _shape(x)
+    stream = _arrays.stream_for(x, device)
+    desc = _core.Fp8DequantizeDescriptor(kind, output, shape)
+    plan = _cache.plan(_core.Fp8DequantizePlan, (kind, output, shape), stream, desc)
+    y = _output(x, out, shape, output, "out")
+    _run(plan, stream, x, x=x, scale_inv=scale_inv, y=y)
+    return _arrays.finish(x, y) if out is None else out
+
+
+def fp8_scaling_update(amax_history, scale, scale_inv, *, fp8_kind="fp8e4m3", amax_compute_algo="max", margin=0,
+                       device=None):
+    """One step of delayed scaling, in place on amax_history [H], scale [1] and scale_inv [1] (f32)."""
+    h = _shape(amax_history)[0]
+    stream = _arrays.stream_for(amax_history, device)
+    desc = _core.Fp8ScalingUpdateDescriptor(fp8_kind, h, amax_compute_algo, margin)
+    plan = _cache.plan(_core.Fp8ScalingUpdatePlan, (fp8_kind, h, amax_compute_algo, int(margin)), stream, desc)
+    _run(plan, stream, amax_history, amax_history=amax_history, scale=scale, scale_inv=scale_inv)
 
 
 # ---- the generated functions ------------------------------------------------------------------------------

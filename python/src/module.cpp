@@ -7,6 +7,7 @@ void bind_elementwise(nb::module_& m);
 void bind_quantize(nb::module_& m);
 void bind_linear(nb::module_& m);
 void bind_pointwise(nb::module_& m);
+void bind_fp8(nb::module_& m);
 }  // namespace baracuda::python
 
 NB_MODULE(_core, m) {
@@ -18,4 +19,5 @@ NB_MODULE(_core, m) {
   py::bind_quantize(m);
   py::bind_linear(m);
   py::bind_pointwise(m);
+  py::bind_fp8(m);
 }
