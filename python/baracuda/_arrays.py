@@ -188,6 +188,32 @@ def workspace(ref, nbytes, alignment=256):
     return buf[offset:offset + nbytes]
 
 
+def host_numpy(a):
+    """`a`'s values as a numpy array on the host (a copy where `a` is on a GPU)."""
+    a = unwrap(a)
+    fw = framework(a)
+    if fw == "torch":
+        return a.detach().cpu().numpy()
+    if fw == "cupy":
+        return a.get()
+    return np.asarray(a)
+
+
+def like(ref, values, kind):
+    """`values` (a numpy array) as a new array of `ref`'s framework and device, of element kind `kind`."""
+    out = empty(ref, values.shape, kind)
+    fw = framework(ref)
+    if fw == "torch":
+        import torch
+
+        out.copy_(torch.from_numpy(np.ascontiguousarray(values)))
+    elif fw == "cupy":
+        out.set(np.ascontiguousarray(values, dtype=out.dtype))
+    else:
+        out[...] = values
+    return out
+
+
 def finish(ref, out):
     """An output `empty` made, as the caller's framework wants it (jax: a jax array over the same memory
     where jax can share it)."""

@@ -21,7 +21,8 @@ reference) unless ``device="sim"`` (the CUDA kernels under the emulator, with it
   (``eq``, ``lt``, ...), ternary ops (``clamp``, ``lerp``, ``addcmul``, ``addcdiv``, ``fma``), ``where``, and
   their backward (``binary_backward``, ``ternary_backward``);
 * ``fill_(out, value)``, ``arange``, ``linspace``, ``affine(x, alpha, beta)``;
-* FP8: ``fp8_quantize(x, scale)`` (y and amax), ``fp8_dequantize``, ``fp8_scaling_update`` (delayed scaling).
+* FP8: ``fp8_quantize(x, scale)`` (y and amax), ``fp8_dequantize``, ``fp8_scaling_update`` (delayed scaling);
+* W4A16: ``marlin_repack`` (a GPTQ or AWQ checkpoint's tensors to Marlin's) and ``int4_gemm``.
 """
 
 import keyword as _keyword
@@ -439,6 +440,51 @@ def fp8_scaling_update(amax_history, scale, scale_inv, *, fp8_kind="fp8e4m3", am
     desc = _core.Fp8ScalingUpdateDescriptor(fp8_kind, h, amax_compute_algo, margin)
     plan = _cache.plan(_core.Fp8ScalingUpdatePlan, (fp8_kind, h, amax_compute_algo, int(margin)), stream, desc)
     _run(plan, stream, amax_history, amax_history=amax_history, scale=scale, scale_inv=scale_inv)
+
+
+# ---- int4 weights (W4A16) --------------------------------------------------------------------------------
+
+def marlin_repack(qweight, scales, *, qzeros=None, g_idx=None, group=128, format="gptq", scale_element="f16",
+                  device=None):
+    """A GPTQ (symmetric; ``g_idx`` for desc_act) or AWQ (with ``qzeros``) checkpoint's int4 tensors in the
+    Marlin layout of ``int4_gemm``: returns (b_q, scales, zeros, perm), zeros None for GPTQ and perm None
+    without act-order. GPTQ's qweight is int32 [K/8, N], AWQ's [K, N/8]; scales float16 [G, N]."""
+    rows, cols = _shape(qweight)
+    k, n = (8 * rows, cols) if format == "gptq" else (rows, 8 * cols)
+    groups = _shape(scales)[0]
+    perm = None
+    if g_idx is not None and groups > 1:
+        import numpy as np
+
+        values = _core.marlin_act_order_perm(np.ascontiguousarray(_arrays.host_numpy(g_idx), dtype=np.int32), k, n,
+                                             group)
+        perm = _arrays.like(qweight, np.asarray(values, dtype=np.int32), "s32")
+    stream = _arrays.stream_for(qweight, device)
+    desc = _core.Int4RepackDescriptor(k, n, group, format, perm is not None, scale_element)
+    plan = _cache.plan(_core.Int4MarlinRepackPlan, (k, n, group, format, perm is not None, scale_element), stream,
+                       desc)
+    b_q = _arrays.empty(qweight, (k // 16, 2 * n), "s32")
+    out_scales = _arrays.empty(qweight, (groups, n), scale_element)
+    zeros = _arrays.empty(qweight, (groups, n // 8), "s32") if format == "awq" else None
+    _run(plan, stream, qweight, qweight=qweight, qzeros=qzeros if format == "awq" else None, scales=scales,
+         perm=perm, out_qweight=b_q, out_scales=out_scales, out_zeros=zeros)
+    return b_q, out_scales, zeros, perm
+
+
+def int4_gemm(a, b_q, scales, *, zeros=None, perm=None, bias=None, group=128, out=None, device=None):
+    """c[M, N] = a[M, K] · W for W in the Marlin layout (``marlin_repack``'s b_q, scales, zeros, perm); a,
+    scales, bias and c float16 or bfloat16."""
+    m, k = _shape(a)
+    n = _shape(scales)[1]
+    element = _arrays.kind_of(a)
+    scheme = "symmetric" if zeros is None else "asymmetric"
+    stream = _arrays.stream_for(a, device)
+    desc = _core.Int4GemmDescriptor(m, n, k, group, scheme, perm is not None, element, bias is not None)
+    key = (m, n, k, group, scheme, perm is not None, element, bias is not None)
+    plan = _cache.plan(_core.Int4MarlinGemmPlan, key, stream, desc)
+    c = _output(a, out, (m, n), element, "out")
+    _run(plan, stream, a, a=a, b_q=b_q, scales=scales, zeros=zeros, perm=perm, bias=bias, c=c)
+    return _arrays.finish(a, c) if out is None else out
 
 
 # ---- the generated functions ------------------------------------------------------------------------------
