@@ -7,8 +7,10 @@ model trains through them (QAT). Each function runs where its input lives, as :m
 * every gated activation: ``baracuda.torch.swiglu(x, split_dim=-1, layout="second_half")``;
 * fake-quantization: ``baracuda.torch.fake_quantize(x, scale, zero_point, ...)`` with the straight-through
   gradient (dx only, as PyTorch's), and the learnable one (LSQ), ``baracuda.torch.fake_quantize_learnable``,
-  with gradients for x, the scale and the (real-valued) zero point. A quantize with an integer output cannot
-  carry a gradient in PyTorch; fake-quantize is its straight-through form.
+  with gradients for x, the scale and the (real-valued) zero point;
+* ``baracuda.torch.quantize(x, scale, zero_point, ...)``: the quantized codes as a tensor of x's float dtype
+  (an integer tensor cannot carry a gradient in PyTorch), with the straight-through gradient of the
+  quantize_backward plan, dx = dy / s inside the range and 0 outside.
 
 Registration as ``torch.library`` custom ops (for ``torch.compile``) is not done yet.
 """
@@ -99,6 +101,27 @@ class LearnableFakeQuantizeFunction(_torch.autograd.Function):
         dx, dscale, dzp = ops.fake_quantize_learnable_backward(dy, x, scale, zero_point,
                                                                grad_factor=ctx.grad_factor, **ctx.options)
         return dx, dscale, dzp, None, None
+
+
+class QuantizeSTEFunction(_torch.autograd.Function):
+    """q = quantize(x) as float codes; dx = dy / s where the unclamped code is in range (quantize_backward)."""
+
+    @staticmethod
+    def forward(ctx, x, scale, zero_point, options):
+        ctx.options = dict(options)
+        ctx.save_for_backward(x, scale, zero_point)
+        return ops.quantize(x, scale, zero_point, **ctx.options).to(x.dtype)
+
+    @staticmethod
+    def backward(ctx, dy):
+        x, scale, zero_point = ctx.saved_tensors
+        return ops.quantize_backward(dy, x, scale, zero_point, **ctx.options), None, None, None
+
+
+def quantize(x, scale, zero_point, **options):
+    """Quantize with the straight-through gradient; the codes come back in x's float dtype. ``options`` as
+    baracuda.ops.quantize's."""
+    return QuantizeSTEFunction.apply(x, scale, zero_point, _options(options))
 
 
 def _options(kwargs):

@@ -38,6 +38,16 @@ def test_learnable_fake_quantize_per_channel_gradients_are_pytorchs(device):
         torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
 
 
+def test_quantize_ste_gradient(device):
+    x = torch.tensor([-10.0, -0.26, 0.0, 0.31, 3.0, 10.0], requires_grad=True)
+    scale, zp = torch.tensor([0.05]), torch.tensor([0], dtype=torch.int32)
+    q = bt.quantize(x, scale, zp, quant_min=-20, quant_max=20, device=device)
+    torch.testing.assert_close(q, torch.tensor([-20.0, -5.0, 0.0, 6.0, 20.0, 20.0]), rtol=0, atol=0)
+    (dx,) = torch.autograd.grad(q, x, torch.ones(6))
+    inside = torch.tensor([0.0, 1.0, 1.0, 1.0, 0.0, 0.0])  # 3/0.05 = 60 and ±10/0.05 = ±200 are out of range
+    torch.testing.assert_close(dx, inside / torch.tensor(0.05), rtol=0, atol=0)
+
+
 def test_unknown_option():
     with pytest.raises(TypeError, match="unknown options"):
         bt.fake_quantize(torch.zeros(4), torch.ones(1), torch.zeros(1, dtype=torch.int32), axes=0)
