@@ -39,7 +39,11 @@ def unwrap(a):
 
 
 def shape_of(a):
-    return tuple(int(d) for d in unwrap(a).shape)
+    """The logical shape: a packed 4-bit baracuda.Tensor holds two values per byte along its last dim."""
+    shape = tuple(int(d) for d in unwrap(a).shape)
+    if isinstance(a, _core.Tensor) and a.kind in ("s4", "u4"):
+        shape = shape[:-1] + (2 * shape[-1],)
+    return shape
 
 
 def framework(a):
@@ -147,6 +151,10 @@ def empty(ref, shape, kind):
     ref = unwrap(ref)
     fw = framework(ref)
     shape = tuple(int(d) for d in shape)
+    if kind in ("s4", "u4"):  # packed: two values per byte along the last dim
+        if not shape or shape[-1] % 2:
+            raise _core.InvalidProblem(f"a packed {kind} tensor needs an even last extent, not shape {shape}")
+        return _core.Tensor(empty(ref, shape[:-1] + (shape[-1] // 2,), "u8"), kind)
     if fw == "torch":
         import torch
 

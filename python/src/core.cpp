@@ -146,7 +146,11 @@ DynTensor to_tensor(nb::handle value, const Stream& stream, const char* what, bo
   if (!kind) {
     if (!natural) invalid(std::string(what) + ": no element kind has the array's dtype (" + describe(a.dtype()) + ")");
     kind = natural;
-  } else if (element_bits(*kind) != a.dtype().bits || a.dtype().lanes != 1 || element_bits(*kind) < 8) {
+  } else if (element_bits(*kind) == 4) {
+    if (a.dtype().bits != 8 || a.dtype().lanes != 1)
+      invalid(std::string(what) + ": a " + std::string(to_string(*kind)) +
+              " tensor is packed in an array of bytes (two values per byte), not " + describe(a.dtype()));
+  } else if (element_bits(*kind) != a.dtype().bits || a.dtype().lanes != 1) {
     invalid(std::string(what) + ": a " + std::string(to_string(*kind)) + " tensor needs an array of " +
             std::to_string(element_bits(*kind)) + "-bit elements (" + describe(a.dtype()) + ")");
   }
@@ -160,6 +164,15 @@ DynTensor to_tensor(nb::handle value, const Stream& stream, const char* what, bo
   for (std::size_t i = 0; i < a.ndim(); ++i) {
     t.shape.dims[i] = static_cast<int64_t>(a.shape(i));
     t.stride[i] = a.stride(i);  // in elements, as DynTensor's
+  }
+  if (element_bits(*kind) == 4) {  // bytes [..., L] hold the values [..., 2L], the even index in the low nibble
+    if (a.ndim() == 0) invalid(std::string(what) + ": a packed 4-bit tensor needs rank >= 1");
+    const auto bytes = t.stride;
+    t.shape.dims[a.ndim() - 1] *= 2;
+    t.stride = detail::DynTensorLayout::dense_strides(t.shape);
+    for (std::size_t i = 0; i < a.ndim(); ++i)  // the bytes row-major: byte strides are half the value strides
+      if (a.shape(i) > 1 && (i + 1 == a.ndim() ? bytes[i] != 1 : bytes[i] * 2 != t.stride[i]))
+        invalid(std::string(what) + ": a packed 4-bit tensor must be contiguous");
   }
   return t;
 }

@@ -93,3 +93,20 @@ def test_quantize_op_errors():
         ops.quantize(x, s, np.array([200], dtype=np.int32))  # outside [-128, 127]
     with pytest.raises(baracuda.InvalidProblem):
         ops.quantize(x, np.ones(3, dtype=np.float32), z)  # the per-tensor scale has shape (1,)
+
+
+@pytest.mark.parametrize("kind,lo,hi,zp", [("s4", -8, 7, 1), ("u4", 0, 15, 8)])
+def test_packed_4bit_quantize_and_dequantize(kind, lo, hi, zp, device):
+    x, scale = data((3, 10)), 0.4
+    s, z = torch.tensor([scale]), torch.tensor([zp], dtype=torch.int32)
+    q = ops.quantize(x, s, z, quantized=kind, device=device)
+    assert isinstance(q, baracuda.Tensor) and q.kind == kind and tuple(q.array.shape) == (3, 5)
+    qtype = torch.qint8 if kind == "s4" else torch.quint8
+    codes = torch.quantize_per_tensor(x, scale, zp, qtype).int_repr().int().clamp(lo, hi)
+    nibbles = codes & 0xF
+    packed = (nibbles[:, 0::2] | (nibbles[:, 1::2] << 4)).to(torch.uint8)  # the even index in the low nibble
+    torch.testing.assert_close(q.array, packed, rtol=0, atol=0)
+    y = ops.dequantize(q, s, z, quantized=kind, device=device)
+    torch.testing.assert_close(y, (codes - zp).float() * scale, rtol=0, atol=0)
+    with pytest.raises(baracuda.InvalidProblem, match="extent must be even"):  # the plan's own message
+        ops.quantize(data((3, 9)), s, z, quantized=kind, device=device)
