@@ -54,15 +54,20 @@ def _run(plan, stream, ref, **tensors):
 
 # ---- unary ----------------------------------------------------------------------------------------------
 
+def _unary_plan(plan_class, op, ref, device, params):
+    """The plan of `plan_class` (forward or backward) for unary op `op` over `ref`, its stream, kind and shape."""
+    kind, shape = _arrays.kind_of(ref), _shape(ref)
+    stream = _arrays.stream_for(ref, device)
+    params = {k: float(v) for k, v in params.items()}
+    desc = _core.UnaryDescriptor(op, kind, shape, params)
+    return _cache.plan(plan_class, (op, kind, shape, tuple(sorted(params.items()))), stream, desc), stream, kind, shape
+
+
 def unary(op, x, *, out=None, device=None, **params):
     """out = op(x) elementwise, ``op`` one of ``baracuda.unary_ops()``; ``params`` are the op's (PyTorch's
     names). ``out`` may be ``x`` (in place)."""
-    kind, shape = _arrays.kind_of(x), _shape(x)
-    stream = _arrays.stream_for(x, device)
-    params = {k: float(v) for k, v in params.items()}
-    desc = _core.UnaryDescriptor(op, kind, shape, params)
+    plan, stream, kind, shape = _unary_plan(_core.UnaryPlan, op, x, device, params)
     y = _output(x, out, shape, kind, "out")
-    plan = _cache.plan(_core.UnaryPlan, (op, kind, shape, tuple(sorted(params.items()))), stream, desc)
     _run(plan, stream, x, input=x, out=y)
     return _arrays.finish(x, y) if out is None else out
 
@@ -70,12 +75,8 @@ def unary(op, x, *, out=None, device=None, **params):
 def unary_backward(op, dy, saved=None, *, dx=None, device=None, **params):
     """dx = dy · op'(x). ``saved`` is x, or y = op(x), as the op's entry in ``baracuda.unary_ops()`` says
     ('input', 'output'; None when it is 'none')."""
-    kind, shape = _arrays.kind_of(dy), _shape(dy)
-    stream = _arrays.stream_for(dy, device)
-    params = {k: float(v) for k, v in params.items()}
-    desc = _core.UnaryDescriptor(op, kind, shape, params)
+    plan, stream, kind, shape = _unary_plan(_core.UnaryBackwardPlan, op, dy, device, params)
     g = _output(dy, dx, shape, kind, "dx")
-    plan = _cache.plan(_core.UnaryBackwardPlan, (op, kind, shape, tuple(sorted(params.items()))), stream, desc)
     _run(plan, stream, dy, dy=dy, saved=saved, dx=g)
     return _arrays.finish(dy, g) if dx is None else dx
 

@@ -78,16 +78,16 @@ std::vector<std::string> all_names() {
   return names;
 }
 
-template <>
-struct EnumNames<ElementKind> : NamedByToString {
-  static constexpr std::size_t count = kNumElementKinds;
-  static constexpr const char* what = "element kind";
-};
-template <>
-struct EnumNames<BackendKind> : NamedByToString {
-  static constexpr std::size_t count = 8;
-  static constexpr const char* what = "backend";
-};
+/// EnumNames<E> for an enumeration the library's `to_string` names: `n` values, `description` in errors.
+#define BARACUDA_PY_NAMED_BY_TO_STRING(E, n, description) \
+  template <>                                              \
+  struct EnumNames<E> : NamedByToString {                  \
+    static constexpr std::size_t count = n;                \
+    static constexpr const char* what = description;       \
+  }
+
+BARACUDA_PY_NAMED_BY_TO_STRING(ElementKind, kNumElementKinds, "element kind");
+BARACUDA_PY_NAMED_BY_TO_STRING(BackendKind, 8, "backend");
 
 /// A shape from a sequence of integers, and as a tuple.
 Shape to_shape(const std::vector<int64_t>& dims);

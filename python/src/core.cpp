@@ -8,11 +8,7 @@
 
 namespace baracuda::python {
 
-template <>
-struct EnumNames<DeviceKind> : NamedByToString {
-  static constexpr std::size_t count = 3;
-  static constexpr const char* what = "device";
-};
+BARACUDA_PY_NAMED_BY_TO_STRING(DeviceKind, 3, "device");
 
 // ---- errors -------------------------------------------------------------------------------------------
 

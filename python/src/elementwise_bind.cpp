@@ -11,26 +11,10 @@
 
 namespace baracuda::python {
 
-template <>
-struct EnumNames<UnaryKind> : NamedByToString {
-  static constexpr std::size_t count = kNumUnaryKinds;
-  static constexpr const char* what = "unary op";
-};
-template <>
-struct EnumNames<UnaryParam> : NamedByToString {
-  static constexpr std::size_t count = kNumUnaryParams;
-  static constexpr const char* what = "unary parameter";
-};
-template <>
-struct EnumNames<GatedActivationKind> : NamedByToString {
-  static constexpr std::size_t count = kNumGatedActivationKinds;
-  static constexpr const char* what = "gated activation";
-};
-template <>
-struct EnumNames<GateLayout> : NamedByToString {
-  static constexpr std::size_t count = 3;
-  static constexpr const char* what = "gate layout";
-};
+BARACUDA_PY_NAMED_BY_TO_STRING(UnaryKind, kNumUnaryKinds, "unary op");
+BARACUDA_PY_NAMED_BY_TO_STRING(UnaryParam, kNumUnaryParams, "unary parameter");
+BARACUDA_PY_NAMED_BY_TO_STRING(GatedActivationKind, kNumGatedActivationKinds, "gated activation");
+BARACUDA_PY_NAMED_BY_TO_STRING(GateLayout, 3, "gate layout");
 
 namespace {
 

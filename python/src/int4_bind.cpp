@@ -11,16 +11,8 @@
 
 namespace baracuda::python {
 
-template <>
-struct EnumNames<Int4Scheme> : NamedByToString {
-  static constexpr std::size_t count = kNumInt4Schemes;
-  static constexpr const char* what = "int4 scheme";
-};
-template <>
-struct EnumNames<Int4CheckpointFormat> : NamedByToString {
-  static constexpr std::size_t count = kNumInt4CheckpointFormats;
-  static constexpr const char* what = "int4 checkpoint format";
-};
+BARACUDA_PY_NAMED_BY_TO_STRING(Int4Scheme, kNumInt4Schemes, "int4 scheme");
+BARACUDA_PY_NAMED_BY_TO_STRING(Int4CheckpointFormat, kNumInt4CheckpointFormats, "int4 checkpoint format");
 
 void bind_int4(nb::module_& m) {
   nb::class_<Int4RepackDescriptor> r(m, "Int4RepackDescriptor",

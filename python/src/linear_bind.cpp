@@ -9,11 +9,7 @@
 
 namespace baracuda::python {
 
-template <>
-struct EnumNames<LinearActivation> : NamedByToString {
-  static constexpr std::size_t count = kNumLinearActivations;
-  static constexpr const char* what = "linear activation";
-};
+BARACUDA_PY_NAMED_BY_TO_STRING(LinearActivation, kNumLinearActivations, "linear activation");
 template <>
 struct EnumNames<WeightScaleGranularity> {
   static constexpr std::size_t count = 2;

@@ -10,26 +10,10 @@
 
 namespace baracuda::python {
 
-template <>
-struct EnumNames<BinaryOp> : NamedByToString {
-  static constexpr std::size_t count = kNumBinaryOps;
-  static constexpr const char* what = "binary op";
-};
-template <>
-struct EnumNames<CompareOp> : NamedByToString {
-  static constexpr std::size_t count = kNumCompareOps;
-  static constexpr const char* what = "compare op";
-};
-template <>
-struct EnumNames<TernaryOp> : NamedByToString {
-  static constexpr std::size_t count = kNumTernaryOps;
-  static constexpr const char* what = "ternary op";
-};
-template <>
-struct EnumNames<SequenceOp> : NamedByToString {
-  static constexpr std::size_t count = 2;
-  static constexpr const char* what = "sequence op";
-};
+BARACUDA_PY_NAMED_BY_TO_STRING(BinaryOp, kNumBinaryOps, "binary op");
+BARACUDA_PY_NAMED_BY_TO_STRING(CompareOp, kNumCompareOps, "compare op");
+BARACUDA_PY_NAMED_BY_TO_STRING(TernaryOp, kNumTernaryOps, "ternary op");
+BARACUDA_PY_NAMED_BY_TO_STRING(SequenceOp, 2, "sequence op");
 
 namespace {
 

@@ -11,11 +11,7 @@
 
 namespace baracuda::python {
 
-template <>
-struct EnumNames<QuantConvention> : NamedByToString {
-  static constexpr std::size_t count = 4;
-  static constexpr const char* what = "quantization convention";
-};
+BARACUDA_PY_NAMED_BY_TO_STRING(QuantConvention, 4, "quantization convention");
 
 template <>
 struct EnumNames<QuantGranularity::Kind> {

@@ -6,11 +6,7 @@
 
 namespace baracuda::python {
 
-template <>
-struct EnumNames<QuantizeOp> : NamedByToString {
-  static constexpr std::size_t count = std::size(detail::kQuantizeOps);
-  static constexpr const char* what = "quantize op";
-};
+BARACUDA_PY_NAMED_BY_TO_STRING(QuantizeOp, std::size(detail::kQuantizeOps), "quantize op");
 
 namespace {
 
