@@ -8,8 +8,9 @@ venv=${1:-build/python-venv}
 python=${BARACUDA_PYTHON:-/usr/bin/python3}
 [[ -x "$venv/bin/python" ]] || "$python" -m venv --system-site-packages "$venv"
 # numpy < 2: Debian's torch is built against numpy 1 (Debian's python3-numpy), which pip must not replace.
+# jax (CPU) for the framework tests: its last release that takes numpy 1.
 "$venv/bin/python" -m pip install -q --disable-pip-version-check "scikit-build-core>=0.10" "nanobind>=2.4" pytest \
-  "numpy<2" "ml_dtypes<0.5"
+  "numpy<2" "ml_dtypes<0.5" "jax[cpu]==0.4.30"
 # No build isolation: the build uses the venv's scikit-build-core and nanobind (and CMake's own ccache).
 "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-build-isolation \
   --config-settings=cmake.define.BARACUDA_CUDA_KERNELS=OFF .

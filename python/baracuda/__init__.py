@@ -73,6 +73,7 @@ from ._core import (
     binary_ops,
     compare_ops,
     cuda_available,
+    data_pointer,
     dynamic_range_modes,
     element_bits,
     element_kinds,

@@ -232,6 +232,13 @@ void bind_core(nb::module_& m) {
   m.def("element_kinds", &all_names<ElementKind>, "The element kinds' names.");
   m.def("element_bits", [](std::string_view kind) { return element_bits(parse_name<ElementKind>(kind)); },
         "Bits per element of a kind.");
+  m.def(
+      "data_pointer",
+      [](nb::handle value) {
+        return reinterpret_cast<std::uintptr_t>(to_tensor(value, Stream::host(), "array", false).data);
+      },
+      nb::arg("array"),
+      "The address baracuda reads for a host array (or a Tensor): what a plan would use, without a copy.");
   m.def("cuda_available", [] { return cuda_availability().usable; },
         "Whether a CUDA device is usable (the cuda device's plans can run).");
   m.def("cuda_unavailable_reason", [] { return cuda_availability().reason; });
