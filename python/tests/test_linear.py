@@ -69,6 +69,13 @@ def test_smooth_quant_linear(output, tol, device):
     torch.testing.assert_close(y.double(), expected, rtol=tol, atol=tol)
 
 
+def test_strides_a_plan_does_not_take_are_a_clear_error(device):
+    a = torch.zeros(64, 8, dtype=torch.int8).t()  # [8, 64] with K not contiguous
+    b = torch.zeros(16, 64, dtype=torch.int8)
+    with pytest.raises(baracuda.Error, match="stride|contiguous"):
+        ops.int_gemm(a, b, device=device)
+
+
 def test_linear_errors(device):
     x = torch.zeros(4, 30)  # K = 30: weight rows are not 16-byte aligned multiples
     w = torch.zeros(8, 30, dtype=torch.int8)

@@ -82,17 +82,18 @@ def test_learnable_fake_quantize_matches_pytorchs_lsq(device):
     torch.testing.assert_close(gz, dz, rtol=1e-5, atol=1e-6)
 
 
-def test_quantize_op_errors():
+def test_quantize_op_errors(device):
     x = np.zeros((2, 4), dtype=np.float32)
     s, z = np.ones(1, dtype=np.float32), np.zeros(1, dtype=np.int32)
     with pytest.raises(ValueError, match="unknown quantize op"):
         ops.quantize_op("quantise", x=x, scale=s, zero_point=z)
     with pytest.raises(TypeError, match="not dy"):
         ops.quantize(x, s, z, dy=x)
+    # A data check of host and sim (the zero point's value, read at run).
     with pytest.raises(baracuda.InvalidProblem, match="zero point"):
-        ops.quantize(x, s, np.array([200], dtype=np.int32))  # outside [-128, 127]
+        ops.quantize(x, s, np.array([200], dtype=np.int32), device=device)  # outside [-128, 127]
     with pytest.raises(baracuda.InvalidProblem):
-        ops.quantize(x, np.ones(3, dtype=np.float32), z)  # the per-tensor scale has shape (1,)
+        ops.quantize(x, np.ones(3, dtype=np.float32), z, device=device)  # the per-tensor scale has shape (1,)
 
 
 @pytest.mark.parametrize("kind,lo,hi,zp", [("s4", -8, 7, 1), ("u4", 0, 15, 8)])
