@@ -329,6 +329,18 @@ def ternary_backward(op, dy, a, b, c, *, value=1.0, device=None):
     return tuple(_arrays.finish(dy, g) for g in grads)
 
 
+def where_backward(cond, dy, *, device=None):
+    """(da, db) of where(cond, a, b): dy where cond (else 0), and dy where not, at the output shape."""
+    kind = _arrays.kind_of(dy)
+    stream = _arrays.stream_for(dy, device)
+    shapes = (_shape(cond), _shape(dy), _shape(dy))
+    desc = _core.WhereDescriptor(kind, *shapes)
+    plan = _cache.plan(_core.WhereBackwardPlan, (kind, shapes), stream, desc)
+    grads = [_arrays.empty(dy, plan.output_shape, kind) for _ in range(2)]
+    _run(plan, stream, dy, cond=cond, dy=dy, da=grads[0], db=grads[1])
+    return tuple(_arrays.finish(dy, g) for g in grads)
+
+
 def where(cond, a, b, *, out=None, device=None):
     """out = cond ? a : b with broadcasting (cond bool)."""
     kind = _arrays.kind_of(a)

@@ -8,6 +8,10 @@ model trains through them (QAT). Each function runs where its input lives, as :m
 * fake-quantization: ``baracuda.torch.fake_quantize(x, scale, zero_point, ...)`` with the straight-through
   gradient (dx only, as PyTorch's), and the learnable one (LSQ), ``baracuda.torch.fake_quantize_learnable``,
   with gradients for x, the scale and the (real-valued) zero point;
+* every binary op (``baracuda.torch.mul(a, b)``, ``binary(op, a, b)``), every ternary op
+  (``baracuda.torch.lerp(a, b, c)``, ``ternary(op, a, b, c, value=...)``) and ``where(cond, a, b)``, with
+  broadcasting: their backward plans give the gradients at the output shape, which are summed back to each
+  input's shape (``Tensor.sum_to_size``) until the library's ReduceToPlan exists;
 * ``baracuda.torch.quantize(x, scale, zero_point, ...)``: the quantized codes as a tensor of x's float dtype
   (an integer tensor cannot carry a gradient in PyTorch), with the straight-through gradient of the
   quantize_backward plan, dx = dy / s inside the range and 0 outside.
@@ -143,6 +147,75 @@ def fake_quantize_learnable(x, scale, zero_point, grad_factor=1.0, **options):
     return LearnableFakeQuantizeFunction.apply(x, scale, zero_point, float(grad_factor), _options(options))
 
 
+class BinaryFunction(_torch.autograd.Function):
+    """out = a op b; da, db by BinaryBackwardPlan, summed to a's and b's shapes."""
+
+    @staticmethod
+    def forward(ctx, a, b, op, device):
+        ctx.op, ctx.device = op, device
+        ctx.save_for_backward(a, b)
+        return ops.binary(op, a, b, device=device)
+
+    @staticmethod
+    def backward(ctx, dy):
+        a, b = ctx.saved_tensors
+        da, db = ops.binary_backward(ctx.op, dy, a, b, da=ctx.needs_input_grad[0], db=ctx.needs_input_grad[1],
+                                     device=ctx.device)
+        return _reduce(da, a), _reduce(db, b), None, None
+
+
+class TernaryFunction(_torch.autograd.Function):
+    """out = op(a, b, c); da, db, dc by TernaryBackwardPlan, summed to the inputs' shapes."""
+
+    @staticmethod
+    def forward(ctx, a, b, c, op, value, device):
+        ctx.op, ctx.value, ctx.device = op, value, device
+        ctx.save_for_backward(a, b, c)
+        return ops.ternary(op, a, b, c, value=value, device=device)
+
+    @staticmethod
+    def backward(ctx, dy):
+        a, b, c = ctx.saved_tensors
+        grads = ops.ternary_backward(ctx.op, dy, a, b, c, value=ctx.value, device=ctx.device)
+        return tuple(_reduce(g, t) for g, t in zip(grads, (a, b, c))) + (None, None, None)
+
+
+class WhereFunction(_torch.autograd.Function):
+    """out = cond ? a : b; da, db by WhereBackwardPlan, summed to a's and b's shapes."""
+
+    @staticmethod
+    def forward(ctx, cond, a, b, device):
+        ctx.device, ctx.shapes = device, (a.shape, b.shape)
+        ctx.save_for_backward(cond)
+        return ops.where(cond, a, b, device=device)
+
+    @staticmethod
+    def backward(ctx, dy):
+        (cond,) = ctx.saved_tensors
+        da, db = ops.where_backward(cond, dy.contiguous(), device=ctx.device)
+        return None, da.sum_to_size(ctx.shapes[0]), db.sum_to_size(ctx.shapes[1]), None
+
+
+def _reduce(grad, like):
+    """A gradient at the broadcast output shape, summed to `like`'s shape (None stays None)."""
+    return None if grad is None else grad.sum_to_size(like.shape)
+
+
+def binary(op, a, b, *, device=None):
+    """a op b with broadcasting and autograd; ``op`` one of ``baracuda.binary_ops()``."""
+    return BinaryFunction.apply(a, b, op, device)
+
+
+def ternary(op, a, b, c, *, value=1.0, device=None):
+    """op(a, b, c) with broadcasting and autograd; ``op`` one of ``baracuda.ternary_ops()``."""
+    return TernaryFunction.apply(a, b, c, op, float(value), device)
+
+
+def where(cond, a, b, *, device=None):
+    """cond ? a : b with broadcasting and autograd (for a and b)."""
+    return WhereFunction.apply(cond, a, b, device)
+
+
 def _unary_function(name):
     def f(x, *, device=None, **params):
         return unary(name, x, device=device, **params)
@@ -161,8 +234,23 @@ def _gated_function(kind):
     return f
 
 
+def _pointwise_function(op, run, arity):
+    def f(*args, device=None, **kwargs):
+        if len(args) != arity:
+            raise TypeError(f"{op} takes {arity} tensors")
+        return run(op, *args, device=device, **kwargs)
+
+    f.__name__ = f.__qualname__ = op
+    f.__doc__ = f"{op} with broadcasting and autograd (see {run.__name__})."
+    return f
+
+
 for _name in _CATALOG:
     globals()[_name] = _unary_function(_name)
+for _name in _core.binary_ops():
+    globals()[_name] = _pointwise_function(_name, binary, 2)
+for _name in _core.ternary_ops():
+    globals()[_name] = _pointwise_function(_name, ternary, 3)
 for _kind in _core.gated_activation_kinds():
     globals()[_kind] = _gated_function(_kind)
 del _name, _kind

@@ -53,3 +53,32 @@ def test_a_swiglu_mlp_trains(device):
         step.backward()
         opt.step()
     assert loss(lambda h: bt.swiglu(h, layout="first_half", device=device)).item() < before
+
+
+# Inputs away from each op's kinks and discontinuities: a in (0.2, 0.8) broadcast against b in (1.2, 1.8).
+@pytest.mark.parametrize("op", baracuda.binary_ops())
+def test_gradcheck_binary(op, device):
+    g = torch.Generator().manual_seed(13)
+    a = (torch.rand(3, 1, 4, generator=g, dtype=torch.float64) * 0.6 + 0.2).requires_grad_()
+    b = (torch.rand(5, 1, generator=g, dtype=torch.float64) * 0.6 + 1.2).requires_grad_()
+    fn = getattr(bt, op)
+    assert torch.autograd.gradcheck(lambda x, y: fn(x, y, device=device), (a, b), eps=1e-6, atol=1e-7, rtol=1e-5)
+
+
+@pytest.mark.parametrize("op", baracuda.ternary_ops())
+def test_gradcheck_ternary(op, device):
+    g = torch.Generator().manual_seed(17)
+    a = (torch.rand(2, 6, generator=g, dtype=torch.float64) * 0.6 + 0.2).requires_grad_()
+    b = torch.full((1, 6), 0.1, dtype=torch.float64).requires_grad_()  # clamp: below every a
+    c = (torch.rand(2, 1, generator=g, dtype=torch.float64) * 0.4 + 1.1).requires_grad_()  # above every a
+    fn = getattr(bt, op)
+    assert torch.autograd.gradcheck(lambda x, y, z: fn(x, y, z, device=device), (a, b, c), eps=1e-6, atol=1e-7,
+                                    rtol=1e-5)
+
+
+def test_gradcheck_where(device):
+    g = torch.Generator().manual_seed(19)
+    cond = torch.rand(3, 4, generator=g) > 0.5
+    a = torch.randn(3, 4, generator=g, dtype=torch.float64).requires_grad_()
+    b = torch.randn(1, 4, generator=g, dtype=torch.float64).requires_grad_()
+    assert torch.autograd.gradcheck(lambda x, y: bt.where(cond, x, y, device=device), (a, b))
