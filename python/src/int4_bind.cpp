@@ -2,19 +2,103 @@
 // Int4MarlinGemmPlan, and the host helper that turns a checkpoint's g_idx into act-order's perm.
 #include <nanobind/ndarray.h>
 
+#include <cstring>
 #include <span>
+#include <vector>
 
 #include "baracuda/ops/int4_gemm.hpp"
 #include "baracuda/ops/int4_marlin_repack.hpp"
 #include "baracuda/ops/int4_weights.hpp"
 #include "common.hpp"
 
+// float16 arrays of __half (nanobind's documented way to name a custom element type).
+template <>
+struct nanobind::detail::dtype_traits<__half> {
+  static constexpr dlpack::dtype value{static_cast<uint8_t>(dlpack::dtype_code::Float), 16, 1};
+  static constexpr auto name = const_name("float16");
+};
+
 namespace baracuda::python {
 
 BARACUDA_PY_NAMED_BY_TO_STRING(Int4Scheme, kNumInt4Schemes, "int4 scheme");
 BARACUDA_PY_NAMED_BY_TO_STRING(Int4CheckpointFormat, kNumInt4CheckpointFormats, "int4 checkpoint format");
 
+namespace {
+
+// A numpy array owning a copy of `v`, of `shape`.
+template <class T>
+nb::ndarray<nb::numpy, T> numpy_of(const std::vector<T>& v, std::initializer_list<std::size_t> shape) {
+  auto* data = new T[v.empty() ? 1 : v.size()];
+  if (!v.empty()) std::memcpy(static_cast<void*>(data), v.data(), v.size() * sizeof(T));
+  nb::capsule owner(data, [](void* p) noexcept { delete[] static_cast<T*>(p); });
+  return nb::ndarray<nb::numpy, T>(data, shape.size(), shape.begin(), owner);
+}
+
+std::size_t z(int64_t v) { return static_cast<std::size_t>(v); }
+
+template <class T>
+using HostArray = nb::ndarray<const T, nb::c_contig, nb::device::cpu>;
+
+std::span<const int32_t> optional_span(const std::optional<HostArray<int32_t>>& a) {
+  return a ? std::span<const int32_t>(a->data(), a->size()) : std::span<const int32_t>();
+}
+
+void bind_int4_host(nb::module_& m) {
+  nb::class_<Int4Weights>(m, "Int4Weights",
+                          "A K × N int4 weight in logical form: q [K, N] (0..15), float16 scales [G, N], zeros "
+                          "[G, N] (asymmetric) and g_idx [K] (act-order).")
+      .def_prop_ro("k", [](const Int4Weights& w) { return w.shape.k; })
+      .def_prop_ro("n", [](const Int4Weights& w) { return w.shape.n; })
+      .def_prop_ro("group", [](const Int4Weights& w) { return w.shape.group; })
+      .def_prop_ro("scheme", [](const Int4Weights& w) { return std::string(to_string(w.scheme)); })
+      // The arrays are copies, owned by themselves (not views of the object: the default policy's).
+      .def_prop_ro("q", [](const Int4Weights& w) { return numpy_of(w.q, {z(w.shape.k), z(w.shape.n)}); },
+                   nb::rv_policy::move)
+      .def_prop_ro("scales",
+                   [](const Int4Weights& w) { return numpy_of(w.scales, {z(w.shape.num_groups()), z(w.shape.n)}); },
+                   nb::rv_policy::move)
+      .def_prop_ro("zeros",
+                   [](const Int4Weights& w) { return numpy_of(w.zeros, {z(w.zeros.empty() ? 0 : w.shape.num_groups()),
+                                                                          z(w.zeros.empty() ? 0 : w.shape.n)}); },
+                   nb::rv_policy::move)
+      .def_prop_ro(
+          "g_idx", [](const Int4Weights& w) { return numpy_of(w.g_idx, {w.g_idx.size()}); }, nb::rv_policy::move);
+
+  m.def(
+      "quantize_int4",
+      [](HostArray<float> w, int64_t group, std::string_view scheme, std::optional<HostArray<int32_t>> g_idx) {
+        if (w.ndim() != 2) throw nb::value_error("quantize_int4: w must be a [K, N] float32 array");
+        const Int4Shape shape{static_cast<int64_t>(w.shape(0)), static_cast<int64_t>(w.shape(1)), group};
+        return unwrap(quantize_int4(std::span<const float>(w.data(), w.size()), shape, parse_name<Int4Scheme>(scheme),
+                                    optional_span(g_idx)));
+      },
+      nb::arg("w"), nb::arg("group") = 128, nb::arg("scheme") = "symmetric", nb::arg("g_idx") = nb::none(),
+      "Round-to-nearest int4 quantization of a float32 [K, N] weight with float16 scales per `group` rows "
+      "(vLLM's quantize_weights formulas; g_idx assigns rows to groups for act-order).");
+  m.def(
+      "dequantize_int4",
+      [](const Int4Weights& w) { return numpy_of(unwrap(dequantize_int4(w)), {z(w.shape.k), z(w.shape.n)}); },
+      "The float32 [K, N] weight the int4 weight stands for (exact).");
+  m.def(
+      "marlin_from_int4",
+      [](const Int4Weights& w, bool act_order) {
+        const MarlinInt4Weights mw = unwrap(marlin_from_int4(w, act_order));
+        const Int4Shape& s = mw.shape;
+        nb::object zeros = nb::none(), perm = nb::none();
+        if (!mw.zeros.empty()) zeros = nb::cast(numpy_of(mw.zeros, {z(s.num_groups()), z(s.n / 8)}));
+        if (!mw.perm.empty()) perm = nb::cast(numpy_of(mw.perm, {z(s.k)}));
+        return nb::make_tuple(numpy_of(mw.qweight, {z(s.k / 16), z(2 * s.n)}),
+                              numpy_of(mw.scales, {z(s.num_groups()), z(s.n)}), zeros, perm);
+      },
+      nb::arg("weights"), nb::arg("act_order") = false,
+      "The Marlin tensors of an int4 weight, on the host: (b_q, scales, zeros or None, perm or None), what "
+      "int4_gemm takes.");
+}
+
+}  // namespace
+
 void bind_int4(nb::module_& m) {
+  bind_int4_host(m);
   nb::class_<Int4RepackDescriptor> r(m, "Int4RepackDescriptor",
                                      "A GPTQ (symmetric, optional act-order) or AWQ (asymmetric) checkpoint's "
                                      "K × N int4 weight, with scales per `group` rows (-1: one group), to repack "
