@@ -80,6 +80,53 @@ void bind_int4_host(nb::module_& m) {
       [](const Int4Weights& w) { return numpy_of(unwrap(dequantize_int4(w)), {z(w.shape.k), z(w.shape.n)}); },
       "The float32 [K, N] weight the int4 weight stands for (exact).");
   m.def(
+      "gptq_pack",
+      [](const Int4Weights& w) {
+        const GptqCheckpoint c = unwrap(gptq_pack(w));
+        const Int4Shape& s = c.shape;
+        return nb::make_tuple(numpy_of(c.qweight, {z(s.k / 8), z(s.n)}),
+                              numpy_of(c.qzeros, {z(s.num_groups()), z(s.n / 8)}),
+                              numpy_of(c.scales, {z(s.num_groups()), z(s.n)}), numpy_of(c.g_idx, {z(s.k)}));
+      },
+      "The GPTQ checkpoint tensors of an int4 weight: (qweight int32 [K/8, N], qzeros int32 [G, N/8] storing "
+      "z - 1, scales float16 [G, N], g_idx int32 [K]).");
+  m.def(
+      "gptq_unpack",
+      [](HostArray<int32_t> qweight, HostArray<int32_t> qzeros, HostArray<__half> scales,
+         std::optional<HostArray<int32_t>> g_idx, int64_t group, std::string_view scheme) {
+        if (qweight.ndim() != 2) throw nb::value_error("gptq_unpack: qweight must be [K/8, N]");
+        const Int4Shape shape{8 * static_cast<int64_t>(qweight.shape(0)), static_cast<int64_t>(qweight.shape(1)),
+                              group};
+        const GptqCheckpointView view{{qweight.data(), qweight.size()}, {qzeros.data(), qzeros.size()},
+                                      {scales.data(), scales.size()}, optional_span(g_idx)};
+        return unwrap(gptq_unpack(view, shape, parse_name<Int4Scheme>(scheme)));
+      },
+      nb::arg("qweight"), nb::arg("qzeros"), nb::arg("scales"), nb::arg("g_idx") = nb::none(), nb::arg("group") = 128,
+      nb::arg("scheme") = "symmetric", "The int4 weight a GPTQ checkpoint's tensors hold.");
+  m.def(
+      "awq_pack",
+      [](const Int4Weights& w) {
+        const AwqCheckpoint c = unwrap(awq_pack(w));
+        const Int4Shape& s = c.shape;
+        return nb::make_tuple(numpy_of(c.qweight, {z(s.k), z(s.n / 8)}),
+                              numpy_of(c.qzeros, {z(s.num_groups()), z(s.n / 8)}),
+                              numpy_of(c.scales, {z(s.num_groups()), z(s.n)}));
+      },
+      "The AWQ (GEMM format) checkpoint tensors of an int4 weight: (qweight int32 [K, N/8], qzeros int32 "
+      "[G, N/8], scales float16 [G, N]).");
+  m.def(
+      "awq_unpack",
+      [](HostArray<int32_t> qweight, HostArray<int32_t> qzeros, HostArray<__half> scales, int64_t group) {
+        if (qweight.ndim() != 2) throw nb::value_error("awq_unpack: qweight must be [K, N/8]");
+        const Int4Shape shape{static_cast<int64_t>(qweight.shape(0)), 8 * static_cast<int64_t>(qweight.shape(1)),
+                              group};
+        const AwqCheckpointView view{{qweight.data(), qweight.size()}, {qzeros.data(), qzeros.size()},
+                                     {scales.data(), scales.size()}};
+        return unwrap(awq_unpack(view, shape));
+      },
+      nb::arg("qweight"), nb::arg("qzeros"), nb::arg("scales"), nb::arg("group") = 128,
+      "The int4 weight an AWQ checkpoint's tensors hold.");
+  m.def(
       "marlin_from_int4",
       [](const Int4Weights& w, bool act_order) {
         const MarlinInt4Weights mw = unwrap(marlin_from_int4(w, act_order));

@@ -51,3 +51,37 @@ def test_rtn_quantized_weight_through_marlin(scheme, act_order, device):
     c = ops.int4_gemm(a, t["b_q"], t["scales"], zeros=t["zeros"], perm=t["perm"], group=group, device=device)
     expected = a.float().numpy() @ w_hat
     assert np.abs(c.float().numpy() - expected).max() <= 2e-3 * np.abs(expected).max()
+
+
+def test_checkpoint_packers_match_the_formats_and_the_device_repack(device):
+    rng = np.random.default_rng(9)
+    k, n, group = 128, 64, 64
+    w = rng.standard_normal((k, n)).astype(np.float32)
+    sym = baracuda.quantize_int4(w, group, "symmetric")
+    qweight, qzeros, scales, g_idx = baracuda.gptq_pack(sym)
+    # GPTQ's layout, packed here independently: value j of a word along K in bits 4j..4j+3, zeros stored as 7s.
+    q = sym.q.astype(np.uint32)
+    expected = np.zeros((k // 8, n), dtype=np.uint32)
+    for j in range(8):
+        expected |= q[j::8] << np.uint32(4 * j)
+    np.testing.assert_array_equal(qweight.view(np.uint32), expected)
+    assert (qzeros.view(np.uint32) == 0x77777777).all()
+    np.testing.assert_array_equal(g_idx, np.arange(k) // group)
+    back = baracuda.gptq_unpack(qweight, qzeros, scales, g_idx, group, "symmetric")
+    np.testing.assert_array_equal(back.q, sym.q)
+    np.testing.assert_array_equal(back.scales, sym.scales)
+    # The device repack of the checkpoint gives the host converter's bytes.
+    b_q, m_scales, _, _ = ops.marlin_repack(qweight, scales, group=group, device=device)
+    host_b_q, host_scales, _, _ = baracuda.marlin_from_int4(sym)
+    np.testing.assert_array_equal(b_q, host_b_q)
+    np.testing.assert_array_equal(m_scales, host_scales)
+    asym = baracuda.quantize_int4(w, group, "asymmetric")
+    a_qweight, a_qzeros, a_scales = baracuda.awq_pack(asym)
+    again = baracuda.awq_unpack(a_qweight, a_qzeros, a_scales, group)
+    np.testing.assert_array_equal(again.q, asym.q)
+    np.testing.assert_array_equal(again.zeros, asym.zeros)
+    b_q, m_scales, zeros, _ = ops.marlin_repack(a_qweight, a_scales, qzeros=a_qzeros, group=group, format="awq",
+                                                device=device)
+    host = baracuda.marlin_from_int4(asym)
+    for got, want in zip((b_q, m_scales, zeros), host[:3]):
+        np.testing.assert_array_equal(got, want)
