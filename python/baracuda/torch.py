@@ -16,8 +16,13 @@ model trains through them (QAT). Each function runs where its input lives, as :m
   (an integer tensor cannot carry a gradient in PyTorch), with the straight-through gradient of the
   quantize_backward plan, dx = dy / s inside the range and 0 outside.
 
-Registration as ``torch.library`` custom ops (for ``torch.compile``) is not done yet.
+With torch >= 2.4 the unary and gated activations are also ``torch.library`` custom ops —
+``torch.ops.baracuda.unary`` and ``torch.ops.baracuda.gated_activation``, with fake (meta) implementations and
+their autograd — and the functions above go through them, so ``torch.compile`` traces them without a graph
+break. The other ops run as ``autograd.Function``s there too (a graph break under ``torch.compile``).
 """
+
+from typing import List as _List, Optional as _Optional
 
 import torch as _torch
 
@@ -48,7 +53,10 @@ def unary(name, x, *, device=None, **params):
     """op(x) with autograd; ``name`` one of ``baracuda.unary_ops()``, ``params`` PyTorch's names."""
     if name not in _CATALOG:
         raise ValueError(f"unknown unary op {name!r}")
-    return UnaryFunction.apply(x, name, tuple(sorted((k, float(v)) for k, v in params.items())), device)
+    items = tuple(sorted((k, float(v)) for k, v in params.items()))
+    if LIBRARY_OPS:
+        return _unary_op(x, name, ",".join(k for k, _ in items), [v for _, v in items], device or "")
+    return UnaryFunction.apply(x, name, items, device)
 
 
 class GatedActivationFunction(_torch.autograd.Function):
@@ -69,6 +77,8 @@ class GatedActivationFunction(_torch.autograd.Function):
 
 def gated_activation(kind, x, *, split_dim=-1, layout="second_half", alpha=1.702, limit=7.0, device=None):
     """The gated activation ``kind`` with autograd (see baracuda.ops.gated_activation)."""
+    if LIBRARY_OPS:
+        return _gated_op(x, kind, split_dim, layout, float(alpha), float(limit), device or "")
     return GatedActivationFunction.apply(x, kind, split_dim, layout, alpha, limit, device)
 
 
@@ -214,6 +224,80 @@ def ternary(op, a, b, c, *, value=1.0, device=None):
 def where(cond, a, b, *, device=None):
     """cond ? a : b with broadcasting and autograd (for a and b)."""
     return WhereFunction.apply(cond, a, b, device)
+
+
+# ---- torch.library registration (torch >= 2.4) -------------------------------------------------------------
+
+LIBRARY_OPS = hasattr(_torch, "library") and hasattr(_torch.library, "custom_op")
+
+
+def _params(keys, values):
+    return dict(zip(keys.split(","), values)) if keys else {}
+
+
+if LIBRARY_OPS:
+
+    @_torch.library.custom_op("baracuda::unary", mutates_args=())
+    def _unary_op(x: _torch.Tensor, op: str, keys: str, values: _List[float], device: str) -> _torch.Tensor:
+        # keys: the parameters' names, comma-separated (a schema has no list of strings)
+        return ops.unary(op, x, device=device or None, **_params(keys, values))
+
+    @_unary_op.register_fake
+    def _(x, op, keys, values, device):
+        return _torch.empty_like(x)
+
+    @_torch.library.custom_op("baracuda::unary_backward", mutates_args=())
+    def _unary_backward_op(dy: _torch.Tensor, saved: _Optional[_torch.Tensor], op: str, keys: str,
+                           values: _List[float], device: str) -> _torch.Tensor:
+        return ops.unary_backward(op, dy, saved, device=device or None, **_params(keys, values))
+
+    @_unary_backward_op.register_fake
+    def _(dy, saved, op, keys, values, device):
+        return _torch.empty_like(dy)
+
+    def _unary_setup(ctx, inputs, output):
+        x, op, keys, values, device = inputs
+        ctx.op, ctx.keys, ctx.values, ctx.device = op, keys, values, device
+        saved = _CATALOG[op]["saved"]
+        ctx.save_for_backward(x if saved == "input" else output if saved == "output" else None)
+
+    def _unary_backward(ctx, dy):
+        (saved,) = ctx.saved_tensors
+        return _unary_backward_op(dy, saved, ctx.op, ctx.keys, ctx.values, ctx.device), None, None, None, None
+
+    _unary_op.register_autograd(_unary_backward, setup_context=_unary_setup)
+
+    @_torch.library.custom_op("baracuda::gated_activation", mutates_args=())
+    def _gated_op(x: _torch.Tensor, kind: str, split_dim: int, layout: str, alpha: float, limit: float,
+                  device: str) -> _torch.Tensor:
+        return ops.gated_activation(kind, x, split_dim=split_dim, layout=layout, alpha=alpha, limit=limit,
+                                    device=device or None)
+
+    @_gated_op.register_fake
+    def _(x, kind, split_dim, layout, alpha, limit, device):
+        shape = list(x.shape)
+        shape[split_dim] //= 2
+        return x.new_empty(shape)
+
+    @_torch.library.custom_op("baracuda::gated_activation_backward", mutates_args=())
+    def _gated_backward_op(dy: _torch.Tensor, x: _torch.Tensor, kind: str, split_dim: int, layout: str,
+                           alpha: float, limit: float, device: str) -> _torch.Tensor:
+        return ops.gated_activation_backward(kind, dy, x, split_dim=split_dim, layout=layout, alpha=alpha,
+                                             limit=limit, device=device or None)
+
+    @_gated_backward_op.register_fake
+    def _(dy, x, kind, split_dim, layout, alpha, limit, device):
+        return _torch.empty_like(x)
+
+    def _gated_setup(ctx, inputs, output):
+        x, *ctx.args = inputs
+        ctx.save_for_backward(x)
+
+    def _gated_backward(ctx, dy):
+        (x,) = ctx.saved_tensors
+        return (_gated_backward_op(dy, x, *ctx.args),) + (None,) * 6
+
+    _gated_op.register_autograd(_gated_backward, setup_context=_gated_setup)
 
 
 def _unary_function(name):

@@ -1,0 +1,38 @@
+"""With torch >= 2.4: baracuda's unary and gated activations as torch.library custom ops — opcheck (schema,
+fake implementation, autograd registration) and torch.compile without graph breaks. Skipped with an older
+torch (CI's Debian PyTorch is 1.13)."""
+
+import pytest
+
+torch = pytest.importorskip("torch")
+import baracuda.torch as bt  # noqa: E402
+
+pytestmark = pytest.mark.skipif(not bt.LIBRARY_OPS, reason="torch.library.custom_op needs torch >= 2.4")
+
+
+@pytest.mark.parametrize("name,params", [("silu", {}), ("leaky_relu", {"negative_slope": 0.2}), ("exp", {})])
+def test_opcheck_unary(name, params, device):
+    x = torch.randn(4, 8, dtype=torch.float64, requires_grad=True)
+    keys = sorted(params)
+    args = (x, name, ",".join(keys), [float(params[k]) for k in keys], device)
+    torch.library.opcheck(torch.ops.baracuda.unary.default, args)
+
+
+@pytest.mark.parametrize("layout", ["second_half", "first_half", "interleaved"])
+def test_opcheck_gated(layout, device):
+    x = torch.randn(3, 16, dtype=torch.float64, requires_grad=True)
+    torch.library.opcheck(torch.ops.baracuda.gated_activation.default,
+                          (x, "swiglu", -1, layout, 1.702, 7.0, device))
+
+
+def test_compile_traces_without_graph_breaks(device):
+    def mlp(h):
+        return bt.gelu(bt.swiglu(h, layout="first_half", device=device), device=device)
+
+    compiled = torch.compile(mlp, backend="eager", fullgraph=True)  # fullgraph: a graph break is an error
+    h = torch.randn(4, 32, requires_grad=True)
+    y = compiled(h)
+    torch.testing.assert_close(y, mlp(h))
+    y.sum().backward()
+    g = torch.autograd.grad(mlp(h).sum(), h)[0]
+    torch.testing.assert_close(h.grad, g)
