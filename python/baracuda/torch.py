@@ -16,8 +16,8 @@ model trains through them (QAT). Each function runs where its input lives, as :m
   (an integer tensor cannot carry a gradient in PyTorch), with the straight-through gradient of the
   quantize_backward plan, dx = dy / s inside the range and 0 outside.
 
-With torch >= 2.4 the unary and gated activations are also ``torch.library`` custom ops —
-``torch.ops.baracuda.unary`` and ``torch.ops.baracuda.gated_activation``, with fake (meta) implementations and
+With torch >= 2.4 the unary and gated activations and fake-quantize are also ``torch.library`` custom ops —
+``torch.ops.baracuda.unary``, ``gated_activation`` and ``fake_quantize``, with fake (meta) implementations and
 their autograd — and the functions above go through them, so ``torch.compile`` traces them without a graph
 break. The other ops run as ``autograd.Function``s there too (a graph break under ``torch.compile``).
 """
@@ -148,6 +148,8 @@ def _options(kwargs):
 def fake_quantize(x, scale, zero_point, **options):
     """Fake-quantize with the straight-through gradient; ``options`` as baracuda.ops.fake_quantize's
     (quantized, granularity, axis, group_size, quant_min, quant_max, convention, device)."""
+    if LIBRARY_OPS:
+        return _fq_op(x, scale, zero_point, *_library_options(_options(options)))
     return FakeQuantizeFunction.apply(x, scale, zero_point, _options(options))
 
 
@@ -298,6 +300,55 @@ if LIBRARY_OPS:
         return (_gated_backward_op(dy, x, *ctx.args),) + (None,) * 6
 
     _gated_op.register_autograd(_gated_backward, setup_context=_gated_setup)
+
+
+if LIBRARY_OPS:
+    # Fake-quantize as custom ops: the descriptor's options as schema arguments.
+
+    def _qopts(quantized, granularity, axis, group_size, quant_min, quant_max, convention, device):
+        return dict(quantized=quantized, granularity=granularity, axis=axis, group_size=group_size,
+                    quant_min=quant_min, quant_max=quant_max, convention=convention, device=device or None)
+
+    @_torch.library.custom_op("baracuda::fake_quantize", mutates_args=())
+    def _fq_op(x: _torch.Tensor, scale: _torch.Tensor, zero_point: _torch.Tensor, quantized: str,
+               granularity: str, axis: int, group_size: int, quant_min: _Optional[int], quant_max: _Optional[int],
+               convention: str, device: str) -> _torch.Tensor:
+        return ops.fake_quantize(x, scale, zero_point, **_qopts(quantized, granularity, axis, group_size, quant_min,
+                                                               quant_max, convention, device))
+
+    @_fq_op.register_fake
+    def _(x, *args):
+        return _torch.empty_like(x)
+
+    @_torch.library.custom_op("baracuda::fake_quantize_backward", mutates_args=())
+    def _fq_backward_op(dy: _torch.Tensor, x: _torch.Tensor, scale: _torch.Tensor, zero_point: _torch.Tensor,
+                        quantized: str, granularity: str, axis: int, group_size: int, quant_min: _Optional[int],
+                        quant_max: _Optional[int], convention: str, device: str) -> _torch.Tensor:
+        return ops.fake_quantize_backward(dy, x, scale, zero_point, **_qopts(quantized, granularity, axis,
+                                                                            group_size, quant_min, quant_max,
+                                                                            convention, device))
+
+    @_fq_backward_op.register_fake
+    def _(dy, *args):
+        return _torch.empty_like(dy)
+
+    def _fq_setup(ctx, inputs, output):
+        x, scale, zero_point, *ctx.options = inputs
+        ctx.save_for_backward(x, scale, zero_point)
+
+    def _fq_backward(ctx, dy):
+        x, scale, zero_point = ctx.saved_tensors
+        return (_fq_backward_op(dy, x, scale, zero_point, *ctx.options),) + (None,) * 10
+
+    _fq_op.register_autograd(_fq_backward, setup_context=_fq_setup)
+
+
+def _library_options(options):
+    """fake_quantize's options as the custom op's positional arguments (its defaults filled in)."""
+    o = dict(options)
+    return (o.get("quantized", "s8"), o.get("granularity", "per_tensor"), int(o.get("axis", 0)),
+            int(o.get("group_size", 0)), o.get("quant_min"), o.get("quant_max"), o.get("convention", "pytorch"),
+            o.get("device") or "")
 
 
 def _unary_function(name):

@@ -36,3 +36,13 @@ def test_compile_traces_without_graph_breaks(device):
     y.sum().backward()
     g = torch.autograd.grad(mlp(h).sum(), h)[0]
     torch.testing.assert_close(h.grad, g)
+
+
+def test_opcheck_fake_quantize(device):
+    x = torch.randn(4, 6, requires_grad=True)
+    scale, zp = torch.tensor([0.05, 0.1, 0.2, 0.02]), torch.tensor([0, 3, -2, 1], dtype=torch.int32)
+    args = (x, scale, zp, "s8", "per_channel", 0, 0, None, None, "pytorch", device)
+    torch.library.opcheck(torch.ops.baracuda.fake_quantize.default, args)
+    compiled = torch.compile(lambda t: bt.fake_quantize(t, scale, zp, granularity="per_channel", axis=0,
+                                                        device=device), backend="eager", fullgraph=True)
+    torch.testing.assert_close(compiled(x), torch.fake_quantize_per_channel_affine(x, scale, zp, 0, -128, 127))
