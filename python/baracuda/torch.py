@@ -16,13 +16,14 @@ model trains through them (QAT). Each function runs where its input lives, as :m
   (an integer tensor cannot carry a gradient in PyTorch), with the straight-through gradient of the
   quantize_backward plan, dx = dy / s inside the range and 0 outside.
 
-With torch >= 2.4 the unary and gated activations and fake-quantize are also ``torch.library`` custom ops —
-``torch.ops.baracuda.unary``, ``gated_activation`` and ``fake_quantize``, with fake (meta) implementations and
-their autograd — and the functions above go through them, so ``torch.compile`` traces them without a graph
-break. The other ops run as ``autograd.Function``s there too (a graph break under ``torch.compile``).
+With torch >= 2.4 every op here is also a ``torch.library`` custom op (``torch.ops.baracuda.unary``,
+``gated_activation``, ``fake_quantize``, ``fake_quantize_learnable``, ``quantize_ste``, ``binary``, ``ternary``
+and their backward ops), with fake (meta) implementations and its autograd, and the functions above go
+through them, so ``torch.compile`` traces them without a graph break; ``where`` stays an
+``autograd.Function`` (its bool condition).
 """
 
-from typing import List as _List, Optional as _Optional
+from typing import List as _List, Optional as _Optional, Tuple as _Tuple
 
 import torch as _torch
 
@@ -135,6 +136,8 @@ class QuantizeSTEFunction(_torch.autograd.Function):
 def quantize(x, scale, zero_point, **options):
     """Quantize with the straight-through gradient; the codes come back in x's float dtype. ``options`` as
     baracuda.ops.quantize's."""
+    if LIBRARY_OPS:
+        return _qste_op(x, scale, zero_point, *_library_options(_options(options)))
     return QuantizeSTEFunction.apply(x, scale, zero_point, _options(options))
 
 
@@ -156,6 +159,8 @@ def fake_quantize(x, scale, zero_point, **options):
 def fake_quantize_learnable(x, scale, zero_point, grad_factor=1.0, **options):
     """Learnable fake-quantize (PyTorch's _fake_quantize_learnable_*_affine): gradients for x, scale and
     zero_point (a float tensor), the latter two times ``grad_factor``."""
+    if LIBRARY_OPS:
+        return _lsq_op(x, scale, zero_point, float(grad_factor), *_library_options(_options(options)))
     return LearnableFakeQuantizeFunction.apply(x, scale, zero_point, float(grad_factor), _options(options))
 
 
@@ -215,11 +220,15 @@ def _reduce(grad, like):
 
 def binary(op, a, b, *, device=None):
     """a op b with broadcasting and autograd; ``op`` one of ``baracuda.binary_ops()``."""
+    if LIBRARY_OPS:
+        return _binary_op(a, b, op, device or "")
     return BinaryFunction.apply(a, b, op, device)
 
 
 def ternary(op, a, b, c, *, value=1.0, device=None):
     """op(a, b, c) with broadcasting and autograd; ``op`` one of ``baracuda.ternary_ops()``."""
+    if LIBRARY_OPS:
+        return _ternary_op(a, b, c, op, float(value), device or "")
     return TernaryFunction.apply(a, b, c, op, float(value), device)
 
 
@@ -341,6 +350,131 @@ if LIBRARY_OPS:
         return (_fq_backward_op(dy, x, scale, zero_point, *ctx.options),) + (None,) * 10
 
     _fq_op.register_autograd(_fq_backward, setup_context=_fq_setup)
+
+
+if LIBRARY_OPS:
+    # The learnable fake-quantize and the quantize with the straight-through gradient, same options.
+    @_torch.library.custom_op("baracuda::fake_quantize_learnable", mutates_args=())
+    def _lsq_op(x: _torch.Tensor, scale: _torch.Tensor, zero_point: _torch.Tensor, grad_factor: float,
+                quantized: str, granularity: str, axis: int, group_size: int, quant_min: _Optional[int],
+                quant_max: _Optional[int], convention: str, device: str) -> _torch.Tensor:
+        return ops.fake_quantize_learnable(x, scale, zero_point, **_qopts(quantized, granularity, axis, group_size,
+                                                                         quant_min, quant_max, convention, device))
+
+    @_lsq_op.register_fake
+    def _(x, *args):
+        return _torch.empty_like(x)
+
+    @_torch.library.custom_op("baracuda::fake_quantize_learnable_backward", mutates_args=())
+    def _lsq_backward_op(dy: _torch.Tensor, x: _torch.Tensor, scale: _torch.Tensor, zero_point: _torch.Tensor,
+                         grad_factor: float, quantized: str, granularity: str, axis: int, group_size: int,
+                         quant_min: _Optional[int], quant_max: _Optional[int], convention: str,
+                         device: str) -> _Tuple[_torch.Tensor, _torch.Tensor, _torch.Tensor]:
+        return ops.fake_quantize_learnable_backward(dy, x, scale, zero_point, grad_factor=grad_factor,
+                                                    **_qopts(quantized, granularity, axis, group_size, quant_min,
+                                                             quant_max, convention, device))
+
+    @_lsq_backward_op.register_fake
+    def _(dy, x, scale, zero_point, *args):
+        return _torch.empty_like(x), _torch.empty_like(scale), _torch.empty_like(scale)
+
+    def _lsq_setup(ctx, inputs, output):
+        x, scale, zero_point, *ctx.options = inputs
+        ctx.save_for_backward(x, scale, zero_point)
+
+    def _lsq_backward(ctx, dy):
+        x, scale, zero_point = ctx.saved_tensors
+        dx, ds, dz = _lsq_backward_op(dy, x, scale, zero_point, *ctx.options)
+        return (dx, ds, dz) + (None,) * 9
+
+    _lsq_op.register_autograd(_lsq_backward, setup_context=_lsq_setup)
+
+    @_torch.library.custom_op("baracuda::quantize_ste", mutates_args=())
+    def _qste_op(x: _torch.Tensor, scale: _torch.Tensor, zero_point: _torch.Tensor, quantized: str,
+                 granularity: str, axis: int, group_size: int, quant_min: _Optional[int], quant_max: _Optional[int],
+                 convention: str, device: str) -> _torch.Tensor:
+        q = ops.quantize(x, scale, zero_point, **_qopts(quantized, granularity, axis, group_size, quant_min,
+                                                        quant_max, convention, device))
+        return q.to(x.dtype)
+
+    @_qste_op.register_fake
+    def _(x, *args):
+        return _torch.empty_like(x)
+
+    @_torch.library.custom_op("baracuda::quantize_backward", mutates_args=())
+    def _qste_backward_op(dy: _torch.Tensor, x: _torch.Tensor, scale: _torch.Tensor, zero_point: _torch.Tensor,
+                          quantized: str, granularity: str, axis: int, group_size: int, quant_min: _Optional[int],
+                          quant_max: _Optional[int], convention: str, device: str) -> _torch.Tensor:
+        return ops.quantize_backward(dy, x, scale, zero_point, **_qopts(quantized, granularity, axis, group_size,
+                                                                       quant_min, quant_max, convention, device))
+
+    @_qste_backward_op.register_fake
+    def _(dy, *args):
+        return _torch.empty_like(dy)
+
+    def _qste_backward(ctx, dy):
+        x, scale, zero_point = ctx.saved_tensors
+        return (_qste_backward_op(dy, x, scale, zero_point, *ctx.options),) + (None,) * 10
+
+    _qste_op.register_autograd(_qste_backward, setup_context=_fq_setup)
+
+    # Broadcasting binary and ternary ops and where: gradients at the output shape, summed to the inputs'.
+    @_torch.library.custom_op("baracuda::binary", mutates_args=())
+    def _binary_op(a: _torch.Tensor, b: _torch.Tensor, op: str, device: str) -> _torch.Tensor:
+        return ops.binary(op, a, b, device=device or None)
+
+    @_binary_op.register_fake
+    def _(a, b, op, device):
+        return a.new_empty(_torch.broadcast_shapes(a.shape, b.shape))
+
+    @_torch.library.custom_op("baracuda::binary_backward", mutates_args=())
+    def _binary_backward_op(dy: _torch.Tensor, a: _torch.Tensor, b: _torch.Tensor, op: str,
+                            device: str) -> _Tuple[_torch.Tensor, _torch.Tensor]:
+        return ops.binary_backward(op, dy, a, b, device=device or None)
+
+    @_binary_backward_op.register_fake
+    def _(dy, a, b, op, device):
+        return _torch.empty_like(dy), _torch.empty_like(dy)
+
+    def _binary_setup(ctx, inputs, output):
+        a, b, ctx.op, ctx.device = inputs
+        ctx.save_for_backward(a, b)
+
+    def _binary_backward(ctx, dy):
+        a, b = ctx.saved_tensors
+        da, db = _binary_backward_op(dy, a, b, ctx.op, ctx.device)
+        return da.sum_to_size(a.shape), db.sum_to_size(b.shape), None, None
+
+    _binary_op.register_autograd(_binary_backward, setup_context=_binary_setup)
+
+    @_torch.library.custom_op("baracuda::ternary", mutates_args=())
+    def _ternary_op(a: _torch.Tensor, b: _torch.Tensor, c: _torch.Tensor, op: str, value: float,
+                    device: str) -> _torch.Tensor:
+        return ops.ternary(op, a, b, c, value=value, device=device or None)
+
+    @_ternary_op.register_fake
+    def _(a, b, c, op, value, device):
+        return a.new_empty(_torch.broadcast_shapes(a.shape, b.shape, c.shape))
+
+    @_torch.library.custom_op("baracuda::ternary_backward", mutates_args=())
+    def _ternary_backward_op(dy: _torch.Tensor, a: _torch.Tensor, b: _torch.Tensor, c: _torch.Tensor, op: str,
+                             value: float, device: str) -> _Tuple[_torch.Tensor, _torch.Tensor, _torch.Tensor]:
+        return ops.ternary_backward(op, dy, a, b, c, value=value, device=device or None)
+
+    @_ternary_backward_op.register_fake
+    def _(dy, a, b, c, op, value, device):
+        return _torch.empty_like(dy), _torch.empty_like(dy), _torch.empty_like(dy)
+
+    def _ternary_setup(ctx, inputs, output):
+        a, b, c, *ctx.args = inputs
+        ctx.save_for_backward(a, b, c)
+
+    def _ternary_backward(ctx, dy):
+        a, b, c = ctx.saved_tensors
+        grads = _ternary_backward_op(dy, a, b, c, *ctx.args)
+        return tuple(g.sum_to_size(t.shape) for g, t in zip(grads, (a, b, c))) + (None, None, None)
+
+    _ternary_op.register_autograd(_ternary_backward, setup_context=_ternary_setup)
 
 
 def _library_options(options):

@@ -46,3 +46,25 @@ def test_opcheck_fake_quantize(device):
     compiled = torch.compile(lambda t: bt.fake_quantize(t, scale, zp, granularity="per_channel", axis=0,
                                                         device=device), backend="eager", fullgraph=True)
     torch.testing.assert_close(compiled(x), torch.fake_quantize_per_channel_affine(x, scale, zp, 0, -128, 127))
+
+
+def test_opcheck_learnable_quantize_ste_binary_ternary(device):
+    g = torch.Generator().manual_seed(3)
+    x = torch.randn(4, 6, generator=g, requires_grad=True)
+    scale = torch.tensor([0.07], requires_grad=True)
+    zp = torch.tensor([1.4], requires_grad=True)
+    opts = ("s8", "per_tensor", 0, 0, None, None, "pytorch", device)
+    torch.library.opcheck(torch.ops.baracuda.fake_quantize_learnable.default, (x, scale, zp, 0.5) + opts)
+    torch.library.opcheck(torch.ops.baracuda.quantize_ste.default,
+                          (x, torch.tensor([0.05]), torch.tensor([0], dtype=torch.int32)) + opts)
+    a = torch.rand(3, 1, 4, generator=g, dtype=torch.float64, requires_grad=True)
+    b = torch.rand(5, 1, generator=g, dtype=torch.float64, requires_grad=True) + 1
+    torch.library.opcheck(torch.ops.baracuda.binary.default, (a, b, "mul", device))
+    c = torch.rand(4, generator=g, dtype=torch.float64, requires_grad=True)
+    torch.library.opcheck(torch.ops.baracuda.ternary.default, (a, b, c, "lerp", 1.0, device))
+
+    def block(t):
+        return bt.mul(bt.lerp(t, b, c, device=device), b, device=device)
+
+    compiled = torch.compile(block, backend="eager", fullgraph=True)
+    torch.testing.assert_close(compiled(a), block(a))
