@@ -120,3 +120,35 @@ def test_explicit_element_kinds_through_integer_views(device):
     np.testing.assert_array_equal(out, x.float().numpy())
     with pytest.raises(baracuda.InvalidProblem, match="16-bit"):
         plan.run(stream, input=baracuda.Tensor(np.zeros(32, dtype=np.uint8), "bf16"), out=out)
+
+
+def test_run_releases_the_gil():
+    """Python code runs on another thread while a plan runs (a sim launch long enough to see it)."""
+    import threading
+    import time
+
+    stream = baracuda.Stream.sim()
+    n = 1 << 25  # one launch of a tenth of a second or more
+    plan = baracuda.UnaryPlan.select(stream, baracuda.UnaryDescriptor("exp", "f32", (n,)))
+    x, y = np.zeros(n, dtype=np.float32), np.empty(n, dtype=np.float32)
+    window = {}
+
+    def worker():
+        window["start"] = time.perf_counter()
+        plan.run(stream, input=x, out=y)
+        window["end"] = time.perf_counter()
+
+    ticks = []
+    t = threading.Thread(target=worker)
+    t.start()
+    while t.is_alive():
+        ticks.append(time.perf_counter())
+    t.join()
+    start, end = window["start"], window["end"]
+    assert end - start > 0.03, "the launch is too short to tell"
+    # This thread ticks whenever it holds the GIL. Had the run held it, the ticks inside the run's window would
+    # leave one gap of nearly the whole window (a thread switch can come between the start stamp and the run).
+    inside = [start] + [s for s in ticks if start < s < end] + [end]
+    gap = max(b - a for a, b in zip(inside, inside[1:]))
+    assert gap < 0.5 * (end - start), f"a {gap * 1e3:.1f} ms gap in a {(end - start) * 1e3:.1f} ms run"
+    assert bool((y == 1).all())
