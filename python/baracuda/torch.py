@@ -86,19 +86,32 @@ def gated_activation(kind, x, *, split_dim=-1, layout="second_half", alpha=1.702
 _QUANT_OPTIONS = ("quantized", "granularity", "axis", "group_size", "quant_min", "quant_max", "convention", "device")
 
 
-class FakeQuantizeFunction(_torch.autograd.Function):
-    """y = fake_quantize(x); dx = dy inside the range, 0 outside (no gradient for scale and zero point)."""
+def _quantize_codes(x, scale, zero_point, **options):
+    """quantize's codes in x's float dtype (an integer tensor cannot carry a gradient)."""
+    return ops.quantize(x, scale, zero_point, **options).to(x.dtype)
+
+
+# The straight-through ops: (forward, backward) of each, one computation for both registration paths.
+_STRAIGHT_THROUGH = {
+    "fake_quantize": (ops.fake_quantize, ops.fake_quantize_backward),
+    "quantize_ste": (_quantize_codes, ops.quantize_backward),
+}
+
+
+class StraightThroughFunction(_torch.autograd.Function):
+    """y = forward(x, scale, zero_point); dx from the op's backward plan (fake-quantize: dy inside the range;
+    quantize: dy / s inside the range); no gradient for scale and zero point."""
 
     @staticmethod
-    def forward(ctx, x, scale, zero_point, options):
-        ctx.options = dict(options)
+    def forward(ctx, x, scale, zero_point, name, options):
+        ctx.name, ctx.options = name, dict(options)
         ctx.save_for_backward(x, scale, zero_point)
-        return ops.fake_quantize(x, scale, zero_point, **ctx.options)
+        return _STRAIGHT_THROUGH[name][0](x, scale, zero_point, **ctx.options)
 
     @staticmethod
     def backward(ctx, dy):
         x, scale, zero_point = ctx.saved_tensors
-        return ops.fake_quantize_backward(dy, x, scale, zero_point, **ctx.options), None, None, None
+        return _STRAIGHT_THROUGH[ctx.name][1](dy, x, scale, zero_point, **ctx.options), None, None, None, None
 
 
 class LearnableFakeQuantizeFunction(_torch.autograd.Function):
@@ -118,27 +131,10 @@ class LearnableFakeQuantizeFunction(_torch.autograd.Function):
         return dx, dscale, dzp, None, None
 
 
-class QuantizeSTEFunction(_torch.autograd.Function):
-    """q = quantize(x) as float codes; dx = dy / s where the unclamped code is in range (quantize_backward)."""
-
-    @staticmethod
-    def forward(ctx, x, scale, zero_point, options):
-        ctx.options = dict(options)
-        ctx.save_for_backward(x, scale, zero_point)
-        return ops.quantize(x, scale, zero_point, **ctx.options).to(x.dtype)
-
-    @staticmethod
-    def backward(ctx, dy):
-        x, scale, zero_point = ctx.saved_tensors
-        return ops.quantize_backward(dy, x, scale, zero_point, **ctx.options), None, None, None
-
-
 def quantize(x, scale, zero_point, **options):
     """Quantize with the straight-through gradient; the codes come back in x's float dtype. ``options`` as
     baracuda.ops.quantize's."""
-    if LIBRARY_OPS:
-        return _qste_op(x, scale, zero_point, *_library_options(_options(options)))
-    return QuantizeSTEFunction.apply(x, scale, zero_point, _options(options))
+    return _straight_through("quantize_ste", x, scale, zero_point, options)
 
 
 def _options(kwargs):
@@ -151,9 +147,13 @@ def _options(kwargs):
 def fake_quantize(x, scale, zero_point, **options):
     """Fake-quantize with the straight-through gradient; ``options`` as baracuda.ops.fake_quantize's
     (quantized, granularity, axis, group_size, quant_min, quant_max, convention, device)."""
+    return _straight_through("fake_quantize", x, scale, zero_point, options)
+
+
+def _straight_through(name, x, scale, zero_point, options):
     if LIBRARY_OPS:
-        return _fq_op(x, scale, zero_point, *_library_options(_options(options)))
-    return FakeQuantizeFunction.apply(x, scale, zero_point, _options(options))
+        return _STRAIGHT_THROUGH_OPS[name](x, scale, zero_point, *_library_options(_options(options)))
+    return StraightThroughFunction.apply(x, scale, zero_point, name, _options(options))
 
 
 def fake_quantize_learnable(x, scale, zero_point, grad_factor=1.0, **options):
@@ -318,42 +318,40 @@ if LIBRARY_OPS:
         return dict(quantized=quantized, granularity=granularity, axis=axis, group_size=group_size,
                     quant_min=quant_min, quant_max=quant_max, convention=convention, device=device or None)
 
-    @_torch.library.custom_op("baracuda::fake_quantize", mutates_args=())
-    def _fq_op(x: _torch.Tensor, scale: _torch.Tensor, zero_point: _torch.Tensor, quantized: str,
-               granularity: str, axis: int, group_size: int, quant_min: _Optional[int], quant_max: _Optional[int],
-               convention: str, device: str) -> _torch.Tensor:
-        return ops.fake_quantize(x, scale, zero_point, **_qopts(quantized, granularity, axis, group_size, quant_min,
-                                                               quant_max, convention, device))
+    def _straight_through_op(name, forward, backward):
+        """The custom op `name` and its backward op, with the quantize descriptor's options as arguments."""
 
-    @_fq_op.register_fake
-    def _(x, *args):
-        return _torch.empty_like(x)
+        def op(x: _torch.Tensor, scale: _torch.Tensor, zero_point: _torch.Tensor, quantized: str, granularity: str,
+               axis: int, group_size: int, quant_min: _Optional[int], quant_max: _Optional[int], convention: str,
+               device: str) -> _torch.Tensor:
+            return forward(x, scale, zero_point, **_qopts(quantized, granularity, axis, group_size, quant_min,
+                                                          quant_max, convention, device))
 
-    @_torch.library.custom_op("baracuda::fake_quantize_backward", mutates_args=())
-    def _fq_backward_op(dy: _torch.Tensor, x: _torch.Tensor, scale: _torch.Tensor, zero_point: _torch.Tensor,
+        def op_backward(dy: _torch.Tensor, x: _torch.Tensor, scale: _torch.Tensor, zero_point: _torch.Tensor,
                         quantized: str, granularity: str, axis: int, group_size: int, quant_min: _Optional[int],
                         quant_max: _Optional[int], convention: str, device: str) -> _torch.Tensor:
-        return ops.fake_quantize_backward(dy, x, scale, zero_point, **_qopts(quantized, granularity, axis,
-                                                                            group_size, quant_min, quant_max,
-                                                                            convention, device))
+            return backward(dy, x, scale, zero_point, **_qopts(quantized, granularity, axis, group_size, quant_min,
+                                                               quant_max, convention, device))
 
-    @_fq_backward_op.register_fake
-    def _(dy, *args):
-        return _torch.empty_like(dy)
+        fwd = _torch.library.custom_op(f"baracuda::{name}", op, mutates_args=())
+        bwd = _torch.library.custom_op(f"baracuda::{name}_backward", op_backward, mutates_args=())
+        fwd.register_fake(lambda x, *args: _torch.empty_like(x))
+        bwd.register_fake(lambda dy, *args: _torch.empty_like(dy))
 
-    def _fq_setup(ctx, inputs, output):
-        x, scale, zero_point, *ctx.options = inputs
-        ctx.save_for_backward(x, scale, zero_point)
+        def setup(ctx, inputs, output):
+            x, scale, zero_point, *ctx.options = inputs
+            ctx.save_for_backward(x, scale, zero_point)
 
-    def _fq_backward(ctx, dy):
-        x, scale, zero_point = ctx.saved_tensors
-        return (_fq_backward_op(dy, x, scale, zero_point, *ctx.options),) + (None,) * 10
+        def grad(ctx, dy):
+            x, scale, zero_point = ctx.saved_tensors
+            return (bwd(dy, x, scale, zero_point, *ctx.options),) + (None,) * 10
 
-    _fq_op.register_autograd(_fq_backward, setup_context=_fq_setup)
+        fwd.register_autograd(grad, setup_context=setup)
+        return fwd
 
+    _STRAIGHT_THROUGH_OPS = {name: _straight_through_op(name, *pair) for name, pair in _STRAIGHT_THROUGH.items()}
 
-if LIBRARY_OPS:
-    # The learnable fake-quantize and the quantize with the straight-through gradient, same options.
+    # The learnable fake-quantize: a real-valued zero point, and gradients for scale and zero point.
     @_torch.library.custom_op("baracuda::fake_quantize_learnable", mutates_args=())
     def _lsq_op(x: _torch.Tensor, scale: _torch.Tensor, zero_point: _torch.Tensor, grad_factor: float,
                 quantized: str, granularity: str, axis: int, group_size: int, quant_min: _Optional[int],
@@ -388,35 +386,6 @@ if LIBRARY_OPS:
         return (dx, ds, dz) + (None,) * 9
 
     _lsq_op.register_autograd(_lsq_backward, setup_context=_lsq_setup)
-
-    @_torch.library.custom_op("baracuda::quantize_ste", mutates_args=())
-    def _qste_op(x: _torch.Tensor, scale: _torch.Tensor, zero_point: _torch.Tensor, quantized: str,
-                 granularity: str, axis: int, group_size: int, quant_min: _Optional[int], quant_max: _Optional[int],
-                 convention: str, device: str) -> _torch.Tensor:
-        q = ops.quantize(x, scale, zero_point, **_qopts(quantized, granularity, axis, group_size, quant_min,
-                                                        quant_max, convention, device))
-        return q.to(x.dtype)
-
-    @_qste_op.register_fake
-    def _(x, *args):
-        return _torch.empty_like(x)
-
-    @_torch.library.custom_op("baracuda::quantize_backward", mutates_args=())
-    def _qste_backward_op(dy: _torch.Tensor, x: _torch.Tensor, scale: _torch.Tensor, zero_point: _torch.Tensor,
-                          quantized: str, granularity: str, axis: int, group_size: int, quant_min: _Optional[int],
-                          quant_max: _Optional[int], convention: str, device: str) -> _torch.Tensor:
-        return ops.quantize_backward(dy, x, scale, zero_point, **_qopts(quantized, granularity, axis, group_size,
-                                                                       quant_min, quant_max, convention, device))
-
-    @_qste_backward_op.register_fake
-    def _(dy, *args):
-        return _torch.empty_like(dy)
-
-    def _qste_backward(ctx, dy):
-        x, scale, zero_point = ctx.saved_tensors
-        return (_qste_backward_op(dy, x, scale, zero_point, *ctx.options),) + (None,) * 10
-
-    _qste_op.register_autograd(_qste_backward, setup_context=_fq_setup)
 
     # Broadcasting binary and ternary ops and where: gradients at the output shape, summed to the inputs'.
     @_torch.library.custom_op("baracuda::binary", mutates_args=())
