@@ -163,19 +163,18 @@ def empty(ref, shape, kind):
             return _core.Tensor(torch.empty(shape, dtype=torch.uint8, device=ref.device), kind)
         return torch.empty(shape, dtype=dtypes[kind], device=ref.device)
     if kind not in _NUMPY_DTYPES and kind in _ML_DTYPES:  # no ml_dtypes: the bits in unsigned integers
-        integer = _ML_DTYPES[kind][1]
-        if fw == "cupy":
-            import cupy
+        return _core.Tensor(_numpy_like(fw, ref, shape, _ML_DTYPES[kind][1]), kind)
+    return _numpy_like(fw, ref, shape, _NUMPY_DTYPES[kind])
 
-            with cupy.cuda.Device(device_of(ref)[1]):
-                return _core.Tensor(cupy.empty(shape, dtype=integer), kind)
-        return _core.Tensor(np.empty(shape, dtype=integer), kind)
+
+def _numpy_like(fw, ref, shape, dtype):
+    """A new numpy array, or a cupy one on `ref`'s device."""
     if fw == "cupy":
         import cupy
 
         with cupy.cuda.Device(device_of(ref)[1]):
-            return cupy.empty(shape, dtype=_NUMPY_DTYPES[kind])
-    return np.empty(shape, dtype=_NUMPY_DTYPES[kind])
+            return cupy.empty(shape, dtype=dtype)
+    return np.empty(shape, dtype=dtype)
 
 
 def _address(a):
