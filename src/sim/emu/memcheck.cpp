@@ -19,6 +19,10 @@ extern "C" void* __asan_addr_is_in_fake_stack(void* fake_stack, void* addr, void
 
 namespace baracuda::simt::detail {
 
+namespace {
+constexpr const char* kUnorderedInBlock = "with no __syncthreads or __syncwarp of both threads between";
+}  // namespace
+
 std::string describe_code(const void* pc, bool function) {
   if (pc == nullptr) return "?";
   char buf[512] = {};
@@ -278,22 +282,14 @@ std::string MemCheck::thread_in(std::uint64_t block, std::uint32_t tid) const {
 
 void MemCheck::global_hazard(const char* kind, const void* p, std::size_t bytes, const GlobalEvent& other,
                              const char* other_did, const void* pc) {
-  const int k = kind[0] == 'R' ? 0 : kind[2] == 'R' ? 1 : 2;
-  static constexpr const char* kKeys[] = {"global RAW", "global WAR", "global WAW"};
-  if ((reported_ & (16u << k)) != 0) return;
-  reported_ |= 16u << k;
-  const ThreadRec& th = *t_cur.thread;
+  const char* key = claim_hazard(kind, /*global=*/true);
+  if (key == nullptr) return;
   char at[48];
   std::snprintf(at, sizeof at, "global memory at %p", p);
-  const bool same_block = other.block == block_;
-  exec_->memcheck_report(
-      kKeys[k], std::string("racecheck: ") + kind + " hazard on " + at + ": " + thread(th.warp * 32u + th.lane) +
-                    " " + (kind[0] == 'R' ? "reads " : "writes ") + std::to_string(bytes) + " bytes (" +
-                    describe_code(pc) + "); " + thread_in(other.block, other.tid) + " " + other_did + " it (" +
-                    describe_code(other.pc) + ") " +
-                    (same_block ? "with no __syncthreads or __syncwarp of both threads between"
-                                : "in another block of the launch, with no atomic operation on global memory "
-                                  "between (blocks are not ordered)"));
+  report_hazard(key, kind, at, bytes, pc, thread_in(other.block, other.tid), other_did, other.pc,
+                other.block == block_ ? kUnorderedInBlock
+                                      : "in another block of the launch, with no atomic operation on global memory "
+                                        "between (blocks are not ordered)");
 }
 
 std::string MemCheck::where(const Region& r, std::size_t offset) const {
@@ -309,16 +305,27 @@ std::string MemCheck::thread(std::uint32_t tid) const { return exec_->thread_lab
 
 void MemCheck::hazard(const char* kind, const Region& r, std::size_t offset, std::size_t bytes, const Event& other,
                       const char* other_did, const void* pc) {
-  const unsigned bit = kind[0] == 'R' ? 1u : kind[2] == 'R' ? 2u : 4u;  // RAW, WAR, WAW
-  if ((reported_ & bit) != 0) return;
+  if (const char* key = claim_hazard(kind, /*global=*/false))
+    report_hazard(key, kind, where(r, offset), bytes, pc, thread(other.tid), other_did, other.pc, kUnorderedInBlock);
+}
+
+const char* MemCheck::claim_hazard(const char* kind, bool global) {
+  static constexpr const char* kKeys[2][3] = {{"RAW", "WAR", "WAW"}, {"global RAW", "global WAR", "global WAW"}};
+  const unsigned k = kind[0] == 'R' ? 0u : kind[2] == 'R' ? 1u : 2u;  // RAW, WAR, WAW
+  const unsigned bit = (global ? 16u : 1u) << k;
+  if ((reported_ & bit) != 0) return nullptr;
   reported_ |= bit;
+  return kKeys[global ? 1 : 0][k];
+}
+
+void MemCheck::report_hazard(const char* key, const char* kind, const std::string& location, std::size_t bytes,
+                             const void* pc, const std::string& other, const char* other_did, const void* other_pc,
+                             const char* unordered) {
   const ThreadRec& th = *t_cur.thread;
-  const std::uint32_t tid = th.warp * 32u + th.lane;
-  exec_->memcheck_report(kind, std::string("racecheck: ") + kind + " hazard on " + where(r, offset) + ": " +
-                                   thread(tid) + " " + (kind[0] == 'R' ? "reads " : "writes ") +
-                                   std::to_string(bytes) + " bytes (" + describe_code(pc) + "); " +
-                                   thread(other.tid) + " " + other_did + " it (" + describe_code(other.pc) +
-                                   ") with no __syncthreads or __syncwarp of both threads between");
+  exec_->memcheck_report(key, std::string("racecheck: ") + kind + " hazard on " + location + ": " +
+                                  thread(th.warp * 32u + th.lane) + " " + (kind[0] == 'R' ? "reads " : "writes ") +
+                                  std::to_string(bytes) + " bytes (" + describe_code(pc) + "); " + other + " " +
+                                  other_did + " it (" + describe_code(other_pc) + ") " + unordered);
 }
 
 void MemCheck::uninitialized(const Region& r, std::size_t offset, std::size_t bytes, const void* pc) {

@@ -105,6 +105,12 @@ class MemCheck {
   bool ordered_global(const GlobalEvent& earlier, const ThreadRec& now);
   void global_hazard(const char* kind, const void* p, std::size_t bytes, const GlobalEvent& other,
                      const char* other_did, const void* pc);
+  /// The report key of hazard `kind` ("RAW", "WAR", "WAW") on shared or global memory, or null when this
+  /// block has reported that kind already (one report each).
+  const char* claim_hazard(const char* kind, bool global);
+  void report_hazard(const char* key, const char* kind, const std::string& location, std::size_t bytes,
+                     const void* pc, const std::string& other, const char* other_did, const void* other_pc,
+                     const char* unordered);
   std::string thread_in(std::uint64_t block, std::uint32_t tid) const;
   void hazard(const char* kind, const Region& r, std::size_t offset, std::size_t bytes, const Event& other,
               const char* other_did, const void* pc);
