@@ -152,3 +152,34 @@ def test_run_releases_the_gil():
     gap = max(b - a for a, b in zip(inside, inside[1:]))
     assert gap < 0.5 * (end - start), f"a {gap * 1e3:.1f} ms gap in a {(end - start) * 1e3:.1f} ms run"
     assert bool((y == 1).all())
+
+
+def test_every_array_rejection():
+    """The conversions' own errors (the plans' are tested with each family)."""
+    s4 = np.zeros((4, 8), dtype=np.uint8)
+    with pytest.raises(baracuda.InvalidProblem, match="must be contiguous"):
+        baracuda.data_pointer(baracuda.Tensor(s4[:, ::2], "s4"))
+    with pytest.raises(baracuda.InvalidProblem, match="rank >= 1"):
+        baracuda.data_pointer(baracuda.Tensor(np.zeros((), dtype=np.uint8), "u4"))
+    with pytest.raises(baracuda.InvalidProblem, match="array of bytes"):
+        baracuda.data_pointer(baracuda.Tensor(np.zeros(4, dtype=np.uint16), "s4"))
+    with pytest.raises(baracuda.InvalidProblem, match="no element kind has the array's dtype"):
+        baracuda.data_pointer(np.zeros(4, dtype=np.complex64))
+    with pytest.raises(baracuda.InvalidProblem, match="no baracuda element kind has dtype"):
+        ops.relu(np.zeros(4, dtype=np.complex64))
+    with pytest.raises(ValueError, match="unknown element kind 'f17'"):
+        baracuda.Tensor(np.zeros(4, dtype=np.float32), "f17")
+    stream = baracuda.Stream.host()
+    plan = baracuda.UnaryPlan.select(stream, baracuda.UnaryDescriptor("relu", "f32", (4,)))
+    x = np.zeros(4, dtype=np.float32)
+    with pytest.raises(TypeError, match="workspace: expected None or a writable array"):
+        plan.run(stream, [0] * 8, input=x, out=np.zeros(4, dtype=np.float32))
+    with pytest.raises(TypeError, match="needs x or dy"):
+        ops.quantize_op("dequantize_backward", scale=np.ones(1, dtype=np.float32))
+    with pytest.raises(ValueError, match=r"w must be a \[K, N\]"):
+        baracuda.quantize_int4(np.zeros(64, dtype=np.float32))
+    with pytest.raises(ValueError, match=r"qweight must be \[K/8, N\]"):
+        baracuda.gptq_unpack(np.zeros(8, dtype=np.int32), np.zeros(1, dtype=np.int32),
+                             np.zeros(1, dtype=np.float16))
+    with pytest.raises(ValueError, match=r"qweight must be \[K, N/8\]"):
+        baracuda.awq_unpack(np.zeros(8, dtype=np.int32), np.zeros(1, dtype=np.int32), np.zeros(1, dtype=np.float16))
