@@ -214,6 +214,7 @@ class BinaryPlan : public detail::BoundPlan<BinaryDescriptor> {
 
  public:
   using Args = BinaryArgs;
+  BinaryPlan() = default;
   static Result<BinaryPlan> select(const Stream& stream, const BinaryDescriptor& desc, PlanPreference pref = {});
   /// a and b with the descriptor's shapes, out with `output_shape()`, all of the descriptor's kind.
   Status can_implement(const Args& args) const;
@@ -236,6 +237,7 @@ class ComparePlan : public detail::BoundPlan<CompareDescriptor> {
 
  public:
   using Args = CompareArgs;
+  ComparePlan() = default;
   static Result<ComparePlan> select(const Stream& stream, const CompareDescriptor& desc, PlanPreference pref = {});
   /// a and b with the descriptor's shapes and kind, out Bool with `output_shape()`.
   Status can_implement(const Args& args) const;
