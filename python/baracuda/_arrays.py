@@ -106,6 +106,10 @@ def stream_for(a, device=None):
             raise _core.InvalidProblem(f"a CUDA array cannot run on the {device} device")
         handle = 0
         fw = framework(a)
+        if fw not in ("torch", "cupy"):  # the functions would allocate its outputs in host memory
+            raise _core.InvalidProblem(f"the functions take CUDA arrays from torch and cupy; a {fw} array on a GPU "
+                                       "is not supported (the plan API takes it, with outputs allocated by the "
+                                       "caller)")
         if fw == "torch":
             import torch
 

@@ -33,3 +33,22 @@ def test_jax_in_jax_out(device):
     np.testing.assert_allclose(np.asarray(y), np.asarray(jax.nn.silu(x)), rtol=2e-6, atol=1e-7)
     q, scale, _ = ops.dynamic_range_quantize(x.reshape(2, 8), device=device)
     assert isinstance(q, jax.Array) and q.dtype == jnp.int8 and scale.shape == (2,)
+
+
+class _JaxArrayOnAGpu:
+    """What the functions see of a jax array on a GPU: its module, shape, dtype and DLPack device."""
+
+    __module__ = "jaxlib.xla_extension"
+    shape = (4,)
+    dtype = np.dtype(np.float32)
+
+    def __dlpack__(self, stream=None):
+        raise AssertionError("the functions must reject the array before reading it")
+
+    def __dlpack_device__(self):
+        return (2, 0)  # kDLCUDA, device 0
+
+
+def test_cuda_arrays_of_frameworks_without_cuda_outputs_are_rejected():
+    with pytest.raises(baracuda.InvalidProblem, match="a jax array on a GPU is not supported"):
+        ops.silu(_JaxArrayOnAGpu())

@@ -9,9 +9,12 @@
 #      (registers, stack, spills) of every kernel of the bundle,
 #   5. (step `int4_configs`) the W4A16 GEMM's candidate block shapes (tools/tuning/int4_gemm_configs.cu) and
 #      their kernels' resource usage.
+#   6. (step `tma_sass`) the SASS around the tensor copies of tma_test and of the int8 GEMM's TMA kernel,
+#   7. (step `python`) the Python extension, built there against the bundle's library, and the pytest suite,
+#      whose cuda cases (python/tests/test_cuda.py) run only on a GPU.
 # Each step has a time cap so that the results of the earlier ones always come back. Results go to $OUT:
 # env.txt, tests.log, profile.csv (one CSV, a header per family), profile.err, sanitizer.log, tiles.csv,
-# resources.txt (both tuning steps append to it), int4_configs.csv: eight files, what a lent machine returns.
+# resources.txt (both tuning steps append to it), int4_configs.csv, tma_sass.txt, python.log.
 # Usage (repository root): tools/gpu/device_suite.sh [steps, default "tests profile sanitize"]
 # PROFILE_OPS (default: every family) narrows the profiler step, e.g. PROFILE_OPS="int_gemm unary". The
 # profiler writes each CSV row as its case finishes, so a family that outruns its cap keeps what it measured;
@@ -49,6 +52,33 @@ if [[ " $steps " == *" tests "* ]]; then
   timeout 60 "$bin/baracuda-smooth-quant" > $logs/example_smooth_quant.log 2>&1; echo "example exit $?" >> $logs/example_smooth_quant.log
   for f in $logs/*.log; do echo "### $(basename "$f")"; cat "$f"; done > "$OUT/tests.log"
   grep -E ' exit [0-9]+$' "$OUT/tests.log"
+fi
+
+if [[ " $steps " == *" tma_sass "* ]]; then
+  echo "== SASS around the tensor copies of tma_test and of the int8 GEMM's TMA kernel"
+  {
+    # tma_test: every function that issues a tensor copy, whole; the GEMM: 60 instructions before each copy.
+    echo "### tma_test"
+    cuobjdump -sass "$bin/tma_test" | awk '/Function :/ {if (f ~ /UTMALDG/) printf "%s", f; f=""} {f = f $0 "\n"}
+      END {if (f ~ /UTMALDG/) printf "%s", f}' | head -n 3000
+    echo "### int_gemm_test"
+    cuobjdump -sass "$bin/int_gemm_test" | grep -E 'Function :|^ +/\*[0-9a-f]+\*/' | grep -B60 -A8 UTMALDG | head -n 600
+  } > "$OUT/tma_sass.txt" 2>&1
+  wc -l "$OUT/tma_sass.txt"
+fi
+
+if [[ " $steps " == *" python "* ]]; then
+  echo "== python (the extension built here against the bundle's library; pytest, cuda cases included)"
+  py=/tmp/baracuda-python
+  rm -rf "$py"
+  { timeout 240 cmake -S tools/gpu/python_ext -B "$py" -G Ninja -DCMAKE_BUILD_TYPE=Release -DBUNDLE="$b" \
+      -DPython_EXECUTABLE="$(command -v python3)" && timeout 240 cmake --build "$py" -j 16; } > "$OUT/python.log" 2>&1
+  echo "python build exit $?"
+  cp python/baracuda/*.py "$py/python/baracuda/"
+  # jax on the CPU: the host/sim tests hand jax arrays to the CPU devices (CUDA arrays are torch's and cupy's).
+  (cd python/tests && PYTHONPATH="$py/python" JAX_PLATFORMS=cpu timeout 300 python3 -m pytest -q -p no:cacheprovider \
+     -n 8 -rfEs . ) >> "$OUT/python.log" 2>&1
+  echo "pytest exit $?"; grep -E '^(FAILED|ERROR)|passed|failed' "$OUT/python.log" | tail -n 40
 fi
 
 if [[ " $steps " == *" profile "* ]]; then

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Packs a `gpu`-preset build (nvcc for sm_90 only) into .gpu-bundle/bundle.tar.xz for a GPU machine that has
-# the CUDA toolkit but not the build's other dependencies: the test executables, the profiler and the
-# examples, plus the shared libraries they need that such a machine lacks (Boost.Context). The CUDA
-# libraries (cudart, cuBLAS) are the machine's own. tools/gpu/device_suite.sh unpacks and runs it.
+# the CUDA toolkit but not the build's other dependencies: the test executables, the profiler, the
+# examples and the static library (for the Python extension built there), plus the shared libraries they
+# need that such a machine lacks (Boost.Context). The CUDA libraries (cudart, cuBLAS) are the machine's own.
+# tools/gpu/device_suite.sh unpacks and runs it.
 # Usage: tools/gpu/make_bundle.sh [build dir, default build/gpu]
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -13,6 +14,11 @@ mkdir -p "$out/bin" "$out/lib"
 find "$build/tests" "$build/tools" "$build/examples" -type f -executable \
   \( -name '*_test' -o -name sim_selftest -o -name "baracuda-*" -o -name int_gemm_tiles -o -name int4_gemm_configs \) -exec cp {} "$out/bin/" \;
 for lib in $(ldd "$out"/bin/* 2>/dev/null | awk '/libboost/ {print $3}' | sort -u); do cp "$lib" "$out/lib/"; done
+# The static library and the generated headers, for the Python extension built there (tools/gpu/python_ext).
+mkdir -p "$out/py"
+cp "$build/src/libbaracuda.a" "$build/src/sim/libbaracuda_sim_runtime.a" "$out/py/"
+cp -r "$build/generated/include" "$out/py/include"
+strip --strip-debug "$out"/py/*.a
 strip --strip-unneeded "$out"/bin/* 2>/dev/null || true
 # The tests read golden data from the source tree they were configured in.
 pwd > "$out/source_dir"
@@ -20,7 +26,7 @@ git rev-parse HEAD > "$out/commit"
 git status --porcelain --untracked-files=no | grep -q . && echo dirty >> "$out/commit"
 # Every executable links the static library: a dictionary that spans several of them stores it about once
 # (20 MB instead of 58 MB, under the 64 MiB a lent machine's working tree may hold; ~2 minutes, one thread).
-tar -C "$out" -cf - bin lib source_dir commit | xz -T1 --lzma2=preset=6,dict=256MiB > "$out.tar.xz"
+tar -C "$out" -cf - py bin lib source_dir commit | xz -T1 --lzma2=preset=6,dict=256MiB > "$out.tar.xz"
 rm -rf "$out"
 mkdir "$out"
 mv "$out.tar.xz" "$out/bundle.tar.xz"
