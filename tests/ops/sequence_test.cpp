@@ -22,16 +22,17 @@ namespace {
 using K = ElementKind;
 constexpr K kKinds[] = {K::F16, K::Bf16, K::F32, K::F64, K::S8, K::U8, K::S32, K::S64};
 
-/// y's values from `plan` on `stream`, written through `layout` ([count]; stride +1, +3 or −2) over sentinel
-/// storage; the elements the view does not reach must keep the sentinel.
+/// y's values from `plan` on `stream`, written through a [count] view (stride +1, +3 or −2, `lead` elements
+/// after the storage's start: 1 makes a contiguous view that is not 16-byte aligned) over sentinel storage;
+/// the elements the view does not reach must keep the sentinel.
 std::vector<double> run_values(const Stream& stream, const dynamic::SequencePlan& plan, int64_t stride,
-                               std::vector<uint64_t>* bits) {
+                               std::vector<uint64_t>* bits, int64_t lead = 0) {
   const K k = plan.descriptor().element;
   const int64_t n = plan.count();
   const Shape shape{n};
   Strided l;
   l.stride[0] = stride;
-  l.offset = stride < 0 && n > 0 ? (n - 1) * -stride : 0;
+  l.offset = lead + (stride < 0 && n > 0 ? (n - 1) * -stride : 0);
   const int64_t storage = storage_elements(shape, l);
   auto y = make_device_tensor(stream, k, shape, l, sentinel_storage(k, storage), 1);
   EXPECT_TRUE(y) << y.error().to_string();
@@ -108,6 +109,7 @@ struct SweepCase {
   K kind;
   SequenceDescriptor desc;  // element set from kind
   int64_t stride;
+  int64_t lead;  // elements before the view
   DeviceKind device;
   std::string name;
 };
@@ -129,13 +131,14 @@ std::vector<SweepCase> sweep_cases() {
         {"arange_empty", SequenceDescriptor().arange(5, 5)},
     };
     for (const auto& [name, d] : descs)
-      for (int64_t stride : {int64_t{1}, int64_t{3}, int64_t{-2}})
+      for (const auto& [stride, lead] : {std::pair<int64_t, int64_t>{1, 0}, {1, 1}, {3, 0}, {-2, 0}})
         for (DeviceKind dev : kTestDevices) {
           SequenceDescriptor dk = d;
           dk.with_element(k);
-          v.push_back({k, dk, stride, dev,
+          v.push_back({k, dk, stride, lead, dev,
                        name + "_" + std::string(to_string(k)) + "_stride" +
-                           (stride < 0 ? "m2" : std::to_string(stride)) + "_" + std::string(to_string(dev))});
+                           (stride < 0 ? "m2" : std::to_string(stride)) + (lead ? "_lead1" : "") + "_" +
+                           std::string(to_string(dev))});
         }
   }
   return v;
@@ -155,7 +158,7 @@ TEST_P(SequenceSweep, ValuesAreTheFormulaRoundedOnceAndMatchTheHost) {
   EXPECT_EQ(plan->sku().backend, backend_of(c.device));
   EXPECT_EQ(plan->workspace_size(), 0u);
   std::vector<uint64_t> bits;
-  const std::vector<double> got = run_values(stream, *plan, c.stride, &bits);
+  const std::vector<double> got = run_values(stream, *plan, c.stride, &bits, c.lead);
   ASSERT_EQ(static_cast<int64_t>(got.size()), plan->count());
   for (size_t i = 0; i < got.size(); ++i)
     ASSERT_TRUE(rounded_from(c.kind, got[i], bits[i], formula(c.desc, static_cast<int64_t>(i)))) << "i = " << i;
