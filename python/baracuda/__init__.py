@@ -54,6 +54,8 @@ from ._core import (
     QuantizePlan,
     QuantizedLinearDescriptor,
     QuantizedLinearPlan,
+    ReduceDescriptor,
+    ReducePlan,
     SequenceDescriptor,
     SequencePlan,
     SmoothQuantLinearDescriptor,
@@ -89,6 +91,7 @@ from ._core import (
     marlin_from_int4,
     quantize_int4,
     quantize_ops,
+    reduce_ops,
     ternary_ops,
     unary_ops,
 )

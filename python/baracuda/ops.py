@@ -22,7 +22,10 @@ reference) unless ``device="sim"`` (the CUDA kernels under the emulator, with it
   their backward (``binary_backward``, ``ternary_backward``);
 * ``fill_(out, value)``, ``arange``, ``linspace``, ``affine(x, alpha, beta)``;
 * FP8: ``fp8_quantize(x, scale)`` (y and amax), ``fp8_dequantize``, ``fp8_scaling_update`` (delayed scaling);
-* W4A16: ``marlin_repack`` (a GPTQ or AWQ checkpoint's tensors to Marlin's) and ``int4_gemm``.
+* W4A16: ``marlin_repack`` (a GPTQ or AWQ checkpoint's tensors to Marlin's) and ``int4_gemm``;
+* reductions over any dimensions, with PyTorch's names and result kinds: ``sum``, ``mean``, ``prod``,
+  ``amax``, ``amin``, ``argmax``, ``argmin``, ``var``, ``std`` (``correction``), ``vector_norm``,
+  ``logsumexp``, ``any``, ``all`` (``reduce`` runs any op of ``baracuda.reduce_ops()``).
 """
 
 import keyword as _keyword
@@ -296,13 +299,15 @@ def compare(op, a, b, *, out=None, device=None):
                          b=b)
 
 
-def binary_backward(op, dy, a, b, *, da=True, db=True, device=None):
-    """(da, db) of a op b at the output shape (not reduced to a's and b's shapes; None where not asked)."""
+def binary_backward(op, dy, a, b, *, da=True, db=True, sum_to_inputs=False, device=None):
+    """(da, db) of a op b (None where not asked): at the output shape, or with ``sum_to_inputs`` summed to a's
+    and b's own shapes by the plan (a ReduceToPlan over its workspace)."""
     kind = _arrays.kind_of(a)
     stream = _arrays.stream_for(dy, device)
     desc = _core.BinaryDescriptor(op, kind, _shape(a), _shape(b))
     plan = _cache.plan(_core.BinaryBackwardPlan, (op, kind, _shape(a), _shape(b)), stream, desc)
-    grads = [_arrays.empty(dy, plan.output_shape, kind) if want else None for want in (da, db)]
+    shapes = (_shape(a), _shape(b)) if sum_to_inputs else (plan.output_shape, plan.output_shape)
+    grads = [_arrays.empty(dy, shape, kind) if want else None for want, shape in zip((da, db), shapes)]
     _run(plan, stream, dy, dy=dy, a=a, b=b, da=grads[0], db=grads[1])
     return tuple(None if g is None else _arrays.finish(dy, g) for g in grads)
 
@@ -500,6 +505,50 @@ def int4_gemm(a, b_q, scales, *, zeros=None, perm=None, bias=None, group=128, ou
     return _arrays.finish(a, c) if out is None else out
 
 
+# ---- reductions -----------------------------------------------------------------------------------------
+
+def reduce(op, x, dim=None, *, keepdim=False, correction=1.0, p=2.0, out=None, device=None):
+    """y = op(x) over ``dim`` (an int or a sequence of them, negative counting from the last; None or []: every
+    dimension), ``op`` one of ``baracuda.reduce_ops()``, with PyTorch's result kinds (s64 for integer sums and
+    indices, bool for any/all). ``correction`` is var/std's, ``p`` norm_p's order."""
+    element, shape = _arrays.kind_of(x), _shape(x)
+    dims = None if dim is None else [int(dim)] if isinstance(dim, int) else [int(d) for d in dim]
+    stream = _arrays.stream_for(x, device)
+    desc = _core.ReduceDescriptor(op, element, shape, dims, bool(keepdim), float(correction), float(p))
+    key = (op, element, shape, desc.dims, desc.keepdim, desc.correction, desc.p)
+    plan = _cache.plan(_core.ReducePlan, key, stream, desc)
+    y = _output(x, out, plan.output_shape, plan.output_kind, "out")
+    _run(plan, stream, x, x=x, y=y)
+    return _arrays.finish(x, y) if out is None else out
+
+
+def _reduction(op, doc):
+    def f(x, dim=None, keepdim=False, *, out=None, device=None):
+        return reduce(op, x, dim, keepdim=keepdim, out=out, device=device)
+
+    f.__name__ = f.__qualname__ = {"max": "amax", "min": "amin"}.get(op, op)
+    f.__doc__ = doc + " over ``dim`` (None: every dimension), as ``torch." + f.__name__ + "``."
+    return f
+
+
+def var(x, dim=None, *, correction=1.0, keepdim=False, out=None, device=None):
+    """Σ (x − mean)² / max(0, n − correction) over ``dim``, as ``torch.var``."""
+    return reduce("var", x, dim, keepdim=keepdim, correction=correction, out=out, device=device)
+
+
+def std(x, dim=None, *, correction=1.0, keepdim=False, out=None, device=None):
+    """The square root of ``var``, as ``torch.std``."""
+    return reduce("std", x, dim, keepdim=keepdim, correction=correction, out=out, device=device)
+
+
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, out=None, device=None):
+    """(Σ |x|^ord)^(1/ord) over ``dim``, as ``torch.linalg.vector_norm``: ord 1, 2, inf, or any finite ord ≥ 0
+    (0 counts the nonzero elements)."""
+    ord = float(ord)
+    op = {1.0: "norm_l1", 2.0: "norm_l2", float("inf"): "norm_linf"}.get(ord, "norm_p")
+    return reduce(op, x, dim, keepdim=keepdim, p=ord if op == "norm_p" else 2.0, out=out, device=device)
+
+
 # ---- the generated functions ------------------------------------------------------------------------------
 
 for _entry in _core.unary_ops():
@@ -515,4 +564,10 @@ for _op in _core.compare_ops():
     globals()[_op] = _binary_function(_op, compare, "comparison")
 for _op in _core.ternary_ops():
     globals()[_op] = _ternary_function(_op)
-del _entry, _f, _kind, _op
+for _op, _doc in (("sum", "Σ x"), ("mean", "Σ x / n"), ("prod", "Π x"), ("max", "The largest value (NaN if any)"),
+                  ("min", "The smallest value (NaN if any)"), ("argmax", "The index of the first max"),
+                  ("argmin", "The index of the first min"), ("logsumexp", "log Σ exp(x)"),
+                  ("any", "Whether any element is nonzero"), ("all", "Whether every element is nonzero")):
+    _f = _reduction(_op, _doc)
+    globals()[_f.__name__] = _f
+del _entry, _f, _kind, _op, _doc

@@ -165,7 +165,7 @@ def fake_quantize_learnable(x, scale, zero_point, grad_factor=1.0, **options):
 
 
 class BinaryFunction(_torch.autograd.Function):
-    """out = a op b; da, db by BinaryBackwardPlan, summed to a's and b's shapes."""
+    """out = a op b; da, db by BinaryBackwardPlan, which sums them to a's and b's shapes."""
 
     @staticmethod
     def forward(ctx, a, b, op, device):
@@ -176,9 +176,9 @@ class BinaryFunction(_torch.autograd.Function):
     @staticmethod
     def backward(ctx, dy):
         a, b = ctx.saved_tensors
-        da, db = ops.binary_backward(ctx.op, dy, a, b, da=ctx.needs_input_grad[0], db=ctx.needs_input_grad[1],
-                                     device=ctx.device)
-        return _reduce(da, a), _reduce(db, b), None, None
+        da, db = ops.binary_backward(ctx.op, dy, a, b, da=ctx.needs_input_grad[0],
+                                     db=ctx.needs_input_grad[1], sum_to_inputs=True, device=ctx.device)
+        return da, db, None, None
 
 
 class TernaryFunction(_torch.autograd.Function):

@@ -9,6 +9,7 @@ void bind_linear(nb::module_& m);
 void bind_pointwise(nb::module_& m);
 void bind_fp8(nb::module_& m);
 void bind_int4(nb::module_& m);
+void bind_reduce(nb::module_& m);
 }  // namespace baracuda::python
 
 NB_MODULE(_core, m) {
@@ -22,4 +23,5 @@ NB_MODULE(_core, m) {
   py::bind_pointwise(m);
   py::bind_fp8(m);
   py::bind_int4(m);
+  py::bind_reduce(m);
 }

@@ -9,6 +9,8 @@
 ///   using Acc = ...;                         // trivially copyable accumulator
 ///   Acc identity() const;
 ///   Acc map(TIn... x) const;                 // one element's contribution
+///                                            // (or Acc map_at(int64_t r, TIn... x): also given the element's
+///                                            //  row-major index r over the reduced dimensions, e.g. argmax)
 ///   Acc combine(Acc a, Acc b) const;         // associative (need not commute): a covers earlier elements
 ///   void finish(int64_t segment, Acc acc) const;  // device code: writes the segment's result(s)
 /// ```
@@ -90,6 +92,21 @@ __device__ __forceinline__ Acc warp_reduce(const Op& op, Acc v) {
   return v;
 }
 
+/// Whether an op takes the element's index (`map_at`).
+template <class Op, class = void>
+struct maps_with_index : std::false_type {};
+template <class Op>
+struct maps_with_index<Op, std::void_t<decltype(&Op::map_at)>> : std::true_type {};
+
+/// Element `r`'s contribution: the op's `map_at(r, x...)` where it has one, else `map(x...)`.
+template <class Op, class... X>
+__device__ __forceinline__ typename Op::Acc map_element(const Op& op, int64_t r, X... x) {
+  if constexpr (maps_with_index<Op>::value)
+    return op.map_at(r, x...);
+  else
+    return op.map(x...);
+}
+
 /// Thread `t` of a group of `group` threads accumulates reduced elements [begin, end) of segment `seg`
 /// with stride `group`, in increasing order.
 template <class Op, int NIn, class... TIn, size_t... Is>
@@ -105,14 +122,15 @@ __device__ __forceinline__ typename Op::Acc accumulate(const Op& op, const Param
     int64_t stride[NIn];
     BARACUDA_UNROLL
     for (int k = 0; k < NIn; ++k) stride[k] = p.reduced.rank == 1 ? p.reduced.strides[k][0] : 0;
-    for (int64_t r = begin + t; r < end; r += group) acc = op.combine(acc, op.map(in[base[Is] + r * stride[Is]]...));
+    for (int64_t r = begin + t; r < end; r += group)
+      acc = op.combine(acc, map_element(op, r, in[base[Is] + r * stride[Is]]...));
   } else {
     for (int64_t r = begin + t; r < end; r += group) {
       int64_t off[NIn];
       BARACUDA_UNROLL
       for (int k = 0; k < NIn; ++k) off[k] = base[k];
       add_linear_offsets<0>(p.reduced, r, off);
-      acc = op.combine(acc, op.map(in[off[Is]]...));
+      acc = op.combine(acc, map_element(op, r, in[off[Is]]...));
     }
   }
   return acc;

@@ -35,11 +35,16 @@
 ///   stride 0 themselves; the output may not have stride 0. **Aliasing:** in place when `out` is the same
 ///   view as `a` or `b` (same pointer and strides; the input then has the output's shape); other overlaps
 ///   are undefined. **Alignment:** pointers aligned to the element size.
-/// - **Workspace:** none. **Determinism:** bit-exact run to run; safe under CUDA-graph capture.
+/// - **Workspace:** none (the backward: see below). **Determinism:** bit-exact run to run; safe under
+///   CUDA-graph capture.
 ///
 /// **Backward (`BinaryBackwardPlan`, floating-point kinds):** given the output gradient `dy` (output
-/// shape) and the forward inputs `a`, `b` (their own shapes), it writes `da` and `db` **at the output
-/// (broadcast) shape**, in one elementwise pass, with PyTorch's formulas (derivatives.yaml):
+/// shape) and the forward inputs `a`, `b` (their own shapes), it writes `da` and `db` in one elementwise
+/// pass, with PyTorch's formulas (derivatives.yaml), each **at the output (broadcast) shape or at its input's
+/// own shape**, as the caller passes it. At the input's shape (where it differs from the output's) the pass
+/// writes the full gradient to the workspace and a `ReduceToPlan` sums it down (f32 accumulation, f64 for
+/// f64; deterministic): `workspace_size()` is what a run with both gradients at their inputs' shapes needs,
+/// 256-byte aligned; a run with gradients at the output shape needs none.
 ///
 /// | op | da | db |
 /// |---|---|---|
@@ -71,6 +76,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 #include "baracuda/core/hash.hpp"
@@ -81,6 +87,7 @@
 #include "baracuda/core/tensor.hpp"
 #include "baracuda/core/typed_plan.hpp"
 #include "baracuda/core/workspace.hpp"
+#include "baracuda/ops/reduce.hpp"
 
 namespace baracuda {
 
@@ -204,8 +211,8 @@ struct BinaryBackwardArgs {
   ConstDynTensor dy;  ///< read: the output gradient, `output_shape()`, the descriptor's kind
   ConstDynTensor a;   ///< read: the forward a, the descriptor's a shape and kind
   ConstDynTensor b;   ///< read: the forward b, the descriptor's b shape and kind
-  DynTensor da;       ///< written: dA at `output_shape()` (not reduced); empty (null data) = not computed
-  DynTensor db;       ///< written: dB at `output_shape()` (not reduced); empty (null data) = not computed
+  DynTensor da;  ///< written: dA at `output_shape()` or at a's shape (summed); empty (null data) = not computed
+  DynTensor db;  ///< written: dB at `output_shape()` or at b's shape (summed); empty (null data) = not computed
 };
 
 /// The dtype/rank-erased BinaryPlan: `out = op(a, b)` with broadcasting.
@@ -262,16 +269,21 @@ class BinaryBackwardPlan : public detail::BoundFnPlan<BinaryDescriptor, detail::
   static Result<BinaryBackwardPlan> select(const Stream& stream, const BinaryDescriptor& desc,
                                            PlanPreference pref = {});
   /// dy with `output_shape()`, a and b with the descriptor's shapes; da and db (each omitted when its
-  /// data is null) with `output_shape()`. All of the descriptor's kind.
+  /// data is null) with `output_shape()` or their input's shape. All of the descriptor's kind.
   Status can_implement(const Args& args) const;
-  size_t workspace_size() const { return 0; }
+  /// What a run with da and db at their inputs' shapes needs (0 when neither input broadcasts).
+  size_t workspace_size() const { return workspace_bytes_; }
   PrecisionGuarantee precision_guarantee() const { return binding_.uniform_guarantee(); }
   Status run(const Stream& stream, Workspace workspace, const Args& args) const;
-  /// The shape of dy, da and db: the broadcast of the descriptor's shapes.
+  /// The shape of dy (and of da and db when not summed): the broadcast of the descriptor's shapes.
   const Shape& output_shape() const { return out_shape_; }
 
  private:
+  /// The elementwise pass, every gradient given at the output shape.
+  Status launch(const detail::ExecContext& ctx, const Args& args) const;
   Shape out_shape_;
+  std::optional<ReduceToPlan> to_a_, to_b_;  ///< where a's / b's shape is not the output's
+  size_t workspace_bytes_ = 0;
 };
 
 }  // namespace dynamic

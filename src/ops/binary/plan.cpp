@@ -66,6 +66,8 @@ Status check_forward_args(std::string_view plan, ElementKind in_kind, ElementKin
 }
 
 bool wanted(const DynTensor& t) { return t.data != nullptr; }
+/// Workspace parts start 256-byte aligned.
+size_t align_up(size_t n) { return (n + 255) / 256 * 256; }
 
 /// What BinaryPlan's and ComparePlan's select bind: the output shape, the binding and the function.
 template <class Fn>
@@ -211,6 +213,15 @@ Result<BinaryBackwardPlan> BinaryBackwardPlan::select(const Stream& stream, cons
                                          detail::elementwise_precision(desc.element), "elementwise"),
                        fn);
   p.out_shape_ = s->out_shape;
+  // Gradients at the inputs' shapes: the full gradient in the workspace, then a sum down to the input's shape.
+  const size_t full = align_up(static_cast<size_t>(storage_bytes(desc.element, s->out_shape.numel())));
+  for (auto [shape, to] : {std::pair{&desc.a_shape, &p.to_a_}, std::pair{&desc.b_shape, &p.to_b_}}) {
+    if (*shape == s->out_shape) continue;
+    auto plan = ReduceToPlan::select(stream, ReduceToDescriptor{desc.element, s->out_shape, *shape}, pref);
+    if (!plan) return plan.error();
+    p.workspace_bytes_ += full + align_up(plan->workspace_size());
+    *to = std::move(plan).value();
+  }
   return p;
 }
 
@@ -227,6 +238,9 @@ Status BinaryBackwardPlan::can_implement(const Args& args) const {
   const ConstDynTensor bv = detail::broadcast_view(b, out_shape_);
   auto check_output = [&](std::string_view name, const DynTensor& g) -> Status {
     if (!wanted(g)) return {};
+    const Shape& input = name == "da" ? desc_.a_shape : desc_.b_shape;
+    if (g.shape == input && !(input == out_shape_))  // summed to the input's shape through the workspace
+      return detail::check_tensor(kBackward, name, g, k, input, detail::Access::Write);
     BARACUDA_TRY(detail::check_tensor(kBackward, name, g, k, out_shape_, detail::Access::Write));
     BARACUDA_TRY(detail::check_alias(kBackward, dy, g));
     BARACUDA_TRY(detail::check_alias(kBackward, av, g));
@@ -239,10 +253,44 @@ Status BinaryBackwardPlan::can_implement(const Args& args) const {
   return {};
 }
 
-Status BinaryBackwardPlan::run(const Stream& stream, Workspace, const Args& args) const {
-  const auto ctx = detail::begin_run(kBackward, binding_, stream, [&] { return can_implement(args); },
+Status BinaryBackwardPlan::run(const Stream& stream, Workspace workspace, const Args& args) const {
+  // A gradient at its input's shape goes through the workspace: [full da][da's sum][full db][db's sum].
+  const auto summed = [&](const DynTensor& g, const std::optional<ReduceToPlan>& to) {
+    return to.has_value() && wanted(g) && !(g.shape == out_shape_);
+  };
+  const bool sum_a = summed(args.da, to_a_), sum_b = summed(args.db, to_b_);
+  const size_t full = align_up(static_cast<size_t>(storage_bytes(desc_.element, out_shape_.numel())));
+  const auto part = [&](const std::optional<ReduceToPlan>& to) { return full + align_up(to->workspace_size()); };
+  const size_t needed = (sum_a ? part(to_a_) : 0) + (sum_b ? part(to_b_) : 0);
+  const detail::WorkspaceNeed ws{workspace, needed, 256, "the gradients before they are summed to the inputs' shapes",
+                                 {{"dy", args.dy}, {"a", args.a}, {"b", args.b}, {"da", args.da}, {"db", args.db}}};
+  const auto ctx = detail::begin_run(kBackward, binding_, stream, [&] { return can_implement(args); }, ws,
                                      out_shape_.numel() == 0);
-  if (!ctx) return ctx.status();
+  if (!ctx) {
+    // An empty output: a summed gradient is all zeros (a sum over nothing), written by its ReduceToPlan.
+    if (!ctx.status() || out_shape_.numel() != 0) return ctx.status();
+  }
+  char* const base = static_cast<char*>(workspace.data);
+  Args full_args = args;
+  size_t at = 0;
+  if (sum_a) {
+    full_args.da = DynTensor::dense(base + at, desc_.element, out_shape_);
+    at += part(to_a_);
+  }
+  if (sum_b) full_args.db = DynTensor::dense(base + at, desc_.element, out_shape_);
+  if (ctx) BARACUDA_TRY(launch(*ctx, full_args));
+  at = 0;
+  if (sum_a) {
+    BARACUDA_TRY(to_a_->run(stream, Workspace(base + at + full, to_a_->workspace_size()),
+                            {full_args.da, args.da}));
+    at += part(to_a_);
+  }
+  if (sum_b)
+    BARACUDA_TRY(to_b_->run(stream, Workspace(base + at + full, to_b_->workspace_size()), {full_args.db, args.db}));
+  return {};
+}
+
+Status BinaryBackwardPlan::launch(const detail::ExecContext& ctx, const Args& args) const {
   detail::BinaryBackwardLaunch l{args.dy, detail::broadcast_view(args.a, out_shape_),
                                  detail::broadcast_view(args.b, out_shape_), args.da, args.db,
                                  detail::GradOutputs::Both};
@@ -253,7 +301,7 @@ Status BinaryBackwardPlan::run(const Stream& stream, Workspace, const Args& args
     l.da = args.db;
     l.outputs = detail::GradOutputs::OnlyB;
   }
-  return fn_(*ctx, l);
+  return fn_(ctx, l);
 }
 
 }  // namespace dynamic
