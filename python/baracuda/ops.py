@@ -25,7 +25,8 @@ reference) unless ``device="sim"`` (the CUDA kernels under the emulator, with it
 * W4A16: ``marlin_repack`` (a GPTQ or AWQ checkpoint's tensors to Marlin's) and ``int4_gemm``;
 * reductions over any dimensions, with PyTorch's names and result kinds: ``sum``, ``mean``, ``prod``,
   ``amax``, ``amin``, ``argmax``, ``argmin``, ``var``, ``std`` (``correction``), ``vector_norm``,
-  ``logsumexp``, ``any``, ``all`` (``reduce`` runs any op of ``baracuda.reduce_ops()``).
+  ``logsumexp``, ``any``, ``all`` (``reduce`` runs any op of ``baracuda.reduce_ops()``);
+* ``softmax`` and ``log_softmax`` (a temperature, an additive mask) and ``softmax_backward``.
 """
 
 import keyword as _keyword
@@ -547,6 +548,41 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, out=None, device=None):
     ord = float(ord)
     op = {1.0: "norm_l1", 2.0: "norm_l2", float("inf"): "norm_linf"}.get(ord, "norm_p")
     return reduce(op, x, dim, keepdim=keepdim, p=ord if op == "norm_p" else 2.0, out=out, device=device)
+
+
+# ---- softmax --------------------------------------------------------------------------------------------
+
+def _softmax_plan(plan_class, op, ref, dim, temperature, mask_shape, device):
+    kind, shape = _arrays.kind_of(ref), _shape(ref)
+    stream = _arrays.stream_for(ref, device)
+    desc = _core.SoftmaxDescriptor(op, kind, shape, int(dim), float(temperature), mask_shape)
+    key = (op, kind, shape, int(dim), float(temperature), mask_shape)
+    return _cache.plan(plan_class, key, stream, desc), stream, kind, shape
+
+
+def softmax(x, dim=-1, *, temperature=1.0, mask=None, log=False, out=None, device=None):
+    """softmax(x / temperature + mask) along ``dim`` (``log``: log_softmax); ``mask``, when given, is
+    additive and broadcasts to x (−inf masks an element out)."""
+    mask_shape = None if mask is None else _shape(mask)
+    op = "log_softmax" if log else "softmax"
+    plan, stream, kind, shape = _softmax_plan(_core.SoftmaxPlan, op, x, dim, temperature, mask_shape, device)
+    y = _output(x, out, shape, kind, "out")
+    _run(plan, stream, x, x=x, mask=mask, y=y)
+    return _arrays.finish(x, y) if out is None else out
+
+
+def log_softmax(x, dim=-1, *, temperature=1.0, mask=None, out=None, device=None):
+    """log_softmax(x / temperature + mask) along ``dim``."""
+    return softmax(x, dim, temperature=temperature, mask=mask, log=True, out=out, device=device)
+
+
+def softmax_backward(dy, y, dim=-1, *, temperature=1.0, log=False, out=None, device=None):
+    """dx of ``softmax`` (``log``: of ``log_softmax``) from dy and the forward's y."""
+    op = "log_softmax" if log else "softmax"
+    plan, stream, kind, shape = _softmax_plan(_core.SoftmaxBackwardPlan, op, dy, dim, temperature, None, device)
+    dx = _output(dy, out, shape, kind, "out")
+    _run(plan, stream, dy, dy=dy, y=y, dx=dx)
+    return _arrays.finish(dy, dx) if out is None else out
 
 
 # ---- the generated functions ------------------------------------------------------------------------------

@@ -213,6 +213,33 @@ class WhereFunction(_torch.autograd.Function):
         return None, da.sum_to_size(ctx.shapes[0]), db.sum_to_size(ctx.shapes[1]), None
 
 
+class SoftmaxFunction(_torch.autograd.Function):
+    """softmax / log_softmax of x / T + mask along dim; dx by SoftmaxBackwardPlan (the mask gets none)."""
+
+    @staticmethod
+    def forward(ctx, x, mask, dim, temperature, log, device):
+        y = ops.softmax(x, dim, temperature=temperature, mask=mask, log=log, device=device)
+        ctx.dim, ctx.temperature, ctx.log, ctx.device = dim, temperature, log, device
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, dy):
+        (y,) = ctx.saved_tensors
+        dx = ops.softmax_backward(dy, y, ctx.dim, temperature=ctx.temperature, log=ctx.log, device=ctx.device)
+        return dx, None, None, None, None, None
+
+
+def softmax(x, dim=-1, *, temperature=1.0, mask=None, device=None):
+    """softmax(x / temperature + mask) along ``dim``, with autograd for x."""
+    return SoftmaxFunction.apply(x, None if mask is None else mask.detach(), dim, temperature, False, device)
+
+
+def log_softmax(x, dim=-1, *, temperature=1.0, mask=None, device=None):
+    """log_softmax(x / temperature + mask) along ``dim``, with autograd for x."""
+    return SoftmaxFunction.apply(x, None if mask is None else mask.detach(), dim, temperature, True, device)
+
+
 def _reduce(grad, like):
     """A gradient at the broadcast output shape, summed to `like`'s shape (None stays None)."""
     return None if grad is None else grad.sum_to_size(like.shape)

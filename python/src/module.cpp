@@ -10,6 +10,7 @@ void bind_pointwise(nb::module_& m);
 void bind_fp8(nb::module_& m);
 void bind_int4(nb::module_& m);
 void bind_reduce(nb::module_& m);
+void bind_softmax(nb::module_& m);
 }  // namespace baracuda::python
 
 NB_MODULE(_core, m) {
@@ -24,4 +25,5 @@ NB_MODULE(_core, m) {
   py::bind_fp8(m);
   py::bind_int4(m);
   py::bind_reduce(m);
+  py::bind_softmax(m);
 }
