@@ -11,6 +11,7 @@
 #include "device/convert.cuh"
 #include "device/precise_math.cuh"
 #include "device/segment_reduce.cuh"
+#include "device/shift.cuh"
 #include "ops/reduce/dispatch.hpp"
 
 BARACUDA_DEVICE_NAMESPACE_BEGIN
@@ -239,7 +240,7 @@ inline OutOffsets out_offsets(const detail::ReduceLaunch& a) {
   const bool keepdim = a.y.shape.rank == shape.rank && shape.rank > 0;
   int j = 0;
   for (int d = 0; d < shape.rank; ++d) {
-    if ((a.reduced_mask >> d) & 1u) continue;
+    if (shift::right(a.reduced_mask, static_cast<unsigned>(d)) & 1u) continue;
     o.sizes[o.rank] = shape.dims[d];
     o.strides[o.rank] = a.y.stride[keepdim ? d : j];
     ++o.rank, ++j;
@@ -250,7 +251,7 @@ inline OutOffsets out_offsets(const detail::ReduceLaunch& a) {
 inline int64_t reduced_count(const detail::ReduceLaunch& a) {
   int64_t n = 1;
   for (int d = 0; d < a.x.shape.rank; ++d)
-    if ((a.reduced_mask >> d) & 1u) n *= a.x.shape.dims[d];
+    if (shift::right(a.reduced_mask, static_cast<unsigned>(d)) & 1u) n *= a.x.shape.dims[d];
   return n;
 }
 
@@ -261,7 +262,7 @@ Status run_op(const ::baracuda::detail::ExecContext& ctx, const detail::ReduceLa
   op.y = static_cast<Out*>(a.y.data);
   op.at = out_offsets(a);
   op.n = reduced_count(a);
-  const uint32_t kept = ((1u << a.x.shape.rank) - 1u) & ~a.reduced_mask;
+  const uint32_t kept = (shift::left(1u, static_cast<unsigned>(a.x.shape.rank)) - 1u) & ~a.reduced_mask;
   return segment_reduce::launch_segment_reduce<Op, T>("ReducePlan", ctx, op, a.x.shape, kept, a.workspace, a.x);
 }
 

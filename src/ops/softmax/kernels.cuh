@@ -11,6 +11,7 @@
 #include "device/elementwise.cuh"
 #include "device/precise_math.cuh"
 #include "device/segment_reduce.cuh"
+#include "device/shift.cuh"
 #include "ops/softmax/dispatch.hpp"
 #include "sim/compat.cuh"  // first: the device namespace, launch macros and device API
 
@@ -118,7 +119,9 @@ ConstDynTensor stats_view(const detail::SoftmaxLaunch& a, int which) {
   return v;
 }
 
-inline uint32_t kept_mask(const detail::SoftmaxLaunch& a) { return ((1u << a.in.shape.rank) - 1u) & ~(1u << a.dim); }
+inline uint32_t kept_mask(const detail::SoftmaxLaunch& a) {
+  return (shift::left(1u, static_cast<unsigned>(a.in.shape.rank)) - 1u) & ~shift::left(1u, static_cast<unsigned>(a.dim));
+}
 
 template <class T>
 Status forward(const ::baracuda::detail::ExecContext& ctx, const detail::SoftmaxLaunch& a) {
