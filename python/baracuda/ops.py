@@ -26,7 +26,8 @@ reference) unless ``device="sim"`` (the CUDA kernels under the emulator, with it
 * reductions over any dimensions, with PyTorch's names and result kinds: ``sum``, ``mean``, ``prod``,
   ``amax``, ``amin``, ``argmax``, ``argmin``, ``var``, ``std`` (``correction``), ``vector_norm``,
   ``logsumexp``, ``any``, ``all`` (``reduce`` runs any op of ``baracuda.reduce_ops()``);
-* ``softmax`` and ``log_softmax`` (a temperature, an additive mask) and ``softmax_backward``.
+* ``softmax`` and ``log_softmax`` (a temperature, an additive mask) and ``softmax_backward``;
+* ``rms_norm``, ``layer_norm``, ``norm`` (with the saved statistics) and ``norm_backward``.
 """
 
 import keyword as _keyword
@@ -583,6 +584,54 @@ def softmax_backward(dy, y, dim=-1, *, temperature=1.0, log=False, out=None, dev
     dx = _output(dy, out, shape, kind, "out")
     _run(plan, stream, dy, dy=dy, y=y, dx=dx)
     return _arrays.finish(dy, dx) if out is None else out
+
+
+# ---- norms ----------------------------------------------------------------------------------------------
+
+def _norm_plans(op, x, eps, weight, bias, device):
+    kind, shape = _arrays.kind_of(x), _shape(x)
+    stream = _arrays.stream_for(x, device)
+    key = (op, kind, shape, float(eps), weight is not None, bias is not None)
+    desc = _core.NormDescriptor(op, kind, shape, float(eps), weight is not None, bias is not None)
+    return stream, kind, shape, desc, key
+
+
+def norm(op, x, weight=None, bias=None, *, eps=1e-6, device=None):
+    """(y, mean, rstd) of ``rms_norm`` or ``layer_norm`` over the last dimension: y = norm(x) · weight + bias,
+    mean (None for rms_norm) and rstd of shape x.shape[:-1] in f32 (f64 for f64), what ``norm_backward``
+    takes."""
+    stream, kind, shape, desc, key = _norm_plans(op, x, eps, weight, bias, device)
+    plan = _cache.plan(_core.NormPlan, key, stream, desc)
+    y = _arrays.empty(x, shape, kind)
+    mean = _arrays.empty(x, plan.stats_shape, plan.stats_kind) if op == "layer_norm" else None
+    rstd = _arrays.empty(x, plan.stats_shape, plan.stats_kind)
+    _run(plan, stream, x, x=x, weight=weight, bias=bias, y=y, mean=mean, rstd=rstd)
+    return _arrays.finish(x, y), None if mean is None else _arrays.finish(x, mean), _arrays.finish(x, rstd)
+
+
+def rms_norm(x, weight=None, *, eps=1e-6, device=None):
+    """x / sqrt(mean(x²) + eps) · weight over the last dimension (HF's LlamaRMSNorm, rounded once)."""
+    return norm("rms_norm", x, weight, eps=eps, device=device)[0]
+
+
+def layer_norm(x, weight=None, bias=None, *, eps=1e-5, device=None):
+    """(x − mean) / sqrt(var + eps) · weight + bias over the last dimension (``F.layer_norm``)."""
+    return norm("layer_norm", x, weight, bias, eps=eps, device=device)[0]
+
+
+def norm_backward(op, dy, x, weight, mean, rstd, *, bias=False, eps=1e-6, dx=True, dweight=True, dbias=True,
+                  device=None):
+    """(dx, dweight, dbias) of ``norm``, each None where not asked or not applicable (dbias needs
+    ``bias=True``, the forward's having had a bias)."""
+    stream, kind, shape, desc, key = _norm_plans(op, x, eps, weight, True if bias else None, device)
+    plan = _cache.plan(_core.NormBackwardPlan, key, stream, desc)
+    h = shape[-1]
+    outs = [_arrays.empty(dy, shape, kind) if dx else None,
+            _arrays.empty(dy, (h,), kind) if dweight and weight is not None else None,
+            _arrays.empty(dy, (h,), kind) if dbias and bias else None]
+    _run(plan, stream, dy, dy=dy, x=x, weight=weight, mean=mean, rstd=rstd, dx=outs[0], dweight=outs[1],
+         dbias=outs[2])
+    return tuple(None if o is None else _arrays.finish(dy, o) for o in outs)
 
 
 # ---- the generated functions ------------------------------------------------------------------------------

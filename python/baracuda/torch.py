@@ -240,6 +240,35 @@ def log_softmax(x, dim=-1, *, temperature=1.0, mask=None, device=None):
     return SoftmaxFunction.apply(x, None if mask is None else mask.detach(), dim, temperature, True, device)
 
 
+class NormFunction(_torch.autograd.Function):
+    """rms_norm / layer_norm over the last dimension; dx, dweight, dbias by NormBackwardPlan."""
+
+    @staticmethod
+    def forward(ctx, x, weight, bias, op, eps, device):
+        y, mean, rstd = ops.norm(op, x, weight, bias, eps=eps, device=device)
+        ctx.op, ctx.eps, ctx.device, ctx.has_bias = op, eps, device, bias is not None
+        ctx.save_for_backward(x, weight, mean, rstd)
+        return y
+
+    @staticmethod
+    def backward(ctx, dy):
+        x, weight, mean, rstd = ctx.saved_tensors
+        dx, dw, db = ops.norm_backward(ctx.op, dy, x, weight, mean, rstd, bias=ctx.has_bias, eps=ctx.eps,
+                                       dx=ctx.needs_input_grad[0], dweight=ctx.needs_input_grad[1],
+                                       dbias=ctx.needs_input_grad[2], device=ctx.device)
+        return dx, dw, db, None, None, None
+
+
+def rms_norm(x, weight=None, *, eps=1e-6, device=None):
+    """RMSNorm over the last dimension with autograd for x and weight."""
+    return NormFunction.apply(x, weight, None, "rms_norm", float(eps), device)
+
+
+def layer_norm(x, weight=None, bias=None, *, eps=1e-5, device=None):
+    """LayerNorm over the last dimension with autograd for x, weight and bias."""
+    return NormFunction.apply(x, weight, bias, "layer_norm", float(eps), device)
+
+
 def _reduce(grad, like):
     """A gradient at the broadcast output shape, summed to `like`'s shape (None stays None)."""
     return None if grad is None else grad.sum_to_size(like.shape)

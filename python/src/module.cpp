@@ -11,6 +11,7 @@ void bind_fp8(nb::module_& m);
 void bind_int4(nb::module_& m);
 void bind_reduce(nb::module_& m);
 void bind_softmax(nb::module_& m);
+void bind_norm(nb::module_& m);
 }  // namespace baracuda::python
 
 NB_MODULE(_core, m) {
@@ -26,4 +27,5 @@ NB_MODULE(_core, m) {
   py::bind_int4(m);
   py::bind_reduce(m);
   py::bind_softmax(m);
+  py::bind_norm(m);
 }
