@@ -10,8 +10,10 @@ model trains through them (QAT). Each function runs where its input lives, as :m
   with gradients for x, the scale and the (real-valued) zero point;
 * every binary op (``baracuda.torch.mul(a, b)``, ``binary(op, a, b)``), every ternary op
   (``baracuda.torch.lerp(a, b, c)``, ``ternary(op, a, b, c, value=...)``) and ``where(cond, a, b)``, with
-  broadcasting: their backward plans give the gradients at the output shape, which are summed back to each
-  input's shape (``Tensor.sum_to_size``) until the library's ReduceToPlan exists;
+  broadcasting: the binary backward plan sums each gradient to its input's shape itself (ReduceToPlan); the
+  ternary and where gradients come at the output shape and are summed with ``Tensor.sum_to_size``;
+* ``softmax(x, dim, temperature=, mask=)``, ``log_softmax`` and ``rms_norm(x, weight)``,
+  ``layer_norm(x, weight, bias)`` with gradients for x (and the weight and bias);
 * ``baracuda.torch.quantize(x, scale, zero_point, ...)``: the quantized codes as a tensor of x's float dtype
   (an integer tensor cannot carry a gradient in PyTorch), with the straight-through gradient of the
   quantize_backward plan, dx = dy / s inside the range and 0 outside.
@@ -20,7 +22,7 @@ With torch >= 2.4 every op here is also a ``torch.library`` custom op (``torch.o
 ``gated_activation``, ``fake_quantize``, ``fake_quantize_learnable``, ``quantize_ste``, ``binary``, ``ternary``
 and their backward ops), with fake (meta) implementations and its autograd, and the functions above go
 through them, so ``torch.compile`` traces them without a graph break; ``where`` stays an
-``autograd.Function`` (its bool condition).
+``autograd.Function`` (its bool condition), and so, for now, do softmax and the norms.
 """
 
 from typing import List as _List, Optional as _Optional, Tuple as _Tuple

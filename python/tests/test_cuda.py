@@ -173,6 +173,27 @@ def test_w4a16_repack_and_gemm(act_order):
                               a, b_q, m_scales, perm, sums=True)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_reductions_softmax_and_norms(dtype):
+    x = rand(6, 700, seed=30, dtype=dtype)
+    for name in ("sum", "mean", "amax", "argmax", "logsumexp", "var"):
+        same_on_cuda_and_host(lambda t, device: getattr(ops, name)(t, -1, device=device), x, sums=True)
+    same_on_cuda_and_host(lambda t, device: ops.vector_norm(t, 2, (0, 1), device=device), x, sums=True)
+    same_on_cuda_and_host(lambda t, device: ops.softmax(t, -1, temperature=0.7, device=device), x, sums=True)
+    y = ops.softmax(x, -1, device="host")
+    dy = rand(6, 700, seed=31, dtype=dtype)
+    same_on_cuda_and_host(lambda d, t, device: ops.softmax_backward(d, t, -1, device=device), dy, y, sums=True)
+    w, b = rand(700, seed=32, dtype=dtype), rand(700, seed=33, dtype=dtype)
+    for op in ("rms_norm", "layer_norm"):
+        bias = b if op == "layer_norm" else None
+        same_on_cuda_and_host(lambda t, ww, device: ops.norm(op, t, ww, bias if device == "host" else on_cuda(bias),
+                                                             device=device), x, w, sums=True)
+        _, mean, rstd = ops.norm(op, x, w, bias, device="host")
+        same_on_cuda_and_host(lambda d, t, ww, m, r, device: ops.norm_backward(op, d, t, ww, m, r, bias=bias is not None,
+                                                                               device=device), dy, x, w, mean, rstd,
+                              sums=True)
+
+
 def test_runs_on_the_current_stream():
     """The op is ordered after the side stream's earlier work: run on another stream, it would read x before
     the fill that a long sleep delays."""
