@@ -13,6 +13,7 @@
 #include "device/convert.cuh"
 #include "device/elementwise.cuh"
 #include "device/precise_math.cuh"
+#include "device/running_stats.cuh"
 #include "device/segment_reduce.cuh"
 #include "device/shift.cuh"
 #include "ops/norm/dispatch.hpp"
@@ -21,19 +22,7 @@ BARACUDA_DEVICE_NAMESPACE_BEGIN
 namespace norm {
 
 /// Where row s's statistic lives in a `[rows]` tensor of any strides (s row-major over x's other dimensions).
-struct RowOffsets {
-  int rank;
-  int64_t sizes[kMaxRank];
-  int64_t strides[kMaxRank];
-  __host__ __device__ int64_t operator()(int64_t s) const {
-    int64_t off = 0;
-    for (int d = rank - 1; d >= 0; --d) {
-      off += (s % sizes[d]) * strides[d];
-      s /= sizes[d];
-    }
-    return off;
-  }
-};
+using RowOffsets = running_stats::IndexOffsets;
 
 inline RowOffsets row_offsets(const ConstDynTensor& t) {
   RowOffsets o{};
@@ -66,11 +55,7 @@ struct RowStatsOp {
   }
   __host__ __device__ Acc combine(Acc a, Acc b) const {
     if (!layer) return {M(0), a.m2 + b.m2, a.n + b.n};
-    if (a.n == 0) return b;
-    if (b.n == 0) return a;
-    const int64_t n = a.n + b.n;
-    const M delta = b.mean - a.mean, wb = static_cast<M>(b.n) / static_cast<M>(n);
-    return {a.mean + delta * wb, a.m2 + b.m2 + delta * delta * static_cast<M>(a.n) * wb, n};
+    return running_stats::welford_merge(a, b);
   }
   __device__ void finish(int64_t s, Acc acc) const {
     if (layer) mean[mean_at(s)] = acc.mean;

@@ -10,6 +10,7 @@
 
 #include "device/convert.cuh"
 #include "device/precise_math.cuh"
+#include "device/running_stats.cuh"
 #include "device/segment_reduce.cuh"
 #include "device/shift.cuh"
 #include "ops/reduce/dispatch.hpp"
@@ -17,21 +18,9 @@
 BARACUDA_DEVICE_NAMESPACE_BEGIN
 namespace reduce {
 
+using running_stats::is_nan;
 /// Where segment s's result goes: y's offset of the row-major index s over the kept dimensions.
-struct OutOffsets {
-  int rank;  ///< kept dimensions, outermost first
-  int64_t sizes[kMaxRank];
-  int64_t strides[kMaxRank];
-  __host__ __device__ int64_t operator()(int64_t s) const {
-    int64_t off = 0;
-    for (int d = rank - 1; d >= 0; --d) {
-      const int64_t i = s % sizes[d];
-      s /= sizes[d];
-      off += i * strides[d];
-    }
-    return off;
-  }
-};
+using OutOffsets = running_stats::IndexOffsets;
 
 /// What every functor holds: y, where each segment's result goes, and the reduced count n.
 template <class Out>
@@ -41,11 +30,6 @@ struct Sink {
   int64_t n;
   __device__ void put(int64_t s, Out v) const { y[at(s)] = v; }
 };
-
-template <class M>
-__host__ __device__ inline bool is_nan(M v) {
-  return v != v;
-}
 
 /// Sum, mean and the L1, L2 and p norms of a float kind: a sum in M of map(x), finished per op.
 template <class T>
@@ -117,14 +101,7 @@ struct VarianceOp : Sink<T> {
   bool std_dev;
   __host__ __device__ Acc identity() const { return {M(0), M(0), 0}; }
   __host__ __device__ Acc map(T x) const { return {convert::to_opmath(x), M(0), 1}; }
-  __host__ __device__ Acc combine(Acc a, Acc b) const {
-    if (a.n == 0) return b;
-    if (b.n == 0) return a;
-    const int64_t n = a.n + b.n;
-    const M delta = b.mean - a.mean;
-    const M wb = static_cast<M>(b.n) / static_cast<M>(n);
-    return {a.mean + delta * wb, a.m2 + b.m2 + delta * delta * static_cast<M>(a.n) * wb, n};
-  }
+  __host__ __device__ Acc combine(Acc a, Acc b) const { return running_stats::welford_merge(a, b); }
   __device__ void finish(int64_t s, Acc acc) const {
     const M dof = static_cast<M>(acc.n) - correction;
     M v = acc.m2 / (dof > M(0) ? dof : M(0));
@@ -140,14 +117,7 @@ struct LogSumExpOp : Sink<T> {
   using Acc = detail::LogSumExpAcc<M>;
   __host__ __device__ Acc identity() const { return {static_cast<M>(-INFINITY), M(0)}; }
   __host__ __device__ Acc map(T x) const { return {convert::to_opmath(x), M(1)}; }
-  __host__ __device__ Acc combine(Acc a, Acc b) const {
-    if (is_nan(a.max) || is_nan(b.max)) return {static_cast<M>(NAN), M(1)};
-    if (a.max == static_cast<M>(-INFINITY)) return b;
-    if (b.max == static_cast<M>(-INFINITY)) return a;
-    const M m = a.max > b.max ? a.max : b.max;
-    if (m == static_cast<M>(INFINITY)) return {m, M(1)};
-    return {m, a.sum * pmath::exp(a.max - m) + b.sum * pmath::exp(b.max - m)};
-  }
+  __host__ __device__ Acc combine(Acc a, Acc b) const { return running_stats::online_softmax_merge(a, b, M(1)); }
   __device__ void finish(int64_t s, Acc acc) const {
     const M r = acc.max == static_cast<M>(-INFINITY) ? acc.max : acc.max + pmath::log(acc.sum);
     this->put(s, convert::from_opmath<T>(r));

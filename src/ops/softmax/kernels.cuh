@@ -10,6 +10,7 @@
 #include "device/convert.cuh"
 #include "device/elementwise.cuh"
 #include "device/precise_math.cuh"
+#include "device/running_stats.cuh"
 #include "device/segment_reduce.cuh"
 #include "device/shift.cuh"
 #include "ops/softmax/dispatch.hpp"
@@ -17,11 +18,6 @@
 
 BARACUDA_DEVICE_NAMESPACE_BEGIN
 namespace softmax {
-
-template <class M>
-__host__ __device__ inline bool is_nan(M v) {
-  return v != v;
-}
 
 /// z of one element: x/T, plus the mask's value when there is one.
 template <class T>
@@ -42,14 +38,9 @@ struct LseOp {
   __host__ __device__ Acc identity() const { return {static_cast<M>(-INFINITY), M(0)}; }
   __host__ __device__ Acc map(T x) const { return {logit(x, inv_t), M(1)}; }
   __host__ __device__ Acc map(T x, T mask) const { return {logit(x, inv_t) + convert::to_opmath(mask), M(1)}; }
+  // An infinite logit makes every y NaN, as PyTorch's exp(inf − inf) in its sum does.
   __host__ __device__ Acc combine(Acc a, Acc b) const {
-    if (is_nan(a.max) || is_nan(b.max)) return {static_cast<M>(NAN), M(1)};
-    if (a.max == static_cast<M>(-INFINITY)) return b;
-    if (b.max == static_cast<M>(-INFINITY)) return a;
-    const M m = a.max > b.max ? a.max : b.max;
-    // An infinite logit makes every y NaN, as PyTorch's exp(inf − inf) in its sum does.
-    if (m == static_cast<M>(INFINITY)) return {m, static_cast<M>(NAN)};
-    return {m, a.sum * pmath::exp(a.max - m) + b.sum * pmath::exp(b.max - m)};
+    return running_stats::online_softmax_merge(a, b, static_cast<M>(NAN));
   }
   __device__ void finish(int64_t s, Acc acc) const {
     stats[2 * s] = acc.max;
@@ -120,7 +111,8 @@ ConstDynTensor stats_view(const detail::SoftmaxLaunch& a, int which) {
 }
 
 inline uint32_t kept_mask(const detail::SoftmaxLaunch& a) {
-  return (shift::left(1u, static_cast<unsigned>(a.in.shape.rank)) - 1u) & ~shift::left(1u, static_cast<unsigned>(a.dim));
+  const uint32_t all = shift::left(1u, static_cast<unsigned>(a.in.shape.rank)) - 1u;
+  return all & ~shift::left(1u, static_cast<unsigned>(a.dim));
 }
 
 template <class T>
