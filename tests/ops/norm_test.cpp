@@ -276,6 +276,14 @@ TEST(NormRejects, DescriptorAndOperands) {
                ErrorCode::InvalidProblem, "dbias");
   expect_error(bwd->can_implement({dyv, xv, wv, {}, rv, dyv, {}, {}}), ErrorCode::InvalidProblem, "overlaps");
   EXPECT_TRUE(bwd->can_implement({dyv, xv, wv, {}, rv, dxv, DynTensor::dense(dw.data(), K::F32, Shape{5}), {}}));
+  // RmsNorm's backward takes no mean; without a weight, no dweight.
+  std::vector<float> mean_b(4);
+  expect_error(bwd->can_implement({dyv, xv, wv, DynTensor::dense(mean_b.data(), K::F32, Shape{4}), rv, dxv, {}, {}}),
+               ErrorCode::InvalidProblem, "mean");
+  auto no_weight = dynamic::NormBackwardPlan::select(Stream::host(), NormDescriptor(ok).with_weight(false));
+  ASSERT_TRUE(no_weight);
+  expect_error(no_weight->can_implement({dyv, xv, {}, {}, rv, dxv, DynTensor::dense(dw.data(), K::F32, Shape{5}), {}}),
+               ErrorCode::InvalidProblem, "dweight");
   expect_error(bwd->run(Stream::host(), Workspace(dx.data(), 4), {dyv, xv, wv, {}, rv, dxv, {}, {}}),
                ErrorCode::WorkspaceTooSmall, "NormBackwardPlan");
 }

@@ -267,6 +267,16 @@ TEST(SoftmaxRejects, DescriptorAndOperands) {
   expect_error(status(SoftmaxDescriptor(ok).with_mask(Shape{2, 4, 5})), ErrorCode::InvalidProblem, "SoftmaxPlan");
   expect_error(dynamic::SoftmaxBackwardPlan::select(Stream::host(), SoftmaxDescriptor(ok).along(5)).status(),
                ErrorCode::InvalidProblem, "SoftmaxBackwardPlan");
+  auto bwd = dynamic::SoftmaxBackwardPlan::select(Stream::host(), ok);
+  ASSERT_TRUE(bwd);
+  std::vector<float> g(20), yb(20), dx(20);
+  const DynTensor gv = DynTensor::dense(g.data(), K::F32, Shape{4, 5}),
+                  ybv = DynTensor::dense(yb.data(), K::F32, Shape{4, 5});
+  EXPECT_TRUE(bwd->can_implement({gv, ybv, DynTensor::dense(dx.data(), K::F32, Shape{4, 5})}));
+  expect_error(bwd->can_implement({gv, ybv, gv}), ErrorCode::InvalidProblem, "overlaps");   // dx over dy
+  expect_error(bwd->can_implement({gv, ybv, ybv}), ErrorCode::InvalidProblem, "overlaps");  // dx over y
+  expect_error(bwd->can_implement({gv, ybv, DynTensor::dense(dx.data(), K::F64, Shape{4, 5})}),
+               ErrorCode::InvalidProblem, "dx");
 
   auto plan = dynamic::SoftmaxPlan::select(Stream::host(), SoftmaxDescriptor(ok).with_mask(Shape{5}));
   ASSERT_TRUE(plan);
