@@ -1,6 +1,7 @@
 /// \file
 /// \brief Integer GEMM and the W8A8 linear layers built on it: `IntGemmPlan` (s8/u8 × s8/u8 → s32),
-/// `QuantizedLinearPlan` (a float x quantized per token inside the plan, int8 weight) and
+/// `QuantizedLinearPlan` (a float x quantized per token inside the plan, or the caller's per-token quantized
+/// x_q, int8 weight) and
 /// `SmoothQuantLinearPlan` (a caller-quantized int8 x_q with a static per-tensor scale). Each has a
 /// `dynamic::` (kind-erased) plan taking a `dynamic::XxxArgs` struct and a typed wrapper (`IntGemmPlan<TA, TB>`,
 /// `QuantizedLinearPlan<T, TOut>`, `SmoothQuantLinearPlan<TOut>`) taking `XxxArgs<...>`.
@@ -14,8 +15,9 @@
 /// **Layouts (all three plans).** The left operand (`a`; the linear plans' `x` / `x_q`) is `[M, K]` and the
 /// right one (`b`; `weight`) is `[N, K]` — PyTorch's `nn.Linear.weight` layout, so `c = a · bᵀ` (a "TN"
 /// GEMM: both operands K-contiguous). `c`/`y` is `[M, N]`.
-/// - **Alignment (the 16-byte cp.async rule):** `K % 16 == 0`; a and b (x_q and weight; the weight of
-///   QuantizedLinear, whose quantized x the plan lays out itself) have unit stride along K, their row
+/// - **Alignment (the 16-byte cp.async rule):** `K % 16 == 0`; a and b (x_q and weight; for QuantizedLinear
+///   the weight, and x_q when the caller gives it: the quantized x the plan lays out itself complies) have
+///   unit stride along K, their row
 ///   strides are multiples of 16 elements (= 16 bytes) and at least K, and their base pointers are 16-byte
 ///   aligned — else `MisalignedOperand` (or `InvalidProblem` for K itself). M and N are arbitrary (ragged
 ///   edges are handled) up to M ≤ 4194240 (65535 blocks of 64 rows) and N < 2³¹ (`InvalidProblem`).
@@ -172,7 +174,11 @@ enum class WeightScaleGranularity : uint8_t { PerChannel = 0, PerTensor = 1 };
 ///
 /// The plan quantizes x itself, exactly as `DynamicRangeQuantizePlan` with `QuantGranularity::per_token()`
 /// and the descriptor's `convention` does (dynamic_range_quantize.hpp has every formula), into the
-/// workspace, then runs the GEMM with the epilogue of the file comment. Per row m of x, with
+/// workspace, then runs the GEMM with the epilogue of the file comment. Or the caller gives x already
+/// quantized (`x_q`, `x_scale`, `x_zero_point` of `dynamic::QuantizedLinearArgs`, e.g. from a fused norm)
+/// and the plan runs the GEMM on them: given what that quantization writes, y is bit for bit the float-x
+/// path's (the descriptor's `convention` then describes the caller's quantization; the plan does not
+/// check the values). Per row m of x, with
 /// `[lo, hi]` its range, `qmin`/`qmax` those of `x_quantized` (s8: −128/127; u8: 0/255):
 /// - `PyTorch` (default) and `Exact`: over `[lo', hi']` = the range widened to include 0, symmetric
 ///   `s = max(−lo', hi')/qmax, zp = 0`; asymmetric `s = (hi' − lo')/(qmax − qmin)`,
@@ -187,6 +193,10 @@ enum class WeightScaleGranularity : uint8_t { PerChannel = 0, PerTensor = 1 };
 ///   range is far from 0); step 1's correction then wraps in s32 (file comment).
 /// - `TransformerEngine`: `Unsupported` (FP8 only).
 /// - x: `[M, K]` of `element` (f16, bf16, f32, f64), any strides (DynamicRangeQuantizePlan's rules).
+/// - or x_q: `[M, K]` of `x_quantized` (the a alignment rules of the file comment), with x_scale `[M]` f32
+///   (f64 for f64 x), any stride, and in asymmetric mode x_zero_point `[M]` s32, any stride (empty in
+///   symmetric mode). Exactly one of x and x_q; neither, both, or a missing or extra x_scale/x_zero_point is
+///   `InvalidProblem`.
 /// - weight: `[N, K]` s8 (symmetric), the a/b alignment rules of the file comment.
 /// - weight_scale: `[N]` (PerChannel) or `[1]` (PerTensor), f32 (f64 when the output is f64), any stride.
 /// - bias (optional): `[N]` of the output kind, any stride; empty (default) = no bias.
@@ -197,7 +207,8 @@ enum class WeightScaleGranularity : uint8_t { PerChannel = 0, PerTensor = 1 };
 /// apart — so 16-byte aligned), its scales `[M]` and zero points `[M]` (s32), each sub-buffer 256-byte
 /// aligned, then what the per-token quantization pass itself needs. The quantized x and its scales are left
 /// there after `run` (`quantized_x(ws)`, `x_scale(ws)`, `x_zero_point(ws)`); then, on sim and cuda for
-/// decode shapes, the split-K parts (file comment).
+/// decode shapes, the split-K parts (file comment). A run with x_q takes the same workspace (the size is an
+/// upper bound) and uses only the split-K parts: the quantized-x region is left untouched.
 struct QuantizedLinearDescriptor {
   int64_t m = 0, n = 0, k = 0;
   ElementKind element = ElementKind::F16;               ///< x
@@ -268,13 +279,24 @@ struct SmoothQuantLinearDescriptor {
 
 namespace dynamic {
 
-/// The operands of `dynamic::QuantizedLinearPlan` (shapes, kinds and strides above).
+/// The operands of `dynamic::QuantizedLinearPlan` (shapes, kinds and strides above). Exactly one of `x` and
+/// `x_q` is given: a float x that the plan quantizes per token, or an x already quantized per token by the
+/// caller (a fused producer: `DynamicRangeQuantizePlan` per token with the descriptor's `mode`, or
+/// NormPlan's dynamic quantized output), with its scales and zero points; then the plan runs the GEMM on it
+/// directly. The optional x_q operands follow y, so that `{x, weight, weight_scale, bias, y}` keeps its
+/// meaning.
 struct QuantizedLinearArgs {
-  ConstDynTensor x;             ///< [M, K] of `element`, read; any strides
+  ConstDynTensor x;             ///< [M, K] of `element`, read; any strides; empty when x_q is given
   ConstDynTensor weight;        ///< [N, K] s8, read; K-contiguous, 16-byte aligned rows
   ConstDynTensor weight_scale;  ///< [N] (PerChannel) or [1] (PerTensor), f32 (f64 for f64 y), read
   ConstDynTensor bias;          ///< [N] of `output`, read; empty unless `has_bias`
   DynTensor y;                  ///< [M, N] of `output`, written; unit stride along N
+  /// [M, K] of `x_quantized`, read: instead of x, x already quantized per token (e.g. by
+  /// DynamicRangeQuantizePlan per_token with the descriptor's mode, or NormPlan's dynamic output);
+  /// K-contiguous, 16-byte aligned rows (the x_q rule of SmoothQuantLinear)
+  ConstDynTensor x_q = {};
+  ConstDynTensor x_scale = {};       ///< [M], f32 (f64 for f64), read with x_q (required); any stride
+  ConstDynTensor x_zero_point = {};  ///< [M] s32, read with x_q in asymmetric mode; empty in symmetric mode
 };
 
 /// The operands of `dynamic::SmoothQuantLinearPlan` (shapes, kinds and strides above).
@@ -294,14 +316,16 @@ class QuantizedLinearPlan : public detail::BoundFnPlan<QuantizedLinearDescriptor
   using Args = QuantizedLinearArgs;
   static Result<QuantizedLinearPlan> select(const Stream& stream, const QuantizedLinearDescriptor& desc,
                                             PlanPreference pref = {});
-  /// Kinds, shapes, the alignment rules of the file comment, bias present iff `has_bias`, no overlap of y.
+  /// Kinds, shapes, the alignment rules of the file comment, bias present iff `has_bias`, exactly one of x
+  /// and x_q (with x_q: x_scale, and x_zero_point iff asymmetric), no overlap of y with any input.
   Status can_implement(const Args& args) const;
   size_t workspace_size() const { return workspace_bytes_; }
   PrecisionGuarantee precision_guarantee() const;
-  /// Re-validates; quantizes x into the workspace; then the GEMM with the epilogue.
+  /// Re-validates; quantizes x into the workspace (not with x_q: the GEMM reads x_q, x_scale and
+  /// x_zero_point); then the GEMM with the epilogue.
   Status run(const Stream& stream, Workspace workspace, const Args& args) const;
   /// Views, inside a workspace given to `run`, of the quantized x `[M, K]` (`x_quantized`), its scales `[M]`
-  /// and zero points `[M]` (s32; all zero in symmetric mode).
+  /// and zero points `[M]` (s32; all zero in symmetric mode). Written by a run on x, not by one on x_q.
   DynTensor quantized_x(Workspace ws) const;
   DynTensor x_scale(Workspace ws) const;
   DynTensor x_zero_point(Workspace ws) const;
@@ -369,8 +393,9 @@ class IntGemmPlan : public detail::TypedPlan<dynamic::IntGemmPlan, IntGemmArgs<T
 template <class TOut>
 using LinearScaleType = std::conditional_t<std::is_same_v<TOut, double>, double, float>;
 
-/// Arguments of a typed QuantizedLinearPlan (the fields of `dynamic::QuantizedLinearArgs`); leave `bias`
-/// default (null data) when the descriptor has none.
+/// Arguments of a typed QuantizedLinearPlan (the float-x fields of `dynamic::QuantizedLinearArgs`); leave
+/// `bias` default (null data) when the descriptor has none. A caller-quantized x (x_q, x_scale,
+/// x_zero_point) goes through the dynamic args: `plan.erased().run(stream, ws, args)`.
 template <class T, class TOut>
 struct QuantizedLinearArgs {
   TensorRef<T, 2> x;                                 ///< [M, K]

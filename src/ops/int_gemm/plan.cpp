@@ -1,7 +1,8 @@
 // IntGemmPlan, QuantizedLinearPlan and SmoothQuantLinearPlan: select (the descriptor rules of
 // include/baracuda/ops/int_gemm.hpp, the device's function), can_implement (the operands: kinds, shapes, the
 // 16-byte cp.async alignment rules, no overlap), run (QuantizedLinear: the per-token quantization into the
-// workspace, then the fused GEMM + epilogue; the others: one call). Each takes its `dynamic::XxxArgs`.
+// workspace, unless the caller gave x already quantized (x_q), then the fused GEMM + epilogue; the others: one
+// call). Each takes its `dynamic::XxxArgs`.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -60,6 +61,9 @@ detail::IntGemmSplit split_views(const detail::IntGemmSplitWorkspace& w, const W
 }
 
 constexpr std::string_view kSplitContents = "the split-K parts' s32 sums, splits*M*N";
+
+/// Whether an optional operand was given: anything but the empty (default) view.
+bool given(const ConstDynTensor& t) { return t.data != nullptr || t.shape.rank != 0; }
 
 bool is_int8_kind(ElementKind k) { return k == ElementKind::S8 || k == ElementKind::U8; }
 ElementKind opmath_of(ElementKind out) { return out == ElementKind::F64 ? ElementKind::F64 : ElementKind::F32; }
@@ -383,8 +387,37 @@ DynTensor QuantizedLinearPlan::x_zero_point(Workspace ws) const {
 
 Status QuantizedLinearPlan::can_implement(const Args& t) const {
   const std::string_view P = kQLinear;
-  BARACUDA_TRY(detail::check_tensor(P, "x", t.x, desc_.element, Shape{desc_.m, desc_.k}, detail::Access::Read));
-  return check_linear_operands(P, desc_, "x", t.x, t.weight, t.weight_scale, t.bias, t.y);
+  const bool has_x = given(t.x), has_x_q = given(t.x_q);
+  if (has_x == has_x_q)
+    return Error::invalid(s(P) + (has_x ? ": give either x (float, quantized by the plan) or x_q (already quantized "
+                                          "per token), not both"
+                                        : ": x (float, quantized by the plan) or x_q (already quantized per token) "
+                                          "is required; neither was given"));
+  if (has_x) {
+    constexpr std::string_view kWithXq = "it is read with x_q only (x is quantized by the plan)";
+    BARACUDA_TRY(detail::check_absent(P, "x_scale", t.x_scale, kWithXq));
+    BARACUDA_TRY(detail::check_absent(P, "x_zero_point", t.x_zero_point, kWithXq));
+    BARACUDA_TRY(detail::check_tensor(P, "x", t.x, desc_.element, Shape{desc_.m, desc_.k}, detail::Access::Read));
+    return check_linear_operands(P, desc_, "x", t.x, t.weight, t.weight_scale, t.bias, t.y);
+  }
+  // x quantized by the caller: SmoothQuantLinear's x_q rule, and its per-token scales and zero points.
+  const bool asym = desc_.mode == DynamicRangeMode::Asymmetric;
+  const ElementKind scale_kind = opmath_of(desc_.output);
+  if (!given(t.x_scale))
+    return Error::invalid(s(P) + ": x_scale ([M] " + s(to_string(scale_kind)) +
+                          ", x_q's per-token scales) is required with x_q");
+  if (asym && !given(t.x_zero_point))
+    return Error::invalid(
+        s(P) + ": x_zero_point ([M] s32, x_q's per-token zero points) is required with x_q in asymmetric mode");
+  if (!asym) BARACUDA_TRY(detail::check_absent(P, "x_zero_point", t.x_zero_point, "symmetric mode has no zero point"));
+  BARACUDA_TRY(check_k_operand(P, "x_q", t.x_q, desc_.x_quantized, desc_.m, desc_.k));
+  BARACUDA_TRY(detail::check_tensor(P, "x_scale", t.x_scale, scale_kind, Shape{desc_.m}, detail::Access::Read));
+  if (asym)
+    BARACUDA_TRY(detail::check_tensor(P, "x_zero_point", t.x_zero_point, ElementKind::S32, Shape{desc_.m},
+                                      detail::Access::Read));
+  BARACUDA_TRY(detail::check_no_overlap(P, "y", t.y, "x_scale", t.x_scale));
+  BARACUDA_TRY(detail::check_no_overlap(P, "y", t.y, "x_zero_point", t.x_zero_point));
+  return check_linear_operands(P, desc_, "x_q", t.x_q, t.weight, t.weight_scale, t.bias, t.y);
 }
 
 PrecisionGuarantee QuantizedLinearPlan::precision_guarantee() const { return linear_guarantee(desc_.output); }
@@ -396,11 +429,15 @@ Status QuantizedLinearPlan::run(const Stream& stream, Workspace ws, const Args& 
                                       "the quantized x, its scales and zero points, the quantization "
                                       "pass's scratch; on the devices, the split-K parts",
                                       {{"x", t.x}, {"weight", t.weight}, {"weight_scale", t.weight_scale},
-                                       {"bias", t.bias}, {"y", t.y}}},
+                                       {"bias", t.bias}, {"y", t.y}, {"x_q", t.x_q}, {"x_scale", t.x_scale},
+                                       {"x_zero_point", t.x_zero_point}}},
                                      desc_.m == 0 || desc_.n == 0);
   if (!ctx) return ctx.status();
   detail::LinearLaunch l = linear_launch(desc_, t, split_, ws, desc_.mode == DynamicRangeMode::Asymmetric);
-  if (desc_.k > 0) {
+  if (desc_.k > 0 && given(t.x_q)) {  // quantized by the caller: what the branch below would have written
+    l.a = t.x_q, l.a_scale = t.x_scale;
+    if (desc_.mode == DynamicRangeMode::Asymmetric) l.a_zero_point = t.x_zero_point;
+  } else if (desc_.k > 0) {
     const DynTensor q = quantized_x(ws), q_scale = x_scale(ws), q_zero_point = x_zero_point(ws);
     const Workspace qws(static_cast<char*>(ws.data) + quantize_ws_offset_, workspace_bytes_ - quantize_ws_offset_);
     BARACUDA_TRY(quantize_.run(stream, qws, DynamicRangeQuantizeArgs{t.x, q, q_scale, q_zero_point}));
