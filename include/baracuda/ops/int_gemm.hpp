@@ -1,8 +1,8 @@
 /// \file
 /// \brief Integer GEMM and the W8A8 linear layers built on it: `IntGemmPlan` (s8/u8 × s8/u8 → s32),
 /// `QuantizedLinearPlan` (a float x quantized per token inside the plan, or the caller's per-token quantized
-/// x_q, int8 weight) and
-/// `SmoothQuantLinearPlan` (a caller-quantized int8 x_q with a static per-tensor scale). Each has a
+/// x_q; int8 weight) and `SmoothQuantLinearPlan` (a caller-quantized int8 x_q with a static per-tensor scale).
+/// Each has a
 /// `dynamic::` (kind-erased) plan taking a `dynamic::XxxArgs` struct and a typed wrapper (`IntGemmPlan<TA, TB>`,
 /// `QuantizedLinearPlan<T, TOut>`, `SmoothQuantLinearPlan<TOut>`) taking `XxxArgs<...>`.
 ///
@@ -17,10 +17,10 @@
 /// GEMM: both operands K-contiguous). `c`/`y` is `[M, N]`.
 /// - **Alignment (the 16-byte cp.async rule):** `K % 16 == 0`; a and b (x_q and weight; for QuantizedLinear
 ///   the weight, and x_q when the caller gives it: the quantized x the plan lays out itself complies) have
-///   unit stride along K, their row
-///   strides are multiples of 16 elements (= 16 bytes) and at least K, and their base pointers are 16-byte
-///   aligned — else `MisalignedOperand` (or `InvalidProblem` for K itself). M and N are arbitrary (ragged
-///   edges are handled) up to M ≤ 4194240 (65535 blocks of 64 rows) and N < 2³¹ (`InvalidProblem`).
+///   unit stride along K, their row strides are multiples of 16 elements (= 16 bytes) and at least K, and
+///   their base pointers are 16-byte aligned — else `MisalignedOperand` (or `InvalidProblem` for K itself).
+///   M and N are arbitrary (ragged edges are handled) up to M ≤ 4194240 (65535 blocks of 64 rows) and
+///   N < 2³¹ (`InvalidProblem`).
 ///   Outputs have unit stride along N and a row stride ≥ N (no other alignment; the kernel vectorises
 ///   stores where the rows happen to be aligned).
 /// - **Exactness bound on K:** the s32 accumulator never overflows: `K ≤ int_gemm_max_k(...)`, i.e.
@@ -178,8 +178,8 @@ enum class WeightScaleGranularity : uint8_t { PerChannel = 0, PerTensor = 1 };
 /// quantized (`x_q`, `x_scale`, `x_zero_point` of `dynamic::QuantizedLinearArgs`, e.g. from a fused norm)
 /// and the plan runs the GEMM on them: given what that quantization writes, y is bit for bit the float-x
 /// path's (the descriptor's `convention` then describes the caller's quantization; the plan does not
-/// check the values). Per row m of x, with
-/// `[lo, hi]` its range, `qmin`/`qmax` those of `x_quantized` (s8: −128/127; u8: 0/255):
+/// check the values). Per row m of x, with `[lo, hi]` its range, `qmin`/`qmax` those of `x_quantized` (s8:
+/// −128/127; u8: 0/255):
 /// - `PyTorch` (default) and `Exact`: over `[lo', hi']` = the range widened to include 0, symmetric
 ///   `s = max(−lo', hi')/qmax, zp = 0`; asymmetric `s = (hi' − lo')/(qmax − qmin)`,
 ///   `zp = clamp(qmin − nearbyint(lo'/s), qmin, qmax)`; `s = 0 → s = 1, zp = 0`; a row with NaN: s = NaN.
