@@ -70,14 +70,8 @@ struct RangeOp {
   };
   /// The quantize step of the convention (quant_convention.hpp), over `Params::operand`.
   __host__ __device__ quantize::Range<M> range() const {
-    using quantize::Scaling;
-    switch (convention) {
-      case QuantConvention::PyTorch: return {qmin, qmax, Scaling::Reciprocal, false};
-      case QuantConvention::Vllm:
-        return symmetric ? quantize::Range<M>{qmin, qmax, Scaling::Multiply, false}
-                         : quantize::Range<M>{qmin, qmax, Scaling::Reciprocal, true};
-      default: return {qmin, qmax, Scaling::Divide, false};
-    }
+    if (vllm() && symmetric) return {qmin, qmax, quantize::Scaling::Multiply, false};
+    return quantize::static_range<M>(convention, qmin, qmax);
   }
   /// vLLM's formulas (dynamic_range_quantize.hpp), over the NaN-free (lo, hi).
   __device__ Params vllm_params_of(Acc acc) const {

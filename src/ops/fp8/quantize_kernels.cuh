@@ -58,7 +58,9 @@ __device__ __forceinline__ void write_scale_inv(const float* scale, float* scale
 }
 
 /// Before the fused pass: amax = +0.0f (a non-accumulating quantization; `amax` null: left alone) and
-/// scale_inv (null: none, or the fused pass writes it).
+/// scale_inv (null: none, or the fused pass writes it). A template so that other families' kernel units can
+/// include it (a plain __global__ would be defined in each).
+template <class = void>
 __global__ void amax_reset_kernel(float* amax, const float* scale, float* scale_inv) {
   if (threadIdx.x == 0 && blockIdx.x == 0) {
     if (amax != nullptr) *amax = 0.0f;
@@ -125,7 +127,7 @@ Status quantize_launch_as(const ::baracuda::detail::ExecContext& ctx, const ::ba
   // The reset kernel runs when amax needs a reset, or to write scale_inv when there is no fused pass.
   const bool reset = !a.accumulate_amax;
   if (reset || (g.numel == 0 && scale_inv != nullptr)) {
-    BARACUDA_LAUNCH(dim3(1), dim3(1), 0, ctx.stream, amax_reset_kernel)(reset ? amax : nullptr, scale, scale_inv);
+    BARACUDA_LAUNCH(dim3(1), dim3(1), 0, ctx.stream, amax_reset_kernel<>)(reset ? amax : nullptr, scale, scale_inv);
     BARACUDA_TRY(elementwise::launch_status(kPlan));
     scale_inv = nullptr;  // written
   }

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "baracuda/ops/quant_convention.hpp"
 #include "device/convert.cuh"
 #include "device/elementwise.cuh"
 
@@ -92,6 +93,18 @@ struct Range {
     return sum < qmin ? qmin : (sum > qmax ? qmax : sum);
   }
 };
+
+/// The quantize step of a static (caller-scaled) quantization under convention `c` (quant_convention.hpp):
+/// PyTorch multiplies by an f32 reciprocal; Exact divides; vLLM's azp kernels multiply by an f32 reciprocal
+/// and add the zero point in int32.
+template <class S>
+__host__ __device__ __forceinline__ Range<S> static_range(QuantConvention c, int32_t qmin, int32_t qmax) {
+  switch (c) {
+    case QuantConvention::PyTorch: return {qmin, qmax, Scaling::Reciprocal, false};
+    case QuantConvention::Vllm: return {qmin, qmax, Scaling::Reciprocal, true};
+    default: return {qmin, qmax, Scaling::Divide, false};
+  }
+}
 
 /// A quantized storage element's integer value, and back. Packed 4-bit values are nibbles of a byte.
 template <class TQ>

@@ -27,17 +27,12 @@ inline constexpr bool kPacked = std::is_same_v<TQ, int4x2_t> || std::is_same_v<T
 
 inline constexpr std::string_view kPlan = "QuantizePlan";
 
-/// The range and the convention's arithmetic (quant_convention.hpp): PyTorch multiplies by an f32
-/// reciprocal; Exact divides; vLLM's azp kernels multiply by an f32 reciprocal and add the zero point in
-/// int32; a scale operand that holds multipliers (the dynamic-range plan's vLLM symmetric path) multiplies.
+/// The range and the convention's arithmetic (static_range), or, for a scale operand that holds multipliers
+/// (the dynamic-range plan's vLLM symmetric path), a multiplication.
 template <class T>
 Range<convert::opmath_t<T>> range_of(const QuantizeLaunch& a) {
   if (a.scale_is_multiplier) return {a.qmin, a.qmax, Scaling::Multiply, false};
-  switch (a.convention) {
-    case QuantConvention::PyTorch: return {a.qmin, a.qmax, Scaling::Reciprocal, false};
-    case QuantConvention::Vllm: return {a.qmin, a.qmax, Scaling::Reciprocal, true};
-    default: return {a.qmin, a.qmax, Scaling::Divide, false};
-  }
+  return static_range<convert::opmath_t<T>>(a.convention, a.qmin, a.qmax);
 }
 
 template <class T>
