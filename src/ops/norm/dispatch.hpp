@@ -16,15 +16,41 @@ namespace baracuda::detail {
 /// Backward: dy, x, weight, mean (RmsNorm: unused) and rstd as the forward wrote them, the outputs dx,
 /// dweight, dbias (each empty when not wanted), and `coefficients`: workspace for three statistics' values
 /// per row. `partials` is workspace for the reductions' two-pass schedule.
+/// The forward's fused quantized output, for the single-pass row kernel (the composed path runs the
+/// quantize plan instead): the kind, the convention's range, and the operands of norm.hpp's NormArgs.
+struct NormQuantLaunch {
+  NormQuant kind = NormQuant::None;
+  DynamicRangeMode mode = DynamicRangeMode::Symmetric;
+  QuantConvention convention = QuantConvention::PyTorch;
+  int32_t qmin = -128, qmax = 127;
+  DynTensor q;
+  ConstDynTensor scale, zero_point;   ///< Static (zero point optional), Fp8 (scale)
+  DynTensor q_scale, q_zero_point;    ///< Dynamic (the zero point: the caller's or workspace)
+  DynTensor amax;                     ///< Fp8
+};
+
+/// `residual` and `h` (forward, `has_residual`): y = norm(h), h = x + residual written. The row kernel
+/// writes y only when `y.data` is set, and mean and rstd only when theirs are.
 struct NormLaunch {
   NormOp op = NormOp::RmsNorm;
   double eps = 0;
-  ConstDynTensor x, dy, weight, bias;
-  DynTensor y, dx, dweight, dbias;
+  ConstDynTensor x, dy, weight, bias, residual;
+  DynTensor y, dx, dweight, dbias, h;
   DynTensor mean, rstd;
   void* coefficients = nullptr;
   Workspace partials;
+  NormQuantLaunch quant;
 };
+
+/// Whether rows of `h` elements of `elem_bytes` take the single-pass row kernel, and which: a warp per row
+/// (≤ 1024 elements and ≤ 4 KiB) or a block of kNormRowThreads (≤ kNormRowBytes).
+enum class NormRowSchedule : uint8_t { None, WarpPerRow, BlockPerRow };
+inline constexpr int kNormRowThreads = 256;
+inline NormRowSchedule norm_row_schedule(int64_t h, int64_t elem_bytes) {
+  if (h <= 1024 && h * elem_bytes <= 4096) return NormRowSchedule::WarpPerRow;
+  if (h * elem_bytes <= kNormRowBytes) return NormRowSchedule::BlockPerRow;
+  return NormRowSchedule::None;
+}
 
 using NormTable = KindTable<NormFn>;
 using NormTypes = FloatTypes;
@@ -34,3 +60,5 @@ using NormTypes = FloatTypes;
 // reference: host.cpp; sim and cuda: the kernel unit device.cu
 BARACUDA_DECLARE_DEVICE_TABLE(detail::NormTable, norm_forward_table)
 BARACUDA_DECLARE_DEVICE_TABLE(detail::NormTable, norm_backward_table)
+// sim and cuda only (the kernel unit device.cu): the single-pass row kernel of the forward.
+BARACUDA_DECLARE_KERNEL_TABLE(detail::NormTable, norm_rows_table)

@@ -1,6 +1,8 @@
-// The norm family's host reference: each row's statistics by the two-pass textbook formulas in long double,
-// each output rounded once; dweight and dbias summed over the rows in long double. Independent of the device
-// code (kernels.cuh), which merges Welford partials and factors dx into per-row coefficients.
+// The norm family's host reference (the composed path's first step: the plan runs the quantize plan after it
+// for a fused quantized output): h = x + residual when fused, then each row's statistics by the two-pass
+// textbook formulas in long double, each output rounded once; dweight and dbias summed over the rows in long
+// double. Independent of the device code (kernels.cuh, row_kernel.cuh), which merges Welford partials or
+// sums chunks on chip, and factors dx into per-row coefficients.
 #include <cmath>
 #include <cstdint>
 #include <vector>
@@ -48,8 +50,24 @@ int64_t stat_offset(const detail::DynTensorLayout& t, int64_t row) {
 }
 
 template <class T>
-Status host_forward(const detail::ExecContext&, const detail::NormLaunch& a) {
+Status host_forward(const detail::ExecContext& ctx, const detail::NormLaunch& a) {
   using M = convert::opmath_t<T>;
+  if (a.residual.data != nullptr) {  // h = x + residual (a double sum: exact for the 16- and 32-bit kinds,
+    // correctly rounded for f64), rounded once to T; then the norm of h
+    const ConstDynTensor h(a.h);
+    for (int64_t row = 0; row < rows_of(a.x.shape); ++row) {
+      const std::vector<int64_t> xo = row_offsets(a.x, row), ro = row_offsets(a.residual, row),
+                                 ho = row_offsets(h, row);
+      for (size_t j = 0; j < xo.size(); ++j) {
+        const double v = static_cast<double>(at<T>(a.x, xo[j])) + static_cast<double>(at<T>(a.residual, ro[j]));
+        static_cast<T*>(a.h.data)[ho[j]] = convert::cast<T>(v, false);
+      }
+    }
+    detail::NormLaunch b = a;
+    b.x = h;
+    b.residual = {};
+    return host_forward<T>(ctx, b);
+  }
   const bool layer = a.op == NormOp::LayerNorm;
   const int64_t h = a.x.shape.dims[a.x.shape.rank - 1];
   for (int64_t row = 0; row < rows_of(a.x.shape); ++row) {

@@ -1,7 +1,8 @@
 // Device code of the norm family, on the two engines: the segmented reduction for every per-row statistic
 // and per-column sum, the elementwise engine for y and dx, which read the per-row values through views with
 // stride 0 along the last dimension (and w, b through views with stride 0 along every other).
-// Forward: (mean, rstd) per row — Welford's (n, mean, M2) for LayerNorm, Σx² for RmsNorm — then y.
+// Forward (the composed path; row_kernel.cuh is the single-pass one): h = x + residual when fused, then
+// (mean, rstd) per row — Welford's (n, mean, M2) for LayerNorm, Σx² for RmsNorm — then y.
 // Backward: (Σg, Σg·x) per row with g = dy·w, turned into dx = p·g + q·x + r per row (p, q, r in the
 // workspace), then dx; dweight and dbias as sums over the rows.
 #pragma once
@@ -60,6 +61,14 @@ struct RowStatsOp {
   __device__ void finish(int64_t s, Acc acc) const {
     if (layer) mean[mean_at(s)] = acc.mean;
     rstd[rstd_at(s)] = M(1) / pmath::sqrt(acc.m2 * inv_h + eps);
+  }
+};
+
+/// h = x + residual, rounded once to T (BinaryPlan's add).
+template <class T>
+struct ResidualAddOp {
+  __host__ __device__ T operator()(T x, T r) const {
+    return convert::from_opmath<T>(convert::to_opmath(x) + convert::to_opmath(r));
   }
 };
 
@@ -198,6 +207,12 @@ Status forward(const ::baracuda::detail::ExecContext& ctx, const detail::NormLau
   const Shape& s = a.x.shape;
   const bool layer = a.op == NormOp::LayerNorm;
   const int64_t h = s.dims[s.rank - 1];
+  ConstDynTensor x = a.x;
+  if (a.residual.data != nullptr) {  // h = x + residual first, then the norm of h
+    BARACUDA_TRY((elementwise::launch_elementwise<ResidualAddOp<T>, T, T, T>(kPlan, ctx, ResidualAddOp<T>{}, a.h,
+                                                                            a.x, a.residual)));
+    x = a.h;
+  }
   const RowStatsOp<T> stats{layer,
                             static_cast<M>(a.eps),
                             M(1) / static_cast<M>(h),
@@ -206,18 +221,18 @@ Status forward(const ::baracuda::detail::ExecContext& ctx, const detail::NormLau
                             row_offsets(a.mean),
                             row_offsets(a.rstd)};
   BARACUDA_TRY((segment_reduce::launch_segment_reduce<RowStatsOp<T>, T>(kPlan, ctx, stats, s, rows_mask(s),
-                                                                         a.partials, a.x)));
+                                                                         a.partials, x)));
   const ConstDynTensor rstd = row_view(s, a.rstd);
   const ConstDynTensor mean = layer ? row_view(s, a.mean) : rstd;
   const bool has_w = a.weight.data != nullptr, has_b = a.bias.data != nullptr;
   const ForwardOp<T> op{layer, has_w};
   if (has_w && has_b)
     return elementwise::launch_elementwise<ForwardOp<T>, T, T, M, M, T, T>(
-        kPlan, ctx, op, a.y, a.x, mean, rstd, column_view(s, a.weight), column_view(s, a.bias));
+        kPlan, ctx, op, a.y, x, mean, rstd, column_view(s, a.weight), column_view(s, a.bias));
   if (has_w || has_b)
-    return elementwise::launch_elementwise<ForwardOp<T>, T, T, M, M, T>(kPlan, ctx, op, a.y, a.x, mean, rstd,
+    return elementwise::launch_elementwise<ForwardOp<T>, T, T, M, M, T>(kPlan, ctx, op, a.y, x, mean, rstd,
                                                                         column_view(s, has_w ? a.weight : a.bias));
-  return elementwise::launch_elementwise<ForwardOp<T>, T, T, M, M>(kPlan, ctx, op, a.y, a.x, mean, rstd);
+  return elementwise::launch_elementwise<ForwardOp<T>, T, T, M, M>(kPlan, ctx, op, a.y, x, mean, rstd);
 }
 
 template <class T>
