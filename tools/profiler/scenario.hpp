@@ -61,7 +61,10 @@ struct Traffic {
 /// How outputs are compared with the host device's.
 enum class Comparison {
   Exact,     ///< bit-exact (NaN equals NaN); mismatches count differing elements
-  Tolerance  ///< |out - ref| <= atol + rtol * |ref| with the per-dtype table of verify.hpp
+  Tolerance,  ///< |out - ref| <= atol + rtol * |ref| with the per-dtype table of verify.hpp
+  /// Tolerance, and integer outputs within one step: a value quantized from a float the device computes with a
+  /// different rounding than the host (a fused norm's y) moves by one where it sits on a rounding boundary.
+  QuantizedStep,
 };
 
 /// What the output kind of an op is.

@@ -47,6 +47,16 @@ Status check_descriptor(std::string_view plan, const NormDescriptor& d) {
   return {};
 }
 
+/// The SKU's op name of a forward: the norm, with the fused parts.
+std::string_view forward_op_name(const NormDescriptor& d) {
+  static constexpr std::string_view kNames[2][2][4] = {
+      {{"rms_norm", "rms_norm_static", "rms_norm_dynamic", "rms_norm_fp8"},
+       {"add_rms_norm", "add_rms_norm_static", "add_rms_norm_dynamic", "add_rms_norm_fp8"}},
+      {{"layer_norm", "layer_norm_static", "layer_norm_dynamic", "layer_norm_fp8"},
+       {"add_layer_norm", "add_layer_norm_static", "add_layer_norm_dynamic", "add_layer_norm_fp8"}}};
+  return kNames[d.op == NormOp::LayerNorm][d.has_residual][static_cast<size_t>(d.quant) % 4];
+}
+
 const detail::NormTable* rows_table(DeviceKind d) {
   switch (d) {
     case DeviceKind::Sim: return &device_sim::norm_rows_table();
@@ -146,7 +156,7 @@ Result<NormPlan> NormPlan::select(const Stream& stream, const NormDescriptor& de
   const detail::NormTable* rows =
       device && sched != detail::NormRowSchedule::None ? rows_table(stream.device()) : nullptr;
   auto p = select_direction<NormPlan>(kForward, stream, desc, pref, BARACUDA_DEVICE_TABLES(norm_forward_table),
-                                      to_string(desc.op), rows,
+                                      forward_op_name(desc), rows,
                                       sched == detail::NormRowSchedule::WarpPerRow ? "rows_warp" : "rows_block");
   if (!p) return p.error();
   p->row_kernel_ = rows != nullptr;
@@ -264,8 +274,9 @@ Status NormPlan::run(const Stream& stream, Workspace workspace, const Args& args
   Args a = args;  // the caller's operands, with workspace standing in for the outputs they do not keep
   if (chain_ && desc_.quant == NormQuant::Dynamic && !wanted(a.q_zero_point))
     a.q_zero_point = DynTensor::dense(ws + parts.zp, ElementKind::S32, stats_shape_);
+  // y where the caller keeps none: the composed path's workspace (an empty problem's y has no elements).
+  if ((empty || !row_kernel_) && !wanted(a.y)) a.y = DynTensor::dense(ws + parts.y, desc_.element, desc_.shape);
   if (empty) return chain_->run(stream, chain_ws, ConstDynTensor(a.y), a);  // the quantize plan's empty rules
-  if (!row_kernel_ && !wanted(a.y)) a.y = DynTensor::dense(ws + parts.y, desc_.element, desc_.shape);
   detail::NormLaunch l;
   l.op = desc_.op, l.eps = desc_.eps, l.x = a.x, l.weight = a.weight, l.bias = a.bias, l.y = a.y;
   l.residual = a.residual, l.h = a.h;
