@@ -130,7 +130,8 @@ Options:
 
 Each case selects the plan on the device, times it (CUDA events on cuda, steady_clock elsewhere), then runs
 the same plan selected on the host device over the same inputs and compares the outputs: exact ops count
-mismatching elements, floating-point ops report max abs/rel error against torch.testing's tolerances.
+mismatching elements, floating-point ops report max abs/rel error against torch.testing's tolerances (a fused
+norm's quantized output may also differ by one step).
 GB/s counts the bytes each run must read and write. On cuda the L2 cache is flushed before each timed run,
 and GEMM scenarios also time cuBLAS fp16 GEMM of the same shape (the speedup column). Exit status: 0 when every case that ran passed, 1 when
 one failed (or none could run), 2 on a usage error, 3 when the requested device is not usable.
