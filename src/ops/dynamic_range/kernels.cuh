@@ -13,6 +13,7 @@
 
 #include "device/convert.cuh"
 #include "device/segment_reduce.cuh"
+#include "device/row_chunks.cuh"
 #include "device/vector_access.cuh"
 #include "ops/dynamic_range/dispatch.hpp"
 #include "ops/quantize/functors.cuh"
@@ -199,17 +200,6 @@ struct FusedRows {
   int64_t slot_bytes;
 };
 
-/// `__shfl_xor_sync` of any trivially copyable value, 32 bits at a time.
-template <class A>
-__device__ __forceinline__ A shfl_xor_any(const A& v, int mask) {
-  constexpr int kWords = static_cast<int>((sizeof(A) + 3) / 4);
-  unsigned w[kWords] = {};
-  std::memcpy(w, &v, sizeof(A));
-  for (int j = 0; j < kWords; ++j) w[j] = __shfl_xor_sync(0xffffffffu, w[j], mask);
-  A r;
-  std::memcpy(&r, w, sizeof(A));
-  return r;
-}
 
 template <class T, class TQ, bool kBlockRow>
 __global__ void fused_rows_kernel(FusedRows<T> p) {
@@ -260,7 +250,7 @@ __global__ void fused_rows_kernel(FusedRows<T> p) {
       acc = op.combine(acc, op.map(v));
     }
     // 2. The row's range on every thread of its group.
-    for (int m = 16; m > 0; m /= 2) acc = op.combine(acc, shfl_xor_any(acc, m));
+    for (int m = 16; m > 0; m /= 2) acc = op.combine(acc, rows::shfl_xor_any(acc, m));
     if constexpr (kBlockRow) {
       if (lane == 0) warp_acc[warp] = acc;
       __syncthreads();  // also publishes the row slot

@@ -8,6 +8,7 @@
 #include "baracuda/ops/norm.hpp"
 #include "core/exec_context.hpp"
 #include "device/dispatch_table.hpp"
+#include "device/row_schedule.hpp"
 
 namespace baracuda::detail {
 
@@ -42,15 +43,7 @@ struct NormLaunch {
   NormQuantLaunch quant;
 };
 
-/// Whether rows of `h` elements of `elem_bytes` take the single-pass row kernel, and which: a warp per row
-/// (≤ 1024 elements and ≤ 4 KiB) or a block of kNormRowThreads (≤ kNormRowBytes).
-enum class NormRowSchedule : uint8_t { None, WarpPerRow, BlockPerRow };
-inline constexpr int kNormRowThreads = 256;
-inline NormRowSchedule norm_row_schedule(int64_t h, int64_t elem_bytes) {
-  if (h <= 1024 && h * elem_bytes <= 4096) return NormRowSchedule::WarpPerRow;
-  if (h * elem_bytes <= kNormRowBytes) return NormRowSchedule::BlockPerRow;
-  return NormRowSchedule::None;
-}
+static_assert(kNormRowBytes == kRowKernelBytes, "norm.hpp documents the row kernel's limit");
 
 using NormTable = KindTable<NormFn>;
 using NormTypes = FloatTypes;

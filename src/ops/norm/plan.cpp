@@ -151,13 +151,13 @@ namespace dynamic {
 Result<NormPlan> NormPlan::select(const Stream& stream, const NormDescriptor& desc, PlanPreference pref) {
   const bool device = stream.device() != DeviceKind::Host;
   const int64_t h = desc.shape.rank > 0 ? desc.shape.dims[desc.shape.rank - 1] : 0;
-  const detail::NormRowSchedule sched =
-      detail::norm_row_schedule(h, is_floating(desc.element) ? element_bits(desc.element) / 8 : 1);
+  const detail::RowSchedule sched =
+      detail::row_schedule(h, is_floating(desc.element) ? element_bits(desc.element) / 8 : 1);
   const detail::NormTable* rows =
-      device && sched != detail::NormRowSchedule::None ? rows_table(stream.device()) : nullptr;
+      device && sched != detail::RowSchedule::None ? rows_table(stream.device()) : nullptr;
   auto p = select_direction<NormPlan>(kForward, stream, desc, pref, BARACUDA_DEVICE_TABLES(norm_forward_table),
                                       forward_op_name(desc), rows,
-                                      sched == detail::NormRowSchedule::WarpPerRow ? "rows_warp" : "rows_block");
+                                      sched == detail::RowSchedule::WarpPerRow ? "rows_warp" : "rows_block");
   if (!p) return p.error();
   p->row_kernel_ = rows != nullptr;
   if (desc.quant != NormQuant::None) {

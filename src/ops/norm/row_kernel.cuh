@@ -1,7 +1,6 @@
-// The norm forward's single-pass row kernel: a warp (short rows) or a block owns a row of the last dimension.
-// Every phase walks the row in chunks of 16 bytes of T (V elements); chunk c belongs to thread c % group in
-// every phase, so a thread only ever touches its own chunks of the shared-memory slot and the phases need no
-// barrier but the reductions'. Per row:
+// The norm forward's single-pass row kernel: a warp (short rows) or a block owns a row of the last dimension,
+// walked in 16-byte chunks as device/row_chunks.cuh lays out (chunk c belongs to thread c mod group in every
+// phase, so the phases need no barrier but the reductions'). Per row:
 //   1. h = x (+ residual, rounded once to T) into the slot, written out with a residual; 16-byte loads and
 //      stores where a tensor is unit-stride and 16-byte aligned, element accesses otherwise;
 //   2. the statistics from the slot — RmsNorm Σh², LayerNorm Σh then Σ(h − mean)² — each thread summing its
@@ -22,6 +21,7 @@
 
 #include "device/convert.cuh"
 #include "device/precise_math.cuh"
+#include "device/row_chunks.cuh"
 #include "device/vector_access.cuh"
 #include "ops/dynamic_range/kernels.cuh"
 #include "ops/fp8/block_max.cuh"
@@ -67,65 +67,6 @@ struct NormRows {
   float* amax;
 };
 
-/// Whether `p` can move 16-byte vectors: unit stride and 16-byte aligned.
-template <class E>
-__device__ __forceinline__ bool vectorizable(const E* p, int64_t step) {
-  return step == 1 && reinterpret_cast<uintptr_t>(p) % 16 == 0;
-}
-
-/// Chunk c (elements [cV, cV + V) ∩ [0, len)) of a row; the elements past len are 0.
-template <int V, class T>
-__device__ __forceinline__ AlignedVector<T, V> load_chunk(const T* p, int64_t step, bool vec, int64_t c, int64_t len) {
-  const int64_t base = c * V;
-  if (vec && base + V <= len) return load_vector<V>(p + base);
-  AlignedVector<T, V> v;
-  for (int j = 0; j < V; ++j) v.val[j] = base + j < len ? p[(base + j) * step] : convert::from_opmath<T>(0.0f);
-  return v;
-}
-
-template <int V, class T>
-__device__ __forceinline__ void store_chunk(T* p, int64_t step, bool vec, int64_t c, int64_t len,
-                                            const AlignedVector<T, V>& v) {
-  const int64_t base = c * V;
-  if (vec && base + V <= len) return store_vector<V>(p + base, v);
-  for (int j = 0; j < V && base + j < len; ++j) p[(base + j) * step] = v.val[j];
-}
-
-/// V one-byte quantized values of chunk c: one V-byte store where q is unit-stride and V-byte aligned.
-template <int V>
-__device__ __forceinline__ void store_bytes(unsigned char* p, int64_t step, int64_t c, int64_t len,
-                                            const unsigned char (&v)[V]) {
-  using Word = std::conditional_t<V == 8, uint64_t, std::conditional_t<V == 4, uint32_t, uint16_t>>;
-  const int64_t base = c * V;
-  if (step == 1 && reinterpret_cast<uintptr_t>(p + base) % V == 0 && base + V <= len) {
-    Word w;
-    std::memcpy(&w, v, V);
-    *reinterpret_cast<Word*>(p + base) = w;
-    return;
-  }
-  for (int j = 0; j < V && base + j < len; ++j) p[(base + j) * step] = v[j];
-}
-
-/// A value combined over the row's group: a butterfly over the warp (every lane ends with the same bits:
-/// each step combines the same two values), then for block rows the warps' values in warp order.
-template <bool kBlockRow, class A, class Combine>
-__device__ __forceinline__ A group_reduce(A v, Combine combine, A* scratch) {
-  for (int m = 16; m > 0; m /= 2) v = combine(v, dynamic_range::shfl_xor_any(v, m));
-  if constexpr (kBlockRow) {
-    const int lane = static_cast<int>(threadIdx.x) % 32, warp = static_cast<int>(threadIdx.x) / 32;
-    if (lane == 0) scratch[warp] = v;
-    __syncthreads();
-    v = scratch[0];
-    for (int w = 1; w < static_cast<int>(blockDim.x) / 32; ++w) v = combine(v, scratch[w]);
-    __syncthreads();  // scratch is reused by the next reduction
-  } else {
-    __syncwarp();
-  }
-  return v;
-}
-
-inline constexpr int64_t kScratchBytes = 16 * (::baracuda::detail::kNormRowThreads / 32);
-
 template <class T, NormQuant Q, bool kBlockRow, bool kSkipNan>
 __global__ void norm_rows_kernel(NormRows<T> p) {
   using M = convert::opmath_t<T>;
@@ -138,9 +79,10 @@ __global__ void norm_rows_kernel(NormRows<T> p) {
   const int t = static_cast<int>(threadIdx.x) % group, g = static_cast<int>(threadIdx.x) / group;
   const int64_t groups_per_block = blockDim.x / group;
   unsigned char* scratch = smem;
-  T* slot = reinterpret_cast<T*>(smem + (kBlockRow ? kScratchBytes : 0) + g * p.slot_bytes);
+  T* slot = reinterpret_cast<T*>(smem + (kBlockRow ? rows::kScratchBytes : 0) + g * p.slot_bytes);
   const ForwardOp<T> fwd{p.layer, p.w != nullptr};
   const int64_t chunks = (p.len + V - 1) / V;
+  const T zero = convert::from_opmath<T>(M(0));
   int32_t amax_bits = 0;  // Fp8: the running max |y| as f32 bits (+0: the identity)
   M static_scale = M(0);  // Static: read once (the q stores could alias it for the compiler)
   int32_t static_zp = 0;
@@ -161,16 +103,17 @@ __global__ void norm_rows_kernel(NormRows<T> p) {
     const T* xr = p.x + o.x;
     const T* rr = p.residual != nullptr ? p.residual + o.residual : nullptr;
     T* hr = p.residual != nullptr ? p.h + o.h : nullptr;
-    const bool xv = vectorizable(xr, p.x_step), rv = rr != nullptr && vectorizable(rr, p.residual_step);
-    const bool hv = hr != nullptr && vectorizable(hr, p.h_step);
+    const bool xv = rows::vectorizable(xr, p.x_step);
+    const bool rv = rr != nullptr && rows::vectorizable(rr, p.residual_step);
+    const bool hv = hr != nullptr && rows::vectorizable(hr, p.h_step);
     // 1. h into the slot; the first statistic on the way.
     M s1 = M(0);
     for (int64_t c = t; c < chunks; c += group) {
-      AlignedVector<T, V> h = load_chunk<V>(xr, p.x_step, xv, c, p.len);
+      AlignedVector<T, V> h = rows::load_chunk<V>(xr, p.x_step, xv, c, p.len, zero);
       if (rr != nullptr) {
-        const AlignedVector<T, V> res = load_chunk<V>(rr, p.residual_step, rv, c, p.len);
+        const AlignedVector<T, V> res = rows::load_chunk<V>(rr, p.residual_step, rv, c, p.len, zero);
         for (int j = 0; j < V; ++j) h.val[j] = ResidualAddOp<T>{}(h.val[j], res.val[j]);
-        store_chunk<V>(hr, p.h_step, hv, c, p.len, h);
+        rows::store_chunk<V>(hr, p.h_step, hv, c, p.len, h);
       }
       store_vector<V>(slot + c * V, h);
       for (int j = 0; j < V && c * V + j < p.len; ++j) {
@@ -179,7 +122,7 @@ __global__ void norm_rows_kernel(NormRows<T> p) {
       }
     }
     const auto add = [](M a, M b) { return a + b; };
-    s1 = group_reduce<kBlockRow>(s1, add, reinterpret_cast<M*>(scratch));
+    s1 = rows::group_reduce<kBlockRow>(s1, add, reinterpret_cast<M*>(scratch));
     // 2. The statistics (the same expressions as RowStatsOp::finish).
     M mean = M(0), m2 = s1;
     if (p.layer) {
@@ -192,7 +135,7 @@ __global__ void norm_rows_kernel(NormRows<T> p) {
           s2 += d * d;
         }
       }
-      m2 = group_reduce<kBlockRow>(s2, add, reinterpret_cast<M*>(scratch));
+      m2 = rows::group_reduce<kBlockRow>(s2, add, reinterpret_cast<M*>(scratch));
     }
     const M rstd = M(1) / pmath::sqrt(m2 * p.inv_h + p.eps);
     if (t == 0) {
@@ -202,14 +145,15 @@ __global__ void norm_rows_kernel(NormRows<T> p) {
     // 3. y and the fused output.
     T* yr = p.y != nullptr ? p.y + o.y : nullptr;
     unsigned char* qr = static_cast<unsigned char*>(p.q) + o.q;
-    const bool yv = yr != nullptr && vectorizable(yr, p.y_step);
-    const bool wv = p.w != nullptr && vectorizable(p.w, p.w_step), bv = p.b != nullptr && vectorizable(p.b, p.b_step);
+    const bool yv = yr != nullptr && rows::vectorizable(yr, p.y_step);
+    const bool wv = p.w != nullptr && rows::vectorizable(p.w, p.w_step);
+    const bool bv = p.b != nullptr && rows::vectorizable(p.b, p.b_step);
     RangeAcc range_acc = p.dynamic.identity();
     for (int64_t c = t; c < chunks; c += group) {
       const AlignedVector<T, V> h = load_vector<V>(slot + c * V);
       AlignedVector<T, V> w, b, y;
-      if (p.w != nullptr) w = load_chunk<V>(p.w, p.w_step, wv, c, p.len);
-      if (p.b != nullptr) b = load_chunk<V>(p.b, p.b_step, bv, c, p.len);
+      if (p.w != nullptr) w = rows::load_chunk<V>(p.w, p.w_step, wv, c, p.len, zero);
+      if (p.b != nullptr) b = rows::load_chunk<V>(p.b, p.b_step, bv, c, p.len, zero);
       for (int j = 0; j < V; ++j) {
         if (p.w != nullptr && p.b != nullptr)
           y.val[j] = fwd(h.val[j], mean, rstd, w.val[j], b.val[j]);
@@ -218,7 +162,7 @@ __global__ void norm_rows_kernel(NormRows<T> p) {
         else
           y.val[j] = fwd(h.val[j], mean, rstd);
       }
-      if (yr != nullptr) store_chunk<V>(yr, p.y_step, yv, c, p.len, y);
+      if (yr != nullptr) rows::store_chunk<V>(yr, p.y_step, yv, c, p.len, y);
       if constexpr (Q == NormQuant::Dynamic) {
         store_vector<V>(slot + c * V, y);
         for (int j = 0; j < V && c * V + j < p.len; ++j)
@@ -233,12 +177,12 @@ __global__ void norm_rows_kernel(NormRows<T> p) {
             v = fp8::quantize_element<T, TQ, kSkipNan>(p.fp8_scale)(y.val[j], amax_bits);
           std::memcpy(&bytes[j], &v, 1);
         }
-        store_bytes<V>(qr, p.q_step, c, p.len, bytes);
+        rows::store_bytes<V>(qr, p.q_step, c, p.len, bytes);
       }
     }
     if constexpr (Q == NormQuant::Dynamic) {
       const auto combine = [&](RangeAcc a, RangeAcc b) { return p.dynamic.combine(a, b); };
-      range_acc = group_reduce<kBlockRow>(range_acc, combine, reinterpret_cast<RangeAcc*>(scratch));
+      range_acc = rows::group_reduce<kBlockRow>(range_acc, combine, reinterpret_cast<RangeAcc*>(scratch));
       const auto prm = p.dynamic.params_of(range_acc);
       if (t == 0) p.dynamic.write(r, prm);
       const auto range = p.dynamic.range();
@@ -249,7 +193,7 @@ __global__ void norm_rows_kernel(NormRows<T> p) {
           const int8_t v = quantize::QuantizeOp<T, int8_t>{range}(y.val[j], prm.operand, prm.zp);
           std::memcpy(&bytes[j], &v, 1);
         }
-        store_bytes<V>(qr, p.q_step, c, p.len, bytes);
+        rows::store_bytes<V>(qr, p.q_step, c, p.len, bytes);
       }
     }
     if constexpr (kBlockRow)
@@ -283,7 +227,7 @@ NormRows<T> rows_params(const detail::NormLaunch& a) {
     p.num_rows *= s.dims[d];
   }
   p.len = s.dims[last];
-  p.slot_bytes = (p.len * static_cast<int64_t>(sizeof(T)) + 15) / 16 * 16;
+  p.slot_bytes = rows::slot_bytes(p.len, sizeof(T));
   p.x_step = a.x.stride[last], p.residual_step = a.residual.stride[last], p.h_step = a.h.stride[last];
   p.y_step = a.y.stride[last], p.q_step = qa.q.stride[last];
   p.w_step = a.weight.stride[0], p.b_step = a.bias.stride[0];
@@ -316,14 +260,9 @@ NormRows<T> rows_params(const detail::NormLaunch& a) {
 
 template <class T, NormQuant Q, bool kSkipNan>
 Status rows_launch(const ::baracuda::detail::ExecContext& ctx, const NormRows<T>& p, bool block_row) {
-  constexpr int kThreads = ::baracuda::detail::kNormRowThreads;
-  const int64_t rows_per_block = block_row ? 1 : kThreads / 32;
-  const auto smem = static_cast<size_t>(block_row ? kScratchBytes + p.slot_bytes : rows_per_block * p.slot_bytes);
-  const int64_t wanted = (p.num_rows + rows_per_block - 1) / rows_per_block;
-  const int64_t per_sm = block_row ? 8 : 4;  // blocks resident per SM at most, by threads and shared memory
-  const int64_t cap = static_cast<int64_t>(ctx.multiprocessor_count > 0 ? ctx.multiprocessor_count : 1) * per_sm * 4;
-  const dim3 grid(static_cast<unsigned>(wanted < cap ? (wanted > 0 ? wanted : 1) : cap));
-  const dim3 block(static_cast<unsigned>(kThreads));
+  const rows::RowLaunch g = rows::row_launch(ctx.multiprocessor_count, p.num_rows, p.slot_bytes, block_row);
+  const dim3 grid = g.grid, block = g.block;
+  const size_t smem = g.smem;
   if (block_row)
     BARACUDA_LAUNCH(grid, block, smem, ctx.stream, norm_rows_kernel<T, Q, true, kSkipNan>)(p);
   else
@@ -337,12 +276,12 @@ Status rows_launch(const ::baracuda::detail::ExecContext& ctx, const NormRows<T>
 /// first (the FP8 family's kernel).
 template <class T>
 Status rows_forward(const ::baracuda::detail::ExecContext& ctx, const detail::NormLaunch& a) {
-  using ::baracuda::detail::NormRowSchedule;
+  using ::baracuda::detail::RowSchedule;
   const Shape& s = a.x.shape;
-  const NormRowSchedule sched = ::baracuda::detail::norm_row_schedule(s.dims[s.rank - 1], sizeof(T));
-  if (sched == NormRowSchedule::None)
+  const RowSchedule sched = ::baracuda::detail::row_schedule(s.dims[s.rank - 1], sizeof(T));
+  if (sched == RowSchedule::None)
     return Error::internal("NormPlan: the row kernel was chosen for rows it does not serve");
-  const bool block_row = sched == NormRowSchedule::BlockPerRow;
+  const bool block_row = sched == RowSchedule::BlockPerRow;
   const NormRows<T> p = rows_params<T>(a);
   switch (a.quant.kind) {
     case NormQuant::Static:

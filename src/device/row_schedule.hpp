@@ -1,0 +1,21 @@
+// Internal: which rows the row kernels (device/row_chunks.cuh: the norm forward, softmax) serve, decided on
+// the host at select time from the row's length and element size alone.
+#pragma once
+
+#include <cstdint>
+
+namespace baracuda::detail {
+
+/// A warp per row (≤ 1024 elements and ≤ 4 KiB), a block of kRowThreads per row (≤ kRowKernelBytes: the
+/// shared memory a launch gets without an opt-in, less the reduction scratch), or none (the engines).
+enum class RowSchedule : uint8_t { None, WarpPerRow, BlockPerRow };
+inline constexpr int kRowThreads = 256;
+inline constexpr int64_t kRowKernelBytes = 48 * 1024 - 256;
+
+inline RowSchedule row_schedule(int64_t len, int64_t elem_bytes) {
+  if (len <= 1024 && len * elem_bytes <= 4096) return RowSchedule::WarpPerRow;
+  if (len * elem_bytes <= kRowKernelBytes) return RowSchedule::BlockPerRow;
+  return RowSchedule::None;
+}
+
+}  // namespace baracuda::detail
