@@ -45,3 +45,5 @@ using SoftmaxTypes = FloatTypes;
 // reference: host.cpp; sim and cuda: the kernel unit device.cu
 BARACUDA_DECLARE_DEVICE_TABLE(detail::SoftmaxTable, softmax_forward_table)
 BARACUDA_DECLARE_DEVICE_TABLE(detail::SoftmaxTable, softmax_backward_table)
+// sim and cuda only (the kernel unit device.cu): the forward's single-pass row kernel (row_kernel.cuh).
+BARACUDA_DECLARE_KERNEL_TABLE(detail::SoftmaxTable, softmax_rows_table)

@@ -7,6 +7,7 @@
 #include "core/elementwise_plan.hpp"
 #include "core/plan_core.hpp"
 #include "core/validate.hpp"
+#include "device/row_schedule.hpp"
 #include "device/segment_reduce_geometry.hpp"
 #include "ops/softmax/dispatch.hpp"
 
@@ -59,6 +60,16 @@ Result<size_t> workspace_for(const Stream& stream, const SoftmaxDescriptor& d, i
 
 size_t opmath_bytes(ElementKind k) { return k == ElementKind::F64 ? 8 : 4; }
 
+const detail::SoftmaxTable* rows_table(DeviceKind d) {
+  switch (d) {
+    case DeviceKind::Sim: return &device_sim::softmax_rows_table();
+#if BARACUDA_HAVE_CUDA_KERNELS
+    case DeviceKind::Cuda: return &device_cuda::softmax_rows_table();
+#endif
+    default: return nullptr;  // the host runs the composed path
+  }
+}
+
 /// What either direction's select finds: its binding, its kernel and its workspace.
 struct Selection {
   detail::PlanBinding binding;
@@ -73,17 +84,28 @@ Result<Selection> select_direction(std::string_view plan, const Stream& stream, 
   auto dev = forward ? detail::select_device(plan, stream, pref, BARACUDA_DEVICE_TABLES(softmax_forward_table))
                      : detail::select_device(plan, stream, pref, BARACUDA_DEVICE_TABLES(softmax_backward_table));
   if (!dev) return dev.error();
-  const auto fn = detail::kind_entry(plan, to_string(desc.op), *dev->table, desc.element);
+  // The forward's slices of up to kRowKernelBytes (x, or z in opmath with a mask) on sim and cuda: the row
+  // kernel, no workspace.
+  const auto slot_element =
+      static_cast<int64_t>(desc.has_mask ? opmath_bytes(desc.element) : element_bits(desc.element) / 8);
+  const detail::RowSchedule sched = detail::row_schedule(desc.shape.dims[*dim], slot_element);
+  const detail::SoftmaxTable* rows =
+      forward && sched != detail::RowSchedule::None ? rows_table(stream.device()) : nullptr;
+  const auto fn = detail::kind_entry(plan, to_string(desc.op), rows != nullptr ? *rows : *dev->table, desc.element);
   if (!fn) return fn.error();
-  // The forward reduces (max, sum) pairs, the backward one sum.
-  auto ws = workspace_for(stream, desc, *dim, (forward ? 2 : 1) * opmath_bytes(desc.element));
-  if (!ws) return ws.error();
   const std::string_view op = forward ? to_string(desc.op)
                               : desc.op == SoftmaxOp::Softmax ? "softmax_backward"
                                                               : "log_softmax_backward";
-  return Selection{dev->bind(OpCategory::Softmax, op, desc.element, std::nullopt,
-                             detail::opmath_precision(desc.element), "segment_reduce+elementwise"),
-                   *fn, *ws};
+  const std::string_view variant = rows == nullptr                               ? "segment_reduce+elementwise"
+                                   : sched == detail::RowSchedule::WarpPerRow ? "rows_warp"
+                                                                              : "rows_block";
+  const auto binding = dev->bind(OpCategory::Softmax, op, desc.element, std::nullopt,
+                                 detail::opmath_precision(desc.element), variant);
+  if (rows != nullptr) return Selection{binding, *fn, 0};
+  // The forward reduces (max, sum) pairs, the backward one sum.
+  auto ws = workspace_for(stream, desc, *dim, (forward ? 2 : 1) * opmath_bytes(desc.element));
+  if (!ws) return ws.error();
+  return Selection{binding, *fn, *ws};
 }
 
 /// run's shared part: the workspace check, then the launch with the statistics and partials carved out.
@@ -96,7 +118,7 @@ Status run_with_workspace(std::string_view plan, const detail::PlanBinding& bind
   const auto ctx = detail::begin_run(
       plan, binding, stream, [&] { return self.can_implement(args); }, need, d.shape.numel() == 0);
   if (!ctx) return ctx.status();
-  const size_t stats = detail::softmax_stats_bytes(d.element, d.shape, launch.dim);
+  const size_t stats = bytes == 0 ? 0 : detail::softmax_stats_bytes(d.element, d.shape, launch.dim);  // 0: rows
   launch.stats = ws.data;
   launch.partials = Workspace(static_cast<char*>(ws.data) + stats, bytes - stats);
   return fn(*ctx, launch);
