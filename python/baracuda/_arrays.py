@@ -171,6 +171,21 @@ def empty(ref, shape, kind):
     return _numpy_like(fw, ref, shape, _NUMPY_DTYPES[kind])
 
 
+def output(ref, out, shape, kind, name):
+    """`out` checked against the shape it must have, or a new array (`empty`)."""
+    if out is None:
+        return empty(ref, shape, kind)
+    if shape_of(out) != tuple(shape):
+        raise _core.InvalidProblem(f"{name}: shape {shape_of(out)} given where the op writes {tuple(shape)}")
+    return out
+
+
+def run_plan(plan, stream, ref, **tensors):
+    """Runs `plan` on the tensors given (None: left out), with a workspace of `ref`'s framework and device."""
+    ws = workspace(ref, plan.workspace_size) if plan.workspace_size else None
+    plan.run(stream, ws, **{k: as_arg(v) for k, v in tensors.items() if v is not None})
+
+
 def _numpy_like(fw, ref, shape, dtype):
     """A new numpy array, or a cupy one on `ref`'s device."""
     if fw == "cupy":

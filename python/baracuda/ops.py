@@ -27,12 +27,18 @@ reference) unless ``device="sim"`` (the CUDA kernels under the emulator, with it
   ``amax``, ``amin``, ``argmax``, ``argmin``, ``var``, ``std`` (``correction``), ``vector_norm``,
   ``logsumexp``, ``any``, ``all`` (``reduce`` runs any op of ``baracuda.reduce_ops()``);
 * ``softmax`` and ``log_softmax`` (a temperature, an additive mask) and ``softmax_backward``;
-* ``rms_norm``, ``layer_norm``, ``norm`` (with the saved statistics) and ``norm_backward``.
+* ``rms_norm``, ``layer_norm``, ``norm`` (with the saved statistics) and ``norm_backward``; fused with a
+  residual add and/or a quantized output (static or dynamic per-token s8, FP8): ``fused_add_rms_norm(x,
+  residual, weight)`` and ``fused_add_layer_norm`` (y, h; ``inplace=True``: vLLM's in-place form),
+  ``rms_norm_quant(x, weight, quant="dynamic")`` and ``layer_norm_quant`` (a ``FusedNorm``: q, scale, zero
+  point, amax, h), and ``fused_norm``, which runs any combination.
 """
 
 import keyword as _keyword
 
 from . import _arrays, _cache, _core
+from ._fused_norm import (FusedNorm, fused_add_layer_norm, fused_add_rms_norm, fused_norm,  # noqa: F401
+                          layer_norm_quant, rms_norm_quant)
 
 set_plan_cache_size = _cache.set_capacity
 clear_plan_cache = _cache.clear
@@ -40,21 +46,8 @@ plan_cache_info = _cache.info
 
 
 _shape = _arrays.shape_of
-
-
-def _output(ref, out, shape, kind, name):
-    """`out` checked against the shape it must have, or a new array."""
-    if out is None:
-        return _arrays.empty(ref, shape, kind)
-    if _shape(out) != tuple(shape):
-        raise _core.InvalidProblem(f"{name}: shape {_shape(out)} given where the op writes {tuple(shape)}")
-    return out
-
-
-def _run(plan, stream, ref, **tensors):
-    """Runs `plan` on the tensors given (None: left out), with a workspace of `ref`'s framework and device."""
-    workspace = _arrays.workspace(ref, plan.workspace_size) if plan.workspace_size else None
-    plan.run(stream, workspace, **{k: _arrays.as_arg(v) for k, v in tensors.items() if v is not None})
+_output = _arrays.output
+_run = _arrays.run_plan
 
 
 # ---- unary ----------------------------------------------------------------------------------------------
