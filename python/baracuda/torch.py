@@ -19,10 +19,11 @@ model trains through them (QAT). Each function runs where its input lives, as :m
   quantize_backward plan, dx = dy / s inside the range and 0 outside.
 
 With torch >= 2.4 every op here is also a ``torch.library`` custom op (``torch.ops.baracuda.unary``,
-``gated_activation``, ``fake_quantize``, ``fake_quantize_learnable``, ``quantize_ste``, ``binary``, ``ternary``
-and their backward ops), with fake (meta) implementations and its autograd, and the functions above go
-through them, so ``torch.compile`` traces them without a graph break; ``where`` stays an
-``autograd.Function`` (its bool condition), and so, for now, do softmax and the norms.
+``gated_activation``, ``fake_quantize``, ``fake_quantize_learnable``, ``quantize_ste``, ``binary``, ``ternary``,
+``softmax`` (log-softmax with ``log=True``), ``norm`` (rms_norm or layer_norm; returns y, mean and rstd, the
+mean of rms_norm an empty tensor) and their backward ops), with fake (meta) implementations and its autograd,
+and the functions above go through them, so ``torch.compile`` traces them without a graph break; ``where``
+stays an ``autograd.Function`` (its bool condition). With an older torch they are the autograd Functions.
 """
 
 from typing import List as _List, Optional as _Optional, Tuple as _Tuple
@@ -232,14 +233,21 @@ class SoftmaxFunction(_torch.autograd.Function):
         return dx, None, None, None, None, None
 
 
+def _softmax(x, dim, temperature, mask, log, device):
+    mask = None if mask is None else mask.detach()
+    if LIBRARY_OPS:
+        return _softmax_op(x, mask, int(dim), float(temperature), log, device or "")
+    return SoftmaxFunction.apply(x, mask, dim, temperature, log, device)
+
+
 def softmax(x, dim=-1, *, temperature=1.0, mask=None, device=None):
     """softmax(x / temperature + mask) along ``dim``, with autograd for x."""
-    return SoftmaxFunction.apply(x, None if mask is None else mask.detach(), dim, temperature, False, device)
+    return _softmax(x, dim, temperature, mask, False, device)
 
 
 def log_softmax(x, dim=-1, *, temperature=1.0, mask=None, device=None):
     """log_softmax(x / temperature + mask) along ``dim``, with autograd for x."""
-    return SoftmaxFunction.apply(x, None if mask is None else mask.detach(), dim, temperature, True, device)
+    return _softmax(x, dim, temperature, mask, True, device)
 
 
 class NormFunction(_torch.autograd.Function):
@@ -263,11 +271,15 @@ class NormFunction(_torch.autograd.Function):
 
 def rms_norm(x, weight=None, *, eps=1e-6, device=None):
     """RMSNorm over the last dimension with autograd for x and weight."""
+    if LIBRARY_OPS:
+        return _norm_op(x, weight, None, "rms_norm", float(eps), device or "")[0]
     return NormFunction.apply(x, weight, None, "rms_norm", float(eps), device)
 
 
 def layer_norm(x, weight=None, bias=None, *, eps=1e-5, device=None):
     """LayerNorm over the last dimension with autograd for x, weight and bias."""
+    if LIBRARY_OPS:
+        return _norm_op(x, weight, bias, "layer_norm", float(eps), device or "")[0]
     return NormFunction.apply(x, weight, bias, "layer_norm", float(eps), device)
 
 
@@ -502,6 +514,79 @@ if LIBRARY_OPS:
         return tuple(g.sum_to_size(t.shape) for g, t in zip(grads, (a, b, c))) + (None, None, None)
 
     _ternary_op.register_autograd(_ternary_backward, setup_context=_ternary_setup)
+
+
+if LIBRARY_OPS:
+    # Softmax and log-softmax (the mask gets no gradient) and the norms: the forward op returns the statistics
+    # the backward op reads (rms_norm's mean an empty placeholder: a custom op returns no None).
+
+    @_torch.library.custom_op("baracuda::softmax", mutates_args=())
+    def _softmax_op(x: _torch.Tensor, mask: _Optional[_torch.Tensor], dim: int, temperature: float, log: bool,
+                    device: str) -> _torch.Tensor:
+        return ops.softmax(x, dim, temperature=temperature, mask=mask, log=log, device=device or None)
+
+    @_softmax_op.register_fake
+    def _(x, mask, dim, temperature, log, device):
+        return x.new_empty(x.shape)
+
+    @_torch.library.custom_op("baracuda::softmax_backward", mutates_args=())
+    def _softmax_backward_op(dy: _torch.Tensor, y: _torch.Tensor, dim: int, temperature: float, log: bool,
+                             device: str) -> _torch.Tensor:
+        return ops.softmax_backward(dy, y, dim, temperature=temperature, log=log, device=device or None)
+
+    @_softmax_backward_op.register_fake
+    def _(dy, y, dim, temperature, log, device):
+        return dy.new_empty(dy.shape)
+
+    def _softmax_setup(ctx, inputs, output):
+        x, mask, *ctx.args = inputs
+        ctx.save_for_backward(output)
+
+    def _softmax_backward(ctx, dy):
+        (y,) = ctx.saved_tensors
+        return (_softmax_backward_op(dy, y, *ctx.args),) + (None,) * 5
+
+    _softmax_op.register_autograd(_softmax_backward, setup_context=_softmax_setup)
+
+    def _stats_dtype(x):
+        return _torch.float64 if x.dtype == _torch.float64 else _torch.float32
+
+    @_torch.library.custom_op("baracuda::norm", mutates_args=())
+    def _norm_op(x: _torch.Tensor, weight: _Optional[_torch.Tensor], bias: _Optional[_torch.Tensor], op: str,
+                 eps: float, device: str) -> _Tuple[_torch.Tensor, _torch.Tensor, _torch.Tensor]:
+        y, mean, rstd = ops.norm(op, x, weight, bias, eps=eps, device=device or None)
+        return y, rstd.new_empty(0) if mean is None else mean, rstd
+
+    @_norm_op.register_fake
+    def _(x, weight, bias, op, eps, device):
+        stats = x.new_empty(x.shape[:-1], dtype=_stats_dtype(x))
+        return x.new_empty(x.shape), stats.new_empty(0) if op == "rms_norm" else stats.new_empty(stats.shape), stats
+
+    @_torch.library.custom_op("baracuda::norm_backward", mutates_args=())
+    def _norm_backward_op(dy: _torch.Tensor, x: _torch.Tensor, weight: _Optional[_torch.Tensor],
+                          mean: _torch.Tensor, rstd: _torch.Tensor, op: str, eps: float, bias: bool,
+                          device: str) -> _Tuple[_torch.Tensor, _torch.Tensor, _torch.Tensor]:
+        # (dx, dweight, dbias), the last two empty without a weight or bias
+        grads = ops.norm_backward(op, dy, x, weight, mean if op == "layer_norm" else None, rstd, bias=bias,
+                                  eps=eps, device=device or None)
+        return tuple(x.new_empty(0) if g is None else g for g in grads)
+
+    @_norm_backward_op.register_fake
+    def _(dy, x, weight, mean, rstd, op, eps, bias, device):
+        h = x.shape[-1:]
+        return x.new_empty(x.shape), x.new_empty(h if weight is not None else 0), x.new_empty(h if bias else 0)
+
+    def _norm_setup(ctx, inputs, output):
+        x, weight, bias, ctx.op, ctx.eps, ctx.device = inputs
+        ctx.has_bias = bias is not None
+        ctx.save_for_backward(x, weight, output[1], output[2])
+
+    def _norm_backward(ctx, dy, dmean, drstd):
+        x, weight, mean, rstd = ctx.saved_tensors
+        dx, dw, db = _norm_backward_op(dy, x, weight, mean, rstd, ctx.op, ctx.eps, ctx.has_bias, ctx.device)
+        return dx, None if weight is None else dw, db if ctx.has_bias else None, None, None, None
+
+    _norm_op.register_autograd(_norm_backward, setup_context=_norm_setup)
 
 
 def _library_options(options):

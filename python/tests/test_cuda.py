@@ -194,6 +194,33 @@ def test_reductions_softmax_and_norms(dtype):
                               sums=True)
 
 
+@pytest.mark.parametrize("quant", ["static", "dynamic", "fp8"])
+def test_fused_norms_equal_the_chain_on_cuda(quant):
+    def same_bits(got, want):  # fp8 compared as bytes (a baracuda.Tensor over uint8 before torch 2.1)
+        got, want = (t.array if isinstance(t, baracuda.Tensor) else t for t in (got, want))
+        assert got.is_cuda and got.dtype == want.dtype and got.shape == want.shape
+        assert torch.equal(*(t.view(torch.uint8) if t.element_size() == 1 else t for t in (got, want)))
+
+    x, r = rand(6, 700, seed=34, dtype=torch.bfloat16).cuda(), rand(6, 700, seed=35, dtype=torch.bfloat16).cuda()
+    w = rand(700, seed=36, dtype=torch.bfloat16).cuda()
+    h = x + r
+    y = ops.rms_norm(h, w)
+    got_y, got_h = ops.fused_add_rms_norm(x, r, w)
+    same_bits(got_h, h)
+    same_bits(got_y, y)
+    scale = on_cuda({"static": torch.tensor([0.03]), "fp8": torch.tensor([40.0])}.get(quant))
+    got = ops.rms_norm_quant(x, w, quant=quant, residual=r, scale=scale)
+    same_bits(got.h, h)
+    if quant == "static":
+        pairs = [(got.q, ops.quantize(y, scale, torch.zeros(1, dtype=torch.int32, device="cuda")))]
+    elif quant == "dynamic":
+        pairs = zip((got.q, got.scale), ops.dynamic_range_quantize(y)[:2])
+    else:
+        pairs = zip((got.q, got.amax), ops.fp8_quantize(y, scale))
+    for g, want in pairs:
+        same_bits(g, want)
+
+
 def test_runs_on_the_current_stream():
     """The op is ordered after the side stream's earlier work: run on another stream, it would read x before
     the fill that a long sleep delays."""
@@ -265,6 +292,9 @@ def test_autograd_on_cuda_tensors():
     x = rand(4, 64, seed=26, dtype=torch.float64).cuda().requires_grad_()
     assert torch.autograd.gradcheck(lambda t: bt.swiglu(t), (x,), eps=1e-6, atol=1e-7, rtol=1e-5)
     assert torch.autograd.gradcheck(lambda t: bt.silu(t), (x,), eps=1e-6, atol=1e-7, rtol=1e-5)
+    g = rand(64, seed=28, dtype=torch.float64).cuda().requires_grad_()
+    assert torch.autograd.gradcheck(lambda t, ww: bt.rms_norm(t, ww), (x, g), eps=1e-6, atol=1e-7, rtol=1e-5)
+    assert torch.autograd.gradcheck(lambda t: bt.log_softmax(t, 0), (x,), eps=1e-6, atol=1e-7, rtol=1e-5)
     w = rand(8, 16, seed=27).cuda().requires_grad_()
     scale = torch.tensor([0.05], device="cuda", requires_grad=True)
     zp = torch.tensor([0.4], device="cuda", requires_grad=True)

@@ -1,6 +1,6 @@
-"""With torch >= 2.4: baracuda's unary and gated activations as torch.library custom ops — opcheck (schema,
-fake implementation, autograd registration) and torch.compile without graph breaks. Skipped with an older
-torch (CI's Debian PyTorch is 1.13)."""
+"""With torch >= 2.4: baracuda's ops as torch.library custom ops (unary, gated activations, fake-quantize,
+binary, ternary, softmax and the norms) — opcheck (schema, fake implementation, autograd registration) and
+torch.compile without graph breaks. Skipped with an older torch (CI's Debian PyTorch is 1.13)."""
 
 import pytest
 
@@ -68,3 +68,52 @@ def test_opcheck_learnable_quantize_ste_binary_ternary(device):
 
     compiled = torch.compile(block, backend="eager", fullgraph=True)
     torch.testing.assert_close(compiled(a), block(a))
+
+
+@pytest.mark.parametrize("log", [False, True])
+def test_opcheck_softmax(log, device):
+    g = torch.Generator().manual_seed(5)
+    x = torch.randn(3, 7, generator=g, dtype=torch.float64, requires_grad=True)
+    mask = torch.randn(7, generator=g, dtype=torch.float64)
+    torch.library.opcheck(torch.ops.baracuda.softmax.default, (x, mask, -1, 1.3, log, device))
+    torch.library.opcheck(torch.ops.baracuda.softmax.default, (x, None, 0, 1.0, log, device))
+    y = bt.log_softmax(x.detach(), device=device) if log else bt.softmax(x.detach(), device=device)
+    dy = torch.randn(3, 7, generator=g, dtype=torch.float64)
+    torch.library.opcheck(torch.ops.baracuda.softmax_backward.default, (dy, y, -1, 1.0, log, device))
+
+
+@pytest.mark.parametrize("op,weight,bias", [("rms_norm", True, False), ("rms_norm", False, False),
+                                            ("layer_norm", True, True), ("layer_norm", True, False)])
+def test_opcheck_norm(op, weight, bias, device):
+    g = torch.Generator().manual_seed(6)
+    x = torch.randn(2, 3, 16, generator=g, dtype=torch.float64, requires_grad=True)
+    w = (torch.rand(16, generator=g, dtype=torch.float64) + 0.5).requires_grad_() if weight else None
+    b = torch.randn(16, generator=g, dtype=torch.float64, requires_grad=True) if bias else None
+    torch.library.opcheck(torch.ops.baracuda.norm.default, (x, w, b, op, 1e-5, device))
+    with torch.no_grad():  # the backward op has no autograd of its own: its inputs need no gradient
+        _, mean, rstd = torch.ops.baracuda.norm(x, w, b, op, 1e-5, device)
+    dy = torch.randn(2, 3, 16, generator=g, dtype=torch.float64)
+    wd = None if w is None else w.detach()
+    torch.library.opcheck(torch.ops.baracuda.norm_backward.default, (dy, x.detach(), wd, mean, rstd, op, 1e-5,
+                                                                     bias, device))
+
+
+def test_compile_softmax_and_norms_without_graph_breaks(device):
+    g = torch.Generator().manual_seed(7)
+    w = (torch.rand(32, generator=g) + 0.5).requires_grad_()
+    b = torch.randn(32, generator=g, requires_grad=True)
+    mask = torch.zeros(32)
+    mask[3] = -float("inf")
+
+    def block(h):
+        n = bt.layer_norm(bt.rms_norm(h, w, device=device), w, b, device=device)
+        return bt.log_softmax(bt.softmax(n, mask=mask, device=device), 0, temperature=0.5, device=device)
+
+    compiled = torch.compile(block, backend="eager", fullgraph=True)
+    h = torch.randn(4, 32, generator=g, requires_grad=True)
+    y = compiled(h)
+    torch.testing.assert_close(y, block(h))
+    y.sum().backward()
+    grads = torch.autograd.grad(block(h).sum(), (h, w, b))
+    for got, want in zip((h.grad, w.grad, b.grad), grads):
+        torch.testing.assert_close(got, want)
