@@ -14,12 +14,13 @@
 ///   then Σ exp(z − max) there, y written once; no workspace. Otherwise, and on the host, two passes over x:
 ///   the per-slice statistics by the segmented-reduction engine — the online softmax's running
 ///   (max, Σ exp(z − max)), so a slice of any length takes one read — into the workspace, then one
-///   elementwise pass. The backward always takes the two passes (its sum, then the elementwise dx). The two
-///   forward paths may differ in the last bit; each is deterministic.
+///   elementwise pass. The backward likewise: slices whose dy and y fit 48 KiB together take one kernel
+///   (both read once, Σ then dx), others its sum then the elementwise dx. The paths may differ in the last
+///   bit; each is deterministic.
 /// - **Dtypes:** x, mask, y, dy, dx one kind: f16, bf16, f32, f64; statistics in f32 (f64 for f64).
 /// - **Layout:** rank ≤ 8, any strides; the outputs no stride-0 dimension of extent > 1 and no overlap with
 ///   the inputs (y may not be x: the second pass reads x again).
-/// - **Workspace:** `workspace_size()`, 256-byte aligned: none for the row kernel; otherwise the statistics
+/// - **Workspace:** `workspace_size()`, 256-byte aligned: none for the row kernels; otherwise the statistics
 ///   (two opmath values per slice) and the reduction's partials when a few long slices are split across blocks.
 /// - **Determinism:** the same bits on every run (the reduction's order is fixed by shape and device).
 #pragma once

@@ -45,5 +45,6 @@ using SoftmaxTypes = FloatTypes;
 // reference: host.cpp; sim and cuda: the kernel unit device.cu
 BARACUDA_DECLARE_DEVICE_TABLE(detail::SoftmaxTable, softmax_forward_table)
 BARACUDA_DECLARE_DEVICE_TABLE(detail::SoftmaxTable, softmax_backward_table)
-// sim and cuda only (the kernel unit device.cu): the forward's single-pass row kernel (row_kernel.cuh).
+// sim and cuda only (the kernel unit device.cu): the single-pass row kernels (row_kernel.cuh).
 BARACUDA_DECLARE_KERNEL_TABLE(detail::SoftmaxTable, softmax_rows_table)
+BARACUDA_DECLARE_KERNEL_TABLE(detail::SoftmaxTable, softmax_backward_rows_table)

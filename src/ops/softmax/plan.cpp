@@ -60,11 +60,13 @@ Result<size_t> workspace_for(const Stream& stream, const SoftmaxDescriptor& d, i
 
 size_t opmath_bytes(ElementKind k) { return k == ElementKind::F64 ? 8 : 4; }
 
-const detail::SoftmaxTable* rows_table(DeviceKind d) {
+const detail::SoftmaxTable* rows_table(DeviceKind d, bool forward) {
   switch (d) {
-    case DeviceKind::Sim: return &device_sim::softmax_rows_table();
+    case DeviceKind::Sim:
+      return forward ? &device_sim::softmax_rows_table() : &device_sim::softmax_backward_rows_table();
 #if BARACUDA_HAVE_CUDA_KERNELS
-    case DeviceKind::Cuda: return &device_cuda::softmax_rows_table();
+    case DeviceKind::Cuda:
+      return forward ? &device_cuda::softmax_rows_table() : &device_cuda::softmax_backward_rows_table();
 #endif
     default: return nullptr;  // the host runs the composed path
   }
@@ -84,13 +86,14 @@ Result<Selection> select_direction(std::string_view plan, const Stream& stream, 
   auto dev = forward ? detail::select_device(plan, stream, pref, BARACUDA_DEVICE_TABLES(softmax_forward_table))
                      : detail::select_device(plan, stream, pref, BARACUDA_DEVICE_TABLES(softmax_backward_table));
   if (!dev) return dev.error();
-  // The forward's slices of up to kRowKernelBytes (x, or z in opmath with a mask) on sim and cuda: the row
-  // kernel, no workspace.
-  const auto slot_element =
-      static_cast<int64_t>(desc.has_mask ? opmath_bytes(desc.element) : element_bits(desc.element) / 8);
+  // Slices of up to kRowKernelBytes in shared memory (forward: x, or z in opmath with a mask; backward: dy
+  // and y) on sim and cuda: the row kernel, no workspace.
+  const auto element = static_cast<int64_t>(element_bits(desc.element) / 8);
+  const int64_t slot_element =
+      !forward ? 2 * element : desc.has_mask ? static_cast<int64_t>(opmath_bytes(desc.element)) : element;
   const detail::RowSchedule sched = detail::row_schedule(desc.shape.dims[*dim], slot_element);
   const detail::SoftmaxTable* rows =
-      forward && sched != detail::RowSchedule::None ? rows_table(stream.device()) : nullptr;
+      sched != detail::RowSchedule::None ? rows_table(stream.device(), forward) : nullptr;
   const auto fn = detail::kind_entry(plan, to_string(desc.op), rows != nullptr ? *rows : *dev->table, desc.element);
   if (!fn) return fn.error();
   const std::string_view op = forward ? to_string(desc.op)

@@ -1,11 +1,12 @@
-// The softmax forward's single-pass row kernel: a warp (short slices) or a block owns a slice along `dim`,
+// The softmax's single-pass row kernels. Forward: a warp (short slices) or a block owns a slice along `dim`,
 // walked in 16-byte chunks of T as device/row_chunks.cuh lays out. The slice is read once into a shared-memory
 // slot — x itself, or with a mask z = x/T + mask in opmath (so the mask is read once too) — reducing max z on
 // the way; then Σ exp(z − max) over the slot; then y = exp(z − max) / Σ (log-softmax:
 // (z − max) − log Σ, the composed path's ForwardOp::apply) written once. Two passes over the slot instead of
 // the online merge: one exp per element for the sum instead of two, and the same values (max, then the sum
 // relative to it). A NaN anywhere makes the max the canonical NaN, so every lane of the butterfly ends with
-// the same bits and y is NaN; an infinite max gives NaN sums, as the composed path.
+// the same bits and y is NaN; an infinite max gives NaN sums, as the composed path. Backward: dy and y into
+// two slots (slices of up to 48 KiB for both), Σ dy·y (log-softmax: Σ dy) on the way in, dx written once.
 #pragma once
 
 #include <cstdint>
@@ -134,6 +135,60 @@ __global__ void softmax_rows_kernel(SoftmaxRows<T> p) {
   }
 }
 
+/// The backward over two slots (dy, y) of whole chunks: Σ dy·y (log-softmax: Σ dy) on the way in, then
+/// dx = BackwardOp (the composed path's formula) written once. `x`, `mask` and `y` of SoftmaxRows hold dy, y
+/// and dx.
+template <class T, bool kBlockRow>
+__global__ void softmax_backward_rows_kernel(SoftmaxRows<T> p) {
+  using M = convert::opmath_t<T>;
+  constexpr int V = 16 / static_cast<int>(sizeof(T));
+  BARACUDA_DYNAMIC_SHARED(unsigned char, smem);
+  const int group = kBlockRow ? static_cast<int>(blockDim.x) : 32;
+  const int t = static_cast<int>(threadIdx.x) % group, g = static_cast<int>(threadIdx.x) / group;
+  const int64_t groups_per_block = blockDim.x / group;
+  M* scratch = reinterpret_cast<M*>(smem);
+  T* dy_slot = reinterpret_cast<T*>(smem + (kBlockRow ? rows::kScratchBytes : 0) + g * p.slot_bytes);
+  T* y_slot = dy_slot + p.slot_bytes / 2 / static_cast<int64_t>(sizeof(T));
+  const DotOp<T> dot{p.log, nullptr};
+  const BackwardOp<T> bwd{p.inv_t, p.log};
+  const int64_t chunks = (p.len + V - 1) / V;
+  const T zero = convert::from_opmath<T>(M(0));
+  for (int64_t r = static_cast<int64_t>(blockIdx.x) * groups_per_block + g; r < p.num_rows;
+       r += static_cast<int64_t>(gridDim.x) * groups_per_block) {
+    SliceStride o{0, 0, 0};
+    for (int64_t d = p.rank - 1, i = r; d >= 0; --d) {
+      const int64_t c = i % p.sizes[d];
+      i /= p.sizes[d];
+      o.x += c * p.stride[d].x, o.mask += c * p.stride[d].mask, o.y += c * p.stride[d].y;
+    }
+    const T* dyr = p.x + o.x;
+    const T* yr = p.mask + o.mask;
+    const bool dyv = rows::vectorizable(dyr, p.x_step), yv = rows::vectorizable(yr, p.mask_step);
+    M sum = M(0);
+    for (int64_t c = t; c < chunks; c += group) {
+      const AlignedVector<T, V> dy = rows::load_chunk<V>(dyr, p.x_step, dyv, c, p.len, zero);
+      const AlignedVector<T, V> y = rows::load_chunk<V>(yr, p.mask_step, yv, c, p.len, zero);
+      store_vector<V>(dy_slot + c * V, dy);
+      store_vector<V>(y_slot + c * V, y);
+      for (int j = 0; j < V && c * V + j < p.len; ++j) sum += dot.map(dy.val[j], y.val[j]);
+    }
+    sum = rows::group_reduce<kBlockRow>(
+        sum, [](M a, M b) { return a + b; }, scratch);
+    T* dxr = p.y + o.y;
+    const bool dxv = rows::vectorizable(dxr, p.y_step);
+    for (int64_t c = t; c < chunks; c += group) {
+      const AlignedVector<T, V> dy = load_vector<V>(dy_slot + c * V), y = load_vector<V>(y_slot + c * V);
+      AlignedVector<T, V> dx;
+      for (int j = 0; j < V; ++j) dx.val[j] = bwd(dy.val[j], y.val[j], sum);
+      rows::store_chunk<V>(dxr, p.y_step, dxv, c, p.len, dx);
+    }
+    if constexpr (kBlockRow)
+      __syncthreads();  // the slots are the next slice's
+    else
+      __syncwarp();
+  }
+}
+
 template <class T, bool kMask>
 Status rows_launch(const ::baracuda::detail::ExecContext& ctx, SoftmaxRows<T> p) {
   using ::baracuda::detail::RowSchedule;
@@ -153,9 +208,28 @@ Status rows_launch(const ::baracuda::detail::ExecContext& ctx, SoftmaxRows<T> p)
   return Error::device(std::string("SoftmaxPlan: kernel launch failed: ") + e.message, e.code);
 }
 
-/// The row kernel's entry: the slices along `dim`, the other dimensions row-major.
 template <class T>
-Status rows_forward(const ::baracuda::detail::ExecContext& ctx, const detail::SoftmaxLaunch& a) {
+Status backward_rows_launch(const ::baracuda::detail::ExecContext& ctx, SoftmaxRows<T> p) {
+  using ::baracuda::detail::RowSchedule;
+  const RowSchedule sched = ::baracuda::detail::row_schedule(p.len, 2 * sizeof(T));
+  if (sched == RowSchedule::None)
+    return Error::internal("SoftmaxBackwardPlan: the row kernel was chosen for slices it does not serve");
+  p.slot_bytes = 2 * rows::slot_bytes(p.len, sizeof(T));
+  const bool block_row = sched == RowSchedule::BlockPerRow;
+  const rows::RowLaunch g = rows::row_launch(ctx.multiprocessor_count, p.num_rows, p.slot_bytes, block_row);
+  if (block_row)
+    BARACUDA_LAUNCH(g.grid, g.block, g.smem, ctx.stream, softmax_backward_rows_kernel<T, true>)(p);
+  else
+    BARACUDA_LAUNCH(g.grid, g.block, g.smem, ctx.stream, softmax_backward_rows_kernel<T, false>)(p);
+  const auto e = launch::take_last_error();
+  if (!e.failed) return {};
+  return Error::device(std::string("SoftmaxBackwardPlan: kernel launch failed: ") + e.message, e.code);
+}
+
+/// The row kernels' entry: the slices along `dim`, the other dimensions row-major; forward (in = x, aux =
+/// mask, out = y) or backward (in = dy, aux = y, out = dx).
+template <class T, bool kBackward>
+Status rows_entry(const ::baracuda::detail::ExecContext& ctx, const detail::SoftmaxLaunch& a) {
   SoftmaxRows<T> p{};
   const Shape& s = a.in.shape;
   p.x = static_cast<const T*>(a.in.data);
@@ -173,8 +247,17 @@ Status rows_forward(const ::baracuda::detail::ExecContext& ctx, const detail::So
   p.x_step = a.in.stride[a.dim], p.mask_step = a.aux.stride[a.dim], p.y_step = a.out.stride[a.dim];
   p.inv_t = static_cast<convert::opmath_t<T>>(a.inv_temperature);
   p.log = a.op == SoftmaxOp::LogSoftmax;
+  if constexpr (kBackward) return backward_rows_launch<T>(ctx, p);
   if (p.mask != nullptr) return rows_launch<T, true>(ctx, p);
   return rows_launch<T, false>(ctx, p);
+}
+template <class T>
+Status rows_forward(const ::baracuda::detail::ExecContext& ctx, const detail::SoftmaxLaunch& a) {
+  return rows_entry<T, false>(ctx, a);
+}
+template <class T>
+Status rows_backward(const ::baracuda::detail::ExecContext& ctx, const detail::SoftmaxLaunch& a) {
+  return rows_entry<T, true>(ctx, a);
 }
 
 }  // namespace softmax
