@@ -211,10 +211,13 @@ Status NormPlan::can_implement(const Args& args) const {
     const bool may_alias = std::string_view(name) == "y" || std::string_view(name) == "h";
     for (const auto& [in_name, in] : ins) {
       const std::string_view n(in_name);
-      if (may_alias && (n == "x" || n == "residual") && out.data != nullptr && out.data == in.data &&
-          out.stride == in.stride)
-        continue;
-      BARACUDA_TRY(detail::check_no_overlap(kForward, name, out, in_name, in));
+      const bool alias_ok = may_alias && (n == "x" || n == "residual");
+      if (alias_ok && out.data != nullptr && out.data == in.data && out.stride == in.stride) continue;
+      const Status st = detail::check_no_overlap(kForward, name, out, in_name, in);
+      if (!st && alias_ok)
+        return Error::invalid(s(kForward) + ": " + name + " overlaps " + in_name + " other than exactly (in place, " +
+                              name + " may be " + in_name + " itself: the same data and strides)");
+      BARACUDA_TRY(st);
     }
     for (const auto& [other_name, other] : outs)
       if (std::string_view(other_name) < std::string_view(name))
