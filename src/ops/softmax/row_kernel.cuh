@@ -42,6 +42,18 @@ struct SoftmaxRows {
   bool log;
 };
 
+/// Slice r's offsets in the three tensors.
+template <class T>
+__device__ __forceinline__ SliceStride slice_offsets(const SoftmaxRows<T>& p, int64_t r) {
+  SliceStride o{0, 0, 0};
+  for (int64_t d = p.rank - 1; d >= 0; --d) {
+    const int64_t c = r % p.sizes[d];
+    r /= p.sizes[d];
+    o.x += c * p.stride[d].x, o.mask += c * p.stride[d].mask, o.y += c * p.stride[d].y;
+  }
+  return o;
+}
+
 /// The slot's element: x (T) without a mask, z (opmath) with one.
 template <class T, bool kMask>
 using SlotOf = std::conditional_t<kMask, convert::opmath_t<T>, T>;
@@ -84,12 +96,7 @@ __global__ void softmax_rows_kernel(SoftmaxRows<T> p) {
 
   for (int64_t r = static_cast<int64_t>(blockIdx.x) * groups_per_block + g; r < p.num_rows;
        r += static_cast<int64_t>(gridDim.x) * groups_per_block) {
-    SliceStride o{0, 0, 0};
-    for (int64_t d = p.rank - 1, i = r; d >= 0; --d) {
-      const int64_t c = i % p.sizes[d];
-      i /= p.sizes[d];
-      o.x += c * p.stride[d].x, o.mask += c * p.stride[d].mask, o.y += c * p.stride[d].y;
-    }
+    const SliceStride o = slice_offsets(p, r);
     const T* xr = p.x + o.x;
     const bool xv = rows::vectorizable(xr, p.x_step);
     // 1. The slice into the slot, its max on the way.
@@ -155,12 +162,7 @@ __global__ void softmax_backward_rows_kernel(SoftmaxRows<T> p) {
   const T zero = convert::from_opmath<T>(M(0));
   for (int64_t r = static_cast<int64_t>(blockIdx.x) * groups_per_block + g; r < p.num_rows;
        r += static_cast<int64_t>(gridDim.x) * groups_per_block) {
-    SliceStride o{0, 0, 0};
-    for (int64_t d = p.rank - 1, i = r; d >= 0; --d) {
-      const int64_t c = i % p.sizes[d];
-      i /= p.sizes[d];
-      o.x += c * p.stride[d].x, o.mask += c * p.stride[d].mask, o.y += c * p.stride[d].y;
-    }
+    const SliceStride o = slice_offsets(p, r);
     const T* dyr = p.x + o.x;
     const T* yr = p.mask + o.mask;
     const bool dyv = rows::vectorizable(dyr, p.x_step), yv = rows::vectorizable(yr, p.mask_step);
@@ -189,41 +191,24 @@ __global__ void softmax_backward_rows_kernel(SoftmaxRows<T> p) {
   }
 }
 
-template <class T, bool kMask>
-Status rows_launch(const ::baracuda::detail::ExecContext& ctx, SoftmaxRows<T> p) {
-  using ::baracuda::detail::RowSchedule;
-  using S = SlotOf<T, kMask>;
-  const RowSchedule sched = ::baracuda::detail::row_schedule(p.len, sizeof(S));
-  if (sched == RowSchedule::None)
-    return Error::internal("SoftmaxPlan: the row kernel was chosen for slices it does not serve");
-  p.slot_bytes = softmax_slot_bytes<T, kMask>(p.len);
-  const bool block_row = sched == RowSchedule::BlockPerRow;
-  const rows::RowLaunch g = rows::row_launch(ctx.multiprocessor_count, p.num_rows, p.slot_bytes, block_row);
-  if (block_row)
-    BARACUDA_LAUNCH(g.grid, g.block, g.smem, ctx.stream, softmax_rows_kernel<T, kMask, true>)(p);
-  else
-    BARACUDA_LAUNCH(g.grid, g.block, g.smem, ctx.stream, softmax_rows_kernel<T, kMask, false>)(p);
-  const auto e = launch::take_last_error();
-  if (!e.failed) return {};
-  return Error::device(std::string("SoftmaxPlan: kernel launch failed: ") + e.message, e.code);
-}
-
+/// Launches the block-row or the warp-row kernel over the slices, with `slot_element` bytes of shared memory
+/// per element for the schedule (the one select found) and `slot_bytes` per slice.
 template <class T>
-Status backward_rows_launch(const ::baracuda::detail::ExecContext& ctx, SoftmaxRows<T> p) {
+Status launch_rows(const ::baracuda::detail::ExecContext& ctx, SoftmaxRows<T> p, int64_t slot_element,
+                   int64_t slot_bytes, std::string_view plan, void (*block_kernel)(SoftmaxRows<T>),
+                   void (*warp_kernel)(SoftmaxRows<T>)) {
   using ::baracuda::detail::RowSchedule;
-  const RowSchedule sched = ::baracuda::detail::row_schedule(p.len, 2 * sizeof(T));
+  const RowSchedule sched = ::baracuda::detail::row_schedule(p.len, slot_element);
   if (sched == RowSchedule::None)
-    return Error::internal("SoftmaxBackwardPlan: the row kernel was chosen for slices it does not serve");
-  p.slot_bytes = 2 * rows::slot_bytes(p.len, sizeof(T));
+    return Error::internal(std::string(plan) + ": the row kernel was chosen for slices it does not serve");
+  p.slot_bytes = slot_bytes;
   const bool block_row = sched == RowSchedule::BlockPerRow;
   const rows::RowLaunch g = rows::row_launch(ctx.multiprocessor_count, p.num_rows, p.slot_bytes, block_row);
-  if (block_row)
-    BARACUDA_LAUNCH(g.grid, g.block, g.smem, ctx.stream, softmax_backward_rows_kernel<T, true>)(p);
-  else
-    BARACUDA_LAUNCH(g.grid, g.block, g.smem, ctx.stream, softmax_backward_rows_kernel<T, false>)(p);
+  auto* kernel = block_row ? block_kernel : warp_kernel;
+  BARACUDA_LAUNCH(g.grid, g.block, g.smem, ctx.stream, kernel)(p);
   const auto e = launch::take_last_error();
   if (!e.failed) return {};
-  return Error::device(std::string("SoftmaxBackwardPlan: kernel launch failed: ") + e.message, e.code);
+  return Error::device(std::string(plan) + ": kernel launch failed: " + e.message, e.code);
 }
 
 /// The row kernels' entry: the slices along `dim`, the other dimensions row-major; forward (in = x, aux =
@@ -247,9 +232,15 @@ Status rows_entry(const ::baracuda::detail::ExecContext& ctx, const detail::Soft
   p.x_step = a.in.stride[a.dim], p.mask_step = a.aux.stride[a.dim], p.y_step = a.out.stride[a.dim];
   p.inv_t = static_cast<convert::opmath_t<T>>(a.inv_temperature);
   p.log = a.op == SoftmaxOp::LogSoftmax;
-  if constexpr (kBackward) return backward_rows_launch<T>(ctx, p);
-  if (p.mask != nullptr) return rows_launch<T, true>(ctx, p);
-  return rows_launch<T, false>(ctx, p);
+  const auto element = static_cast<int64_t>(sizeof(T));
+  if constexpr (kBackward)
+    return launch_rows<T>(ctx, p, 2 * element, 2 * rows::slot_bytes(p.len, element), "SoftmaxBackwardPlan",
+                          &softmax_backward_rows_kernel<T, true>, &softmax_backward_rows_kernel<T, false>);
+  if (p.mask != nullptr)
+    return launch_rows<T>(ctx, p, sizeof(SlotOf<T, true>), softmax_slot_bytes<T, true>(p.len), "SoftmaxPlan",
+                          &softmax_rows_kernel<T, true, true>, &softmax_rows_kernel<T, true, false>);
+  return launch_rows<T>(ctx, p, element, softmax_slot_bytes<T, false>(p.len), "SoftmaxPlan",
+                        &softmax_rows_kernel<T, false, true>, &softmax_rows_kernel<T, false, false>);
 }
 template <class T>
 Status rows_forward(const ::baracuda::detail::ExecContext& ctx, const detail::SoftmaxLaunch& a) {
