@@ -23,6 +23,8 @@ TEST(ChannelNormRejects, GroupNormDescriptor) {
   };
   EXPECT_TRUE(status(ok));
   for (int64_t g : {0, -1, 4, 12}) expect_error(status(GroupNormDescriptor(ok).with_groups(g)), kInvalid, "groups");
+  expect_error(status(GroupNormDescriptor(ok).with_shape(Shape{2, 0, 5})), kInvalid, "groups");  // C = 0: G = 1
+  EXPECT_TRUE(status(GroupNormDescriptor(ok).with_shape(Shape{2, 0, 5}).with_groups(1)));
   expect_error(status(GroupNormDescriptor(ok).with_shape(Shape{6})), kInvalid, "rank");
   expect_error(status(GroupNormDescriptor(ok).with_shape(Shape{})), kInvalid, "rank");
   expect_error(status(GroupNormDescriptor(ok).with_shape(Shape{1, 6, 1, 1, 1, 1, 1, 1})), kInvalid, "rank 2 to 7");

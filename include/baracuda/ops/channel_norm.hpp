@@ -56,7 +56,7 @@ namespace baracuda {
 struct GroupNormDescriptor {
   ElementKind element = ElementKind::F32;
   Shape shape;             ///< x's shape `[N, C, *]`, rank 2 to 7
-  int64_t groups = 1;      ///< ≥ 1, divides C
+  int64_t groups = 1;      ///< ≥ 1, divides C (C = 0: 1)
   double eps = 1e-5;       ///< ≥ 0, finite
   bool has_weight = true;  ///< w `[C]`
   bool has_bias = true;    ///< b `[C]`

@@ -1,5 +1,6 @@
 // GroupNormPlan and GroupNormBackwardPlan: select (kind, shape, groups, eps, which of weight and bias; the
 // workspace), can_implement (operands, no overlap but y exactly x), run.
+#include <algorithm>
 #include <string>
 
 #include "baracuda/ops/channel_norm.hpp"
@@ -17,7 +18,9 @@ Status check_descriptor(std::string_view plan, const GroupNormDescriptor& d) {
   // One dimension more for the view [N, G, C/G, S...]: rank ≤ kMaxRank − 1.
   BARACUDA_TRY(check_common(plan, d.element, d.shape, d.eps, kMaxRank - 1));
   const int64_t c = d.shape.dims[1];
-  if (d.groups < 1) return Error::invalid(s(plan) + ": groups must be >= 1, got " + std::to_string(d.groups));
+  if (d.groups < 1 || d.groups > std::max<int64_t>(c, 1))
+    return Error::invalid(s(plan) + ": groups must be in [1, max(C, 1)] (C = " + std::to_string(c) + "), got " +
+                          std::to_string(d.groups));
   if (c % d.groups != 0)
     return Error::invalid(s(plan) + ": the channels (" + std::to_string(c) + ") are not divisible by groups (" +
                           std::to_string(d.groups) + ")");
