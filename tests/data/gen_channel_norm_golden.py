@@ -18,10 +18,11 @@ The gradients are autograd's: y.backward(dy), then x.grad, weight.grad, bias.gra
 Inputs are non-uniform (random values in [-2, 3] plus a per-channel offset, so channels differ in mean and
 spread); the cases are small and ragged: N = 1, spatial extent 1, rank 2 to 4, a channel of identical values.
 Each case is computed in float64 and in float32 (PyTorch's CPU kernels accumulate float32 in float64 for
-batch norm and in float32 for group norm).
+batch norm and in float32 for group norm); a few in bfloat16 (float16 is not offered by PyTorch 1.13's CPU
+GroupNorm).
 
 Format: the golden format of docs/testing.md; each case has params op, dtype, groups, eps, momentum, training,
-affine and the tensors (in the case's dtype; mean and rstd in f32 for f32 x)
+affine and the tensors (in the case's dtype; mean and rstd in the kind PyTorch returns them)
   x, dy                         inputs, x's shape
   weight, bias                  [C] (affine cases only)
   running_mean, running_var     [C] (batch_norm only): the values before the forward
@@ -43,13 +44,15 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "channel_norm_golden.json")
 SEED = 20261127
 
-KIND = {torch.float32: "f32", torch.float64: "f64"}
+KIND = {torch.float32: "f32", torch.float64: "f64", torch.bfloat16: "bf16"}
 
 
 def bits(t):
     t = t.detach().contiguous().reshape(-1)
     if t.dtype == torch.float64:
         return [struct.unpack("<Q", struct.pack("<d", float(v)))[0] for v in t.tolist()]
+    if t.dtype == torch.bfloat16:  # the upper half of the exactly widened float32
+        return [struct.unpack("<I", struct.pack("<f", float(v)))[0] >> 16 for v in t.float().tolist()]
     return [struct.unpack("<I", struct.pack("<f", float(v)))[0] for v in t.tolist()]
 
 
@@ -138,12 +141,19 @@ def main():
                                 0.1, constant_channel=True))
         cases.append(batch_case("batch_norm_%s_3x6x7_eval" % k, gen, [3, 6, 7], dtype, True, False, 1e-5, 0.1))
         cases.append(batch_case("batch_norm_%s_1x8x1_eval" % k, gen, [1, 8, 1], dtype, True, False, 1e-3, 0.1))
+    # bfloat16 (PyTorch's CPU kernels take it for both ops; not float16, which its GroupNorm lacks): a few cases.
+    bf = torch.bfloat16
+    cases.append(group_case("group_norm_bf16_3x6x7_g3", gen, "group_norm", [3, 6, 7], 3, bf, True, 1e-5))
+    cases.append(group_case("instance_norm_bf16_2x3x7", gen, "instance_norm", [2, 3, 7], 3, bf, True, 1e-5))
+    cases.append(batch_case("batch_norm_bf16_3x6x7_train", gen, [3, 6, 7], bf, True, True, 1e-5, 0.1))
+    cases.append(batch_case("batch_norm_bf16_3x6x7_eval", gen, [3, 6, 7], bf, True, False, 1e-5, 0.1))
     notes = [
         "group_norm: F.group_norm; instance_norm: F.instance_norm without running statistics (baracuda's GroupNorm "
         "with groups = C); mean and rstd from torch.native_group_norm.",
         "batch_norm: F.batch_norm on copies of the running statistics (updated in place in training, the variance "
         "unbiased); mean and rstd from torch.native_batch_norm; gradients by autograd (eval-mode backward too).",
-        "float32 and float64 on PyTorch's CPU kernels.",
+        "float32, float64 and (a few cases) bfloat16 on PyTorch's CPU kernels; bfloat16's saved statistics are "
+        "bfloat16 where PyTorch returns them so.",
     ]
     tools = {"torch": torch.__version__}
     golden_json.write(OUT, "tests/data/gen_channel_norm_golden.py", tools, notes, cases)
