@@ -6,6 +6,7 @@
 // channel_norm_reject_test.cpp; PyTorch: channel_norm_golden_test.cpp.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -162,6 +163,40 @@ TEST_P(ChannelNormValues, IdenticalValuesHaveVarianceZero) {
   EXPECT_NEAR(b.rstd[1], 1 / std::sqrt(1e-5), 1e-2);
   EXPECT_NEAR(b.rv[1], 0.9 * v.rv[1], 1e-6);  // the unbiased variance 0 enters the running one
   EXPECT_NEAR(b.rm[1], 0.9 * v.rm[1] + 0.1 * 0.75, 1e-6);
+}
+
+/// Without the caller's mean and rstd (the workspace holds them), y has the same bits; in place (y exactly x)
+/// too.
+TEST_P(ChannelNormValues, StatisticsOptionalAndInPlace) {
+  BARACUDA_TEST_STREAM(stream, GetParam());
+  const Shape s{2, 2, 600};  // two-pass segments on sim
+  const GroupNormDescriptor gd = GroupNormDescriptor().with_shape(s).with_groups(1);
+  const BatchNormDescriptor bd = BatchNormDescriptor().with_shape(s).with_running_stats(false);
+  auto gn = dynamic::GroupNormPlan::select(stream, gd);
+  auto bn = dynamic::BatchNormPlan::select(stream, bd);
+  BARACUDA_SKIP_IF_NO_CUDA_KERNELS(gn, GetParam());
+  ASSERT_TRUE(gn && bn);
+  const Values v = make_values(K::F32, s, 9);
+  const Outputs gw = run_both(stream, gd, v), bw = run_both(stream, bd, v);
+  const Shape c{2};
+  auto w = make_device_tensor(stream, K::F32, c, dense_layout(c), encode(K::F32, v.w));
+  auto b = make_device_tensor(stream, K::F32, c, dense_layout(c), encode(K::F32, v.b));
+  auto ws = Buffer::allocate(stream, std::max(gn->workspace_size(), bn->workspace_size()));
+  ASSERT_TRUE(w && b && ws);
+  for (bool batch : {false, true}) {
+    for (bool in_place : {false, true}) {
+      auto x = make_device_tensor(stream, K::F32, s, dense_layout(s), encode(K::F32, v.x));
+      auto y = make_device_tensor(stream, K::F32, s, dense_layout(s), sentinel_storage(K::F32, s.numel()));
+      ASSERT_TRUE(x && y);
+      const DynTensor out = in_place ? x->view : y->view;
+      const Workspace wsv(ws->data(), ws->size());
+      const Status st = batch ? bn->run(stream, wsv, {x->view, w->view, b->view, out, {}, {}, {}, {}})
+                              : gn->run(stream, wsv, {x->view, w->view, b->view, out, {}, {}});
+      ASSERT_TRUE(st) << st.to_string();
+      EXPECT_EQ(decode(K::F32, download(in_place ? *x : *y), s.numel()), batch ? bw.y : gw.y)
+          << (batch ? "batch_norm" : "group_norm") << (in_place ? " in place" : "");
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Devices, ChannelNormValues, ::testing::ValuesIn(kTestDevices),
