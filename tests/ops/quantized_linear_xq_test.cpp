@@ -188,8 +188,9 @@ TEST(QuantizedLinearXqRejects, Operands) {
   // Exactly one of x and x_q; x_scale and x_zero_point only with x_q.
   expect_error(with([&](Args& t) { t.x = mat(x.data(), ElementKind::F32, M, K, K); }), ErrorCode::InvalidProblem,
                "not both");
-  expect_error(with([&](Args& t) { t.x_q = {}; }), ErrorCode::InvalidProblem, "neither was given");
-  expect_error(with([&](Args& t) { t.x_q = {}, t.x_scale = {}; }), ErrorCode::InvalidProblem, "neither was given");
+  expect_error(with([&](Args& t) { t.x_q = {}; }), ErrorCode::InvalidProblem, "x is missing, and so is x_q");
+  expect_error(with([&](Args& t) { t.x_q = {}, t.x_scale = {}; }), ErrorCode::InvalidProblem,
+               "x is missing, and so is x_q");
   expect_error(with([&](Args& t) { t.x_q = {}, t.x = mat(x.data(), ElementKind::F32, M, K, K); }),
                ErrorCode::InvalidProblem, "x_scale must be empty: it is read with x_q only");
   expect_error(with_asym([&](Args& t) { t.x_q = {}, t.x_scale = {}, t.x = mat(x.data(), ElementKind::F32, M, K, K); }),
@@ -243,7 +244,8 @@ TEST(QuantizedLinearXqRejects, Operands) {
   // run re-validates, and the workspace may overlap none of them.
   Arr<uint8_t> ws(asym->workspace_size() + 256);
   const size_t wsb = asym->workspace_size();
-  expect_error(sym->run(host, Workspace(ws.data(), wsb), Args{}), ErrorCode::InvalidProblem, "neither was given");
+  expect_error(sym->run(host, Workspace(ws.data(), wsb), Args{}), ErrorCode::InvalidProblem,
+               "x is missing, and so is x_q");
   Arr<uint8_t> shared(wsb + 1024);
   Args in_ws = ok_asym;
   in_ws.x_q = mat(shared.data() + 256, ElementKind::S8, M, K, K);

@@ -391,8 +391,8 @@ Status QuantizedLinearPlan::can_implement(const Args& t) const {
   if (has_x == has_x_q)
     return Error::invalid(s(P) + (has_x ? ": give either x (float, quantized by the plan) or x_q (already quantized "
                                           "per token), not both"
-                                        : ": x (float, quantized by the plan) or x_q (already quantized per token) "
-                                          "is required; neither was given"));
+                                        : ": x is missing, and so is x_q: give x (float, quantized by the plan) "
+                                          "or x_q (already quantized per token)"));
   if (has_x) {
     constexpr std::string_view kWithXq = "it is read with x_q only (x is quantized by the plan)";
     BARACUDA_TRY(detail::check_absent(P, "x_scale", t.x_scale, kWithXq));
