@@ -58,6 +58,18 @@ TEST(BinaryReject, NonBroadcastableShapes) {
   }
 }
 
+/// Each shape is valid, but they broadcast to 2^60 elements: more than sizes and offsets address.
+TEST(BinaryReject, BroadcastTooLarge) {
+  const int64_t big = int64_t{1} << 30;
+  const BinaryDescriptor d = f32_desc().with_shapes(Shape{big, 1}, Shape{1, big});
+  expect_error(dynamic::BinaryPlan::select(Stream::host(), d).status(), ErrorCode::InvalidProblem, "broadcast output");
+  expect_error(dynamic::BinaryBackwardPlan::select(Stream::sim(), d).status(), ErrorCode::InvalidProblem,
+               "broadcast output");
+  const CompareDescriptor c = CompareDescriptor().with_shapes(Shape{big, 1}, Shape{1, big});
+  expect_error(dynamic::ComparePlan::select(Stream::host(), c).status(), ErrorCode::InvalidProblem,
+               "broadcast output");
+}
+
 TEST(BinaryReject, BadDescriptor) {
   const Shape rank9{1, 1, 1, 1, 1, 1, 1, 1, 1};
   expect_error(dynamic::BinaryPlan::select(Stream::host(), f32_desc().with_shapes(rank9, Shape{1})).status(),

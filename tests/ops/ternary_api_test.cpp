@@ -295,6 +295,9 @@ TEST(TernaryReject, Select) {
                "b shape");
   expect_error(dynamic::TernaryPlan::select(s, fma3().with_shapes(Shape{3}, Shape{3}, Shape{4})).status(), kInvalid,
                "do not broadcast");
+  const int64_t big = int64_t{1} << 20;  // three valid shapes broadcasting to 2^60 elements
+  const TernaryDescriptor huge = fma3().with_shapes(Shape{big, 1, 1}, Shape{1, big, 1}, Shape{1, 1, big});
+  expect_error(dynamic::TernaryPlan::select(s, huge).status(), kInvalid, "broadcast output");
   expect_error(dynamic::TernaryPlan::select(s, fma3().with_element(static_cast<K>(200))).status(), kInvalid,
                "not a valid ElementKind");
   expect_error(dynamic::TernaryPlan::select(s, fma3().with_op(TernaryOp::Lerp).with_element(K::S32)).status(),

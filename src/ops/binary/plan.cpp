@@ -46,6 +46,8 @@ Result<Selected> select_common(std::string_view plan, const Stream& stream, Elem
   BARACUDA_TRY(detail::check_kinds(plan, {element}));
   auto out = broadcast_shapes(a, b);
   if (!out) return Error::invalid(str(plan) + ": " + out.error().message);
+  // Two valid shapes can broadcast to one with more elements than sizes address ([2^30, 1] and [1, 2^30]).
+  BARACUDA_TRY(detail::check_shape(plan, "the broadcast output shape", *out));
   auto dev = detail::select_device(plan, stream, pref, BARACUDA_DEVICE_TABLES(binary_tables));
   if (!dev) return dev.error();
   return Selected{*out, *dev};

@@ -53,6 +53,7 @@ Result<Selected> select_common(std::string_view plan, const Stream& stream, Elem
     return Error::invalid(str(plan) + ": the shapes of " + str(names[0]) + " " + to_string(shapes[0]) + ", " +
                           str(names[1]) + " " + to_string(shapes[1]) + " and " + str(names[2]) + " " +
                           to_string(shapes[2]) + " do not broadcast");
+  BARACUDA_TRY(detail::check_shape(plan, "the broadcast output shape", *out));  // valid shapes, too many elements
   auto dev = detail::select_device(plan, stream, pref, BARACUDA_DEVICE_TABLES(ternary_tables));
   if (!dev) return dev.error();
   return Selected{*out, *dev};
