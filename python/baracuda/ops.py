@@ -37,6 +37,8 @@ reference) unless ``device="sim"`` (the CUDA kernels under the emulator, with it
 import keyword as _keyword
 
 from . import _arrays, _cache, _core
+from ._channel_norm import (batch_norm, batch_norm_backward, batch_norm_forward, group_norm,  # noqa: F401
+                            group_norm_backward, group_norm_forward, instance_norm)
 from ._fused_norm import (FusedNorm, fused_add_layer_norm, fused_add_rms_norm, fused_norm,  # noqa: F401
                           layer_norm_quant, rms_norm_quant)
 

@@ -12,6 +12,7 @@ void bind_int4(nb::module_& m);
 void bind_reduce(nb::module_& m);
 void bind_softmax(nb::module_& m);
 void bind_norm(nb::module_& m);
+void bind_channel_norm(nb::module_& m);
 }  // namespace baracuda::python
 
 NB_MODULE(_core, m) {
@@ -28,4 +29,5 @@ NB_MODULE(_core, m) {
   py::bind_reduce(m);
   py::bind_softmax(m);
   py::bind_norm(m);
+  py::bind_channel_norm(m);
 }
