@@ -8,16 +8,18 @@
 // GroupNorm's dweight and dbias by a second reduction over the channels.
 #pragma once
 
+#include "sim/compat.cuh"  // first: the device namespace, launch macros and device API
+
 #include <cstdint>
 
 #include "device/convert.cuh"
 #include "device/elementwise.cuh"
+#include "device/norm_affine.cuh"
 #include "device/precise_math.cuh"
 #include "device/running_stats.cuh"
 #include "device/segment_reduce.cuh"
 #include "device/shift.cuh"
 #include "ops/channel_norm/dispatch.hpp"
-#include "sim/compat.cuh"  // first: the device namespace, launch macros and device API
 
 BARACUDA_DEVICE_NAMESPACE_BEGIN
 namespace channel_norm {
@@ -141,14 +143,13 @@ struct ForwardOp {
     const M v = convert::to_opmath(s);
     return (convert::to_opmath(x) - convert::to_opmath(center)) * (variance ? M(1) / pmath::sqrt(v + eps) : v);
   }
-  __host__ __device__ T operator()(T x, S c, S s) const { return convert::from_opmath<T>(normalized(x, c, s)); }
+  __host__ __device__ T operator()(T x, S c, S s) const { return norm_affine::apply<T>(normalized(x, c, s)); }
   /// One of w (has_w) or b.
   __host__ __device__ T operator()(T x, S c, S s, T wb) const {
-    const M v = normalized(x, c, s);
-    return convert::from_opmath<T>(has_w ? v * convert::to_opmath(wb) : v + convert::to_opmath(wb));
+    return norm_affine::apply<T>(normalized(x, c, s), wb, has_w);
   }
   __host__ __device__ T operator()(T x, S c, S s, T w, T b) const {
-    return convert::from_opmath<T>(normalized(x, c, s) * convert::to_opmath(w) + convert::to_opmath(b));
+    return norm_affine::apply<T>(normalized(x, c, s), w, b);
   }
 };
 

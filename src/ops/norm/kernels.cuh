@@ -13,6 +13,7 @@
 
 #include "device/convert.cuh"
 #include "device/elementwise.cuh"
+#include "device/norm_affine.cuh"
 #include "device/precise_math.cuh"
 #include "device/running_stats.cuh"
 #include "device/segment_reduce.cuh"
@@ -81,15 +82,14 @@ struct ForwardOp {
     return (layer ? convert::to_opmath(x) - mean : convert::to_opmath(x)) * rstd;
   }
   __host__ __device__ T operator()(T x, M mean, M rstd) const {
-    return convert::from_opmath<T>(normalized(x, mean, rstd));
+    return norm_affine::apply<T>(normalized(x, mean, rstd));
   }
   /// One of w (has_w) or b.
   __host__ __device__ T operator()(T x, M mean, M rstd, T wb) const {
-    const M v = normalized(x, mean, rstd);
-    return convert::from_opmath<T>(has_w ? v * convert::to_opmath(wb) : v + convert::to_opmath(wb));
+    return norm_affine::apply<T>(normalized(x, mean, rstd), wb, has_w);
   }
   __host__ __device__ T operator()(T x, M mean, M rstd, T w, T b) const {
-    return convert::from_opmath<T>(normalized(x, mean, rstd) * convert::to_opmath(w) + convert::to_opmath(b));
+    return norm_affine::apply<T>(normalized(x, mean, rstd), w, b);
   }
 };
 
