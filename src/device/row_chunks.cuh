@@ -7,13 +7,14 @@
 /// alignment, which only decides between vector and element accesses.
 #pragma once
 
+#include "sim/compat.cuh"  // first: the device namespace, launch macros and device API
+
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
 
 #include "device/row_schedule.hpp"
 #include "device/vector_access.cuh"
-#include "sim/compat.cuh"  // first: the device namespace, launch macros and device API
 
 BARACUDA_DEVICE_NAMESPACE_BEGIN
 namespace rows {

@@ -15,6 +15,8 @@
 // atomicMax per block (order-free), after the reset kernel of the FP8 family.
 #pragma once
 
+#include "sim/compat.cuh"  // first: the device namespace, launch macros and device API
+
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -28,7 +30,6 @@
 #include "ops/fp8/quantize_kernels.cuh"
 #include "ops/norm/kernels.cuh"
 #include "ops/quantize/functors.cuh"
-#include "sim/compat.cuh"  // first: the device namespace, launch macros and device API
 
 BARACUDA_DEVICE_NAMESPACE_BEGIN
 namespace norm {

@@ -5,6 +5,8 @@
 // exp(z − lse) would lose |lse| · eps). Backward: Σ dy·y (softmax) or Σ dy (log-softmax); then dx.
 #pragma once
 
+#include "sim/compat.cuh"  // first: the device namespace, launch macros and device API
+
 #include <cstdint>
 
 #include "device/convert.cuh"
@@ -14,7 +16,6 @@
 #include "device/segment_reduce.cuh"
 #include "device/shift.cuh"
 #include "ops/softmax/dispatch.hpp"
-#include "sim/compat.cuh"  // first: the device namespace, launch macros and device API
 
 BARACUDA_DEVICE_NAMESPACE_BEGIN
 namespace softmax {

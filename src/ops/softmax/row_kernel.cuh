@@ -9,6 +9,8 @@
 // two slots (slices of up to 48 KiB for both), Σ dy·y (log-softmax: Σ dy) on the way in, dx written once.
 #pragma once
 
+#include "sim/compat.cuh"  // first: the device namespace, launch macros and device API
+
 #include <cstdint>
 #include <type_traits>
 
@@ -17,7 +19,6 @@
 #include "device/row_chunks.cuh"
 #include "device/vector_access.cuh"
 #include "ops/softmax/kernels.cuh"
-#include "sim/compat.cuh"  // first: the device namespace, launch macros and device API
 
 BARACUDA_DEVICE_NAMESPACE_BEGIN
 namespace softmax {
