@@ -11,8 +11,11 @@
 
 #include <cstdint>
 #include <cstring>
+#include <string>
+#include <string_view>
 #include <type_traits>
 
+#include "baracuda/core/status.hpp"
 #include "device/row_schedule.hpp"
 #include "device/vector_access.cuh"
 
@@ -97,6 +100,23 @@ __device__ __forceinline__ A group_reduce(A v, Combine combine, A* scratch) {
     __syncwarp();
   }
   return v;
+}
+
+/// Lets `kernel` launch with `smem` bytes of dynamic shared memory: above 48 KiB a cuda kernel needs the
+/// opt-in attribute (per device, so before every launch); the sim has no such limit.
+template <class Kernel>
+inline ::baracuda::Status allow_shared_bytes(Kernel* kernel, size_t smem, std::string_view plan) {
+#if !BARACUDA_SIM
+  if (smem > 48 * 1024) {
+    const auto bytes = static_cast<int>(smem);
+    const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+    if (e != cudaSuccess)
+      return ::baracuda::Error::device(std::string(plan) + ": cudaFuncSetAttribute: " + cudaGetErrorString(e), e);
+  }
+#else
+  (void)kernel, (void)smem, (void)plan;
+#endif
+  return {};
 }
 
 /// The launch geometry of a row kernel: kRowThreads per block, one row per block (block rows) or per warp,

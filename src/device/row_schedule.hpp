@@ -6,11 +6,12 @@
 
 namespace baracuda::detail {
 
-/// A warp per row (≤ 1024 elements and ≤ 4 KiB), a block of kRowThreads per row (≤ kRowKernelBytes: the
-/// shared memory a launch gets without an opt-in, less the reduction scratch), or none (the engines).
+/// A warp per row (≤ 1024 elements and ≤ 4 KiB), a block of kRowThreads per row (≤ kRowKernelBytes, 64 KiB:
+/// above 48 KiB the launch opts the kernel in to more dynamic shared memory, rows::allow_shared_bytes), or
+/// none (the engines).
 enum class RowSchedule : uint8_t { None, WarpPerRow, BlockPerRow };
 inline constexpr int kRowThreads = 256;
-inline constexpr int64_t kRowKernelBytes = 48 * 1024 - 256;
+inline constexpr int64_t kRowKernelBytes = 64 * 1024;
 
 inline RowSchedule row_schedule(int64_t len, int64_t elem_bytes) {
   if (len <= 1024 && len * elem_bytes <= 4096) return RowSchedule::WarpPerRow;

@@ -82,7 +82,7 @@ std::vector<Problem> problems() {
           {"columns_40x33", Shape{40, 33}, 0},
           {"middle_4x5x6", Shape{4, 5, 6}, 1},
           {"transposed_7x300", Shape{7, 300}, -1, true},
-          {"long_2x13000", Shape{2, 13000}, 1}};  // f32/f64 (and every masked kind) over the row kernel's limit
+          {"long_2x17000", Shape{2, 17000}, 1}};  // f32/f64 (and every masked kind) over the row kernel's limit
 }
 
 struct Case {
@@ -295,19 +295,19 @@ TEST(SoftmaxRejects, DescriptorAndOperands) {
   expect_error(nomask->can_implement({xv, mv, yv}), ErrorCode::InvalidProblem, "mask");
   expect_error(dynamic::SoftmaxPlan{}.run(Stream::host(), {}, {xv, {}, yv}), ErrorCode::InvalidProblem,
                "select did not produce");
-  // A long row on sim (over the row kernel's 48 KiB) needs the workspace; a shorter one none.
+  // A long row on sim (over the row kernel's 64 KiB) needs the workspace; a shorter one none.
   auto short_rows = dynamic::SoftmaxPlan::select(Stream::sim(), SoftmaxDescriptor().with_shape(Shape{2, 5000}));
   ASSERT_TRUE(short_rows);
   EXPECT_EQ(short_rows->workspace_size(), 0u);
-  auto sim = dynamic::SoftmaxPlan::select(Stream::sim(), SoftmaxDescriptor().with_shape(Shape{2, 15000}));
+  auto sim = dynamic::SoftmaxPlan::select(Stream::sim(), SoftmaxDescriptor().with_shape(Shape{2, 17000}));
   ASSERT_TRUE(sim);
   ASSERT_GT(sim->workspace_size(), 0u);
-  auto xs = Buffer::allocate(Stream::sim(), 2 * 15000 * 4), ys = Buffer::allocate(Stream::sim(), 2 * 15000 * 4);
+  auto xs = Buffer::allocate(Stream::sim(), 2 * 17000 * 4), ys = Buffer::allocate(Stream::sim(), 2 * 17000 * 4);
   ASSERT_TRUE(xs && ys);
   expect_error(sim->run(Stream::sim(), Workspace(ys->data(), 8),
-                        {DynTensor::dense(xs->data(), K::F32, Shape{2, 15000}),
+                        {DynTensor::dense(xs->data(), K::F32, Shape{2, 17000}),
                          {},
-                         DynTensor::dense(ys->data(), K::F32, Shape{2, 15000})}),
+                         DynTensor::dense(ys->data(), K::F32, Shape{2, 17000})}),
                ErrorCode::WorkspaceTooSmall, "SoftmaxPlan");
 }
 

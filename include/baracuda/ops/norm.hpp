@@ -33,7 +33,7 @@
 ///     max |y| of the unscaled y) written.
 ///   The `convention` is that plan's (quant_convention.hpp): PyTorch (default), Exact, Vllm (int8 only) or
 ///   TransformerEngine (FP8 only); the range is s8's full range. With a quantized output y is optional.
-/// - **Execution.** On sim and cuda, rows of up to 48 KiB of the element kind (`kNormRowBytes`) take one
+/// - **Execution.** On sim and cuda, rows of up to 64 KiB of the element kind (`kNormRowBytes`) take one
 ///   single-pass kernel (`rows_warp` / `rows_block`): a warp (rows ≤ 4 KiB) or a block owns a row, reads x
 ///   (and residual, weight, bias) once with 16-byte loads where unit-stride and aligned into shared memory,
 ///   reduces the statistics there (LayerNorm: the mean, then Σ(x − mean)²) in an order fixed by H alone,
@@ -81,8 +81,9 @@ enum class NormQuant : uint8_t {
 /// "none", "static", "dynamic", "fp8".
 std::string_view to_string(NormQuant q);
 
-/// Rows of up to this many bytes (H · element size) take the single-pass row kernel on sim and cuda.
-inline constexpr int64_t kNormRowBytes = 48 * 1024 - 256;
+/// Rows of up to this many bytes (H · element size) take the single-pass row kernel on sim and cuda (above
+/// 48 KiB the kernel is opted in to more dynamic shared memory).
+inline constexpr int64_t kNormRowBytes = 64 * 1024;
 
 /// The problem. A hashable value.
 struct NormDescriptor {

@@ -9,12 +9,12 @@
 ///   fully masked row), or that holds a NaN or +inf, gives NaN, as PyTorch.
 /// - **Backward** (`SoftmaxBackwardPlan`, from dy and the forward's y): `Softmax`: `dx = y ⊙ (dy − Σ dy⊙y) / T`;
 ///   `LogSoftmax`: `dx = (dy − exp(y) · Σ dy) / T` (sums along `dim`). The mask has no gradient.
-/// - **How.** On sim and cuda, a forward slice of up to 48 KiB (x; with a mask, z in f32/f64) takes one
+/// - **How.** On sim and cuda, a forward slice of up to 64 KiB (x; with a mask, z in f32/f64) takes one
 ///   kernel (variant `rows_warp` / `rows_block`): x (and the mask) read once into shared memory, the max and
 ///   then Σ exp(z − max) there, y written once; no workspace. Otherwise, and on the host, two passes over x:
 ///   the per-slice statistics by the segmented-reduction engine — the online softmax's running
 ///   (max, Σ exp(z − max)), so a slice of any length takes one read — into the workspace, then one
-///   elementwise pass. The backward likewise: slices whose dy and y fit 48 KiB together take one kernel
+///   elementwise pass. The backward likewise: slices whose dy and y fit 64 KiB together take one kernel
 ///   (both read once, Σ then dx), others its sum then the elementwise dx. The paths may differ in the last
 ///   bit; each is deterministic.
 /// - **Dtypes:** x, mask, y, dy, dx one kind: f16, bf16, f32, f64; statistics in f32 (f64 for f64).

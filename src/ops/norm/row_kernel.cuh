@@ -264,10 +264,9 @@ Status rows_launch(const ::baracuda::detail::ExecContext& ctx, const NormRows<T>
   const rows::RowLaunch g = rows::row_launch(ctx.multiprocessor_count, p.num_rows, p.slot_bytes, block_row);
   const dim3 grid = g.grid, block = g.block;
   const size_t smem = g.smem;
-  if (block_row)
-    BARACUDA_LAUNCH(grid, block, smem, ctx.stream, norm_rows_kernel<T, Q, true, kSkipNan>)(p);
-  else
-    BARACUDA_LAUNCH(grid, block, smem, ctx.stream, norm_rows_kernel<T, Q, false, kSkipNan>)(p);
+  auto* kernel = block_row ? &norm_rows_kernel<T, Q, true, kSkipNan> : &norm_rows_kernel<T, Q, false, kSkipNan>;
+  BARACUDA_TRY(rows::allow_shared_bytes(kernel, smem, "NormPlan"));
+  BARACUDA_LAUNCH(grid, block, smem, ctx.stream, kernel)(p);
   const auto e = launch::take_last_error();
   if (!e.failed) return {};
   return Error::device(std::string("NormPlan: kernel launch failed: ") + e.message, e.code);

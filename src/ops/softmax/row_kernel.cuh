@@ -6,7 +6,7 @@
 // the online merge: one exp per element for the sum instead of two, and the same values (max, then the sum
 // relative to it). A NaN anywhere makes the max the canonical NaN, so every lane of the butterfly ends with
 // the same bits and y is NaN; an infinite max gives NaN sums, as the composed path. Backward: dy and y into
-// two slots (slices of up to 48 KiB for both), Σ dy·y (log-softmax: Σ dy) on the way in, dx written once.
+// two slots (slices of up to 64 KiB for both), Σ dy·y (log-softmax: Σ dy) on the way in, dx written once.
 #pragma once
 
 #include "sim/compat.cuh"  // first: the device namespace, launch macros and device API
@@ -206,6 +206,7 @@ Status launch_rows(const ::baracuda::detail::ExecContext& ctx, SoftmaxRows<T> p,
   const bool block_row = sched == RowSchedule::BlockPerRow;
   const rows::RowLaunch g = rows::row_launch(ctx.multiprocessor_count, p.num_rows, p.slot_bytes, block_row);
   auto* kernel = block_row ? block_kernel : warp_kernel;
+  BARACUDA_TRY(rows::allow_shared_bytes(kernel, g.smem, plan));
   BARACUDA_LAUNCH(g.grid, g.block, g.smem, ctx.stream, kernel)(p);
   const auto e = launch::take_last_error();
   if (!e.failed) return {};
