@@ -5,6 +5,7 @@
 
 #include "baracuda/ops/channel_norm.hpp"
 #include "ops/channel_norm/plan_common.hpp"
+#include "ops/norm/gradient_checks.hpp"
 
 namespace baracuda {
 namespace {
@@ -145,18 +146,8 @@ Status BatchNormBackwardPlan::can_implement(const Args& args) const {
   BARACUDA_TRY(check_optional(kBackward, "rstd", args.rstd, train, stats_kind(), c, Access::Read, eval_why));
   BARACUDA_TRY(check_optional(kBackward, "running_mean", args.running_mean, !train, k, c, Access::Read, train_why));
   BARACUDA_TRY(check_optional(kBackward, "running_var", args.running_var, !train, k, c, Access::Read, train_why));
-  if (wanted(args.dx)) BARACUDA_TRY(detail::check_tensor(kBackward, "dx", args.dx, k, desc_.shape, Access::Write));
-  if (wanted(args.dweight)) {
-    if (!desc_.has_weight)
-      return Error::invalid(s(kBackward) + ": dweight must be empty: the descriptor has no weight");
-    BARACUDA_TRY(detail::check_tensor(kBackward, "dweight", args.dweight, k, c, Access::Write));
-  }
-  if (wanted(args.dbias)) {
-    if (!desc_.has_bias) return Error::invalid(s(kBackward) + ": dbias must be empty: the descriptor has no bias");
-    BARACUDA_TRY(detail::check_tensor(kBackward, "dbias", args.dbias, k, c, Access::Write));
-  }
-  if (!wanted(args.dx) && !wanted(args.dweight) && !wanted(args.dbias))
-    return Error::invalid(s(kBackward) + ": none of dx, dweight and dbias is requested");
+  BARACUDA_TRY(detail::check_norm_gradients(kBackward, args.dx, args.dweight, args.dbias, k, desc_.shape, c,
+                                            desc_.has_weight, desc_.has_bias));
   return check_overlaps(kBackward, {{"dx", args.dx}, {"dweight", args.dweight}, {"dbias", args.dbias}},
                         {{"dy", args.dy},
                          {"x", args.x},

@@ -10,6 +10,7 @@
 #include "core/validate.hpp"
 #include "device/segment_reduce_geometry.hpp"
 #include "ops/norm/dispatch.hpp"
+#include "ops/norm/gradient_checks.hpp"
 #include "ops/norm/quant_chain.hpp"
 
 namespace baracuda {
@@ -330,18 +331,8 @@ Status NormBackwardPlan::can_implement(const Args& args) const {
   else
     BARACUDA_TRY(detail::check_absent(kBackward, "mean", args.mean, "RmsNorm has no mean"));
   BARACUDA_TRY(detail::check_tensor(kBackward, "rstd", args.rstd, stats_kind(), stats_shape_, Access::Read));
-  if (wanted(args.dx)) BARACUDA_TRY(detail::check_tensor(kBackward, "dx", args.dx, k, desc_.shape, Access::Write));
-  if (wanted(args.dweight)) {
-    if (!desc_.has_weight)
-      return Error::invalid(s(kBackward) + ": dweight must be empty: the descriptor has no weight");
-    BARACUDA_TRY(detail::check_tensor(kBackward, "dweight", args.dweight, k, h, Access::Write));
-  }
-  if (wanted(args.dbias)) {
-    if (!desc_.has_bias) return Error::invalid(s(kBackward) + ": dbias must be empty: the descriptor has no bias");
-    BARACUDA_TRY(detail::check_tensor(kBackward, "dbias", args.dbias, k, h, Access::Write));
-  }
-  if (!wanted(args.dx) && !wanted(args.dweight) && !wanted(args.dbias))
-    return Error::invalid(s(kBackward) + ": none of dx, dweight and dbias is requested");
+  BARACUDA_TRY(detail::check_norm_gradients(kBackward, args.dx, args.dweight, args.dbias, k, desc_.shape, h,
+                                            desc_.has_weight, desc_.has_bias));
   for (const auto& [name, out] :
        {std::pair{"dx", args.dx}, std::pair{"dweight", args.dweight}, std::pair{"dbias", args.dbias}})
     for (const auto& [in_name, in] :
