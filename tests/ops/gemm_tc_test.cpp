@@ -39,6 +39,7 @@ class Bytes {
  public:
   explicit Bytes(size_t n = 0) : chunks_((n + 15) / 16) {}
   uint8_t* data() { return reinterpret_cast<uint8_t*>(chunks_.data()); }
+  const uint8_t* data() const { return reinterpret_cast<const uint8_t*>(chunks_.data()); }
   size_t size() const { return chunks_.size() * 16; }
   bool operator==(const Bytes& o) const { return std::memcmp(chunks_.data(), o.chunks_.data(), size()) == 0; }
 
@@ -115,6 +116,7 @@ struct Case {
   Layout a, b;
   int64_t out_pad = 0;  ///< D, aux and C: leading dimension N + out_pad
   bool c = false, bias = false, aux = false, bias_grad = false;
+  bool in_place = false;  ///< D is C (the same buffer, ld and batch stride)
   double alpha = 1.0, beta = 0.0;
   Act act = Act::None;
 };
@@ -133,6 +135,7 @@ std::string describe(const Case& c, ElementKind ab, ElementKind cd) {
   if (c.bias) s += " bias";
   if (c.aux) s += " aux";
   if (c.bias_grad) s += " bias_grad";
+  if (c.in_place) s += " D=C";
   s += " act " + std::to_string(static_cast<int>(c.act));
   return s;
 }
@@ -158,7 +161,7 @@ double unit_roundoff(ElementKind k) {
 
 /// One case with operand kind `ab` and output kind `cd`: the kernel on sim twice (the same bits), against the
 /// f64 reference within the tolerance above; the outputs' padding untouched.
-void run_case(const Case& c, ElementKind ab, ElementKind cd, uint64_t seed) {
+void run_case(const Case& c, ElementKind ab, ElementKind cd, uint64_t seed, bool empty = false) {
   SCOPED_TRACE(describe(c, ab, cd));
   Rng rng(seed * 7919 + static_cast<uint64_t>(c.m * 131 + c.n * 17 + c.k));
   Mat a = make_mat(ab, c.batch, c.m, c.k, c.a, nan_bits(ab));
@@ -174,13 +177,17 @@ void run_case(const Case& c, ElementKind ab, ElementKind cd, uint64_t seed) {
   fill_random(b, rng, -2, 0);
   if (c.c) fill_random(cm, rng, -2, 2);
   if (c.bias) fill_random(bias, rng, -3, 1);
+  if (c.in_place) d = cm;                                // D starts as C
+  const Bytes d0 = d.buf, aux0 = aux.buf, bg0 = bg.buf;  // what the runs may not touch outside the outputs
 
   detail::GemmLaunch l;
   l.m = c.m, l.n = c.n, l.k = c.k, l.batch = c.batch;
   l.ab = ab, l.cd = cd;
   l.a = {a.data(), a.batch, a.row, a.col};
   l.b = {b.data(), b.batch, b.row, b.col};
-  if (c.c) l.c = {cm.data(), cm.batch, cm.row, cm.col};
+  if (c.c)
+    l.c = c.in_place ? detail::GemmOperand{d.data(), d.batch, d.row, d.col}
+                     : detail::GemmOperand{cm.data(), cm.batch, cm.row, cm.col};
   l.d = {d.data(), d.batch, d.row, d.col};
   if (c.aux) l.aux = {aux.data(), aux.batch, aux.row, aux.col};
   if (c.bias) l.bias = {bias.data(), 0, 0, bias.col};
@@ -192,6 +199,7 @@ void run_case(const Case& c, ElementKind ab, ElementKind cd, uint64_t seed) {
   Status s = gemm_tensor_core_sim(sim, l);
   ASSERT_TRUE(s.is_ok()) << s.error().to_string();
   const Bytes d1 = d.buf, aux1 = aux.buf, bg1 = bg.buf;
+  if (c.in_place) d.buf = d0;  // C again
   s = gemm_tensor_core_sim(sim, l);
   ASSERT_TRUE(s.is_ok()) << s.error().to_string();
   EXPECT_TRUE(d.buf == d1) << "D differs between two runs";
@@ -235,7 +243,7 @@ void run_case(const Case& c, ElementKind ab, ElementKind cd, uint64_t seed) {
         if (c.aux) check(aux.value(bi, i, j), v, err, "aux", bi, i, j);
       }
   }
-  if (c.bias_grad)
+  if (c.bias_grad && !empty)
     for (int64_t i = 0; i < c.m; ++i) {
       double sum = 0, mag = 0;
       for (int64_t kk = 0; kk < c.k; ++kk) sum += av[i * c.k + kk], mag += std::fabs(av[i * c.k + kk]);
@@ -244,7 +252,7 @@ void run_case(const Case& c, ElementKind ab, ElementKind cd, uint64_t seed) {
   EXPECT_EQ(bad, 0) << bad << " elements out of tolerance";
 
   // Nothing written outside the outputs' elements (padding, the unused aux and bias_grad).
-  auto untouched = [&](Mat& o, bool written, const char* what) {
+  auto untouched = [&](Mat& o, const Bytes& before, bool written, const char* what) {
     std::vector<bool> inside(static_cast<size_t>(o.elements), false);
     if (written)
       for (int64_t bi = 0; bi < o.batches; ++bi)
@@ -252,14 +260,14 @@ void run_case(const Case& c, ElementKind ab, ElementKind cd, uint64_t seed) {
           for (int64_t j = 0; j < o.cols; ++j) inside[o.index(bi, i, j)] = true;
     int64_t wrote = 0;
     for (size_t e = 0; e < inside.size(); ++e)
-      if (!inside[e] && load_bits(cd, o.buf.data() + e * element_bytes(cd)) !=
-                            (kSentinel & (cd == ElementKind::F32 ? 0xffffffffu : 0xffffu)))
+      if (!inside[e] && std::memcmp(o.buf.data() + e * element_bytes(cd), before.data() + e * element_bytes(cd),
+                                    element_bytes(cd)) != 0)
         ++wrote;
     EXPECT_EQ(wrote, 0) << what << ": elements written outside the output";
   };
-  untouched(d, true, "D");
-  untouched(aux, c.aux, "aux");
-  untouched(bg, c.bias_grad, "bias_grad");
+  untouched(d, d0, !empty, "D");
+  untouched(aux, aux0, c.aux && !empty, "aux");
+  untouched(bg, bg0, c.bias_grad && !empty, "bias_grad");
 }
 
 constexpr ElementKind kF16 = ElementKind::F16, kBf16 = ElementKind::Bf16, kF32 = ElementKind::F32;
@@ -310,7 +318,8 @@ TEST(GemmTensorCore, EveryEpilogueOnSim) {
         }
 }
 
-// Batches of 3 with a broadcast A or B and leading dimensions past the packed ones.
+// Batches of 3 with a broadcast A or B and leading dimensions past the packed ones; D = C in place once per
+// kind pair and broadcast operand.
 TEST(GemmTensorCore, BatchedBroadcastPaddedOnSim) {
   uint64_t seed = 200;
   for (const auto& [ab, cd] : kKinds)
@@ -325,6 +334,7 @@ TEST(GemmTensorCore, BatchedBroadcastPaddedOnSim) {
         c.c = c.bias = c.aux = true;
         c.alpha = 1.25, c.beta = 0.5;
         c.act = Act::Silu;
+        c.in_place = layout == 1;  // D = C, in place
         run_case(c, ab, cd, seed++);
       }
 }
@@ -369,7 +379,8 @@ TEST(GemmTensorCore, BiasGradOnSim) {
         }
 }
 
-// Degenerate extents: K = 0 (D = β·C + bias), N = 0 with bias_grad (no D), K not a multiple of 8 with the
+// Degenerate extents: K = 0 (D = β·C + bias), N = 0 with bias_grad (an empty problem: nothing written, bias_grad
+// included), K not a multiple of 8 with the
 // 16-byte copies' partial chunks, and a K long enough to wrap around the stages several times.
 TEST(GemmTensorCore, EdgesOnSim) {
   uint64_t seed = 500;
@@ -384,7 +395,7 @@ TEST(GemmTensorCore, EdgesOnSim) {
     c.m = 17, c.n = 33, c.k = 0;
     run_case(c, ab, cd, seed++);
     c.m = 5, c.n = 0, c.k = 20, c.bias_grad = true, c.c = c.bias = c.aux = false;
-    run_case(c, ab, cd, seed++);
+    run_case(c, ab, cd, seed++, /*empty=*/true);
     for (int layout = 0; layout < 8; ++layout) {
       c = base;
       c.m = 70, c.n = 41, c.k = 3 + 8 * (layout & 3);

@@ -244,9 +244,10 @@ __global__ void __launch_bounds__(32 * WM * WN) tc_gemm_kernel(TcParams p) {
     static_cast<TCD*>(p.bias_grad)[static_cast<int64_t>(m0 + tid) * p.bias_grad_stride] =
         convert::from_opmath<TCD>(rowsum);
 
-  // The plan guarantees that no output overlaps an input (launch.hpp).
-  const TCD* __restrict__ c = p.c != nullptr ? static_cast<const TCD*>(p.c) + bz * p.c_batch : nullptr;
-  TCD* __restrict__ d = static_cast<TCD*>(p.d) + bz * p.d_batch;
+  // No output overlaps an input or another output, except that D may be C exactly (in place: each element
+  // of C is read by the thread that then writes it); so only aux and the bias are __restrict__.
+  const TCD* c = p.c != nullptr ? static_cast<const TCD*>(p.c) + bz * p.c_batch : nullptr;
+  TCD* d = static_cast<TCD*>(p.d) + bz * p.d_batch;
   TCD* __restrict__ aux = p.aux != nullptr ? static_cast<TCD*>(p.aux) + bz * p.aux_batch : nullptr;
   const TCD* __restrict__ bias = static_cast<const TCD*>(p.bias);
   const int g = lane >> 2, t4 = lane & 3;
@@ -308,7 +309,7 @@ inline TcOperand tc_operand(const ::baracuda::detail::GemmOperand& o, int64_t ro
 template <class TAB, class TCD, TcTile kT>
 Status tc_launch(const ::baracuda::detail::ExecContext& ctx, TcParams p, int64_t batch) {
   static_assert(kT.smem_bytes() <= 48 * 1024, "within the default dynamic shared memory (no opt-in)");
-  const int64_t n_tiles = p.n > 0 ? (p.n + kT.bn - 1) / kT.bn : 1;  // N = 0: bias_grad alone
+  const int64_t n_tiles = (p.n + kT.bn - 1) / kT.bn;
   if (n_tiles > 65535)
     return Error::unsupported("GemmPlan: the tensor-core kernel takes N up to " + std::to_string(65535 * kT.bn));
   const dim3 block(static_cast<unsigned>(kT.threads()));
@@ -336,7 +337,7 @@ Status tensor_core(const ::baracuda::detail::ExecContext& ctx, const ::baracuda:
   constexpr int64_t kMax = 0x7fffffff;
   if (l.m > kMax || l.n > kMax || l.k > kMax)
     return Error::unsupported("GemmPlan: the tensor-core kernel takes M, N and K below 2^31");
-  if (l.m == 0 || l.batch == 0 || (l.n == 0 && l.bias_grad.data == nullptr)) return {};
+  if (l.m == 0 || l.n == 0 || l.batch == 0) return {};  // empty: nothing written, bias_grad included
   TcParams p;
   p.m = static_cast<int>(l.m), p.n = static_cast<int>(l.n), p.k = static_cast<int>(l.k);
   p.a = tc_operand(l.a, l.m, l.k, l.batch, true);
