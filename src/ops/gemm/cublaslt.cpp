@@ -1,0 +1,546 @@
+// The gemm family's cuBLASLt backend: the mapping (pure, compiled in every build) and, with the cuda kernels,
+// the cuBLASLt objects built at select and the one call of run. See cublaslt.hpp for the mapping.
+#include "ops/gemm/cublaslt.hpp"
+
+#include <cublasLt.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <mutex>
+#include <string>
+#include <utility>
+
+#include "baracuda/core/stream.hpp"
+
+namespace baracuda::detail {
+
+static_assert(static_cast<uint32_t>(CublasLtEpilogue::Default) == CUBLASLT_EPILOGUE_DEFAULT);
+static_assert(static_cast<uint32_t>(CublasLtEpilogue::Relu) == CUBLASLT_EPILOGUE_RELU);
+static_assert(static_cast<uint32_t>(CublasLtEpilogue::Bias) == CUBLASLT_EPILOGUE_BIAS);
+static_assert(static_cast<uint32_t>(CublasLtEpilogue::ReluBias) == CUBLASLT_EPILOGUE_RELU_BIAS);
+static_assert(static_cast<uint32_t>(CublasLtEpilogue::Gelu) == CUBLASLT_EPILOGUE_GELU);
+static_assert(static_cast<uint32_t>(CublasLtEpilogue::GeluBias) == CUBLASLT_EPILOGUE_GELU_BIAS);
+static_assert(static_cast<uint32_t>(CublasLtEpilogue::GeluAux) == CUBLASLT_EPILOGUE_GELU_AUX);
+static_assert(static_cast<uint32_t>(CublasLtEpilogue::GeluAuxBias) == CUBLASLT_EPILOGUE_GELU_AUX_BIAS);
+static_assert(static_cast<uint32_t>(CublasLtEpilogue::BgradA) == CUBLASLT_EPILOGUE_BGRADA);
+static_assert(static_cast<uint32_t>(CublasLtEpilogue::BgradB) == CUBLASLT_EPILOGUE_BGRADB);
+
+std::string_view to_string(CublasLtEpilogue e) {
+  switch (e) {
+    case CublasLtEpilogue::Default:
+      return "DEFAULT";
+    case CublasLtEpilogue::Relu:
+      return "RELU";
+    case CublasLtEpilogue::Bias:
+      return "BIAS";
+    case CublasLtEpilogue::ReluBias:
+      return "RELU_BIAS";
+    case CublasLtEpilogue::Gelu:
+      return "GELU";
+    case CublasLtEpilogue::GeluBias:
+      return "GELU_BIAS";
+    case CublasLtEpilogue::GeluAux:
+      return "GELU_AUX";
+    case CublasLtEpilogue::GeluAuxBias:
+      return "GELU_AUX_BIAS";
+    case CublasLtEpilogue::BgradA:
+      return "BGRADA";
+    case CublasLtEpilogue::BgradB:
+      return "BGRADB";
+  }
+  return "?";
+}
+
+std::string to_string(const CublasLtMapping& m) {
+  auto op = [](const CublasLtMatrix& x) { return x.transpose ? "T" : "N"; };
+  std::string s = std::string(to_string(m.ab)) + "->" + std::string(to_string(m.cd)) + (m.tf32 ? " tf32" : "") +
+                  " transa=" + op(m.a) + " transb=" + op(m.b) + " m=" + std::to_string(m.m) +
+                  " n=" + std::to_string(m.n) + " k=" + std::to_string(m.k) + " lda=" + std::to_string(m.a.ld) +
+                  " ldb=" + std::to_string(m.b.ld) + " ldc=" + std::to_string(m.c.ld) +
+                  " ldd=" + std::to_string(m.d.ld) + " batch=" + std::to_string(m.batch_count);
+  if (m.batch_count > 1)
+    s += " strides=(" + std::to_string(m.a.batch_stride) + ", " + std::to_string(m.b.batch_stride) + ", " +
+         std::to_string(m.c.batch_stride) + ", " + std::to_string(m.d.batch_stride) + ")";
+  s += std::string(m.has_c ? " with C" : "") + " epilogue=" + std::string(to_string(m.epilogue));
+  if (m.aux_ld != 0) s += " aux_ld=" + std::to_string(m.aux_ld);
+  return s;
+}
+
+size_t cublaslt_workspace_cap(int sm) { return (sm >= 90 ? size_t{32} : size_t{4}) << 20; }
+
+namespace {
+
+constexpr std::string_view kWho = "GemmPlan (cuBLASLt)";
+constexpr int64_t kMaxExtent = std::numeric_limits<int32_t>::max();
+
+Error unsupported(const std::string& why) { return Error::unsupported(std::string(kWho) + ": " + why); }
+Error invalid(const std::string& why) { return Error::invalid(std::string(kWho) + ": " + why); }
+std::string str(int64_t v) { return std::to_string(v); }
+int64_t round_up(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
+
+/// The ld of a stored matrix of one column: it addresses nothing, so any value ≥ rows is valid; the rows rounded
+/// up to 16 bytes, so that it does not exclude the algorithms that need 16-byte aligned columns.
+int64_t unused_ld(int64_t rows, ElementKind kind) { return round_up(rows, 16 / (element_bits(kind) / 8)); }
+
+/// STRIDED_BATCH_OFFSET of an operand: 0 for one batch; the operand's batch stride otherwise (0 broadcasts).
+Result<int64_t> batch_offset(const std::string& name, const GemmOperand& x, int64_t batch, bool output) {
+  if (batch == 1) return int64_t{0};
+  if (x.batch < 0) return unsupported(name + "'s batch stride " + str(x.batch) + " is negative");
+  if (output && x.batch == 0) return invalid(name + "'s batch stride is 0 with " + str(batch) + " batches");
+  return x.batch;
+}
+
+/// cuBLASLt's operand Xᵀ for the launch's input X [rows, cols] (op(A) or op(B); see the file comment).
+Result<CublasLtMatrix> input_layout(const std::string& name, const GemmOperand& x, int64_t rows, int64_t cols,
+                                    ElementKind kind, int64_t batch) {
+  bool row_major = true;  // X's columns are contiguous: Xᵀ is stored as it is
+  if (rows > 1 && cols > 1) {
+    if (x.col == 1 && x.row != 1) {
+      row_major = true;
+    } else if (x.row == 1 && x.col != 1) {
+      row_major = false;
+    } else {
+      return unsupported(name + " [" + str(rows) + ", " + str(cols) + "] has strides (" + str(x.row) + ", " +
+                         str(x.col) + "): cuBLASLt needs exactly one of them to be 1");
+    }
+  } else if (cols == 1 && rows > 1) {
+    row_major = x.row != 1;  // a contiguous column is X stored column-major; otherwise Xᵀ is one strided row
+  } else if (rows == 1 && cols > 1) {
+    row_major = x.col == 1;
+  }
+  CublasLtMatrix m;
+  if (row_major) {
+    m = {false, cols, rows, rows == 1 ? unused_ld(cols, kind) : x.row, 0};
+  } else {
+    m = {true, rows, cols, cols == 1 ? unused_ld(rows, kind) : x.col, 0};
+  }
+  if (m.ld < m.rows)
+    return unsupported(name + "'s " + (row_major ? "row" : "column") + " stride " + str(m.ld) +
+                       " is its leading dimension, below the " + str(m.rows) +
+                       " rows cuBLASLt needs (a broadcast or overlapping " + (row_major ? "row" : "column") + ")");
+  auto offset = batch_offset(name, x, batch, false);
+  if (!offset) return offset.error();
+  m.batch_stride = *offset;
+  return m;
+}
+
+/// The layout of C, D or aux [M, N] (column stride 1): the column-major N×M matrix, never transposed.
+Result<CublasLtMatrix> output_layout(const std::string& name, const GemmOperand& x, int64_t m, int64_t n,
+                                     ElementKind kind, int64_t batch, bool written) {
+  if (x.col != 1 && n > 1) return invalid(name + "'s column stride is " + str(x.col) + ", not 1");
+  CublasLtMatrix r{false, n, m, m == 1 ? unused_ld(n, kind) : x.row, 0};
+  if (r.ld < n)
+    return unsupported(name + "'s row stride " + str(r.ld) + " is its leading dimension, below the " + str(n) +
+                       " rows cuBLASLt needs");
+  auto offset = batch_offset(name, x, batch, written);
+  if (!offset) return offset.error();
+  r.batch_stride = *offset;
+  return r;
+}
+
+Status check_kinds(const GemmLaunch& l) {
+  bool ok = false;
+  switch (l.ab) {
+    case ElementKind::F16:
+    case ElementKind::Bf16:
+      ok = l.cd == l.ab || l.cd == ElementKind::F32;
+      break;
+    case ElementKind::F32:
+      ok = l.cd == ElementKind::F32;
+      break;
+    case ElementKind::F64:
+      ok = l.cd == ElementKind::F64;
+      break;
+    default:
+      break;
+  }
+  if (ok) return {};
+  return unsupported("A and B of kind " + std::string(to_string(l.ab)) + " with C and D of kind " +
+                     std::string(to_string(l.cd)) +
+                     " (cuBLASLt serves f16 and bf16 to themselves or f32, f32 to "
+                     "f32, f64 to f64)");
+}
+
+/// The epilogue, the bias length and the aux layout of `l` into `r`.
+Status map_epilogue(const GemmLaunch& l, CublasLtMapping& r) {
+  const bool bias = l.bias.data != nullptr, aux = l.aux.data != nullptr, bgrad = l.bias_grad.data != nullptr;
+  if (bgrad) {
+    if (l.batch > 1)
+      return unsupported("bias_grad with " + str(l.batch) + " batches: cuBLASLt's BGRADB sums one batch only");
+    if (bias || aux || l.activation != LinearActivation::None)
+      return unsupported("bias_grad with a bias, aux or an activation: cuBLASLt's BGRADB epilogue has none of them");
+    if (l.bias_grad.col != 1 && l.m > 1)
+      return unsupported("bias_grad has stride " + str(l.bias_grad.col) + ": cuBLASLt writes a packed vector");
+    r.epilogue = CublasLtEpilogue::BgradB;  // Σ_k of cuBLASLt's B = op(A)ᵀ: one value per column of D' = row of D
+    r.bias_length = l.m;
+    return {};
+  }
+  if (bias && l.bias.col != 1 && l.n > 1)
+    return unsupported("bias has stride " + str(l.bias.col) + ": cuBLASLt reads a packed vector");
+  r.bias_length = bias ? l.n : 0;  // one value per row of D' = column of D
+  switch (l.activation) {
+    case LinearActivation::None:
+      r.epilogue = bias ? CublasLtEpilogue::Bias : CublasLtEpilogue::Default;
+      break;
+    case LinearActivation::Relu:
+      r.epilogue = bias ? CublasLtEpilogue::ReluBias : CublasLtEpilogue::Relu;
+      break;
+    case LinearActivation::GeluTanh:
+      if (aux)
+        r.epilogue = bias ? CublasLtEpilogue::GeluAuxBias : CublasLtEpilogue::GeluAux;
+      else
+        r.epilogue = bias ? CublasLtEpilogue::GeluBias : CublasLtEpilogue::Gelu;
+      break;
+    case LinearActivation::Silu:
+    case LinearActivation::GeluErf:
+      return unsupported("the activation " + std::string(to_string(l.activation)) +
+                         " has no cuBLASLt epilogue (it has relu and the tanh gelu)");
+    default:
+      return invalid("activation " + str(static_cast<int>(l.activation)) + " is not a LinearActivation");
+  }
+  if (!aux) return {};
+  if (l.activation != LinearActivation::GeluTanh)
+    return unsupported("aux with the activation " + std::string(to_string(l.activation)) +
+                       ": cuBLASLt writes the pre-activation only with gelu_tanh (its relu aux is a bit mask)");
+  auto layout = output_layout("aux", l.aux, l.m, l.n, l.cd, l.batch, true);
+  if (!layout) return layout.error();
+  r.aux_ld = l.m == 1 ? round_up(l.n, 8) : layout->ld;
+  if (r.aux_ld % 8 != 0)
+    return unsupported("aux's row stride " + str(r.aux_ld) + " is not a multiple of 8 (cuBLASLt's EPILOGUE_AUX_LD)");
+  r.aux_batch_stride = layout->batch_stride;
+  if (r.aux_batch_stride % 8 != 0)
+    return unsupported("aux's batch stride " + str(r.aux_batch_stride) +
+                       " is not a multiple of 8 (cuBLASLt's EPILOGUE_AUX_BATCH_STRIDE)");
+  return {};
+}
+
+}  // namespace
+
+Result<CublasLtMapping> cublaslt_mapping(const GemmLaunch& l) {
+  if (l.m < 0 || l.n < 0 || l.k < 0 || l.batch < 0)
+    return invalid("negative extent (M, N, K, batch) = (" + str(l.m) + ", " + str(l.n) + ", " + str(l.k) + ", " +
+                   str(l.batch) + ")");
+  BARACUDA_TRY(check_kinds(l));
+  if (l.m == 0 || l.n == 0 || l.batch == 0) return unsupported("an empty problem has no cuBLASLt call");
+  if (l.k == 0) return unsupported("K = 0 (D = β·C + bias) is not asked of cuBLASLt");
+  if (l.m > kMaxExtent || l.n > kMaxExtent || l.k > kMaxExtent || l.batch > kMaxExtent)
+    return unsupported("(M, N, K, batch) = (" + str(l.m) + ", " + str(l.n) + ", " + str(l.k) + ", " + str(l.batch) +
+                       "): cuBLASLt takes extents up to INT32_MAX");
+  CublasLtMapping r;
+  r.ab = l.ab;
+  r.cd = l.cd;
+  r.tf32 = l.ab == ElementKind::F32 && l.tf32;
+  r.m = l.n;
+  r.n = l.m;
+  r.k = l.k;
+  r.batch_count = static_cast<int32_t>(l.batch);
+  auto a = input_layout("op(B)", l.b, l.k, l.n, l.ab, l.batch);  // cuBLASLt's A = op(B)ᵀ
+  if (!a) return a.error();
+  auto b = input_layout("op(A)", l.a, l.m, l.k, l.ab, l.batch);  // cuBLASLt's B = op(A)ᵀ
+  if (!b) return b.error();
+  auto d = output_layout("D", l.d, l.m, l.n, l.cd, l.batch, true);
+  if (!d) return d.error();
+  r.a = *a;
+  r.b = *b;
+  r.d = *d;
+  r.has_c = l.c.data != nullptr;
+  if (r.has_c) {
+    auto c = output_layout("C", l.c, l.m, l.n, l.cd, l.batch, false);
+    if (!c) return c.error();
+    r.c = *c;
+  } else {
+    r.c = r.d;
+  }
+  BARACUDA_TRY(map_epilogue(l, r));
+  return r;
+}
+
+CublasLtPointers cublaslt_pointers(const GemmLaunch& l, const CublasLtMapping& m) {
+  CublasLtPointers p;
+  p.a = l.b.data;  // cuBLASLt's A = op(B)ᵀ
+  p.b = l.a.data;  // cuBLASLt's B = op(A)ᵀ
+  p.c = m.has_c ? l.c.data : l.d.data;
+  p.d = const_cast<void*>(l.d.data);
+  if (m.bias_length > 0) p.bias = m.epilogue == CublasLtEpilogue::BgradB ? l.bias_grad.data : l.bias.data;
+  if (m.aux_ld > 0) p.aux = const_cast<void*>(l.aux.data);
+  return p;
+}
+
+CublasLtGemm::CublasLtGemm() = default;
+
+bool CublasLtGemm::compiled_in() { return BARACUDA_HAVE_CUDA_KERNELS != 0; }
+
+size_t CublasLtGemm::workspace_size() const { return workspace_; }
+
+const CublasLtMapping& CublasLtGemm::mapping() const { return mapping_; }
+
+Status CublasLtGemm::can_run(const GemmLaunch& l) const {
+  if (!impl_) {
+    if (l.m == 0 || l.n == 0 || l.batch == 0) return {};
+    return invalid("the backend was built for an empty problem, the launch is (M, N, K, batch) = (" + str(l.m) + ", " +
+                   str(l.n) + ", " + str(l.k) + ", " + str(l.batch) + ")");
+  }
+  auto map = cublaslt_mapping(l);
+  if (!map) return map.error();
+  if (*map != mapping_)
+    return invalid("the launch maps to [" + to_string(*map) + "], the backend was built for [" + to_string(mapping_) +
+                   "]");
+  if (l.c.data == nullptr && l.beta != 0.0) return invalid("β = " + std::to_string(l.beta) + " without C");
+  if (l.a.data == nullptr || l.b.data == nullptr || l.d.data == nullptr) return invalid("A, B and D are required");
+  const std::pair<const char*, const void*> operands[] = {{"A", l.a.data},
+                                                          {"B", l.b.data},
+                                                          {"C", l.c.data},
+                                                          {"D", l.d.data},
+                                                          {"aux", l.aux.data},
+                                                          {"bias", l.bias.data},
+                                                          {"bias_grad", l.bias_grad.data}};
+  for (const auto& [name, ptr] : operands)
+    if (reinterpret_cast<uintptr_t>(ptr) % kRequiredAlignment != 0)
+      return Error::misaligned(std::string(kWho) + ": " + name + " is not " + str(kRequiredAlignment) +
+                               "-byte aligned (the algorithm was chosen for " + str(kRequiredAlignment) +
+                               "-byte aligned operands)");
+  return {};
+}
+
+#if BARACUDA_HAVE_CUDA_KERNELS
+
+namespace {
+
+/// cuBLASLt's status as a baracuda error. At select a rejection (not supported, an invalid value for a problem
+/// the plan has validated, another architecture) means cuBLASLt cannot serve the problem: `Unsupported`; at run
+/// an invalid value is `InvalidProblem`. Any other failure is the device's.
+Error lt_error(cublasStatus_t s, std::string_view what, bool selecting, const CublasLtMapping* problem = nullptr) {
+  std::string msg = std::string(kWho) + ": " + std::string(what) + ": " + cublasLtGetStatusName(s) + " (" +
+                    cublasLtGetStatusString(s) + ")";
+  if (problem != nullptr) msg += " for [" + to_string(*problem) + "]";
+  switch (s) {
+    case CUBLAS_STATUS_NOT_SUPPORTED:
+    case CUBLAS_STATUS_ARCH_MISMATCH:
+      return Error::unsupported(std::move(msg));
+    case CUBLAS_STATUS_INVALID_VALUE:
+      return selecting ? Error::unsupported(std::move(msg)) : Error::invalid(std::move(msg));
+    default:
+      return Error::device(std::move(msg), static_cast<int>(s));
+  }
+}
+
+#define BARACUDA_LT_SELECT_TRY(call, what)                                                  \
+  do {                                                                                      \
+    const cublasStatus_t lt_status_ = (call);                                               \
+    if (lt_status_ != CUBLAS_STATUS_SUCCESS) return lt_error(lt_status_, what, true, &map); \
+  } while (0)
+
+/// The process's cuBLASLt handle for `device` (current), created on first use. Never destroyed: a handle
+/// destroyed at exit could outlive the CUDA runtime's own teardown.
+Result<cublasLtHandle_t> lt_handle(int device) {
+  static std::mutex mu;
+  static auto* handles = new std::map<int, cublasLtHandle_t>();
+  std::lock_guard<std::mutex> lock(mu);
+  if (auto it = handles->find(device); it != handles->end()) return it->second;
+  cublasLtHandle_t h = nullptr;
+  const cublasStatus_t s = cublasLtCreate(&h);
+  if (s != CUBLAS_STATUS_SUCCESS) return lt_error(s, "cublasLtCreate", false);
+  handles->emplace(device, h);
+  return h;
+}
+
+cudaDataType_t data_type(ElementKind k) {
+  switch (k) {
+    case ElementKind::F16:
+      return CUDA_R_16F;
+    case ElementKind::Bf16:
+      return CUDA_R_16BF;
+    case ElementKind::F64:
+      return CUDA_R_64F;
+    default:
+      return CUDA_R_32F;
+  }
+}
+
+template <class T>
+cublasStatus_t set(cublasLtMatmulDesc_t d, cublasLtMatmulDescAttributes_t attr, const T& v) {
+  return cublasLtMatmulDescSetAttribute(d, attr, &v, sizeof(v));
+}
+template <class T>
+cublasStatus_t set(cublasLtMatrixLayout_t l, cublasLtMatrixLayoutAttribute_t attr, const T& v) {
+  return cublasLtMatrixLayoutSetAttribute(l, attr, &v, sizeof(v));
+}
+template <class T>
+cublasStatus_t set(cublasLtMatmulPreference_t p, cublasLtMatmulPreferenceAttributes_t attr, const T& v) {
+  return cublasLtMatmulPreferenceSetAttribute(p, attr, &v, sizeof(v));
+}
+
+/// A pointer of exactly kRequiredAlignment bytes' alignment: what the heuristic reads from the bias and aux
+/// pointers before run sets the real ones (it never dereferences them).
+void* alignment_placeholder() {
+  return reinterpret_cast<void*>(static_cast<uintptr_t>(CublasLtGemm::kRequiredAlignment));
+}
+
+}  // namespace
+
+struct CublasLtGemm::Impl {
+  cublasLtHandle_t handle = nullptr;
+  cublasLtMatmulDesc_t desc = nullptr;
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr, d = nullptr;
+  cublasLtMatmulAlgo_t algo{};
+  /// Serializes runs that set the bias and aux pointers of the shared descriptor before their cublasLtMatmul
+  /// (the call reads them when it enqueues its kernels).
+  std::mutex pointers;
+
+  ~Impl() {
+    for (cublasLtMatrixLayout_t l : {d, c, b, a})
+      if (l != nullptr) cublasLtMatrixLayoutDestroy(l);
+    if (desc != nullptr) cublasLtMatmulDescDestroy(desc);
+  }
+};
+
+CublasLtGemm::~CublasLtGemm() = default;
+
+Result<std::shared_ptr<const CublasLtGemm>> CublasLtGemm::create(int device, const GemmLaunch& problem,
+                                                                 size_t max_workspace) {
+  const bool empty = problem.m == 0 || problem.n == 0 || problem.batch == 0;
+  if (empty && problem.m >= 0 && problem.n >= 0 && problem.k >= 0 && problem.batch >= 0) {
+    BARACUDA_TRY(check_kinds(problem));
+    return std::shared_ptr<const CublasLtGemm>(new CublasLtGemm());
+  }
+  auto mapped = cublaslt_mapping(problem);
+  if (!mapped) return mapped.error();
+  const CublasLtMapping& map = *mapped;
+  auto info = cuda_device_info(device);
+  if (!info) return info.error();
+  if (const cudaError_t e = cudaSetDevice(device); e != cudaSuccess)
+    return Error::device(std::string(kWho) + ": cudaSetDevice: " + cudaGetErrorString(e), e);
+  auto handle = lt_handle(device);
+  if (!handle) return handle.error();
+
+  std::shared_ptr<CublasLtGemm> g(new CublasLtGemm());
+  g->mapping_ = map;
+  g->impl_ = std::make_unique<Impl>();
+  Impl& im = *g->impl_;
+  im.handle = *handle;
+
+  const bool f64 = map.ab == ElementKind::F64;
+  const cublasComputeType_t compute =
+      f64 ? CUBLAS_COMPUTE_64F : (map.tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F);
+  BARACUDA_LT_SELECT_TRY(cublasLtMatmulDescCreate(&im.desc, compute, f64 ? CUDA_R_64F : CUDA_R_32F),
+                         "cublasLtMatmulDescCreate");
+  const int32_t transa = map.a.transpose ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const int32_t transb = map.b.transpose ? CUBLAS_OP_T : CUBLAS_OP_N;
+  BARACUDA_LT_SELECT_TRY(set(im.desc, CUBLASLT_MATMUL_DESC_TRANSA, transa), "TRANSA");
+  BARACUDA_LT_SELECT_TRY(set(im.desc, CUBLASLT_MATMUL_DESC_TRANSB, transb), "TRANSB");
+  BARACUDA_LT_SELECT_TRY(set(im.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, static_cast<uint32_t>(map.epilogue)), "EPILOGUE");
+  if (map.bias_length > 0) {  // the bias (or its gradient) has D's kind: cuBLASLt's default BIAS_DATA_TYPE
+    BARACUDA_LT_SELECT_TRY(set(im.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, alignment_placeholder()), "BIAS_POINTER");
+    if (map.batch_count > 1)  // one bias for every batch
+      BARACUDA_LT_SELECT_TRY(set(im.desc, CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE, int64_t{0}), "BIAS_BATCH_STRIDE");
+  }
+  if (map.aux_ld > 0) {  // the GELU input has D's kind: cuBLASLt's default EPILOGUE_AUX_DATA_TYPE
+    BARACUDA_LT_SELECT_TRY(set(im.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, alignment_placeholder()),
+                           "EPILOGUE_AUX_POINTER");
+    BARACUDA_LT_SELECT_TRY(set(im.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, map.aux_ld), "EPILOGUE_AUX_LD");
+    if (map.batch_count > 1)
+      BARACUDA_LT_SELECT_TRY(set(im.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_BATCH_STRIDE, map.aux_batch_stride),
+                             "EPILOGUE_AUX_BATCH_STRIDE");
+  }
+
+  const std::pair<cublasLtMatrixLayout_t*, const CublasLtMatrix*> layouts[] = {
+      {&im.a, &map.a}, {&im.b, &map.b}, {&im.c, &map.c}, {&im.d, &map.d}};
+  for (size_t i = 0; i < 4; ++i) {
+    const CublasLtMatrix& x = *layouts[i].second;
+    const cudaDataType_t type = data_type(i < 2 ? map.ab : map.cd);
+    BARACUDA_LT_SELECT_TRY(cublasLtMatrixLayoutCreate(layouts[i].first, type, static_cast<uint64_t>(x.rows),
+                                                      static_cast<uint64_t>(x.cols), x.ld),
+                           "cublasLtMatrixLayoutCreate");
+    if (map.batch_count > 1) {
+      BARACUDA_LT_SELECT_TRY(set(*layouts[i].first, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, map.batch_count),
+                             "BATCH_COUNT");
+      BARACUDA_LT_SELECT_TRY(set(*layouts[i].first, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, x.batch_stride),
+                             "STRIDED_BATCH_OFFSET");
+    }
+  }
+
+  cublasLtMatmulPreference_t pref = nullptr;
+  BARACUDA_LT_SELECT_TRY(cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate");
+  const std::unique_ptr<cublasLtMatmulPreferenceOpaque_t, cublasStatus_t (*)(cublasLtMatmulPreference_t)> pref_owner(
+      pref, cublasLtMatmulPreferenceDestroy);
+  const uint64_t cap = std::min<uint64_t>(max_workspace, cublaslt_workspace_cap(info->sm));
+  BARACUDA_LT_SELECT_TRY(set(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, cap), "MAX_WORKSPACE_BYTES");
+  const uint32_t align = kRequiredAlignment;
+  for (auto attr : {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+                    CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
+    BARACUDA_LT_SELECT_TRY(set(pref, attr, align), "MIN_ALIGNMENT");
+  if (map.cd == ElementKind::F16 || map.cd == ElementKind::Bf16) {
+    // Split-K parts are added in f32 (or not split): INPLACE and OUTPUT_TYPE add them in D's 16-bit kind.
+    const uint32_t schemes = CUBLASLT_REDUCTION_SCHEME_NONE | CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
+    BARACUDA_LT_SELECT_TRY(set(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, schemes), "REDUCTION_SCHEME_MASK");
+  }
+
+  constexpr int kRequested = 8;
+  cublasLtMatmulHeuristicResult_t results[kRequested] = {};
+  int returned = 0;
+  BARACUDA_LT_SELECT_TRY(
+      cublasLtMatmulAlgoGetHeuristic(im.handle, im.desc, im.a, im.b, im.c, im.d, pref, kRequested, results, &returned),
+      "cublasLtMatmulAlgoGetHeuristic");
+  // Ranked by estimated time: the first usable one.
+  for (int i = 0; i < returned; ++i) {
+    if (results[i].state != CUBLAS_STATUS_SUCCESS || results[i].workspaceSize > cap) continue;
+    im.algo = results[i].algo;
+    g->workspace_ = results[i].workspaceSize;
+    return std::shared_ptr<const CublasLtGemm>(std::move(g));
+  }
+  return unsupported("cuBLASLt's heuristic found no algorithm for [" + to_string(map) + "] within " + str(cap) +
+                     " bytes of workspace");
+}
+
+Status CublasLtGemm::run(cudaStream_t stream, const GemmLaunch& l, void* workspace, size_t workspace_bytes) const {
+  BARACUDA_TRY(can_run(l));
+  if (!impl_) return {};
+  if (workspace_bytes < workspace_)
+    return Error::workspace_too_small(std::string(kWho) + ": the algorithm needs " + str(workspace_) +
+                                          " bytes of workspace, got " + str(workspace_bytes),
+                                      workspace_, workspace_bytes);
+  if (workspace_ > 0 && (workspace == nullptr || reinterpret_cast<uintptr_t>(workspace) % kWorkspaceAlignment != 0))
+    return Error::misaligned(std::string(kWho) + ": the workspace is not " + str(kWorkspaceAlignment) +
+                             "-byte aligned");
+  const bool f64 = mapping_.ab == ElementKind::F64;
+  const float alpha32 = static_cast<float>(l.alpha), beta32 = static_cast<float>(l.beta);
+  const void* alpha = f64 ? static_cast<const void*>(&l.alpha) : &alpha32;
+  const void* beta = f64 ? static_cast<const void*>(&l.beta) : &beta32;
+  const CublasLtPointers p = cublaslt_pointers(l, mapping_);
+  Impl& im = *impl_;
+  std::unique_lock<std::mutex> lock(im.pointers, std::defer_lock);
+  if (mapping_.bias_length > 0 || mapping_.aux_ld > 0) {
+    lock.lock();
+    cublasStatus_t s = CUBLAS_STATUS_SUCCESS;
+    if (mapping_.bias_length > 0) s = set(im.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, p.bias);
+    if (s == CUBLAS_STATUS_SUCCESS && mapping_.aux_ld > 0)
+      s = set(im.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, p.aux);
+    if (s != CUBLAS_STATUS_SUCCESS) return lt_error(s, "cublasLtMatmulDescSetAttribute", false);
+  }
+  void* ws = workspace_ > 0 ? workspace : nullptr;
+  const cublasStatus_t s = cublasLtMatmul(im.handle, im.desc, alpha, p.a, im.a, p.b, im.b, beta, p.c, im.c, p.d, im.d,
+                                          &im.algo, ws, ws != nullptr ? workspace_bytes : 0, stream);
+  if (s != CUBLAS_STATUS_SUCCESS) return lt_error(s, "cublasLtMatmul", false, &mapping_);
+  return {};
+}
+
+#else  // no cuda kernels: no cuBLASLt either
+
+struct CublasLtGemm::Impl {};
+
+CublasLtGemm::~CublasLtGemm() = default;
+
+Result<std::shared_ptr<const CublasLtGemm>> CublasLtGemm::create(int, const GemmLaunch&, size_t) {
+  return unsupported("this library was built without CUDA kernels (BARACUDA_CUDA_KERNELS=OFF), so without cuBLASLt");
+}
+
+Status CublasLtGemm::run(cudaStream_t, const GemmLaunch& l, void*, size_t) const {
+  (void)l;  // create fails in this build, so no backend exists to run
+  return unsupported("this library was built without CUDA kernels (BARACUDA_CUDA_KERNELS=OFF), so without cuBLASLt");
+}
+
+#endif
+
+}  // namespace baracuda::detail
