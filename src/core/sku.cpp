@@ -28,8 +28,8 @@ std::string_view to_string(MathPrecision v) {
 }
 
 std::string_view to_string(LayoutKind v) {
-  static constexpr std::string_view kNames[] = {"rcr", "rrr", "ccr"};
-  static_assert(std::size(kNames) == static_cast<size_t>(LayoutKind::Ccr) + 1);
+  static constexpr std::string_view kNames[] = {"rcr", "rrr", "ccr", "crr"};
+  static_assert(std::size(kNames) == static_cast<size_t>(LayoutKind::Crr) + 1);
   return detail::enum_name(v, kNames);
 }
 

@@ -48,7 +48,7 @@ enum class MathPrecision : uint8_t { Exact, F16, Bf16, Tf32, F32, F64, Int8, Fp8
 std::string_view to_string(MathPrecision p);
 
 /// Memory layout of matrix operands (GEMM families): Row/Column for A, B, C in that order.
-enum class LayoutKind : uint8_t { Rcr, Rrr, Ccr };
+enum class LayoutKind : uint8_t { Rcr, Rrr, Ccr, Crr };
 std::string_view to_string(LayoutKind l);
 
 /// A fused epilogue (GEMM families).
