@@ -155,10 +155,18 @@ void lt_model(const CublasLtMapping& m, const GemmLaunch& l) {
   const bool relu = e == E::Relu || e == E::ReluBias;
   const bool gelu = e == E::Gelu || e == E::GeluBias || e == E::GeluAux || e == E::GeluAuxBias;
   const bool aux = e == E::GeluAux || e == E::GeluAuxBias;
-  if (bias || e == E::BgradA) EXPECT_EQ(m.bias_length, m.m);
-  if (e == E::BgradB) EXPECT_EQ(m.bias_length, m.n);
-  if (aux) ASSERT_NE(p.aux, nullptr);
-  if (bias || e == E::BgradA || e == E::BgradB) ASSERT_NE(p.bias, nullptr);
+  if (bias || e == E::BgradA) {
+    EXPECT_EQ(m.bias_length, m.m);
+  }
+  if (e == E::BgradB) {
+    EXPECT_EQ(m.bias_length, m.n);
+  }
+  if (aux) {
+    ASSERT_NE(p.aux, nullptr);
+  }
+  if (bias || e == E::BgradA || e == E::BgradB) {
+    ASSERT_NE(p.bias, nullptr);
+  }
   for (int64_t b = 0; b < m.batch_count; ++b)
     for (int64_t i = 0; i < m.m; ++i)
       for (int64_t j = 0; j < m.n; ++j) {
@@ -631,7 +639,9 @@ void run_on_gpu(HostGemm g, bool c, bool aux, bool bias, bool bgrad, double tol,
   }
   ASSERT_TRUE(lt) << lt.error().to_string();
   DeviceBuffer ws;
-  if ((*lt)->workspace_size() > 0) ASSERT_EQ(cudaMalloc(&ws.p, (*lt)->workspace_size()), cudaSuccess);
+  if ((*lt)->workspace_size() > 0) {
+    ASSERT_EQ(cudaMalloc(&ws.p, (*lt)->workspace_size()), cudaSuccess);
+  }
   cudaStream_t stream = nullptr;
   ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
   if (capture) {
