@@ -211,9 +211,12 @@ TEST_P(Gemm, EmptyProblemsWriteNothing) {
   check_outputs(x, *o, unit_for(st.device(), g.input), "N = 0 with bias_grad");
 }
 
-// The same inputs give the same bits on every run (a fixed summation order, no atomics).
+// The same inputs give the same bits on every run (a fixed summation order, no atomics): the bespoke kernels
+// (on cuda selected by the preference: cuBLASLt promises no order).
 TEST_P(Gemm, BitStableRunToRun) {
   BARACUDA_TEST_STREAM(st, GetParam());
+  PlanPreference pref;
+  if (st.device() == DeviceKind::Cuda) pref.with_backend(BackendKind::Bespoke);
   for (const Kinds& kd : kKinds) {
     const auto g = GemmDescriptor{}
                        .with_shape(129, 65, 96)
@@ -224,36 +227,62 @@ TEST_P(Gemm, BitStableRunToRun) {
                        .with_bias_grad()
                        .with_activation(LinearActivation::GeluErf);
     const Data x(g, 800);
-    auto o1 = run_on(st, x), o2 = run_on(st, x);
+    auto o1 = run_on(st, x, pref), o2 = run_on(st, x, pref);
     ASSERT_TRUE(o1.is_ok() && o2.is_ok());
     EXPECT_EQ(o1->d, o2->d);
     EXPECT_EQ(o1->aux, o2->aux);
     EXPECT_EQ(o1->bg, o2->bg);
-    auto plan = dynamic::GemmPlan::select(st, g);
+    auto plan = dynamic::GemmPlan::select(st, g, pref);
     ASSERT_TRUE(plan.is_ok());
     EXPECT_TRUE(plan->precision_guarantee().deterministic);
     EXPECT_TRUE(plan->precision_guarantee().bit_stable_on_same_hardware);
   }
 }
 
-// The SKU names the device's backend, the kinds, the layout and the variant.
+// The SKU names the device's backend, the kinds, the layout and the variant: on cuda cuBLASLt by default and the
+// bespoke kernel by preference; f16/bf16 on the tensor-core kernel, f32/f64 (and shapes the tensor-core kernel
+// does not take) on the CUDA-core one.
 TEST_P(Gemm, SkuNamesTheBackend) {
   BARACUDA_TEST_STREAM(st, GetParam());
-  auto p = dynamic::GemmPlan::select(
-      st, GemmDescriptor{}.with_shape(8, 8, 8).with_kinds(ElementKind::F32, ElementKind::F32).with_layouts(kR, kC));
+  const bool cuda = st.device() == DeviceKind::Cuda;
+  const auto f32 =
+      GemmDescriptor{}.with_shape(8, 8, 8).with_kinds(ElementKind::F32, ElementKind::F32).with_layouts(kR, kC);
+  auto p = dynamic::GemmPlan::select(st, f32);
   BARACUDA_SKIP_IF_NO_CUDA_KERNELS(p, GetParam());
   ASSERT_TRUE(p.is_ok()) << p.error().to_string();
   const KernelSku sku = p->sku();
-  EXPECT_EQ(sku.backend, backend_of(st.device()));
+  EXPECT_EQ(sku.backend, cuda ? BackendKind::CublasLt : backend_of(st.device()));
   EXPECT_EQ(sku.category, OpCategory::Gemm);
   EXPECT_EQ(sku.layout, LayoutKind::Rcr);
   EXPECT_EQ(sku.epilogue, EpilogueKind::Identity);
-  EXPECT_EQ(p->workspace_size(), 0u);
   const std::string s = to_string(sku);
   EXPECT_EQ(s.rfind("gemm/f32->f32/rcr/identity/", 0), 0u) << s;
-  EXPECT_NE(s.find(st.device() == DeviceKind::Host ? "reference" : "simt"), std::string::npos) << s;
+  EXPECT_NE(s.find(st.device() == DeviceKind::Host ? "reference" : cuda ? "cublaslt" : "simt"), std::string::npos) << s;
   EXPECT_EQ(p->precision_guarantee().math_precision,
             st.device() == DeviceKind::Host ? MathPrecision::F64 : MathPrecision::F32);
+  if (st.device() == DeviceKind::Host) {
+    EXPECT_EQ(p->workspace_size(), 0u);
+    return;
+  }
+  const PlanPreference bespoke = PlanPreference{}.with_backend(backend_of(st.device()));
+  auto simt = dynamic::GemmPlan::select(st, f32, bespoke);
+  ASSERT_TRUE(simt.is_ok());
+  EXPECT_EQ(simt->sku().variant, "simt");
+  EXPECT_EQ(simt->workspace_size(), 0u);
+  for (ElementKind k : {ElementKind::F16, ElementKind::Bf16}) {
+    auto tc = dynamic::GemmPlan::select(st, GemmDescriptor{}.with_shape(8, 8, 8).with_kinds(k, k), bespoke);
+    ASSERT_TRUE(tc.is_ok());
+    EXPECT_EQ(tc->sku().variant, "tc_m16n8k16");
+    auto wide = dynamic::GemmPlan::select(
+        st, GemmDescriptor{}.with_shape(1, int64_t{65535} * 64 + 1, 8).with_kinds(k, ElementKind::F32), bespoke);
+    ASSERT_TRUE(wide.is_ok());
+    EXPECT_EQ(wide->sku().variant, "simt");
+  }
+  auto f64 = dynamic::GemmPlan::select(
+      st, GemmDescriptor{}.with_shape(8, 8, 8).with_kinds(ElementKind::F64, ElementKind::F64), bespoke);
+  ASSERT_TRUE(f64.is_ok());
+  EXPECT_EQ(f64->sku().variant, "simt");
+  EXPECT_EQ(f64->precision_guarantee().accumulator, MathPrecision::F64);
 }
 
 INSTANTIATE_TEST_SUITE_P(Devices, Gemm, ::testing::ValuesIn(kTestDevices),

@@ -28,9 +28,9 @@
 ///   ≥ 0 is taken as given. Negative strides are `InvalidProblem`.
 /// - bias and bias_grad are contiguous (stride 1).
 ///
-/// **Alignment.** Every pointer aligned to its element's size (`MisalignedOperand`). The bespoke kernel
-/// needs nothing more; a library backend that would (cuBLASLt's 16-byte rules) is simply not chosen where
-/// they do not hold.
+/// **Alignment.** Every pointer aligned to its element's size (`MisalignedOperand`). The bespoke kernels need
+/// nothing more. A plan on the cuBLASLt backend needs every pointer 16-byte aligned (`MisalignedOperand` from
+/// can_implement and run): select a Bespoke plan (`PlanPreference::with_backend`) for other pointers.
 ///
 /// **Aliasing.** No output may overlap an input or another output (`InvalidProblem`), with one exception:
 /// D may be C exactly (the same pointer, and the same ld and batch stride: `beta != 0` in place). Every
@@ -55,16 +55,24 @@
 /// - `host` (the reference, src/ops/gemm/host.cpp): acc and bias_grad summed in double for f16/bf16/f32
 ///   inputs (every product exact) and in long double for f64, the epilogue in long double, one rounding to
 ///   the output kind. Deterministic.
-/// - `sim` and `cuda`, bespoke (`simt`, src/ops/gemm/simt_kernels.cuh): a tiled CUDA-core kernel, any layout
-///   and stride, every kind combination. Each output's sum runs in M with one `fma` per k, k ascending, so
-///   results are the same bits on every run and on sim and cuda (up to the ulp of SiLU/GELU's libm calls);
-///   the error against the exact sum is at most about K·u_M·Σ_k|a·b| (u_M: 2^-24 for f32, 2^-53 for f64),
-///   then one rounding to the output kind. f32 inputs are exact f32 arithmetic here: TF32 is never used.
-///   bias_grad: one warp per row, a fixed order (strided partial sums, then a fixed butterfly): deterministic.
+/// - `cuda`, `CublasLt` (the default; SKU variant `cublaslt`, src/ops/gemm/cublaslt.hpp): cuBLASLt with the
+///   matrix layouts, epilogue and algorithm chosen at select, f32 compute (f64 for f64; TF32 tensor cores for
+///   f32 inputs only with `allow_tf32`), its workspace part of `workspace_size()`. Where cuBLASLt cannot express
+///   the problem (SiLU, GELU-erf, aux without GELU-tanh, bias_grad with anything else, K = 0, ...), select
+///   takes the bespoke kernels instead; a `CublasLt` preference then answers `Unsupported`. cuBLASLt documents
+///   no summation order, so these plans promise neither bit stability nor determinism.
+/// - `sim` and `cuda` with `PlanPreference::with_backend(Bespoke)` (sim: `Sim`): the bespoke kernels, which
+///   run every layout and stride. f16/bf16 inputs: the tensor-core kernel (`tc_m16n8k16`,
+///   src/ops/gemm/tc_kernels.cuh: mma.sync, f32 accumulation); f32 and f64 inputs, and f16/bf16 problems with
+///   N above 65535·64: the CUDA-core kernel (`simt`, src/ops/gemm/simt_kernels.cuh), each output's sum in the
+///   opmath type with one `fma` per k, k ascending (f32 inputs are exact f32 arithmetic: no TF32). Both have a
+///   fixed summation order and no atomics: the same bits on every run, and on sim and cuda (up to the ulp of
+///   SiLU/GELU's libm calls). Error against the exact sum: at most about K·u_M·Σ_k|a·b| (u_M: 2^-24 for f32,
+///   2^-53 for f64), then one rounding to the output kind. bias_grad likewise in a fixed order.
 /// - `allow_tf32` (f32 inputs only; `InvalidProblem` otherwise) permits a backend to round A and B to TF32
 ///   (10-bit mantissa) in its tensor cores; it never requires it, and the SKU's precision says which ran.
 ///
-/// **Workspace.** None for host and the bespoke kernel (`workspace_size()` is 0).
+/// **Workspace.** None for host and the bespoke kernels; the cuBLASLt algorithm's (256-byte aligned) on cuda.
 ///
 /// **Empty problems** (M, N or batch = 0) succeed and write nothing, bias_grad included.
 #pragma once
@@ -162,8 +170,8 @@ struct GemmArgs {
 };
 
 /// Dense GEMM. SKU `gemm/<input>-><output>/<layout>/<epilogue>/<backend>/<precision>/<variant>`: layout the
-/// letters of op(A), op(B) and D (`rcr` for y = x·Wᵀ); variant `reference` (host) or `simt` (the bespoke
-/// CUDA-core kernel).
+/// letters of op(A), op(B) and D (`rcr` for y = x·Wᵀ); variant `reference` (host), `cublaslt`, `tc_m16n8k16`
+/// (the bespoke tensor-core kernel) or `simt` (the bespoke CUDA-core kernel).
 class GemmPlan : public detail::BoundFnPlan<GemmDescriptor, detail::GemmFn> {
   using BoundFnPlan::BoundFnPlan;
 

@@ -12,6 +12,9 @@
 #include "core/validate.hpp"
 #include "ops/gemm/launch.hpp"
 #include "ops/gemm/tables.hpp"
+#if BARACUDA_HAVE_CUDA_KERNELS
+#include "ops/gemm/cublaslt.hpp"
+#endif
 
 namespace baracuda {
 namespace {
@@ -172,6 +175,31 @@ detail::GemmLaunch launch_of(const GemmDescriptor& g) {
   return l;
 }
 
+/// launch_of with the pointers of `t` (checked by can_implement).
+detail::GemmLaunch launch_for(const GemmDescriptor& g, const dynamic::GemmArgs& t) {
+  detail::GemmLaunch l = launch_of(g);
+  l.a.data = t.a.data, l.b.data = t.b.data, l.d.data = t.d.data;
+  if (g.beta != 0.0) l.c.data = t.c.data;
+  if (g.has_bias) l.bias.data = t.bias.data;
+  if (g.has_aux) l.aux.data = t.aux.data;
+  if (g.bias_grad) l.bias_grad.data = t.bias_grad.data;
+  return l;
+}
+
+#if BARACUDA_HAVE_CUDA_KERNELS
+/// The select-time problem of the cuBLASLt backend: launch_of, each optional operand present marked by a
+/// non-null pointer that is never dereferenced (cublaslt.hpp's rule).
+detail::GemmLaunch cublaslt_problem(const GemmDescriptor& g) {
+  alignas(16) static const unsigned char kPresent[16] = {};
+  detail::GemmLaunch l = launch_of(g);
+  if (g.beta != 0.0) l.c.data = kPresent;
+  if (g.has_bias) l.bias.data = kPresent;
+  if (g.has_aux) l.aux.data = kPresent;
+  if (g.bias_grad) l.bias_grad.data = kPresent;
+  return l;
+}
+#endif
+
 const detail::GemmTables* tables_for(DeviceKind d) {
   return detail::table_for_device(d, reference::gemm_tables(), device_sim::gemm_tables(),
                                   BARACUDA_CUDA_TABLE(gemm_tables));
@@ -229,18 +257,45 @@ bool exact_alias(const ConstDynTensor& x, const ConstDynTensor& y, const MatStri
 
 Result<GemmPlan> GemmPlan::select(const Stream& stream, const GemmDescriptor& desc, PlanPreference pref) {
   BARACUDA_TRY(check_descriptor(desc));
-  auto dev = detail::select_device(P, stream, pref, tables_for);
+  // cuda: cuBLASLt unless the preference names another backend; the bespoke kernels where it cannot serve.
+  const bool try_lt =
+      stream.device() == DeviceKind::Cuda && (!pref.prefer_backend || *pref.prefer_backend == BackendKind::CublasLt);
+  PlanPreference device_pref = pref;
+  if (try_lt) device_pref.prefer_backend.reset();
+  auto dev = detail::select_device(P, stream, device_pref, tables_for);
   if (!dev) return dev.error();
   const auto in = detail::kind_index(desc.input), out = detail::kind_index(desc.output);
-  const detail::GemmFn fn = dev->table->gemm[in][out];
+  const MathPrecision opmath = detail::opmath_precision(desc.input);
+#if BARACUDA_HAVE_CUDA_KERNELS
+  if (try_lt) {
+    auto lt = detail::CublasLtGemm::create(stream.device_index(), cublaslt_problem(desc), pref.max_workspace_bytes);
+    if (lt) {
+      detail::DeviceSelection<detail::GemmTables> sel = *dev;
+      sel.backend = BackendKind::CublasLt;
+      GemmPlan p(
+          desc,
+          sel.bind(OpCategory::Gemm, "gemm", desc.input, desc.output, desc.allow_tf32 ? MathPrecision::Tf32 : opmath,
+                   "cublaslt", layout_kind(desc), epilogue_kind(desc)),
+          nullptr);
+      p.lt_ = std::move(lt).value();
+      p.workspace_bytes_ = p.lt_->workspace_size();
+      return p;
+    }
+    if (pref.prefer_backend || lt.error().code != ErrorCode::Unsupported)
+      return Error{lt.error().code, s(P) + ": the cuBLASLt backend: " + lt.error().message};
+  }
+#endif
+  detail::GemmFn fn = dev->table->gemm[in][out];
+  std::string_view variant = dev->table->variant[in][out];
   if (fn == nullptr)
     return Error::unsupported(s(P) + ": " + s(to_string(desc.input)) + " -> " + s(to_string(desc.output)) +
                               " has no kernel on the " + s(to_string(stream.device())) + " device");
-  const MathPrecision precision =
-      stream.device() == DeviceKind::Host ? MathPrecision::F64 : detail::opmath_precision(desc.input);
+  if (variant == "tc_m16n8k16" && !detail::gemm_tc_takes(desc.m, desc.n, desc.k))
+    fn = dev->table->simt[in][out], variant = "simt";
+  const MathPrecision precision = stream.device() == DeviceKind::Host ? MathPrecision::F64 : opmath;
   return GemmPlan(desc,
-                  dev->bind(OpCategory::Gemm, "gemm", desc.input, desc.output, precision, dev->table->variant[in][out],
-                            layout_kind(desc), epilogue_kind(desc)),
+                  dev->bind(OpCategory::Gemm, "gemm", desc.input, desc.output, precision, variant, layout_kind(desc),
+                            epilogue_kind(desc)),
                   fn);
 }
 
@@ -287,12 +342,18 @@ Status GemmPlan::can_implement(const Args& t) const {
   }
   BARACUDA_TRY(detail::check_no_overlap(P, "aux", t.aux, "d", t.d));
   BARACUDA_TRY(detail::check_no_overlap(P, "bias_grad", t.bias_grad, "d", t.d));
-  return detail::check_no_overlap(P, "bias_grad", t.bias_grad, "aux", t.aux);
+  BARACUDA_TRY(detail::check_no_overlap(P, "bias_grad", t.bias_grad, "aux", t.aux));
+#if BARACUDA_HAVE_CUDA_KERNELS
+  if (lt_) return lt_->can_run(launch_for(g, t));  // its 16-byte pointer alignment
+#endif
+  return {};
 }
 
 PrecisionGuarantee GemmPlan::precision_guarantee() const {
   const MathPrecision p = binding_.sku.precision;
-  return {p, p == MathPrecision::Tf32 ? MathPrecision::F32 : p, true, true};
+  // cuBLASLt documents no summation order for its algorithms (split-K reductions among them): no promise.
+  const bool ordered = binding_.sku.backend != BackendKind::CublasLt;
+  return {p, p == MathPrecision::Tf32 ? MathPrecision::F32 : p, ordered, ordered};
 }
 
 Status GemmPlan::run(const Stream& stream, Workspace ws, const Args& t) const {
@@ -307,12 +368,10 @@ Status GemmPlan::run(const Stream& stream, Workspace ws, const Args& t) const {
        {{"a", t.a}, {"b", t.b}, {"c", t.c}, {"bias", t.bias}, {"d", t.d}, {"aux", t.aux}, {"bias_grad", t.bias_grad}}},
       empty);
   if (!ctx) return ctx.status();
-  detail::GemmLaunch l = launch_of(g);
-  l.a.data = t.a.data, l.b.data = t.b.data, l.d.data = t.d.data;
-  if (g.beta != 0.0) l.c.data = t.c.data;
-  if (g.has_bias) l.bias.data = t.bias.data;
-  if (g.has_aux) l.aux.data = t.aux.data;
-  if (g.bias_grad) l.bias_grad.data = t.bias_grad.data;
+  const detail::GemmLaunch l = launch_for(g, t);
+#if BARACUDA_HAVE_CUDA_KERNELS
+  if (lt_) return lt_->run((*ctx).stream, l, ws.data, ws.size);
+#endif
   return fn_(*ctx, l);
 }
 

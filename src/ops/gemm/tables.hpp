@@ -3,6 +3,7 @@
 // select reports them as Unsupported. The cuBLASLt SKU is not a table entry: plan.cpp creates it at select.
 #pragma once
 
+#include <cstdint>
 #include <string_view>
 
 #include "baracuda/core/element.hpp"
@@ -13,11 +14,22 @@
 
 namespace baracuda::detail {
 
-/// Each device's functions and the SKU variant each one is (a static string: KernelSku keeps a string_view).
+/// Each device's functions and the SKU variant each one is (a static string: KernelSku keeps a string_view):
+/// `gemm` the kernel of choice (the host: the reference; sim and cuda: the tensor-core kernel for f16/bf16,
+/// the CUDA-core kernel otherwise), `simt` the CUDA-core kernel (sim and cuda; empty on the host), which takes
+/// the shapes `gemm_tc_takes` leaves out.
 struct GemmTables {
   KindPairTable<GemmFn> gemm{};
   KindPairTable<std::string_view> variant{};
+  KindPairTable<GemmFn> simt{};
 };
+
+/// Whether the tensor-core kernel takes a problem: M, N and K below 2^31, and N within its grid (65535 blocks of
+/// 64 columns, its narrowest tile).
+constexpr bool gemm_tc_takes(int64_t m, int64_t n, int64_t k) {
+  constexpr int64_t kMax = 0x7fffffff;
+  return m <= kMax && k <= kMax && n <= int64_t{65535} * 64;
+}
 
 /// Adds `make(std::type_identity<TAB>{}, std::type_identity<TCD>{})` for each of cuBLASLt's kind combinations:
 /// f16 → f16 | f32, bf16 → bf16 | f32, f32 → f32, f64 → f64.
