@@ -291,6 +291,7 @@ TEST(GemmTensorCore, LayoutsShapesKindsOnSim) {
         c.a.row_major = (layout & 1) == 0;
         c.b.row_major = (layout & 2) == 0;
         c.a.align8 = c.b.align8 = layout >= 4;  // 16-byte rows: cp.async with partial chunks at ragged edges
+        if (layout >= 4 && sh.m % 8 == 0 && sh.n % 8 == 0 && sh.k % 8 == 0) continue;  // packed is that already
         c.c = c.bias = c.aux = true;
         c.alpha = 0.75, c.beta = -1.5;
         c.act = static_cast<Act>(seed % kNumLinearActivations);
