@@ -687,9 +687,10 @@ TEST(CublasLtGemmGpu, EveryLayoutAgainstTheDirectComputation) {
           g.l.alpha = 2, g.l.beta = -1;
           run_on_gpu(g, true, false, false, false, 0);
           g.l.beta = 0, g.l.activation = LinearActivation::Relu;
-          run_on_gpu(g, false, false, true, false, 0);
+          run_on_gpu(g, false, false, true, false, 0, kind == ElementKind::F64);  // f64 epilogues: may be absent
+          // cuBLASLt's GELU may use a fast tanh: the tolerance checks the mapping, not GELU's last bits.
           g.l.activation = LinearActivation::GeluTanh;
-          run_on_gpu(g, false, (cs.n + pad) % 8 == 0, true, false, kind == ElementKind::F16 ? 2e-3 : 1e-5, true);
+          run_on_gpu(g, false, (cs.n + pad) % 8 == 0, true, false, 2e-3, true);
           g.l.activation = LinearActivation::None;
           if (cs.batch == 1) run_on_gpu(g, false, false, false, true, 0, true);
         }
@@ -713,6 +714,37 @@ TEST(CublasLtGemmGpu, GraphCapture) {
   run_on_gpu(g, true, false, true, false, 0, false, /*capture=*/true);
 }
 
+// Random f16 data at a shape where split-K is likely: two runs give the same bits (the plan's determinism).
+TEST(CublasLtGemmGpu, BitStableRunToRun) {
+  BARACUDA_SKIP_WITHOUT_GPU();
+  HostGemm g = make_gemm({16, 64, 8192, 1, false, true}, ElementKind::F16);
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> u(-1, 1);
+  for (std::vector<double>* v : {&g.a, &g.b})
+    for (double& x : *v) x = u(rng);
+  g.bind(false, false, false, false);
+  DeviceBuffer da, db, dd;
+  da.upload(g.a, ElementKind::F16), db.upload(g.b, ElementKind::F16), dd.upload(g.d, ElementKind::F16);
+  GemmLaunch l = g.l;
+  l.a.data = da.p, l.b.data = db.p, l.d.data = dd.p;
+  auto lt = CublasLtGemm::create(0, l, size_t{32} << 20);
+  ASSERT_TRUE(lt) << lt.error().to_string();
+  DeviceBuffer ws;
+  if ((*lt)->workspace_size() > 0) {
+    ASSERT_EQ(cudaMalloc(&ws.p, (*lt)->workspace_size()), cudaSuccess);
+  }
+  std::vector<double> first;
+  for (int run = 0; run < 2; ++run) {
+    const Status s = (*lt)->run(nullptr, l, ws.p, (*lt)->workspace_size());
+    ASSERT_TRUE(s) << s.to_string();
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    if (run == 0)
+      first = dd.download();
+    else
+      EXPECT_EQ(dd.download(), first) << "workspace " << (*lt)->workspace_size();
+  }
+}
+
 TEST(CublasLtGemmGpu, RunRejectsWhatCreateDidNotPlan) {
   BARACUDA_SKIP_WITHOUT_GPU();
   HostGemm g = make_gemm({64, 64, 64, 1, false, false}, ElementKind::F32);
@@ -726,7 +758,7 @@ TEST(CublasLtGemmGpu, RunRejectsWhatCreateDidNotPlan) {
   ASSERT_TRUE(lt) << lt.error().to_string();
   EXPECT_LE((*lt)->workspace_size(), cublaslt_workspace_cap(cuda_device_info(0)->sm));
   GemmLaunch other = l;
-  other.a.row = 32;  // another leading dimension than the one planned
+  other.a.row = 128;  // another leading dimension than the one planned
   EXPECT_EQ((*lt)->run(nullptr, other, nullptr, 1 << 20).code(), ErrorCode::InvalidProblem);
   other = l;
   other.a.data = static_cast<const char*>(da.p) + 4;
