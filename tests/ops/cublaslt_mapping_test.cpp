@@ -738,10 +738,11 @@ TEST(CublasLtGemmGpu, BitStableRunToRun) {
     const Status s = (*lt)->run(nullptr, l, ws.p, (*lt)->workspace_size());
     ASSERT_TRUE(s) << s.to_string();
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-    if (run == 0)
+    if (run == 0) {
       first = dd.download();
-    else
+    } else {
       EXPECT_EQ(dd.download(), first) << "workspace " << (*lt)->workspace_size();
+    }
   }
 }
 
