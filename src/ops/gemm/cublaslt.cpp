@@ -389,6 +389,9 @@ struct CublasLtGemm::Impl {
   /// (the call reads them when it enqueues its kernels).
   std::mutex pointers;
 
+  /// C's layout: D's when the launch has no C (then C's pointer is D's, β = 0).
+  cublasLtMatrixLayout_t cdesc() const { return c != nullptr ? c : d; }
+
   ~Impl() {
     for (cublasLtMatrixLayout_t l : {d, c, b, a})
       if (l != nullptr) cublasLtMatrixLayoutDestroy(l);
@@ -448,6 +451,7 @@ Result<std::shared_ptr<const CublasLtGemm>> CublasLtGemm::create(int device, con
   const std::pair<cublasLtMatrixLayout_t*, const CublasLtMatrix*> layouts[] = {
       {&im.a, &map.a}, {&im.b, &map.b}, {&im.c, &map.c}, {&im.d, &map.d}};
   for (size_t i = 0; i < 4; ++i) {
+    if (i == 2 && !map.has_c) continue;  // without C, D's layout serves as C's (cuBLASLt reads C = D as in place)
     const CublasLtMatrix& x = *layouts[i].second;
     const cudaDataType_t type = data_type(i < 2 ? map.ab : map.cd);
     BARACUDA_LT_SELECT_TRY(cublasLtMatrixLayoutCreate(layouts[i].first, type, static_cast<uint64_t>(x.rows),
@@ -480,9 +484,9 @@ Result<std::shared_ptr<const CublasLtGemm>> CublasLtGemm::create(int device, con
   constexpr int kRequested = 8;
   cublasLtMatmulHeuristicResult_t results[kRequested] = {};
   int returned = 0;
-  BARACUDA_LT_SELECT_TRY(
-      cublasLtMatmulAlgoGetHeuristic(im.handle, im.desc, im.a, im.b, im.c, im.d, pref, kRequested, results, &returned),
-      "cublasLtMatmulAlgoGetHeuristic");
+  BARACUDA_LT_SELECT_TRY(cublasLtMatmulAlgoGetHeuristic(im.handle, im.desc, im.a, im.b, im.cdesc(), im.d, pref,
+                                                        kRequested, results, &returned),
+                         "cublasLtMatmulAlgoGetHeuristic");
   // Ranked by estimated time: the first usable one.
   for (int i = 0; i < returned; ++i) {
     if (results[i].state != CUBLAS_STATUS_SUCCESS || results[i].workspaceSize > cap) continue;
@@ -520,8 +524,8 @@ Status CublasLtGemm::run(cudaStream_t stream, const GemmLaunch& l, void* workspa
     if (s != CUBLAS_STATUS_SUCCESS) return lt_error(s, "cublasLtMatmulDescSetAttribute", false);
   }
   void* ws = workspace_ > 0 ? workspace : nullptr;
-  const cublasStatus_t s = cublasLtMatmul(im.handle, im.desc, alpha, p.a, im.a, p.b, im.b, beta, p.c, im.c, p.d, im.d,
-                                          &im.algo, ws, ws != nullptr ? workspace_bytes : 0, stream);
+  const cublasStatus_t s = cublasLtMatmul(im.handle, im.desc, alpha, p.a, im.a, p.b, im.b, beta, p.c, im.cdesc(), p.d,
+                                          im.d, &im.algo, ws, ws != nullptr ? workspace_bytes : 0, stream);
   if (s != CUBLAS_STATUS_SUCCESS) return lt_error(s, "cublasLtMatmul", false, &mapping_);
   return {};
 }
