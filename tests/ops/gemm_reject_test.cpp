@@ -204,6 +204,20 @@ TEST(GemmReject, Aliasing) {
   expect_code(plan->can_implement(u), inv, "only exactly");
 }
 
+// An empty view addresses nothing: its strides are not checked (a transposed [K, 0] tensor is a [0, K] op(A)).
+TEST(GemmReject, EmptyViewsTakeAnyStrides) {
+  const GemmDescriptor g = base().with_shape(0, 5, 6).with_layouts(MatrixLayout::ColMajor, MatrixLayout::RowMajor);
+  auto plan = dynamic::GemmPlan::select(Stream::host(), g);
+  ASSERT_TRUE(plan.is_ok());
+  std::vector<float> b(30), d(1);
+  DynTensor a = DynTensor::dense(nullptr, F32, Shape{0, 6});
+  a.stride[0] = 1, a.stride[1] = 0;
+  const dynamic::GemmArgs t{a, DynTensor::dense(b.data(), F32, Shape{6, 5}), {}, {},
+                            DynTensor::dense(d.data(), F32, Shape{0, 5}), {}, {}};
+  EXPECT_TRUE(plan->can_implement(t).is_ok());
+  EXPECT_TRUE(plan->run(Stream::host(), {}, t).is_ok());
+}
+
 TEST(GemmReject, RunOnAnotherDeviceOrUnselected) {
   Fixture f;
   expect_code(f.plan.run(Stream::sim(), {}, f.ok), ErrorCode::InvalidProblem, "");
