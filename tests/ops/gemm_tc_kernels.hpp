@@ -8,7 +8,8 @@
 
 namespace baracuda::test {
 
-/// gemm::tensor_core<TAB, TCD> (sim) for the kinds of `l`: ab ∈ {F16, Bf16}, cd ∈ {ab, F32}.
-Status gemm_tensor_core_sim(const detail::ExecContext& ctx, const detail::GemmLaunch& l);
+/// gemm::tensor_core<TAB, TCD> (sim) for the kinds of `l`: ab ∈ {F16, Bf16}, cd ∈ {ab, F32}; with `max_yz`,
+/// tensor_core_chunked (at most max_yz N tiles and batches per launch).
+Status gemm_tensor_core_sim(const detail::ExecContext& ctx, const detail::GemmLaunch& l, int64_t max_yz = 0);
 
 }  // namespace baracuda::test

@@ -117,6 +117,7 @@ struct Case {
   int64_t out_pad = 0;  ///< D, aux and C: leading dimension N + out_pad
   bool c = false, bias = false, aux = false, bias_grad = false;
   bool in_place = false;  ///< D is C (the same buffer, ld and batch stride)
+  int64_t max_yz = 0;     ///< > 0: at most this many N tiles and batches per launch (tensor_core_chunked)
   double alpha = 1.0, beta = 0.0;
   Act act = Act::None;
 };
@@ -136,6 +137,7 @@ std::string describe(const Case& c, ElementKind ab, ElementKind cd) {
   if (c.aux) s += " aux";
   if (c.bias_grad) s += " bias_grad";
   if (c.in_place) s += " D=C";
+  if (c.max_yz) s += " max_yz " + std::to_string(c.max_yz);
   s += " act " + std::to_string(static_cast<int>(c.act));
   return s;
 }
@@ -196,11 +198,11 @@ void run_case(const Case& c, ElementKind ab, ElementKind cd, uint64_t seed, bool
   l.activation = c.act;
 
   const detail::ExecContext sim = sim_context();
-  Status s = gemm_tensor_core_sim(sim, l);
+  Status s = gemm_tensor_core_sim(sim, l, c.max_yz);
   ASSERT_TRUE(s.is_ok()) << s.error().to_string();
   const Bytes d1 = d.buf, aux1 = aux.buf, bg1 = bg.buf;
   if (c.in_place) d.buf = d0;  // C again
-  s = gemm_tensor_core_sim(sim, l);
+  s = gemm_tensor_core_sim(sim, l, c.max_yz);
   ASSERT_TRUE(s.is_ok()) << s.error().to_string();
   EXPECT_TRUE(d.buf == d1) << "D differs between two runs";
   EXPECT_TRUE(aux.buf == aux1) << "aux differs between two runs";
@@ -411,6 +413,25 @@ TEST(GemmTensorCore, EdgesOnSim) {
     c.m = 8, c.n = 130, c.k = 520, c.a.row_major = false;
     run_case(c, ab, cd, seed++);
   }
+}
+
+// More N tiles or batches than one launch's grid takes (65535 in y and z on CUDA): the kernel through
+// tensor_core_chunked with a limit of 2, so that N tiles and batches take several launches, on both tiles
+// (bias_grad: from the first launch's first N tile only).
+TEST(GemmTensorCore, GridChunksOnSim) {
+  uint64_t seed = 600;
+  for (const auto& [ab, cd] : {kKinds[0], kKinds[3]})
+    for (const Shape3& sh : {Shape3{20, 330, 40}, Shape3{130, 390, 24}}) {
+      Case c;
+      c.m = sh.m, c.n = sh.n, c.k = sh.k, c.batch = 5;
+      c.b.broadcast = true;
+      c.c = c.bias = c.aux = true;
+      c.alpha = 0.5, c.beta = -1.0;
+      c.max_yz = 2;
+      run_case(c, ab, cd, seed++);
+      c.batch = 1, c.bias_grad = true;
+      run_case(c, ab, cd, seed++);
+    }
 }
 
 }  // namespace

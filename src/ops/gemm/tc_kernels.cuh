@@ -82,6 +82,7 @@ struct TcParams {
   float alpha = 1.0f, beta = 0.0f;
   int activation = 0;  ///< LinearActivation
   int64_t batch0 = 0;  ///< the batch of blockIdx.z == 0 (a launch covers at most 65535 batches)
+  int n_tile0 = 0;     ///< the N tile of blockIdx.y == 0 (and at most 65535 N tiles)
 };
 
 /// Byte offset of 16-byte chunk `c` of row `r` in a tile with CPR chunks per row (XOR swizzle: the 8 rows
@@ -158,7 +159,8 @@ __global__ void __launch_bounds__(32 * WM * WN) tc_gemm_kernel(TcParams p) {
   const int tid = static_cast<int>(threadIdx.x);
   const int lane = tid & 31, warp = tid >> 5;
   const int wm0 = (warp / WN) * WTM, wn0 = (warp % WN) * WTN;
-  const int m0 = static_cast<int>(blockIdx.x) * BM, n0 = static_cast<int>(blockIdx.y) * BN;
+  const int n_tile = p.n_tile0 + static_cast<int>(blockIdx.y);
+  const int m0 = static_cast<int>(blockIdx.x) * BM, n0 = n_tile * BN;
   const int64_t bz = p.batch0 + static_cast<int64_t>(blockIdx.z);
   const uint16_t* abase = p.a.data + bz * p.a.batch;
   const uint16_t* bbase = p.b.data + bz * p.b.batch;
@@ -189,7 +191,7 @@ __global__ void __launch_bounds__(32 * WM * WN) tc_gemm_kernel(TcParams p) {
     }
   }
   // bias_grad: this thread's row of A (batch 0, first N tile only), summed in k order
-  const bool bgrad = p.bias_grad != nullptr && blockIdx.y == 0 && bz == 0 && tid < BM;
+  const bool bgrad = p.bias_grad != nullptr && n_tile == 0 && bz == 0 && tid < BM;
   float rowsum = 0.0f;
 
   pipeline_prologue<ST>(slices, load);
@@ -307,36 +309,37 @@ inline TcOperand tc_operand(const ::baracuda::detail::GemmOperand& o, int64_t ro
 }
 
 template <class TAB, class TCD, TcTile kT>
-Status tc_launch(const ::baracuda::detail::ExecContext& ctx, TcParams p, int64_t batch) {
+Status tc_launch(const ::baracuda::detail::ExecContext& ctx, TcParams p, int64_t batch, int64_t max_yz) {
   static_assert(kT.smem_bytes() <= 48 * 1024, "within the default dynamic shared memory (no opt-in)");
   const int64_t n_tiles = (p.n + kT.bn - 1) / kT.bn;
-  if (n_tiles > 65535)
-    return Error::unsupported("GemmPlan: the tensor-core kernel takes N up to " + std::to_string(65535 * kT.bn));
   const dim3 block(static_cast<unsigned>(kT.threads()));
   auto* kernel = &tc_gemm_kernel<TAB, TCD, kT.bm, kT.bn, kT.bk, kT.warps_m, kT.warps_n, kT.stages>;
-  for (int64_t b0 = 0; b0 < batch; b0 += 65535) {
-    p.batch0 = b0;
-    const dim3 grid(static_cast<unsigned>((p.m + kT.bm - 1) / kT.bm), static_cast<unsigned>(n_tiles),
-                    static_cast<unsigned>(batch - b0 < 65535 ? batch - b0 : 65535));
-    BARACUDA_LAUNCH(grid, block, static_cast<size_t>(kT.smem_bytes()), ctx.stream, kernel)(p);
-    const auto e = launch::take_last_error();
-    if (e.failed) return Error::device("GemmPlan: tensor-core kernel launch failed: " + e.message, e.code);
-  }
+  for (int64_t b0 = 0; b0 < batch; b0 += max_yz)
+    for (int64_t t0 = 0; t0 < n_tiles; t0 += max_yz) {
+      p.batch0 = b0;
+      p.n_tile0 = static_cast<int>(t0);
+      const dim3 grid(static_cast<unsigned>((p.m + kT.bm - 1) / kT.bm),
+                      static_cast<unsigned>(n_tiles - t0 < max_yz ? n_tiles - t0 : max_yz),
+                      static_cast<unsigned>(batch - b0 < max_yz ? batch - b0 : max_yz));
+      BARACUDA_LAUNCH(grid, block, static_cast<size_t>(kT.smem_bytes()), ctx.stream, kernel)(p);
+      const auto e = launch::take_last_error();
+      if (e.failed) return Error::device("GemmPlan: tensor-core kernel launch failed: " + e.message, e.code);
+    }
   return {};
 }
 
-/// The tensor-core GEMM of `l` (launch.hpp), TAB = the kind of A and B (__half or __nv_bfloat16), TCD = the
-/// kind of C, D, aux, bias and bias_grad (TAB or float). Any strides (16-byte aligned unit-stride rows take
-/// the cp.async path, others element loads); M, N, K below 2^31 and N up to 65535·128.
+/// tensor_core below, with at most `max_yz` N tiles and batches per launch (gridDim.y and gridDim.z; more take
+/// several launches): 65535, CUDA's limit, or less to test the chunking.
 template <class TAB, class TCD>
-Status tensor_core(const ::baracuda::detail::ExecContext& ctx, const ::baracuda::detail::GemmLaunch& l) {
+Status tensor_core_chunked(const ::baracuda::detail::ExecContext& ctx, const ::baracuda::detail::GemmLaunch& l,
+                           int64_t max_yz) {
   static_assert(std::is_same_v<TAB, __half> || std::is_same_v<TAB, __nv_bfloat16>, "TAB: f16 or bf16");
   static_assert(std::is_same_v<TCD, TAB> || std::is_same_v<TCD, float>, "TCD: TAB or f32");
   if (l.ab != kind_of<TAB> || l.cd != kind_of<TCD>)
     return Error::internal("GemmPlan: the tensor-core kernel was called for other kinds than its own");
-  constexpr int64_t kMax = 0x7fffffff;
+  constexpr int64_t kMax = (int64_t{1} << 31) - 256;  // 32-bit row, column and k indices, past the edge tiles too
   if (l.m > kMax || l.n > kMax || l.k > kMax)
-    return Error::unsupported("GemmPlan: the tensor-core kernel takes M, N and K below 2^31");
+    return Error::unsupported("GemmPlan: the tensor-core kernel takes M, N and K up to 2^31 - 256");
   if (l.m == 0 || l.n == 0 || l.batch == 0) return {};  // empty: nothing written, bias_grad included
   TcParams p;
   p.m = static_cast<int>(l.m), p.n = static_cast<int>(l.n), p.k = static_cast<int>(l.k);
@@ -354,8 +357,16 @@ Status tensor_core(const ::baracuda::detail::ExecContext& ctx, const ::baracuda:
   p.bias_grad_stride = l.bias_grad.col;
   p.alpha = static_cast<float>(l.alpha), p.beta = static_cast<float>(l.beta);
   p.activation = static_cast<int>(l.activation);
-  if (l.m <= kTcSmallMaxM) return tc_launch<TAB, TCD, kTcSmall>(ctx, p, l.batch);
-  return tc_launch<TAB, TCD, kTcLarge>(ctx, p, l.batch);
+  if (l.m <= kTcSmallMaxM) return tc_launch<TAB, TCD, kTcSmall>(ctx, p, l.batch, max_yz);
+  return tc_launch<TAB, TCD, kTcLarge>(ctx, p, l.batch, max_yz);
+}
+
+/// The tensor-core GEMM of `l` (launch.hpp), TAB = the kind of A and B (__half or __nv_bfloat16), TCD = the
+/// kind of C, D, aux, bias and bias_grad (TAB or float). Any strides (16-byte aligned unit-stride rows take
+/// the cp.async path, others element loads); M, N and K up to 2^31 − 256.
+template <class TAB, class TCD>
+Status tensor_core(const ::baracuda::detail::ExecContext& ctx, const ::baracuda::detail::GemmLaunch& l) {
+  return tensor_core_chunked<TAB, TCD>(ctx, l, 65535);
 }
 
 }  // namespace gemm
