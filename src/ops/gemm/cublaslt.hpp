@@ -139,6 +139,10 @@ class CublasLtGemm {
   static constexpr size_t kRequiredAlignment = 16;    ///< of every operand pointer (see the file comment)
   static constexpr size_t kWorkspaceAlignment = 256;  ///< of the workspace pointer
 
+  /// A non-null `data` that marks an optional operand present in `create`'s problem (never dereferenced; 16-byte
+  /// aligned). Any other non-null value does the same.
+  static const void* present_marker() { return reinterpret_cast<const void*>(uintptr_t{kRequiredAlignment}); }
+
   /// Whether this build has the backend (false with BARACUDA_CUDA_KERNELS=OFF: `create` is then Unsupported).
   static bool compiled_in();
 
@@ -168,6 +172,8 @@ class CublasLtGemm {
   /// Enqueues `D = act(α·op(A)·op(B) + β·C + bias)` (and aux or bias_grad) on `stream` (of the device given
   /// to `create`, which must be current; plans make it current in their launch context). Allocates nothing
   /// and sets no device state, so it can be captured in a CUDA graph (α and β are then fixed at capture).
+  /// Threads may run one backend at once: a run with a bias or aux sets their pointers on the shared matmul
+  /// descriptor and enqueues under a lock (cuBLASLt reads them when it enqueues).
   /// `WorkspaceTooSmall` when `workspace_bytes < workspace_size()`, `MisalignedOperand` for a workspace not
   /// 256-byte aligned; can_run's errors; cuBLASLt's failures mapped as in `create` (`InvalidProblem` for
   /// CUBLAS_STATUS_INVALID_VALUE).
