@@ -535,6 +535,12 @@ TEST(CublasLtMapping, WorkspaceCap) {
 TEST(CublasLtGemm, CreateWithoutAGpu) {
   HostGemm g = make_gemm({8, 16, 8, 1, false, false}, ElementKind::F32);
   g.bind(false, false, false, false);
+  GemmLaunch no_columns = g.l;  // N = 0 with a bias_grad: M sums to write, which cuBLASLt cannot compute alone
+  no_columns.n = 0;
+  no_columns.bias_grad.data = CublasLtGemm::present_marker();
+  auto sums = CublasLtGemm::create(0, no_columns, 0);
+  ASSERT_FALSE(sums);
+  EXPECT_EQ(sums.error().code, ErrorCode::Unsupported) << sums.error().to_string();
   auto made = CublasLtGemm::create(0, g.l, size_t{1} << 22);
   if (!CublasLtGemm::compiled_in()) {
     ASSERT_FALSE(made);

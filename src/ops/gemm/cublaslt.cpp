@@ -163,6 +163,12 @@ Status check_kinds(const GemmLaunch& l) {
                      "f32, f64 to f64)");
 }
 
+/// Nothing to compute: no output element (a bias_grad of M elements is one even when N = 0: cuBLASLt cannot
+/// compute it then, and the mapping is Unsupported).
+bool empty_problem(const GemmLaunch& l) {
+  return l.m == 0 || l.batch == 0 || (l.n == 0 && l.bias_grad.data == nullptr);
+}
+
 /// The epilogue, the bias length and the aux layout of `l` into `r`.
 Status map_epilogue(const GemmLaunch& l, CublasLtMapping& r) {
   const bool bias = l.bias.data != nullptr, aux = l.aux.data != nullptr, bgrad = l.bias_grad.data != nullptr;
@@ -223,7 +229,8 @@ Result<CublasLtMapping> cublaslt_mapping(const GemmLaunch& l) {
     return invalid("negative extent (M, N, K, batch) = (" + str(l.m) + ", " + str(l.n) + ", " + str(l.k) + ", " +
                    str(l.batch) + ")");
   BARACUDA_TRY(check_kinds(l));
-  if (l.m == 0 || l.n == 0 || l.batch == 0) return unsupported("an empty problem has no cuBLASLt call");
+  if (l.m == 0 || l.n == 0 || l.batch == 0)
+    return unsupported("an empty GEMM has no cuBLASLt call (with a bias_grad to write when N = 0)");
   if (l.k == 0) return unsupported("K = 0 (D = β·C + bias) is not asked of cuBLASLt");
   if (l.m > kMaxExtent || l.n > kMaxExtent || l.k > kMaxExtent || l.batch > kMaxExtent)
     return unsupported("(M, N, K, batch) = (" + str(l.m) + ", " + str(l.n) + ", " + str(l.k) + ", " + str(l.batch) +
@@ -278,7 +285,7 @@ const CublasLtMapping& CublasLtGemm::mapping() const { return mapping_; }
 
 Status CublasLtGemm::can_run(const GemmLaunch& l) const {
   if (!impl_) {
-    if (l.m == 0 || l.n == 0 || l.batch == 0) return {};
+    if (empty_problem(l)) return {};
     return invalid("the backend was built for an empty problem, the launch is (M, N, K, batch) = (" + str(l.m) + ", " +
                    str(l.n) + ", " + str(l.k) + ", " + str(l.batch) + ")");
   }
@@ -403,8 +410,7 @@ CublasLtGemm::~CublasLtGemm() = default;
 
 Result<std::shared_ptr<const CublasLtGemm>> CublasLtGemm::create(int device, const GemmLaunch& problem,
                                                                  size_t max_workspace) {
-  const bool empty = problem.m == 0 || problem.n == 0 || problem.batch == 0;
-  if (empty && problem.m >= 0 && problem.n >= 0 && problem.k >= 0 && problem.batch >= 0) {
+  if (empty_problem(problem) && problem.m >= 0 && problem.n >= 0 && problem.k >= 0 && problem.batch >= 0) {
     BARACUDA_TRY(check_kinds(problem));
     return std::shared_ptr<const CublasLtGemm>(new CublasLtGemm());
   }

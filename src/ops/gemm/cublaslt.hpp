@@ -148,8 +148,9 @@ class CublasLtGemm {
 
   /// Built at the plan's select for device `device` (a CUDA device index; made current): `problem` has the
   /// shapes, kinds, strides and flags, its optional operands marked as the file comment says. `max_workspace`
-  /// bounds the algorithm's workspace (further capped by `cublaslt_workspace_cap`). An empty problem (M, N or
-  /// batch 0) gives a backend whose `run` does nothing. Errors: `cublaslt_mapping`'s; `Unsupported` where
+  /// bounds the algorithm's workspace (further capped by `cublaslt_workspace_cap`). An empty problem (M or batch
+  /// 0, or N = 0 without bias_grad) gives a backend whose `run` does nothing; N = 0 with a bias_grad (M sums to
+  /// write) is Unsupported. Errors: `cublaslt_mapping`'s; `Unsupported` where
   /// cuBLASLt rejects a layout or descriptor or its heuristic finds no algorithm (with cuBLASLt's status
   /// string), or CUDA is unusable; `DeviceError` where cuBLASLt fails otherwise (e.g. cublasLtCreate).
   static Result<std::shared_ptr<const CublasLtGemm>> create(int device, const GemmLaunch& problem,
