@@ -12,13 +12,16 @@
 // 16-byte aligned (data, the other stride and the batch stride multiples of 8 elements) is copied by
 // `cp.async` (zero-fill past the edges, partial chunks included); any other (unaligned, or no unit stride) is
 // read element by element into the same layout (correct, slower). Ragged M/N/K edges are zeros in shared
-// memory, so they add nothing.
+// memory, so they add nothing. Two tiles, each 48 KiB of shared memory (no opt-in): 128×128×32 with 8 warps
+// of 64×32 and 3 stages, and for M ≤ 32 (decode) 32×64×64 with 4 warps of 32×16 and 4 stages; neither has been
+// timed on a GPU yet. More than 65535 N tiles or batches take several launches.
 //
 // The epilogue runs on the accumulators in registers, in f32: v = α·acc, v = fma(β, c, v) when C is given,
 // v = v + bias[n] when a bias is given, aux = round(v), d = round(act(v)), with int_gemm's `activate` (the
 // arithmetic of the rest of the library's linear epilogues). bias_grad[m] = Σ_k op(A)[m, k] (batch 0) is
 // summed in f32 by the blocks of the first N tile, one thread per row of A, from the A slices already in
-// shared memory, in k order: no atomics, and every sum of the kernel has a fixed order (bit-stable).
+// shared memory, in k order (each slice's sum, then the slices' sums): no atomics, and every sum of the
+// kernel has a fixed order (bit-stable).
 #pragma once
 
 #include "sim/compat.cuh"  // first: the device namespace, launch macros and device API
@@ -232,12 +235,14 @@ __global__ void __launch_bounds__(32 * WM * WN) tc_gemm_kernel(TcParams p) {
         for (int ni = 0; ni < NI; ++ni) ptx::mma_m16n8k16<TAB>(acc[mi][ni], af[mi], bf[ni], acc[mi][ni]);
       }
     }
-    if (bgrad) {
+    if (bgrad) {  // the slice's BK elements summed first, then added to the row's sum (error ~ (BK + K/BK)·u)
+      float part = 0.0f;
       for (int kk = 0; kk < BK; ++kk) {
         const int off =
             a_k ? tc_swz<BK / 8>(tid, kk >> 3) + (kk & 7) * 2 : tc_swz<BM / 8>(kk, tid >> 3) + (tid & 7) * 2;
-        rowsum = __fadd_rn(rowsum, convert::to_float(*reinterpret_cast<const TAB*>(as + off)));
+        part = __fadd_rn(part, convert::to_float(*reinterpret_cast<const TAB*>(as + off)));
       }
+      rowsum = __fadd_rn(rowsum, part);
     }
   }
   ptx::cp_async_wait_all();  // no copy may be in flight when the block exits (only empty groups remain)
