@@ -40,6 +40,8 @@ from ._core import (
     GatedActivationBackwardPlan,
     GatedActivationDescriptor,
     GatedActivationPlan,
+    GemmDescriptor,
+    GemmPlan,
     IntGemmDescriptor,
     IntGemmPlan,
     Int4GemmDescriptor,

@@ -17,6 +17,8 @@ reference) unless ``device="sim"`` (the CUDA kernels under the emulator, with it
 * ``ops.dynamic_range_quantize`` (per token by default), and the int8 GEMMs: ``ops.int_gemm(a, b)``,
   ``ops.quantized_linear(x, w, w_scale, bias)`` (W8A8, x quantized per token inside),
   ``ops.smooth_quant_linear(x_q, w, w_scale, bias, x_scale=...)``;
+* dense GEMM: ``ops.gemm(a, b, c, bias, alpha=, beta=, activation=, aux=, bias_grad=)`` over row- or
+  column-major views (``gemm(x, w.t(), bias=b)`` is a linear layer), and ``ops.matmul(a, b)``;
 * broadcasting binary ops (``add``, ``mul``, ``maximum``, ... ``baracuda.binary_ops()``), comparisons
   (``eq``, ``lt``, ...), ternary ops (``clamp``, ``lerp``, ``addcmul``, ``addcdiv``, ``fma``), ``where``, and
   their backward (``binary_backward``, ``ternary_backward``);
@@ -251,6 +253,89 @@ def smooth_quant_linear(x_q, weight, weight_scale, bias=None, *, x_scale, output
     y = _output(x_q, out, (m, n), output, "out")
     _run(plan, stream, x_q, x_q=x_q, weight=weight, weight_scale=weight_scale, bias=bias, y=y)
     return _arrays.finish(x_q, y) if out is None else out
+
+
+# ---- dense GEMM -------------------------------------------------------------------------------------------
+
+def _elem_strides(a):
+    a = _arrays.unwrap(a)
+    if _arrays.framework(a) == "torch":
+        return tuple(int(v) for v in a.stride())
+    return tuple(int(v) // a.itemsize for v in a.strides)
+
+
+def _matrix_layout(shape, strides, what):
+    """(layout, ld) of the last two dims of a view: row-major (unit stride along the columns) or column-major
+    (unit stride along the rows, e.g. a transposed tensor)."""
+    (r, c), (sr, sc) = shape[-2:], strides[-2:]
+    if (sc == 1 or c == 1) and (r == 1 or sr >= max(1, c)):
+        return "row_major", (sr if r > 1 else max(1, c))
+    if (sr == 1 or r == 1) and (c == 1 or sc >= max(1, r)):
+        return "col_major", (sc if c > 1 else max(1, r))
+    raise _core.InvalidProblem(f"gemm: {what} needs a unit stride along one of its last two dims (strides "
+                               f"{strides}); make it contiguous")
+
+
+def _row_major_ld(shape, strides, what):
+    layout, ld = _matrix_layout(shape, strides, what)
+    if layout != "row_major" and shape[-1] > 1:
+        raise _core.InvalidProblem(f"gemm: {what} must be row-major (unit stride along its last dim)")
+    return ld if layout == "row_major" else max(1, shape[-1])
+
+
+def gemm(a, b, c=None, bias=None, *, alpha=1.0, beta=None, activation="none", aux=False, bias_grad=False,
+         allow_tf32=False, output=None, out=None, device=None):
+    """d = act(alpha · a · b + beta · c + bias) (GemmPlan): a [M, K] and b [K, N], or both [batch, M, K] and
+    [batch, K, N] (a batch stride 0, e.g. ``expand``, broadcasts one); each row- or column-major (a transposed
+    tensor is a column-major one: ``gemm(x, w.t(), bias=b)`` is ``F.linear(x, w, b)``). c (row-major, beta
+    defaults to 1 with c, 0 without) and bias [N] are of the output kind (``output``, default a's kind; f16
+    and bf16 may give f32); ``activation`` one of ``baracuda.linear_activations()``. ``aux=True`` also
+    returns the pre-activation value, ``bias_grad=True`` Σ_k a[m, k] [M]; then the result is
+    ``(d, aux or None, bias_grad or None)``. ``out=c`` computes in place."""
+    sa, sb = _shape(a), _shape(b)
+    if len(sa) != len(sb) or len(sa) not in (2, 3):
+        raise _core.InvalidProblem(f"gemm: a and b must both be 2-D or both 3-D, not {sa} and {sb}")
+    batched = len(sa) == 3
+    batch = sa[0] if batched else 1
+    m, k, n = sa[-2], sa[-1], sb[-1]
+    kin = _arrays.kind_of(a)
+    kout = output or kin
+    if beta is None:
+        beta = 1.0 if c is not None else 0.0
+    if beta == 0.0:
+        c = None
+    ta, tb = _elem_strides(a), _elem_strides(b)
+    la, lda = _matrix_layout(sa, ta, "a")
+    lb, ldb = _matrix_layout(sb, tb, "b")
+    dshape = (batch, m, n) if batched else (m, n)
+    d = _output(a, out, dshape, kout, "out")
+    td = _elem_strides(d)
+    desc = dict(m=m, n=n, k=k, batch=batch, input=kin, output=kout, layout_a=la, layout_b=lb, lda=lda, ldb=ldb,
+                ldd=_row_major_ld(dshape, td, "out"), alpha=float(alpha), beta=float(beta),
+                has_bias=bias is not None, activation=activation, has_aux=bool(aux), bias_grad=bool(bias_grad),
+                allow_tf32=bool(allow_tf32))
+    if batched:
+        desc.update(batch_stride_a=ta[0], batch_stride_b=tb[0], batch_stride_d=td[0])
+    if c is not None:
+        tc = _elem_strides(c)
+        desc["ldc"] = _row_major_ld(_shape(c), tc, "c")
+        if batched:
+            desc["batch_stride_c"] = tc[0]
+    x = _arrays.empty(a, dshape, kout) if aux else None
+    g = _arrays.empty(a, (m,), kout) if bias_grad else None
+    stream = _arrays.stream_for(a, device)
+    key = tuple(sorted(desc.items()))
+    plan = _cache.plan(_core.GemmPlan, key, stream, _core.GemmDescriptor(**desc))
+    _run(plan, stream, a, a=a, b=b, c=c, bias=bias, d=d, aux=x, bias_grad=g)
+    d = _arrays.finish(a, d) if out is None else out
+    if not aux and not bias_grad:
+        return d
+    return d, (_arrays.finish(a, x) if aux else None), (_arrays.finish(a, g) if bias_grad else None)
+
+
+def matmul(a, b, *, out=None, device=None):
+    """a · b for 2-D or batched 3-D a and b (gemm with no epilogue)."""
+    return gemm(a, b, out=out, device=device)
 
 
 def dynamic_range_quantize(x, *, quantized="s8", granularity="per_token", axis=0, group_size=0, mode="symmetric",

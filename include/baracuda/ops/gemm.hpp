@@ -74,7 +74,8 @@
 ///
 /// **Workspace.** None for host and the bespoke kernels; the cuBLASLt algorithm's (256-byte aligned) on cuda.
 ///
-/// **Empty problems** (M, N or batch = 0) succeed and write nothing, bias_grad included.
+/// **Empty problems** (M, N or batch = 0) succeed and write nothing, except that N = 0 with `bias_grad` still
+/// writes bias_grad (which does not depend on N).
 #pragma once
 
 #include <cstdint>

@@ -2,6 +2,8 @@
 //   gemm_linear  forward: d = x·Wᵀ + bias, op(A) = x [M, K] row-major, op(B) = Wᵀ (W [N, K] dense, so op(B) is
 //                column-major: the "rcr" layout), bias [N]
 //   gemm         dX = dY·W: both row-major ("rrr"), no epilogue (here x [M, K] · B [K, N])
+//   gemm_linear_bespoke  gemm_linear with PlanPreference::with_backend(Bespoke) on cuda (the tensor-core kernel
+//                for f16/bf16, the CUDA-core one for f32), beside gemm_linear's cuBLASLt
 //   gemm_dw      dW = dYᵀ·X with db: op(A) = dYᵀ (dY [K, M] dense: column-major "crr"), op(B) = X [K, N], and
 //                bias_grad [M] = Σ_k op(A)[m, k]
 // The operands are the dense tensors each plan's caller holds (x or dY, W or B; the outputs), which the scenario
@@ -35,7 +37,7 @@
 namespace baracuda::profiler {
 namespace {
 
-enum Variant : uint32_t { kLinear = 0, kGemm = 1, kDw = 2 };
+enum Variant : uint32_t { kLinear = 0, kGemm = 1, kDw = 2, kLinearBespoke = 3 };
 
 struct Mnk {
   int64_t m = 0, n = 0, k = 0;
@@ -56,6 +58,7 @@ GemmDescriptor descriptor(const Problem& p) {
   GemmDescriptor g = GemmDescriptor{}.with_shape(d.m, d.n, d.k).with_kinds(p.dtype, p.out_dtype);
   switch (p.variant) {
     case kLinear:
+    case kLinearBespoke:
       return g.with_layouts(R, C).with_bias();
     case kGemm:
       return g.with_layouts(R, R);
@@ -64,8 +67,11 @@ GemmDescriptor descriptor(const Problem& p) {
   }
 }
 
+/// gemm_linear_bespoke asks cuda for the bespoke kernels (elsewhere they are the only ones).
 Result<dynamic::GemmPlan> select_plan(const Stream& s, const Problem& p) {
-  return dynamic::GemmPlan::select(s, descriptor(p));
+  PlanPreference pref;
+  if (p.variant == kLinearBespoke && s.device() == DeviceKind::Cuda) pref.with_backend(BackendKind::Bespoke);
+  return dynamic::GemmPlan::select(s, descriptor(p), pref);
 }
 Result<KernelSku> select_sku(const Stream& s, const Problem& p) { return sku_of(select_plan(s, p)); }
 
@@ -112,6 +118,7 @@ Result<std::unique_ptr<Instance>> prepare(const Stream& s, const Problem& p) {
   const OperandSpec dout{out, Shape{d.m, d.n}, {}};
   switch (p.variant) {
     case kLinear:
+    case kLinearBespoke:
       return make<BindLinear, 3, 1>(s, p,
                                     {OperandSpec{in, Shape{d.m, d.k}, unit}, OperandSpec{in, Shape{d.n, d.k}, scaled},
                                      OperandSpec{out, Shape{d.n}, unit}},
@@ -131,9 +138,10 @@ Traffic traffic(const Problem& p) {
   const double a = static_cast<double>(storage_bytes(p.dtype, d.m * d.k));
   const double b = static_cast<double>(storage_bytes(p.dtype, d.k * d.n));
   const double y = static_cast<double>(storage_bytes(p.out_dtype, d.m * d.n));
-  const double vec = p.variant == kLinear ? static_cast<double>(storage_bytes(p.out_dtype, d.n))
-                     : p.variant == kDw   ? static_cast<double>(storage_bytes(p.out_dtype, d.m))
-                                          : 0.0;
+  const double vec = p.variant == kLinear || p.variant == kLinearBespoke
+                         ? static_cast<double>(storage_bytes(p.out_dtype, d.n))
+                     : p.variant == kDw ? static_cast<double>(storage_bytes(p.out_dtype, d.m))
+                                        : 0.0;
   return Traffic{a + b + y + vec, 2.0 * static_cast<double>(d.m) * static_cast<double>(d.n) * static_cast<double>(d.k)};
 }
 
@@ -176,6 +184,9 @@ constexpr ScenarioFamily kGemmFamily{"gemm",
 void add_gemm_scenarios(std::vector<Scenario>& out) {
   out.push_back(kGemmFamily.op("gemm_linear", "d = x * W^T + bias (x [M, K], W [N, K]; rcr)", kLinear));
   out.push_back(kGemmFamily.op("gemm", "d = a * b (a [M, K], b [K, N]; rrr)", kGemm));
+  out.push_back(kGemmFamily.op("gemm_linear_bespoke",
+                               "gemm_linear on the bespoke kernels (cuda: by preference; tensor cores for 16-bit)",
+                               kLinearBespoke));
   out.push_back(kGemmFamily.op("gemm_dw", "dW = dY^T * X, db = sum_k dY^T (dY [K, M], X [K, N]; crr)", kDw));
 }
 
