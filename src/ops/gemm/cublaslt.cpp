@@ -396,7 +396,7 @@ struct CublasLtGemm::Impl {
   /// (the call reads them when it enqueues its kernels).
   std::mutex pointers;
 
-  /// C's layout: D's when the launch has no C (then C's pointer is D's, β = 0).
+  /// C's layout: D's when the launch has no C (then C's pointer is D's, β = 0) or C's layout is D's.
   cublasLtMatrixLayout_t cdesc() const { return c != nullptr ? c : d; }
 
   ~Impl() {
@@ -457,7 +457,8 @@ Result<std::shared_ptr<const CublasLtGemm>> CublasLtGemm::create(int device, con
   const std::pair<cublasLtMatrixLayout_t*, const CublasLtMatrix*> layouts[] = {
       {&im.a, &map.a}, {&im.b, &map.b}, {&im.c, &map.c}, {&im.d, &map.d}};
   for (size_t i = 0; i < 4; ++i) {
-    if (i == 2 && !map.has_c) continue;  // without C, D's layout serves as C's (cuBLASLt reads C = D as in place)
+    // Without C, or with C laid out as D (C may then be D itself: in place), D's layout serves as C's.
+    if (i == 2 && (!map.has_c || map.c == map.d)) continue;
     const CublasLtMatrix& x = *layouts[i].second;
     const cudaDataType_t type = data_type(i < 2 ? map.ab : map.cd);
     BARACUDA_LT_SELECT_TRY(cublasLtMatrixLayoutCreate(layouts[i].first, type, static_cast<uint64_t>(x.rows),
