@@ -37,6 +37,10 @@
 // 16-bit D the heuristic may only pick split-K reductions that add the parts in the compute type (the
 // reduction-scheme mask excludes INPLACE and OUTPUT_TYPE, which add them in D's 16-bit kind).
 //
+// Objects: one cuBLASLt handle per device, made on first use and kept for the life of the process (under a
+// lock); each backend owns its matmul descriptor and layouts (C shares D's layout when it has D's strides, so
+// C may be D itself: in place) and destroys them with itself; the preference lives only during create.
+//
 // ## What the plan must guarantee
 //
 // - Every pointer (a, b, c, d, aux, bias, bias_grad) is `kRequiredAlignment` (16) bytes aligned: the heuristic is
