@@ -1,5 +1,6 @@
-// GemmPlan on every device (host, sim, and cuda when a GPU is usable) against an explicit f64 evaluation of
-// gemm.hpp's contract (gemm_test_support.hpp), within the bound derived there:
+// GemmPlan on every device (host, sim, and cuda when a GPU is usable: the default plan and the bespoke kernels)
+// against an explicit f64 evaluation of gemm.hpp's contract (gemm_test_support.hpp), within the bound derived
+// there:
 //   |computed − v| ≤ 2·(K + 3)·u·(|α|·Σ_k|a·b| + |β·c| + |bias|), then the activation (slope ≤ 1.2, libm
 //   16·u·(|act(v)| + |v|)) and one rounding to the output kind (u_out·|d| + half the smallest subnormal),
 // with u the opmath unit roundoff of the backend (2^-24 for the bespoke kernel's f32, 2^-53 for f64 and for the
@@ -37,15 +38,22 @@ std::string name_of(const GemmDescriptor& g) {
 
 double unit_for(DeviceKind d, ElementKind in) { return d == DeviceKind::Host ? host_unit() : kernel_unit(in); }
 
-/// Runs `g` on `st` and checks it (see the file comment); returns the outputs.
+/// Runs `g` on `st` and checks it (see the file comment); on cuda twice: the default plan (cuBLASLt where it
+/// serves) and the bespoke kernels by preference. Returns the (last) outputs.
 Outputs run_and_check(const Stream& st, const GemmDescriptor& g, uint64_t seed, bool in_place = false) {
   const Data x(g, seed);
-  auto o = run_on(st, x, {}, in_place);
-  EXPECT_TRUE(o.is_ok()) << name_of(g) << ": " << o.error().to_string();
-  if (!o) return {};
-  check_outputs(x, *o, unit_for(st.device(), g.input), name_of(g) + " on " + std::string(to_string(st.device())),
-                in_place);
-  return std::move(o).value();
+  Outputs last;
+  for (bool bespoke : {false, true}) {
+    if (bespoke && st.device() != DeviceKind::Cuda) break;
+    const PlanPreference pref = bespoke ? PlanPreference{}.with_backend(BackendKind::Bespoke) : PlanPreference{};
+    auto o = run_on(st, x, pref, in_place);
+    EXPECT_TRUE(o.is_ok()) << name_of(g) << ": " << o.error().to_string();
+    if (!o) return {};
+    check_outputs(x, *o, unit_for(st.device(), g.input),
+                  name_of(g) + " on " + std::string(to_string(st.device())) + (bespoke ? " (bespoke)" : ""), in_place);
+    last = std::move(o).value();
+  }
+  return last;
 }
 
 class Gemm : public ::testing::TestWithParam<DeviceKind> {};
