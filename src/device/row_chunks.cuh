@@ -16,6 +16,7 @@
 #include <type_traits>
 
 #include "baracuda/core/status.hpp"
+#include "core/exec_context.hpp"
 #include "device/row_schedule.hpp"
 #include "device/vector_access.cuh"
 
@@ -134,6 +135,26 @@ inline RowLaunch row_launch(int multiprocessors, int64_t num_rows, int64_t slot,
   const int64_t cap = static_cast<int64_t>(multiprocessors > 0 ? multiprocessors : 1) * per_sm * 4;
   return {dim3(static_cast<unsigned>(wanted < cap ? (wanted > 0 ? wanted : 1) : cap)),
           dim3(static_cast<unsigned>(kThreads)), smem};
+}
+
+/// Launches a row kernel, its block-row or warp-row instance by the schedule of rows of `len` elements with
+/// `slot_element` bytes of shared memory per element (the rule select applied), `slot` bytes of slots per row.
+template <class P>
+::baracuda::Status launch_rows(const ::baracuda::detail::ExecContext& ctx, const P& p, int64_t num_rows, int64_t len,
+                               int64_t slot_element, int64_t slot, std::string_view plan, void (*block_kernel)(P),
+                               void (*warp_kernel)(P)) {
+  using ::baracuda::detail::RowSchedule;
+  const RowSchedule sched = ::baracuda::detail::row_schedule(len, slot_element);
+  if (sched == RowSchedule::None)
+    return ::baracuda::Error::internal(std::string(plan) + ": the row kernel was chosen for rows it does not serve");
+  const bool block_row = sched == RowSchedule::BlockPerRow;
+  const RowLaunch g = row_launch(ctx.multiprocessor_count, num_rows, slot, block_row);
+  auto* kernel = block_row ? block_kernel : warp_kernel;
+  BARACUDA_TRY(allow_shared_bytes(kernel, g.smem, plan));
+  BARACUDA_LAUNCH(g.grid, g.block, g.smem, ctx.stream, kernel)(p);
+  const auto e = launch::take_last_error();
+  if (!e.failed) return {};
+  return ::baracuda::Error::device(std::string(plan) + ": kernel launch failed: " + e.message, e.code);
 }
 
 }  // namespace rows

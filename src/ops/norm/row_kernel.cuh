@@ -260,44 +260,30 @@ NormRows<T> rows_params(const detail::NormLaunch& a) {
 }
 
 template <class T, NormQuant Q, bool kSkipNan>
-Status rows_launch(const ::baracuda::detail::ExecContext& ctx, const NormRows<T>& p, bool block_row) {
-  const rows::RowLaunch g = rows::row_launch(ctx.multiprocessor_count, p.num_rows, p.slot_bytes, block_row);
-  const dim3 grid = g.grid, block = g.block;
-  const size_t smem = g.smem;
-  auto* kernel = block_row ? &norm_rows_kernel<T, Q, true, kSkipNan> : &norm_rows_kernel<T, Q, false, kSkipNan>;
-  BARACUDA_TRY(rows::allow_shared_bytes(kernel, smem, "NormPlan"));
-  BARACUDA_LAUNCH(grid, block, smem, ctx.stream, kernel)(p);
-  const auto e = launch::take_last_error();
-  if (!e.failed) return {};
-  return Error::device(std::string("NormPlan: kernel launch failed: ") + e.message, e.code);
+Status rows_launch(const ::baracuda::detail::ExecContext& ctx, const NormRows<T>& p) {
+  return rows::launch_rows(ctx, p, p.num_rows, p.len, sizeof(T), p.slot_bytes, "NormPlan",
+                           &norm_rows_kernel<T, Q, true, kSkipNan>, &norm_rows_kernel<T, Q, false, kSkipNan>);
 }
 
 /// The row kernel's entry: the schedule by H and T, the fused output's instance, and for FP8 the amax reset
 /// first (the FP8 family's kernel).
 template <class T>
 Status rows_forward(const ::baracuda::detail::ExecContext& ctx, const detail::NormLaunch& a) {
-  using ::baracuda::detail::RowSchedule;
-  const Shape& s = a.x.shape;
-  const RowSchedule sched = ::baracuda::detail::row_schedule(s.dims[s.rank - 1], sizeof(T));
-  if (sched == RowSchedule::None)
-    return Error::internal("NormPlan: the row kernel was chosen for rows it does not serve");
-  const bool block_row = sched == RowSchedule::BlockPerRow;
   const NormRows<T> p = rows_params<T>(a);
   switch (a.quant.kind) {
     case NormQuant::Static:
-      return rows_launch<T, NormQuant::Static, false>(ctx, p, block_row);
+      return rows_launch<T, NormQuant::Static, false>(ctx, p);
     case NormQuant::Dynamic:
-      return rows_launch<T, NormQuant::Dynamic, false>(ctx, p, block_row);
+      return rows_launch<T, NormQuant::Dynamic, false>(ctx, p);
     case NormQuant::Fp8: {
       BARACUDA_LAUNCH(dim3(1), dim3(1), 0, ctx.stream, fp8::amax_reset_kernel<>)(p.amax, p.fp8_scale, nullptr);
       const auto e = launch::take_last_error();
       if (e.failed) return Error::device(std::string("NormPlan: kernel launch failed: ") + e.message, e.code);
-      if (a.quant.convention == QuantConvention::TransformerEngine)
-        return rows_launch<T, NormQuant::Fp8, true>(ctx, p, block_row);
-      return rows_launch<T, NormQuant::Fp8, false>(ctx, p, block_row);
+      if (a.quant.convention == QuantConvention::TransformerEngine) return rows_launch<T, NormQuant::Fp8, true>(ctx, p);
+      return rows_launch<T, NormQuant::Fp8, false>(ctx, p);
     }
     default:
-      return rows_launch<T, NormQuant::None, false>(ctx, p, block_row);
+      return rows_launch<T, NormQuant::None, false>(ctx, p);
   }
 }
 

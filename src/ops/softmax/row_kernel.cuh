@@ -198,19 +198,8 @@ template <class T>
 Status launch_rows(const ::baracuda::detail::ExecContext& ctx, SoftmaxRows<T> p, int64_t slot_element,
                    int64_t slot_bytes, std::string_view plan, void (*block_kernel)(SoftmaxRows<T>),
                    void (*warp_kernel)(SoftmaxRows<T>)) {
-  using ::baracuda::detail::RowSchedule;
-  const RowSchedule sched = ::baracuda::detail::row_schedule(p.len, slot_element);
-  if (sched == RowSchedule::None)
-    return Error::internal(std::string(plan) + ": the row kernel was chosen for slices it does not serve");
   p.slot_bytes = slot_bytes;
-  const bool block_row = sched == RowSchedule::BlockPerRow;
-  const rows::RowLaunch g = rows::row_launch(ctx.multiprocessor_count, p.num_rows, p.slot_bytes, block_row);
-  auto* kernel = block_row ? block_kernel : warp_kernel;
-  BARACUDA_TRY(rows::allow_shared_bytes(kernel, g.smem, plan));
-  BARACUDA_LAUNCH(g.grid, g.block, g.smem, ctx.stream, kernel)(p);
-  const auto e = launch::take_last_error();
-  if (!e.failed) return {};
-  return Error::device(std::string(plan) + ": kernel launch failed: " + e.message, e.code);
+  return rows::launch_rows(ctx, p, p.num_rows, p.len, slot_element, slot_bytes, plan, block_kernel, warp_kernel);
 }
 
 /// The row kernels' entry: the slices along `dim`, the other dimensions row-major; forward (in = x, aux =
