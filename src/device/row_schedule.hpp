@@ -19,4 +19,9 @@ inline RowSchedule row_schedule(int64_t len, int64_t elem_bytes) {
   return RowSchedule::None;
 }
 
+/// The norm backward's dx kernel keeps two rows (dy and x) on chip: the same rule over twice the bytes.
+inline RowSchedule norm_backward_row_schedule(int64_t len, int64_t elem_bytes) {
+  return row_schedule(len, 2 * elem_bytes);
+}
+
 }  // namespace baracuda::detail

@@ -1,8 +1,9 @@
 // NormPlan and NormBackwardPlan (RMSNorm, LayerNorm): every op × kind × problem (rows for a warp and for a
-// block of the row kernel, a few rows over kNormRowBytes for the composed path, a single row, a transposed
-// input; with and without weight and bias) on sim and cuda against the host reference, forward (y, mean,
-// rstd) and backward (dx, dweight, dbias); the host against an explicit f64 formula and its backward against
-// central finite differences in f64; a row of identical values (variance 0); every rejection.
+// block of the row kernels, forward and backward, up to their limits; a few rows over them for the composed
+// path, a single row, a transposed input; with and without weight and bias) on sim and cuda against the host
+// reference, forward (y, mean, rstd) and backward (dx, dweight, dbias); the host against an explicit f64
+// formula and its backward against central finite differences in f64; a row of identical values (variance 0);
+// every rejection.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -125,6 +126,7 @@ std::vector<Case> cases() {
                                                              {"split_2x3000", Shape{2, 3000}},
                                                              {"long_1x17000", Shape{1, 17000}},
                                                              {"wide_1x16000", Shape{1, 16000}},
+                                                             {"bwd_wide_2x8000", Shape{2, 8000}},
                                                              {"one_row_64", Shape{64}}};
   for (NormOp op : {NormOp::RmsNorm, NormOp::LayerNorm})
     for (K k : {K::F32, K::Bf16, K::F16, K::F64})
@@ -157,6 +159,15 @@ TEST_P(NormSweep, ForwardAndBackwardMatchTheHost) {
       NormDescriptor().with_op(c.op).with_element(c.kind).with_shape(c.shape).with_weight(c.weight).with_bias(c.bias);
   auto probe = dynamic::NormPlan::select(stream, d);
   BARACUDA_SKIP_IF_NO_CUDA_KERNELS(probe, c.device);
+  // The backward's path, by its own rule (dy and x on chip: two 16-byte-rounded slots of the row within
+  // 64 KiB, a warp's within 4 KiB and 1024 elements): f32 2×8000 is the widest block row (64000 bytes).
+  const int64_t len = c.shape.dims[c.shape.rank - 1], bytes = 2 * len * element_bytes(c.kind);
+  const char* want_path = len <= 1024 && bytes <= 4096 ? "rows_warp"
+                          : bytes <= 64 * 1024         ? "rows_block"
+                                                       : "segment_reduce+elementwise";
+  auto bwd = dynamic::NormBackwardPlan::select(stream, d);
+  ASSERT_TRUE(bwd) << bwd.status().to_string();
+  EXPECT_EQ(bwd->sku().variant, want_path);
   const Values v = make_values(c.kind, c.shape, 3);
   const Result2 want = run_both(Stream::host(), d, v, c.transposed);
   const Result2 got = run_both(stream, d, v, c.transposed);

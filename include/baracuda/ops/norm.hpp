@@ -41,9 +41,15 @@
 ///   (`segment_reduce+elementwise`: a segmented reduction for the statistics, an elementwise pass for y,
 ///   then the quantize plan on y). Each path is deterministic; their results may differ in the last bit of
 ///   y (the statistics are summed in a different order).
+///   The backward's dx takes a single-pass kernel (`rows_warp` / `rows_block`) on sim and cuda for rows of
+///   up to 32 KiB (it keeps dy and x on chip, 64 KiB): dy and x read once, (Σg, Σg·x) reduced in an order
+///   fixed by H, dx written once. Longer rows and the host reduce the row sums with the segmented-reduction
+///   engine and write dx in an elementwise pass. dweight and dbias are column sums on the segmented-reduction
+///   engine on every path (a second read of dy, and of x for dweight).
 /// - **Aliasing (forward):** y may be exactly x (same data and strides) or, with a residual, exactly
 ///   residual; h exactly x or residual; no other overlap between operands.
-/// - **Workspace:** `workspace_size()`, 256-byte aligned (per-row values and the reductions' partials; on the
+/// - **Workspace:** `workspace_size()`, 256-byte aligned (per-row values — the backward's composed path's
+///   three coefficients per row — and the reductions' partials; on the
 ///   composed path y when the caller does not keep it, the zero point of a static quantization without one,
 ///   and the quantize plan's workspace).
 #pragma once
@@ -198,6 +204,7 @@ class NormBackwardPlan : public detail::BoundFnPlan<NormDescriptor, detail::Norm
  private:
   Shape stats_shape_;
   size_t workspace_bytes_ = 0;
+  bool row_kernel_ = false;  // dx by the single-pass kernel (else the composed path)
 };
 
 }  // namespace dynamic

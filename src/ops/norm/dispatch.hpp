@@ -55,3 +55,5 @@ BARACUDA_DECLARE_DEVICE_TABLE(detail::NormTable, norm_forward_table)
 BARACUDA_DECLARE_DEVICE_TABLE(detail::NormTable, norm_backward_table)
 // sim and cuda only (the kernel unit device.cu): the single-pass row kernel of the forward.
 BARACUDA_DECLARE_KERNEL_TABLE(detail::NormTable, norm_rows_table)
+// sim and cuda only: the backward's single-pass dx kernel, then the column sums (backward_row_kernel.cuh).
+BARACUDA_DECLARE_KERNEL_TABLE(detail::NormTable, norm_backward_rows_table)

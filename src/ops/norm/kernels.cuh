@@ -3,8 +3,9 @@
 // stride 0 along the last dimension (and w, b through views with stride 0 along every other).
 // Forward (the composed path; row_kernel.cuh is the single-pass one): h = x + residual when fused, then
 // (mean, rstd) per row — Welford's (n, mean, M2) for LayerNorm, Σx² for RmsNorm — then y.
-// Backward: (Σg, Σg·x) per row with g = dy·w, turned into dx = p·g + q·x + r per row (p, q, r in the
-// workspace), then dx; dweight and dbias as sums over the rows.
+// Backward (the composed path; backward_row_kernel.cuh is the single-pass dx): (Σg, Σg·x) per row with
+// g = dy·w, turned into dx = p·g + q·x + r per row (p, q, r in the workspace), then dx; dweight and dbias as
+// sums over the rows (column_sums, on both paths).
 #pragma once
 
 #include "sim/compat.cuh"  // first: the device namespace, launch macros and device API
@@ -93,6 +94,20 @@ struct ForwardOp {
   }
 };
 
+/// dx = p·g + q·x + r's coefficients of one row, from its (Σg, Σg·x), mean (LayerNorm) and rstd.
+template <class M>
+struct DxCoefficients {
+  M p, q, r;
+};
+template <class M>
+__host__ __device__ DxCoefficients<M> dx_coefficients(bool layer, M mu, M r, M sum_g, M sum_gx, M inv_h) {
+  if (layer) {  // dx = r·(g − mean(g) − x̂·mean(g·x̂)), x̂ = (x − μ)·r, mean(g·x̂) = r·(mean(g·x) − μ·mean(g))
+    const M k = r * (sum_gx - mu * sum_g) * inv_h;
+    return {r, -r * r * k, r * r * k * mu - r * sum_g * inv_h};
+  }
+  return {r, -r * r * r * sum_gx * inv_h, M(0)};  // dx = r·g − r³·mean(g·x)·x
+}
+
 /// Per row of the backward: (Σg, Σg·x) with g = dy · w, finished as dx = p·g + q·x + r's coefficients.
 template <class T>
 struct RowSumsOp {
@@ -117,18 +132,10 @@ struct RowSumsOp {
   }
   __host__ __device__ Acc combine(Acc a, Acc b) const { return {a.g + b.g, a.gx + b.gx}; }
   __device__ void finish(int64_t s, Acc acc) const {
-    const M r = rstd[rstd_at(s)];
-    M* c = coefficients + 3 * s;
-    if (layer) {  // dx = r·(g − mean(g) − x̂·mean(g·x̂)), x̂ = (x − μ)·r, mean(g·x̂) = r·(mean(g·x) − μ·mean(g))
-      const M mu = mean[mean_at(s)], k = r * (acc.gx - mu * acc.g) * inv_h;
-      c[0] = r;
-      c[1] = -r * r * k;
-      c[2] = r * r * k * mu - r * acc.g * inv_h;
-    } else {  // dx = r·g − r³·mean(g·x)·x
-      c[0] = r;
-      c[1] = -r * r * r * acc.gx * inv_h;
-      c[2] = M(0);
-    }
+    const M mu = layer ? mean[mean_at(s)] : M(0);
+    const DxCoefficients<M> c = dx_coefficients(layer, mu, rstd[rstd_at(s)], acc.g, acc.gx, inv_h);
+    M* out = coefficients + 3 * s;
+    out[0] = c.p, out[1] = c.q, out[2] = c.r;
   }
 };
 
@@ -235,6 +242,30 @@ Status forward(const ::baracuda::detail::ExecContext& ctx, const detail::NormLau
   return elementwise::launch_elementwise<ForwardOp<T>, T, T, M, M>(kPlan, ctx, op, a.y, x, mean, rstd);
 }
 
+/// The backward's per-column sums over the rows (dweight, dbias), on the segmented-reduction engine: both the
+/// composed path and the dx row kernel end with them.
+template <class T>
+Status column_sums(const ::baracuda::detail::ExecContext& ctx, const detail::NormLaunch& a) {
+  using M = convert::opmath_t<T>;
+  constexpr std::string_view kPlan = "NormBackwardPlan";
+  const Shape& s = a.x.shape;
+  const bool layer = a.op == NormOp::LayerNorm;
+  const uint32_t columns = shift::left(1u, static_cast<unsigned>(s.rank - 1));
+  if (a.dweight.data != nullptr) {
+    const ConstDynTensor rstd = row_view(s, a.rstd);
+    const ConstDynTensor mean = layer ? row_view(s, a.mean) : rstd;
+    const ColumnSumOp<T> op{layer, static_cast<T*>(a.dweight.data), a.dweight.stride[0]};
+    BARACUDA_TRY((segment_reduce::launch_segment_reduce<ColumnSumOp<T>, T, T, M, M>(
+        kPlan, ctx, op, s, columns, a.partials, a.dy, a.x, mean, rstd)));
+  }
+  if (a.dbias.data != nullptr) {
+    const ColumnSumOp<T> op{layer, static_cast<T*>(a.dbias.data), a.dbias.stride[0]};
+    BARACUDA_TRY(
+        (segment_reduce::launch_segment_reduce<ColumnSumOp<T>, T>(kPlan, ctx, op, s, columns, a.partials, a.dy)));
+  }
+  return {};
+}
+
 template <class T>
 Status backward(const ::baracuda::detail::ExecContext& ctx, const detail::NormLaunch& a) {
   using M = convert::opmath_t<T>;
@@ -266,21 +297,7 @@ Status backward(const ::baracuda::detail::ExecContext& ctx, const detail::NormLa
       BARACUDA_TRY((elementwise::launch_elementwise<DxOp<T>, T, T, T, M, M, M>(kPlan, ctx, DxOp<T>{}, a.dx, a.dy,
                                                                               a.x, p, q, r)));
   }
-  const uint32_t columns = shift::left(1u, static_cast<unsigned>(s.rank - 1));
-  if (a.dweight.data != nullptr) {
-    const ConstDynTensor rstd = row_view(s, a.rstd);
-    const ConstDynTensor mean = layer ? row_view(s, a.mean) : rstd;
-    const ColumnSumOp<T> op{layer, static_cast<T*>(a.dweight.data), a.dweight.stride[0]};
-    BARACUDA_TRY((segment_reduce::launch_segment_reduce<ColumnSumOp<T>, T, T, M, M>(kPlan, ctx, op, s, columns,
-                                                                                     a.partials, a.dy, a.x, mean,
-                                                                                     rstd)));
-  }
-  if (a.dbias.data != nullptr) {
-    const ColumnSumOp<T> op{layer, static_cast<T*>(a.dbias.data), a.dbias.stride[0]};
-    BARACUDA_TRY((segment_reduce::launch_segment_reduce<ColumnSumOp<T>, T>(kPlan, ctx, op, s, columns, a.partials,
-                                                                           a.dy)));
-  }
-  return {};
+  return column_sums<T>(ctx, a);
 }
 
 }  // namespace norm

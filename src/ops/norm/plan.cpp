@@ -58,11 +58,13 @@ std::string_view forward_op_name(const NormDescriptor& d) {
   return kNames[d.op == NormOp::LayerNorm][d.has_residual][static_cast<size_t>(d.quant) % 4];
 }
 
-const detail::NormTable* rows_table(DeviceKind d) {
+/// The row kernels' table of a direction on a device (none on the host, which runs the composed path).
+const detail::NormTable* rows_table(DeviceKind d, bool backward) {
   switch (d) {
-    case DeviceKind::Sim: return &device_sim::norm_rows_table();
+    case DeviceKind::Sim: return backward ? &device_sim::norm_backward_rows_table() : &device_sim::norm_rows_table();
 #if BARACUDA_HAVE_CUDA_KERNELS
-    case DeviceKind::Cuda: return &device_cuda::norm_rows_table();
+    case DeviceKind::Cuda:
+      return backward ? &device_cuda::norm_backward_rows_table() : &device_cuda::norm_rows_table();
 #endif
     default: return nullptr;  // the host runs the composed path
   }
@@ -106,6 +108,11 @@ Status check_optional(std::string_view plan, std::string_view name, const ConstD
 }
 
 bool wanted(const ConstDynTensor& t) { return t.data != nullptr; }
+
+/// The backward's workspace for the composed path's three coefficients per row (the row kernel needs none).
+size_t coefficients_bytes(bool row_kernel, const Shape& stats, ElementKind element) {
+  return row_kernel ? 0 : align_up(3 * static_cast<size_t>(stats.numel()) * opmath_bytes(element));
+}
 
 /// The forward's workspace, in order: mean and rstd (the composed path, when the caller keeps neither), y
 /// (the composed path with a quantized output and no y), the dynamic zero point (symmetric, when the caller
@@ -155,7 +162,7 @@ Result<NormPlan> NormPlan::select(const Stream& stream, const NormDescriptor& de
   const detail::RowSchedule sched =
       detail::row_schedule(h, is_floating(desc.element) ? element_bits(desc.element) / 8 : 1);
   const detail::NormTable* rows =
-      device && sched != detail::RowSchedule::None ? rows_table(stream.device()) : nullptr;
+      device && sched != detail::RowSchedule::None ? rows_table(stream.device(), false) : nullptr;
   auto p = select_direction<NormPlan>(kForward, stream, desc, pref, BARACUDA_DEVICE_TABLES(norm_forward_table),
                                       forward_op_name(desc), rows,
                                       sched == detail::RowSchedule::WarpPerRow ? "rows_warp" : "rows_block");
@@ -305,15 +312,22 @@ Status NormPlan::run(const Stream& stream, Workspace workspace, const Args& args
 Result<NormBackwardPlan> NormBackwardPlan::select(const Stream& stream, const NormDescriptor& desc,
                                                   PlanPreference pref) {
   const std::string_view op = desc.op == NormOp::RmsNorm ? "rms_norm_backward" : "layer_norm_backward";
-  auto p = select_direction<NormBackwardPlan>(kBackward, stream, desc, pref,
-                                              BARACUDA_DEVICE_TABLES(norm_backward_table), op);
+  const bool device = stream.device() != DeviceKind::Host;
+  const int64_t h = desc.shape.rank > 0 ? desc.shape.dims[desc.shape.rank - 1] : 0;
+  const detail::RowSchedule sched =
+      detail::norm_backward_row_schedule(h, is_floating(desc.element) ? element_bits(desc.element) / 8 : 1);
+  const detail::NormTable* rows =
+      device && sched != detail::RowSchedule::None ? rows_table(stream.device(), true) : nullptr;
+  auto p =
+      select_direction<NormBackwardPlan>(kBackward, stream, desc, pref, BARACUDA_DEVICE_TABLES(norm_backward_table), op,
+                                         rows, sched == detail::RowSchedule::WarpPerRow ? "rows_warp" : "rows_block");
   if (!p) return p.error();
+  p->row_kernel_ = rows != nullptr;
   auto partials = partials_bytes(stream, desc);
   if (!partials) return partials.error();
   p->stats_shape_ = rows_shape(desc.shape);
-  // Three coefficients per row, then the partials.
-  p->workspace_bytes_ =
-      align_up(3 * static_cast<size_t>(p->stats_shape_.numel()) * opmath_bytes(desc.element)) + *partials;
+  // Three coefficients per row (the composed path's), then the partials (the column sums' on both paths).
+  p->workspace_bytes_ = coefficients_bytes(p->row_kernel_, p->stats_shape_, desc.element) + *partials;
   return p;
 }
 
@@ -352,7 +366,7 @@ Status NormBackwardPlan::run(const Stream& stream, Workspace workspace, const Ar
       kBackward, binding_, stream, [&] { return can_implement(args); }, need, desc_.shape.numel() == 0);
   if (!ctx) return ctx.status();
   char* const ws = static_cast<char*>(workspace.data);
-  const size_t coeffs = align_up(3 * static_cast<size_t>(stats_shape_.numel()) * opmath_bytes(desc_.element));
+  const size_t coeffs = coefficients_bytes(row_kernel_, stats_shape_, desc_.element);
   detail::NormLaunch l;
   l.op = desc_.op, l.eps = desc_.eps, l.dy = args.dy, l.x = args.x, l.weight = args.weight;
   // The launch record holds the statistics as DynTensor (the forward writes them); the backward only reads.
