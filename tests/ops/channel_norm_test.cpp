@@ -1,6 +1,7 @@
 // GroupNorm (InstanceNorm as groups = C) and BatchNorm (training with and without running statistics,
 // inference), forward and backward: every kind × ragged problem (N = 1, a spatial extent of 1, rank 2 to 4,
-// segments long enough for the reductions' two-pass schedule; dense and channels-last x; with and without
+// segments long enough for the reductions' two-pass schedule; GroupNorm's groups on the row kernel's warp and
+// block paths and one over its 64 KiB; dense and channels-last x; with and without
 // weight and bias) on sim and cuda against the host reference; the same bits on a second run. The host
 // against f64 formulas and finite differences: channel_norm_reference_test.cpp; rejections:
 // channel_norm_reject_test.cpp; PyTorch: channel_norm_golden_test.cpp.
@@ -53,7 +54,8 @@ std::vector<Case> cases() {
                                    {"2x4x5x9", Shape{2, 4, 5, 9}, {2}},
                                    {"1x8x1", Shape{1, 8, 1}, {4}},
                                    {"5x3", Shape{5, 3}, {3}},
-                                   {"two_pass_2x3x24x24", Shape{2, 3, 24, 24}, {1}}};
+                                   {"two_pass_2x3x24x24", Shape{2, 3, 24, 24}, {1}},
+                                   {"long_group_1x2x90x100", Shape{1, 2, 90, 100}, {1}}};
   std::vector<Case> v;
   for (Op op : {Op::Group, Op::BatchTrain, Op::BatchTrainNoRunning, Op::BatchEval})
     for (K k : {K::F32, K::Bf16, K::F16, K::F64})
@@ -108,6 +110,13 @@ TEST_P(ChannelNormSweep, ForwardAndBackwardMatchTheHost) {
                              : dynamic::BatchNormPlan::select(stream, batch_desc(c)).status();
   if (c.device == DeviceKind::Cuda && !probe && probe.error().message.find("without CUDA kernels") != std::string::npos)
     GTEST_SKIP() << probe.error().message;
+  if (group && probe) {  // GroupNorm's forward path by its rule: a group of up to 64 KiB takes the row kernel
+    const int64_t len = c.shape.numel() / (c.shape.dims[0] * c.groups), bytes = len * element_bytes(c.kind);
+    const char* path = len <= 1024 && bytes <= 4096 ? "rows_warp"
+                       : bytes <= 64 * 1024         ? "rows_block"
+                                                    : "segment_reduce+elementwise";
+    EXPECT_EQ(dynamic::GroupNormPlan::select(stream, group_desc(c))->sku().variant, path);
+  }
   const Values v = make_values(c.kind, c.shape, 11);
   const auto run = [&](const Stream& s) {
     return group ? run_both(s, group_desc(c), v, c.nhwc) : run_both(s, batch_desc(c), v, c.nhwc);

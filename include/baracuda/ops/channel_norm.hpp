@@ -32,11 +32,16 @@
 ///   written); no other overlap between any two operands (running_mean and running_var are read-write
 ///   operands: they overlap nothing else).
 /// - **Workspace:** `workspace_size()`, 256-byte aligned: the statistics the caller does not keep (forward),
-///   three coefficients per statistics segment (backward), and the segmented reductions' partials.
-/// - **Execution and determinism.** On every device: the statistics by one segmented reduction (Welford's
-///   merge), y by one elementwise pass. The backward: one segmented reduction for the per-segment sums
-///   (BatchNorm's also finishes dweight and dbias), one elementwise pass for dx, and (GroupNorm) one more
-///   reduction for dweight and dbias. Every sum is combined in an order fixed by the shape and the device:
+///   three coefficients per statistics segment (backward), and the segmented reductions' partials (none for
+///   GroupNorm's single-pass forward).
+/// - **Execution and determinism.** GroupNorm's forward on sim and cuda, for groups ((C/G)·S elements) of up
+///   to 64 KiB: one single-pass kernel (SKU variant `rows_warp` / `rows_block`): a warp (groups ≤ 4 KiB) or a
+///   block owns a group, reads it once into shared memory (16-byte loads where the group is one unit-stride
+///   run, as in a dense x, and aligned), reduces the mean and then Σ(x − mean)² there, and writes y once.
+///   Otherwise (longer groups, BatchNorm, the host): the statistics by one segmented reduction (Welford's
+///   merge), y by one elementwise pass; the two paths may differ in the last bits. The backward: one
+///   segmented reduction for the per-segment sums (BatchNorm's also finishes dweight and dbias), one
+///   elementwise pass for dx, and (GroupNorm) one more reduction for dweight and dbias. Every sum is combined in an order fixed by the shape and the device:
 ///   the same bits on every run, no atomics.
 #pragma once
 

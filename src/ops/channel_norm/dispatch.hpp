@@ -51,3 +51,5 @@ using ChannelNormTypes = FloatTypes;
 // reference: host.cpp; sim and cuda: the kernel unit device.cu
 BARACUDA_DECLARE_DEVICE_TABLE(detail::ChannelNormTable, channel_norm_forward_table)
 BARACUDA_DECLARE_DEVICE_TABLE(detail::ChannelNormTable, channel_norm_backward_table)
+// sim and cuda only (the kernel unit device.cu): GroupNorm's single-pass forward (group_row_kernel.cuh).
+BARACUDA_DECLARE_KERNEL_TABLE(detail::ChannelNormTable, group_norm_rows_table)

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "baracuda/ops/channel_norm.hpp"
+#include "device/row_schedule.hpp"
 #include "ops/channel_norm/plan_common.hpp"
 #include "ops/norm/gradient_checks.hpp"
 
@@ -28,6 +29,20 @@ Status check_descriptor(std::string_view plan, const GroupNormDescriptor& d) {
   return {};
 }
 
+/// The row kernel's table on a device (none on the host, which runs the composed path).
+const detail::ChannelNormTable* group_rows_table(DeviceKind d) {
+  switch (d) {
+    case DeviceKind::Sim:
+      return &device_sim::group_norm_rows_table();
+#if BARACUDA_HAVE_CUDA_KERNELS
+    case DeviceKind::Cuda:
+      return &device_cuda::group_norm_rows_table();
+#endif
+    default:
+      return nullptr;
+  }
+}
+
 Shape view(const GroupNormDescriptor& d) { return detail::channel_norm_view_shape(d.shape, false, d.groups); }
 size_t stats_bytes(const GroupNormDescriptor& d) {
   return align_up(static_cast<size_t>(d.shape.dims[0] * d.groups) * opmath_bytes(d.element));
@@ -40,14 +55,23 @@ namespace dynamic {
 Result<GroupNormPlan> GroupNormPlan::select(const Stream& stream, const GroupNormDescriptor& desc,
                                             PlanPreference pref) {
   BARACUDA_TRY(check_descriptor(kForward, desc));
+  const detail::RowSchedule sched = detail::row_schedule(
+      desc.shape.numel() / std::max<int64_t>(desc.shape.dims[0] * desc.groups, 1), element_bits(desc.element) / 8);
+  const detail::ChannelNormTable* rows =
+      sched != detail::RowSchedule::None ? group_rows_table(stream.device()) : nullptr;
   auto p = select_plan<GroupNormPlan>(kForward, stream, desc, pref, BARACUDA_DEVICE_TABLES(channel_norm_forward_table),
-                                      "group_norm");
+                                      "group_norm", rows,
+                                      sched == detail::RowSchedule::WarpPerRow ? "rows_warp" : "rows_block");
   if (!p) return p.error();
-  const auto partials =
-      partials_bytes(stream, view(desc), {{detail::channel_norm_stats_mask(false), moments_bytes(desc.element)}});
-  if (!partials) return partials.error();
-  // mean and rstd (when the caller keeps neither), then the partials.
-  p->workspace_bytes_ = 2 * stats_bytes(desc) + *partials;
+  size_t partials = 0;
+  if (rows == nullptr) {
+    const auto bytes =
+        partials_bytes(stream, view(desc), {{detail::channel_norm_stats_mask(false), moments_bytes(desc.element)}});
+    if (!bytes) return bytes.error();
+    partials = *bytes;
+  }
+  // mean and rstd (when the caller keeps neither), then the partials (the composed path's).
+  p->workspace_bytes_ = 2 * stats_bytes(desc) + partials;
   return p;
 }
 

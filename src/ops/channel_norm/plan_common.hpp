@@ -51,17 +51,21 @@ inline Result<size_t> partials_bytes(const Stream& stream, const Shape& view,
 }
 
 /// Either direction's select, once the descriptor is checked: the device's table, its entry and the binding.
+/// `rows`: the row kernel's table when the problem takes it (its entry replaces the composed one), `variant`
+/// then its SKU variant.
 template <class Plan, class Desc, class Tables>
 Result<Plan> select_plan(std::string_view plan, const Stream& stream, const Desc& desc, PlanPreference pref,
-                         Tables&& tables, std::string_view op) {
+                         Tables&& tables, std::string_view op, const ChannelNormTable* rows = nullptr,
+                         std::string_view variant = {}) {
   auto dev = select_device(plan, stream, pref, tables);
   if (!dev) return dev.error();
-  const auto fn = kind_entry(plan, op, *dev->table, desc.element);
+  const auto fn = kind_entry(plan, op, rows != nullptr ? *rows : *dev->table, desc.element);
   if (!fn) return fn.error();
-  return PlanAccess::make<Plan>(desc,
-                                dev->bind(OpCategory::Normalization, op, desc.element, std::nullopt,
-                                          opmath_precision(desc.element), "segment_reduce+elementwise"),
-                                *fn);
+  return PlanAccess::make<Plan>(
+      desc,
+      dev->bind(OpCategory::Normalization, op, desc.element, std::nullopt, opmath_precision(desc.element),
+                rows != nullptr ? variant : "segment_reduce+elementwise"),
+      *fn);
 }
 
 /// A tensor the descriptor says is present (checked as `expected`), or absent (must be empty).
