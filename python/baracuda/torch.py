@@ -14,6 +14,9 @@ model trains through them (QAT). Each function runs where its input lives, as :m
   ternary and where gradients come at the output shape and are summed with ``Tensor.sum_to_size``;
 * ``softmax(x, dim, temperature=, mask=)``, ``log_softmax`` and ``rms_norm(x, weight)``,
   ``layer_norm(x, weight, bias)`` with gradients for x (and the weight and bias);
+* ``group_norm(x, groups, weight, bias)``, ``instance_norm(x, weight, bias)`` and ``batch_norm(x,
+  running_mean, running_var, weight, bias, training=, momentum=)`` (the running statistics updated in place in
+  training) with gradients for x, the weight and the bias;
 * ``baracuda.torch.quantize(x, scale, zero_point, ...)``: the quantized codes as a tensor of x's float dtype
   (an integer tensor cannot carry a gradient in PyTorch), with the straight-through gradient of the
   quantize_backward plan, dx = dy / s inside the range and 0 outside.
@@ -23,7 +26,8 @@ With torch >= 2.4 every op here is also a ``torch.library`` custom op (``torch.o
 ``softmax`` (log-softmax with ``log=True``), ``norm`` (rms_norm or layer_norm; returns y, mean and rstd, the
 mean of rms_norm an empty tensor) and their backward ops), with fake (meta) implementations and its autograd,
 and the functions above go through them, so ``torch.compile`` traces them without a graph break; ``where``
-stays an ``autograd.Function`` (its bool condition). With an older torch they are the autograd Functions.
+(its bool condition) and the channel norms (batch_norm's in-place running statistics) stay
+``autograd.Function``s. With an older torch they are the autograd Functions.
 """
 
 from typing import List as _List, Optional as _Optional, Tuple as _Tuple
@@ -31,6 +35,7 @@ from typing import List as _List, Optional as _Optional, Tuple as _Tuple
 import torch as _torch
 
 from . import _core, ops
+from ._torch_channel_norm import batch_norm, group_norm, instance_norm  # noqa: F401 (part of this module)
 
 _CATALOG = {op["name"]: op for op in _core.unary_ops()}
 

@@ -1,6 +1,7 @@
 """GroupNorm, InstanceNorm and BatchNorm from Python against F.group_norm, F.instance_norm and F.batch_norm
 (training with the running statistics' update, and inference), and their gradients against autograd, on host
-and sim; every rejection the plans make reaches Python as the module's error."""
+and sim; every rejection the plans make reaches Python as the module's error; baracuda.torch's autograd
+Functions over them against autograd through torch's own ops (gradcheck, and a training step)."""
 
 import pytest
 
@@ -94,3 +95,62 @@ def test_rejections(device):
         ops.batch_norm(x, training=False, device=device)  # inference needs the running statistics
     with pytest.raises(_core.InvalidProblem, match="weight"):
         ops.group_norm(x, 3, torch.ones(5), device=device)
+
+
+# ---- baracuda.torch: autograd through the channel norms -------------------------------------------------------
+
+
+def test_torch_group_norm_gradcheck(device):
+    import baracuda.torch as bt
+    g = torch.Generator().manual_seed(21)
+    x = torch.randn(2, 4, 3, 5, generator=g, dtype=torch.float64).requires_grad_()
+    w = (torch.rand(4, generator=g, dtype=torch.float64) + 0.5).requires_grad_()
+    b = torch.randn(4, generator=g, dtype=torch.float64).requires_grad_()
+    assert torch.autograd.gradcheck(lambda *t: bt.group_norm(t[0], 2, t[1], t[2], device=device), (x, w, b),
+                                    eps=1e-6, atol=1e-7, rtol=1e-5)
+    assert torch.autograd.gradcheck(lambda t: bt.instance_norm(t, device=device), (x,), eps=1e-6, atol=1e-7,
+                                    rtol=1e-5)
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_torch_batch_norm_matches_torch_autograd(training, device):
+    import baracuda.torch as bt
+    x, dy = data((4, 3, 5), torch.float64, 31), data((4, 3, 5), torch.float64, 32, -1, 1)
+    w, b = data((3,), torch.float64, 33, 0.5, 1.5), data((3,), torch.float64, 34, -1, 1)
+    rm, rv = data((3,), torch.float64, 35, -0.5, 0.5), data((3,), torch.float64, 36, 0.5, 2.0)
+    mine_in = [t.clone().requires_grad_() for t in (x, w, b)]
+    want_in = [t.clone().requires_grad_() for t in (x, w, b)]
+    rm_mine, rv_mine, rm_want, rv_want = rm.clone(), rv.clone(), rm.clone(), rv.clone()
+    y = bt.batch_norm(mine_in[0], rm_mine, rv_mine, mine_in[1], mine_in[2], training=training, momentum=0.2,
+                      device=device)
+    want = F.batch_norm(want_in[0], rm_want, rv_want, want_in[1], want_in[2], training=training, momentum=0.2,
+                        eps=1e-5)
+    torch.testing.assert_close(y, want, rtol=1e-10, atol=1e-10)
+    torch.testing.assert_close(rm_mine, rm_want, rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(rv_mine, rv_want, rtol=1e-12, atol=1e-12)
+    (y * dy).sum().backward()
+    (want * dy).sum().backward()
+    for m, t in zip(mine_in, want_in):
+        torch.testing.assert_close(m.grad, t.grad, rtol=1e-9, atol=1e-9)
+
+
+def test_torch_group_norm_training_step(device):
+    """A conv-free training step: group_norm between two linears, the same loss and gradients as torch's."""
+    import baracuda.torch as bt
+    torch.manual_seed(3)
+    lin = torch.nn.Linear(12, 8 * 6, dtype=torch.float64)
+    w = torch.nn.Parameter(torch.rand(8, dtype=torch.float64) + 0.5)
+    b = torch.nn.Parameter(torch.randn(8, dtype=torch.float64))
+    x = torch.randn(5, 12, dtype=torch.float64)
+
+    def loss(norm):
+        h = lin(x).view(5, 8, 6)
+        return (norm(h) ** 2).mean()
+
+    mine = loss(lambda h: bt.group_norm(h, 4, w, b, device=device))
+    grads_mine = torch.autograd.grad(mine, [lin.weight, w, b])
+    want = loss(lambda h: F.group_norm(h, 4, w, b, 1e-5))
+    grads_want = torch.autograd.grad(want, [lin.weight, w, b])
+    torch.testing.assert_close(mine, want, rtol=1e-10, atol=1e-12)
+    for m, t in zip(grads_mine, grads_want):
+        torch.testing.assert_close(m, t, rtol=1e-8, atol=1e-10)
