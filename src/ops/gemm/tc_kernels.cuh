@@ -316,7 +316,7 @@ inline TcOperand tc_operand(const ::baracuda::detail::GemmOperand& o, int64_t ro
 template <class TAB, class TCD, TcTile kT>
 Status tc_launch(const ::baracuda::detail::ExecContext& ctx, TcParams p, int64_t batch, int64_t max_yz) {
   static_assert(kT.smem_bytes() <= 48 * 1024, "within the default dynamic shared memory (no opt-in)");
-  const int64_t n_tiles = (p.n + kT.bn - 1) / kT.bn;
+  const int64_t n_tiles = p.n > 0 ? (p.n + kT.bn - 1) / kT.bn : 1;  // N = 0: one tile column for bias_grad
   const dim3 block(static_cast<unsigned>(kT.threads()));
   auto* kernel = &tc_gemm_kernel<TAB, TCD, kT.bm, kT.bn, kT.bk, kT.warps_m, kT.warps_n, kT.stages>;
   for (int64_t b0 = 0; b0 < batch; b0 += max_yz)
@@ -345,7 +345,8 @@ Status tensor_core_chunked(const ::baracuda::detail::ExecContext& ctx, const ::b
   constexpr int64_t kMax = (int64_t{1} << 31) - 256;  // 32-bit row, column and k indices, past the edge tiles too
   if (l.m > kMax || l.n > kMax || l.k > kMax)
     return Error::unsupported("GemmPlan: the tensor-core kernel takes M, N and K up to 2^31 - 256");
-  if (l.m == 0 || l.n == 0 || l.batch == 0) return {};  // empty: nothing written, bias_grad included
+  // Empty: nothing to write; but N = 0 with bias_grad still writes bias_grad (gemm.hpp).
+  if (l.m == 0 || l.batch == 0 || (l.n == 0 && l.bias_grad.data == nullptr)) return {};
   TcParams p;
   p.m = static_cast<int>(l.m), p.n = static_cast<int>(l.n), p.k = static_cast<int>(l.k);
   p.a = tc_operand(l.a, l.m, l.k, l.batch, true);
