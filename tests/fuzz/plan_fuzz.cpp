@@ -300,6 +300,31 @@ void int_gemm(FuzzInput& in, const Stream& s) {
   }
 }
 
+/// GemmPlan's descriptor fields: shapes, a small batch, kinds, layouts, leading dimensions (0, packed or a little
+/// more, or anything), batch strides (packed, 0, or anything), α/β and the epilogue flags; its seven operands
+/// (a, b, c, bias; d, aux, bias_grad) drawn from the matrices' shapes with and without the batch.
+void gemm(FuzzInput& in, const Stream& s) {
+  GemmDescriptor d;
+  d.m = dim(in), d.n = dim(in), d.k = dim(in);
+  d.batch = in.chance(200) ? in.u8() % 4 : in.integer();
+  d.input = in.kind(), d.output = in.chance(128) ? d.input : in.kind();
+  d.layout_a = in.enum_of<MatrixLayout>(2), d.layout_b = in.enum_of<MatrixLayout>(2);
+  auto ld = [&] { return in.chance(160) ? 0 : in.chance(200) ? int64_t{in.u8() % 80} : in.integer(); };
+  d.lda = ld(), d.ldb = ld(), d.ldc = ld(), d.ldd = ld(), d.ld_aux = ld();
+  auto bs = [&] { return in.chance(160) ? kPackedBatchStride : in.chance(128) ? 0 : in.integer(); };
+  d.batch_stride_a = bs(), d.batch_stride_b = bs(), d.batch_stride_c = bs(), d.batch_stride_d = bs();
+  d.batch_stride_aux = bs();
+  d.alpha = in.chance(200) ? 1.0 : in.real();
+  d.beta = in.chance(128) ? 0.0 : in.real();
+  d.has_bias = in.flag(), d.has_aux = in.flag(), d.bias_grad = in.flag(), d.allow_tf32 = in.flag();
+  d.activation = in.enum_of<LinearActivation>(kNumLinearActivations);
+  const int64_t b = d.batch;
+  const Pools pools{{Shape{d.m, d.k}, Shape{d.k, d.n}, Shape{d.m, d.n}, Shape{b, d.m, d.k}, Shape{b, d.k, d.n},
+                     Shape{b, d.m, d.n}, Shape{d.n}, Shape{d.m}},
+                    {d.input, d.output}};
+  drive(in, s, dynamic::GemmPlan::select(s, d), pools, 7, Forward<7>{s});
+}
+
 /// The int4 families' shape pool: every shape their operands take (Int4MarlinGemmArgs, Int4MarlinRepackArgs).
 Pools int4_pools(int64_t m, int64_t n, int64_t k, int64_t group, ElementKind t) {
   const int64_t g = group == -1 ? 1 : (group > 0 ? k / group : 1);
@@ -375,8 +400,8 @@ void scenario(FuzzInput& in, const Stream& s) {
 }
 
 using Adapter = void (*)(FuzzInput&, const Stream&);
-constexpr Adapter kAdapters[] = {fill,     cast,          affine, unary,    binary, ternary,
-                                 gated,    quantize,      dynamic_range, fp8, int_gemm, int4, scenario};
+constexpr Adapter kAdapters[] = {fill,     cast,          affine, unary,    binary, ternary, gated,
+                                 quantize, dynamic_range, fp8,    int_gemm, gemm,   int4,    scenario};
 
 }  // namespace
 }  // namespace baracuda::fuzz

@@ -85,6 +85,9 @@ TEST(GemmReject, SelectLeadingDimensionsAndBatchStrides) {
   expect_select(base().with_batch(2).with_aux().with_ldd(7).with_batch_stride_aux(19), ErrorCode::InvalidProblem,
                 "batch_stride_aux");
   EXPECT_TRUE(dynamic::GemmPlan::select(Stream::host(), base().with_batch(2).with_batch_stride_d(20)).is_ok());
+  // a leading dimension whose storage would pass the view limit (found by plan_fuzz: rows × ld overflowed)
+  expect_select(base().with_shape(16, 5, 6).with_lda(int64_t{1} << 60), ErrorCode::InvalidProblem, "2^56");
+  expect_select(base().with_ldd(int64_t{1} << 62), ErrorCode::InvalidProblem, "ldd");
 }
 
 TEST(GemmReject, SelectBackendPreference) {
@@ -212,8 +215,8 @@ TEST(GemmReject, EmptyViewsTakeAnyStrides) {
   std::vector<float> b(30), d(1);
   DynTensor a = DynTensor::dense(nullptr, F32, Shape{0, 6});
   a.stride[0] = 1, a.stride[1] = 0;
-  const dynamic::GemmArgs t{a, DynTensor::dense(b.data(), F32, Shape{6, 5}), {}, {},
-                            DynTensor::dense(d.data(), F32, Shape{0, 5}), {}, {}};
+  const dynamic::GemmArgs t{
+      a, DynTensor::dense(b.data(), F32, Shape{6, 5}), {}, {}, DynTensor::dense(d.data(), F32, Shape{0, 5}), {}, {}};
   EXPECT_TRUE(plan->can_implement(t).is_ok());
   EXPECT_TRUE(plan->run(Stream::host(), {}, t).is_ok());
 }

@@ -118,6 +118,19 @@ Status check_descriptor(const GemmDescriptor& g) {
   BARACUDA_TRY(check_ld("ldc", g.ldc, g.n, "row-major C: >= N"));
   BARACUDA_TRY(check_ld("ldd", g.ldd, g.n, "row-major D: >= N"));
   BARACUDA_TRY(check_ld("ld_aux", g.ld_aux, g.n, "row-major aux: >= N"));
+  // Each matrix's storage (rows of storage × ld) within the view limit, so that no stride arithmetic overflows.
+  const auto storage = [&](std::string_view name, int64_t rows, int64_t cols, MatrixLayout l, int64_t ld) -> Status {
+    const bool rm = l == MatrixLayout::RowMajor;
+    if (fits(rm ? rows : cols, ld == 0 ? std::max<int64_t>(1, rm ? cols : rows) : ld)) return {};
+    return Error::invalid(s(P) + ": " + s(name) + " = " + n2s(ld) + " makes the matrix's storage (rows x ld) exceed " +
+                          "2^56 elements");
+  };
+  constexpr MatrixLayout kRow = MatrixLayout::RowMajor;
+  BARACUDA_TRY(storage("lda", g.m, g.k, g.layout_a, g.lda));
+  BARACUDA_TRY(storage("ldb", g.k, g.n, g.layout_b, g.ldb));
+  BARACUDA_TRY(storage("ldc", g.m, g.n, kRow, g.ldc));
+  BARACUDA_TRY(storage("ldd", g.m, g.n, kRow, g.ldd));
+  BARACUDA_TRY(storage("ld_aux", g.m, g.n, kRow, g.ld_aux));
   const Resolved r = resolve_all(g);
   BARACUDA_TRY(check_batch_stride("batch_stride_a", g.batch_stride_a, false, g.batch, 0));
   BARACUDA_TRY(check_batch_stride("batch_stride_b", g.batch_stride_b, false, g.batch, 0));
