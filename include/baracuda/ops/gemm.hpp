@@ -10,7 +10,8 @@
 /// `batch == 1` the matrices are rank-2 views; otherwise rank-3 `[batch, rows, cols]` views (a rank-2
 /// view with batch ≠ 1, or a rank-3 one with batch == 1, is `InvalidProblem`). bias and bias_grad are
 /// shared by every batch; bias_grad needs `batch == 1` (`Unsupported` otherwise, as in cuBLASLt).
-/// M, N, K ≥ 0, `0 ≤ batch ≤ 65535`; M·N, M·K and K·N each at most 2^56 elements (the view limit).
+/// M, N, K ≥ 0, `0 ≤ batch ≤ 65535`; M·N, M·K, K·N and each matrix's storage (rows of storage × ld) at most
+/// 2^56 elements (the view limit), and fewer than 2^31 tiles of 64×64 in D (`InvalidProblem` otherwise).
 ///
 /// **Layouts, leading dimensions and batch strides** are part of the descriptor (so that a library backend
 /// builds its matrix layouts once, at select), and each view's strides must be exactly what the descriptor
