@@ -1,8 +1,8 @@
 /// \file
-/// \brief The row kernels' shared pieces (the norm forward, softmax): a warp or a block owns a row and walks
-/// it in chunks of 16 bytes of the element type; chunk c belongs to thread c mod group in every phase, so a
-/// thread only touches its own chunks of its shared-memory slot and phases need no barrier but the
-/// reductions'. The order of every per-thread sum (chunks ascending, elements ascending) and of the group's
+/// \brief The row kernels' shared pieces (the norm forward and backward, softmax, GroupNorm): a warp or a block
+/// owns a row and walks it in chunks of 16 bytes of the element type; chunk c belongs to thread c mod group in
+/// every phase, so a thread only touches its own chunks of its shared-memory slot and phases need no barrier but
+/// the reductions'. The order of every per-thread sum (chunks ascending, elements ascending) and of the group's
 /// combine (a butterfly, then the warps in order) depends on the row length alone: never on the operands'
 /// alignment, which only decides between vector and element accesses.
 #pragma once
@@ -42,6 +42,25 @@ __device__ __forceinline__ A shfl_xor_any(const A& v, int mask) {
   std::memcpy(&r, w, sizeof(A));
   return r;
 }
+
+/// The calling thread's place in a row kernel: its group (the block for block rows, else its warp) owns one
+/// row at a time — rows `first_row()`, then every `row_step()` — and `lane` is the thread's index in it.
+template <bool kBlockRow>
+struct RowGroup {
+  int size, lane, index;
+  int64_t per_block;
+  __device__ __forceinline__ RowGroup()
+      : size(kBlockRow ? static_cast<int>(blockDim.x) : 32),
+        lane(static_cast<int>(threadIdx.x) % size),
+        index(static_cast<int>(threadIdx.x) / size),
+        per_block(static_cast<int64_t>(blockDim.x) / size) {}
+  __device__ __forceinline__ int64_t first_row() const { return static_cast<int64_t>(blockIdx.x) * per_block + index; }
+  __device__ __forceinline__ int64_t row_step() const { return static_cast<int64_t>(gridDim.x) * per_block; }
+  /// The group's `slot_bytes` of dynamic shared memory, after the block rows' reduction scratch.
+  __device__ __forceinline__ unsigned char* slot(unsigned char* smem, int64_t slot_bytes) const {
+    return smem + (kBlockRow ? kScratchBytes : 0) + index * slot_bytes;
+  }
+};
 
 /// Whether `p` can move 16-byte vectors: unit stride and 16-byte aligned.
 template <class E>

@@ -97,18 +97,16 @@ __global__ void group_norm_rows_kernel(GroupRows<T> p) {
   using M = convert::opmath_t<T>;
   constexpr int V = 16 / static_cast<int>(sizeof(T));
   BARACUDA_DYNAMIC_SHARED(unsigned char, smem);
-  const int group = kBlockRow ? static_cast<int>(blockDim.x) : 32;
-  const int t = static_cast<int>(threadIdx.x) % group, g = static_cast<int>(threadIdx.x) / group;
-  const int64_t groups_per_block = blockDim.x / group;
-  T* const slot = reinterpret_cast<T*>(smem + (kBlockRow ? rows::kScratchBytes : 0) + g * p.slot_bytes);
+  const rows::RowGroup<kBlockRow> rg;
+  const int group = rg.size, t = rg.lane;
+  T* const slot = reinterpret_cast<T*>(rg.slot(smem, p.slot_bytes));
   M* const scratch = reinterpret_cast<M*>(smem);
   const int64_t chunks = (p.len + V - 1) / V;
   const T zero = convert::from_opmath<T>(M(0));
   const ForwardOp<T, M> fwd{M(0), false, p.w != nullptr};
   const auto add = [](M a, M b) { return a + b; };
 
-  for (int64_t r = static_cast<int64_t>(blockIdx.x) * groups_per_block + g; r < p.num_rows;
-       r += static_cast<int64_t>(gridDim.x) * groups_per_block) {
+  for (int64_t r = rg.first_row(); r < p.num_rows; r += rg.row_step()) {
     const int64_t n = r / p.groups, first_channel = (r % p.groups) * p.per_group;
     const T* xr = p.x + n * p.xw.batch + first_channel * p.xw.channel;
     T* yr = p.y + n * p.yw.batch + first_channel * p.yw.channel;

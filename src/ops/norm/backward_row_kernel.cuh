@@ -52,10 +52,9 @@ __global__ void norm_backward_rows_kernel(NormBackwardRows<T> p) {
   using Sums = typename RowSumsOp<T>::Acc;
   constexpr int V = 16 / static_cast<int>(sizeof(T));
   BARACUDA_DYNAMIC_SHARED(unsigned char, smem);
-  const int group = kBlockRow ? static_cast<int>(blockDim.x) : 32;
-  const int t = static_cast<int>(threadIdx.x) % group, g = static_cast<int>(threadIdx.x) / group;
-  const int64_t groups_per_block = blockDim.x / group;
-  unsigned char* const slots = smem + (kBlockRow ? rows::kScratchBytes : 0) + 2 * g * p.slot_bytes;
+  const rows::RowGroup<kBlockRow> rg;
+  const int group = rg.size, t = rg.lane;
+  unsigned char* const slots = rg.slot(smem, 2 * p.slot_bytes);
   T* const dy_slot = reinterpret_cast<T*>(slots);
   T* const x_slot = reinterpret_cast<T*>(slots + p.slot_bytes);
   const int64_t chunks = (p.len + V - 1) / V;
@@ -64,8 +63,7 @@ __global__ void norm_backward_rows_kernel(NormBackwardRows<T> p) {
   const RowSumsOp<T> sums_op{};
   const auto combine = [&](Sums a, Sums b) { return sums_op.combine(a, b); };
 
-  for (int64_t r = static_cast<int64_t>(blockIdx.x) * groups_per_block + g; r < p.num_rows;
-       r += static_cast<int64_t>(gridDim.x) * groups_per_block) {
+  for (int64_t r = rg.first_row(); r < p.num_rows; r += rg.row_step()) {
     BackwardRowStride o{0, 0, 0};
     for (int64_t d = p.rank - 1, i = r; d >= 0; --d) {
       const int64_t c = i % p.sizes[d];

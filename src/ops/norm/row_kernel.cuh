@@ -76,11 +76,10 @@ __global__ void norm_rows_kernel(NormRows<T> p) {
   constexpr int V = 16 / static_cast<int>(sizeof(T));
   static_assert(sizeof(RangeAcc) <= 16 && sizeof(M) <= 16, "a warp's value must fit its scratch slot");
   BARACUDA_DYNAMIC_SHARED(unsigned char, smem);
-  const int group = kBlockRow ? static_cast<int>(blockDim.x) : 32;
-  const int t = static_cast<int>(threadIdx.x) % group, g = static_cast<int>(threadIdx.x) / group;
-  const int64_t groups_per_block = blockDim.x / group;
+  const rows::RowGroup<kBlockRow> rg;
+  const int group = rg.size, t = rg.lane;
   unsigned char* scratch = smem;
-  T* slot = reinterpret_cast<T*>(smem + (kBlockRow ? rows::kScratchBytes : 0) + g * p.slot_bytes);
+  T* slot = reinterpret_cast<T*>(rg.slot(smem, p.slot_bytes));
   const ForwardOp<T> fwd{p.layer, p.w != nullptr};
   const int64_t chunks = (p.len + V - 1) / V;
   const T zero = convert::from_opmath<T>(M(0));
@@ -92,8 +91,7 @@ __global__ void norm_rows_kernel(NormRows<T> p) {
     if (p.static_zp != nullptr) static_zp = *p.static_zp;
   }
 
-  for (int64_t r = static_cast<int64_t>(blockIdx.x) * groups_per_block + g; r < p.num_rows;
-       r += static_cast<int64_t>(gridDim.x) * groups_per_block) {
+  for (int64_t r = rg.first_row(); r < p.num_rows; r += rg.row_step()) {
     RowStride o{0, 0, 0, 0, 0};
     for (int64_t d = p.rank - 1, i = r; d >= 0; --d) {
       const int64_t c = i % p.sizes[d];

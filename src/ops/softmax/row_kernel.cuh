@@ -80,11 +80,10 @@ __global__ void softmax_rows_kernel(SoftmaxRows<T> p) {
   using S = SlotOf<T, kMask>;
   constexpr int V = 16 / static_cast<int>(sizeof(T));
   BARACUDA_DYNAMIC_SHARED(unsigned char, smem);
-  const int group = kBlockRow ? static_cast<int>(blockDim.x) : 32;
-  const int t = static_cast<int>(threadIdx.x) % group, g = static_cast<int>(threadIdx.x) / group;
-  const int64_t groups_per_block = blockDim.x / group;
+  const rows::RowGroup<kBlockRow> rg;
+  const int group = rg.size, t = rg.lane;
   M* scratch = reinterpret_cast<M*>(smem);
-  S* slot = reinterpret_cast<S*>(smem + (kBlockRow ? rows::kScratchBytes : 0) + g * p.slot_bytes);
+  S* slot = reinterpret_cast<S*>(rg.slot(smem, p.slot_bytes));
   const ForwardOp<T, kMask> fwd{p.inv_t, p.log};
   const int64_t chunks = (p.len + V - 1) / V;
   const T zero = convert::from_opmath<T>(M(0));
@@ -95,8 +94,7 @@ __global__ void softmax_rows_kernel(SoftmaxRows<T> p) {
       return logit(s, p.inv_t);
   };
 
-  for (int64_t r = static_cast<int64_t>(blockIdx.x) * groups_per_block + g; r < p.num_rows;
-       r += static_cast<int64_t>(gridDim.x) * groups_per_block) {
+  for (int64_t r = rg.first_row(); r < p.num_rows; r += rg.row_step()) {
     const SliceStride o = slice_offsets(p, r);
     const T* xr = p.x + o.x;
     const bool xv = rows::vectorizable(xr, p.x_step);
@@ -151,18 +149,16 @@ __global__ void softmax_backward_rows_kernel(SoftmaxRows<T> p) {
   using M = convert::opmath_t<T>;
   constexpr int V = 16 / static_cast<int>(sizeof(T));
   BARACUDA_DYNAMIC_SHARED(unsigned char, smem);
-  const int group = kBlockRow ? static_cast<int>(blockDim.x) : 32;
-  const int t = static_cast<int>(threadIdx.x) % group, g = static_cast<int>(threadIdx.x) / group;
-  const int64_t groups_per_block = blockDim.x / group;
+  const rows::RowGroup<kBlockRow> rg;
+  const int group = rg.size, t = rg.lane;
   M* scratch = reinterpret_cast<M*>(smem);
-  T* dy_slot = reinterpret_cast<T*>(smem + (kBlockRow ? rows::kScratchBytes : 0) + g * p.slot_bytes);
+  T* dy_slot = reinterpret_cast<T*>(rg.slot(smem, p.slot_bytes));
   T* y_slot = dy_slot + p.slot_bytes / 2 / static_cast<int64_t>(sizeof(T));
   const DotOp<T> dot{p.log, nullptr};
   const BackwardOp<T> bwd{p.inv_t, p.log};
   const int64_t chunks = (p.len + V - 1) / V;
   const T zero = convert::from_opmath<T>(M(0));
-  for (int64_t r = static_cast<int64_t>(blockIdx.x) * groups_per_block + g; r < p.num_rows;
-       r += static_cast<int64_t>(gridDim.x) * groups_per_block) {
+  for (int64_t r = rg.first_row(); r < p.num_rows; r += rg.row_step()) {
     const SliceStride o = slice_offsets(p, r);
     const T* dyr = p.x + o.x;
     const T* yr = p.mask + o.mask;
