@@ -1,7 +1,8 @@
 // The CUDA-core kernel (src/ops/gemm/simt_kernels.cuh) on f16 and bf16 inputs, which the plan gives to it only for
 // shapes the tensor-core kernel does not take (N above 65535·64): called here directly on the sim device through
 // the table (device_sim::gemm_tables().simt), at every layout and with the whole epilogue, against the f64
-// evaluation of gemm_test_support.hpp; and bit-stable run to run.
+// evaluation of gemm_test_support.hpp; and bit-stable run to run. The names end in _sim so that gemm_test_sim_rev
+// (the filter *sim*) runs them under the emulator's checkers too.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -33,7 +34,7 @@ Outputs run_simt(const Data& x) {
   return o;
 }
 
-TEST(GemmSimt, SixteenBitInputsEveryLayoutAndEpilogue) {
+TEST(GemmSimt, SixteenBitInputsEveryLayoutAndEpilogue_sim) {
   constexpr MatrixLayout kR = MatrixLayout::RowMajor, kC = MatrixLayout::ColMajor;
   const std::pair<ElementKind, ElementKind> kinds[] = {{ElementKind::F16, ElementKind::F16},
                                                        {ElementKind::F16, ElementKind::F32},
@@ -64,7 +65,7 @@ TEST(GemmSimt, SixteenBitInputsEveryLayoutAndEpilogue) {
 }
 
 // Batched, with op(B) broadcast and padded leading dimensions.
-TEST(GemmSimt, BatchedBroadcast) {
+TEST(GemmSimt, BatchedBroadcast_sim) {
   const auto g = GemmDescriptor{}
                      .with_shape(33, 70, 40)
                      .with_batch(3)
