@@ -101,6 +101,26 @@ def test_cast_affine_fill_and_sequences():
     assert r.is_cuda and torch.equal(r.cpu(), ops.arange(0, 100, 3, like=torch.zeros(1)))
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+def test_gemm_linear_backward_products_and_epilogues(dtype):
+    """GemmPlan on cuda (cuBLASLt where it serves, the bespoke kernels elsewhere) against the host reference:
+    y = x·Wᵀ + b, dX = dY·W with GELU, dW = dYᵀ·X with db, a SiLU epilogue (bespoke only) and D over C."""
+    x, w, b = rand(33, 64, seed=40, dtype=dtype), rand(48, 64, seed=41, dtype=dtype), rand(48, seed=42, dtype=dtype)
+    dy = rand(33, 48, seed=43, dtype=dtype)
+    same_on_cuda_and_host(lambda t, v, c, device: ops.gemm(t, v.t(), bias=c, device=device), x, w, b, sums=True)
+    same_on_cuda_and_host(lambda d, v, device: ops.gemm(d, v, activation="gelu_tanh", aux=True, device=device)[:2],
+                          dy, w, sums=True)
+    same_on_cuda_and_host(lambda d, t, device: ops.gemm(d.t(), t, bias_grad=True, device=device), dy, x, sums=True)
+    same_on_cuda_and_host(lambda t, v, c, device: ops.gemm(t, v.t(), bias=c, activation="silu", device=device),
+                          x, w, b, sums=True)
+    c = rand(33, 48, seed=44, dtype=dtype)
+    def in_place(t, v, z, device):
+        z = z.clone()  # the host call must leave the input for the cuda call
+        return ops.gemm(t, v.t(), z, beta=0.5, out=z, device=device)
+
+    same_on_cuda_and_host(in_place, x, w, c, sums=True)
+
+
 @pytest.mark.parametrize("kind,zp", [("s8", -3), ("u8", 120)])
 def test_quantize_family(kind, zp):
     x = rand(6, 40, seed=11, scale=3)
