@@ -65,7 +65,7 @@
 /// - `sim` and `cuda` with `PlanPreference::with_backend(Bespoke)` (sim: `Sim`): the bespoke kernels, which
 ///   run every layout and stride. f16/bf16 inputs: the tensor-core kernel (`tc_m16n8k16`,
 ///   src/ops/gemm/tc_kernels.cuh: mma.sync, f32 accumulation); f32 and f64 inputs, and f16/bf16 problems with
-///   N above 65535·64: the CUDA-core kernel (`simt`, src/ops/gemm/simt_kernels.cuh), each output's sum in the
+///   M, N or K above 2^31 − 256: the CUDA-core kernel (`simt`, src/ops/gemm/simt_kernels.cuh), each output's sum in the
 ///   opmath type with one `fma` per k, k ascending (f32 inputs are exact f32 arithmetic: no TF32). Both have a
 ///   fixed summation order and no atomics: the same bits on every run, and on sim and cuda (up to the ulp of
 ///   SiLU/GELU's libm calls). Error against the exact sum: at most about K·u_M·Σ_k|a·b| (u_M: 2^-24 for f32,

@@ -203,7 +203,7 @@ detail::GemmLaunch launch_for(const GemmDescriptor& g, const dynamic::GemmArgs& 
 /// The select-time problem of the cuBLASLt backend: launch_of, each optional operand present marked by a
 /// non-null pointer that is never dereferenced (cublaslt.hpp's rule).
 detail::GemmLaunch cublaslt_problem(const GemmDescriptor& g) {
-  alignas(16) static const unsigned char kPresent[16] = {};
+  const void* const kPresent = detail::CublasLtGemm::present_marker();
   detail::GemmLaunch l = launch_of(g);
   if (g.beta != 0.0) l.c.data = kPresent;
   if (g.has_bias) l.bias.data = kPresent;

@@ -24,11 +24,11 @@ struct GemmTables {
   KindPairTable<GemmFn> simt{};
 };
 
-/// Whether the tensor-core kernel takes a problem: M, N and K below 2^31, and N within its grid (65535 blocks of
-/// 64 columns, its narrowest tile).
+/// Whether the tensor-core kernel takes a problem: M, N and K at most 2^31 − 256 (its 32-bit indices, past the
+/// edge tiles too: tc_kernels.cuh's `tensor_core`).
 constexpr bool gemm_tc_takes(int64_t m, int64_t n, int64_t k) {
-  constexpr int64_t kMax = 0x7fffffff;
-  return m <= kMax && k <= kMax && n <= int64_t{65535} * 64;
+  constexpr int64_t kMax = (int64_t{1} << 31) - 256;
+  return m <= kMax && n <= kMax && k <= kMax;
 }
 
 /// Adds `make(std::type_identity<TAB>{}, std::type_identity<TCD>{})` for each of cuBLASLt's kind combinations:
