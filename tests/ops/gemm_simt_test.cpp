@@ -1,6 +1,6 @@
 // The CUDA-core kernel (src/ops/gemm/simt_kernels.cuh) on f16 and bf16 inputs, which the plan gives to it only for
-// shapes the tensor-core kernel does not take (M, N or K above 2^31 − 256): called here directly on the sim device through
-// the table (device_sim::gemm_tables().simt), at every layout and with the whole epilogue, against the f64
+// shapes the tensor-core kernel does not take (M, N or K above 2^31 − 256): called here directly on the sim device
+// through the table (device_sim::gemm_tables().simt), at every layout and with the whole epilogue, against the f64
 // evaluation of gemm_test_support.hpp; and bit-stable run to run. The names end in _sim so that gemm_test_sim_rev
 // (the filter *sim*) runs them under the emulator's checkers too.
 #include <gtest/gtest.h>
