@@ -402,8 +402,9 @@ TEST(CublasLtMapping, Rejections) {
   expect_rejected(with([](HostGemm& g) { g.l.k = int64_t{1} << 31; }), U, "INT32_MAX");
   // Kinds.
   const ElementKind F16 = ElementKind::F16, Bf16 = ElementKind::Bf16, F32 = ElementKind::F32, F64 = ElementKind::F64;
-  const std::pair<ElementKind, ElementKind> bad[] = {{F16, Bf16}, {Bf16, F16}, {F32, F16},
-                                                     {F32, F64},  {F64, F32},  {ElementKind::S8, ElementKind::S32}};
+  const std::pair<ElementKind, ElementKind> bad[] = {{F16, Bf16}, {Bf16, F16}, {F32, F16}, {F32, F64},
+                                                     {F64, F32},  {ElementKind::S8, ElementKind::F32},
+                                                     {ElementKind::U8, ElementKind::S32}};
   for (const auto& kinds : bad) {
     const ElementKind ab = kinds.first, cd = kinds.second;
     expect_rejected(with([&](HostGemm& g) { g.l.ab = ab, g.l.cd = cd; }), U, "kind " + std::string(to_string(ab)));
@@ -416,6 +417,51 @@ TEST(CublasLtMapping, Rejections) {
     ASSERT_TRUE(map) << map.error().to_string();
     EXPECT_EQ(map->tf32, ab == F32);  // TF32 concerns f32 inputs only
   }
+}
+
+// IntGemmPlan's cuBLASLt backend: s8 x s8 -> s32 in the TN form (a [M, K] and b [N, K] both K-contiguous, packed),
+// cuBLASLt's IMMA rules (N, K and the leading dimensions multiples of 4), and nothing but the plain sum.
+TEST(CublasLtMapping, IntegerGemm) {
+  const auto tn = [](int64_t m, int64_t n, int64_t k) {
+    HostGemm g = make_gemm({m, n, k, 1, false, true});  // op(B) column-major: b [N, K] row-major
+    g.l.ab = ElementKind::S8, g.l.cd = ElementKind::S32;
+    g.bind(false, false, false, false);
+    return g;
+  };
+  HostGemm g = tn(5, 8, 16);
+  auto map = cublaslt_mapping(g.l);
+  ASSERT_TRUE(map) << map.error().to_string();
+  EXPECT_TRUE(map->a.transpose);  // cuBLASLt's A = b: transa = T, lda = K
+  EXPECT_FALSE(map->b.transpose);
+  EXPECT_EQ(map->a.ld, 16);
+  EXPECT_EQ(map->b.ld, 16);
+  EXPECT_EQ(map->d.ld, 8);
+  EXPECT_EQ(map->m, 8);
+  EXPECT_EQ(map->n, 5);
+  EXPECT_EQ(map->k, 16);
+  EXPECT_EQ(map->epilogue, CublasLtEpilogue::Default);
+  EXPECT_FALSE(map->has_c);
+  const ErrorCode U = ErrorCode::Unsupported;
+  auto with = [&](const std::function<void(HostGemm&)>& change) {
+    HostGemm h = tn(5, 8, 16);
+    change(h);
+    return h.l;
+  };
+  HostGemm nn = make_gemm({5, 8, 16, 1, false, false});  // op(B) row-major: the NN form
+  nn.l.ab = ElementKind::S8, nn.l.cd = ElementKind::S32;
+  nn.bind(false, false, false, false);
+  expect_rejected(nn.l, U, "TN form");
+  expect_rejected(tn(5, 6, 16).l, U, "multiples of 4");  // N = 6
+  expect_rejected(tn(5, 8, 18).l, U, "multiples of 4");  // K = 18
+  expect_rejected(with([](HostGemm& h) { h.l.d.row = 10; }), U, "leading dimensions");
+  expect_rejected(with([](HostGemm& h) { h.l.bias.data = h.bias.data(); }), U, "plain sum");
+  expect_rejected(with([](HostGemm& h) { h.l.activation = LinearActivation::Relu; }), U, "plain sum");
+  expect_rejected(with([](HostGemm& h) { h.l.alpha = 2; }), U, "plain sum");
+  expect_rejected(with([](HostGemm& h) {
+                    h.l.c.data = h.c.data();
+                    h.l.beta = 1;
+                  }),
+                  U, "plain sum");
 }
 
 TEST(CublasLtMapping, WorkspaceCap) {

@@ -3,6 +3,7 @@
 // (libm); split-K decode and its workspace's rejections.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -135,6 +136,56 @@ TEST_P(IntGemmOnDevice, ExtremeValuesAndEmptyK) {
                                   DynTensor::dense(nullptr, ElementKind::S8, Shape{5, 0}), dc.view})
                   .is_ok());
   for (uint8_t byte : download(dc)) ASSERT_EQ(byte, 0);
+}
+
+// IntGemmPlan on cuBLASLt (cuda only, by preference): the exact integer sum like the bespoke kernels, on packed
+// s8 operands with N a multiple of 4; padded rows, u8 and N % 4 != 0 rejected as the header says.
+TEST(IntGemmCublasLt, ExactAndItsRules) {
+  BARACUDA_TEST_STREAM(stream, DeviceKind::Cuda);
+  const PlanPreference lt = PlanPreference{}.with_backend(BackendKind::CublasLt);
+  auto probe = dynamic::IntGemmPlan::select(stream, IntGemmDescriptor{}.with_shape(4, 4, 16), lt);
+  BARACUDA_SKIP_IF_NO_CUDA_KERNELS(probe, DeviceKind::Cuda);
+  for (const GemmShape& sh : {GemmShape{1, 4, 16}, GemmShape{17, 32, 64}, GemmShape{129, 68, 96},
+                              GemmShape{64, 64, 16 * 65}, GemmShape{256, 256, 512}}) {
+    SCOPED_TRACE(std::to_string(sh.m) + "x" + std::to_string(sh.n) + "x" + std::to_string(sh.k));
+    const GemmOperands<int8_t, int8_t> o(sh, false, 29);
+    const IntGemmDescriptor desc = IntGemmDescriptor{}.with_shape(sh.m, sh.n, sh.k);
+    auto hp = dynamic::IntGemmPlan::select(Stream::host(), desc);
+    ASSERT_TRUE(hp.is_ok());
+    ASSERT_TRUE(hp->run(Stream::host(), {}, o.args()).is_ok());
+    auto dp = dynamic::IntGemmPlan::select(stream, desc, lt);
+    ASSERT_TRUE(dp.is_ok()) << dp.error().to_string();
+    EXPECT_EQ(dp->sku().backend, BackendKind::CublasLt);
+    EXPECT_EQ(dp->sku().variant, "cublaslt_imma");
+    DeviceTensor da = upload_mat(stream, ElementKind::S8, sh.m, sh.k, sh.k, o.a.data());
+    DeviceTensor db = upload_mat(stream, ElementKind::S8, sh.n, sh.k, sh.k, o.b.data());
+    DeviceTensor dc = upload_mat(stream, ElementKind::S32, sh.m, sh.n, sh.n, Arr<int32_t>(sh.m * sh.n, 7).data());
+    auto ws = Buffer::allocate(stream, std::max<size_t>(dp->workspace_size(), 1));
+    ASSERT_TRUE(ws.is_ok());
+    const Status st = dp->run(stream, Workspace(ws->data(), dp->workspace_size()), {da.view, db.view, dc.view});
+    ASSERT_TRUE(st.is_ok()) << st.error().to_string();
+    const std::vector<uint8_t> got = download(dc);
+    for (int64_t i = 0; i < sh.m * sh.n; ++i) {
+      int32_t v;
+      std::memcpy(&v, got.data() + i * 4, 4);
+      ASSERT_EQ(v, o.c[i]) << "m=" << i / sh.n << " n=" << i % sh.n;
+    }
+  }
+  // The rules: s8 only, N a multiple of 4, packed rows.
+  expect_select_error(dynamic::IntGemmPlan::select(
+                          stream, IntGemmDescriptor{}.with_shape(4, 4, 16).with_kinds(ElementKind::U8, ElementKind::S8),
+                          lt),
+                      ErrorCode::Unsupported, "s8 x s8 only");
+  expect_select_error(dynamic::IntGemmPlan::select(stream, IntGemmDescriptor{}.with_shape(4, 6, 16), lt),
+                      ErrorCode::Unsupported, "multiples of 4");
+  const GemmShape sh{8, 8, 32};
+  const GemmOperands<int8_t, int8_t> padded(sh, true, 3);
+  auto dp = dynamic::IntGemmPlan::select(stream, IntGemmDescriptor{}.with_shape(8, 8, 32), lt);
+  ASSERT_TRUE(dp.is_ok()) << dp.error().to_string();
+  DeviceTensor da = upload_mat(stream, ElementKind::S8, sh.m, sh.k, padded.lda, padded.a.data());
+  DeviceTensor db = upload_mat(stream, ElementKind::S8, sh.n, sh.k, sh.k, padded.b.data());
+  DeviceTensor dc = upload_mat(stream, ElementKind::S32, sh.m, sh.n, sh.n, Arr<int32_t>(64, 0).data());
+  expect_error(dp->can_implement({da.view, db.view, dc.view}), ErrorCode::InvalidProblem, "packed");
 }
 
 /// Compares a device output [m, n] (row stride ldc) with the host's: bit for bit, or within a few ulps of

@@ -37,8 +37,13 @@ TEST(IntGemm, SelectRejections) {
   D bad_c = D{}.with_shape(1, 1, 16);
   bad_c.c = ElementKind::F32;
   expect_select_error(dynamic::IntGemmPlan::select(host, bad_c), ErrorCode::Unsupported, "c must be s32");
+  // cuBLASLt serves the cuda device only; another backend than the device's own is refused.
+  for (const Stream& st : {host, Stream::sim()})
+    expect_select_error(dynamic::IntGemmPlan::select(st, D{}.with_shape(1, 4, 16),
+                                                     PlanPreference{}.with_backend(BackendKind::CublasLt)),
+                        ErrorCode::Unsupported, "cuda device only");
   expect_select_error(dynamic::IntGemmPlan::select(host, D{}.with_shape(1, 1, 16),
-                                                   PlanPreference{}.with_backend(BackendKind::CublasLt)),
+                                                   PlanPreference{}.with_backend(BackendKind::Sim)),
                       ErrorCode::Unsupported, "preferred backend");
 }
 

@@ -56,6 +56,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <type_traits>
 #include <utility>
@@ -98,6 +99,7 @@ struct IntGemmDescriptor {
 namespace detail {
 struct IntGemmLaunch;
 struct LinearLaunch;
+class CublasLtGemm;
 /// Where a plan keeps the split-K parts in its workspace (the file comment's "Split K").
 struct IntGemmSplitWorkspace {
   int splits = 1;
@@ -124,6 +126,13 @@ struct IntGemmArgs {
 /// names the kernel: `reference` (host), `tc_m16n8k32` (mma.sync), or on a compute capability 9.0 GPU past
 /// decode `wgmma_m64n128k32_tma` / `wgmma_m64n256k32_tma` (docs/ops/int_gemm.md; rows that are not 16-byte
 /// aligned then run the mma.sync kernel).
+///
+/// **cuBLASLt** (cuda, only by `PlanPreference::with_backend(BackendKind::CublasLt)`; SKU backend `cublaslt`,
+/// variant `cublaslt_imma`): cuBLASLt's s8 × s8 → s32 GEMM (compute type 32I, the TN form), its algorithm and
+/// layouts chosen at select for **packed** operands (a's and b's row stride K, c's N: other strides are
+/// `InvalidProblem` in can_implement), N a multiple of 4, every pointer 16-byte aligned; s8 × s8 only (u8 is
+/// `Unsupported`). Its workspace is the algorithm's. The sum is the exact integer, as the bespoke kernels'.
+/// Not the default until a GPU measurement says it is faster (docs/decisions.md).
 class IntGemmPlan : public detail::BoundFnPlan<IntGemmDescriptor, detail::IntGemmFn> {
   using BoundFnPlan::BoundFnPlan;
 
@@ -134,12 +143,13 @@ class IntGemmPlan : public detail::BoundFnPlan<IntGemmDescriptor, detail::IntGem
   static Result<IntGemmPlan> select(const Stream& stream, const IntGemmDescriptor& desc, PlanPreference pref = {});
   /// Kinds, shapes, the alignment rules of the file comment, no broadcast, no overlap of c with a or b.
   Status can_implement(const Args& args) const;
-  size_t workspace_size() const { return split_.bytes; }
+  size_t workspace_size() const;
   PrecisionGuarantee precision_guarantee() const;
   Status run(const Stream& stream, Workspace workspace, const Args& args) const;
 
  private:
   detail::IntGemmSplitWorkspace split_{};
+  std::shared_ptr<const detail::CublasLtGemm> lt_;  ///< the cuBLASLt backend, when the preference asked for it
 };
 
 }  // namespace dynamic

@@ -153,6 +153,9 @@ Status check_kinds(const GemmLaunch& l) {
     case ElementKind::F64:
       ok = l.cd == ElementKind::F64;
       break;
+    case ElementKind::S8:
+      ok = l.cd == ElementKind::S32;
+      break;
     default:
       break;
   }
@@ -160,7 +163,24 @@ Status check_kinds(const GemmLaunch& l) {
   return unsupported("A and B of kind " + std::string(to_string(l.ab)) + " with C and D of kind " +
                      std::string(to_string(l.cd)) +
                      " (cuBLASLt serves f16 and bf16 to themselves or f32, f32 to "
-                     "f32, f64 to f64)");
+                     "f32, f64 to f64, s8 to s32)");
+}
+
+/// The integer GEMM (s8 × s8 → s32, IMMA) as cuBLASLt documents it for column-major layouts: the TN form only
+/// (its A transposed, its B not: both operands K-contiguous, as IntGemmPlan's are), m' and k' and every leading
+/// dimension multiples of 4, and no epilogue, C, or α other than 1 (IntGemmPlan's exact sum).
+Status check_integer(const GemmLaunch& l, const CublasLtMapping& r) {
+  if (!r.a.transpose || r.b.transpose)
+    return unsupported("s8 x s8 -> s32 takes the TN form only (op(A) row-major, op(B) column-major: both "
+                       "K-contiguous)");
+  if (r.m % 4 != 0 || r.k % 4 != 0)
+    return unsupported("s8 x s8 -> s32 needs N and K multiples of 4, got N = " + str(r.m) + ", K = " + str(r.k));
+  if (r.a.ld % 4 != 0 || r.b.ld % 4 != 0 || r.d.ld % 4 != 0)
+    return unsupported("s8 x s8 -> s32 needs leading dimensions that are multiples of 4, got (" + str(r.a.ld) +
+                       ", " + str(r.b.ld) + ", " + str(r.d.ld) + ")");
+  if (r.has_c || r.epilogue != CublasLtEpilogue::Default || l.alpha != 1.0)
+    return unsupported("s8 x s8 -> s32 is the plain sum: no C, epilogue or alpha other than 1");
+  return {};
 }
 
 /// Nothing to compute: no output element (a bias_grad of M elements is one even when N = 0: cuBLASLt cannot
@@ -261,6 +281,7 @@ Result<CublasLtMapping> cublaslt_mapping(const GemmLaunch& l) {
     r.c = r.d;
   }
   BARACUDA_TRY(map_epilogue(l, r));
+  if (l.ab == ElementKind::S8) BARACUDA_TRY(check_integer(l, r));
   return r;
 }
 
@@ -361,6 +382,10 @@ cudaDataType_t data_type(ElementKind k) {
       return CUDA_R_16BF;
     case ElementKind::F64:
       return CUDA_R_64F;
+    case ElementKind::S8:
+      return CUDA_R_8I;
+    case ElementKind::S32:
+      return CUDA_R_32I;
     default:
       return CUDA_R_32F;
   }
@@ -430,11 +455,12 @@ Result<std::shared_ptr<const CublasLtGemm>> CublasLtGemm::create(int device, con
   Impl& im = *g->impl_;
   im.handle = *handle;
 
-  const bool f64 = map.ab == ElementKind::F64;
+  const bool f64 = map.ab == ElementKind::F64, s8 = map.ab == ElementKind::S8;
   const cublasComputeType_t compute =
-      f64 ? CUBLAS_COMPUTE_64F : (map.tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F);
-  BARACUDA_LT_SELECT_TRY(cublasLtMatmulDescCreate(&im.desc, compute, f64 ? CUDA_R_64F : CUDA_R_32F),
-                         "cublasLtMatmulDescCreate");
+      f64 ? CUBLAS_COMPUTE_64F
+          : (s8 ? CUBLAS_COMPUTE_32I : (map.tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F));
+  const cudaDataType_t scale = f64 ? CUDA_R_64F : (s8 ? CUDA_R_32I : CUDA_R_32F);
+  BARACUDA_LT_SELECT_TRY(cublasLtMatmulDescCreate(&im.desc, compute, scale), "cublasLtMatmulDescCreate");
   const int32_t transa = map.a.transpose ? CUBLAS_OP_T : CUBLAS_OP_N;
   const int32_t transb = map.b.transpose ? CUBLAS_OP_T : CUBLAS_OP_N;
   BARACUDA_LT_SELECT_TRY(set(im.desc, CUBLASLT_MATMUL_DESC_TRANSA, transa), "TRANSA");
@@ -515,10 +541,11 @@ Status CublasLtGemm::run(cudaStream_t stream, const GemmLaunch& l, void* workspa
   if (workspace_ > 0 && (workspace == nullptr || reinterpret_cast<uintptr_t>(workspace) % kWorkspaceAlignment != 0))
     return Error::misaligned(std::string(kWho) + ": the workspace is not " + str(kWorkspaceAlignment) +
                              "-byte aligned");
-  const bool f64 = mapping_.ab == ElementKind::F64;
+  const bool f64 = mapping_.ab == ElementKind::F64, s8 = mapping_.ab == ElementKind::S8;
   const float alpha32 = static_cast<float>(l.alpha), beta32 = static_cast<float>(l.beta);
-  const void* alpha = f64 ? static_cast<const void*>(&l.alpha) : &alpha32;
-  const void* beta = f64 ? static_cast<const void*>(&l.beta) : &beta32;
+  const int32_t alpha_s32 = 1, beta_s32 = 0;  // the integer GEMM's (the mapping admits nothing else)
+  const void* alpha = f64 ? static_cast<const void*>(&l.alpha) : s8 ? static_cast<const void*>(&alpha_s32) : &alpha32;
+  const void* beta = f64 ? static_cast<const void*>(&l.beta) : s8 ? static_cast<const void*>(&beta_s32) : &beta32;
   const CublasLtPointers p = cublaslt_pointers(l, mapping_);
   Impl& im = *impl_;
   std::unique_lock<std::mutex> lock(im.pointers, std::defer_lock);

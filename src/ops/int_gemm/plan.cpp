@@ -16,6 +16,9 @@
 #include "ops/quantize/kinds.hpp"
 #include "ops/int_gemm/tables.hpp"
 #include "ops/int_gemm/tuning.hpp"
+#if BARACUDA_HAVE_CUDA_KERNELS
+#include "ops/gemm/cublaslt.hpp"
+#endif
 
 namespace baracuda {
 namespace {
@@ -61,6 +64,27 @@ detail::IntGemmSplit split_views(const detail::IntGemmSplitWorkspace& w, const W
 }
 
 constexpr std::string_view kSplitContents = "the split-K parts' s32 sums, splits*M*N";
+
+#if BARACUDA_HAVE_CUDA_KERNELS
+/// IntGemm as the gemm family's launch record, for the cuBLASLt backend: c = a · bᵀ with op(A) = a [M, K]
+/// (row-major) and op(B) = bᵀ [K, N] (column-major), packed rows; `a`, `b`, `c` the operands (null at select).
+detail::GemmLaunch lt_launch(const IntGemmDescriptor& d, const void* a, const void* b, const void* c) {
+  detail::GemmLaunch l;
+  l.m = d.m, l.n = d.n, l.k = d.k, l.batch = 1;
+  l.ab = ElementKind::S8, l.cd = ElementKind::S32;
+  l.a = {a, 0, d.k, 1};
+  l.b = {b, 0, 1, d.k};
+  l.d = {c, 0, d.n, 1};
+  return l;
+}
+detail::GemmLaunch cublaslt_problem(const IntGemmDescriptor& d) {
+  const void* present = detail::CublasLtGemm::present_marker();
+  return lt_launch(d, present, present, present);
+}
+detail::GemmLaunch lt_launch(const IntGemmDescriptor& d, const dynamic::IntGemmArgs& t) {
+  return lt_launch(d, t.a.data, t.b.data, t.c.data);
+}
+#endif
 
 /// Whether an optional operand was given: anything but the empty (default) view.
 bool given(const ConstDynTensor& t) { return t.data != nullptr || t.shape.rank != 0; }
@@ -271,8 +295,34 @@ Result<IntGemmPlan> IntGemmPlan::select(const Stream& stream, const IntGemmDescr
   BARACUDA_TRY(check_mnk(kIntGemm, desc.m, desc.n, desc.k));
   BARACUDA_TRY(check_max_k(kIntGemm, desc.k, int_gemm_max_k(desc.a, desc.b),
                            s(to_string(desc.a)) + " x " + s(to_string(desc.b))));
-  auto dev = detail::select_device(kIntGemm, stream, pref, tables_for);
+  const bool lt = pref.prefer_backend == BackendKind::CublasLt;
+  PlanPreference device_pref = pref;
+  if (lt) {
+    if (stream.device() != DeviceKind::Cuda)
+      return Error::unsupported(s(kIntGemm) + ": the cuBLASLt backend serves the cuda device only");
+    if (desc.a != ElementKind::S8 || desc.b != ElementKind::S8)
+      return Error::unsupported(s(kIntGemm) + ": the cuBLASLt backend takes s8 x s8 only, got " +
+                                s(to_string(desc.a)) + " x " + s(to_string(desc.b)));
+    device_pref.prefer_backend.reset();
+  }
+  auto dev = detail::select_device(kIntGemm, stream, device_pref, tables_for);
   if (!dev) return dev.error();
+#if BARACUDA_HAVE_CUDA_KERNELS
+  if (lt) {
+    auto backend =
+        detail::CublasLtGemm::create(stream.device_index(), cublaslt_problem(desc), pref.max_workspace_bytes);
+    if (!backend)
+      return Error{backend.error().code, s(kIntGemm) + ": the cuBLASLt backend: " + backend.error().message};
+    detail::DeviceSelection<detail::IntGemmTables> sel = *dev;
+    sel.backend = BackendKind::CublasLt;
+    IntGemmPlan p(desc,
+                  sel.bind(OpCategory::Gemm, "int_gemm", desc.a, desc.b, MathPrecision::Int8, "cublaslt_imma",
+                           LayoutKind::Rcr, EpilogueKind::Identity),
+                  nullptr);
+    p.lt_ = std::move(backend).value();
+    return p;
+  }
+#endif
   const detail::IntGemmFn fn = dev->table->int_gemm[detail::kind_index(desc.a)][detail::kind_index(desc.b)];
   if (fn == nullptr)
     return no_function(kIntGemm, stream, s(to_string(desc.a)) + " x " + s(to_string(desc.b)) + " -> s32");
@@ -291,7 +341,27 @@ Status IntGemmPlan::can_implement(const Args& t) const {
   BARACUDA_TRY(check_output(kIntGemm, "c", t.c, ElementKind::S32, desc_.m, desc_.n));
   BARACUDA_TRY(detail::check_no_overlap(kIntGemm, "c", t.c, "a", t.a));
   BARACUDA_TRY(detail::check_no_overlap(kIntGemm, "c", t.c, "b", t.b));
+#if BARACUDA_HAVE_CUDA_KERNELS
+  if (lt_) {  // the layouts built at select: packed rows
+    const auto packed = [](std::string_view name, const ConstDynTensor& x, int64_t rows, int64_t ld) -> Status {
+      if (rows <= 1 || x.stride[0] == ld) return {};
+      return Error::invalid(s(kIntGemm) + ": the cuBLASLt backend was built for packed operands: " + s(name) +
+                            "'s row stride must be " + n2s(ld) + ", got " + n2s(x.stride[0]));
+    };
+    BARACUDA_TRY(packed("a", t.a, desc_.m, desc_.k));
+    BARACUDA_TRY(packed("b", t.b, desc_.n, desc_.k));
+    BARACUDA_TRY(packed("c", t.c, desc_.m, desc_.n));
+    return lt_->can_run(lt_launch(desc_, t));  // the 16-byte pointer alignment
+  }
+#endif
   return {};
+}
+
+size_t IntGemmPlan::workspace_size() const {
+#if BARACUDA_HAVE_CUDA_KERNELS
+  if (lt_) return lt_->workspace_size();
+#endif
+  return split_.bytes;
 }
 
 PrecisionGuarantee IntGemmPlan::precision_guarantee() const {
@@ -299,10 +369,15 @@ PrecisionGuarantee IntGemmPlan::precision_guarantee() const {
 }
 
 Status IntGemmPlan::run(const Stream& stream, Workspace ws, const Args& t) const {
-  const auto ctx = detail::begin_run(kIntGemm, binding_, stream, [&] { return can_implement(t); },
-                                     {ws, split_.bytes, kAlign, kSplitContents, {{"a", t.a}, {"b", t.b}, {"c", t.c}}},
-                                     desc_.m == 0 || desc_.n == 0);
+  const auto ctx = detail::begin_run(
+      kIntGemm, binding_, stream, [&] { return can_implement(t); },
+      {ws, workspace_size(), kAlign, lt_ ? "the cuBLASLt algorithm's workspace" : kSplitContents,
+       {{"a", t.a}, {"b", t.b}, {"c", t.c}}},
+      desc_.m == 0 || desc_.n == 0);
   if (!ctx) return ctx.status();
+#if BARACUDA_HAVE_CUDA_KERNELS
+  if (lt_) return lt_->run((*ctx).stream, lt_launch(desc_, t), ws.data, ws.size);
+#endif
   return fn_(*ctx, detail::IntGemmLaunch{desc_.m, desc_.n, desc_.k, t.a, t.b, t.c,
                                          split_views(split_, ws, desc_.m, desc_.n, false)});
 }

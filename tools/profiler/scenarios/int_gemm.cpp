@@ -18,6 +18,9 @@
 // plans without activation; these scenarios use none). Cases over --verify-limit flops (M ≥ 2048 on the
 // cuda shapes) are timed only; the GPU test suite checks the same kernel bit for bit on smaller shapes.
 //
+// int_gemm_cublaslt is int_gemm on cuBLASLt (cuda only; elsewhere the same kernel as int_gemm), so that one run
+// times the bespoke kernels and the library side by side (issue 18's item 6: dispatch follows the measurement).
+//
 // Baseline: on cuda each case also times cuBLAS fp16 GEMM of the same [M, N, K] (cublas_gemm.hpp); the
 // speedup column is its time over the plan's.
 //
@@ -37,7 +40,15 @@
 namespace baracuda::profiler {
 namespace {
 
-enum Variant : uint32_t { kIntGemm = 0, kSmoothQuant = 1, kQuantized = 2 };
+enum Variant : uint32_t { kIntGemm = 0, kSmoothQuant = 1, kQuantized = 2, kIntGemmCublasLt = 3 };
+
+/// int_gemm_cublaslt: IntGemmPlan on cuBLASLt's IMMA (PlanPreference::with_backend(CublasLt)) on cuda; on host
+/// and sim, where cuBLASLt does not exist, the device's own kernel (the same row as int_gemm).
+PlanPreference preference(const Stream& s, const Problem& p) {
+  PlanPreference pref;
+  if (p.variant == kIntGemmCublasLt && s.device() == DeviceKind::Cuda) pref.with_backend(BackendKind::CublasLt);
+  return pref;
+}
 
 /// The static per-tensor scale of x that SmoothQuantLinear's descriptor carries (x_scale).
 constexpr float kXScale = 0.0125f;
@@ -91,7 +102,9 @@ ElementKind scale_kind(const Problem& p) { return p.out_dtype == ElementKind::F6
 
 Result<KernelSku> select_sku(const Stream& s, const Problem& p) {
   switch (p.variant) {
-    case kIntGemm: return sku_of(dynamic::IntGemmPlan::select(s, int_gemm_descriptor(p)));
+    case kIntGemm:
+    case kIntGemmCublasLt:
+      return sku_of(dynamic::IntGemmPlan::select(s, int_gemm_descriptor(p), preference(s, p)));
     case kSmoothQuant: return sku_of(dynamic::SmoothQuantLinearPlan::select(s, smooth_quant_descriptor(p)));
     default: return sku_of(dynamic::QuantizedLinearPlan::select(s, quantized_descriptor(p)));
   }
@@ -111,8 +124,9 @@ Result<std::unique_ptr<Instance>> prepare(const Stream& s, const Problem& p) {
   const OperandSpec bias{p.out_dtype, n_shape, ValueRange{-2, 2, false}};
   const OperandSpec y{p.out_dtype, y_shape, {}};
   switch (p.variant) {
-    case kIntGemm: {
-      auto plan = dynamic::IntGemmPlan::select(s, int_gemm_descriptor(p));
+    case kIntGemm:
+    case kIntGemmCublasLt: {
+      auto plan = dynamic::IntGemmPlan::select(s, int_gemm_descriptor(p), preference(s, p));
       if (!plan) return plan.error();
       return PlanInstance<dynamic::IntGemmPlan, 2, 1>::make(
           s, std::move(plan).value(), p,
@@ -139,9 +153,10 @@ Result<std::unique_ptr<Instance>> prepare(const Stream& s, const Problem& p) {
 Traffic traffic(const Problem& p) {
   const Mnk d = mnk(p);
   const double a = static_cast<double>(storage_bytes(p.dtype, d.m * d.k));
-  const double w = static_cast<double>(storage_bytes(p.variant == kIntGemm ? p.dtype : ElementKind::S8, d.n * d.k));
+  const bool plain = p.variant == kIntGemm || p.variant == kIntGemmCublasLt;
+  const double w = static_cast<double>(storage_bytes(plain ? p.dtype : ElementKind::S8, d.n * d.k));
   const double y = static_cast<double>(storage_bytes(p.out_dtype, d.m * d.n));
-  const double params = p.variant == kIntGemm ? 0.0
+  const double params = plain ? 0.0
                                               : static_cast<double>(storage_bytes(scale_kind(p), d.n) +
                                                                     storage_bytes(p.out_dtype, d.n));
   return Traffic{a + w + y + params, 2.0 * static_cast<double>(d.m) * static_cast<double>(d.n) * static_cast<double>(d.k)};
@@ -186,6 +201,8 @@ Scenario make(uint32_t variant, std::string_view name, std::string_view summary,
 
 void add_int_gemm_scenarios(std::vector<Scenario>& out) {
   out.push_back(make(kIntGemm, "int_gemm", "C[m, n] = sum_k A[m, k] * B[n, k], s8 x s8 -> s32, exact", int_gemm_kinds));
+  out.push_back(make(kIntGemmCublasLt, "int_gemm_cublaslt",
+                     "int_gemm on cuBLASLt's IMMA (cuda; the device's own kernel on host and sim)", int_gemm_kinds));
   out.push_back(make(kSmoothQuant, "smooth_quant_linear",
                      "y = x_scale * (s_w[n] * sum_k x_q[m, k] * w[n, k]) + bias[n], s8 x_q and weight",
                      smooth_quant_kinds));
