@@ -65,11 +65,13 @@
 /// - `sim` and `cuda` with `PlanPreference::with_backend(Bespoke)` (sim: `Sim`): the bespoke kernels, which
 ///   run every layout and stride. f16/bf16 inputs: the tensor-core kernel (`tc_m16n8k16`,
 ///   src/ops/gemm/tc_kernels.cuh: mma.sync, f32 accumulation); f32 and f64 inputs, and f16/bf16 problems with
-///   M, N or K above 2^31 − 256: the CUDA-core kernel (`simt`, src/ops/gemm/simt_kernels.cuh), each output's sum in the
-///   opmath type with one `fma` per k, k ascending (f32 inputs are exact f32 arithmetic: no TF32). Both have a
-///   fixed summation order and no atomics: the same bits on every run, and on sim and cuda (up to the ulp of
-///   SiLU/GELU's libm calls). Error against the exact sum: at most about K·u_M·Σ_k|a·b| (u_M: 2^-24 for f32,
-///   2^-53 for f64), then one rounding to the output kind. bias_grad likewise in a fixed order.
+///   M, N or K above 2^31 − 256: the CUDA-core kernel (`simt`, src/ops/gemm/simt_kernels.cuh), each output's
+///   sum in the opmath type with one `fma` per k, k ascending (f32 inputs are exact f32 arithmetic: no TF32).
+///   Both have a fixed summation order and no atomics: the same bits on every run of a device. The CUDA-core
+///   kernel gives the same bits on sim and cuda (up to the ulp of SiLU/GELU's libm calls); the tensor-core
+///   kernel's may differ between them, because the emulated mma.sync matches the hardware only where every
+///   partial sum is exact (docs/ptx.md). Error against the exact sum: at most about K·u_M·Σ_k|a·b| (u_M: 2^-24
+///   for f32, 2^-53 for f64), then one rounding to the output kind. bias_grad likewise in a fixed order.
 /// - `allow_tf32` (f32 inputs only; `InvalidProblem` otherwise) permits a backend to round A and B to TF32
 ///   (10-bit mantissa) in its tensor cores; it never requires it, and the SKU's precision says which ran.
 ///
