@@ -37,6 +37,19 @@ __global__ void mma_f16_kernel(const unsigned* a, const unsigned* b, const float
   for (int r = 0; r < 4; ++r) d[i * 4 + r] = rc[r];
 }
 
+template <class TA, class TB>
+__global__ void mma_fp8_kernel(const unsigned* a, const unsigned* b, const float* c, float* d) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  unsigned ra[4], rb[2];
+  float rc[4], rd[4];
+  for (int r = 0; r < 4; ++r) ra[r] = a[i * 4 + r], rc[r] = c[i * 4 + r];
+  for (int r = 0; r < 2; ++r) rb[r] = b[i * 2 + r];
+  ptx::mma_m16n8k32_fp8<TA, TB>(rd, ra, rb, rc);
+  for (int r = 0; r < 4; ++r) d[i * 4 + r] = rd[r];
+}
+
+__global__ void arch_kernel(int* arch) { *arch = BARACUDA_ARCH; }
+
 template <int N, bool Trans>
 __global__ void ldmatrix_kernel(const uint4* tile, const int* row, unsigned* out) {
   BARACUDA_SHARED(uint4, smem, [2][64]);  // two warps per block, 64 rows of 16 bytes each
@@ -126,7 +139,7 @@ namespace {
 
 using namespace ::baracuda::BARACUDA_DEVICE_ABI::ptxtest_kernels;
 
-/// One mma test (mma_i8_kernel or mma_f16_kernel): per lane of `warps` warps, 4 words of a, 2 of b, 4
+/// One mma test (mma_i8_kernel, mma_f16_kernel or mma_fp8_kernel): per lane of `warps` warps, 4 words of a, 2 of b, 4
 /// accumulators of c in and 4 of d out; two warps a block.
 template <auto Kernel, class Acc>
 LaunchError mma_t(const unsigned* a, const unsigned* b, const Acc* c, Acc* d, int warps) {
@@ -193,6 +206,23 @@ LaunchError mma_i8(bool a_signed, bool b_signed, const unsigned* a, const unsign
 LaunchError mma_f16(bool bf16, const unsigned* a, const unsigned* b, const float* c, float* d, int warps) {
   if (bf16) return mma_t<mma_f16_kernel<__nv_bfloat16>>(a, b, c, d, warps);
   return mma_t<mma_f16_kernel<__half>>(a, b, c, d, warps);
+}
+
+LaunchError mma_fp8(bool a_e5m2, bool b_e5m2, const unsigned* a, const unsigned* b, const float* c, float* d,
+                    int warps) {
+  using E4 = __nv_fp8_e4m3;
+  using E5 = __nv_fp8_e5m2;
+  if (a_e5m2)
+    return b_e5m2 ? mma_t<mma_fp8_kernel<E5, E5>>(a, b, c, d, warps) : mma_t<mma_fp8_kernel<E5, E4>>(a, b, c, d, warps);
+  return b_e5m2 ? mma_t<mma_fp8_kernel<E4, E5>>(a, b, c, d, warps) : mma_t<mma_fp8_kernel<E4, E4>>(a, b, c, d, warps);
+}
+
+LaunchError kernel_arch(int* arch) {
+  Buffers m;
+  auto* da = m.out(arch, 1);
+  if (!m.ok()) return m.finish();
+  BARACUDA_LAUNCH(1, 1, 0, nullptr, arch_kernel)(da);
+  return m.finish();
 }
 
 LaunchError ldmatrix(int n, bool trans, const unsigned* tile, const int* row, unsigned* out, int warps) {

@@ -25,6 +25,11 @@ enum CpMode : int { kCa = 0, kCaZfill = 1, kCg = 2, kCgZfill = 3 };
   LaunchError mma_i8(bool a_signed, bool b_signed, const unsigned* a, const unsigned* b, const int* c, int* d, \
                      int warps);                                                                           \
   LaunchError mma_f16(bool bf16, const unsigned* a, const unsigned* b, const float* c, float* d, int warps);  \
+  /* m16n8k32 e4m3/e5m2 (as mma_i8, f32 accumulators); the cuda kernel needs code for sm_89+ */             \
+  LaunchError mma_fp8(bool a_e5m2, bool b_e5m2, const unsigned* a, const unsigned* b, const float* c, float* d, \
+                      int warps);                                                                           \
+  /* *arch: BARACUDA_ARCH of the code the device runs (900 under sim; e.g. 800 for the sm_80 pass) */      \
+  LaunchError kernel_arch(int* arch);                                                                       \
   /* tile: per warp 64 rows of 16 bytes (4 unsigned); row[w*32 + l]: lane l's row; out[(w*32+l)*4 + j] */    \
   LaunchError ldmatrix(int n, bool trans, const unsigned* tile, const int* row, unsigned* out, int warps);    \
   /* src: 2*kCpThreads*bytes bytes; src_size[op*kCpThreads + t]; out like src (see ptx_kernels.cuh) */        \

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
+#include <climits>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -14,6 +16,7 @@
 #include <vector>
 
 #include "baracuda/core/stream.hpp"
+#include "core/reference_formats.hpp"
 #include "device_param.hpp"
 #include "ptx_selftest.hpp"
 
@@ -155,6 +158,187 @@ TEST_P(Ptx, MmaM16n8k16F16AndBf16) {
           ASSERT_EQ(0, std::memcmp(&expect, &got, 4))
               << (bf ? "bf16 " : "f16 ") << where(w, lane, i) << ": expected " << expect << " got " << got;
         }
+    }
+  }
+}
+
+// ---- mma.m16n8k32 e4m3/e5m2 -------------------------------------------------------------------------
+
+// The FP8 mma needs compute capability 8.9+ and code compiled for it: on an sm_89 GPU, a build for "80;90" runs
+// its sm_80 code, where the wrapper traps, so the cuda case also asks a kernel which code the device runs.
+class PtxFp8 : public ptxtest::DeviceTest {
+ protected:
+  PtxFp8()
+      : DeviceTest({PTXTEST_HAVE_CUDA, "built without CUDA kernels (BARACUDA_CUDA_KERNELS=OFF)", 89, INT_MAX,
+                    "mma.sync with e4m3/e5m2 needs compute capability 8.9+"}) {}
+  void SetUp() override {
+    DeviceTest::SetUp();
+    if (IsSkipped() || GetParam() != Dev::Cuda) return;
+    int arch = 0;
+    const LaunchError e = PTX_CALL(kernel_arch, &arch);
+    ASSERT_FALSE(e.failed) << e.message;
+    if (arch < 890)
+      GTEST_SKIP() << "the device runs the kernels' code for sm_" << arch / 10
+                   << " (BARACUDA_CUDA_ARCHS), where the FP8 mma traps; it needs code for sm_89+";
+  }
+  std::mt19937 rng{2718};
+  enum class Case { kSingleProduct, kExactSums, kAllFinite, kSpecials };
+  void run(bool a5, bool b5, Case cs);
+};
+
+// FP8 codes by the reference formats (core/reference_formats.hpp, written from the OCP definitions; the
+// emulation decodes through device/convert.cuh): e4m3 has NaN (S.1111.111) and no infinity, e5m2 IEEE specials.
+double fp8_value(unsigned code, bool e5m2) {
+  return static_cast<double>(
+      baracuda::reference::decode(code, e5m2 ? baracuda::reference::kFormatE5M2 : baracuda::reference::kFormatE4M3));
+}
+bool fp8_special(unsigned code, bool e5m2) { return !std::isfinite(fp8_value(code, e5m2)); }
+/// The codes of finite values of magnitude <= limit (both signs, zeros and subnormals included), or the specials.
+std::vector<unsigned> fp8_codes(bool e5m2, double limit, bool specials = false) {
+  std::vector<unsigned> v;
+  for (unsigned c = 0; c < 256; ++c)
+    if (specials ? fp8_special(c, e5m2) : (!fp8_special(c, e5m2) && std::fabs(fp8_value(c, e5m2)) <= limit))
+      v.push_back(c);
+  return v;
+}
+/// The exponent of the lowest set bit of a finite non-zero double.
+int low_bit_exponent(double x) {
+  int e = 0;
+  const double m = std::frexp(std::fabs(x), &e);
+  return e - 53 + std::countr_zero(static_cast<std::uint64_t>(std::ldexp(m, 53)));
+}
+
+struct Fp8Counts {
+  int exact = 0, bounded = 0, nan = 0, inf = 0;
+};
+
+// One output against its 33 terms (c, then the 32 exact products): NaN when a term is NaN or both infinities
+// occur, else the infinity present, else the finite sum S (f64). Where every partial sum, in any order, is exact
+// (all terms multiples of the finest term's quantum q and Σ|terms| <= 2^bits · q), bit for bit; otherwise
+// |got - S| <= bound · Σ|terms|. Sim: f32 (bits 24) and recursive summation, 32 roundings (bound 33 · 2^-24,
+// which also covers the f64 reference's rounding). Hardware: the ~14-bit accumulation reported for Hopper's
+// FP8 tensor cores (docs/ptx.md): bits 12, and 2^-6 (33 terms each losing < 2^-12 of the largest).
+::testing::AssertionResult check_dot(const double (&terms)[33], float got, bool cuda, Fp8Counts& n) {
+  bool nan = false, pinf = false, ninf = false;
+  double s = 0, t = 0;
+  int qe = INT_MAX;
+  for (double x : terms) {
+    nan |= std::isnan(x), pinf |= x == INFINITY, ninf |= x == -INFINITY;
+    if (!std::isfinite(x)) continue;
+    s += x, t += std::fabs(x);
+    if (x != 0) qe = std::min(qe, low_bit_exponent(x));
+  }
+  if (nan || (pinf && ninf)) {
+    ++n.nan;
+    if (std::isnan(got)) return ::testing::AssertionSuccess();
+    return ::testing::AssertionFailure() << "expected NaN, got " << got;
+  }
+  if (pinf || ninf) {
+    ++n.inf;
+    if (got == (pinf ? INFINITY : -INFINITY)) return ::testing::AssertionSuccess();
+    return ::testing::AssertionFailure() << "expected " << (pinf ? "+inf" : "-inf") << ", got " << got;
+  }
+  if (t == 0 || t <= std::ldexp(1.0, qe + (cuda ? 12 : 24))) {
+    ++n.exact;
+    const float expect = static_cast<float>(s);
+    if (std::memcmp(&expect, &got, 4) == 0) return ::testing::AssertionSuccess();
+    return ::testing::AssertionFailure() << "expected exactly " << expect << ", got " << got;
+  }
+  ++n.bounded;
+  const double bound = (cuda ? std::ldexp(1.0, -6) : 33 * std::ldexp(1.0, -24)) * t;
+  if (std::fabs(got - s) <= bound) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "expected " << s << " within " << bound << ", got " << got;
+}
+
+void PtxFp8::run(bool a5, bool b5, Case cs) {
+  constexpr int kW = 32;  // warps: 512 A rows and 4096 outputs per case
+  const bool cuda = GetParam() == Dev::Cuda;
+  auto pick = [&](const std::vector<unsigned>& pool) { return pool[rng() % pool.size()]; };
+  const std::vector<unsigned> fin_a = fp8_codes(a5, INFINITY), fin_b = fp8_codes(b5, INFINITY);
+  const std::vector<unsigned> spec_a = fp8_codes(a5, 0, true), spec_b = fp8_codes(b5, 0, true);
+  std::vector<unsigned> nonzero_a;
+  for (unsigned c : fin_a)
+    if (fp8_value(c, a5) != 0) nonzero_a.push_back(c);
+  // Exact sums: |values| <= 1 (e4m3, quantum 2^-9) or 2^-7 (e5m2, quantum 2^-16), subnormals to ten binades up,
+  // so 32 products stay below 2^23 quanta of a product (2^-qe) and c below 2^22 of them.
+  const std::vector<unsigned> win_a = fp8_codes(a5, a5 ? 0x1p-7 : 1.0), win_b = fp8_codes(b5, b5 ? 0x1p-7 : 1.0);
+  const int qe = -(a5 ? 16 : 9) - (b5 ? 16 : 9);
+  auto wide_c = [&]() {  // any sign, 24 significant bits, magnitudes 2^-24 .. 2^25
+    const float m = 1.0f + static_cast<float>(rng() % (1u << 23)) * 0x1p-23f;
+    return (rng() & 1 ? -1.0f : 1.0f) * std::ldexp(m, static_cast<int>(rng() % 49) - 24);
+  };
+  std::vector<unsigned> am(kW * 16 * 32), bm(kW * 32 * 8);
+  std::vector<float> cm(kW * 16 * 8);
+  for (int w = 0; w < kW; ++w) {
+    for (int m = 0; m < 16; ++m) {
+      const int one = static_cast<int>(rng() % 32);
+      for (int k = 0; k < 32; ++k) {
+        unsigned& x = am[(w * 16 + m) * 32 + k];
+        switch (cs) {
+          case Case::kSingleProduct: x = k == one ? pick(nonzero_a) : (rng() & 1 ? 0x80u : 0u); break;
+          case Case::kExactSums: x = pick(win_a); break;
+          case Case::kAllFinite: x = pick(fin_a); break;
+          case Case::kSpecials: x = rng() % 128 == 0 ? pick(spec_a) : pick(fin_a); break;
+        }
+      }
+    }
+    for (int k = 0; k < 32 * 8; ++k) {
+      unsigned& x = bm[w * 32 * 8 + k];
+      if (cs == Case::kExactSums) x = pick(win_b);
+      else x = cs == Case::kSpecials && rng() % 128 == 0 ? pick(spec_b) : pick(fin_b);
+    }
+    for (int k = 0; k < 16 * 8; ++k) {
+      float& x = cm[w * 16 * 8 + k];
+      if (cs == Case::kSingleProduct) x = 0.0f;
+      else if (cs == Case::kExactSums)
+        x = rng() % 4 == 0 ? 0.0f : std::ldexp(static_cast<float>(static_cast<int>(rng() % (1u << 23)) - (1 << 22)),
+                                               qe);
+      else if (cs == Case::kSpecials && rng() % 16 == 0)
+        x = rng() % 3 == 0 ? NAN : (rng() & 1 ? INFINITY : -INFINITY);
+      else x = wide_c();
+    }
+  }
+  // Into the fragments, by this file's transcription of the m16n8k32 8-bit layout.
+  std::vector<unsigned> a(kW * 32 * 4, 0), b(kW * 32 * 2, 0);
+  std::vector<float> c(kW * 32 * 4), d(kW * 32 * 4, -1.f);
+  for (int w = 0; w < kW; ++w)
+    for (int lane = 0; lane < 32; ++lane) {
+      const int li = w * 32 + lane;
+      for (int i = 0; i < 16; ++i)
+        a[li * 4 + i / 4] |= am[(w * 16 + k32_a_row(lane, i)) * 32 + k32_a_col(lane, i)] << (8 * (i % 4));
+      for (int i = 0; i < 8; ++i)
+        b[li * 2 + i / 4] |= bm[(w * 32 + k32_b_row(lane, i)) * 8 + grp(lane)] << (8 * (i % 4));
+      for (int i = 0; i < 4; ++i) c[li * 4 + i] = cm[(w * 16 + acc_row(lane, i)) * 8 + acc_col(lane, i)];
+    }
+  const LaunchError e = PTX_CALL(mma_fp8, a5, b5, a.data(), b.data(), c.data(), d.data(), kW);
+  ASSERT_FALSE(e.failed) << e.message;
+  Fp8Counts n;
+  for (int w = 0; w < kW; ++w)
+    for (int lane = 0; lane < 32; ++lane)
+      for (int i = 0; i < 4; ++i) {
+        const int m = acc_row(lane, i), nn = acc_col(lane, i);
+        double terms[33];
+        terms[0] = cm[(w * 16 + m) * 8 + nn];
+        for (int k = 0; k < 32; ++k)
+          terms[1 + k] = fp8_value(am[(w * 16 + m) * 32 + k], a5) * fp8_value(bm[(w * 32 + k) * 8 + nn], b5);
+        ASSERT_TRUE(check_dot(terms, d[(w * 32 + lane) * 4 + i], cuda, n)) << where(w, lane, i);
+      }
+  const int outputs = kW * 16 * 8;
+  // Each case checks what it is for: one product per output is exact on every device; the windowed sums are
+  // exact under f32 accumulation; the full range reaches the bound; the specials give NaN and infinities.
+  if (cs == Case::kSingleProduct) EXPECT_EQ(outputs, n.exact);
+  if (cs == Case::kExactSums && !cuda) EXPECT_EQ(outputs, n.exact);
+  if (cs == Case::kAllFinite) EXPECT_GT(n.bounded, outputs / 2);
+  if (cs == Case::kSpecials) EXPECT_TRUE(n.nan > 0 && n.inf > 0 && n.nan + n.inf < outputs) << n.nan << " " << n.inf;
+}
+
+TEST_P(PtxFp8, MmaM16n8k32AllFp8Pairs) {
+  for (int pair = 0; pair < 4; ++pair) {
+    const bool a5 = pair & 1, b5 = pair & 2;
+    const char* names[] = {"single product", "exact sums", "all finite codes", "NaN and infinities"};
+    for (int k = 0; k < 4; ++k) {
+      SCOPED_TRACE(std::string(a5 ? "e5m2" : "e4m3") + " x " + (b5 ? "e5m2" : "e4m3") + ", " + names[k]);
+      ASSERT_NO_FATAL_FAILURE(run(a5, b5, static_cast<Case>(k)));
     }
   }
 }
@@ -343,5 +527,6 @@ TEST_P(Ptx, PrmtAndLop3) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Devices, Ptx, ::testing::Values(Dev::Sim, Dev::Cuda), ptxtest::dev_name);
+INSTANTIATE_TEST_SUITE_P(Devices, PtxFp8, ::testing::Values(Dev::Sim, Dev::Cuda), ptxtest::dev_name);
 
 }  // namespace

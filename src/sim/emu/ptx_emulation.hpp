@@ -1,5 +1,6 @@
 /// \file
-/// \brief Emulation of the inline PTX that the wrapper layer (src/device/ptx/) issues: mma.sync, ldmatrix,
+/// \brief Emulation of the inline PTX that the wrapper layer (src/device/ptx/) issues: mma.sync (integer,
+/// f16/bf16 and FP8), ldmatrix,
 /// cp.async and the scalar bit/conversion instructions. The warp-wide instructions are built on
 /// warp_collective(): every lane deposits its fragment registers (or its row address), and the op
 /// assembles the whole matrices from the fragment layouts of the PTX ISA, computes, and scatters the result
@@ -12,12 +13,15 @@
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <type_traits>
 
+#include "device/convert.cuh"  // the library's FP8 decode (after sim/compat.cuh: its device_sim namespace)
 #include "warp.hpp"
 
 namespace baracuda::simt::ptx {
@@ -42,6 +46,15 @@ struct AccPosition {
 inline AccPosition acc_position(int lane, int i) {
   return {i < 2 ? (lane >> 2) : (lane >> 2) + 8, 2 * (lane & 3) + (i & 1)};
 }
+
+/// Where element i (0..15) of lane `lane`'s A fragment of an 8-bit m16n8k32 (integer or FP8) sits in the
+/// 16×32 tile: row g for i in [0,4) and [8,12), else g + 8; column 4t + (i & 3), + 16 for i >= 8.
+inline AccPosition k32_a_position(int lane, int i) {
+  const int g = lane >> 2, t = lane & 3;
+  return {(i < 4 || (i >= 8 && i < 12)) ? g : g + 8, 4 * t + (i & 3) + (i >= 8 ? 16 : 0)};
+}
+/// The k of element i (0..7) of lane `lane`'s B fragment (column lane / 4): 4t + (i & 3), + 16 for i >= 4.
+inline int k32_b_k(int lane, int i) { return 4 * (lane & 3) + (i & 3) + (i >= 4 ? 16 : 0); }
 
 struct MmaI8In {
   unsigned a[4];
@@ -68,16 +81,11 @@ struct MmaM16n8k32Op {
     for (int l = 0; l < 32; ++l) {
       if (!g.has(l)) continue;
       const auto& in = g.input<MmaI8In>(l);
-      const int gi = l >> 2, t = l & 3;
       for (int i = 0; i < 16; ++i) {
-        const int row = (i < 4 || (i >= 8 && i < 12)) ? gi : gi + 8;
-        const int col = 4 * t + (i & 3) + (i >= 8 ? 16 : 0);
+        const auto [row, col] = k32_a_position(l, i);
         A[row][col] = i8_element<ASigned>(in.a[i / 4], i);
       }
-      for (int i = 0; i < 8; ++i) {
-        const int k = 4 * t + (i & 3) + (i >= 4 ? 16 : 0);
-        B[k][gi] = i8_element<BSigned>(in.b[i / 4], i);
-      }
+      for (int i = 0; i < 8; ++i) B[k32_b_k(l, i)][l >> 2] = i8_element<BSigned>(in.b[i / 4], i);
       for (int i = 0; i < 4; ++i) {
         const auto [m, n] = acc_position(l, i);
         C[m][n] = static_cast<unsigned>(in.c[i]);
@@ -181,6 +189,60 @@ struct MmaM16n8k16Op {
 template <bool BF16>
 inline void mma_m16n8k16(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2], const float (&c)[4]) {
   run_mma<MmaF16In, MmaF16Out>(d, a, b, c, MmaM16n8k16Op<BF16>{}, "mma.sync.m16n8k16");
+}
+
+// ---- mma.sync.aligned.m16n8k32.row.col.f32.{e4m3,e5m2}.{e4m3,e5m2}.f32 ------------------------------
+
+/// One element of an FP8 fragment register (byte `i & 3`) as f32, exact, through the library's FP8 decode
+/// (device/convert.cuh). e4m3 (OCP "fn"): S.1111.111 is NaN and there is no infinity; e5m2: IEEE specials.
+template <bool E5M2>
+inline float fp8_element(unsigned reg, int i) {
+  const auto byte = static_cast<__nv_fp8_storage_t>((reg >> (8 * (i & 3))) & 0xffu);
+  using T = std::conditional_t<E5M2, __nv_fp8_e5m2, __nv_fp8_e4m3>;
+  return ::baracuda::convert::to_float(::baracuda::convert::fp8_of_storage<T>(byte));
+}
+
+/// The fragment layout is the 8-bit integer m16n8k32's; the accumulation is the f16/bf16 one's: d = c, then
+/// d = fma(a[m][k], b[k][n], d) for k = 0..31 in order, in f32 with round-to-nearest-even. Every e4m3/e5m2
+/// product is exact in f32 (at most 8 significant bits, magnitudes in [2^-32, 2^32], subnormal inputs
+/// included), so every step rounds once, and NaN and infinities follow IEEE 754 (inf · 0 and inf - inf give
+/// NaN). The hardware accumulates with fewer bits than f32 (docs/ptx.md): results agree bit for bit only
+/// when every partial sum is exact in that narrower accumulator.
+template <bool AE5M2, bool BE5M2>
+struct MmaM16n8k32Fp8Op {
+  void operator()(const WarpGroup& g) const {
+    require_full_warp(g, "mma.sync.m16n8k32.fp8");
+    float A[16][32] = {}, B[32][8] = {}, C[16][8] = {};
+    for (int l = 0; l < 32; ++l) {
+      if (!g.has(l)) continue;
+      const auto& in = g.input<MmaF16In>(l);
+      for (int i = 0; i < 16; ++i) {
+        const auto [row, col] = k32_a_position(l, i);
+        A[row][col] = fp8_element<AE5M2>(in.a[i / 4], i);
+      }
+      for (int i = 0; i < 8; ++i) B[k32_b_k(l, i)][l >> 2] = fp8_element<BE5M2>(in.b[i / 4], i);
+      for (int i = 0; i < 4; ++i) {
+        const auto [m, n] = acc_position(l, i);
+        C[m][n] = in.c[i];
+      }
+    }
+    for (int l = 0; l < 32; ++l) {
+      if (!g.has(l)) continue;
+      auto& out = g.output<MmaF16Out>(l);
+      for (int i = 0; i < 4; ++i) {
+        const auto [m, n] = acc_position(l, i);
+        float acc = C[m][n];
+        for (int k = 0; k < 32; ++k) acc = std::fmaf(A[m][k], B[k][n], acc);
+        out.d[i] = acc;
+      }
+    }
+  }
+};
+
+/// The fragments of the f32-accumulating mma (MmaF16In/MmaF16Out) carry FP8 registers just as well.
+template <bool AE5M2, bool BE5M2>
+inline void mma_m16n8k32_fp8(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2], const float (&c)[4]) {
+  run_mma<MmaF16In, MmaF16Out>(d, a, b, c, MmaM16n8k32Fp8Op<AE5M2, BE5M2>{}, "mma.sync.m16n8k32.fp8");
 }
 
 // ---- ldmatrix.sync.aligned.m8n8.{x1,x2,x4}{,.trans}.shared.b16 --------------------------------------
