@@ -1,7 +1,8 @@
 // PTX wrapper self-tests: every wrapper of src/device/ptx/ runs in a kernel on random, non-uniform inputs,
 // and the results are compared bit for bit with values computed here from the PTX ISA definitions (the
 // fragment layouts of research/simt-emulation.md §2, written out independently of the emulation). Each test
-// runs on the sim device and, when the build has CUDA kernels and a GPU is usable, on the cuda device.
+// runs on the sim device and, when the build has CUDA kernels and a GPU is usable, on the cuda device. The FP8
+// mma compares bit for bit where every partial sum is exact, and within a stated bound elsewhere (docs/ptx.md).
 #include <gtest/gtest.h>
 
 #include <algorithm>
