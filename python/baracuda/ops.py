@@ -19,6 +19,8 @@ reference) unless ``device="sim"`` (the CUDA kernels under the emulator, with it
   ``ops.smooth_quant_linear(x_q, w, w_scale, bias, x_scale=...)``;
 * dense GEMM: ``ops.gemm(a, b, c, bias, alpha=, beta=, activation=, aux=, bias_grad=)`` over row- or
   column-major views (``gemm(x, w.t(), bias=b)`` is a linear layer), and ``ops.matmul(a, b)``;
+* the linear layer: ``ops.linear(x, w, b)`` (``F.linear``, any leading dims) and ``ops.linear_backward(dy, x,
+  w, dx=, dw=, db=)``;
 * broadcasting binary ops (``add``, ``mul``, ``maximum``, ... ``baracuda.binary_ops()``), comparisons
   (``eq``, ``lt``, ...), ternary ops (``clamp``, ``lerp``, ``addcmul``, ``addcdiv``, ``fma``), ``where``, and
   their backward (``binary_backward``, ``ternary_backward``);
@@ -43,6 +45,7 @@ from ._channel_norm import (batch_norm, batch_norm_backward, batch_norm_forward,
                             group_norm_backward, group_norm_forward, instance_norm)
 from ._fused_norm import (FusedNorm, fused_add_layer_norm, fused_add_rms_norm, fused_norm,  # noqa: F401
                           layer_norm_quant, rms_norm_quant)
+from ._linear import linear, linear_backward  # noqa: F401
 
 set_plan_cache_size = _cache.set_capacity
 clear_plan_cache = _cache.clear

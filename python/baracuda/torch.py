@@ -17,6 +17,8 @@ model trains through them (QAT). Each function runs where its input lives, as :m
 * ``group_norm(x, groups, weight, bias)``, ``instance_norm(x, weight, bias)`` and ``batch_norm(x,
   running_mean, running_var, weight, bias, training=, momentum=)`` (the running statistics updated in place in
   training) with gradients for x, the weight and the bias;
+* ``linear(x, weight, bias)`` (``F.linear``) with gradients for x, the weight and the bias (LinearPlan,
+  LinearBackwardPlan), so that a QAT step (``fake_quantize`` of the weight, then ``linear``) trains on baracuda;
 * ``baracuda.torch.quantize(x, scale, zero_point, ...)``: the quantized codes as a tensor of x's float dtype
   (an integer tensor cannot carry a gradient in PyTorch), with the straight-through gradient of the
   quantize_backward plan, dx = dy / s inside the range and 0 outside.
@@ -26,7 +28,7 @@ With torch >= 2.4 every op here is also a ``torch.library`` custom op (``torch.o
 ``softmax`` (log-softmax with ``log=True``), ``norm`` (rms_norm or layer_norm; returns y, mean and rstd, the
 mean of rms_norm an empty tensor) and their backward ops), with fake (meta) implementations and its autograd,
 and the functions above go through them, so ``torch.compile`` traces them without a graph break; ``where``
-(its bool condition) and the channel norms (batch_norm's in-place running statistics) stay
+(its bool condition), the channel norms (batch_norm's in-place running statistics) and ``linear`` stay
 ``autograd.Function``s. With an older torch they are the autograd Functions.
 """
 
@@ -36,6 +38,7 @@ import torch as _torch
 
 from . import _core, ops
 from ._torch_channel_norm import batch_norm, group_norm, instance_norm  # noqa: F401 (part of this module)
+from ._torch_linear import linear  # noqa: F401 (part of this module)
 
 _CATALOG = {op["name"]: op for op in _core.unary_ops()}
 
