@@ -174,6 +174,29 @@ TEST(Linear, SkusNameTheGemms) {
   }
 }
 
+TEST(Linear, WorkspaceWithinThePreference) {
+  // The GemmPlans' workspaces together stay within max_workspace_bytes (on cuda cuBLASLt's algorithms take
+  // some; host and sim take none, and a bound of 0 is served there).
+  for (DeviceKind dev : kTestDevices) {
+    std::string why_not;
+    const auto st = stream_for(dev, &why_not);
+    if (!st) continue;
+    const LinearDescriptor d = layer({512, 256, 384}, F16, F16).with_bias();
+    for (size_t cap : {size_t{0}, size_t{1} << 20, SIZE_MAX}) {
+      const PlanPreference pref = PlanPreference{}.with_max_workspace_bytes(cap);
+      auto f = dynamic::LinearPlan::select(*st, d, pref);
+      auto b = dynamic::LinearBackwardPlan::select(*st, d, pref);
+      if (dev == DeviceKind::Cuda && !f && f.error().message.find("without CUDA kernels") != std::string::npos) break;
+      ASSERT_TRUE(f) << f.error().to_string();
+      ASSERT_TRUE(b) << b.error().to_string();
+      EXPECT_LE(f->workspace_size(), cap);
+      EXPECT_LE(b->workspace_size(), cap);
+      EXPECT_EQ(b->workspace_size() % 256, 0u);
+      if (dev != DeviceKind::Cuda) EXPECT_EQ(b->workspace_size(), 0u);
+    }
+  }
+}
+
 TEST(Linear, DescriptorHashAndEquality) {
   const LinearDescriptor a = layer({4, 5, 6}, F16, F16);
   LinearDescriptor b = a;

@@ -61,7 +61,8 @@
 /// never by atomics, on every backend but cuBLASLt (where its BGRADA epilogue computes it).
 ///
 /// **Workspace.** The sum of the GemmPlans' workspaces, each rounded up to 256 bytes (0 on host and sim); the
-/// workspace given must be 256-byte aligned when not empty.
+/// workspace given must be 256-byte aligned when not empty. `PlanPreference::max_workspace_bytes` bounds the
+/// sum: the dx GEMM is selected within it, the dW GEMM within what dx's part leaves.
 ///
 /// **Empty problems.** A forward with M = 0 or N = 0 writes nothing. The backward writes every requested
 /// output that has elements: with M = 0, dW and db are zeros (sums of nothing), as PyTorch's.

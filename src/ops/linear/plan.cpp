@@ -4,6 +4,7 @@
 // GemmPlans in order, each on its part of the workspace). No kernels of their own.
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <string>
 #include <utility>
 
@@ -199,6 +200,13 @@ Status check_overlaps(std::string_view plan, std::initializer_list<detail::Named
   return {};
 }
 
+/// The preference a GemmPlan is selected with when `left` bytes of the caller's `max_workspace_bytes` remain:
+/// rounded down to 256, so that the GEMM's workspace rounded up stays within it.
+PlanPreference within(PlanPreference pref, size_t left) {
+  if (pref.max_workspace_bytes != SIZE_MAX) pref.max_workspace_bytes = left / kAlign * kAlign;
+  return pref;
+}
+
 Workspace part(const Workspace& ws, size_t offset, size_t bytes) {
   if (bytes == 0) return Workspace{};
   return Workspace(static_cast<char*>(ws.data) + offset, bytes);
@@ -230,7 +238,7 @@ Result<LinearPlan> LinearPlan::select(const Stream& stream, const LinearDescript
                                .with_activation(d.activation)
                                .with_aux(d.has_preactivation)
                                .with_tf32(d.allow_tf32);
-  auto gemm = GemmPlan::select(stream, g, pref);
+  auto gemm = GemmPlan::select(stream, g, within(pref, pref.max_workspace_bytes));
   if (!gemm) return wrap(kForward, "forward", gemm.error());
   LinearPlan p;
   p.desc_ = d;
@@ -339,7 +347,7 @@ Result<LinearBackwardPlan> LinearBackwardPlan::select(const Stream& stream, cons
                                  .with_ldb(resolve_ld(d.ld_w, d.layout_w, d.out_features, d.in_features))
                                  .with_ldd(resolve_ld(d.ld_dx, R, d.rows, d.in_features))
                                  .with_tf32(d.allow_tf32);
-    auto gemm = GemmPlan::select(stream, g, pref);
+    auto gemm = GemmPlan::select(stream, g, within(pref, pref.max_workspace_bytes));
     if (!gemm) return wrap(kBackward, "dx", gemm.error());
     p.dx_ = std::move(gemm).value();
   }
@@ -355,7 +363,9 @@ Result<LinearBackwardPlan> LinearBackwardPlan::select(const Stream& stream, cons
                                  .with_ldd(d.grad_weight ? resolve_ld(d.ld_dw, R, d.out_features, d.in_features) : 0)
                                  .with_bias_grad(d.grad_bias)
                                  .with_tf32(d.allow_tf32);
-    auto gemm = GemmPlan::select(stream, g, pref);
+    // The dx GEMM's workspace (rounded up) is taken from the caller's bound first.
+    const size_t dx_bytes = p.dx_ ? align_up(p.dx_->workspace_size()) : 0;
+    auto gemm = GemmPlan::select(stream, g, within(pref, pref.max_workspace_bytes - dx_bytes));
     if (!gemm) return wrap(kBackward, d.grad_weight ? "dW" : "db", gemm.error());
     p.dw_ = std::move(gemm).value();
   }
