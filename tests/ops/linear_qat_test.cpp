@@ -109,8 +109,13 @@ TEST(LinearQat, FakeQuantizedStepMatchesF64) {
     auto bwd = dynamic::LinearBackwardPlan::select(st, d);
     ASSERT_TRUE(bwd) << bwd.error().to_string();
     ASSERT_TRUE(bwd->run(st, Workspace{},
-                         {in(*bdy, F32, sy), in(*bx, F32, sx), in(*bwq, F32, sw), out(*bdx, F32, sx),
-                          out(*bdwq, F32, sw), out(*bdb, F32, Shape{n})}));
+                         {in(*bdy, F32, sy),
+                          in(*bx, F32, sx),
+                          in(*bwq, F32, sw),
+                          {},
+                          out(*bdx, F32, sx),
+                          out(*bdwq, F32, sw),
+                          out(*bdb, F32, Shape{n})}));
     // 5. dW = dWq · mask (straight through).
     auto fqb = dynamic::QuantizePlan::select(st, QuantizeDescriptor(qd).with_op(QuantizeOp::FakeQuantizeBackward));
     ASSERT_TRUE(fqb) << fqb.error().to_string();

@@ -64,6 +64,13 @@ TEST(LinearReject, DescriptorRules) {
   expect_select_error(B::select(st, base().with_ld_dw(7)), ErrorCode::InvalidProblem, "ld_dw", "ld_dw < K");
   expect_select_error(B::select(st, base().with_gradients(false, false, false)), ErrorCode::InvalidProblem,
                       "no gradient", "no gradient");
+  expect_select_error(B::select(st, base().with_kinds(ElementKind::Bf16, F32).with_activation(LinearActivation::Relu)),
+                      ErrorCode::Unsupported, "input == output", "an activation's backward with f32 gradients");
+  expect_select_error(B::select(st, base().with_activation(static_cast<LinearActivation>(99))),
+                      ErrorCode::InvalidProblem, "LinearActivation", "the backward's activation");
+  expect_select_error(
+      B::select(st, base().with_activation(LinearActivation::Silu), PlanPreference{}.with_max_workspace_bytes(64)),
+      ErrorCode::Unsupported, "max_workspace_bytes", "dz's workspace above the bound");
   // The GemmPlan's own rules come back under the plan's name and the pass's.
   expect_select_error(F::select(st, base().with_kinds(F16, F16).with_tf32()), ErrorCode::InvalidProblem,
                       "LinearPlan: the forward GEMM: ", "tf32 with f16");
@@ -295,6 +302,42 @@ TEST(LinearReject, BackwardOperands) {
     f.backward_rejects(a, I, "dw overlaps dy", "dw over dy");
   }
   expect_error(f.bwd.run(Stream::host(), Workspace{}, good), I, "", "another device");
+  {
+    A a = good;
+    a.preactivation = a.dy;
+    f.backward_rejects(a, I, "preactivation must be empty", "a pre-activation without an activation");
+  }
+}
+
+TEST(LinearReject, ActivationBackwardOperands) {
+  const Stream st = Stream::sim();
+  const Layer L(LinearDescriptor(base()).with_activation(LinearActivation::GeluTanh).with_preactivation(), {6}, 2);
+  auto dev = Device::of(st, L);
+  ASSERT_TRUE(dev);
+  auto bwd = dynamic::LinearBackwardPlan::select(st, L.d);
+  ASSERT_TRUE(bwd) << bwd.error().to_string();
+  ASSERT_GT(bwd->workspace_size(), 0u);
+  auto ws = Buffer::allocate(st, bwd->workspace_size());
+  ASSERT_TRUE(ws);
+  const dynamic::LinearBackwardArgs good = dev->backward_args(L);
+  EXPECT_TRUE(bwd->can_implement(good));
+  constexpr auto I = ErrorCode::InvalidProblem;
+  dynamic::LinearBackwardArgs a = good;
+  a.preactivation = {};
+  expect_error(bwd->can_implement(a), I, "preactivation is missing", "preactivation missing");
+  a = good;
+  a.preactivation.stride = {1, 6};
+  expect_error(bwd->can_implement(a), I, "not the descriptor's", "preactivation's strides");
+  a = good;
+  a.dx = DynTensor::dense(const_cast<void*>(a.preactivation.data), F32, Shape{6, 8});
+  expect_error(bwd->can_implement(a), I, "dx overlaps preactivation", "dx over the pre-activation");
+  // The workspace: too small, misaligned, over an operand.
+  expect_error(bwd->run(st, Workspace(ws->data(), bwd->workspace_size() - 1), good), ErrorCode::WorkspaceTooSmall,
+               "workspace too small", "short workspace");
+  expect_error(bwd->run(st, Workspace{}, good), ErrorCode::WorkspaceTooSmall, "workspace too small", "no workspace");
+  expect_error(bwd->run(st, Workspace(static_cast<char*>(ws->data()) + 8, bwd->workspace_size() - 8), good),
+               ErrorCode::WorkspaceTooSmall, "", "a shorter misaligned workspace");
+  EXPECT_TRUE(bwd->run(st, ws->as_workspace(), good));
 }
 
 TEST(LinearReject, WorkspaceTooSmallOnCuda) {

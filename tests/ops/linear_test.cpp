@@ -112,6 +112,73 @@ TEST(Linear, ActivationWithSavedPreactivation) {
     }
 }
 
+/// The derivative of each activation, in f64 from its definition (PyTorch's F.relu, F.silu, F.gelu).
+double act_slope(LinearActivation a, double z) {
+  switch (a) {
+    case LinearActivation::Relu:
+      return z > 0 ? 1.0 : 0.0;
+    case LinearActivation::Silu: {
+      const double s = 1.0 / (1.0 + std::exp(-z));
+      return s * (1.0 + z * (1.0 - s));
+    }
+    case LinearActivation::GeluErf:
+      return 0.5 * std::erfc(-z / std::sqrt(2.0)) + z * std::exp(-0.5 * z * z) / std::sqrt(2.0 * M_PI);
+    case LinearActivation::GeluTanh: {
+      const double k = std::sqrt(2.0 / M_PI), t = std::tanh(k * (z + 0.044715 * z * z * z));
+      return 0.5 * (1.0 + t) + 0.5 * z * (1.0 - t * t) * k * (1.0 + 3.0 * 0.044715 * z * z);
+    }
+    default:
+      return 1.0;
+  }
+}
+
+TEST(Linear, ActivationBackwardThroughTheSavedPreactivation) {
+  // The backward of a forward with an activation: dy is y's gradient, dz = dy·act'(z) from the saved z (the
+  // device's, downloaded), then dx, dW and db from dz; each against the f64 evaluation from that z, within the
+  // GEMM's bound, dz's rounding to the input kind and the libm terms.
+  for (DeviceKind dev : {DeviceKind::Host, DeviceKind::Sim})
+    for (ElementKind kind : {F32, Bf16})
+      for (LinearActivation a :
+           {LinearActivation::Relu, LinearActivation::Silu, LinearActivation::GeluErf, LinearActivation::GeluTanh}) {
+        BARACUDA_TEST_STREAM(st, dev);
+        const LinearDescriptor d = layer({17, 33, 48}, kind, kind).with_bias().with_activation(a).with_preactivation();
+        const Layer L(d, {17}, 40 + static_cast<int>(a));
+        auto o = run_layer(st, L, true, true);
+        ASSERT_TRUE(o) << o.error().to_string();
+        const double u = unit_on(dev, kind), ur = unit(kind) + 32.0 * std::ldexp(1.0, -24);
+        auto dz = [&](int64_t r, int64_t n) { return L.DY(r, n) * act_slope(a, get(kind, o->pre, L.pre.at(r, n))); };
+        auto expect = [&](double v, double mag, int64_t terms) {
+          Expect e = bound(v, mag, terms, u, kind);
+          e.tol += ur * mag;
+          return e;
+        };
+        const std::string what = name(d, dev) + " " + std::string(to_string(a));
+        check_matrix(what + " dx", L.dx, kind, o->dx, [&](int64_t r, int64_t k) {
+          double v = 0, mag = 0;
+          for (int64_t n = 0; n < d.out_features; ++n)
+            v += dz(r, n) * L.W(n, k), mag += std::fabs(dz(r, n) * L.W(n, k));
+          return expect(v, mag, d.out_features);
+        });
+        check_matrix(what + " dw", L.dw, kind, o->dw, [&](int64_t n, int64_t k) {
+          double v = 0, mag = 0;
+          for (int64_t r = 0; r < d.rows; ++r) v += dz(r, n) * L.X(r, k), mag += std::fabs(dz(r, n) * L.X(r, k));
+          return expect(v, mag, d.rows);
+        });
+        check_matrix(what + " db", geo({d.out_features}, d.out_features, 1, R, 0), kind, o->db,
+                     [&](int64_t n, int64_t) {
+                       double v = 0, mag = 0;
+                       for (int64_t r = 0; r < d.rows; ++r) v += dz(r, n), mag += std::fabs(dz(r, n));
+                       return expect(v, mag, d.rows);
+                     });
+        if (HasFailure()) return;
+        auto p = dynamic::LinearBackwardPlan::select(st, d);
+        ASSERT_TRUE(p);
+        ASSERT_NE(p->activation_backward(), nullptr);
+        EXPECT_EQ(p->workspace_size() % 256, 0u);
+        EXPECT_GE(p->workspace_size(), static_cast<size_t>(17 * 33) * bytes_of(kind));
+      }
+}
+
 TEST(Linear, EmptyProblems) {
   for (DeviceKind dev : {DeviceKind::Host, DeviceKind::Sim}) {
     BARACUDA_TEST_STREAM(st, dev);
@@ -232,6 +299,7 @@ TEST(Linear, TypedWrappers) {
   LinearBackwardArgs<float, float> ba{TensorRef<float, 2>::dense(static_cast<const float*>(bdy->data()), {m, n}),
                                       TensorRef<float, 2>::dense(static_cast<const float*>(bx->data()), {m, k}),
                                       TensorRef<float, 2>::dense(static_cast<const float*>(bw->data()), {n, k}),
+                                      {},
                                       TensorMut<float, 2>::dense(static_cast<float*>(bdx->data()), {m, k}),
                                       TensorMut<float, 2>::dense(static_cast<float*>(bdw->data()), {n, k}),
                                       TensorMut<float, 1>::dense(static_cast<float*>(bdb->data()), {n})};

@@ -173,6 +173,8 @@ struct Device {
     a.dy = L.dy.view<ConstDynTensor>(static_cast<const void*>(dy.data()), d.input);
     if (d.grad_weight) a.x = L.x.view<ConstDynTensor>(static_cast<const void*>(x.data()), d.input);
     if (d.grad_input) a.w = L.w.view<ConstDynTensor>(static_cast<const void*>(w.data()), d.input);
+    if (d.activation != LinearActivation::None)  // the forward's, when run_layer ran it first
+      a.preactivation = L.pre.view<ConstDynTensor>(static_cast<const void*>(pre.data()), d.output);
     if (d.grad_input) a.dx = L.dx.view<DynTensor>(const_cast<void*>(dx.data()), d.output);
     if (d.grad_weight) a.dw = L.dw.view<DynTensor>(const_cast<void*>(dw.data()), d.output);
     if (d.grad_bias) a.db = DynTensor::dense(const_cast<void*>(db.data()), d.output, Shape{d.out_features});

@@ -35,8 +35,13 @@
 /// not use is `InvalidProblem`.
 ///
 /// **Activations.** The forward applies `activation` (LinearActivation, int_gemm.hpp) after the bias, and with
-/// `has_preactivation` writes the value before it (GemmPlan's aux). The backward is the linear part's only: its
-/// dy is the gradient of the pre-activation (apply the activation's backward to the saved value first).
+/// `has_preactivation` writes the value before it (GemmPlan's aux). The backward of the same descriptor then
+/// reads dy, the gradient of y, and that saved pre-activation (`preactivation`, of the output kind, row-major
+/// with `ld_preactivation`), and first computes the pre-activation's gradient `dz = dy·act'(z)` with a
+/// UnaryBackwardPlan (relu, silu, gelu, gelu_tanh: PyTorch's backward formulas, in f32 (f64 for f64), rounded
+/// once to the input kind, as PyTorch's autograd keeps it) into the workspace; the GEMMs below read dz where
+/// they read dy. This needs `input == output` (`Unsupported` otherwise). With `activation == None` dy is the
+/// pre-activation's gradient itself.
 ///
 /// **What runs** (M, N, K as above; the GemmPlan descriptor's m × n × k):
 /// - forward: one GemmPlan `M × N × K`, op(A) = x, op(B) = Wᵀ (`rcr` for a row-major x and W), bias, activation
@@ -60,9 +65,11 @@
 /// and deterministic only if every GemmPlan of the plan is. db's sum is in f32 (f64 for f64) in a fixed order,
 /// never by atomics, on every backend but cuBLASLt (where its BGRADA epilogue computes it).
 ///
-/// **Workspace.** The sum of the GemmPlans' workspaces, each rounded up to 256 bytes (0 on host and sim); the
+/// **Workspace.** The backward with an activation: dz, M·N elements of the input kind (dense, row-major), rounded
+/// up to 256 bytes, first. Then the sum of the GemmPlans' workspaces, each rounded up to 256 bytes (0 on host
+/// and sim); the
 /// workspace given must be 256-byte aligned when not empty. `PlanPreference::max_workspace_bytes` bounds the
-/// sum: the dx GEMM is selected within it, the dW GEMM within what dx's part leaves.
+/// sum: the dx GEMM is selected within it (less dz's part), the dW GEMM within what is left.
 ///
 /// **Empty problems.** A forward with M = 0 or N = 0 writes nothing. The backward writes every requested
 /// output that has elements: with M = 0, dW and db are zeros (sums of nothing), as PyTorch's.
@@ -82,12 +89,13 @@
 #include "baracuda/core/typed_plan.hpp"
 #include "baracuda/core/workspace.hpp"
 #include "baracuda/ops/gemm.hpp"
+#include "baracuda/ops/unary.hpp"
 
 namespace baracuda {
 
 /// One linear layer's problem, forward and backward (the file comment has every rule). Leading dimensions 0
-/// mean packed. The forward reads the fields up to `ld_preactivation`, the backward the others and the layouts
-/// of x and W, their `ld`s and the kinds.
+/// mean packed. The forward reads the fields up to `ld_preactivation`; the backward the others, the shape, the
+/// kinds, x's and W's layouts, and `activation` and `ld_preactivation` (an activation's backward).
 struct LinearDescriptor {
   int64_t rows = 0;                       ///< M: the product of x's (and dy's) leading dimensions
   int64_t in_features = 0;                ///< K
@@ -189,12 +197,13 @@ struct LinearArgs {
 
 /// The operands of `dynamic::LinearBackwardPlan`, inputs then outputs.
 struct LinearBackwardArgs {
-  ConstDynTensor dy;      ///< [..., N] of `input`, read: the gradient of the pre-activation
-  ConstDynTensor x = {};  ///< [..., K] of `input`, read; empty unless `grad_weight`
-  ConstDynTensor w = {};  ///< [N, K] of `input`, read; empty unless `grad_input`
-  DynTensor dx = {};      ///< [..., K] of `output`, written; empty unless `grad_input`
-  DynTensor dw = {};      ///< [N, K] of `output`, written; empty unless `grad_weight`
-  DynTensor db = {};      ///< [N] of `output`, written; empty unless `grad_bias`
+  ConstDynTensor dy;                  ///< [..., N] of `input`, read: the gradient of y (see "Activations")
+  ConstDynTensor x = {};              ///< [..., K] of `input`, read; empty unless `grad_weight`
+  ConstDynTensor w = {};              ///< [N, K] of `input`, read; empty unless `grad_input`
+  ConstDynTensor preactivation = {};  ///< like dy, of `output`, read: the forward's; iff `activation` != None
+  DynTensor dx = {};                  ///< [..., K] of `output`, written; empty unless `grad_input`
+  DynTensor dw = {};                  ///< [N, K] of `output`, written; empty unless `grad_weight`
+  DynTensor db = {};                  ///< [N] of `output`, written; empty unless `grad_bias`
 };
 
 /// `y = act(x·Wᵀ + b)`: one GemmPlan. SKU: the GemmPlan's with op `linear`.
@@ -237,10 +246,14 @@ class LinearBackwardPlan : public detail::BoundPlan<LinearDescriptor> {
   const GemmPlan* grad_input_gemm() const { return dx_ ? &*dx_ : nullptr; }
   /// The dW GEMM, or db's alone (`N × 0 × M`) with `grad_bias` but not `grad_weight`; null when neither.
   const GemmPlan* grad_weight_gemm() const { return dw_ ? &*dw_ : nullptr; }
+  /// The activation's backward (null without an activation).
+  const UnaryBackwardPlan* activation_backward() const { return act_ ? &*act_ : nullptr; }
 
  private:
   std::optional<GemmPlan> dx_, dw_;
-  size_t dx_workspace_ = 0;  ///< dx's part of the workspace (256-byte aligned); dW's follows it
+  std::optional<UnaryBackwardPlan> act_;
+  size_t act_workspace_ = 0;  ///< dz's part of the workspace (256-byte aligned), first
+  size_t dx_workspace_ = 0;   ///< dx's part of the workspace (256-byte aligned), after dz's; dW's follows
   size_t workspace_bytes_ = 0;
 };
 
@@ -282,12 +295,14 @@ struct LinearBackwardArgs {
   TensorRef<TIn, NX> dy;
   TensorRef<TIn, NX> x{};
   TensorRef<TIn, 2> w{};
+  TensorRef<TOut, NX> preactivation{};
   TensorMut<TOut, NX> dx{};
   TensorMut<TOut, 2> dw{};
   TensorMut<TOut, 1> db{};
   dynamic::LinearBackwardArgs erased() const {
-    return {ConstDynTensor::of(dy),   detail::optional_in(x),   detail::optional_in(w),
-            detail::optional_out(dx), detail::optional_out(dw), detail::optional_out(db)};
+    return {
+        ConstDynTensor::of(dy),   detail::optional_in(x),   detail::optional_in(w),  detail::optional_in(preactivation),
+        detail::optional_out(dx), detail::optional_out(dw), detail::optional_out(db)};
   }
 };
 

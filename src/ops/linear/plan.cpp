@@ -325,6 +325,60 @@ Status LinearPlan::run(const Stream& stream, Workspace ws, const Args& a) const 
 // LinearBackwardPlan
 // ---------------------------------------------------------------------------------------------------------
 
+namespace {
+
+/// The activation's backward over [M, N]: the UnaryKind of each LinearActivation (relu's backward reads y, and
+/// relu(z) > 0 exactly where z > 0, so the pre-activation serves).
+Result<UnaryBackwardPlan> select_activation_backward(const Stream& stream, const LinearDescriptor& d,
+                                                     PlanPreference pref) {
+  if (static_cast<size_t>(d.activation) >= kNumLinearActivations)
+    return Error::invalid(s(kBackward) + ": invalid LinearActivation");
+  if (d.input != d.output)
+    return Error::unsupported(s(kBackward) +
+                              ": the activation's backward needs input == output kinds (dz is of "
+                              "the input kind, the saved pre-activation of the output kind); got " +
+                              s(to_string(d.input)) + " -> " + s(to_string(d.output)));
+  UnaryKind kind = UnaryKind::Relu;
+  switch (d.activation) {
+    case LinearActivation::Relu:
+      kind = UnaryKind::Relu;
+      break;
+    case LinearActivation::Silu:
+      kind = UnaryKind::Silu;
+      break;
+    case LinearActivation::GeluErf:
+      kind = UnaryKind::Gelu;
+      break;
+    default:
+      kind = UnaryKind::GeluTanh;
+      break;
+  }
+  pref.prefer_backend.reset();  // a GEMM backend names no elementwise one; the stream's device decides
+  auto p = UnaryBackwardPlan::select(
+      stream, UnaryDescriptor{}.with_kind(kind).with_element(d.input).with_shape(Shape{d.rows, d.out_features}), pref);
+  if (!p) return wrap(kBackward, "activation's", p.error());
+  return p;
+}
+
+/// The activation backward's operands: dy and the pre-activation as [M, N] views, dz at `dz`.
+UnaryBackwardArgs activation_args(const LinearDescriptor& d, const LinearBackwardArgs& a, const void* dz) {
+  const int64_t m = d.rows, n = d.out_features;
+  auto flat = [&](const ConstDynTensor& t, MatrixLayout l, int64_t ld) {
+    ConstDynTensor v;
+    v.data = t.data, v.kind = t.kind, v.shape = Shape{m, n};
+    const auto [row, col] = strides_of(l, ld);
+    v.stride[0] = row, v.stride[1] = col;
+    return v;
+  };
+  UnaryBackwardArgs u;
+  u.dy = flat(a.dy, d.layout_dy, resolve_ld(d.ld_dy, d.layout_dy, m, n));
+  u.saved = flat(a.preactivation, R, resolve_ld(d.ld_preactivation, R, m, n));
+  u.dx = DynTensor::dense(const_cast<void*>(dz), d.input, Shape{m, n});
+  return u;
+}
+
+}  // namespace
+
 Result<LinearBackwardPlan> LinearBackwardPlan::select(const Stream& stream, const LinearDescriptor& d,
                                                       PlanPreference pref) {
   BARACUDA_TRY(check_common(kBackward, d));
@@ -334,20 +388,34 @@ Result<LinearBackwardPlan> LinearBackwardPlan::select(const Stream& stream, cons
   BARACUDA_TRY(check_ld(kBackward, "ld_dy", d.ld_dy, d.layout_dy, d.rows, d.out_features));
   BARACUDA_TRY(check_ld(kBackward, "ld_dx", d.ld_dx, R, d.rows, d.in_features));
   BARACUDA_TRY(check_ld(kBackward, "ld_dw", d.ld_dw, R, d.out_features, d.in_features));
-  const int64_t ld_dy = resolve_ld(d.ld_dy, d.layout_dy, d.rows, d.out_features);
   LinearBackwardPlan p;
   p.desc_ = d;
+  // With an activation the GEMMs read dz (dense, row-major, in the workspace) where they would read dy.
+  const bool act = d.activation != LinearActivation::None;
+  const MatrixLayout layout_dy = act ? R : d.layout_dy;
+  const int64_t ld_dy =
+      act ? std::max<int64_t>(1, d.out_features) : resolve_ld(d.ld_dy, d.layout_dy, d.rows, d.out_features);
+  if (act) {
+    auto ab = select_activation_backward(stream, d, pref);
+    if (!ab) return ab.error();
+    p.act_ = std::move(ab).value();
+    p.act_workspace_ = align_up(static_cast<size_t>(d.rows * d.out_features) * (element_bits(d.input) / 8));
+    if (pref.max_workspace_bytes < p.act_workspace_)
+      return Error::unsupported(s(kBackward) + ": the activation's gradient needs " + std::to_string(p.act_workspace_) +
+                                " bytes of workspace, above max_workspace_bytes");
+  }
+  const size_t cap = pref.max_workspace_bytes == SIZE_MAX ? SIZE_MAX : pref.max_workspace_bytes - p.act_workspace_;
   if (d.grad_input) {
     // dx [M, K] = dy [M, N] · W [N, K].
     const GemmDescriptor g = GemmDescriptor{}
                                  .with_shape(d.rows, d.in_features, d.out_features)
                                  .with_kinds(d.input, d.output)
-                                 .with_layouts(d.layout_dy, d.layout_w)
+                                 .with_layouts(layout_dy, d.layout_w)
                                  .with_lda(ld_dy)
                                  .with_ldb(resolve_ld(d.ld_w, d.layout_w, d.out_features, d.in_features))
                                  .with_ldd(resolve_ld(d.ld_dx, R, d.rows, d.in_features))
                                  .with_tf32(d.allow_tf32);
-    auto gemm = GemmPlan::select(stream, g, within(pref, pref.max_workspace_bytes));
+    auto gemm = GemmPlan::select(stream, g, within(pref, cap));
     if (!gemm) return wrap(kBackward, "dx", gemm.error());
     p.dx_ = std::move(gemm).value();
   }
@@ -357,7 +425,7 @@ Result<LinearBackwardPlan> LinearBackwardPlan::select(const Stream& stream, cons
     const GemmDescriptor g = GemmDescriptor{}
                                  .with_shape(d.out_features, cols, d.rows)
                                  .with_kinds(d.input, d.output)
-                                 .with_layouts(flip(d.layout_dy), d.grad_weight ? d.layout_x : R)
+                                 .with_layouts(flip(layout_dy), d.grad_weight ? d.layout_x : R)
                                  .with_lda(ld_dy)
                                  .with_ldb(d.grad_weight ? resolve_ld(d.ld_x, d.layout_x, d.rows, d.in_features) : 0)
                                  .with_ldd(d.grad_weight ? resolve_ld(d.ld_dw, R, d.out_features, d.in_features) : 0)
@@ -365,13 +433,13 @@ Result<LinearBackwardPlan> LinearBackwardPlan::select(const Stream& stream, cons
                                  .with_tf32(d.allow_tf32);
     // The dx GEMM's workspace (rounded up) is taken from the caller's bound first.
     const size_t dx_bytes = p.dx_ ? align_up(p.dx_->workspace_size()) : 0;
-    auto gemm = GemmPlan::select(stream, g, within(pref, pref.max_workspace_bytes - dx_bytes));
+    auto gemm = GemmPlan::select(stream, g, within(pref, cap - dx_bytes));
     if (!gemm) return wrap(kBackward, d.grad_weight ? "dW" : "db", gemm.error());
     p.dw_ = std::move(gemm).value();
   }
   p.binding_ = binding_of(stream, p.dx_ ? *p.dx_ : *p.dw_, "linear_backward");
   p.dx_workspace_ = p.dx_ ? align_up(p.dx_->workspace_size()) : 0;
-  p.workspace_bytes_ = p.dx_workspace_ + (p.dw_ ? align_up(p.dw_->workspace_size()) : 0);
+  p.workspace_bytes_ = p.act_workspace_ + p.dx_workspace_ + (p.dw_ ? align_up(p.dw_->workspace_size()) : 0);
   return p;
 }
 
@@ -382,7 +450,12 @@ struct BackwardGemmArgs {
   GemmArgs dx, dw;
 };
 
-Result<BackwardGemmArgs> backward_gemm_args(const LinearDescriptor& d, const LinearBackwardArgs& a) {
+/// dz's view in the workspace at `dz` (can_implement passes kDzPlaceholder: the GEMMs' checks need an
+/// address, and none of an allocation's lies in the first page).
+const void* const kDzPlaceholder = reinterpret_cast<const void*>(uintptr_t{kAlign});
+
+Result<BackwardGemmArgs> backward_gemm_args(const LinearDescriptor& d, const LinearBackwardArgs& a,
+                                            const void* dz = kDzPlaceholder) {
   using detail::Access;
   const int64_t m = d.rows, k = d.in_features, n = d.out_features;
   const RowMatrix mdy{"dy", n, d.layout_dy, resolve_ld(d.ld_dy, d.layout_dy, m, n)};
@@ -391,6 +464,15 @@ Result<BackwardGemmArgs> backward_gemm_args(const LinearDescriptor& d, const Lin
   Shape lead;
   auto dy = as_matrix(kBackward, a.dy, d.input, m, mdy, nullptr, Access::Read, &lead);
   if (!dy) return dy.error();
+  if (d.activation != LinearActivation::None) {
+    const RowMatrix mz{"preactivation", n, R, resolve_ld(d.ld_preactivation, R, m, n)};
+    auto z = as_matrix(kBackward, a.preactivation, d.output, m, mz, &lead, Access::Read, nullptr);
+    if (!z) return z.error();
+    *dy = ConstDynTensor::dense(dz, d.input, Shape{m, n});  // the GEMMs read dz
+  } else {
+    BARACUDA_TRY(detail::check_absent(kBackward, "preactivation", a.preactivation,
+                                      "the descriptor has no activation, so dy is the pre-activation's gradient"));
+  }
   BackwardGemmArgs r;
   if (d.grad_weight) {
     auto x = as_matrix(kBackward, a.x, d.input, m, mx, &lead, Access::Read, nullptr);
@@ -437,8 +519,8 @@ Result<BackwardGemmArgs> backward_gemm_args(const LinearDescriptor& d, const Lin
       r.dw.d.kind = d.output, r.dw.d.shape = Shape{n, 0}, r.dw.d.stride = {1, 1};
     }
   }
-  BARACUDA_TRY(
-      check_overlaps(kBackward, {{"dx", a.dx}, {"dw", a.dw}, {"db", a.db}}, {{"dy", a.dy}, {"x", a.x}, {"w", a.w}}));
+  BARACUDA_TRY(check_overlaps(kBackward, {{"dx", a.dx}, {"dw", a.dw}, {"db", a.db}},
+                              {{"dy", a.dy}, {"x", a.x}, {"w", a.w}, {"preactivation", a.preactivation}}));
   return r;
 }
 
@@ -448,6 +530,10 @@ Status LinearBackwardPlan::can_implement(const Args& a) const {
   if (!dx_ && !dw_) return Error::invalid(s(kBackward) + ": can_implement on a plan that select did not produce");
   auto g = backward_gemm_args(desc_, a);
   if (!g) return g.error();
+  if (act_) {
+    const Status st = act_->can_implement(activation_args(desc_, a, kDzPlaceholder));
+    if (!st) return wrap(kBackward, "activation's", st.error());
+  }
   if (dx_) {
     const Status st = dx_->can_implement(g->dx);
     if (!st) return wrap(kBackward, "dx", st.error());
@@ -460,7 +546,13 @@ Status LinearBackwardPlan::can_implement(const Args& a) const {
 }
 
 PrecisionGuarantee LinearBackwardPlan::precision_guarantee() const {
-  return combined({dx_ ? &*dx_ : nullptr, dw_ ? &*dw_ : nullptr});
+  PrecisionGuarantee g = combined({dx_ ? &*dx_ : nullptr, dw_ ? &*dw_ : nullptr});
+  if (act_) {
+    const PrecisionGuarantee u = act_->precision_guarantee();
+    g.bit_stable_on_same_hardware = g.bit_stable_on_same_hardware && u.bit_stable_on_same_hardware;
+    g.deterministic = g.deterministic && u.deterministic;
+  }
+  return g;
 }
 
 Status LinearBackwardPlan::run(const Stream& stream, Workspace ws, const Args& a) const {
@@ -472,18 +564,28 @@ Status LinearBackwardPlan::run(const Stream& stream, Workspace ws, const Args& a
       {ws,
        workspace_bytes_,
        kAlign,
-       "the GEMMs' workspaces",
-       {{"dy", a.dy}, {"x", a.x}, {"w", a.w}, {"dx", a.dx}, {"dw", a.dw}, {"db", a.db}}},
+       "the activation's gradient and the GEMMs' workspaces",
+       {{"dy", a.dy},
+        {"x", a.x},
+        {"w", a.w},
+        {"preactivation", a.preactivation},
+        {"dx", a.dx},
+        {"dw", a.dw},
+        {"db", a.db}}},
       empty);
   if (!ctx) return ctx.status();
-  auto g = backward_gemm_args(d, a);
+  auto g = backward_gemm_args(d, a, ws.data);
   if (!g) return g.error();
+  if (act_) {
+    const Status st = act_->run(stream, Workspace{}, activation_args(d, a, ws.data));
+    if (!st) return wrap(kBackward, "activation's", st.error());
+  }
   if (dx_) {
-    const Status st = dx_->run(stream, part(ws, 0, dx_->workspace_size()), g->dx);
+    const Status st = dx_->run(stream, part(ws, act_workspace_, dx_->workspace_size()), g->dx);
     if (!st) return wrap(kBackward, "dx", st.error());
   }
   if (dw_) {
-    const Status st = dw_->run(stream, part(ws, dx_workspace_, dw_->workspace_size()), g->dw);
+    const Status st = dw_->run(stream, part(ws, act_workspace_ + dx_workspace_, dw_->workspace_size()), g->dw);
     if (!st) return wrap(kBackward, d.grad_weight ? "dW" : "db", st.error());
   }
   return {};

@@ -60,6 +60,16 @@ Result<KernelSku> select_sku(const Stream& s, const Problem& p) {
   return p.variant == kForward ? sku_of(select_forward(s, p)) : sku_of(select_backward(s, p));
 }
 
+/// The backward's operands in PlanInstance's order (dy, x, W; dx, dW, db) as its Args, which also hold the
+/// saved pre-activation (absent here: no activation).
+struct BindBackward {
+  static dynamic::LinearBackwardArgs bind(const dynamic::LinearBackwardPlan&, const DynTensor& dy, const DynTensor& x,
+                                          const DynTensor& w, const DynTensor& dx, const DynTensor& dw,
+                                          const DynTensor& db) {
+    return {dy, x, w, {}, dx, dw, db};
+  }
+};
+
 Result<std::unique_ptr<Instance>> prepare(const Stream& s, const Problem& p) {
   const Mnk d = mnk(p);
   const double w = 2.0 / std::sqrt(static_cast<double>(std::max<int64_t>(d.k, 1)));
@@ -75,8 +85,9 @@ Result<std::unique_ptr<Instance>> prepare(const Stream& s, const Problem& p) {
   }
   auto plan = select_backward(s, p);
   if (!plan) return plan.error();
-  return PlanInstance<dynamic::LinearBackwardPlan, 3, 3>::make(
-      s, std::move(plan).value(), p, {OperandSpec{in, Shape{d.m, d.n}, unit}, x, wt},
+  using Plan = PositionalPlan<dynamic::LinearBackwardPlan, BindBackward>;
+  return PlanInstance<Plan, 3, 3>::make(
+      s, Plan{std::move(plan).value()}, p, {OperandSpec{in, Shape{d.m, d.n}, unit}, x, wt},
       {OperandSpec{out, Shape{d.m, d.k}, {}}, OperandSpec{out, Shape{d.n, d.k}, {}}, OperandSpec{out, Shape{d.n}, {}}});
 }
 
