@@ -37,7 +37,8 @@ GroupedGemmDescriptor base() {
 TEST(GroupedGemmReject, SelectKinds) {
   for (auto [in, out] : {std::pair{F16, Bf16},
                          {Bf16, F16},
-                         {F32, F32},
+                         {F32, F16},
+                         {F32, Bf16},
                          {F16, ElementKind::F64},
                          {ElementKind::F64, ElementKind::F64},
                          {ElementKind::S8, ElementKind::S32}})
@@ -50,7 +51,7 @@ TEST(GroupedGemmReject, SelectKinds) {
   bad = base();
   bad.offsets = static_cast<ElementKind>(201);
   expect_select(bad, ErrorCode::InvalidProblem, "");
-  for (auto [in, out] : {std::pair{F16, F16}, {F16, F32}, {Bf16, Bf16}, {Bf16, F32}})
+  for (auto [in, out] : {std::pair{F16, F16}, {F16, F32}, {Bf16, Bf16}, {Bf16, F32}, {F32, F32}})
     for (ElementKind ok : {S32, S64})
       EXPECT_TRUE(dynamic::GroupedGemmPlan::select(Stream::host(), base().with_kinds(in, out).with_offsets_kind(ok)));
 }

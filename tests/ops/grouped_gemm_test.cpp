@@ -1,9 +1,9 @@
 // GroupedGemmPlan on every device (host, sim, cuda when a GPU is usable) against the f64 evaluation of
 // grouped_gemm_test_support.hpp: E ∈ {1, 3, 8, 40} with group sizes mixing 0, 1, 17 and 130 rows, ragged N and
-// K, with and without bias, both output kinds, s32 and s64 offsets, both tiles (groups averaging more or fewer
-// than 32 rows), unaligned rows (the element path), strided x and y, K = 0 and total_M = 0; every byte of y
-// that no group covers keeps its sentinel; sim and cuda run every case twice with the same bits. Offsets that
-// are not valid: grouped_gemm_offsets_test.cpp.
+// K, with and without bias, both output kinds and f32 → f32 (the CUDA-core kernel), s32 and s64 offsets, both tiles
+// (groups averaging more or fewer than 32 rows), unaligned rows (the element path), strided x and y, K = 0 and total_M
+// = 0; every byte of y that no group covers keeps its sentinel; sim and cuda run every case twice with the same bits.
+// Offsets that are not valid: grouped_gemm_offsets_test.cpp.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -48,7 +48,7 @@ TEST_P(GroupedGemm, GroupSizesKindsAndBias) {
       {{17, 0, 130}, 72, 24},                  // an empty group between two; the 128×128 tile
       {{0, 1, 17, 0, 130, 1, 0, 17}, 65, 56},  // E = 8, groups averaging < 32 rows: the 32×64 tile
   };
-  const std::pair<ElementKind, ElementKind> kinds[] = {{F16, F16}, {F16, F32}, {Bf16, Bf16}, {Bf16, F32}};
+  const std::pair<ElementKind, ElementKind> kinds[] = {{F16, F16}, {F16, F32}, {Bf16, Bf16}, {Bf16, F32}, {F32, F32}};
   int i = 0;
   for (const Shape4& s : shapes)
     for (const auto& [in, out] : kinds) {
@@ -69,11 +69,13 @@ TEST_P(GroupedGemm, ManyGroups) {
   for (int e = 0; e < 40; ++e) sizes.push_back(e % 5 == 0 ? 0 : (e * 7) % 11);
   sizes[33] = 40;  // a group in the second chunk spanning two row tiles of the small tile
   check_problem(GetParam(), Problem::of_sizes(sizes, 24, 16, Bf16, Bf16, true), "E 40");
+  check_problem(GetParam(), Problem::of_sizes(sizes, 24, 16, F32, F32, false), "E 40 f32");
 }
 
 TEST_P(GroupedGemm, UnalignedAndStrided) {
   // K = 13: rows of 26 bytes, read element by element.
   check_problem(GetParam(), Problem::of_sizes({5, 0, 40}, 19, 13, F16, F32, true), "K 13");
+  check_problem(GetParam(), Problem::of_sizes({5, 0, 70}, 19, 13, F32, F32, true), "f32 K 13");
   // K = 32 but x's rows 35 elements apart (not 16-byte aligned) and y's rows 21 apart (N = 17): gaps untouched.
   Problem p = Problem::of_sizes({3, 33}, 17, 32, Bf16, Bf16, false);
   p.x_ld = 35, p.y_ld = 21;

@@ -5,8 +5,8 @@
 /// A `dynamic::GroupedGemmPlan` (kind-erased) taking `dynamic::GroupedGemmArgs`, and a typed
 /// `GroupedGemmPlan<TX, TY>`.
 ///
-/// **Kinds.** x and W (`input`) → y and bias (`output`): f16 → f16 | f32, bf16 → bf16 | f32, sums in f32.
-/// offsets: s32 or s64 (`offsets` kind). Anything else is `Unsupported` (f32 inputs have no kernel yet).
+/// **Kinds.** x and W (`input`) → y and bias (`output`): f16 → f16 | f32, bf16 → bf16 | f32, f32 → f32, sums
+/// in f32. offsets: s32 or s64 (`offsets` kind). Anything else is `Unsupported`.
 ///
 /// **Shapes.** x `[total_M, K]` (the tokens, sorted by group), w `[E, N, K]` (one nn.Linear weight `[N, K]`
 /// per group), offsets `[E + 1]`, bias `[E, N]` (optional), y `[total_M, N]`. `1 ≤ E ≤ 1024`
@@ -17,8 +17,8 @@
 /// bias: each group's product is the TN form `x·Wᵀ` of the dense linear, gemm.hpp's `rcr`); the other strides
 /// are non-negative, and y's row stride is at least N (rows do not overlap). offsets is contiguous.
 ///
-/// **Alignment.** Every pointer aligned to its element's size (`MisalignedOperand`). x's rows and each W[e]'s
-/// rows are copied in 16-byte chunks when they are 16-byte aligned (data aligned, row and group strides
+/// **Alignment.** Every pointer aligned to its element's size (`MisalignedOperand`). With 16-bit inputs, x's rows
+/// and each W[e]'s rows are copied in 16-byte chunks when they are 16-byte aligned (data aligned, row and group strides
 /// multiples of 8 elements: K a multiple of 8 for dense operands); any other row is read element by element
 /// (correct, slower).
 ///
@@ -40,7 +40,9 @@
 /// - `sim` and `cuda` (`Bespoke`/`Sim`): the tensor-core kernel (`tc_m16n8k16`, src/ops/grouped_gemm/
 ///   kernels.cuh: mma.sync m16n8k16, f32 accumulation); each output's sum runs over K in a fixed order and the
 ///   bias is added once, with no atomics: the same bits on every run, on sim and cuda. Error against the exact
-///   sum: at most about K·2^-24·Σ_k|x·w|, then one rounding to the output kind.
+///   sum: at most about K·2^-24·Σ_k|x·w|, then one rounding to the output kind. f32 inputs take the CUDA-core
+///   kernel (`simt`, src/ops/grouped_gemm/simt_kernels.cuh: one fma per k, k ascending, exact f32 arithmetic,
+///   no TF32), with the same scheduler, order guarantee and bound.
 /// - cuBLASLt's grouped matmul API is not in this toolkit's headers (CUDA 13.0), so there is no cuBLASLt SKU.
 ///
 /// **Empty problems** (total_M = 0 or N = 0) succeed and write nothing; K = 0 writes the bias (or zeros).
@@ -111,7 +113,7 @@ struct GroupedGemmArgs {
 };
 
 /// Grouped GEMM. SKU `gemm/<input>-><output>/rcr/<identity|bias>/<backend>/<precision>/<variant>`, op
-/// `grouped_gemm`, variant `reference` (host) or `tc_m16n8k16` (sim and cuda).
+/// `grouped_gemm`, variant `reference` (host), `tc_m16n8k16` (sim and cuda, 16-bit inputs) or `simt` (f32).
 class GroupedGemmPlan : public detail::BoundFnPlan<GroupedGemmDescriptor, detail::GroupedGemmFn> {
   using BoundFnPlan::BoundFnPlan;
 

@@ -48,9 +48,9 @@ using ::baracuda::gemm::TcTile;
 inline constexpr int64_t kSmallTileMaxAvgRows = 32;
 
 struct GgParams {
-  const uint16_t* x = nullptr;
+  const void* x = nullptr;
   int64_t x_row = 0;
-  const uint16_t* w = nullptr;
+  const void* w = nullptr;
   int64_t w_group = 0, w_row = 0;
   const void* offsets = nullptr;
   const void* bias = nullptr;
@@ -133,12 +133,14 @@ __global__ void __launch_bounds__(32 * WM * WN) grouped_gemm_kernel(GgParams p) 
   const int n0 = static_cast<int>(blockIdx.y) * BN;
   const int rows = min(BM, row_end - row0);
 
+  const uint16_t* xs = static_cast<const uint16_t*>(p.x);
+  const uint16_t* ws = static_cast<const uint16_t*>(p.w);
   TcOperand a;  // the group's rows of x only: rows past them are zero-filled
-  a.data = p.x, a.outer = p.x_row, a.inner = 1, a.outer_n = rows, a.inner_n = p.k, a.vec = p.x_vec, a.k_inner = true;
+  a.data = xs, a.outer = p.x_row, a.inner = 1, a.outer_n = rows, a.inner_n = p.k, a.vec = p.x_vec, a.k_inner = true;
   TcOperand b;  // W[e]: [N, K]
-  b.data = p.w, b.outer = p.w_row, b.inner = 1, b.outer_n = p.n, b.inner_n = p.k, b.vec = p.w_vec, b.k_inner = true;
-  const uint16_t* abase = p.x + static_cast<int64_t>(row0) * p.x_row;
-  const uint16_t* bbase = p.w + static_cast<int64_t>(group) * p.w_group;
+  b.data = ws, b.outer = p.w_row, b.inner = 1, b.outer_n = p.n, b.inner_n = p.k, b.vec = p.w_vec, b.k_inner = true;
+  const uint16_t* abase = xs + static_cast<int64_t>(row0) * p.x_row;
+  const uint16_t* bbase = ws + static_cast<int64_t>(group) * p.w_group;
   const int slices = (p.k + BK - 1) / BK;
 
   auto load = [&](int stage, int s) {
@@ -234,6 +236,22 @@ Status gg_launch(const ::baracuda::detail::ExecContext& ctx, const GgParams& p) 
   return {};
 }
 
+/// The kernels' parameters from the launch record; 16-byte copies where x's and W's rows are 16-byte aligned.
+inline GgParams gg_params(const ::baracuda::detail::GroupedGemmLaunch& l) {
+  GgParams p;
+  p.x = l.x, p.x_row = l.x_row;
+  p.w = l.w, p.w_group = l.w_group, p.w_row = l.w_row;
+  p.offsets = l.offsets, p.offsets64 = l.offsets64;
+  p.bias = l.bias, p.bias_group = l.bias_group;
+  p.y = l.y, p.y_row = l.y_row;
+  p.groups = static_cast<int>(l.groups), p.total_m = static_cast<int>(l.total_m);
+  p.n = static_cast<int>(l.n), p.k = static_cast<int>(l.k);
+  p.x_vec = reinterpret_cast<uintptr_t>(l.x) % 16 == 0 && (l.total_m == 1 || l.x_row % 8 == 0);
+  p.w_vec = reinterpret_cast<uintptr_t>(l.w) % 16 == 0 && (l.n == 1 || l.w_row % 8 == 0) &&
+            (l.groups == 1 || l.w_group % 8 == 0);
+  return p;
+}
+
 /// The grouped GEMM of `l` (tables.hpp), TX = the kind of x and w (__half or __nv_bfloat16), TY = the kind of
 /// y and bias (TX or float). total_M, N, K below 2^31 − 256 and N within 65535 tiles (the plan's rules).
 template <class TX, class TY>
@@ -243,17 +261,7 @@ Status tensor_core(const ::baracuda::detail::ExecContext& ctx, const ::baracuda:
   if (l.xw != kind_of<TX> || l.y_kind != kind_of<TY>)
     return Error::internal("GroupedGemmPlan: the kernel was called for other kinds than its own");
   if (l.total_m == 0 || l.n == 0) return {};
-  GgParams p;
-  p.x = static_cast<const uint16_t*>(l.x), p.x_row = l.x_row;
-  p.w = static_cast<const uint16_t*>(l.w), p.w_group = l.w_group, p.w_row = l.w_row;
-  p.offsets = l.offsets, p.offsets64 = l.offsets64;
-  p.bias = l.bias, p.bias_group = l.bias_group;
-  p.y = l.y, p.y_row = l.y_row;
-  p.groups = static_cast<int>(l.groups), p.total_m = static_cast<int>(l.total_m);
-  p.n = static_cast<int>(l.n), p.k = static_cast<int>(l.k);
-  p.x_vec = reinterpret_cast<uintptr_t>(l.x) % 16 == 0 && (l.total_m == 1 || l.x_row % 8 == 0);
-  p.w_vec = reinterpret_cast<uintptr_t>(l.w) % 16 == 0 && (l.n == 1 || l.w_row % 8 == 0) &&
-            (l.groups == 1 || l.w_group % 8 == 0);
+  const GgParams p = gg_params(l);
   if (l.total_m <= kSmallTileMaxAvgRows * l.groups) return gg_launch<TX, TY, ::baracuda::gemm::kTcSmall>(ctx, p);
   return gg_launch<TX, TY, ::baracuda::gemm::kTcLarge>(ctx, p);
 }

@@ -26,8 +26,9 @@ bool fits(int64_t a, int64_t b) { return a == 0 || b <= kMaxElements / a; }
 Status check_descriptor(const GroupedGemmDescriptor& g) {
   BARACUDA_TRY(detail::check_kinds(P, {g.input, g.output, g.offsets}));
   const bool in16 = g.input == ElementKind::F16 || g.input == ElementKind::Bf16;
-  if (!in16 || (g.output != g.input && g.output != ElementKind::F32))
-    return detail::unsupported_pair(P, g.input, g.output, "f16 -> f16 | f32, bf16 -> bf16 | f32");
+  const bool ok = in16 ? (g.output == g.input || g.output == ElementKind::F32)
+                       : (g.input == ElementKind::F32 && g.output == ElementKind::F32);
+  if (!ok) return detail::unsupported_pair(P, g.input, g.output, "f16 -> f16 | f32, bf16 -> bf16 | f32, f32 -> f32");
   if (g.offsets != ElementKind::S32 && g.offsets != ElementKind::S64)
     return Error::unsupported(s(P) + ": the offsets must be s32 or s64; got " + s(to_string(g.offsets)));
   if (g.groups < 1) return Error::invalid(s(P) + ": the group count E must be >= 1; got " + n2s(g.groups));

@@ -40,13 +40,14 @@ struct GroupedGemmTables {
 };
 
 /// Adds `make(std::type_identity<TX>{}, std::type_identity<TY>{})` for each kind pair the family serves:
-/// f16 → f16 | f32, bf16 → bf16 | f32.
+/// f16 → f16 | f32, bf16 → bf16 | f32 (the tensor-core kernel on sim and cuda), f32 → f32 (the CUDA-core one).
 template <class Make>
 constexpr void for_each_grouped_gemm_kinds(Make make) {
   make(std::type_identity<__half>{}, std::type_identity<__half>{});
   make(std::type_identity<__half>{}, std::type_identity<float>{});
   make(std::type_identity<__nv_bfloat16>{}, std::type_identity<__nv_bfloat16>{});
   make(std::type_identity<__nv_bfloat16>{}, std::type_identity<float>{});
+  make(std::type_identity<float>{}, std::type_identity<float>{});
 }
 
 /// The effective offset of group boundary e from the running maximum so far (grouped_gemm.hpp): `raw` clamped to

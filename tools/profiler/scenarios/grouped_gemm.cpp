@@ -8,7 +8,8 @@
 // operand the profiler fills with random values. The conformance suite therefore mutates x, w, bias and y; the
 // offsets' rejections are tests/ops/grouped_gemm_reject_test.cpp's. Defaults: on cuda Mixtral-like experts,
 // E ∈ {8, 64}, total_M ∈ {128, 4096} tokens × (N, K) ∈ {(14336, 4096), (4096, 14336)}; on host/sim two small
-// ragged problems (sim runs the kernel thread by thread). Kinds: bf16 and f16 (same output), bf16 → f32.
+// ragged problems (sim runs the kernel thread by thread). Kinds: bf16 and f16 (same output), bf16 → f32,
+// f32 (the CUDA-core kernel).
 //
 // Values: x in [-1, 1], w in ±2/√K. Traffic: x, every expert's weight, y (and the bias) once; flops 2·M·N·K.
 // Baseline (cuda): cuBLAS f16 GEMM of each non-empty group's [M_e, N, K], timed one by one and summed (a loop of
@@ -152,7 +153,8 @@ Result<double> cublas_baseline(const Stream& s, const Problem& p, int warmup, in
 std::vector<Problem> kinds(uint32_t v) {
   return kind_pairs({{ElementKind::Bf16, ElementKind::Bf16},
                      {ElementKind::F16, ElementKind::F16},
-                     {ElementKind::Bf16, ElementKind::F32}},
+                     {ElementKind::Bf16, ElementKind::F32},
+                     {ElementKind::F32, ElementKind::F32}},
                     v);
 }
 
