@@ -62,11 +62,12 @@ void bind_dense_linear(nb::module_& m) {
                                   output("preactivation", &A::preactivation)},
                                  "nn.Linear's forward, one GemmPlan; the views' strides must be the descriptor's.");
   using B = dynamic::LinearBackwardArgs;
-  bind_plan<dynamic::LinearBackwardPlan>(m, "LinearBackwardPlan",
-                                         {input("dy", &B::dy), input("x", &B::x), input("w", &B::w),
-                                          output("dx", &B::dx), output("dw", &B::dw), output("db", &B::db)},
-                                         "nn.Linear's backward (dx, dW, db as the descriptor asks), up to two "
-                                         "GemmPlans.");
+  bind_plan<dynamic::LinearBackwardPlan>(
+      m, "LinearBackwardPlan",
+      {input("dy", &B::dy), input("x", &B::x), input("w", &B::w), input("preactivation", &B::preactivation),
+       output("dx", &B::dx), output("dw", &B::dw), output("db", &B::db)},
+      "nn.Linear's backward (dx, dW, db as the descriptor asks), up to two "
+      "GemmPlans.");
 }
 
 }  // namespace baracuda::python

@@ -152,3 +152,31 @@ def test_qat_training_step(device):
     assert bool((results[1][1] == 0).any()), "some weights clamp, so the straight-through mask matters"
     for ours, ref in zip(results[0], results[1]):
         torch.testing.assert_close(ours, ref, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("activation,ref", [("relu", F.relu), ("silu", F.silu), ("gelu_erf", F.gelu),
+                                            ("gelu_tanh", lambda z: F.gelu(z, approximate="tanh"))])
+def test_plan_api_activation_forward_and_backward(activation, ref, device):
+    """The plans with a fused activation: y and the saved pre-activation, then the backward from y's gradient
+    through the pre-activation, against autograd of act(F.linear(...)) in f64."""
+    stream = _core.Stream.sim() if device == "sim" else _core.Stream.host()
+    m, k, n = 9, 24, 13
+    d = _core.LinearDescriptor(rows=m, in_features=k, out_features=n, input="f32", output="f32", has_bias=True,
+                               activation=activation, has_preactivation=True, grad_bias=True)
+    fwd = _core.LinearPlan.select(stream, d)
+    bwd = _core.LinearBackwardPlan.select(stream, d)
+    x, w, b, dy = (rand((m, k), torch.float32, 1), rand((n, k), torch.float32, 2, 0.5),
+                   rand((n,), torch.float32, 3), rand((m, n), torch.float32, 4))
+    y, z = torch.empty(m, n), torch.empty(m, n)
+    fwd.run(stream, None, x=x, w=w, bias=b, y=y, preactivation=z)
+    dx, dw, db = torch.empty(m, k), torch.empty(n, k), torch.empty(n)
+    ws = torch.empty(bwd.workspace_size + 256, dtype=torch.uint8)
+    off = -ws.data_ptr() % 256
+    bwd.run(stream, ws[off:off + bwd.workspace_size], dy=dy, x=x, w=w, preactivation=z, dx=dx, dw=dw, db=db)
+    x64, w64, b64 = (t.double().requires_grad_() for t in (x, w, b))
+    z64 = F.linear(x64, w64, b64)
+    ref(z64).backward(dy.double())
+    torch.testing.assert_close(z, z64.detach().float(), rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(y, ref(z64).detach().float(), rtol=1e-5, atol=1e-5)
+    for got, want in ((dx, x64.grad), (dw, w64.grad), (db, b64.grad)):
+        torch.testing.assert_close(got, want.float(), rtol=1e-4, atol=1e-4)
