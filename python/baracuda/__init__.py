@@ -42,6 +42,8 @@ from ._core import (
     GatedActivationPlan,
     GemmDescriptor,
     GemmPlan,
+    GroupedGemmDescriptor,
+    GroupedGemmPlan,
     IntGemmDescriptor,
     IntGemmPlan,
     Int4GemmDescriptor,

@@ -45,6 +45,7 @@ from ._channel_norm import (batch_norm, batch_norm_backward, batch_norm_forward,
                             group_norm_backward, group_norm_forward, instance_norm)
 from ._fused_norm import (FusedNorm, fused_add_layer_norm, fused_add_rms_norm, fused_norm,  # noqa: F401
                           layer_norm_quant, rms_norm_quant)
+from ._grouped_gemm import grouped_gemm  # noqa: F401
 from ._linear import linear, linear_backward  # noqa: F401
 
 set_plan_cache_size = _cache.set_capacity

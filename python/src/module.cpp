@@ -7,6 +7,7 @@ void bind_elementwise(nb::module_& m);
 void bind_quantize(nb::module_& m);
 void bind_linear(nb::module_& m);
 void bind_gemm(nb::module_& m);
+void bind_grouped_gemm(nb::module_& m);
 void bind_dense_linear(nb::module_& m);
 void bind_pointwise(nb::module_& m);
 void bind_fp8(nb::module_& m);
@@ -26,6 +27,7 @@ NB_MODULE(_core, m) {
   py::bind_quantize(m);
   py::bind_linear(m);
   py::bind_gemm(m);
+  py::bind_grouped_gemm(m);
   py::bind_dense_linear(m);
   py::bind_pointwise(m);
   py::bind_fp8(m);
