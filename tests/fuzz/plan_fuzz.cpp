@@ -325,6 +325,31 @@ void gemm(FuzzInput& in, const Stream& s) {
   drive(in, s, dynamic::GemmPlan::select(s, d), pools, 7, Forward<7>{s});
 }
 
+/// LinearPlan's and LinearBackwardPlan's descriptor fields: shapes, kinds, layouts and leading dimensions of
+/// x, W and dy (0, packed or a little more, or anything), the outputs' leading dimensions, bias, activation,
+/// pre-activation, which gradients and TF32; the operands (forward: x, w, bias; y, preactivation; backward: dy,
+/// x, w, preactivation; dx, dw, db) drawn from the layer's shapes, with and without leading dimensions.
+void linear(FuzzInput& in, const Stream& s) {
+  LinearDescriptor d;
+  d.rows = dim(in), d.in_features = dim(in), d.out_features = dim(in);
+  d.input = in.kind(), d.output = in.chance(128) ? d.input : in.kind();
+  d.layout_x = in.enum_of<MatrixLayout>(2), d.layout_w = in.enum_of<MatrixLayout>(2);
+  d.layout_dy = in.enum_of<MatrixLayout>(2);
+  auto ld = [&] { return in.chance(160) ? 0 : in.chance(200) ? int64_t{in.u8() % 80} : in.integer(); };
+  d.ld_x = ld(), d.ld_w = ld(), d.ld_y = ld(), d.ld_preactivation = ld(), d.ld_dy = ld(), d.ld_dx = ld();
+  d.ld_dw = ld();
+  d.has_bias = in.flag(), d.has_preactivation = in.flag(), d.allow_tf32 = in.chance(32);
+  d.activation = in.chance(128) ? LinearActivation::None : in.enum_of<LinearActivation>(kNumLinearActivations);
+  d.grad_input = in.flag(), d.grad_weight = in.flag(), d.grad_bias = in.flag();
+  const int64_t m = d.rows, k = d.in_features, n = d.out_features, half = m / 2;
+  const Pools pools{{Shape{m, k}, Shape{n, k}, Shape{m, n}, Shape{n}, Shape{2, half, k}, Shape{2, half, n}, Shape{k}},
+                    {d.input, d.output}};
+  if (in.flag())
+    drive(in, s, dynamic::LinearPlan::select(s, d), pools, 5, Forward<5>{s});
+  else
+    drive(in, s, dynamic::LinearBackwardPlan::select(s, d), pools, 7, Forward<7>{s});
+}
+
 /// The int4 families' shape pool: every shape their operands take (Int4MarlinGemmArgs, Int4MarlinRepackArgs).
 Pools int4_pools(int64_t m, int64_t n, int64_t k, int64_t group, ElementKind t) {
   const int64_t g = group == -1 ? 1 : (group > 0 ? k / group : 1);
@@ -401,7 +426,7 @@ void scenario(FuzzInput& in, const Stream& s) {
 
 using Adapter = void (*)(FuzzInput&, const Stream&);
 constexpr Adapter kAdapters[] = {fill,     cast,          affine, unary,    binary, ternary, gated,
-                                 quantize, dynamic_range, fp8,    int_gemm, gemm,   int4,    scenario};
+                                 quantize, dynamic_range, fp8,    int_gemm, gemm,   linear,  int4,  scenario};
 
 }  // namespace
 }  // namespace baracuda::fuzz

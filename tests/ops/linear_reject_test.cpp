@@ -47,6 +47,10 @@ TEST(LinearReject, DescriptorRules) {
                       "", "an invalid kind");
   expect_select_error(F::select(st, base().with_shape(-1, 8, 5)), ErrorCode::InvalidProblem, ">= 0", "rows < 0");
   expect_select_error(B::select(st, base().with_shape(6, -8, 5)), ErrorCode::InvalidProblem, ">= 0", "K < 0");
+  expect_select_error(F::select(st, base().with_shape(int64_t{1} << 40, int64_t{1} << 40, 5)),
+                      ErrorCode::InvalidProblem, "2^56", "rows x in_features above 2^56");
+  expect_select_error(B::select(st, base().with_shape(5, int64_t{1} << 40, int64_t{1} << 40)),
+                      ErrorCode::InvalidProblem, "2^56", "out_features x in_features above 2^56");
   expect_select_error(F::select(st, base().with_x(static_cast<MatrixLayout>(7))), ErrorCode::InvalidProblem,
                       "MatrixLayout", "layout of x");
   expect_select_error(B::select(st, base().with_dy(static_cast<MatrixLayout>(7))), ErrorCode::InvalidProblem,
@@ -162,6 +166,11 @@ TEST(LinearReject, ForwardOperands) {
     a.y.shape = Shape{2, 3, 5};
     a.y.stride = {15, 5, 1};
     f.forward_rejects(a, I, "do not flatten", "leading dimensions that do not flatten");
+  }
+  {
+    A a = good;
+    a.x.shape.rank = kMaxRank + 1;  // a view no plan takes (as a fuzzer makes it)
+    f.forward_rejects(a, I, "x has shape", "x of rank 9");
   }
   {
     A a = good;

@@ -60,6 +60,12 @@ Status check_common(std::string_view plan, const LinearDescriptor& d) {
   if (d.rows < 0 || d.in_features < 0 || d.out_features < 0)
     return Error::invalid(s(plan) + ": rows, in_features and out_features must be >= 0; got " + n2s(d.rows) + ", " +
                           n2s(d.in_features) + ", " + n2s(d.out_features));
+  for (const auto [a, b] :
+       {std::pair{d.rows, d.in_features}, std::pair{d.rows, d.out_features}, std::pair{d.out_features, d.in_features}})
+    if (a > 0 && b > kMaxElements / a)
+      return Error::invalid(s(plan) +
+                            ": rows x in_features, rows x out_features and out_features x in_features must "
+                            "each be at most 2^56 elements");
   BARACUDA_TRY(check_layout(plan, d.layout_x));
   BARACUDA_TRY(check_layout(plan, d.layout_w));
   BARACUDA_TRY(check_ld(plan, "ld_x", d.ld_x, d.layout_x, d.rows, d.in_features));
@@ -108,15 +114,17 @@ Result<ConstDynTensor> as_matrix(std::string_view plan, const ConstDynTensor& t,
                                  const RowMatrix& m, const Shape* lead, detail::Access access, Shape* lead_out) {
   Shape expected;
   if (lead != nullptr) {
-    expected = *lead;
+    expected = *lead;  // the reference operand's leading dimensions: rank < kMaxRank (checked below)
     expected.dims[expected.rank++] = m.cols;
   } else {
-    if (t.data == nullptr && t.shape.rank == 0 && rows * m.cols > 0)
+    if (t.data == nullptr && t.shape.rank == 0 && rows > 0 && m.cols > 0)
       return Error::invalid(s(plan) + ": " + s(m.name) + " is missing (an empty view); the descriptor says " +
                             s(to_string(kind)) + " [..., " + n2s(m.cols) + "] over " + n2s(rows) + " rows");
+    bool ok = t.shape.rank >= 1 && t.shape.rank <= kMaxRank && t.shape.dims[t.shape.rank - 1] == m.cols;
     int64_t prod = 1;
-    for (int i = 0; i + 1 < t.shape.rank; ++i) prod *= t.shape.dims[i];
-    if (t.shape.rank < 1 || t.shape.dims[t.shape.rank - 1] != m.cols || prod != rows)
+    for (int i = 0; ok && i + 1 < t.shape.rank; ++i)
+      ok = t.shape.dims[i] >= 0 && !__builtin_mul_overflow(prod, t.shape.dims[i], &prod);
+    if (!ok || prod != rows)
       return Error::invalid(s(plan) + ": " + s(m.name) + " has shape " + to_string(t.shape) +
                             ", the descriptor says [..., " + n2s(m.cols) + "] with leading dimensions of product " +
                             n2s(rows) + " (rows)");
