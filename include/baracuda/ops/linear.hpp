@@ -63,7 +63,7 @@
 /// kernels (sim; cuda by `with_backend(Bespoke)`) a fixed summation order in f32 (f64 for f64) and one rounding
 /// to the output kind, bit-stable run to run; cuBLASLt promises neither. `precision_guarantee()` is bit-stable
 /// and deterministic only if every GemmPlan of the plan is. db's sum is in f32 (f64 for f64) in a fixed order,
-/// never by atomics, on every backend but cuBLASLt (where its BGRADA epilogue computes it).
+/// never by atomics, on every backend but cuBLASLt (where its bias-gradient epilogue computes it).
 ///
 /// **Workspace.** The backward with an activation: dz, M·N elements of the input kind (dense, row-major), rounded
 /// up to 256 bytes, first. Then the sum of the GemmPlans' workspaces, each rounded up to 256 bytes (0 on host
