@@ -46,10 +46,12 @@ def _row_major(a, what):
     return ld if layout == "row_major" else max(1, _arrays.shape_of(a)[-1])
 
 
-def linear(x, w, b=None, *, output=None, out=None, device=None):
-    """``F.linear(x, w, b)``: y = x·wᵀ + b with x [..., K] (any leading dims, row- or column-major rows, e.g.
-    a slice of wider rows or a transposed tensor), w [N, K], b [N]; y [..., N] of the output kind
-    (``output``, default x's; f16 and bf16 may give "f32", b then of that kind too)."""
+def linear(x, w, b=None, *, activation="none", preactivation=False, output=None, out=None, device=None):
+    """``F.linear(x, w, b)``: y = act(x·wᵀ + b) with x [..., K] (any leading dims, row- or column-major rows,
+    e.g. a slice of wider rows or a transposed tensor), w [N, K], b [N]; y [..., N] of the output kind
+    (``output``, default x's; f16 and bf16 may give "f32", b then of that kind too). ``activation`` one of
+    ``baracuda.linear_activations()`` (fused into the GEMM); ``preactivation=True`` returns ``(y, z)`` with z
+    the activation's argument, which ``linear_backward`` takes."""
     sx, sw = _arrays.shape_of(x), _arrays.shape_of(w)
     if len(sw) != 2:
         raise _core.InvalidProblem(f"linear: w must be 2-D [N, K], not {sw}")
@@ -59,18 +61,23 @@ def linear(x, w, b=None, *, output=None, out=None, device=None):
     kout = output or kin
     yshape = tuple(sx[:-1]) + (sw[0],)
     y = _arrays.output(x, out, yshape, kout, "out")
+    z = _arrays.empty(x, yshape, kout) if preactivation else None
     desc = dict(rows=rows, in_features=sx[-1], out_features=sw[0], input=kin, output=kout, layout_x=lx, ld_x=ldx,
-                layout_w=lw, ld_w=ldw, has_bias=b is not None, ld_y=_row_major(y, "out"))
+                layout_w=lw, ld_w=ldw, has_bias=b is not None, ld_y=_row_major(y, "out"), activation=activation,
+                has_preactivation=bool(preactivation))
     stream = _arrays.stream_for(x, device)
     plan = _cache.plan(_core.LinearPlan, tuple(sorted(desc.items())), stream, _core.LinearDescriptor(**desc))
-    _arrays.run_plan(plan, stream, x, x=x, w=w, bias=b, y=y)
-    return _arrays.finish(x, y) if out is None else out
+    _arrays.run_plan(plan, stream, x, x=x, w=w, bias=b, y=y, preactivation=z)
+    y = _arrays.finish(x, y) if out is None else out
+    return (y, _arrays.finish(x, z)) if preactivation else y
 
 
-def linear_backward(dy, x, w, *, dx=True, dw=True, db=False, output=None, device=None):
-    """The gradients of ``linear`` from dy [..., N] (of x's kind): ``(dx, dw, db)`` — dx = dy·w [..., K],
-    dw = dyᵀ·x [N, K], db = Σ_rows dy [N] — each None unless asked for; of the output kind (``output``, default
-    dy's). x is read only for dw, w only for dx (either may then be None)."""
+def linear_backward(dy, x, w, *, dx=True, dw=True, db=False, activation="none", preactivation=None, output=None,
+                    device=None):
+    """The gradients of ``linear`` from dy [..., N] (of x's kind): ``(dx, dw, db)`` — dx = dz·w [..., K],
+    dw = dzᵀ·x [N, K], db = Σ_rows dz [N] — each None unless asked for; of the output kind (``output``, default
+    dy's). dz is dy without an activation, else dy·act'(z) from the forward's ``preactivation`` z (then input
+    and output kinds are one). x is read only for dw, w only for dx (either may then be None)."""
     if not (dx or dw or db):
         return None, None, None
     sdy = _arrays.shape_of(dy)
@@ -81,7 +88,12 @@ def linear_backward(dy, x, w, *, dx=True, dw=True, db=False, output=None, device
     kin = _arrays.kind_of(dy)
     kout = output or kin
     desc = dict(rows=rows, in_features=k, out_features=n, input=kin, output=kout, layout_dy=ldy_layout, ld_dy=ldy,
-                grad_input=bool(dx), grad_weight=bool(dw), grad_bias=bool(db))
+                grad_input=bool(dx), grad_weight=bool(dw), grad_bias=bool(db), activation=activation)
+    if activation != "none":
+        if preactivation is None:
+            raise _core.InvalidProblem(f"linear_backward: the activation {activation!r} needs the forward's "
+                                       "preactivation")
+        desc["ld_preactivation"] = _row_major(preactivation, "preactivation")
     if dw:
         _, lx, ldx = _rows(_arrays.shape_of(x), _strides(x), "x")
         desc.update(layout_x=lx, ld_x=ldx)
@@ -93,5 +105,6 @@ def linear_backward(dy, x, w, *, dx=True, dw=True, db=False, output=None, device
     gb = _arrays.empty(dy, (n,), kout) if db else None
     stream = _arrays.stream_for(dy, device)
     plan = _cache.plan(_core.LinearBackwardPlan, tuple(sorted(desc.items())), stream, _core.LinearDescriptor(**desc))
-    _arrays.run_plan(plan, stream, dy, dy=dy, x=x if dw else None, w=w if dx else None, dx=gx, dw=gw, db=gb)
+    _arrays.run_plan(plan, stream, dy, dy=dy, x=x if dw else None, w=w if dx else None,
+                     preactivation=preactivation if activation != "none" else None, dx=gx, dw=gw, db=gb)
     return tuple(None if g is None else _arrays.finish(dy, g) for g in (gx, gw, gb))

@@ -17,8 +17,9 @@ model trains through them (QAT). Each function runs where its input lives, as :m
 * ``group_norm(x, groups, weight, bias)``, ``instance_norm(x, weight, bias)`` and ``batch_norm(x,
   running_mean, running_var, weight, bias, training=, momentum=)`` (the running statistics updated in place in
   training) with gradients for x, the weight and the bias;
-* ``linear(x, weight, bias)`` (``F.linear``) with gradients for x, the weight and the bias (LinearPlan,
-  LinearBackwardPlan), so that a QAT step (``fake_quantize`` of the weight, then ``linear``) trains on baracuda;
+* ``linear(x, weight, bias, activation=)`` (``F.linear``, an activation fused) with gradients for x, the weight
+  and the bias (LinearPlan, LinearBackwardPlan), so that a QAT step (``fake_quantize`` of the weight, then
+  ``linear``) trains on baracuda;
 * ``baracuda.torch.quantize(x, scale, zero_point, ...)``: the quantized codes as a tensor of x's float dtype
   (an integer tensor cannot carry a gradient in PyTorch), with the straight-through gradient of the
   quantize_backward plan, dx = dy / s inside the range and 0 outside.

@@ -180,3 +180,26 @@ def test_plan_api_activation_forward_and_backward(activation, ref, device):
     torch.testing.assert_close(y, ref(z64).detach().float(), rtol=1e-5, atol=1e-5)
     for got, want in ((dx, x64.grad), (dw, w64.grad), (db, b64.grad)):
         torch.testing.assert_close(got, want.float(), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("activation,ref", [("relu", F.relu), ("silu", F.silu), ("gelu_erf", F.gelu),
+                                            ("gelu_tanh", lambda z: F.gelu(z, approximate="tanh"))])
+def test_torch_linear_with_activation(activation, ref, device):
+    """baracuda.torch.linear(..., activation=) against act(F.linear(...)) and its autograd; gradcheck in f64."""
+    x = rand((2, 5, 12), torch.float32, 1).requires_grad_()
+    w = rand((7, 12), torch.float32, 2, 0.5).requires_grad_()
+    b = rand((7,), torch.float32, 3).requires_grad_()
+    dy = rand((2, 5, 7), torch.float32, 4)
+    y = bt.linear(x, w, b, activation=activation, device=device)
+    y.backward(dy)
+    grads = [t.grad.clone() for t in (x, w, b)]
+    x64, w64, b64 = (t.detach().double().requires_grad_() for t in (x, w, b))
+    y64 = ref(F.linear(x64, w64, b64))
+    y64.backward(dy.double())
+    torch.testing.assert_close(y, y64.detach().float(), rtol=1e-5, atol=1e-5)
+    for g, t in zip(grads, (x64, w64, b64)):
+        torch.testing.assert_close(g, t.grad.float(), rtol=1e-4, atol=1e-4)
+    if activation != "relu":  # relu's kink makes finite differences unreliable
+        xs, ws, bs = (rand(s, torch.float64, i).requires_grad_() for i, s in enumerate(((3, 4), (2, 4), (2,))))
+        assert torch.autograd.gradcheck(lambda x, w, b: bt.linear(x, w, b, activation=activation, device=device),
+                                        (xs, ws, bs))
