@@ -121,6 +121,16 @@ def test_gemm_linear_backward_products_and_epilogues(dtype):
     same_on_cuda_and_host(in_place, x, w, c, sums=True)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_grouped_gemm(dtype):
+    """GroupedGemmPlan on cuda (the offsets read by the kernel only) against the host reference."""
+    x, w, b = rand(150, 64, seed=45, dtype=dtype), rand(4, 72, 64, seed=46, dtype=dtype), rand(4, 72, seed=47)
+    offsets = torch.tensor([0, 100, 100, 120, 150], dtype=torch.int32)
+    same_on_cuda_and_host(lambda t, v, o, c, device: ops.grouped_gemm(t, v, o, c, output="f32", device=device)
+                          if dtype != torch.float32 else ops.grouped_gemm(t, v, o, c, device=device),
+                          x, w, offsets, b, sums=True)
+
+
 @pytest.mark.parametrize("kind,zp", [("s8", -3), ("u8", 120)])
 def test_quantize_family(kind, zp):
     x = rand(6, 40, seed=11, scale=3)
