@@ -17,10 +17,10 @@
 /// bias: each group's product is the TN form `x·Wᵀ` of the dense linear, gemm.hpp's `rcr`); the other strides
 /// are non-negative, and y's row stride is at least N (rows do not overlap). offsets is contiguous.
 ///
-/// **Alignment.** Every pointer aligned to its element's size (`MisalignedOperand`). With 16-bit inputs, x's rows
-/// and each W[e]'s rows are copied in 16-byte chunks when they are 16-byte aligned (data aligned, row and group strides
-/// multiples of 8 elements: K a multiple of 8 for dense operands); any other row is read element by element
-/// (correct, slower).
+/// **Alignment.** Every pointer aligned to its element's size (`MisalignedOperand`). With 16-bit inputs, x's
+/// rows and each W[e]'s rows are copied in 16-byte chunks when they are 16-byte aligned (data aligned, row and
+/// group strides multiples of 8 elements: K a multiple of 8 for dense operands); any other row is read element
+/// by element (correct, slower).
 ///
 /// **Offsets.** Valid offsets are non-decreasing with offsets[0] = 0 and offsets[E] = total_M; each group's rows
 /// are then exactly its range, and an empty group (offsets[e] = offsets[e + 1]) computes nothing. The values are
@@ -39,10 +39,11 @@
 ///   16-bit inputs is exact), plus the bias, one rounding to the output kind.
 /// - `sim` and `cuda` (`Bespoke`/`Sim`): the tensor-core kernel (`tc_m16n8k16`, src/ops/grouped_gemm/
 ///   kernels.cuh: mma.sync m16n8k16, f32 accumulation); each output's sum runs over K in a fixed order and the
-///   bias is added once, with no atomics: the same bits on every run, on sim and cuda. Error against the exact
-///   sum: at most about K·2^-24·Σ_k|x·w|, then one rounding to the output kind. f32 inputs take the CUDA-core
-///   kernel (`simt`, src/ops/grouped_gemm/simt_kernels.cuh: one fma per k, k ascending, exact f32 arithmetic,
-///   no TF32), with the same scheduler, order guarantee and bound.
+///   bias is added once, with no atomics: the same bits on every run of a device (sim and a GPU agree within the
+///   bound, not bit for bit: the hardware's order inside one mma is not the emulation's, docs/ptx.md). Error
+///   against the exact sum: at most about K·2^-24·Σ_k|x·w|, then one rounding to the output kind. f32 inputs
+///   take the CUDA-core kernel (`simt`, src/ops/grouped_gemm/simt_kernels.cuh: one fma per k, k ascending,
+///   exact f32 arithmetic, no TF32), with the same scheduler and bound, and the same bits on sim and cuda.
 /// - cuBLASLt's grouped matmul API is not in this toolkit's headers (CUDA 13.0), so there is no cuBLASLt SKU.
 ///
 /// **Empty problems** (total_M = 0 or N = 0) succeed and write nothing; K = 0 writes the bias (or zeros).
