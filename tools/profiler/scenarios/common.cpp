@@ -1,10 +1,32 @@
 #include "common.hpp"
 
+#include <algorithm>
+#include <utility>
+
 namespace baracuda::profiler {
 
 std::vector<Shape> elementwise_shapes(DeviceKind device) {
   if (device == DeviceKind::Cuda) return {Shape{16, 4096}, Shape{4096, 4096}};
   return {Shape{257, 259}, Shape{64, 1024}};
+}
+
+GemmExtents gemm_extents(const Shape& s, int64_t k_multiple) {
+  const auto k_of = [&](int64_t n) {
+    return std::max<int64_t>(k_multiple, (n + k_multiple - 1) / k_multiple * k_multiple);
+  };
+  if (s.rank == 0) return {1, 1, k_of(1)};
+  if (s.rank == 1) return {1, s[0], k_of(s[0])};
+  if (s.rank >= 3) return {s[0], s[1], s[2]};
+  return {s[0], s[1], k_of(s[1])};
+}
+
+std::vector<Shape> llm_linear_shapes(DeviceKind device, std::vector<Shape> small) {
+  if (device != DeviceKind::Cuda) return small;
+  std::vector<Shape> r;
+  for (int64_t m : {1, 16, 128, 2048, 8192})
+    for (auto [n, k] : {std::pair<int64_t, int64_t>{4096, 4096}, {11008, 4096}, {4096, 11008}})
+      r.push_back(Shape{m, n, k});
+  return r;
 }
 
 std::vector<Problem> float_kinds(uint32_t variant) {

@@ -19,6 +19,17 @@ namespace baracuda::profiler {
 /// host reference, which takes seconds per 10^7 elements.
 std::vector<Shape> elementwise_shapes(DeviceKind device);
 
+/// A GEMM-shaped scenario's problem: `[M, N, K]` given as is; `[M, N]` with K = N rounded up to a multiple of
+/// `k_multiple` (a square weight); `[N]` one token (M = 1); `[]` 1×1×(that K of 1).
+struct GemmExtents {
+  int64_t m = 0, n = 0, k = 0;
+};
+GemmExtents gemm_extents(const Shape& s, int64_t k_multiple = 1);
+
+/// The LLM linear layers of a 7B model on cuda — M ∈ {1, 16, 128, 2048, 8192} tokens × (N, K) ∈ {(4096, 4096),
+/// (11008, 4096), (4096, 11008)} — and `small` (tiny ragged problems) on host and sim.
+std::vector<Shape> llm_linear_shapes(DeviceKind device, std::vector<Shape> small);
+
 /// The kinds the broadcasting elementwise scenarios run by default: f32 and bf16, plus s32 for ops with
 /// integer kinds (`Problem::variant` = `variant`).
 std::vector<Problem> float_kinds(uint32_t variant);

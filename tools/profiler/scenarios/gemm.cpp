@@ -39,18 +39,10 @@ namespace {
 
 enum Variant : uint32_t { kLinear = 0, kGemm = 1, kDw = 2, kLinearBespoke = 3 };
 
-struct Mnk {
-  int64_t m = 0, n = 0, k = 0;
-};
+using Mnk = GemmExtents;
 
-/// [M, N] → K = N; [M, N, K] explicit; [N] → M = 1; [] → 1×1×1.
-Mnk mnk(const Problem& p) {
-  const Shape& s = p.shape;
-  if (s.rank == 0) return {1, 1, 1};
-  if (s.rank == 1) return {1, s[0], s[0]};
-  if (s.rank >= 3) return {s[0], s[1], s[2]};
-  return {s[0], s[1], s[1]};
-}
+/// The problem's [M, N, K] (common.hpp's gemm_extents).
+Mnk mnk(const Problem& p) { return gemm_extents(p.shape); }
 
 GemmDescriptor descriptor(const Problem& p) {
   const Mnk d = mnk(p);
@@ -146,14 +138,7 @@ Traffic traffic(const Problem& p) {
 }
 
 std::vector<Shape> default_shapes(DeviceKind device) {
-  if (device == DeviceKind::Cuda) {
-    std::vector<Shape> r;
-    for (int64_t m : {1, 16, 128, 2048, 8192})
-      for (auto [n, k] : {std::pair<int64_t, int64_t>{4096, 4096}, {11008, 4096}, {4096, 11008}})
-        r.push_back(Shape{m, n, k});
-    return r;
-  }
-  return {Shape{17, 64, 96}, Shape{33, 48, 40}};
+  return llm_linear_shapes(device, {Shape{17, 64, 96}, Shape{33, 48, 40}});
 }
 
 Result<double> cublas_baseline(const Stream& s, const Problem& p, int warmup, int repeat) {

@@ -53,18 +53,10 @@ PlanPreference preference(const Stream& s, const Problem& p) {
 /// The static per-tensor scale of x that SmoothQuantLinear's descriptor carries (x_scale).
 constexpr float kXScale = 0.0125f;
 
-struct Mnk {
-  int64_t m = 0, n = 0, k = 0;
-};
+using Mnk = GemmExtents;
 
-/// [M, N] → K = N rounded up to a multiple of 16; [M, N, K] explicit; [N] → M = 1.
-Mnk mnk(const Problem& p) {
-  const Shape& s = p.shape;
-  if (s.rank == 0) return {1, 1, 16};
-  if (s.rank == 1) return {1, s[0], std::max<int64_t>(16, (s[0] + 15) / 16 * 16)};
-  if (s.rank >= 3) return {s[0], s[1], s[2]};
-  return {s[0], s[1], std::max<int64_t>(16, (s[1] + 15) / 16 * 16)};
-}
+/// The problem's [M, N, K] (common.hpp's gemm_extents: K a multiple of 16, as the plans need).
+Mnk mnk(const Problem& p) { return gemm_extents(p.shape, 16); }
 
 IntGemmDescriptor int_gemm_descriptor(const Problem& p) {
   const Mnk d = mnk(p);
@@ -163,14 +155,7 @@ Traffic traffic(const Problem& p) {
 }
 
 std::vector<Shape> default_shapes(DeviceKind device) {
-  if (device == DeviceKind::Cuda) {
-    std::vector<Shape> r;
-    for (int64_t m : {1, 16, 128, 2048, 8192})
-      for (auto [n, k] : {std::pair<int64_t, int64_t>{4096, 4096}, {11008, 4096}, {4096, 11008}})
-        r.push_back(Shape{m, n, k});
-    return r;
-  }
-  return {Shape{17, 64, 96}, Shape{33, 48, 64}};
+  return llm_linear_shapes(device, {Shape{17, 64, 96}, Shape{33, 48, 64}});
 }
 
 /// cuBLAS fp16 GEMM of the same [M, N, K]: the half-precision linear layer these plans replace.

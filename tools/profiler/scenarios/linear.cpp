@@ -28,18 +28,10 @@ namespace {
 
 enum Variant : uint32_t { kForward = 0, kBackward = 1 };
 
-struct Mnk {
-  int64_t m = 0, n = 0, k = 0;
-};
+using Mnk = GemmExtents;
 
-/// [M, N] → K = N; [M, N, K] explicit; [N] → M = 1; [] → 1×1×1.
-Mnk mnk(const Problem& p) {
-  const Shape& s = p.shape;
-  if (s.rank == 0) return {1, 1, 1};
-  if (s.rank == 1) return {1, s[0], s[0]};
-  if (s.rank >= 3) return {s[0], s[1], s[2]};
-  return {s[0], s[1], s[1]};
-}
+/// The problem's [M, N, K] (common.hpp's gemm_extents).
+Mnk mnk(const Problem& p) { return gemm_extents(p.shape); }
 
 LinearDescriptor descriptor(const Problem& p) {
   const Mnk d = mnk(p);
