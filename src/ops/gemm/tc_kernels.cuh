@@ -145,6 +145,48 @@ __device__ __forceinline__ void tc_store2(T* dst, const T (&v)[2], bool two) {
   }
 }
 
+/// One stage's BK of K for a warp's MI×NI fragments: the A and B fragments by ldmatrix (`.trans` where the
+/// stage's rows run along K: `a_k` / `b_k` false), then the mma.sync m16n8k16 steps, k ascending. The dense
+/// and the grouped GEMM (ops/grouped_gemm/kernels.cuh, K-contiguous operands) share it.
+template <class TAB, int MI, int NI, int BM, int BN, int BK>
+__device__ __forceinline__ void tc_slice_mma(float (&acc)[MI][NI][4], const unsigned char* as, const unsigned char* bs,
+                                             bool a_k, bool b_k, int wm0, int wn0, int lane) {
+  BARACUDA_UNROLL
+  for (int kk = 0; kk < BK / 16; ++kk) {
+    unsigned af[MI][4];
+    unsigned bf[NI][2];
+    // Lane l gives the row of matrix j = l / 8 of an x4: A's matrices are (m 0-7, k 0-7), (m 8-15, k 0-7),
+    // (m 0-7, k 8-15), (m 8-15, k 8-15) of the 16×16 fragment; B's (k 0-7, n 0-7), (k 8-15, n 0-7),
+    // (k 0-7, n 8-15), (k 8-15, n 8-15) of two n8 fragments. `.trans` where the rows in memory run along K.
+    const int j = lane >> 3, r8 = lane & 7;
+    BARACUDA_UNROLL
+    for (int mi = 0; mi < MI; ++mi) {
+      if (a_k) {
+        ptx::ldmatrix<4>(af[mi], as + tc_swz<BK / 8>(wm0 + mi * 16 + (j & 1) * 8 + r8, kk * 2 + (j >> 1)));
+      } else {
+        ptx::ldmatrix<4, true>(af[mi],
+                               as + tc_swz<BM / 8>(kk * 16 + (j >> 1) * 8 + r8, (wm0 + mi * 16) / 8 + (j & 1)));
+      }
+    }
+    BARACUDA_UNROLL
+    for (int nj = 0; nj < NI / 2; ++nj) {
+      unsigned q[4];
+      if (b_k) {
+        ptx::ldmatrix<4>(q, bs + tc_swz<BK / 8>(wn0 + nj * 16 + (j >> 1) * 8 + r8, kk * 2 + (j & 1)));
+      } else {
+        ptx::ldmatrix<4, true>(q, bs + tc_swz<BN / 8>(kk * 16 + (j & 1) * 8 + r8, (wn0 + nj * 16) / 8 + (j >> 1)));
+      }
+      bf[2 * nj][0] = q[0], bf[2 * nj][1] = q[1];
+      bf[2 * nj + 1][0] = q[2], bf[2 * nj + 1][1] = q[3];
+    }
+    BARACUDA_UNROLL
+    for (int mi = 0; mi < MI; ++mi) {
+      BARACUDA_UNROLL
+      for (int ni = 0; ni < NI; ++ni) ptx::mma_m16n8k16<TAB>(acc[mi][ni], af[mi], bf[ni], acc[mi][ni]);
+    }
+  }
+}
+
 // The tile comes as integers (WM×WN warps, ST stages): nvcc's host stubs cannot name a class-type template
 // argument of a __global__ function.
 template <class TAB, class TCD, int BM, int BN, int BK, int WM, int WN, int ST>
@@ -201,40 +243,7 @@ __global__ void __launch_bounds__(32 * WM * WN) tc_gemm_kernel(TcParams p) {
   for (int s = 0; s < slices; ++s) {
     const unsigned char* as = smem + pipeline_advance<ST>(s, slices, load) * kStageBytes;
     const unsigned char* bs = as + kABytes;
-    BARACUDA_UNROLL
-    for (int kk = 0; kk < BK / 16; ++kk) {
-      unsigned af[MI][4];
-      unsigned bf[NI][2];
-      // Lane l gives the row of matrix j = l / 8 of an x4: A's matrices are (m 0-7, k 0-7), (m 8-15, k 0-7),
-      // (m 0-7, k 8-15), (m 8-15, k 8-15) of the 16×16 fragment; B's (k 0-7, n 0-7), (k 8-15, n 0-7),
-      // (k 0-7, n 8-15), (k 8-15, n 8-15) of two n8 fragments. `.trans` where the rows in memory run along K.
-      const int j = lane >> 3, r8 = lane & 7;
-      BARACUDA_UNROLL
-      for (int mi = 0; mi < MI; ++mi) {
-        if (a_k) {
-          ptx::ldmatrix<4>(af[mi], as + tc_swz<BK / 8>(wm0 + mi * 16 + (j & 1) * 8 + r8, kk * 2 + (j >> 1)));
-        } else {
-          ptx::ldmatrix<4, true>(af[mi],
-                                 as + tc_swz<BM / 8>(kk * 16 + (j >> 1) * 8 + r8, (wm0 + mi * 16) / 8 + (j & 1)));
-        }
-      }
-      BARACUDA_UNROLL
-      for (int nj = 0; nj < NI / 2; ++nj) {
-        unsigned q[4];
-        if (b_k) {
-          ptx::ldmatrix<4>(q, bs + tc_swz<BK / 8>(wn0 + nj * 16 + (j >> 1) * 8 + r8, kk * 2 + (j & 1)));
-        } else {
-          ptx::ldmatrix<4, true>(q, bs + tc_swz<BN / 8>(kk * 16 + (j & 1) * 8 + r8, (wn0 + nj * 16) / 8 + (j >> 1)));
-        }
-        bf[2 * nj][0] = q[0], bf[2 * nj][1] = q[1];
-        bf[2 * nj + 1][0] = q[2], bf[2 * nj + 1][1] = q[3];
-      }
-      BARACUDA_UNROLL
-      for (int mi = 0; mi < MI; ++mi) {
-        BARACUDA_UNROLL
-        for (int ni = 0; ni < NI; ++ni) ptx::mma_m16n8k16<TAB>(acc[mi][ni], af[mi], bf[ni], acc[mi][ni]);
-      }
-    }
+    tc_slice_mma<TAB, MI, NI, BM, BN, BK>(acc, as, bs, a_k, b_k, wm0, wn0, lane);
     if (bgrad) {  // the slice's BK elements summed first, then added to the row's sum (error ~ (BK + K/BK)·u)
       float part = 0.0f;
       for (int kk = 0; kk < BK; ++kk) {

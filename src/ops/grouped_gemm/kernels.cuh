@@ -163,31 +163,7 @@ __global__ void __launch_bounds__(32 * WM * WN) grouped_gemm_kernel(GgParams p) 
   for (int s = 0; s < slices; ++s) {
     const unsigned char* as = smem + pipeline_advance<ST>(s, slices, load) * kStageBytes;
     const unsigned char* bs = as + kABytes;
-    BARACUDA_UNROLL
-    for (int kk = 0; kk < BK / 16; ++kk) {
-      unsigned af[MI][4];
-      unsigned bf[NI][2];
-      // Lane l gives the row of matrix j = l / 8 of an x4 (tc_kernels.cuh's K-contiguous case): A's matrices
-      // are (m 0-7, k 0-7), (m 8-15, k 0-7), (m 0-7, k 8-15), (m 8-15, k 8-15); B's (n 0-7, k 0-7),
-      // (n 0-7, k 8-15), (n 8-15, k 0-7), (n 8-15, k 8-15) of two n8 fragments.
-      const int j = lane >> 3, r8 = lane & 7;
-      BARACUDA_UNROLL
-      for (int mi = 0; mi < MI; ++mi)
-        ptx::ldmatrix<4>(af[mi],
-                         as + ::baracuda::gemm::tc_swz<BK / 8>(wm0 + mi * 16 + (j & 1) * 8 + r8, kk * 2 + (j >> 1)));
-      BARACUDA_UNROLL
-      for (int nj = 0; nj < NI / 2; ++nj) {
-        unsigned q[4];
-        ptx::ldmatrix<4>(q, bs + ::baracuda::gemm::tc_swz<BK / 8>(wn0 + nj * 16 + (j >> 1) * 8 + r8, kk * 2 + (j & 1)));
-        bf[2 * nj][0] = q[0], bf[2 * nj][1] = q[1];
-        bf[2 * nj + 1][0] = q[2], bf[2 * nj + 1][1] = q[3];
-      }
-      BARACUDA_UNROLL
-      for (int mi = 0; mi < MI; ++mi) {
-        BARACUDA_UNROLL
-        for (int ni = 0; ni < NI; ++ni) ptx::mma_m16n8k16<TX>(acc[mi][ni], af[mi], bf[ni], acc[mi][ni]);
-      }
-    }
+    ::baracuda::gemm::tc_slice_mma<TX, MI, NI, BM, BN, BK>(acc, as, bs, true, true, wm0, wn0, lane);
   }
   ptx::cp_async_wait_all();  // no copy may be in flight when the block exits (only empty groups remain)
 
