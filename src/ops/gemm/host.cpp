@@ -8,6 +8,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/reference_activation.hpp"
 #include "core/reference_formats.hpp"
 #include "ops/gemm/tables.hpp"
 
@@ -24,27 +25,6 @@ const T& at(const GemmOperand& o, int64_t b, int64_t i, int64_t j) {
 template <class T>
 T& out_at(const GemmOperand& o, int64_t b, int64_t i, int64_t j) {
   return const_cast<T*>(static_cast<const T*>(o.data))[b * o.batch + i * o.row + j * o.col];
-}
-
-/// The activations of LinearActivation in long double (std:: math; the two-branch sigmoid, erfc for GELU).
-long double activate(LinearActivation a, long double v) {
-  switch (a) {
-    case LinearActivation::None:
-      return v;
-    case LinearActivation::Relu:
-      return v > 0 ? v : (std::isnan(v) ? v : 0.0L);
-    case LinearActivation::Silu: {
-      const long double s = v >= 0 ? 1.0L / (1.0L + std::exp(-v)) : std::exp(v) / (1.0L + std::exp(v));
-      return v * s;
-    }
-    case LinearActivation::GeluErf:
-      return 0.5L * v * std::erfc(-v / std::sqrt(2.0L));
-    case LinearActivation::GeluTanh: {
-      const long double k = std::sqrt(2.0L / 3.14159265358979323846264338327950288L);
-      return 0.5L * v * (1.0L + std::tanh(k * (v + 0.044715L * v * v * v)));
-    }
-  }
-  return v;
 }
 
 template <class TAB, class TCD>
@@ -65,7 +45,7 @@ Status gemm(const detail::ExecContext&, const GemmLaunch& l) {
         if (l.c.data != nullptr) v += static_cast<long double>(l.beta) * value_of(at<TCD>(l.c, b, m, n));
         if (l.bias.data != nullptr) v += value_of(at<TCD>(l.bias, 0, 0, n));
         if (l.aux.data != nullptr) out_at<TCD>(l.aux, b, m, n) = store<TCD>(v);
-        out_at<TCD>(l.d, b, m, n) = store<TCD>(activate(l.activation, v));
+        out_at<TCD>(l.d, b, m, n) = store<TCD>(activate<long double>(l.activation, v));
       }
     if (b == 0 && l.bias_grad.data != nullptr)  // batch == 1 (select)
       for (int64_t m = 0; m < M; ++m) {

@@ -9,6 +9,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "core/reference_activation.hpp"
 #include "core/reference_formats.hpp"
 #include "device/host_loop.hpp"
 #include "ops/int_gemm/tables.hpp"
@@ -43,26 +44,6 @@ Status int_gemm(const detail::ExecContext&, const IntGemmLaunch& l) {
       static_cast<int32_t*>(l.c.data)[m * l.c.stride[0] + n * l.c.stride[1]] = static_cast<int32_t>(acc);
     }
   return {};
-}
-
-template <class M>
-M activate(LinearActivation a, M v) {
-  switch (a) {
-    case LinearActivation::None: return v;
-    case LinearActivation::Relu: return v > M(0) ? v : (v != v ? v : M(0));
-    case LinearActivation::Silu: {
-      // x·σ(x), σ in the two-branch form (no overflow of exp).
-      const M s = v >= M(0) ? M(1) / (M(1) + std::exp(-v)) : std::exp(v) / (M(1) + std::exp(v));
-      return v * s;
-    }
-    case LinearActivation::GeluErf:
-      return M(0.5) * v * std::erfc(-v * M(0.70710678118654752440084436210484903928L));
-    case LinearActivation::GeluTanh: {
-      const M inner = M(0.79788456080286535587989211986876373695L) * (v + M(0.044715) * v * v * v);
-      return M(0.5) * v * (M(1) + std::tanh(inner));
-    }
-  }
-  return v;
 }
 
 /// The W8A8 epilogue of int_gemm.hpp over A kind TA (s8/u8), weight s8, output T.
