@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
-#include <map>
 #include <mutex>
 #include <string>
 #include <utility>
@@ -67,8 +66,6 @@ std::string to_string(const CublasLtMapping& m) {
   if (m.aux_ld != 0) s += " aux_ld=" + std::to_string(m.aux_ld);
   return s;
 }
-
-size_t cublaslt_workspace_cap(int sm) { return (sm >= 90 ? size_t{32} : size_t{4}) << 20; }
 
 namespace {
 
@@ -336,22 +333,9 @@ Status CublasLtGemm::can_run(const GemmLaunch& l) const {
 
 namespace {
 
-/// cuBLASLt's status as a baracuda error. At select a rejection (not supported, an invalid value for a problem
-/// the plan has validated, another architecture) means cuBLASLt cannot serve the problem: `Unsupported`; at run
-/// an invalid value is `InvalidProblem`. Any other failure is the device's.
+/// cuBLASLt's status as a baracuda error (cublaslt_error), for the mapping `problem` when given.
 Error lt_error(cublasStatus_t s, std::string_view what, bool selecting, const CublasLtMapping* problem = nullptr) {
-  std::string msg = std::string(kWho) + ": " + std::string(what) + ": " + cublasLtGetStatusName(s) + " (" +
-                    cublasLtGetStatusString(s) + ")";
-  if (problem != nullptr) msg += " for [" + to_string(*problem) + "]";
-  switch (s) {
-    case CUBLAS_STATUS_NOT_SUPPORTED:
-    case CUBLAS_STATUS_ARCH_MISMATCH:
-      return Error::unsupported(std::move(msg));
-    case CUBLAS_STATUS_INVALID_VALUE:
-      return selecting ? Error::unsupported(std::move(msg)) : Error::invalid(std::move(msg));
-    default:
-      return Error::device(std::move(msg), static_cast<int>(s));
-  }
+  return cublaslt_error(s, kWho, what, selecting, problem != nullptr ? to_string(*problem) : std::string());
 }
 
 #define BARACUDA_LT_SELECT_TRY(call, what)                                                  \
@@ -359,20 +343,6 @@ Error lt_error(cublasStatus_t s, std::string_view what, bool selecting, const Cu
     const cublasStatus_t lt_status_ = (call);                                               \
     if (lt_status_ != CUBLAS_STATUS_SUCCESS) return lt_error(lt_status_, what, true, &map); \
   } while (0)
-
-/// The process's cuBLASLt handle for `device` (current), created on first use. Never destroyed: a handle
-/// destroyed at exit could outlive the CUDA runtime's own teardown.
-Result<cublasLtHandle_t> lt_handle(int device) {
-  static std::mutex mu;
-  static auto* handles = new std::map<int, cublasLtHandle_t>();
-  std::lock_guard<std::mutex> lock(mu);
-  if (auto it = handles->find(device); it != handles->end()) return it->second;
-  cublasLtHandle_t h = nullptr;
-  const cublasStatus_t s = cublasLtCreate(&h);
-  if (s != CUBLAS_STATUS_SUCCESS) return lt_error(s, "cublasLtCreate", false);
-  handles->emplace(device, h);
-  return h;
-}
 
 cudaDataType_t data_type(ElementKind k) {
   switch (k) {
@@ -391,17 +361,10 @@ cudaDataType_t data_type(ElementKind k) {
   }
 }
 
-template <class T>
-cublasStatus_t set(cublasLtMatmulDesc_t d, cublasLtMatmulDescAttributes_t attr, const T& v) {
-  return cublasLtMatmulDescSetAttribute(d, attr, &v, sizeof(v));
-}
-template <class T>
-cublasStatus_t set(cublasLtMatrixLayout_t l, cublasLtMatrixLayoutAttribute_t attr, const T& v) {
-  return cublasLtMatrixLayoutSetAttribute(l, attr, &v, sizeof(v));
-}
-template <class T>
-cublasStatus_t set(cublasLtMatmulPreference_t p, cublasLtMatmulPreferenceAttributes_t attr, const T& v) {
-  return cublasLtMatmulPreferenceSetAttribute(p, attr, &v, sizeof(v));
+/// The shared attribute setters (cublaslt_common.hpp) under a short name.
+template <class Object, class Attribute, class T>
+cublasStatus_t set(Object object, Attribute attr, const T& v) {
+  return cublaslt_set(object, attr, v);
 }
 
 /// A pointer of exactly kRequiredAlignment bytes' alignment: what the heuristic reads from the bias and aux
@@ -446,7 +409,7 @@ Result<std::shared_ptr<const CublasLtGemm>> CublasLtGemm::create(int device, con
   if (!info) return info.error();
   if (const cudaError_t e = cudaSetDevice(device); e != cudaSuccess)
     return Error::device(std::string(kWho) + ": cudaSetDevice: " + cudaGetErrorString(e), e);
-  auto handle = lt_handle(device);
+  auto handle = cublaslt_handle(device, kWho);
   if (!handle) return handle.error();
 
   std::shared_ptr<CublasLtGemm> g(new CublasLtGemm());
@@ -498,37 +461,18 @@ Result<std::shared_ptr<const CublasLtGemm>> CublasLtGemm::create(int device, con
     }
   }
 
-  cublasLtMatmulPreference_t pref = nullptr;
-  BARACUDA_LT_SELECT_TRY(cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate");
-  const std::unique_ptr<cublasLtMatmulPreferenceOpaque_t, cublasStatus_t (*)(cublasLtMatmulPreference_t)> pref_owner(
-      pref, cublasLtMatmulPreferenceDestroy);
-  const uint64_t cap = std::min<uint64_t>(max_workspace, cublaslt_workspace_cap(info->sm));
-  BARACUDA_LT_SELECT_TRY(set(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, cap), "MAX_WORKSPACE_BYTES");
-  const uint32_t align = kRequiredAlignment;
-  for (auto attr : {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
-                    CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
-    BARACUDA_LT_SELECT_TRY(set(pref, attr, align), "MIN_ALIGNMENT");
+  CublasLtAlgoRequest request;
+  request.max_workspace = std::min<uint64_t>(max_workspace, cublaslt_workspace_cap(info->sm));
+  request.alignment = kRequiredAlignment;
   if (map.cd == ElementKind::F16 || map.cd == ElementKind::Bf16) {
     // Split-K parts are added in f32 (or not split): INPLACE and OUTPUT_TYPE add them in D's 16-bit kind.
-    const uint32_t schemes = CUBLASLT_REDUCTION_SCHEME_NONE | CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
-    BARACUDA_LT_SELECT_TRY(set(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, schemes), "REDUCTION_SCHEME_MASK");
+    request.reduction_schemes = CUBLASLT_REDUCTION_SCHEME_NONE | CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
   }
-
-  constexpr int kRequested = 8;
-  cublasLtMatmulHeuristicResult_t results[kRequested] = {};
-  int returned = 0;
-  BARACUDA_LT_SELECT_TRY(cublasLtMatmulAlgoGetHeuristic(im.handle, im.desc, im.a, im.b, im.cdesc(), im.d, pref,
-                                                        kRequested, results, &returned),
-                         "cublasLtMatmulAlgoGetHeuristic");
-  // Ranked by estimated time: the first usable one.
-  for (int i = 0; i < returned; ++i) {
-    if (results[i].state != CUBLAS_STATUS_SUCCESS || results[i].workspaceSize > cap) continue;
-    im.algo = results[i].algo;
-    g->workspace_ = results[i].workspaceSize;
-    return std::shared_ptr<const CublasLtGemm>(std::move(g));
-  }
-  return unsupported("cuBLASLt's heuristic found no algorithm for [" + to_string(map) + "] within " + str(cap) +
-                     " bytes of workspace");
+  auto choice = cublaslt_heuristic(im.handle, im.desc, im.a, im.b, im.cdesc(), im.d, request, kWho, to_string(map));
+  if (!choice) return choice.error();
+  im.algo = choice->algo;
+  g->workspace_ = choice->workspace;
+  return std::shared_ptr<const CublasLtGemm>(std::move(g));
 }
 
 Status CublasLtGemm::run(cudaStream_t stream, const GemmLaunch& l, void* workspace, size_t workspace_bytes) const {

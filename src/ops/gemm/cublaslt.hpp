@@ -62,6 +62,7 @@
 #include <string_view>
 
 #include "baracuda/core/status.hpp"
+#include "ops/gemm/cublaslt_common.hpp"  // cublaslt_workspace_cap
 #include "ops/gemm/launch.hpp"
 
 namespace baracuda::detail {
@@ -131,10 +132,6 @@ struct CublasLtPointers {
   void* aux = nullptr;         ///< EPILOGUE_AUX_POINTER
 };
 CublasLtPointers cublaslt_pointers(const GemmLaunch& launch, const CublasLtMapping& m);
-
-/// MAX_WORKSPACE_BYTES' ceiling on a device of compute capability `sm` (× 10): 32 MiB from Hopper on, 4 MiB
-/// before (cuBLAS's recommended workspace sizes, as PyTorch uses them).
-size_t cublaslt_workspace_cap(int sm);
 
 /// One GEMM problem planned on cuBLASLt: the matmul descriptor, the four layouts and the algorithm the
 /// heuristic ranked first, built once by `create`; `run` only enqueues `cublasLtMatmul`.
