@@ -110,6 +110,26 @@ auto select_device(std::string_view plan, const Stream& stream, const PlanPrefer
   return DeviceSelection<Table>{*backend, stream.device(), stream.device_index(), stream.sm(), table};
 }
 
+/// A plan with a library backend (cuBLASLt) beside its bespoke kernels: select tries the library first on cuda
+/// unless the preference names another backend. `device_pref` is the preference select_device then gets (a
+/// request for the library cleared, so that the table of the cuda device is found).
+struct LibraryFirst {
+  bool try_library = false;
+  PlanPreference device_pref;
+};
+inline LibraryFirst library_first(const Stream& stream, const PlanPreference& pref, BackendKind library) {
+  LibraryFirst r{stream.device() == DeviceKind::Cuda && (!pref.prefer_backend || *pref.prefer_backend == library),
+                 pref};
+  if (r.try_library) r.device_pref.prefer_backend.reset();
+  return r;
+}
+/// After the library backend could not be built (`e`): nullopt where select falls back to the bespoke kernels
+/// (the library answered Unsupported and the preference did not ask for it), else the error select returns.
+inline std::optional<Error> library_failure(std::string_view plan, const PlanPreference& pref, const Error& e) {
+  if (!pref.prefer_backend && e.code == ErrorCode::Unsupported) return std::nullopt;
+  return Error{e.code, std::string(plan) + ": the cuBLASLt backend: " + e.message};
+}
+
 /// select's start for a plan over one shape: the descriptor's shape and element kinds are valid, then
 /// select_device.
 template <class TablesFor>

@@ -272,16 +272,13 @@ bool exact_alias(const ConstDynTensor& x, const ConstDynTensor& y, const MatStri
 Result<GemmPlan> GemmPlan::select(const Stream& stream, const GemmDescriptor& desc, PlanPreference pref) {
   BARACUDA_TRY(check_descriptor(desc));
   // cuda: cuBLASLt unless the preference names another backend; the bespoke kernels where it cannot serve.
-  const bool try_lt =
-      stream.device() == DeviceKind::Cuda && (!pref.prefer_backend || *pref.prefer_backend == BackendKind::CublasLt);
-  PlanPreference device_pref = pref;
-  if (try_lt) device_pref.prefer_backend.reset();
-  auto dev = detail::select_device(P, stream, device_pref, tables_for);
+  const detail::LibraryFirst lib = detail::library_first(stream, pref, BackendKind::CublasLt);
+  auto dev = detail::select_device(P, stream, lib.device_pref, tables_for);
   if (!dev) return dev.error();
   const auto in = detail::kind_index(desc.input), out = detail::kind_index(desc.output);
   const MathPrecision opmath = detail::opmath_precision(desc.input);
 #if BARACUDA_HAVE_CUDA_KERNELS
-  if (try_lt) {
+  if (lib.try_library) {
     auto lt = detail::CublasLtGemm::create(stream.device_index(), cublaslt_problem(desc), pref.max_workspace_bytes);
     if (lt) {
       detail::DeviceSelection<detail::GemmTables> sel = *dev;
@@ -295,8 +292,7 @@ Result<GemmPlan> GemmPlan::select(const Stream& stream, const GemmDescriptor& de
       p.workspace_bytes_ = p.lt_->workspace_size();
       return p;
     }
-    if (pref.prefer_backend || lt.error().code != ErrorCode::Unsupported)
-      return Error{lt.error().code, s(P) + ": the cuBLASLt backend: " + lt.error().message};
+    if (auto e = detail::library_failure(P, pref, lt.error())) return *e;
   }
 #endif
   detail::GemmFn fn = dev->table->gemm[in][out];
