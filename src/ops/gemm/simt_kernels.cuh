@@ -29,13 +29,15 @@
 #include "device/activation_math.cuh"
 #include "device/convert.cuh"
 #include "device/elementwise.cuh"  // BARACUDA_UNROLL
+#include "device/simt_tile.cuh"
 #include "ops/gemm/launch.hpp"
 #include "ops/int_gemm/epilogue.cuh"  // activate (f32)
 
 BARACUDA_DEVICE_NAMESPACE_BEGIN
 namespace gemm {
 
-inline constexpr int kSimtBM = 64, kSimtBN = 64, kSimtBK = 16, kSimtThreads = 256;
+inline constexpr int kSimtBM = simt_tile::kBM, kSimtBN = simt_tile::kBN, kSimtBK = simt_tile::kBK,
+                     kSimtThreads = simt_tile::kThreads;
 
 /// The SIMT kernel's parameters (M: the opmath type). Strides in elements.
 template <class M>
@@ -54,13 +56,7 @@ struct SimtParams {
   int activation = 0;  // LinearActivation
 };
 
-template <class M>
-__device__ __forceinline__ M fma_rn(M a, M b, M c) {
-  if constexpr (std::is_same_v<M, float>)
-    return __fmaf_rn(a, b, c);
-  else
-    return __fma_rn(a, b, c);
-}
+using simt_tile::fma_rn;
 template <class M>
 __device__ __forceinline__ M mul_rn(M a, M b) {
   if constexpr (std::is_same_v<M, float>)
@@ -134,19 +130,7 @@ __global__ void __launch_bounds__(kSimtThreads) gemm_simt_kernel(SimtParams<conv
       bs[r][c] = gk < p.k && gn < p.n ? convert::to_opmath(B[gk * p.b_row + gn * p.b_col]) : M(0);
     }
     __syncthreads();
-    BARACUDA_UNROLL
-    for (int kk = 0; kk < kSimtBK; ++kk) {
-      M av[4], bv[4];
-      BARACUDA_UNROLL
-      for (int i = 0; i < 4; ++i) av[i] = as[kk][ty + 16 * i];
-      BARACUDA_UNROLL
-      for (int j = 0; j < 4; ++j) bv[j] = bs[kk][tx + 16 * j];
-      BARACUDA_UNROLL
-      for (int i = 0; i < 4; ++i) {
-        BARACUDA_UNROLL
-        for (int j = 0; j < 4; ++j) acc[i][j] = fma_rn(av[i], bv[j], acc[i][j]);
-      }
-    }
+    simt_tile::slice_fma(acc, as, bs, tx, ty);
     __syncthreads();
   }
 

@@ -3,7 +3,7 @@
 //
 // The tile scheduler is the tensor-core kernel's (kernels.cuh, gg_find_tile: ceil(total_M / 64) + E row tiles ×
 // the N tiles, each block's group found by a warp scan of the device offsets, blocks past the last group's tiles
-// exit). The tile is the dense GEMM's CUDA-core one (src/ops/gemm/simt_kernels.cuh): 256 threads, 64×64
+// exit). The tile is the dense GEMM's CUDA-core one (src/device/simt_tile.cuh): 256 threads, 64×64
 // outputs, K in 16-deep slices through shared memory, consecutive threads along K (x's and W's unit-stride
 // dimension), rows past the group and columns past N zeros; each thread owns 4×4 outputs and accumulates each
 // with one fma per k, k ascending, then adds the bias once: a fixed order, the same bits on every run.
@@ -18,13 +18,15 @@
 #include "baracuda/core/status.hpp"
 #include "core/exec_context.hpp"
 #include "device/elementwise.cuh"  // BARACUDA_UNROLL
+#include "device/simt_tile.cuh"
 #include "ops/grouped_gemm/kernels.cuh"
 #include "ops/grouped_gemm/tables.hpp"
 
 BARACUDA_DEVICE_NAMESPACE_BEGIN
 namespace grouped_gemm {
 
-inline constexpr int kSimtBM = 64, kSimtBN = 64, kSimtBK = 16, kSimtThreads = 256;
+inline constexpr int kSimtBM = simt_tile::kBM, kSimtBN = simt_tile::kBN, kSimtBK = simt_tile::kBK,
+                     kSimtThreads = simt_tile::kThreads;
 
 template <class T>
 __global__ void __launch_bounds__(kSimtThreads) grouped_gemm_simt_kernel(GgParams p) {
@@ -55,19 +57,7 @@ __global__ void __launch_bounds__(kSimtThreads) grouped_gemm_simt_kernel(GgParam
       bs[c][r] = gn < p.n && gk < p.k ? w[static_cast<int64_t>(gn) * p.w_row + gk] : 0.0f;
     }
     __syncthreads();
-    BARACUDA_UNROLL
-    for (int kk = 0; kk < kSimtBK; ++kk) {
-      float av[4], bv[4];
-      BARACUDA_UNROLL
-      for (int i = 0; i < 4; ++i) av[i] = as[kk][ty + 16 * i];
-      BARACUDA_UNROLL
-      for (int j = 0; j < 4; ++j) bv[j] = bs[kk][tx + 16 * j];
-      BARACUDA_UNROLL
-      for (int i = 0; i < 4; ++i) {
-        BARACUDA_UNROLL
-        for (int j = 0; j < 4; ++j) acc[i][j] = __fmaf_rn(av[i], bv[j], acc[i][j]);
-      }
-    }
+    simt_tile::slice_fma(acc, as, bs, tx, ty);
     __syncthreads();
   }
 
