@@ -48,7 +48,11 @@ TEST(RopeRejects, Descriptor) {
   bad(RopeDescriptor(ok).with_shape(4, 2, -1, 8));
   bad(RopeDescriptor(ok).with_shape(4, 2, 1, 0));
   bad(RopeDescriptor(ok).with_shape(1, int64_t{1} << 30, int64_t{1} << 30,
-                                    2));          // (H + Hkv)·D ≥ 2^31
+                                    2)); // (H + Hkv)·D ≥ 2^31
+  bad(RopeDescriptor(ok).with_shape(int64_t{1} << 30, int64_t{1} << 15, 0,
+                                    int64_t{1} << 15)); // > 2^56 elements
+  bad(RopeDescriptor(ok).with_cache(
+      K::F32, int64_t{1} << 55)); // a cache of more than 2^56 elements
   bad(RopeDescriptor(ok).with_shape(4, 2, 1, 7)); // rot_dim = head_dim odd
   bad(RopeDescriptor(ok).with_rot_dim(5));
   bad(RopeDescriptor(ok).with_rot_dim(10)); // > head_dim
