@@ -1,0 +1,103 @@
+// The attention family's host reference (attention.hpp's "Backends"): written for clarity, independently of the
+// kernel. cu_seqlens are read here (the host device's memory is host memory) and made effective by the rule of
+// attention.hpp. Per query row: the scores τ·q·k in long double from the exact inputs (τ the f32 value of the
+// kernels), the mask of attention.hpp, the softmax against the row's maximum, o = Σ p·v / Σ p and lse = m + ln Σ p,
+// o rounded once to the element kind and lse to f32; a row that sees no key gets o = 0, lse = +inf.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "core/reference_formats.hpp"
+#include "ops/attention/tables.hpp"
+
+namespace baracuda::reference {
+namespace {
+
+using detail::FlashAttentionLaunch;
+
+/// The effective boundaries c'[0..B] of cu_seqlens (or the padded ones, b·S).
+std::vector<int64_t> boundaries(const int32_t* cu, int batch, int seqlen, int total) {
+  std::vector<int64_t> c(static_cast<size_t>(batch) + 1);
+  int64_t run = 0;
+  for (int b = 0; b <= batch; ++b) {
+    c[b] = cu != nullptr ? detail::attention_effective(cu[b], run, total) : int64_t{b} * seqlen;
+    run = c[b];
+  }
+  return c;
+}
+
+template <class T>
+Status forward(const detail::ExecContext&, const FlashAttentionLaunch& l) {
+  const T* q = static_cast<const T*>(l.q);
+  const T* k = static_cast<const T*>(l.k);
+  const T* v = static_cast<const T*>(l.v);
+  T* o = static_cast<T*>(l.o);
+  const std::vector<int64_t> cq = boundaries(l.cu_q, l.batch, l.seqlen_q, l.total_q);
+  const std::vector<int64_t> ck = boundaries(l.cu_k, l.batch, l.seqlen_k, l.total_k);
+  const long double tau = l.scale;
+  const int group = l.heads / l.kv_heads;
+  std::vector<long double> s, acc(static_cast<size_t>(l.head_dim));
+  for (int b = 0; b < l.batch; ++b) {
+    const int64_t s_q = cq[b + 1] - cq[b], s_k = ck[b + 1] - ck[b];
+    const int64_t rows = s_q < l.seqlen_q ? s_q : l.seqlen_q;
+    s.assign(static_cast<size_t>(s_k), 0.0L);
+    for (int h = 0; h < l.heads; ++h) {
+      const int hk = h / group;
+      for (int64_t i = 0; i < rows; ++i) {
+        const T* qr = q + (cq[b] + i) * l.q_tok + h * l.q_head;
+        long double m = -std::numeric_limits<long double>::infinity();
+        for (int64_t j = 0; j < s_k; ++j) {
+          const int64_t rel = j - (i + s_k - s_q);  // key position against the bottom-right diagonal
+          const bool seen = (l.window_left < 0 || rel >= -int64_t{l.window_left}) &&
+                            (l.window_right < 0 || rel <= int64_t{l.window_right});
+          if (!seen) {
+            s[j] = -std::numeric_limits<long double>::infinity();
+            continue;
+          }
+          const T* kr = k + (ck[b] + j) * l.k_tok + hk * l.k_head;
+          long double dot = 0;
+          for (int c = 0; c < l.head_dim; ++c) dot += value_of(qr[c]) * value_of(kr[c]);
+          s[j] = tau * dot;
+          if (s[j] > m) m = s[j];
+        }
+        T* orow = o + (cq[b] + i) * l.o_tok + h * l.o_head;
+        long double sum = 0;
+        std::fill(acc.begin(), acc.end(), 0.0L);
+        if (m != -std::numeric_limits<long double>::infinity()) {
+          for (int64_t j = 0; j < s_k; ++j) {
+            if (s[j] == -std::numeric_limits<long double>::infinity()) continue;
+            const long double p = std::exp(s[j] - m);
+            sum += p;
+            const T* vr = v + (ck[b] + j) * l.v_tok + hk * l.v_head;
+            for (int c = 0; c < l.head_dim; ++c) acc[c] += p * value_of(vr[c]);
+          }
+        }
+        for (int c = 0; c < l.head_dim; ++c) orow[c] = store<T>(sum > 0 ? acc[c] / sum : 0.0L);
+        if (l.lse != nullptr) {
+          const int64_t tok = l.cu_q != nullptr ? cq[b] + i : i;
+          l.lse[b * l.lse_batch + h * l.lse_head + tok * l.lse_tok] =
+              sum > 0 ? static_cast<float>(m + std::log(sum)) : std::numeric_limits<float>::infinity();
+        }
+      }
+    }
+  }
+  return {};
+}
+
+constexpr detail::FlashAttentionTables make_tables() {
+  detail::FlashAttentionTables t{};
+  for (int64_t d : {64, 128}) {
+    t.fwd[detail::kind_index(ElementKind::F16)][detail::attention_head_dim_slot(d)] = &forward<__half>;
+    t.fwd[detail::kind_index(ElementKind::Bf16)][detail::attention_head_dim_slot(d)] = &forward<__nv_bfloat16>;
+  }
+  t.variant = "reference";
+  return t;
+}
+
+}  // namespace
+
+BARACUDA_DEFINE_TABLE(detail::FlashAttentionTables, attention_tables, make_tables())
+
+}  // namespace baracuda::reference

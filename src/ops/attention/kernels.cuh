@@ -1,0 +1,301 @@
+// The attention family's FlashAttention-2 forward kernel (f16/bf16 q, k, v, o; f32 scores, softmax and sums;
+// attention.hpp has the contract), on mma.sync m16n8k16.
+//
+// One block per (64-row query tile, query head, batch): grid x query tiles of the longest sequence, y heads, z
+// batches; 4 warps, warp w owning rows 16w..16w+15 of the tile. The block finds its sequence (padded: b·S; varlen:
+// the effective cu_seqlens, a warp-wide running maximum of the offsets, attention.hpp) and returns at once when
+// its tile starts past the sequence's rows. Shared memory (the dense GEMM's tiles, src/ops/gemm/tc_kernels.cuh:
+// rows of 16-byte chunks along d, XOR-swizzled by tc_swz, filled by tc_load_tile, zeros past the edges): the Q
+// tile (64×d), one K tile and one V tile (BN×d; BN = 64 for d = 64, 32 for d = 128): 24 KiB for d = 64, 32 KiB for
+// d = 128 (no opt-in).
+//
+// The Q fragments (d/16 ldmatrix.x4 per warp) stay in registers for the whole loop. Per KV tile j (only the tiles
+// the causal/window bounds of the block's rows can see):
+//   wait K_j; barrier; issue V_j by cp.async;  S = Q·K_jᵀ by mma (K's rows as the col operand, plain ldmatrix);
+//   mask (edge tiles only, per element: -inf); online softmax on the accumulator fragments in f32: the row max
+//   over the quad (2 shuffles), m' = max(m, rowmax), α = 2^((m − m')·τ·log2 e), P = 2^(S·τ·log2 e − m'·τ·log2 e)
+//   (one fma and exp2f; a row whose max is −inf uses 0, so masked entries give 0, never NaN),
+//   l = α·l + Σ P
+//   (per-thread partial sums, the quad's summed once at the end), O = α·O;
+//   barrier (K_j free); issue K_{j+1}; wait V_j; barrier;
+//   O += P·V_j by mma, with P rounded to the element kind in registers as the A operand (the S accumulator
+//   layout is the A fragment layout) and V through ldmatrix.trans.
+// Then l is summed over the quad, o = O·(1/l) rounded once, lse = m·τ + ln l; l = 0 (no visible key) or NaN gives
+// o = 0 and lse = +inf. Every sum has a fixed order and there are no atomics: bit-stable.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <type_traits>
+
+#include "baracuda/core/element.hpp"
+#include "baracuda/core/status.hpp"
+#include "core/exec_context.hpp"
+#include "device/convert.cuh"
+#include "device/elementwise.cuh"  // BARACUDA_UNROLL
+#include "device/ptx/cp_async.cuh"
+#include "device/ptx/cvt.cuh"
+#include "device/ptx/ldmatrix.cuh"
+#include "device/ptx/mma.cuh"
+#include "ops/attention/tables.hpp"
+#include "ops/gemm/tc_kernels.cuh"  // TcOperand, tc_swz, tc_load_tile, tc_store2
+#include "sim/compat.cuh"           // first: the device namespace, launch macros and device API
+
+BARACUDA_DEVICE_NAMESPACE_BEGIN
+namespace attention {
+
+using ::baracuda::gemm::tc_load_tile;
+using ::baracuda::gemm::tc_swz;
+using ::baracuda::gemm::TcOperand;
+
+/// Query rows per block (4 warps × 16), and keys per KV tile for head dimension d (32 for d = 128, where 64 would
+/// take the registers past 255 and spill).
+inline constexpr int kFaBlockM = 64;
+constexpr int fa_block_n(int d) { return d > 64 ? 32 : 64; }
+inline constexpr int kFaThreads = 128;
+
+/// Shared memory of the kernel for head dimension d: the Q, K and V tiles.
+constexpr int fa_smem_bytes(int d) { return (kFaBlockM + 2 * fa_block_n(d)) * d * 2; }
+
+struct FaParams {
+  ::baracuda::detail::FlashAttentionLaunch l;
+  float scale_log2 = 0;                              ///< τ·log2 e
+  bool q_vec = false, k_vec = false, v_vec = false;  ///< 16-byte aligned rows: cp.async copies
+};
+
+/// The effective cu_seqlens boundary b (attention.hpp): min(total, max(0, c[0], ..., c[b])), by one warp (every
+/// lane gets it).
+__device__ __forceinline__ int fa_effective(const int32_t* cu, int b, int total, int lane) {
+  int m = 0;
+  for (int i = lane; i <= b; i += 32) m = max(m, static_cast<int>(cu[i]));
+  BARACUDA_UNROLL
+  for (int d = 16; d >= 1; d /= 2) m = max(m, __shfl_xor_sync(0xffffffffu, m, d));
+  return min(m, total);
+}
+
+/// Two f32 values as the element kind's pair (low half: `lo`).
+template <class T>
+__device__ __forceinline__ unsigned fa_pack(float lo, float hi) {
+  if constexpr (std::is_same_v<T, __half>)
+    return ptx::cvt_rn_f16x2_bits(lo, hi);
+  else
+    return ptx::cvt_rn_bf16x2_bits(lo, hi);
+}
+
+template <class T, int D>
+__global__ void __launch_bounds__(kFaThreads) fa2_forward_kernel(FaParams p) {
+  constexpr int BM = kFaBlockM, BN = fa_block_n(D), CPR = D / 8, NT = kFaThreads;
+  constexpr int KD = D / 16, NO = D / 8, NS = BN / 8;
+  static_assert(D % 16 == 0 && D <= 128, "head dim: whole k16 steps; above 128 the registers would spill");
+  const ::baracuda::detail::FlashAttentionLaunch& l = p.l;
+
+  BARACUDA_DYNAMIC_SHARED(unsigned char, smem);
+  unsigned char* qs = smem;
+  unsigned char* ks = qs + BM * D * 2;
+  unsigned char* vs = ks + BN * D * 2;
+  const int tid = static_cast<int>(threadIdx.x);
+  const int lane = tid & 31, warp = tid >> 5;
+  const int g = lane >> 2, t4 = lane & 3;
+  const int j8 = lane >> 3, r8 = lane & 7;
+  const int b = static_cast<int>(blockIdx.z), h = static_cast<int>(blockIdx.y);
+  const int q0 = static_cast<int>(blockIdx.x) * BM;
+
+  int q_start, s_q, k_start, s_k;
+  if (l.cu_q != nullptr) {
+    q_start = fa_effective(l.cu_q, b, l.total_q, lane);
+    s_q = fa_effective(l.cu_q, b + 1, l.total_q, lane) - q_start;
+    k_start = fa_effective(l.cu_k, b, l.total_k, lane);
+    s_k = fa_effective(l.cu_k, b + 1, l.total_k, lane) - k_start;
+  } else {
+    q_start = b * l.seqlen_q, s_q = l.seqlen_q;
+    k_start = b * l.seqlen_k, s_k = l.seqlen_k;
+  }
+  const int rows = min(s_q, l.seqlen_q);  // rows written: at most the descriptor's longest sequence
+  if (q0 >= rows) return;
+  const int hk = h / (l.heads / l.kv_heads);
+
+  const uint16_t* qd = static_cast<const uint16_t*>(l.q) + q_start * l.q_tok + h * l.q_head;
+  const TcOperand qo{qd, 0, l.q_tok, 1, s_q, D, p.q_vec, true};
+  const uint16_t* kd = static_cast<const uint16_t*>(l.k);
+  const uint16_t* vd = static_cast<const uint16_t*>(l.v);
+  if (s_k > 0) {
+    kd += k_start * l.k_tok + hk * l.k_head;
+    vd += k_start * l.v_tok + hk * l.v_head;
+  }
+  const TcOperand ko{kd, 0, l.k_tok, 1, s_k, D, p.k_vec, true};
+  const TcOperand vo{vd, 0, l.v_tok, 1, s_k, D, p.v_vec, true};
+
+  // The KV tiles any row of the block sees: keys [lo, hi).
+  const int64_t off = static_cast<int64_t>(s_k) - s_q;
+  const int64_t q_hi = min(q0 + BM, s_q) - 1;
+  int64_t lo = 0, hi = s_k;
+  if (l.window_left >= 0 && q0 + off - l.window_left > 0) lo = q0 + off - l.window_left;
+  if (l.window_right >= 0 && q_hi + off + l.window_right + 1 < hi) hi = q_hi + off + l.window_right + 1;
+  const int t_lo = static_cast<int>(lo / BN);
+  const int t_hi = hi > lo ? static_cast<int>((hi + BN - 1) / BN) : t_lo;
+
+  tc_load_tile<BM, CPR, NT>(qs, qo, qd, q0, 0, tid);
+  if (t_lo < t_hi) tc_load_tile<BN, CPR, NT>(ks, ko, kd, t_lo * BN, 0, tid);
+  ptx::cp_async_commit();
+  ptx::cp_async_wait_all();
+  __syncthreads();
+  unsigned qf[KD][4];
+  BARACUDA_UNROLL
+  for (int kk = 0; kk < KD; ++kk)
+    ptx::ldmatrix<4>(qf[kk], qs + tc_swz<CPR>(warp * 16 + (j8 & 1) * 8 + r8, kk * 2 + (j8 >> 1)));
+
+  float acc[NO][4];
+  BARACUDA_UNROLL
+  for (int n = 0; n < NO; ++n) {
+    BARACUDA_UNROLL
+    for (int e = 0; e < 4; ++e) acc[n][e] = 0.0f;
+  }
+  float m_row[2] = {-INFINITY, -INFINITY}, l_row[2] = {0.0f, 0.0f};
+  const int64_t row0 = q0 + warp * 16 + g;  // this thread's rows: row0 and row0 + 8
+
+  for (int t = t_lo; t < t_hi; ++t) {
+    const int kv0 = t * BN;
+    ptx::cp_async_wait_all();  // K_t (this thread's copies)
+    __syncthreads();           // everyone's; and every warp is done with V_{t-1}
+    tc_load_tile<BN, CPR, NT>(vs, vo, vd, kv0, 0, tid);
+    ptx::cp_async_commit();
+
+    float s[NS][4];
+    BARACUDA_UNROLL
+    for (int n = 0; n < NS; ++n) {
+      BARACUDA_UNROLL
+      for (int e = 0; e < 4; ++e) s[n][e] = 0.0f;
+    }
+    BARACUDA_UNROLL
+    for (int kk = 0; kk < KD; ++kk) {
+      BARACUDA_UNROLL
+      for (int nj = 0; nj < NS / 2; ++nj) {
+        unsigned r[4];
+        ptx::ldmatrix<4>(r, ks + tc_swz<CPR>(nj * 16 + (j8 >> 1) * 8 + r8, kk * 2 + (j8 & 1)));
+        const unsigned b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};
+        ptx::mma_m16n8k16<T>(s[2 * nj], qf[kk], b0, s[2 * nj]);
+        ptx::mma_m16n8k16<T>(s[2 * nj + 1], qf[kk], b1, s[2 * nj + 1]);
+      }
+    }
+
+    // Per-element mask where the tile crosses a bound of some row of the block.
+    const bool full = kv0 + BN <= s_k && (l.window_right < 0 || kv0 + BN - 1 <= q0 + off + l.window_right) &&
+                      (l.window_left < 0 || kv0 >= q0 + BM - 1 + off - l.window_left);
+    if (!full) {
+      BARACUDA_UNROLL
+      for (int n = 0; n < NS; ++n) {
+        BARACUDA_UNROLL
+        for (int e = 0; e < 4; ++e) {
+          const int64_t i = row0 + 8 * (e >> 1), j = kv0 + n * 8 + 2 * t4 + (e & 1);
+          const bool ok = j < s_k && (l.window_left < 0 || j >= i + off - l.window_left) &&
+                          (l.window_right < 0 || j <= i + off + l.window_right);
+          if (!ok) s[n][e] = -INFINITY;
+        }
+      }
+    }
+
+    // Online softmax, row by row (hh: rows g and g + 8 of the warp's 16).
+    BARACUDA_UNROLL
+    for (int hh = 0; hh < 2; ++hh) {
+      float mx = m_row[hh];
+      BARACUDA_UNROLL
+      for (int n = 0; n < NS; ++n) mx = fmaxf(mx, fmaxf(s[n][2 * hh], s[n][2 * hh + 1]));
+      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+      const float ms = mx == -INFINITY ? 0.0f : __fmul_rn(mx, p.scale_log2);
+      const float alpha = exp2f(__fmaf_rn(m_row[hh], p.scale_log2, -ms));
+      m_row[hh] = mx;
+      float sum = 0.0f;
+      BARACUDA_UNROLL
+      for (int n = 0; n < NS; ++n) {
+        BARACUDA_UNROLL
+        for (int e = 0; e < 2; ++e) {
+          const float pv = exp2f(__fmaf_rn(s[n][2 * hh + e], p.scale_log2, -ms));
+          s[n][2 * hh + e] = pv;
+          sum = __fadd_rn(sum, pv);
+        }
+      }
+      l_row[hh] = __fmaf_rn(alpha, l_row[hh], sum);
+      BARACUDA_UNROLL
+      for (int n = 0; n < NO; ++n) {
+        acc[n][2 * hh] = __fmul_rn(acc[n][2 * hh], alpha);
+        acc[n][2 * hh + 1] = __fmul_rn(acc[n][2 * hh + 1], alpha);
+      }
+    }
+
+    __syncthreads();  // every warp is done with K_t
+    if (t + 1 < t_hi) tc_load_tile<BN, CPR, NT>(ks, ko, kd, kv0 + BN, 0, tid);
+    ptx::cp_async_commit();
+    ptx::cp_async_wait<1>();  // V_t (this thread's copies)
+    __syncthreads();          // everyone's
+
+    BARACUDA_UNROLL
+    for (int kk = 0; kk < BN / 16; ++kk) {
+      // The S accumulators of n-tiles 2kk, 2kk + 1 are the A fragment of k-step kk.
+      const unsigned a[4] = {fa_pack<T>(s[2 * kk][0], s[2 * kk][1]), fa_pack<T>(s[2 * kk][2], s[2 * kk][3]),
+                             fa_pack<T>(s[2 * kk + 1][0], s[2 * kk + 1][1]),
+                             fa_pack<T>(s[2 * kk + 1][2], s[2 * kk + 1][3])};
+      BARACUDA_UNROLL
+      for (int nj = 0; nj < D / 16; ++nj) {
+        unsigned r[4];
+        ptx::ldmatrix<4, true>(r, vs + tc_swz<CPR>(kk * 16 + (j8 & 1) * 8 + r8, nj * 2 + (j8 >> 1)));
+        const unsigned b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};
+        ptx::mma_m16n8k16<T>(acc[2 * nj], a, b0, acc[2 * nj]);
+        ptx::mma_m16n8k16<T>(acc[2 * nj + 1], a, b1, acc[2 * nj + 1]);
+      }
+    }
+  }
+  ptx::cp_async_wait_all();  // no copy in flight at exit (only empty groups remain)
+
+  T* od = static_cast<T*>(l.o) + q_start * l.o_tok + h * l.o_head;
+  BARACUDA_UNROLL
+  for (int hh = 0; hh < 2; ++hh) {
+    float sum = l_row[hh];
+    sum = __fadd_rn(sum, __shfl_xor_sync(0xffffffffu, sum, 1));
+    sum = __fadd_rn(sum, __shfl_xor_sync(0xffffffffu, sum, 2));
+    const bool empty = !(sum > 0.0f);  // no visible key (0), or NaN
+    const float inv = empty ? 0.0f : __fdiv_rn(1.0f, sum);
+    const int64_t i = row0 + 8 * hh;
+    if (i >= rows) continue;
+    T* orow = od + i * l.o_tok;
+    BARACUDA_UNROLL
+    for (int n = 0; n < NO; ++n) {
+      const T v2[2] = {convert::from_opmath<T>(__fmul_rn(acc[n][2 * hh], inv)),
+                       convert::from_opmath<T>(__fmul_rn(acc[n][2 * hh + 1], inv))};
+      ::baracuda::gemm::tc_store2(orow + n * 8 + 2 * t4, v2, true);
+    }
+    if (l.lse != nullptr && t4 == 0) {
+      const float lse = empty ? INFINITY : __fmaf_rn(m_row[hh], l.scale, logf(sum));
+      const int64_t tok = l.cu_q != nullptr ? q_start + i : i;
+      l.lse[b * l.lse_batch + h * l.lse_head + tok * l.lse_tok] = lse;
+    }
+  }
+}
+
+/// The forward of `l` (tables.hpp) for element T (__half or __nv_bfloat16) and head dimension D.
+template <class T, int D>
+Status fa2_forward(const ::baracuda::detail::ExecContext& ctx, const ::baracuda::detail::FlashAttentionLaunch& l) {
+  static_assert(fa_smem_bytes(D) <= 48 * 1024, "within the default dynamic shared memory (no opt-in)");
+  if (l.element != kind_of<T> || l.head_dim != D)
+    return Error::internal("FlashAttentionPlan: the kernel was called for another kind or head dimension");
+  if (l.batch == 0 || l.heads == 0 || l.seqlen_q == 0 || l.total_q == 0) return {};
+  FaParams p;
+  p.l = l;
+  p.scale_log2 = l.scale * 1.4426950408889634f;  // one f32 product (host code, IEEE)
+  const auto vec = [](const void* data, int64_t tok, int64_t head) {
+    return reinterpret_cast<uintptr_t>(data) % 16 == 0 && tok % 8 == 0 && head % 8 == 0;
+  };
+  p.q_vec = vec(l.q, l.q_tok, l.q_head);
+  p.k_vec = vec(l.k, l.k_tok, l.k_head);
+  p.v_vec = vec(l.v, l.v_tok, l.v_head);
+  const dim3 grid(static_cast<unsigned>((l.seqlen_q + kFaBlockM - 1) / kFaBlockM), static_cast<unsigned>(l.heads),
+                  static_cast<unsigned>(l.batch));
+  BARACUDA_LAUNCH(grid, dim3(kFaThreads), static_cast<size_t>(fa_smem_bytes(D)), ctx.stream, fa2_forward_kernel<T, D>)
+  (p);
+  const auto e = launch::take_last_error();
+  if (e.failed) return Error::device("FlashAttentionPlan: kernel launch failed: " + e.message, e.code);
+  return {};
+}
+
+}  // namespace attention
+BARACUDA_DEVICE_NAMESPACE_END

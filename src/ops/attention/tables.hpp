@@ -1,0 +1,60 @@
+// Internal: the attention family's launch record (the one contract between plan.cpp, which validates the
+// operands and fills it, and every backend) and its dispatch table (one per device: the host reference, sim,
+// cuda), indexed by element kind and head dimension.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string_view>
+
+#include "baracuda/core/element.hpp"
+#include "baracuda/ops/attention.hpp"
+#include "core/exec_context.hpp"
+#include "device/dispatch_table.hpp"
+
+namespace baracuda::detail {
+
+/// The attention forward of attention.hpp. Element strides: q (t, h, c) at `q + t·q_tok + h·q_head + c`, k and
+/// v alike with their own strides, o like q, lse (b, h, i) at `lse + b·lse_batch + h·lse_head + i·lse_tok` (varlen:
+/// b = 0 and i the token). Padded batches: cu_seqlens are null and batch b's tokens start at b·seqlen. Validated by
+/// the plan (kinds, shapes, strides, o and lse overlap nothing); the cu_seqlens values are data and are not.
+struct FlashAttentionLaunch {
+  ElementKind element = ElementKind::F16;
+  int batch = 0, seqlen_q = 0, seqlen_k = 0, heads = 0, kv_heads = 0, head_dim = 0;
+  int total_q = 0, total_k = 0;  ///< tokens of q and k (T_q, T_k)
+  /// Window bounds, −1 unbounded (causal already folded into window_right = 0); at most 2^30.
+  int window_left = -1, window_right = -1;
+  float scale = 0;  ///< τ in f32, > 0
+  const void* q = nullptr;
+  int64_t q_tok = 0, q_head = 0;
+  const void* k = nullptr;
+  int64_t k_tok = 0, k_head = 0;
+  const void* v = nullptr;
+  int64_t v_tok = 0, v_head = 0;
+  const int32_t* cu_q = nullptr;  ///< nullptr: padded batches
+  const int32_t* cu_k = nullptr;
+  void* o = nullptr;
+  int64_t o_tok = 0, o_head = 0;
+  float* lse = nullptr;  ///< nullptr: not written
+  int64_t lse_batch = 0, lse_head = 0, lse_tok = 0;
+};
+
+/// The table slot of a head dimension with kernels (64, 128), or −1.
+constexpr int attention_head_dim_slot(int64_t d) { return d == 64 ? 0 : d == 128 ? 1 : -1; }
+
+struct FlashAttentionTables {
+  KindTable<std::array<FlashAttentionFn, 2>> fwd{};
+  std::string_view variant;
+};
+
+/// The effective offset of sequence boundary b from the running maximum so far (attention.hpp): `raw` clamped to
+/// [0, total], then at least `running`.
+constexpr int64_t attention_effective(int64_t raw, int64_t running, int64_t total) {
+  const int64_t c = raw < 0 ? 0 : (raw > total ? total : raw);
+  return c > running ? c : running;
+}
+
+}  // namespace baracuda::detail
+
+// reference: host.cpp; sim and cuda: the kernel unit device.cu
+BARACUDA_DECLARE_DEVICE_TABLE(detail::FlashAttentionTables, attention_tables)
