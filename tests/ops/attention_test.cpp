@@ -1,0 +1,179 @@
+// FlashAttentionPlan on every device (host, sim, cuda when a GPU is usable) against the f64 evaluation of
+// attention_test_support.hpp: the host reference within one rounding, the kernels within attention.hpp's bound.
+// Lengths 1, 17, 129 and 300 (not tile multiples), q longer and shorter than kv, causal and not, sliding windows
+// (rows that see no key: o = 0 and lse = +inf), packed batches of mixed lengths with valid and invalid cu_seqlens,
+// GQA ratios 1, 2, 4 and 8, head dims 64 and 128, f16 and bf16, strided, head-major and unaligned layouts, scales that
+// sharpen the softmax across tiles, empty problems; every byte of o and lse that no query row covers keeps its
+// sentinel; sim and cuda run every case twice with the same bits.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "attention_test_support.hpp"
+#include "support/devices.hpp"
+
+namespace baracuda::test::attention {
+namespace {
+
+constexpr ElementKind F16 = ElementKind::F16, Bf16 = ElementKind::Bf16;
+
+std::string name_of(const Problem& p) {
+  const FlashAttentionDescriptor& d = p.d;
+  std::string s = std::string(to_string(d.element)) + " d" + std::to_string(d.head_dim) + " H" +
+                  std::to_string(d.heads) + "/" + std::to_string(d.kv_heads) + " B" + std::to_string(d.batch);
+  s += d.varlen ? " varlen" : " s_q " + std::to_string(d.seqlen_q) + " s_k " + std::to_string(d.seqlen_k);
+  if (d.causal) s += " causal";
+  if (d.window_left != -1 || d.window_right != -1)
+    s += " window (" + std::to_string(d.window_left) + ", " + std::to_string(d.window_right) + ")";
+  return s;
+}
+
+/// Runs `p` on `device`: checks o and lse against the f64 evaluation (and, off the host, a second run's bits).
+void check_problem(DeviceKind device, const Problem& p, uint64_t seed = 1) {
+  std::string why;
+  const auto st = stream_for(device, &why);
+  if (!st) GTEST_SKIP() << why;
+  const std::string what = name_of(p);
+  const Data x(p, seed);
+  Data got = x;
+  const Status s = run_on(*st, x, got);
+  ASSERT_TRUE(s.is_ok()) << what << ": " << s.to_string();
+  const std::vector<int64_t> cq = p.bounds(true);
+  int64_t rows = 0;
+  for (int64_t b = 0; b < p.d.batch; ++b) rows += std::min(cq[b + 1] - cq[b], p.d.seqlen_q) * p.d.heads;
+  const int64_t checked = check_outputs(x, got, device == DeviceKind::Host ? Bound::Rounding : Bound::Kernel, what);
+  EXPECT_EQ(checked, rows) << what;
+  if (device != DeviceKind::Host && !::testing::Test::HasFailure()) {
+    Data again = x;
+    ASSERT_TRUE(run_on(*st, x, again).is_ok());
+    EXPECT_TRUE(again.o == got.o && again.lse == got.lse) << what << ": a second run gave other bits";
+  }
+}
+
+class Attention : public ::testing::TestWithParam<DeviceKind> {};
+
+TEST_P(Attention, LengthsAndCausal) {
+  // Not tile multiples (1, 17, 129), q longer and shorter than kv both ways; GQA 2.
+  const std::pair<int64_t, int64_t> lens[] = {{1, 1}, {17, 17}, {129, 129}, {17, 129}, {129, 17}, {1, 300}};
+  uint64_t seed = 1;
+  for (const auto& [sq, sk] : lens)
+    for (bool causal : {false, true}) {
+      Problem p = Problem::padded(2, sq, sk, 2, 1, 64, F16);
+      p.d.with_causal(causal).with_lse();
+      check_problem(GetParam(), p, ++seed);
+      if (::testing::Test::HasFailure() || ::testing::Test::IsSkipped()) return;
+    }
+}
+
+TEST_P(Attention, HeadDimsAndKinds) {
+  uint64_t seed = 20;
+  for (int64_t dim : {64, 128})
+    for (ElementKind e : {F16, Bf16}) {
+      Problem p = Problem::padded(1, 70, 100, 4, 1, dim, e);  // MQA: four query heads on one kv head
+      p.d.with_causal().with_lse();
+      check_problem(GetParam(), p, ++seed);
+      if (::testing::Test::HasFailure() || ::testing::Test::IsSkipped()) return;
+      Problem m = Problem::padded(1, 33, 65, 2, 2, dim, e);  // MHA, no lse
+      check_problem(GetParam(), m, ++seed);
+      if (::testing::Test::HasFailure()) return;
+    }
+}
+
+TEST_P(Attention, SlidingWindows) {
+  struct W {
+    int64_t s_q, s_k, left, right;
+    bool causal;
+  };
+  const W ws[] = {
+      {100, 100, 8, 0, true},    // causal with a left window: a band of 9 keys
+      {100, 100, 3, 5, false},   // both sides bounded
+      {100, 100, 0, 0, false},   // the diagonal only
+      {100, 100, -1, 2, false},  // unbounded left
+      {90, 130, 20, -1, false},  // unbounded right, kv longer: the band shifted right by 40
+      {130, 40, 0, 0, false},    // q longer: rows 0..89 see no key (o = 0, lse = +inf)
+      {100, 30, -1, -1, true},   // causal with s_q > s_k: the first 70 rows see no key
+      {129, 129, 70, 1, false},  // a band wider than one KV tile, crossing tiles
+  };
+  uint64_t seed = 40;
+  for (const W& w : ws) {
+    Problem p = Problem::padded(1, w.s_q, w.s_k, 2, 1, 64, F16);
+    p.d.with_causal(w.causal).with_window(w.left, w.right).with_lse();
+    check_problem(GetParam(), p, ++seed);
+    if (::testing::Test::HasFailure() || ::testing::Test::IsSkipped()) return;
+  }
+}
+
+TEST_P(Attention, PackedBatches) {
+  // Mixed lengths 0 … 300, q and kv lengths differing per batch; GQA 4 and 8, with lse [H, T_q].
+  Problem a = Problem::packed({1, 300, 17, 0, 64}, {5, 300, 129, 3, 64}, 4, 1, 64, F16);
+  a.d.with_causal().with_lse();
+  check_problem(GetParam(), a, 61);
+  if (::testing::Test::HasFailure() || ::testing::Test::IsSkipped()) return;
+  Problem b = Problem::packed({17, 65, 1}, {40, 20, 1}, 8, 1, 128, Bf16);
+  b.d.with_lse();
+  check_problem(GetParam(), b, 62);
+  if (::testing::Test::HasFailure()) return;
+  Problem c = Problem::packed({30, 0, 45}, {30, 0, 70}, 8, 2, 64, F16);  // an empty batch, a window
+  c.d.with_window(10, 4).with_lse();
+  check_problem(GetParam(), c, 63);
+}
+
+TEST_P(Attention, InvalidCuSeqlens) {
+  // Values that are not valid offsets: decreasing, negative, past the total. The effective offsets (running
+  // maximum, clamped) give disjoint sequences; rows no sequence covers keep the sentinel.
+  Problem p = Problem::packed({20, 20, 20, 20}, {10, 10, 10, 10}, 2, 1, 64, F16);
+  p.cu_q = {5, 40, 20, 90, 200};  // effective {5, 40, 40, 80, 80}: T_q = 80
+  p.cu_k = {-5, 30, 10, 60, 7};   // effective {0, 30, 30, 40, 40}: T_k = 40
+  p.d.with_varlen(80, 40, 40, 40).with_lse();
+  check_problem(GetParam(), p, 71);
+  if (::testing::Test::HasFailure() || ::testing::Test::IsSkipped()) return;
+  // A sequence longer than max_seqlen_q: its rows past max_seqlen_q are not written.
+  Problem q = Problem::packed({70, 10}, {50, 10}, 1, 1, 64, F16);
+  q.d.with_varlen(80, 60, 30, 50).with_causal().with_lse();
+  check_problem(GetParam(), q, 72);
+}
+
+TEST_P(Attention, Layouts) {
+  uint64_t seed = 80;
+  for (LayoutKind2 in : {LayoutKind2::HeadMajor, LayoutKind2::Padded, LayoutKind2::Unaligned})
+    for (ElementKind e : {F16, Bf16}) {
+      Problem p = Problem::padded(2, 40, 70, 2, 1, e == F16 ? 128 : 64, e);
+      p.in_layout = in;
+      p.out_layout = in == LayoutKind2::HeadMajor ? LayoutKind2::Padded : in;
+      p.d.with_causal(e == Bf16).with_lse();
+      check_problem(GetParam(), p, ++seed);
+      if (::testing::Test::HasFailure() || ::testing::Test::IsSkipped()) return;
+    }
+}
+
+TEST_P(Attention, ScalesSharpenTheSoftmax) {
+  // q, k in [-4, 4] and τ = 0.5: scores spread over hundreds, so the running maximum moves between KV tiles and the
+  // rescaling of O and l is exercised; and an explicit small scale.
+  Problem p = Problem::padded(1, 65, 200, 2, 2, 64, F16);
+  p.value_scale = 4.0;
+  p.d.with_scale(0.5).with_lse();
+  check_problem(GetParam(), p, 91);
+  if (::testing::Test::HasFailure() || ::testing::Test::IsSkipped()) return;
+  Problem q = Problem::padded(1, 20, 150, 1, 1, 128, Bf16);
+  q.value_scale = 3.0;
+  q.d.with_scale(0.03).with_causal().with_lse();
+  check_problem(GetParam(), q, 92);
+}
+
+TEST_P(Attention, EmptyProblemsAndNoKeys) {
+  check_problem(GetParam(), Problem::padded(0, 17, 17, 2, 1, 64, F16));  // B = 0
+  if (::testing::Test::HasFailure() || ::testing::Test::IsSkipped()) return;
+  check_problem(GetParam(), Problem::padded(2, 0, 17, 2, 1, 64, F16));  // S_q = 0
+  Problem nk = Problem::padded(2, 17, 0, 2, 1, 128, Bf16);              // S_k = 0: o = 0, lse = +inf
+  nk.d.with_lse();
+  check_problem(GetParam(), nk);
+  Problem e = Problem::packed({}, {}, 2, 1, 64, F16);  // B = 0 packed: cu_seqlens [1]
+  check_problem(GetParam(), e);
+}
+
+INSTANTIATE_TEST_SUITE_P(Devices, Attention, ::testing::ValuesIn(kTestDevices),
+                         [](const auto& info) { return std::string(to_string(info.param)); });
+
+}  // namespace
+}  // namespace baracuda::test::attention
