@@ -50,6 +50,11 @@ TEST(GemmReject, SelectShapesAndFlags) {
   expect_select(base().with_batch(-1), ErrorCode::InvalidProblem, "batch must be in [0, 65535]");
   expect_select(base().with_batch(65536), ErrorCode::InvalidProblem, "batch must be in [0, 65535]");
   expect_select(base().with_shape(int64_t{1} << 40, 5, int64_t{1} << 20), ErrorCode::InvalidProblem, "2^56");
+  // One extent huge and another 0 (every product fits): the extent's own bound, before any tile arithmetic.
+  constexpr int64_t kHuge = std::numeric_limits<int64_t>::max();
+  expect_select(base().with_shape(kHuge, 5, 0), ErrorCode::InvalidProblem, "at most 2^56");
+  expect_select(base().with_shape(0, kHuge, 6), ErrorCode::InvalidProblem, "at most 2^56");
+  expect_select(base().with_shape(4, 0, kHuge), ErrorCode::InvalidProblem, "at most 2^56");
   expect_select(base().with_shape(int64_t{1} << 28, int64_t{1} << 28, 1), ErrorCode::InvalidProblem, "tiles");
   expect_select(base().with_alpha_beta(NAN, 0), ErrorCode::InvalidProblem, "finite");
   expect_select(base().with_alpha_beta(1, INFINITY), ErrorCode::InvalidProblem, "finite");

@@ -99,6 +99,8 @@ Status check_descriptor(const GemmDescriptor& g) {
   if (g.m < 0 || g.n < 0 || g.k < 0)
     return Error::invalid(s(P) + ": M, N and K must be >= 0; got M = " + n2s(g.m) + ", N = " + n2s(g.n) +
                           ", K = " + n2s(g.k));
+  if (g.m > kMaxElements || g.n > kMaxElements || g.k > kMaxElements)
+    return Error::invalid(s(P) + ": M, N and K must each be at most 2^56");
   if (g.batch < 0 || g.batch > kMaxBatch)
     return Error::invalid(s(P) + ": batch must be in [0, 65535]; got " + n2s(g.batch));
   if (!fits(g.m, g.k) || !fits(g.k, g.n) || !fits(g.m, g.n))
