@@ -172,6 +172,37 @@ TEST_P(Attention, EmptyProblemsAndNoKeys) {
   check_problem(GetParam(), e);
 }
 
+TEST(AttentionTyped, MatchesTheErasedPlan) {
+  // FlashAttentionPlan<T>'s arguments map onto the erased plan's: the same bits for a packed problem with lse
+  // ([H, T_q]) and a padded one with lse ([B, H, S_q]), on the host.
+  for (bool varlen : {false, true}) {
+    Problem p = varlen ? Problem::packed({3, 9}, {5, 2}, 2, 1, 64, F16) : Problem::padded(2, 6, 4, 2, 1, 64, F16);
+    p.d.with_causal().with_lse();
+    const Data x(p, 7);
+    Data erased = x;
+    ASSERT_TRUE(run_on(Stream::host(), x, erased).is_ok());
+    Data typed = x;
+    const FlashAttentionDescriptor& d = p.d;
+    auto plan = FlashAttentionPlan<__half>::select(Stream::host(), d);
+    ASSERT_TRUE(plan) << plan.status().to_string();
+    FlashAttentionArgs<__half> a;
+    a.q = TensorRef<__half, 3>::dense(reinterpret_cast<const __half*>(x.q.data()), {d.tokens_q(), 2, 64});
+    a.k = TensorRef<__half, 3>::dense(reinterpret_cast<const __half*>(x.k.data()), {d.tokens_k(), 1, 64});
+    a.v = TensorRef<__half, 3>::dense(reinterpret_cast<const __half*>(x.v.data()), {d.tokens_k(), 1, 64});
+    a.o = TensorMut<__half, 3>::dense(reinterpret_cast<__half*>(typed.o.data()), {d.tokens_q(), 2, 64});
+    if (varlen) {
+      a.cu_seqlens_q = TensorRef<int32_t, 1>::dense(p.cu_q.data(), {3});
+      a.cu_seqlens_k = TensorRef<int32_t, 1>::dense(p.cu_k.data(), {3});
+      a.lse_varlen = TensorMut<float, 2>::dense(reinterpret_cast<float*>(typed.lse.data()), {2, d.total_q});
+    } else {
+      a.lse_padded = TensorMut<float, 3>::dense(reinterpret_cast<float*>(typed.lse.data()), {2, 2, 6});
+    }
+    ASSERT_TRUE(plan->run(Stream::host(), {}, a).is_ok());
+    EXPECT_TRUE(typed.o == erased.o && typed.lse == erased.lse) << (varlen ? "packed" : "padded");
+    EXPECT_EQ(check_outputs(x, typed, Bound::Rounding, "typed"), 24);  // 12 tokens, 2 heads
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Devices, Attention, ::testing::ValuesIn(kTestDevices),
                          [](const auto& info) { return std::string(to_string(info.param)); });
 

@@ -62,7 +62,7 @@
 ///   max|v|, lse by a few f32 ulps. Every sum has a fixed order and there are no atomics: the same bits on
 ///   every run of a device; sim and a GPU agree within the bound, not bit for bit (mma's internal order, exp2).
 ///
-/// **Empty problems** (B = 0, T_q = 0, S_q = 0 or H = 0 tokens) succeed and write nothing; s_k = 0 gives o = 0,
+/// **Empty problems** (B = 0, T_q = 0 or S_q = 0) succeed and write nothing; s_k = 0 gives o = 0,
 /// lse = +inf.
 #pragma once
 
