@@ -9,7 +9,8 @@
 // with the row index so that the 8 rows an ldmatrix phase reads hit 8 distinct bank groups. Each warp owns
 // a (BM/warps_m)×(BN/warps_n) warp tile: per 32-wide k step, ldmatrix.x4 loads an A fragment (16×32 int8 =
 // 16×16 b16) per 16 rows and an x4 loads the B fragments of two n8 tiles (B [N, K] non-transposed is the
-// "col" operand), then mma.sync.m16n8k32 accumulates in s32 (exact: select bounds K).
+// "col" operand), then mma.sync.m16n8k32 accumulates in s32 (exact: select bounds K). The slice loader and
+// the per-slice fragment and mma step are device/mma8_slice.cuh's, shared with the FP8 GEMM.
 //
 // The linear epilogue (epilogue.cuh, shared with the wgmma kernel) runs on the accumulators in registers: the asymmetric correction acc − zp[m]·Σ_k w[n,k]
 // (the column sums are accumulated from the B slices already in shared memory, in wrap-around s32, which is
@@ -27,7 +28,7 @@
 #include "device/convert.cuh"
 #include "device/elementwise.cuh"  // BARACUDA_UNROLL
 #include "device/cp_async_pipeline.cuh"
-#include "device/ptx/ldmatrix.cuh"
+#include "device/mma8_slice.cuh"
 #include "device/ptx/mma.cuh"
 #include "ops/int_gemm/epilogue.cuh"
 #include "ops/int_gemm/launch_params.cuh"
@@ -37,13 +38,13 @@
 BARACUDA_DEVICE_NAMESPACE_BEGIN
 namespace int_gemm {
 
-/// Byte offset of 16-byte chunk `c` of row `r` in a slice with CPR chunks per row (XOR swizzle).
-template <int CPR>
-__device__ __forceinline__ int swz(int r, int c) {
-  constexpr int kMask = (CPR >= 8 ? 8 : CPR) - 1;
-  constexpr int kShift = CPR >= 8 ? 0 : CPR == 4 ? 1 : CPR == 2 ? 2 : 3;
-  return r * (CPR * 16) + ((c ^ ((r >> kShift) & kMask)) * 16);
-}
+/// The int8 m16n8k32 (exact s32 accumulation) as mma8::slice_mma's step.
+template <class TA, class TB>
+struct Int8Mma {
+  __device__ __forceinline__ void operator()(int (&acc)[4], const unsigned (&a)[4], const unsigned (&b)[2]) const {
+    ptx::mma_m16n8k32<TA, TB>(acc, a, b, acc);
+  }
+};
 
 /// kAsym: the linear epilogue's zero-point correction (an asymmetric quantized x); the symmetric kernels carry
 /// no column-sum code in their main loop.
@@ -73,20 +74,9 @@ __global__ void __launch_bounds__(WM * WN * 32) int_gemm_kernel(GemmParams p) {
 
   auto load_slice = [&](int stage, int kt) {
     unsigned char* as = smem + stage * kStageBytes;
-    unsigned char* bs = as + BM * BK;
     const int k0 = (first + kt) * BK;
-    for (int i = tid; i < BM * CPR; i += NT) {
-      const int r = i / CPR, c = i % CPR, gm = m0 + r, gk = k0 + c * 16;
-      const bool ok = gm < p.m && gk < p.k;
-      const unsigned char* src = ok ? p.a + static_cast<int64_t>(gm) * p.lda + gk : p.a;
-      ptx::cp_async_cg_zfill(as + swz<CPR>(r, c), src, ok ? 16 : 0);
-    }
-    for (int i = tid; i < BN * CPR; i += NT) {
-      const int r = i / CPR, c = i % CPR, gn = n0 + r, gk = k0 + c * 16;
-      const bool ok = gn < p.n && gk < p.k;
-      const unsigned char* src = ok ? p.b + static_cast<int64_t>(gn) * p.ldb + gk : p.b;
-      ptx::cp_async_cg_zfill(bs + swz<CPR>(r, c), src, ok ? 16 : 0);
-    }
+    mma8::load_tile<BM, BK, NT>(as, p.a, p.lda, m0, p.m, k0, p.k, tid);
+    mma8::load_tile<BN, BK, NT>(as + BM * BK, p.b, p.ldb, n0, p.n, k0, p.k, tid);
   };
 
   int acc[MI][NI][4];
@@ -102,32 +92,11 @@ BARACUDA_UNROLL
   for (int kt = 0; kt < ktiles; ++kt) {
     const unsigned char* as = smem + pipeline_advance<ST>(kt, ktiles, load_slice) * kStageBytes;
     const unsigned char* bs = as + BM * BK;
-BARACUDA_UNROLL
-    for (int kk = 0; kk < BK / 32; ++kk) {
-      unsigned af[MI][4];
-      unsigned bf[NI][2];
-BARACUDA_UNROLL
-      for (int mi = 0; mi < MI; ++mi) {
-        const int r = wm0 + mi * 16 + ((lane >> 3) & 1) * 8 + (lane & 7);
-        ptx::ldmatrix<4>(af[mi], as + swz<CPR>(r, kk * 2 + (lane >> 4)));
-      }
-BARACUDA_UNROLL
-      for (int nj = 0; nj < NI / 2; ++nj) {
-        const int r = wn0 + nj * 16 + (lane >> 4) * 8 + (lane & 7);
-        unsigned q[4];
-        ptx::ldmatrix<4>(q, bs + swz<CPR>(r, kk * 2 + ((lane >> 3) & 1)));
-        bf[2 * nj][0] = q[0], bf[2 * nj][1] = q[1];
-        bf[2 * nj + 1][0] = q[2], bf[2 * nj + 1][1] = q[3];
-      }
-BARACUDA_UNROLL
-      for (int mi = 0; mi < MI; ++mi)
-BARACUDA_UNROLL
-        for (int ni = 0; ni < NI; ++ni) ptx::mma_m16n8k32<TA, TB>(acc[mi][ni], af[mi], bf[ni], acc[mi][ni]);
-    }
+    mma8::slice_mma<MI, NI, BK>(acc, as, bs, wm0, wn0, lane, Int8Mma<TA, TB>{});
     if (kAsym && tid < BN) {
 BARACUDA_UNROLL
       for (int c = 0; c < CPR; ++c) {
-        const unsigned char* row = bs + swz<CPR>(tid, c);
+        const unsigned char* row = bs + mma8::swz<CPR>(tid, c);
 BARACUDA_UNROLL
         for (int e = 0; e < 16; ++e)
           colsum += std::is_same_v<TB, int8_t> ? static_cast<int>(static_cast<int8_t>(row[e])) : static_cast<int>(row[e]);
