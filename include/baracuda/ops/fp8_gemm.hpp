@@ -12,7 +12,8 @@
 /// `lda` (≥ K; 0 means K), B `[N, K]` row-major with row stride `ldb` (≥ K; 0 means K) — nn.Linear's weight,
 /// so `D = x·Wᵀ` — and D `[M, N]` row-major with row stride `ldd` (≥ N; 0 means N). K, lda and ldb are
 /// multiples of 16 (16-byte rows: `InvalidProblem` otherwise); a and b are 16-byte aligned
-/// (`MisalignedOperand`). 0 ≤ M, N, K ≤ 2^31 − 256; each matrix's storage (rows × ld) at most 2^56 elements.
+/// (`MisalignedOperand`), as is every other pointer on the cuBLASLt backend (d, bias, the Block128 scales:
+/// `MisalignedOperand` from can_implement and run; select a Bespoke plan for other pointers). 0 ≤ M, N, K ≤ 2^31 − 256; each matrix's storage (rows × ld) at most 2^56 elements.
 ///
 /// **Scaling** (the scales are dequantization factors, fp8 code × scale = value: TransformerEngine's
 /// `scale_inv`, the output `scale_inv` of Fp8QuantizePlan and Fp8ScalingUpdatePlan, DeepSeek's
@@ -32,8 +33,8 @@
 ///   1. `v = α·acc` (α a host scalar),
 ///   2. `v = v + bias[n]` when `has_bias`,
 ///   3. `v = act(v)`, one of LinearActivation's functions (int_gemm.hpp; ReLU keeps NaN),
-///   4. an f16/bf16/f32 D: `d = round(v)`; an FP8 D: `d = round_sat(v · d_scale)`, `d_scale` an f32 `[1]`
-///      device tensor (the quantization scale: TransformerEngine's `scale`), rounded to nearest even,
+///   4. an f16/bf16/f32 D: `d = round(v)`; an FP8 D: `d = round_sat(v · d_scale)`, `d_scale` an f32 device
+///      tensor of one element (`[1]` or `[1, 1]`) (the quantization scale: TransformerEngine's `scale`), rounded to nearest even,
 ///      saturating (finite overflow and ±inf give ±max finite), NaN stays NaN;
 ///   5. with `has_amax` (FP8 D only: `Unsupported` otherwise, as in cuBLASLt): `amax[0] = max |v|` over D of
 ///      the value of step 3, before `d_scale` (what the delayed-scaling recipe records for D); 0 for an empty D.
@@ -57,7 +58,7 @@
 ///   (DeepSeek-V3's promotion interval). Fixed summation order, no atomics except the amax's (a maximum, so the
 ///   bits do not depend on the order): the same bits on every run of a device. sim's emulated mma.sync adds
 ///   in f32; a GPU's FP8 mma.sync may keep fewer bits inside one instruction, so sim and a GPU may differ in
-///   the last bits (docs/ptx.md). Error against the exact result: at most about (K/128 + 128)·2^-24·Σ|terms|,
+///   the last bits (docs/ptx.md). Error against the exact result: at most about (K/128 + 131)·2^-24·Σ|terms|,
 ///   then one rounding to D's kind.
 /// - `cuda` `CublasLt` (variant `cublaslt`, the default on a GPU of compute capability 8.9 or 9.x):
 ///   cuBLASLt's FP8 matmul with the scale pointers, built at select with the algorithm its heuristic ranks
@@ -159,7 +160,7 @@ struct Fp8GemmArgs {
   ConstDynTensor a_scale;       ///< f32 [1] or [1, 1] (Tensor), or [M, ⌈K/128⌉] (Block128), read
   ConstDynTensor b_scale;       ///< f32 [1] or [1, 1] (Tensor), or [⌈N/128⌉, ⌈K/128⌉] (Block128), read
   ConstDynTensor bias = {};     ///< [N] of bias_kind, contiguous; empty unless `has_bias`
-  ConstDynTensor d_scale = {};  ///< f32 [1]: FP8 D only (required there), read
+  ConstDynTensor d_scale = {};  ///< f32 [1] or [1, 1]: FP8 D only (required there), read
   DynTensor d = {};             ///< [M, N] of `output`, row stride ldd, written
   DynTensor amax = {};          ///< f32 [1], written; empty unless `has_amax`
 };
