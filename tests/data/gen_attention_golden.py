@@ -129,6 +129,8 @@ def main():
         make("f16 d64 varlen causal mixed", gen, "f16", 2, 1, 64, [1, 30, 0, 45], [5, 30, 2, 66], True, causal=True),
         make("bf16 d128 varlen gqa8 window (10, -1)", gen, "bf16", 8, 1, 128, [6, 3], [20, 30], True, left=10),
         make("f16 d64 padded sharp scale 0.5", gen, "f16", 1, 1, 64, [33], [80], False, scale=0.5, range_qk=3.0),
+        make("bf16 d96 varlen causal gqa2", gen, "bf16", 2, 1, 96, [5, 12], [5, 20], True, causal=True),
+        make("f16 d96 padded 2x5x24", gen, "f16", 1, 1, 96, [5, 5], [24, 24], False),
     ]
     notes = ["float64 matmul/softmax/logsumexp per sequence and query head with explicit bottom-right masks; rows "
              "that see no key set to o = 0, lse = +inf (FlashAttention's convention)",

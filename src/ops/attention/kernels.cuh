@@ -6,8 +6,8 @@
 // the effective cu_seqlens, a warp-wide running maximum of the offsets, attention.hpp) and returns at once when
 // its tile starts past the sequence's rows. Shared memory (the dense GEMM's tiles, src/ops/gemm/tc_kernels.cuh:
 // rows of 16-byte chunks along d, XOR-swizzled by tc_swz, filled by tc_load_tile, zeros past the edges): the Q
-// tile (64×d), one K tile and one V tile (BN×d; BN = 64 for d = 64, 32 for d = 128): 24 KiB for d = 64, 32 KiB for
-// d = 128 (no opt-in).
+// tile (64×d), one K tile and one V tile (BN×d; BN = 64 for d = 64, 32 for d = 96 and 128): 24 KiB for d = 64,
+// 32 KiB for d = 96 (rows padded to 128 elements) and 128 (no opt-in).
 //
 // The Q fragments (d/16 ldmatrix.x4 per warp) stay in registers for the whole loop. Per KV tile j (only the tiles
 // the causal/window bounds of the block's rows can see):
@@ -54,8 +54,11 @@ inline constexpr int kFaBlockM = 64;
 constexpr int fa_block_n(int d) { return d > 64 ? 32 : 64; }
 inline constexpr int kFaThreads = 128;
 
+/// Elements per shared-memory row for head dimension d: d, or 128 for d = 96 (tc_swz swizzles rows of a power-of-two
+/// number of 16-byte chunks; chunks 12..15 of a d = 96 row are zeros, never read by an ldmatrix).
+constexpr int fa_row_elems(int d) { return d == 96 ? 128 : d; }
 /// Shared memory of the kernel for head dimension d: the Q, K and V tiles.
-constexpr int fa_smem_bytes(int d) { return (kFaBlockM + 2 * fa_block_n(d)) * d * 2; }
+constexpr int fa_smem_bytes(int d) { return (kFaBlockM + 2 * fa_block_n(d)) * fa_row_elems(d) * 2; }
 
 struct FaParams {
   ::baracuda::detail::FlashAttentionLaunch l;
@@ -84,15 +87,16 @@ __device__ __forceinline__ unsigned fa_pack(float lo, float hi) {
 
 template <class T, int D>
 __global__ void __launch_bounds__(kFaThreads) fa2_forward_kernel(FaParams p) {
-  constexpr int BM = kFaBlockM, BN = fa_block_n(D), CPR = D / 8, NT = kFaThreads;
+  constexpr int BM = kFaBlockM, BN = fa_block_n(D), CPR = fa_row_elems(D) / 8, NT = kFaThreads;
   constexpr int KD = D / 16, NO = D / 8, NS = BN / 8;
   static_assert(D % 16 == 0 && D <= 128, "head dim: whole k16 steps; above 128 the registers would spill");
+  static_assert(CPR == 8 || CPR == 16, "rows of 8 or 16 swizzled chunks");
   const ::baracuda::detail::FlashAttentionLaunch& l = p.l;
 
   BARACUDA_DYNAMIC_SHARED(unsigned char, smem);
   unsigned char* qs = smem;
-  unsigned char* ks = qs + BM * D * 2;
-  unsigned char* vs = ks + BN * D * 2;
+  unsigned char* ks = qs + BM * CPR * 16;
+  unsigned char* vs = ks + BN * CPR * 16;
   const int tid = static_cast<int>(threadIdx.x);
   const int lane = tid & 31, warp = tid >> 5;
   const int g = lane >> 2, t4 = lane & 3;
