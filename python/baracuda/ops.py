@@ -26,6 +26,8 @@ reference) unless ``device="sim"`` (the CUDA kernels under the emulator, with it
   their backward (``binary_backward``, ``ternary_backward``);
 * ``fill_(out, value)``, ``arange``, ``linspace``, ``affine(x, alpha, beta)``;
 * FP8: ``fp8_quantize(x, scale)`` (y and amax), ``fp8_dequantize``, ``fp8_scaling_update`` (delayed scaling);
+  the FP8 GEMM ``fp8_gemm(a, b, a_scale, b_scale, bias, output=, scaling=, d_scale=, amax=)`` (per-tensor or
+  DeepSeek Block128 scales; an FP8 output with its amax);
 * W4A16: ``marlin_repack`` (a GPTQ or AWQ checkpoint's tensors to Marlin's) and ``int4_gemm``;
 * reductions over any dimensions, with PyTorch's names and result kinds: ``sum``, ``mean``, ``prod``,
   ``amax``, ``amin``, ``argmax``, ``argmin``, ``var``, ``std`` (``correction``), ``vector_norm``,
@@ -45,6 +47,7 @@ from ._channel_norm import (batch_norm, batch_norm_backward, batch_norm_forward,
                             group_norm_backward, group_norm_forward, instance_norm)
 from ._fused_norm import (FusedNorm, fused_add_layer_norm, fused_add_rms_norm, fused_norm,  # noqa: F401
                           layer_norm_quant, rms_norm_quant)
+from ._fp8_gemm import fp8_gemm  # noqa: F401
 from ._grouped_gemm import grouped_gemm  # noqa: F401
 from ._linear import linear, linear_backward  # noqa: F401
 

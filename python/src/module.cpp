@@ -11,6 +11,7 @@ void bind_grouped_gemm(nb::module_& m);
 void bind_dense_linear(nb::module_& m);
 void bind_pointwise(nb::module_& m);
 void bind_fp8(nb::module_& m);
+void bind_fp8_gemm(nb::module_& m);
 void bind_int4(nb::module_& m);
 void bind_reduce(nb::module_& m);
 void bind_softmax(nb::module_& m);
@@ -31,6 +32,7 @@ NB_MODULE(_core, m) {
   py::bind_dense_linear(m);
   py::bind_pointwise(m);
   py::bind_fp8(m);
+  py::bind_fp8_gemm(m);
   py::bind_int4(m);
   py::bind_reduce(m);
   py::bind_softmax(m);
