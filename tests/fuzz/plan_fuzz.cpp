@@ -325,6 +325,33 @@ void gemm(FuzzInput& in, const Stream& s) {
   drive(in, s, dynamic::GemmPlan::select(s, d), pools, 7, Forward<7>{s});
 }
 
+/// Fp8GemmPlan's descriptor fields: shapes (K often a multiple of 16), A's and B's kinds (mostly FP8), D's and
+/// the bias's kinds, leading dimensions (0, packed or a little more, or anything), the scaling (sometimes out of
+/// range) and a_scale's layout, α, bias, activation, amax and fast_accum; its eight operands (a, b, a_scale,
+/// b_scale, bias, d_scale; d, amax) drawn from the problem's shapes, both scalings' scale shapes among them.
+void fp8_gemm(FuzzInput& in, const Stream& s) {
+  Fp8GemmDescriptor d;
+  d.m = dim(in), d.n = dim(in), d.k = in.chance(160) ? int64_t{in.u8() % 20} * 16 : dim(in);
+  const auto fp8_kind = [&] {
+    return in.chance(160) ? (in.flag() ? ElementKind::Fp8E4M3 : ElementKind::Fp8E5M2) : in.kind();
+  };
+  d.a_kind = fp8_kind(), d.b_kind = fp8_kind();
+  d.output = in.chance(64) ? fp8_kind() : in.kind();
+  auto ld = [&] { return in.chance(160) ? 0 : in.chance(200) ? int64_t{in.u8() % 80} : in.integer(); };
+  d.lda = ld(), d.ldb = ld(), d.ldd = ld();
+  d.scaling = in.enum_of<Fp8GemmScaling>(2), d.a_scale_m_major = in.flag();
+  d.alpha = in.chance(200) ? 1.0 : in.real();
+  d.has_bias = in.flag(), d.bias_kind = in.kind();
+  d.activation = in.enum_of<LinearActivation>(kNumLinearActivations);
+  d.has_amax = in.flag(), d.fast_accum = in.flag();
+  const auto blocks = [](int64_t x) { return x < 0 || x > (int64_t{1} << 40) ? x : (x + 127) / 128; };
+  const int64_t kb = blocks(d.k), nb = blocks(d.n);
+  const Pools pools{{Shape{d.m, d.k}, Shape{d.n, d.k}, Shape{d.m, d.n}, Shape{1}, Shape{1, 1}, Shape{d.m, kb},
+                     Shape{nb, kb}, Shape{d.n}},
+                    {d.a_kind, d.b_kind, d.output, d.bias_kind, ElementKind::F32}};
+  drive(in, s, dynamic::Fp8GemmPlan::select(s, d), pools, 8, Forward<8>{s});
+}
+
 /// LinearPlan's and LinearBackwardPlan's descriptor fields: shapes, kinds, layouts and leading dimensions of
 /// x, W and dy (0, packed or a little more, or anything), the outputs' leading dimensions, bias, activation,
 /// pre-activation, which gradients and TF32; the operands (forward: x, w, bias; y, preactivation; backward: dy,
@@ -425,8 +452,8 @@ void scenario(FuzzInput& in, const Stream& s) {
 }
 
 using Adapter = void (*)(FuzzInput&, const Stream&);
-constexpr Adapter kAdapters[] = {fill,     cast,          affine, unary,    binary, ternary, gated,
-                                 quantize, dynamic_range, fp8,    int_gemm, gemm,   linear,  int4,  scenario};
+constexpr Adapter kAdapters[] = {fill,          cast, affine,   unary, binary, ternary, gated,    quantize,
+                                 dynamic_range, fp8,  int_gemm, gemm,  linear, int4,    fp8_gemm, scenario};
 
 }  // namespace
 }  // namespace baracuda::fuzz
