@@ -168,6 +168,39 @@ def test_fp8_family():
     same_on_cuda_and_host(update, rand(16, seed=14).abs() * 10, exact=True)
 
 
+@pytest.mark.parametrize("scaling", ["tensor", "block128", "block128_m_major"])
+@pytest.mark.parametrize("fast_accum", [False, True])
+def test_fp8_gemm(scaling, fast_accum):
+    """Fp8GemmPlan on cuda (cuBLASLt where it serves the problem, else the bespoke kernel) against the host
+    reference: bf16 D within bf16's tolerance of the largest value (no summation order is promised), and an
+    FP8 D with amax within one E4M3 step."""
+    m, n, k = 40, 136, 272
+    codes = [torch.randint(0, 256, shape, generator=torch.Generator().manual_seed(seed), dtype=torch.uint8)
+             for shape, seed in (((m, k), 48), ((n, k), 49))]
+    codes = [c & 0xBF for c in codes]  # E4M3 exponent fields 0..7: |values| < 2, no NaN
+    if scaling == "tensor":
+        sa, sb = torch.tensor([0.25]), torch.tensor([0.5])
+    else:
+        sa = rand(3, m, seed=50).abs().t() + 0.1 if scaling.endswith("m_major") else rand(m, 3, seed=50).abs() + 0.1
+        sb = rand(2, 3, seed=51).abs() + 0.1
+
+    def gemm(a, b, x, y, device, **kw):
+        return ops.fp8_gemm(baracuda.Tensor(a, "fp8e4m3"), baracuda.Tensor(b, "fp8e4m3"), x, y, device=device,
+                            fast_accum=fast_accum, **kw)
+
+    same_on_cuda_and_host(lambda a, b, x, y, device: gemm(a, b, x, y, device), *codes, sa, sb, sums=True)
+    want, want_amax = gemm(*codes, sa, sb, "host", output="fp8e4m3", d_scale=0.5, amax=True)
+    got, got_amax = gemm(*[on_cuda(v) for v in (*codes, sa, sb)], None, output="fp8e4m3", d_scale=0.5, amax=True)
+
+    def values(d):  # an fp8 tensor (torch >= 2.1) or a baracuda.Tensor over uint8, decoded on the host
+        bits = d.array if isinstance(d, baracuda.Tensor) else d.view(torch.uint8)
+        return ops.fp8_dequantize(baracuda.Tensor(bits.cpu(), "fp8e4m3"), torch.ones(1), device="host")
+
+    v, w = values(got), values(want)
+    assert bool(((v - w).abs() <= w.abs() * 2.0 ** -3 + 2.0 ** -9).all())  # within one E4M3 step
+    torch.testing.assert_close(got_amax.cpu(), want_amax, rtol=1.6e-2 if fast_accum else 1e-4, atol=0)
+
+
 @pytest.mark.parametrize("m", [1, 16, 300])
 def test_int8_gemm_and_linears(m):
     """M = 1 takes the split-K decode kernel (a workspace), 300 the tiled or wgmma kernels; integer results are
