@@ -3,6 +3,9 @@
 //   fp8_gemm           per-tensor scales (TransformerEngine's and torch._scaled_mm's contract): a_scale and
 //                      b_scale f32 [1, 1]
 //   fp8_gemm_block128  DeepSeek-V3's blockwise scales: a_scale f32 [M, ⌈K/128⌉], b_scale f32 [⌈N/128⌉, ⌈K/128⌉]
+//   fp8_gemm_bespoke   fp8_gemm with PlanPreference::with_backend(Bespoke) on cuda (the mma.sync FP8 kernel beside
+//                      fp8_gemm's cuBLASLt, so one run times both: dispatch follows the measurement); elsewhere the
+//                      same kernel as fp8_gemm
 // The problem's dtype is A's kind (B is E4M3: with an E5M2 A, the backward's E5M2 × E4M3), its out_dtype D's.
 // An FP8 D (fp8_gemm's fp8e4m3 → fp8e4m3 row) also takes d_scale (f32 [1, 1]) and writes the amax (f32 [1]).
 // The operands are the plan's Args in order, those of the descriptor only: a, b, a_scale, b_scale[, d_scale];
@@ -39,7 +42,7 @@
 namespace baracuda::profiler {
 namespace {
 
-enum Variant : uint32_t { kTensor = 0, kBlock128 = 1 };
+enum Variant : uint32_t { kTensor = 0, kBlock128 = 1, kTensorBespoke = 2 };
 
 using Mnk = GemmExtents;
 
@@ -59,8 +62,11 @@ Fp8GemmDescriptor descriptor(const Problem& p) {
       .with_amax(fp8_out(p));
 }
 
+/// fp8_gemm_bespoke asks cuda for the bespoke kernel (elsewhere it is the only one).
 Result<dynamic::Fp8GemmPlan> select_plan(const Stream& s, const Problem& p) {
-  return dynamic::Fp8GemmPlan::select(s, descriptor(p));
+  PlanPreference pref;
+  if (p.variant == kTensorBespoke && s.device() == DeviceKind::Cuda) pref.with_backend(BackendKind::Bespoke);
+  return dynamic::Fp8GemmPlan::select(s, descriptor(p), pref);
 }
 Result<KernelSku> select_sku(const Stream& s, const Problem& p) { return sku_of(select_plan(s, p)); }
 
@@ -138,6 +144,7 @@ std::vector<Problem> tensor_kinds(uint32_t v) {
                      {ElementKind::Fp8E4M3, ElementKind::Fp8E4M3}},
                     v);
 }
+std::vector<Problem> bespoke_kinds(uint32_t v) { return kind_pairs({{ElementKind::Fp8E4M3, ElementKind::Bf16}}, v); }
 std::vector<Problem> block128_kinds(uint32_t v) {
   return kind_pairs({{ElementKind::Fp8E4M3, ElementKind::Bf16}, {ElementKind::Fp8E4M3, ElementKind::F32}}, v);
 }
@@ -158,6 +165,11 @@ constexpr ScenarioFamily kFp8GemmFamily{"fp8_gemm",
 void add_fp8_gemm_scenarios(std::vector<Scenario>& out) {
   out.push_back(kFp8GemmFamily.op(
       "fp8_gemm", "D = a_scale * b_scale * A * B^T (A [M, K], B [N, K] fp8; per-tensor scales; fp8 D: amax)", kTensor));
+  Scenario bespoke = kFp8GemmFamily.op(
+      "fp8_gemm_bespoke", "fp8_gemm on the bespoke mma.sync FP8 kernel (cuda: by preference; elsewhere fp8_gemm's)",
+      kTensorBespoke);
+  bespoke.default_kinds = bespoke_kinds;
+  out.push_back(bespoke);
   Scenario block = kFp8GemmFamily.op(
       "fp8_gemm_block128", "D = sum_kb a_scale[m, kb] * b_scale[n/128, kb] * A_kb * B_kb^T (DeepSeek-V3's scales)",
       kBlock128);
