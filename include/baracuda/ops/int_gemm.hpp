@@ -109,6 +109,14 @@ struct IntGemmSplitWorkspace {
 };
 using IntGemmFn = Status (*)(const ExecContext&, const IntGemmLaunch&);
 using LinearFn = Status (*)(const ExecContext&, const LinearLaunch&);
+/// A linear plan on cuBLASLt (see "cuBLASLt" at the linear plans): cuBLASLt's s8 × s8 → s32 GEMM writes the sums
+/// into the plan's workspace at `sums_offset`, then `epilogue` (the library's linear epilogue alone) reads them.
+struct LinearOnCublasLt {
+  std::shared_ptr<const CublasLtGemm> gemm;  ///< null: the plan runs its fused kernel
+  LinearFn epilogue = nullptr;
+  size_t sums_offset = 0, lt_offset = 0;  ///< the s32 [M, N] sums and cuBLASLt's workspace
+  size_t end = 0;                         ///< the end of cuBLASLt's workspace: the plan's workspace size
+};
 }  // namespace detail
 
 namespace dynamic {
@@ -318,6 +326,16 @@ struct SmoothQuantLinearArgs {
   DynTensor y;                  ///< [M, N] of `output`, written; unit stride along N
 };
 
+/// **cuBLASLt** (QuantizedLinearPlan and SmoothQuantLinearPlan; cuda, only by
+/// `PlanPreference::with_backend(BackendKind::CublasLt)`; SKU backend `cublaslt`, variant `cublaslt_imma`):
+/// cuBLASLt's s8 × s8 → s32 GEMM (IntGemmPlan's cuBLASLt SKU: packed operands, N a multiple of 4, 16-byte
+/// aligned pointers) writes the exact sums into the workspace, then the linear epilogue of the file comment
+/// runs over them as a second kernel (the same arithmetic as the fused kernels: the same bits). Symmetric x only
+/// (an asymmetric x's zero-point correction needs the weight's column sums, which cuBLASLt does not give:
+/// `Unsupported`), f16/bf16/f32 outputs. x_q and the weight must be packed (row stride K; `InvalidProblem`
+/// otherwise); the quantized x the plan writes itself is. The workspace adds the sums (M·N·4 bytes) and the
+/// algorithm's workspace to the plan's. Not the default until a GPU measurement says it is faster.
+
 /// W8A8 linear with x quantized per token inside the plan (QuantizedLinearDescriptor).
 class QuantizedLinearPlan : public detail::BoundFnPlan<QuantizedLinearDescriptor, detail::LinearFn> {
   using BoundFnPlan::BoundFnPlan;
@@ -345,6 +363,7 @@ class QuantizedLinearPlan : public detail::BoundFnPlan<QuantizedLinearDescriptor
   size_t q_offset_ = 0, scale_offset_ = 0, zp_offset_ = 0, quantize_ws_offset_ = 0;
   detail::IntGemmSplitWorkspace split_{};
   size_t workspace_bytes_ = 0;
+  detail::LinearOnCublasLt lt_;
 };
 
 /// SmoothQuant W8A8 linear over a caller-quantized x_q (SmoothQuantLinearDescriptor).
@@ -357,12 +376,14 @@ class SmoothQuantLinearPlan : public detail::BoundFnPlan<SmoothQuantLinearDescri
                                               PlanPreference pref = {});
   /// Kinds, shapes, the alignment rules of the file comment, bias present iff `has_bias`, no overlap of y.
   Status can_implement(const Args& args) const;
-  size_t workspace_size() const { return split_.bytes; }
+  size_t workspace_size() const { return workspace_bytes_; }
   PrecisionGuarantee precision_guarantee() const;
   Status run(const Stream& stream, Workspace workspace, const Args& args) const;
 
  private:
   detail::IntGemmSplitWorkspace split_{};
+  size_t workspace_bytes_ = 0;
+  detail::LinearOnCublasLt lt_;
 };
 
 }  // namespace dynamic

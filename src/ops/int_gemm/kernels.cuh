@@ -173,6 +173,18 @@ Status launch_tile(const ::baracuda::detail::ExecContext& ctx, const GemmParams&
   return Error::device(std::string(plan) + ": kernel launch failed: " + e.message, e.code);
 }
 
+/// reduce_splits_kernel over the `parts` s32 sums in p.partial (grid-stride over M·N).
+template <class TOut, bool kAsym>
+Status launch_reduce(const ::baracuda::detail::ExecContext& ctx, const GemmParams& p, int parts, const char* plan) {
+  const int64_t blocks = (static_cast<int64_t>(p.m) * p.n + 255) / 256;
+  BARACUDA_LAUNCH(dim3(static_cast<unsigned>(blocks < 65535 * 8 ? blocks : 65535 * 8)), dim3(256), 0, ctx.stream,
+                  reduce_splits_kernel<TOut, kAsym>)
+  (p, parts);
+  const auto e = launch::take_last_error();
+  if (!e.failed) return {};
+  return Error::device(std::string(plan) + ": split-K reduction launch failed: " + e.message, e.code);
+}
+
 /// Tile kT with K cut into at most `splits` parts of whole slices (none empty), each writing its raw sums to
 /// p.partial, then reduce_splits_kernel.
 template <class TA, class TB, class TOut, bool kAsym, ::baracuda::detail::IntGemmTile kT>
@@ -181,13 +193,7 @@ Status launch_split(const ::baracuda::detail::ExecContext& ctx, GemmParams p, in
   p.slices_per_split = (slices + splits - 1) / splits;
   const int parts = (slices + p.slices_per_split - 1) / p.slices_per_split;
   if (Status s = launch_tile<TA, TB, TOut, kAsym, kT>(ctx, p, plan, static_cast<unsigned>(parts)); !s) return s;
-  const int64_t blocks = (static_cast<int64_t>(p.m) * p.n + 255) / 256;
-  BARACUDA_LAUNCH(dim3(static_cast<unsigned>(blocks < 65535 * 8 ? blocks : 65535 * 8)), dim3(256), 0, ctx.stream,
-                  reduce_splits_kernel<TOut, kAsym>)
-  (p, parts);
-  const auto e = launch::take_last_error();
-  if (!e.failed) return {};
-  return Error::device(std::string(plan) + ": split-K reduction launch failed: " + e.message, e.code);
+  return launch_reduce<TOut, kAsym>(ctx, p, parts, plan);
 }
 
 /// The set's tile for this problem on this device (tuning.hpp's `choose`); the decode tile with K cut into
@@ -272,6 +278,18 @@ Status linear_fn(const ::baracuda::detail::ExecContext& ctx, const ::baracuda::d
   return launch<TA, int8_t, T, false>(ctx, p, l.split.splits, kPlan);
 }
 
+/// The symmetric linear epilogue alone, over s32 sums another GEMM wrote (l.split.partial, [splits, M, N]; the
+/// cuBLASLt SKU's second step): reduce_splits_kernel, which adds the parts and applies linear_element.
+template <class T>
+Status linear_epilogue_fn(const ::baracuda::detail::ExecContext& ctx, const ::baracuda::detail::LinearLaunch& l) {
+  constexpr const char* kPlan = "QuantizedLinearPlan/SmoothQuantLinearPlan";
+  const GemmParams p = linear_params(l);
+  if (p.a_zp != nullptr || p.partial == nullptr || l.split.splits < 1)
+    return Error::internal(std::string(kPlan) + ": the epilogue takes the s32 sums of a symmetric x");
+  if (p.m == 0 || p.n == 0) return {};
+  return launch_reduce<T, false>(ctx, p, l.split.splits, kPlan);
+}
+
 constexpr ::baracuda::detail::IntGemmTables make_tables() {
   ::baracuda::detail::IntGemmTables t{};
   using ::baracuda::detail::IntGemmOperandTypes, ::baracuda::detail::LinearOutputTypes;
@@ -287,6 +305,12 @@ constexpr ::baracuda::detail::IntGemmTables make_tables() {
                                           else
                                             return ::baracuda::detail::LinearFn{&linear_fn<TA, T>};
                                         });
+  ::baracuda::detail::add_kind_fns(t.linear_epilogue, LinearOutputTypes{}, []<class T>(std::type_identity<T>) {
+    if constexpr (std::is_same_v<T, double>)
+      return ::baracuda::detail::LinearFn{};
+    else
+      return ::baracuda::detail::LinearFn{&linear_epilogue_fn<T>};
+  });
   t.wgmma = !BARACUDA_SIM && BARACUDA_HAVE_SM90A_KERNELS;
   return t;
 }

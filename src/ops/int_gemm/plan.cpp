@@ -86,6 +86,83 @@ detail::GemmLaunch lt_launch(const IntGemmDescriptor& d, const dynamic::IntGemmA
 }
 #endif
 
+/// The linear plans' cuBLASLt SKU (int_gemm.hpp's "cuBLASLt") with its sums and workspace placed from `offset`:
+/// the cuda device (`device_pref` cleared of the request, for select_device), a symmetric x, an output the
+/// epilogue table serves; `Unsupported` where it cannot serve.
+Result<detail::LinearOnCublasLt> linear_on_cublaslt(std::string_view plan, const Stream& stream,
+                                                     const detail::IntGemmTables& table, int64_t m, int64_t n,
+                                                     int64_t k, ElementKind output, size_t offset, size_t max_bytes) {
+  const detail::LinearFn epilogue = table.linear_epilogue[detail::kind_index(output)];
+  if (epilogue == nullptr)
+    return Error::unsupported(s(plan) + ": the cuBLASLt backend's epilogue does not serve " + s(to_string(output)) +
+                              " outputs (f16, bf16 and f32 only)");
+#if BARACUDA_HAVE_CUDA_KERNELS
+  auto gemm = detail::CublasLtGemm::create(stream.device_index(),
+                                           cublaslt_problem(IntGemmDescriptor{}.with_shape(m, n, k)), max_bytes);
+  if (!gemm) return Error{gemm.error().code, s(plan) + ": the cuBLASLt backend: " + gemm.error().message};
+  detail::LinearOnCublasLt r;
+  r.gemm = std::move(gemm).value();
+  r.epilogue = epilogue;
+  r.sums_offset = round_up(offset);
+  r.lt_offset = r.sums_offset + round_up(static_cast<size_t>(m) * static_cast<size_t>(n) * 4);
+  r.end = r.lt_offset + r.gemm->workspace_size();
+  if (r.end > max_bytes)
+    return Error::unsupported(s(plan) + ": the cuBLASLt backend needs more workspace than max_workspace_bytes");
+  return r;
+#else
+  (void)stream, (void)m, (void)n, (void)k, (void)offset, (void)max_bytes;
+  return Error::unsupported(s(plan) + ": the cuBLASLt backend is not in a build without CUDA kernels");
+#endif
+}
+
+/// The first check of a linear plan's select with a cuBLASLt preference, before select_device.
+Status linear_cublaslt_rules(std::string_view plan, const Stream& stream, bool symmetric) {
+  if (!symmetric)
+    return Error::unsupported(s(plan) + ": the cuBLASLt backend takes a symmetric x only (the zero-point "
+                              "correction needs the weight's column sums)");
+  if (stream.device() != DeviceKind::Cuda)
+    return Error::unsupported(s(plan) + ": the cuBLASLt backend serves the cuda device only");
+  return {};
+}
+
+/// can_implement's extra rules for a plan on cuBLASLt: packed rows (the layouts built at select) for `a` (when
+/// given: the plan's own quantized x is packed) and the weight, and cuBLASLt's pointer alignment.
+Status check_on_cublaslt(std::string_view plan, const detail::LinearOnCublasLt& lt, int64_t m, int64_t n, int64_t k,
+                         std::string_view a_name, const ConstDynTensor* a, const ConstDynTensor& w) {
+#if BARACUDA_HAVE_CUDA_KERNELS
+  const auto packed = [&](std::string_view name, const ConstDynTensor& x, int64_t rows) -> Status {
+    if (rows <= 1 || x.stride[0] == k) return {};
+    return Error::invalid(s(plan) + ": the cuBLASLt backend was built for packed operands: " + s(name) +
+                          "'s row stride must be K = " + n2s(k) + ", got " + n2s(x.stride[0]));
+  };
+  if (a != nullptr) BARACUDA_TRY(packed(a_name, *a, m));
+  BARACUDA_TRY(packed("weight", w, n));
+  const void* marker = detail::CublasLtGemm::present_marker();
+  return lt.gemm->can_run(lt_launch(IntGemmDescriptor{}.with_shape(m, n, k), a != nullptr ? a->data : marker,
+                                    w.data, marker));
+#else
+  (void)plan, (void)lt, (void)m, (void)n, (void)k, (void)a_name, (void)a, (void)w;
+  return {};
+#endif
+}
+
+/// The run of a plan on cuBLASLt: the s32 sums of l.a · l.wᵀ into the workspace, then the epilogue over them.
+Status run_on_cublaslt(const detail::ExecContext& ctx, const detail::LinearOnCublasLt& lt, const Workspace& ws,
+                       detail::LinearLaunch l) {
+#if BARACUDA_HAVE_CUDA_KERNELS
+  char* base = static_cast<char*>(ws.data);
+  const DynTensor sums = DynTensor::dense(base + lt.sums_offset, ElementKind::S32, Shape{1, l.m, l.n});
+  BARACUDA_TRY(lt.gemm->run(ctx.stream, lt_launch(IntGemmDescriptor{}.with_shape(l.m, l.n, l.k), l.a.data, l.w.data,
+                                                  sums.data),
+                            base + lt.lt_offset, ws.size - lt.lt_offset));
+  l.split.splits = 1, l.split.partial = sums, l.split.partial_colsum = {};
+  return lt.epilogue(ctx, l);
+#else
+  (void)ctx, (void)lt, (void)ws, (void)l;
+  return Error::internal("a linear plan on cuBLASLt in a build without CUDA kernels");
+#endif
+}
+
 /// Whether an optional operand was given: anything but the empty (default) view.
 bool given(const ConstDynTensor& t) { return t.data != nullptr || t.shape.rank != 0; }
 
@@ -411,6 +488,11 @@ Result<QuantizedLinearPlan> QuantizedLinearPlan::select(const Stream& stream, co
   BARACUDA_TRY(check_mnk(P, desc.m, desc.n, desc.k));
   BARACUDA_TRY(check_max_k(P, desc.k, int_gemm_max_k(desc.x_quantized, ElementKind::S8, asym ? 255 : 0),
                            asym ? "zero-point-corrected" : "s8 x s8"));
+  const bool lt = pref.prefer_backend == BackendKind::CublasLt;
+  if (lt) {
+    BARACUDA_TRY(linear_cublaslt_rules(P, stream, !asym));
+    pref.prefer_backend.reset();
+  }
   auto dev = detail::select_device(P, stream, pref, tables_for);
   if (!dev) return dev.error();
   const detail::LinearFn fn =
@@ -418,11 +500,14 @@ Result<QuantizedLinearPlan> QuantizedLinearPlan::select(const Stream& stream, co
   if (fn == nullptr)
     return no_function(P, stream, s(to_string(desc.x_quantized)) + " x s8 -> " + s(to_string(desc.output)));
 
-  QuantizedLinearPlan p(desc, dev->bind(OpCategory::Gemm, "quantized_linear", desc.element, desc.output,
-                                        MathPrecision::Int8,
-                                        variant_of(stream, *dev->table, desc.m, desc.n, desc.k, false, asym ? 2 : 1),
-                                        LayoutKind::Rcr, epilogue_kind(desc.has_bias, desc.activation)),
-                          fn);
+  detail::DeviceSelection<detail::IntGemmTables> sel = *dev;
+  if (lt) sel.backend = BackendKind::CublasLt;
+  QuantizedLinearPlan p(
+      desc,
+      sel.bind(OpCategory::Gemm, "quantized_linear", desc.element, desc.output, MathPrecision::Int8,
+               lt ? "cublaslt_imma" : variant_of(stream, *dev->table, desc.m, desc.n, desc.k, false, asym ? 2 : 1),
+               LayoutKind::Rcr, epilogue_kind(desc.has_bias, desc.activation)),
+      fn);
   if (desc.m > 0 && desc.k > 0) {
     auto q = DynamicRangeQuantizePlan::select(stream, DynamicRangeQuantizeDescriptor{}
                                                           .with_element(desc.element)
@@ -442,6 +527,14 @@ Result<QuantizedLinearPlan> QuantizedLinearPlan::select(const Stream& stream, co
   p.zp_offset_ = p.scale_offset_ + round_up(m * opmath_bytes);
   p.quantize_ws_offset_ = p.zp_offset_ + round_up(m * 4);
   p.workspace_bytes_ = desc.m > 0 && desc.k > 0 ? p.quantize_ws_offset_ + round_up(p.quantize_.workspace_size()) : 0;
+  if (lt) {
+    auto on = linear_on_cublaslt(P, stream, *dev->table, desc.m, desc.n, desc.k, desc.output, p.workspace_bytes_,
+                                 pref.max_workspace_bytes);
+    if (!on) return on.error();
+    p.lt_ = std::move(on).value();
+    p.workspace_bytes_ = p.lt_.end;
+    return p;
+  }
   p.split_ = split_workspace(stream, desc.m, desc.n, desc.k, asym, p.workspace_bytes_, pref.max_workspace_bytes);
   p.workspace_bytes_ = std::max(p.workspace_bytes_, p.split_.bytes);
   if (p.workspace_bytes_ > pref.max_workspace_bytes)
@@ -473,7 +566,9 @@ Status QuantizedLinearPlan::can_implement(const Args& t) const {
     BARACUDA_TRY(detail::check_absent(P, "x_scale", t.x_scale, kWithXq));
     BARACUDA_TRY(detail::check_absent(P, "x_zero_point", t.x_zero_point, kWithXq));
     BARACUDA_TRY(detail::check_tensor(P, "x", t.x, desc_.element, Shape{desc_.m, desc_.k}, detail::Access::Read));
-    return check_linear_operands(P, desc_, "x", t.x, t.weight, t.weight_scale, t.bias, t.y);
+    BARACUDA_TRY(check_linear_operands(P, desc_, "x", t.x, t.weight, t.weight_scale, t.bias, t.y));
+    if (lt_.gemm) return check_on_cublaslt(P, lt_, desc_.m, desc_.n, desc_.k, "x", nullptr, t.weight);
+    return {};
   }
   // x quantized by the caller: SmoothQuantLinear's x_q rule, and its per-token scales and zero points.
   const bool asym = desc_.mode == DynamicRangeMode::Asymmetric;
@@ -492,7 +587,9 @@ Status QuantizedLinearPlan::can_implement(const Args& t) const {
                                       detail::Access::Read));
   BARACUDA_TRY(detail::check_no_overlap(P, "y", t.y, "x_scale", t.x_scale));
   BARACUDA_TRY(detail::check_no_overlap(P, "y", t.y, "x_zero_point", t.x_zero_point));
-  return check_linear_operands(P, desc_, "x_q", t.x_q, t.weight, t.weight_scale, t.bias, t.y);
+  BARACUDA_TRY(check_linear_operands(P, desc_, "x_q", t.x_q, t.weight, t.weight_scale, t.bias, t.y));
+  if (lt_.gemm) return check_on_cublaslt(P, lt_, desc_.m, desc_.n, desc_.k, "x_q", &t.x_q, t.weight);
+  return {};
 }
 
 PrecisionGuarantee QuantizedLinearPlan::precision_guarantee() const { return linear_guarantee(desc_.output); }
@@ -522,6 +619,7 @@ Status QuantizedLinearPlan::run(const Stream& stream, Workspace ws, const Args& 
     l.a = ConstDynTensor::dense(nullptr, desc_.x_quantized, Shape{desc_.m, 0});
     l.a_scale_scalar = 1.0;  // an empty segment's scale (dynamic_range_quantize.hpp)
   }
+  if (lt_.gemm) return run_on_cublaslt(*ctx, lt_, ws, l);
   return fn_(*ctx, l);
 }
 
@@ -543,23 +641,42 @@ Result<SmoothQuantLinearPlan> SmoothQuantLinearPlan::select(const Stream& stream
   BARACUDA_TRY(check_scale_granularity(P, desc.weight_scale_granularity));
   BARACUDA_TRY(check_mnk(P, desc.m, desc.n, desc.k));
   BARACUDA_TRY(check_max_k(P, desc.k, int_gemm_max_k(ElementKind::S8, ElementKind::S8), "s8 x s8"));
+  const bool lt = pref.prefer_backend == BackendKind::CublasLt;
+  if (lt) {
+    BARACUDA_TRY(linear_cublaslt_rules(P, stream, true));
+    pref.prefer_backend.reset();
+  }
   auto dev = detail::select_device(P, stream, pref, tables_for);
   if (!dev) return dev.error();
   const detail::LinearFn fn = dev->table->linear[detail::kind_index(ElementKind::S8)][detail::kind_index(desc.output)];
   if (fn == nullptr) return no_function(P, stream, "s8 x s8 -> " + s(to_string(desc.output)));
-  SmoothQuantLinearPlan p(desc, dev->bind(OpCategory::Gemm, "smooth_quant_linear", ElementKind::S8, desc.output,
-                                          MathPrecision::Int8,
-                                          variant_of(stream, *dev->table, desc.m, desc.n, desc.k, false),
-                                          LayoutKind::Rcr, epilogue_kind(desc.has_bias, desc.activation)),
-                            fn);
+  detail::DeviceSelection<detail::IntGemmTables> sel = *dev;
+  if (lt) sel.backend = BackendKind::CublasLt;
+  SmoothQuantLinearPlan p(desc, sel.bind(OpCategory::Gemm, "smooth_quant_linear", ElementKind::S8, desc.output,
+                                         MathPrecision::Int8,
+                                         lt ? "cublaslt_imma" : variant_of(stream, *dev->table, desc.m, desc.n, desc.k,
+                                                                           false),
+                                         LayoutKind::Rcr, epilogue_kind(desc.has_bias, desc.activation)),
+                          fn);
+  if (lt) {
+    auto on = linear_on_cublaslt(P, stream, *dev->table, desc.m, desc.n, desc.k, desc.output, 0,
+                                 pref.max_workspace_bytes);
+    if (!on) return on.error();
+    p.lt_ = std::move(on).value();
+    p.workspace_bytes_ = p.lt_.end;
+    return p;
+  }
   p.split_ = split_workspace(stream, desc.m, desc.n, desc.k, false, 0, pref.max_workspace_bytes);
+  p.workspace_bytes_ = p.split_.bytes;
   return p;
 }
 
 Status SmoothQuantLinearPlan::can_implement(const Args& t) const {
   const std::string_view P = kSqLinear;
   BARACUDA_TRY(check_k_operand(P, "x_q", t.x_q, desc_.x_quantized, desc_.m, desc_.k));
-  return check_linear_operands(P, desc_, "x_q", t.x_q, t.weight, t.weight_scale, t.bias, t.y);
+  BARACUDA_TRY(check_linear_operands(P, desc_, "x_q", t.x_q, t.weight, t.weight_scale, t.bias, t.y));
+  if (lt_.gemm) return check_on_cublaslt(P, lt_, desc_.m, desc_.n, desc_.k, "x_q", &t.x_q, t.weight);
+  return {};
 }
 
 PrecisionGuarantee SmoothQuantLinearPlan::precision_guarantee() const { return linear_guarantee(desc_.output); }
@@ -567,13 +684,15 @@ PrecisionGuarantee SmoothQuantLinearPlan::precision_guarantee() const { return l
 Status SmoothQuantLinearPlan::run(const Stream& stream, Workspace ws, const Args& t) const {
   const std::string_view P = kSqLinear;
   const auto ctx = detail::begin_run(P, binding_, stream, [&] { return can_implement(t); },
-                                     {ws, split_.bytes, kAlign, kSplitContents,
+                                     {ws, workspace_bytes_, kAlign,
+                                      lt_.gemm ? "the s32 sums and the cuBLASLt algorithm's workspace" : kSplitContents,
                                       {{"x_q", t.x_q}, {"weight", t.weight}, {"weight_scale", t.weight_scale},
                                        {"bias", t.bias}, {"y", t.y}}},
                                      desc_.m == 0 || desc_.n == 0);
   if (!ctx) return ctx.status();
   detail::LinearLaunch l = linear_launch(desc_, t, split_, ws, false);
   l.a = t.x_q, l.a_scale_scalar = static_cast<double>(desc_.x_scale);
+  if (lt_.gemm) return run_on_cublaslt(*ctx, lt_, ws, l);
   return fn_(*ctx, l);
 }
 

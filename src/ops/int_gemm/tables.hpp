@@ -42,12 +42,15 @@ struct LinearLaunch {
   IntGemmSplit split{};
 };
 
-/// IntGemm functions by [A kind][B kind]; the linear epilogue by [activation-quantized kind][output kind].
+/// IntGemm functions by [A kind][B kind]; the linear GEMM + epilogue by [activation-quantized kind][output kind].
 /// `wgmma`: whether the functions hand problems to the wgmma table on a compute capability 9.0 GPU
 /// (kernels.cuh's wgmma_kind: a cuda table built with sm_90a kernels), which the SKU then names.
 struct IntGemmTables {
   KindPairTable<IntGemmFn> int_gemm{};
   KindPairTable<LinearFn> linear{};
+  /// The symmetric linear epilogue alone by output kind, over s32 sums in the launch's split.partial (the
+  /// cuBLASLt SKU's second step; sim and cuda, f64 empty).
+  KindTable<LinearFn> linear_epilogue{};
   bool wgmma = false;
 };
 
