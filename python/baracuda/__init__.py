@@ -65,6 +65,8 @@ from ._core import (
     QuantizedLinearPlan,
     ReduceDescriptor,
     ReducePlan,
+    RopeDescriptor,
+    RopePlan,
     SequenceDescriptor,
     SequencePlan,
     SmoothQuantLinearDescriptor,

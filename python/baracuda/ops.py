@@ -37,7 +37,10 @@ reference) unless ``device="sim"`` (the CUDA kernels under the emulator, with it
   residual add and/or a quantized output (static or dynamic per-token s8, FP8): ``fused_add_rms_norm(x,
   residual, weight)`` and ``fused_add_layer_norm`` (y, h; ``inplace=True``: vLLM's in-place form),
   ``rms_norm_quant(x, weight, quant="dynamic")`` and ``layer_norm_quant`` (a ``FusedNorm``: q, scale, zero
-  point, amax, h), and ``fused_norm``, which runs any combination.
+  point, amax, h), and ``fused_norm``, which runs any combination;
+* ``rope(q, k, positions)`` and ``rope_backward``: rotary embedding of q and k in one launch (NeoX or GPT-J
+  pairs, partial rotary, GQA; cos/sin from a ``cos_sin_cache`` or from ``theta`` with linear, NTK-aware, llama3
+  or YaRN scaling; ``inplace=True`` as vLLM applies it).
 """
 
 import keyword as _keyword
@@ -50,6 +53,7 @@ from ._fused_norm import (FusedNorm, fused_add_layer_norm, fused_add_rms_norm, f
 from ._fp8_gemm import fp8_gemm  # noqa: F401
 from ._grouped_gemm import grouped_gemm  # noqa: F401
 from ._linear import linear, linear_backward  # noqa: F401
+from ._rope import rope, rope_backward  # noqa: F401
 
 set_plan_cache_size = _cache.set_capacity
 clear_plan_cache = _cache.clear

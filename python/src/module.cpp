@@ -17,6 +17,7 @@ void bind_reduce(nb::module_& m);
 void bind_softmax(nb::module_& m);
 void bind_norm(nb::module_& m);
 void bind_channel_norm(nb::module_& m);
+void bind_rope(nb::module_& m);
 }  // namespace baracuda::python
 
 NB_MODULE(_core, m) {
@@ -38,4 +39,5 @@ NB_MODULE(_core, m) {
   py::bind_softmax(m);
   py::bind_norm(m);
   py::bind_channel_norm(m);
+  py::bind_rope(m);
 }

@@ -408,6 +408,40 @@ void int4(FuzzInput& in, const Stream& s) {
         Forward<7>{s});
 }
 
+/// RopePlan's descriptor fields: style, source and scaling (sometimes out of range), kinds, the head shape and
+/// rot_dim, the scalings' parameters and the cache's rows; its operands drawn from q's, k's, the positions' and
+/// the cache's shapes.
+void rope(FuzzInput& in, const Stream& s) {
+  RopeDescriptor d;
+  d.style = in.enum_of<RopeStyle>(2);
+  d.element = in.kind();
+  d.position_kind = in.chance(200) ? (in.flag() ? ElementKind::S32 : ElementKind::S64) : in.kind();
+  d.num_tokens = in.extent(), d.num_heads = in.extent(), d.num_kv_heads = in.extent();
+  d.head_dim = in.chance(160) ? 2 * (1 + in.u8() % 40) : in.extent();
+  d.rot_dim = in.chance(128) ? 0 : in.integer();
+  d.inverse = in.flag();
+  d.source = in.enum_of<CosSinSource>(2);
+  d.cache_kind = in.chance(128) ? ElementKind::F32 : in.kind();
+  d.max_position = in.chance(200) ? 1 + in.u8() % 64 : in.integer();
+  d.theta = in.chance(160) ? 10000.0 : in.real();
+  d.scaling = in.enum_of<RopeScaling>(5);
+  d.factor = in.chance(128) ? 1.0 + in.u8() % 40 : in.real();
+  d.low_freq_factor = in.chance(200) ? 1.0 : in.real();
+  d.high_freq_factor = in.chance(200) ? 4.0 : in.real();
+  d.original_max_position = in.chance(200) ? 4096 : in.integer();
+  d.beta_fast = in.chance(200) ? 32.0 : in.real();
+  d.beta_slow = in.chance(200) ? 1.0 : in.real();
+  d.mscale = in.chance(200) ? 0.0 : in.real();
+  d.mscale_all_dim = in.chance(200) ? 0.0 : in.real();
+  d.attention_factor = in.chance(200) ? 0.0 : in.real();
+  d.truncate = in.flag();
+  const int64_t t = d.num_tokens, dim = d.head_dim;
+  const Pools pools{{Shape{t}, Shape{d.max_position, d.rotary_dim()}, Shape{t, d.num_heads, dim},
+                     Shape{t, d.num_kv_heads, dim}},
+                    {d.element, d.position_kind, d.cache_kind}};
+  drive(in, s, dynamic::RopePlan::select(s, d), pools, 6, Forward<6>{s});
+}
+
 // ---------------------------------------------------------------------------------------------------
 // Every profiler scenario
 // ---------------------------------------------------------------------------------------------------
@@ -453,7 +487,7 @@ void scenario(FuzzInput& in, const Stream& s) {
 
 using Adapter = void (*)(FuzzInput&, const Stream&);
 constexpr Adapter kAdapters[] = {fill,          cast, affine,   unary, binary, ternary, gated,    quantize,
-                                 dynamic_range, fp8,  int_gemm, gemm,  linear, int4,    fp8_gemm, scenario};
+                                 dynamic_range, fp8,  int_gemm, gemm,  linear, int4,    fp8_gemm, rope, scenario};
 
 }  // namespace
 }  // namespace baracuda::fuzz
