@@ -131,6 +131,7 @@ def main():
         make("f16 d64 padded sharp scale 0.5", gen, "f16", 1, 1, 64, [33], [80], False, scale=0.5, range_qk=3.0),
         make("bf16 d96 varlen causal gqa2", gen, "bf16", 2, 1, 96, [5, 12], [5, 20], True, causal=True),
         make("f16 d96 padded 2x5x24", gen, "f16", 1, 1, 96, [5, 5], [24, 24], False),
+        make("bf16 d256 varlen window (4, 2)", gen, "bf16", 2, 1, 256, [5, 3], [8, 12], True, left=4, right=2),
     ]
     notes = ["float64 matmul/softmax/logsumexp per sequence and query head with explicit bottom-right masks; rows "
              "that see no key set to o = 0, lse = +inf (FlashAttention's convention)",

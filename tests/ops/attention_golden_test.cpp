@@ -1,7 +1,7 @@
 // FlashAttentionPlan against PyTorch (tests/data/attention_golden.json, written by gen_attention_golden.py: float64
 // matmul / softmax / logsumexp with explicit bottom-right masks): padded and packed batches, causal with rows that
-// see no key, sliding windows, GQA 2, 4 and 8, head dims 64, 96 and 128, f16 and bf16, an explicit sharp scale. The
-// test's own f64 evaluation (attention_test_support.hpp) must agree with PyTorch within one rounding, the host
+// see no key, sliding windows, GQA 2, 4 and 8, head dims 64, 96, 128 and 256, f16 and bf16, an explicit sharp scale.
+// The test's own f64 evaluation (attention_test_support.hpp) must agree with PyTorch within one rounding, the host
 // reference within one unit in the last place, sim and cuda within the kernels' bound.
 #include <gtest/gtest.h>
 

@@ -46,12 +46,12 @@ TEST(FlashAttentionReject, SelectKindsAndHeadDims) {
   FlashAttentionDescriptor bad = padded();
   bad.element = static_cast<ElementKind>(200);
   expect_select(bad, ErrorCode::InvalidProblem, "");
-  for (int64_t dim : {32, 80, 112, 256, 65})
+  for (int64_t dim : {32, 80, 112, 192, 512, 65})
     expect_select(padded().with_shape(2, 3, 4, 4, 2, dim), ErrorCode::Unsupported, "has no kernel");
   for (int64_t dim : {0, -64})
     expect_select(padded().with_shape(2, 3, 4, 4, 2, dim), ErrorCode::InvalidProblem, "head dimension must be >= 1");
   for (ElementKind k : {F16, Bf16})
-    for (int64_t dim : {64, 96, 128})
+    for (int64_t dim : {64, 96, 128, 256})
       for (const Stream& st : {Stream::host(), Stream::sim()})
         EXPECT_TRUE(dynamic::FlashAttentionPlan::select(st, padded().with_element(k).with_shape(2, 3, 4, 4, 2, dim)));
 }

@@ -2,9 +2,9 @@
 // attention_test_support.hpp: the host reference within one rounding, the kernels within attention.hpp's bound.
 // Lengths 1, 17, 129 and 300 (not tile multiples), q longer and shorter than kv, causal and not, sliding windows
 // (rows that see no key: o = 0 and lse = +inf), packed batches of mixed lengths with valid and invalid cu_seqlens,
-// GQA ratios 1, 2, 4 and 8, head dims 64, 96 and 128, f16 and bf16, strided, head-major and unaligned layouts, scales
-// that sharpen the softmax across tiles, empty problems; every byte of o and lse that no query row covers keeps its
-// sentinel; sim and cuda run every case twice with the same bits.
+// GQA ratios 1, 2, 4 and 8, head dims 64, 96, 128 and 256, f16 and bf16, strided, head-major and unaligned layouts,
+// scales that sharpen the softmax across tiles, empty problems; every byte of o and lse that no query row covers keeps
+// its sentinel; sim and cuda run every case twice with the same bits.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -68,7 +68,7 @@ TEST_P(Attention, LengthsAndCausal) {
 
 TEST_P(Attention, HeadDimsAndKinds) {
   uint64_t seed = 20;
-  for (int64_t dim : {64, 96, 128})
+  for (int64_t dim : {64, 96, 128, 256})
     for (ElementKind e : {F16, Bf16}) {
       Problem p = Problem::padded(1, 70, 100, 4, 1, dim, e);  // MQA: four query heads on one kv head
       p.d.with_causal().with_lse();

@@ -8,7 +8,7 @@
 /// **Kinds.** q, k, v and o: f16 or bf16 (one kind, `element`); lse: f32; cu_seqlens: s32. Anything else is
 /// `Unsupported`. Scores, the softmax and the output sums are computed in f32; o is rounded once.
 ///
-/// **Head dimension.** d ∈ {64, 96, 128} (`Unsupported` otherwise, 256 included: see docs/ops/attention.md).
+/// **Head dimension.** d ∈ {64, 96, 128, 256} (`Unsupported` otherwise).
 ///
 /// **Heads.** H query heads, H_kv key/value heads with H % H_kv == 0 (MHA: H_kv = H; GQA; MQA: H_kv = 1), query
 /// head h reads kv head h / (H / H_kv). 1 ≤ H, H_kv ≤ 65535.

@@ -1,6 +1,6 @@
 // The attention family's kernel table, compiled for both devices (cmake/BaracudaKernels.cmake: by nvcc for cuda, by
 // the host compiler against the SIMT emulator for sim): the FlashAttention-2 forward (kernels.cuh) for f16 and bf16,
-// head dimensions 64, 96 and 128.
+// head dimensions 64, 96, 128 and 256.
 #include "ops/attention/kernels.cuh"
 #include "ops/attention/tables.hpp"
 
@@ -13,6 +13,7 @@ constexpr void add_kind(::baracuda::detail::FlashAttentionTables& t) {
   slot[::baracuda::detail::attention_head_dim_slot(64)] = &fa2_forward<T, 64>;
   slot[::baracuda::detail::attention_head_dim_slot(96)] = &fa2_forward<T, 96>;
   slot[::baracuda::detail::attention_head_dim_slot(128)] = &fa2_forward<T, 128>;
+  slot[::baracuda::detail::attention_head_dim_slot(256)] = &fa2_forward<T, 256>;
 }
 
 constexpr ::baracuda::detail::FlashAttentionTables make_tables() {

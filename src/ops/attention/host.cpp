@@ -88,7 +88,7 @@ Status forward(const detail::ExecContext&, const FlashAttentionLaunch& l) {
 
 constexpr detail::FlashAttentionTables make_tables() {
   detail::FlashAttentionTables t{};
-  for (int64_t d : {64, 96, 128}) {
+  for (int64_t d : {64, 96, 128, 256}) {
     t.fwd[detail::kind_index(ElementKind::F16)][detail::attention_head_dim_slot(d)] = &forward<__half>;
     t.fwd[detail::kind_index(ElementKind::Bf16)][detail::attention_head_dim_slot(d)] = &forward<__nv_bfloat16>;
   }

@@ -6,10 +6,11 @@
 // the effective cu_seqlens, a warp-wide running maximum of the offsets, attention.hpp) and returns at once when
 // its tile starts past the sequence's rows. Shared memory (the dense GEMM's tiles, src/ops/gemm/tc_kernels.cuh:
 // rows of 16-byte chunks along d, XOR-swizzled by tc_swz, filled by tc_load_tile, zeros past the edges): the Q
-// tile (64×d), one K tile and one V tile (BN×d; BN = 64 for d = 64, 32 for d = 96 and 128): 24 KiB for d = 64,
-// 32 KiB for d = 96 (rows padded to 128 elements) and 128 (no opt-in).
+// tile (64×d), one K tile and one V tile (BN×d; BN = 64 for d = 64, 32 for d = 96 and 128, 16 for d = 256): 24 KiB
+// for d = 64, 32 KiB for d = 96 (rows padded to 128 elements) and 128, 48 KiB for d = 256 (no opt-in).
 //
-// The Q fragments (d/16 ldmatrix.x4 per warp) stay in registers for the whole loop. Per KV tile j (only the tiles
+// The Q fragments (d/16 ldmatrix.x4 per warp) stay in registers for the whole loop (d ≤ 128; d = 256 reads them
+// from shared memory per KV tile through the GEMM's tc_slice_mma). Per KV tile j (only the tiles
 // the causal/window bounds of the block's rows can see):
 //   wait K_j; barrier; issue V_j by cp.async;  S = Q·K_jᵀ by mma (K's rows as the col operand, plain ldmatrix);
 //   mask (edge tiles only, per element: -inf); online softmax on the accumulator fragments in f32: the row max
@@ -23,6 +24,8 @@
 // Then l is summed over the quad, o = O·(1/l) rounded once, lse = m·τ + ln l; l = 0 (no visible key) or NaN gives
 // o = 0 and lse = +inf. Every sum has a fixed order and there are no atomics: bit-stable.
 #pragma once
+
+#include "sim/compat.cuh"  // first: the device namespace, launch macros and device API
 
 #include <cmath>
 #include <cstdint>
@@ -39,7 +42,6 @@
 #include "device/ptx/mma.cuh"
 #include "ops/attention/tables.hpp"
 #include "ops/gemm/tc_kernels.cuh"  // TcOperand, tc_swz, tc_load_tile, tc_store2
-#include "sim/compat.cuh"           // first: the device namespace, launch macros and device API
 
 BARACUDA_DEVICE_NAMESPACE_BEGIN
 namespace attention {
@@ -48,10 +50,10 @@ using ::baracuda::gemm::tc_load_tile;
 using ::baracuda::gemm::tc_swz;
 using ::baracuda::gemm::TcOperand;
 
-/// Query rows per block (4 warps × 16), and keys per KV tile for head dimension d (32 for d = 128, where 64 would
-/// take the registers past 255 and spill).
+/// Query rows per block (4 warps × 16), and keys per KV tile for head dimension d (32 for d = 96 and 128, where 64
+/// would take the registers past 255 and spill; 16 for d = 256, within 48 KiB of shared memory).
 inline constexpr int kFaBlockM = 64;
-constexpr int fa_block_n(int d) { return d > 64 ? 32 : 64; }
+constexpr int fa_block_n(int d) { return d > 128 ? 16 : d > 64 ? 32 : 64; }
 inline constexpr int kFaThreads = 128;
 
 /// Elements per shared-memory row for head dimension d: d, or 128 for d = 96 (tc_swz swizzles rows of a power-of-two
@@ -89,8 +91,10 @@ template <class T, int D>
 __global__ void __launch_bounds__(kFaThreads) fa2_forward_kernel(FaParams p) {
   constexpr int BM = kFaBlockM, BN = fa_block_n(D), CPR = fa_row_elems(D) / 8, NT = kFaThreads;
   constexpr int KD = D / 16, NO = D / 8, NS = BN / 8;
-  static_assert(D % 16 == 0 && D <= 128, "head dim: whole k16 steps; above 128 the registers would spill");
-  static_assert(CPR == 8 || CPR == 16, "rows of 8 or 16 swizzled chunks");
+  // Q's fragments stay in registers up to d = 128; for d = 256 (O alone takes 128 registers) they are read from
+  // shared memory per KV tile, by the dense GEMM's slice step.
+  constexpr bool kQRegs = D <= 128;
+  static_assert(D % 16 == 0 && (CPR == 8 || CPR == 16 || CPR == 32), "whole k16 steps; rows of 8, 16 or 32 chunks");
   const ::baracuda::detail::FlashAttentionLaunch& l = p.l;
 
   BARACUDA_DYNAMIC_SHARED(unsigned char, smem);
@@ -143,10 +147,12 @@ __global__ void __launch_bounds__(kFaThreads) fa2_forward_kernel(FaParams p) {
   ptx::cp_async_commit();
   ptx::cp_async_wait_all();
   __syncthreads();
-  unsigned qf[KD][4];
-  BARACUDA_UNROLL
-  for (int kk = 0; kk < KD; ++kk)
-    ptx::ldmatrix<4>(qf[kk], qs + tc_swz<CPR>(warp * 16 + (j8 & 1) * 8 + r8, kk * 2 + (j8 >> 1)));
+  unsigned qf[kQRegs ? KD : 1][4];
+  if constexpr (kQRegs) {
+    BARACUDA_UNROLL
+    for (int kk = 0; kk < KD; ++kk)
+      ptx::ldmatrix<4>(qf[kk], qs + tc_swz<CPR>(warp * 16 + (j8 & 1) * 8 + r8, kk * 2 + (j8 >> 1)));
+  }
 
   float acc[NO][4];
   BARACUDA_UNROLL
@@ -164,22 +170,27 @@ __global__ void __launch_bounds__(kFaThreads) fa2_forward_kernel(FaParams p) {
     tc_load_tile<BN, CPR, NT>(vs, vo, vd, kv0, 0, tid);
     ptx::cp_async_commit();
 
-    float s[NS][4];
+    float s1[1][NS][4];
+    float(&s)[NS][4] = s1[0];
     BARACUDA_UNROLL
     for (int n = 0; n < NS; ++n) {
       BARACUDA_UNROLL
       for (int e = 0; e < 4; ++e) s[n][e] = 0.0f;
     }
-    BARACUDA_UNROLL
-    for (int kk = 0; kk < KD; ++kk) {
+    if constexpr (kQRegs) {
       BARACUDA_UNROLL
-      for (int nj = 0; nj < NS / 2; ++nj) {
-        unsigned r[4];
-        ptx::ldmatrix<4>(r, ks + tc_swz<CPR>(nj * 16 + (j8 >> 1) * 8 + r8, kk * 2 + (j8 & 1)));
-        const unsigned b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};
-        ptx::mma_m16n8k16<T>(s[2 * nj], qf[kk], b0, s[2 * nj]);
-        ptx::mma_m16n8k16<T>(s[2 * nj + 1], qf[kk], b1, s[2 * nj + 1]);
+      for (int kk = 0; kk < KD; ++kk) {
+        BARACUDA_UNROLL
+        for (int nj = 0; nj < NS / 2; ++nj) {
+          unsigned r[4];
+          ptx::ldmatrix<4>(r, ks + tc_swz<CPR>(nj * 16 + (j8 >> 1) * 8 + r8, kk * 2 + (j8 & 1)));
+          const unsigned b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};
+          ptx::mma_m16n8k16<T>(s[2 * nj], qf[kk], b0, s[2 * nj]);
+          ptx::mma_m16n8k16<T>(s[2 * nj + 1], qf[kk], b1, s[2 * nj + 1]);
+        }
       }
+    } else {  // the GEMM's step: A = the warp's 16 Q rows, B = K's rows (both with d along the 16-byte chunks)
+      ::baracuda::gemm::tc_slice_mma<T, 1, NS, BM, BN, D>(s1, qs, ks, true, true, warp * 16, 0, lane);
     }
 
     // Per-element mask where the tile crosses a bound of some row of the block.

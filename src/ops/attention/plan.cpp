@@ -30,7 +30,7 @@ Status check_descriptor(const FlashAttentionDescriptor& d) {
     return Error::unsupported(s(P) + ": q, k, v and o must be f16 or bf16; got " + s(to_string(d.element)));
   if (d.head_dim < 1) return Error::invalid(s(P) + ": the head dimension must be >= 1; got " + n2s(d.head_dim));
   if (detail::attention_head_dim_slot(d.head_dim) < 0)
-    return Error::unsupported(s(P) + ": head dimension " + n2s(d.head_dim) + " has no kernel (64, 96 and 128 do)");
+    return Error::unsupported(s(P) + ": head dimension " + n2s(d.head_dim) + " has no kernel (64, 96, 128 and 256 do)");
   if (d.heads < 1 || d.kv_heads < 1)
     return Error::invalid(s(P) + ": heads and kv_heads must be >= 1; got " + n2s(d.heads) + " and " + n2s(d.kv_heads));
   if (d.heads > kMaxGrid || d.kv_heads > kMaxGrid)

@@ -39,11 +39,13 @@ struct FlashAttentionLaunch {
   int64_t lse_batch = 0, lse_head = 0, lse_tok = 0;
 };
 
-/// The table slot of a head dimension with kernels (64, 96, 128), or −1.
-constexpr int attention_head_dim_slot(int64_t d) { return d == 64 ? 0 : d == 96 ? 1 : d == 128 ? 2 : -1; }
+/// The table slot of a head dimension with kernels (64, 96, 128, 256), or −1.
+constexpr int attention_head_dim_slot(int64_t d) {
+  return d == 64 ? 0 : d == 96 ? 1 : d == 128 ? 2 : d == 256 ? 3 : -1;
+}
 
 struct FlashAttentionTables {
-  KindTable<std::array<FlashAttentionFn, 3>> fwd{};
+  KindTable<std::array<FlashAttentionFn, 4>> fwd{};
   std::string_view variant;
 };
 
