@@ -143,20 +143,38 @@ struct Data {
     lse.assign(static_cast<size_t>(std::max<int64_t>(p.lse_size(), 1)) * 4, 0xA5);
   }
 
-  double qv(int64_t t, int64_t h, int64_t c) const {
-    const Layout l = p.lq();
-    return get(p.d.element, q, l.lead + t * l.tok + h * l.head + c);
+  /// The inputs decoded to double and the effective bounds, made on the first expect() (after any change of q, k
+  /// or v by the test).
+  mutable std::vector<double> qd_, kd_, vd_;
+  mutable std::vector<int64_t> cq_, ck_;
+  mutable Layout lq_, lk_;
+  mutable bool ready_ = false;
+  void prepare() const {
+    if (ready_) return;
+    auto decode = [&](const std::vector<uint8_t>& s) {
+      std::vector<double> out(s.size() / 2);
+      for (size_t i = 0; i < out.size(); ++i) out[i] = get(p.d.element, s, static_cast<int64_t>(i));
+      return out;
+    };
+    qd_ = decode(q), kd_ = decode(k), vd_ = decode(v);
+    cq_ = p.bounds(true), ck_ = p.bounds(false);
+    lq_ = p.lq(), lk_ = p.lk();
+    ready_ = true;
   }
-  double kv(const std::vector<uint8_t>& s, int64_t t, int64_t h, int64_t c) const {
-    const Layout l = p.lk();
-    return get(p.d.element, s, l.lead + t * l.tok + h * l.head + c);
+  double qv(int64_t t, int64_t h, int64_t c) const {
+    return qd_[static_cast<size_t>(lq_.lead + t * lq_.tok + h * lq_.head + c)];
+  }
+  double kv(const std::vector<double>& s, int64_t t, int64_t h, int64_t c) const {
+    return s[static_cast<size_t>(lk_.lead + t * lk_.tok + h * lk_.head + c)];
   }
 
   /// Query row i of batch b, head h, in f64 from the definition: scores τ·q·k over the keys the window lets the
   /// row see (bottom-right aligned), softmax against the maximum, o = Σ p·v / Σ p, lse = m + ln Σ p.
   RowExpect expect(int64_t b, int64_t h, int64_t i) const {
     const FlashAttentionDescriptor& d = p.d;
-    const std::vector<int64_t> cq = p.bounds(true), ck = p.bounds(false);
+    prepare();
+    const std::vector<int64_t>& cq = cq_;
+    const std::vector<int64_t>& ck = ck_;
     const int64_t s_q = cq[b + 1] - cq[b], s_k = ck[b + 1] - ck[b];
     const int64_t hk = h / (d.heads / d.kv_heads);
     const int64_t right = d.causal ? 0 : d.window_right, left = d.window_left;
@@ -170,7 +188,7 @@ struct Data {
       if (right >= 0 && j > diag + right) continue;
       double dot = 0, mag = 0;
       for (int64_t c = 0; c < d.head_dim; ++c) {
-        const double t = qv(cq[b] + i, h, c) * kv(k, ck[b] + j, hk, c);
+        const double t = qv(cq[b] + i, h, c) * kv(kd_, ck[b] + j, hk, c);
         dot += t, mag += std::fabs(t);
       }
       sc.push_back(p.tau() * dot);
@@ -188,7 +206,7 @@ struct Data {
       const double w = std::exp(sc[n] - m);
       sum += w;
       for (int64_t c = 0; c < d.head_dim; ++c) {
-        const double vv = kv(v, ck[b] + keys[n], hk, c);
+        const double vv = kv(vd_, ck[b] + keys[n], hk, c);
         r.o[static_cast<size_t>(c)] += w * vv;
         r.vmax = std::max(r.vmax, std::fabs(vv));
       }
