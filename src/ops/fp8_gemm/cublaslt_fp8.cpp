@@ -11,7 +11,6 @@
 #include <string>
 #include <utility>
 
-#include "baracuda/core/stream.hpp"
 #include "ops/gemm/cublaslt_common.hpp"
 
 namespace baracuda::detail {
@@ -86,23 +85,9 @@ Status check_kinds(const Fp8GemmLaunch& l) {
 /// The epilogue and the bias kind of `l` into `r` (the bias kinds of cuBLASLt's FP8 table).
 Status map_epilogue(const Fp8GemmLaunch& l, CublasLtFp8Mapping& r) {
   const bool bias = l.bias != nullptr;
-  switch (l.activation) {
-    case LinearActivation::None:
-      r.epilogue = bias ? CublasLtEpilogue::Bias : CublasLtEpilogue::Default;
-      break;
-    case LinearActivation::Relu:
-      r.epilogue = bias ? CublasLtEpilogue::ReluBias : CublasLtEpilogue::Relu;
-      break;
-    case LinearActivation::GeluTanh:
-      r.epilogue = bias ? CublasLtEpilogue::GeluBias : CublasLtEpilogue::Gelu;
-      break;
-    case LinearActivation::Silu:
-    case LinearActivation::GeluErf:
-      return unsupported("the activation " + std::string(to_string(l.activation)) +
-                         " has no cuBLASLt epilogue (it has relu and the tanh gelu)");
-    default:
-      return invalid("activation " + str(static_cast<int>(l.activation)) + " is not a LinearActivation");
-  }
+  auto epilogue = cublaslt_epilogue(kWho, l.activation, bias, /*aux=*/false);
+  if (!epilogue) return epilogue.error();
+  r.epilogue = *epilogue;
   r.has_bias = bias;
   // C is not read (β = 0), but its kind selects the FP8 kernel: D's, or for an FP8 D the bias's (f16 without one, as
   // PyTorch's _scaled_mm).
@@ -219,52 +204,31 @@ CublasLtFp8Pointers cublaslt_fp8_pointers(const Fp8GemmLaunch& l, const CublasLt
   return p;
 }
 
-CublasLtFp8Gemm::CublasLtFp8Gemm() = default;
-
-bool CublasLtFp8Gemm::compiled_in() { return BARACUDA_HAVE_CUDA_KERNELS != 0; }
-
-size_t CublasLtFp8Gemm::workspace_size() const { return workspace_; }
-
-const CublasLtFp8Mapping& CublasLtFp8Gemm::mapping() const { return mapping_; }
-
 Status CublasLtFp8Gemm::can_run(const Fp8GemmLaunch& l) const {
-  if (!impl_) {
+  if (!objects_) {
     if (empty_problem(l)) return {};
     return invalid("the backend was built for an empty problem, the launch is (M, N, K) = (" + str(l.m) + ", " +
                    str(l.n) + ", " + str(l.k) + ")");
   }
   auto map = cublaslt_fp8_mapping(l, 90);  // the arch was checked at create; 90 admits every mapping
   if (!map) return map.error();
-  if (*map != mapping_)
-    return invalid("the launch maps to [" + to_string(*map) + "], the backend was built for [" + to_string(mapping_) +
-                   "]");
+  BARACUDA_TRY(check_same_mapping(kWho, *map, mapping_));
   if (l.a == nullptr || l.b == nullptr || l.d == nullptr || l.a_scale == nullptr || l.b_scale == nullptr)
     return invalid("A, B, D, a_scale and b_scale are required");
   const bool block = mapping_.a_scale_mode != CublasLtScaleMode::Scalar32F;
-  const std::pair<const char*, const void*> operands[] = {{"A", l.a},
-                                                          {"B", l.b},
-                                                          {"D", l.d},
-                                                          {"bias", l.bias},
-                                                          {"a_scale", block ? l.a_scale : nullptr},
-                                                          {"b_scale", block ? l.b_scale : nullptr}};
-  for (const auto& [name, ptr] : operands)
-    if (reinterpret_cast<uintptr_t>(ptr) % kRequiredAlignment != 0)
-      return Error::misaligned(std::string(kWho) + ": " + name + " is not " + str(kRequiredAlignment) +
-                               "-byte aligned (cuBLASLt's FP8 matmul was planned for " + str(kRequiredAlignment) +
-                               "-byte aligned operands)");
-  return {};
+  return check_alignment(kWho,
+                         {{"A", l.a},
+                          {"B", l.b},
+                          {"D", l.d},
+                          {"bias", l.bias},
+                          {"a_scale", block ? l.a_scale : nullptr},
+                          {"b_scale", block ? l.b_scale : nullptr}},
+                         "cuBLASLt's FP8 matmul was planned");
 }
 
 #if BARACUDA_HAVE_CUDA_KERNELS
 
 namespace {
-
-#define BARACUDA_LT_FP8_TRY(call, what)                                                          \
-  do {                                                                                           \
-    const cublasStatus_t lt_status_ = (call);                                                    \
-    if (lt_status_ != CUBLAS_STATUS_SUCCESS)                                                     \
-      return cublaslt_error(lt_status_, kWho, what, /*selecting=*/true, to_string(g->mapping_)); \
-  } while (0)
 
 cudaDataType_t data_type(ElementKind k) {
   switch (k) {
@@ -281,29 +245,7 @@ cudaDataType_t data_type(ElementKind k) {
   }
 }
 
-/// A pointer of exactly kRequiredAlignment bytes' alignment: what the heuristic reads from the operand pointers of the
-/// descriptor before run sets the real ones (it never dereferences them).
-const void* placeholder() { return CublasLtFp8Gemm::present_marker(); }
-
 }  // namespace
-
-struct CublasLtFp8Gemm::Impl {
-  cublasLtHandle_t handle = nullptr;
-  cublasLtMatmulDesc_t desc = nullptr;
-  cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr, d = nullptr;
-  cublasLtMatmulAlgo_t algo{};
-  /// Serializes runs: each sets the scale, bias and amax pointers of the shared descriptor before its cublasLtMatmul
-  /// (the call reads them when it enqueues its kernels).
-  std::mutex pointers;
-
-  ~Impl() {
-    for (cublasLtMatrixLayout_t l : {d, c, b, a})
-      if (l != nullptr) cublasLtMatrixLayoutDestroy(l);
-    if (desc != nullptr) cublasLtMatmulDescDestroy(desc);
-  }
-};
-
-CublasLtFp8Gemm::~CublasLtFp8Gemm() = default;
 
 Result<std::shared_ptr<const CublasLtFp8Gemm>> CublasLtFp8Gemm::create(int device, int sm, const Fp8GemmLaunch& problem,
                                                                        size_t max_workspace) {
@@ -315,92 +257,76 @@ Result<std::shared_ptr<const CublasLtFp8Gemm>> CublasLtFp8Gemm::create(int devic
   if (!mapped) return mapped.error();
   if (mapped->a_scale_mode != CublasLtScaleMode::Scalar32F && cublasLtGetVersion() < 120900)
     return unsupported("Block128 needs cuBLASLt 12.9 or later, this process has " + str(cublasLtGetVersion()));
-  auto info = cuda_device_info(device);
-  if (!info) return info.error();
-  if (const cudaError_t e = cudaSetDevice(device); e != cudaSuccess)
-    return Error::device(std::string(kWho) + ": cudaSetDevice: " + cudaGetErrorString(e), e);
-  auto handle = cublaslt_handle(device, kWho);
-  if (!handle) return handle.error();
+  auto dev = cublaslt_device(device, kWho);
+  if (!dev) return dev.error();
 
   std::shared_ptr<CublasLtFp8Gemm> g(new CublasLtFp8Gemm());
   g->mapping_ = *mapped;
-  g->impl_ = std::make_unique<Impl>();
+  g->objects_ = std::make_unique<CublasLtMatmulObjects>();
   const CublasLtFp8Mapping& map = g->mapping_;
-  Impl& im = *g->impl_;
-  im.handle = *handle;
+  CublasLtMatmulObjects& lt = *g->objects_;
+  lt.handle = dev->handle;
+  const CublasLtSelecting sel{kWho, to_string(map)};
 
-  BARACUDA_LT_FP8_TRY(cublasLtMatmulDescCreate(&im.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F), "cublasLtMatmulDescCreate");
+  BARACUDA_TRY(
+      sel.check(cublasLtMatmulDescCreate(&lt.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F), "cublasLtMatmulDescCreate"));
   const int32_t transa = CUBLAS_OP_T, transb = CUBLAS_OP_N;
-  BARACUDA_LT_FP8_TRY(cublaslt_set(im.desc, CUBLASLT_MATMUL_DESC_TRANSA, transa), "TRANSA");
-  BARACUDA_LT_FP8_TRY(cublaslt_set(im.desc, CUBLASLT_MATMUL_DESC_TRANSB, transb), "TRANSB");
-  BARACUDA_LT_FP8_TRY(cublaslt_set(im.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, static_cast<uint32_t>(map.epilogue)),
-                      "EPILOGUE");
+  BARACUDA_TRY(sel.check(cublaslt_set(lt.desc, CUBLASLT_MATMUL_DESC_TRANSA, transa), "TRANSA"));
+  BARACUDA_TRY(sel.check(cublaslt_set(lt.desc, CUBLASLT_MATMUL_DESC_TRANSB, transb), "TRANSB"));
+  BARACUDA_TRY(
+      sel.check(cublaslt_set(lt.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, static_cast<uint32_t>(map.epilogue)), "EPILOGUE"));
   const int8_t fast_accum = map.fast_accum ? 1 : 0;
-  BARACUDA_LT_FP8_TRY(cublaslt_set(im.desc, CUBLASLT_MATMUL_DESC_FAST_ACCUM, fast_accum), "FAST_ACCUM");
+  BARACUDA_TRY(sel.check(cublaslt_set(lt.desc, CUBLASLT_MATMUL_DESC_FAST_ACCUM, fast_accum), "FAST_ACCUM"));
 #if CUBLAS_VERSION >= 120900
   if (map.a_scale_mode != CublasLtScaleMode::Scalar32F) {
     const int32_t a_mode = static_cast<int32_t>(map.a_scale_mode), b_mode = static_cast<int32_t>(map.b_scale_mode);
-    BARACUDA_LT_FP8_TRY(cublaslt_set(im.desc, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, a_mode), "A_SCALE_MODE");
-    BARACUDA_LT_FP8_TRY(cublaslt_set(im.desc, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, b_mode), "B_SCALE_MODE");
+    BARACUDA_TRY(sel.check(cublaslt_set(lt.desc, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, a_mode), "A_SCALE_MODE"));
+    BARACUDA_TRY(sel.check(cublaslt_set(lt.desc, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, b_mode), "B_SCALE_MODE"));
   }
 #endif
   // The pointers the heuristic reads (for their presence and alignment); run sets the real ones.
-  BARACUDA_LT_FP8_TRY(cublaslt_set(im.desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, placeholder()), "A_SCALE_POINTER");
-  BARACUDA_LT_FP8_TRY(cublaslt_set(im.desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, placeholder()), "B_SCALE_POINTER");
+  const void* const marker = present_marker();  // 16-byte aligned
+  BARACUDA_TRY(sel.check(cublaslt_set(lt.desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, marker), "A_SCALE_POINTER"));
+  BARACUDA_TRY(sel.check(cublaslt_set(lt.desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, marker), "B_SCALE_POINTER"));
   if (map.d_scale)
-    BARACUDA_LT_FP8_TRY(cublaslt_set(im.desc, CUBLASLT_MATMUL_DESC_D_SCALE_POINTER, placeholder()), "D_SCALE_POINTER");
+    BARACUDA_TRY(sel.check(cublaslt_set(lt.desc, CUBLASLT_MATMUL_DESC_D_SCALE_POINTER, marker), "D_SCALE_POINTER"));
   if (map.amax)
-    BARACUDA_LT_FP8_TRY(cublaslt_set(im.desc, CUBLASLT_MATMUL_DESC_AMAX_D_POINTER, placeholder()), "AMAX_D_POINTER");
+    BARACUDA_TRY(sel.check(cublaslt_set(lt.desc, CUBLASLT_MATMUL_DESC_AMAX_D_POINTER, marker), "AMAX_D_POINTER"));
   if (map.has_bias) {
-    BARACUDA_LT_FP8_TRY(cublaslt_set(im.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, placeholder()), "BIAS_POINTER");
+    BARACUDA_TRY(sel.check(cublaslt_set(lt.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, marker), "BIAS_POINTER"));
     const int32_t bias_type = data_type(map.bias);
-    BARACUDA_LT_FP8_TRY(cublaslt_set(im.desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, bias_type), "BIAS_DATA_TYPE");
+    BARACUDA_TRY(sel.check(cublaslt_set(lt.desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, bias_type), "BIAS_DATA_TYPE"));
   }
 
-  struct Layout {
-    cublasLtMatrixLayout_t* out;
-    ElementKind kind;
-    int64_t rows, cols, ld;
-  };
-  const Layout layouts[] = {{&im.a, map.a, map.k, map.m, map.lda},  // transa = T: stored k×m
-                            {&im.b, map.b, map.k, map.n, map.ldb},  // transb = N: stored k×n
-                            {&im.c, map.c, map.m, map.n, map.ldd},
-                            {&im.d, map.d, map.m, map.n, map.ldd}};
-  for (const Layout& x : layouts)
-    BARACUDA_LT_FP8_TRY(cublasLtMatrixLayoutCreate(x.out, data_type(x.kind), static_cast<uint64_t>(x.rows),
-                                                   static_cast<uint64_t>(x.cols), x.ld),
-                        "cublasLtMatrixLayoutCreate");
+  const CublasLtLayout c{data_type(map.c), map.m, map.n, map.ldd};
+  BARACUDA_TRY(lt.create_layouts({data_type(map.a), map.k, map.m, map.lda},  // transa = T: stored k×m
+                                 {data_type(map.b), map.k, map.n, map.ldb},  // transb = N: stored k×n
+                                 &c, {data_type(map.d), map.m, map.n, map.ldd}, sel));
 
   CublasLtAlgoRequest request;
-  request.max_workspace = std::min<uint64_t>(max_workspace, cublaslt_workspace_cap(info->sm));
+  request.max_workspace = std::min<uint64_t>(max_workspace, cublaslt_workspace_cap(dev->sm));
   request.alignment = kRequiredAlignment;
-  auto choice = cublaslt_heuristic(im.handle, im.desc, im.a, im.b, im.c, im.d, request, kWho, to_string(map));
-  if (!choice) return choice.error();
-  im.algo = choice->algo;
-  g->workspace_ = choice->workspace;
+  auto workspace = lt.choose_algorithm(request, sel);
+  if (!workspace) return workspace.error();
+  g->workspace_ = *workspace;
   return std::shared_ptr<const CublasLtFp8Gemm>(std::move(g));
 }
 
 Status CublasLtFp8Gemm::run(cudaStream_t stream, const Fp8GemmLaunch& l, void* workspace,
                             size_t workspace_bytes) const {
   BARACUDA_TRY(can_run(l));
-  if (!impl_) {  // an empty D: only its amax (0)
+  if (!objects_) {  // an empty D: only its amax (0)
     if (l.amax == nullptr) return {};
     if (const cudaError_t e = cudaMemsetAsync(l.amax, 0, sizeof(float), stream); e != cudaSuccess)
       return Error::device(std::string(kWho) + ": cudaMemsetAsync of the amax: " + cudaGetErrorString(e), e);
     return {};
   }
-  if (workspace_bytes < workspace_)
-    return Error::workspace_too_small(std::string(kWho) + ": the algorithm needs " + str(workspace_) +
-                                          " bytes of workspace, got " + str(workspace_bytes),
-                                      workspace_, workspace_bytes);
-  if (workspace_ > 0 && (workspace == nullptr || reinterpret_cast<uintptr_t>(workspace) % kWorkspaceAlignment != 0))
-    return Error::misaligned(std::string(kWho) + ": the workspace is not " + str(kWorkspaceAlignment) +
-                             "-byte aligned");
+  BARACUDA_TRY(check_workspace(kWho, workspace, workspace_bytes));
   const float alpha = static_cast<float>(l.alpha), beta = 0.0f;
   const CublasLtFp8Pointers p = cublaslt_fp8_pointers(l, mapping_);
-  Impl& im = *impl_;
-  std::lock_guard<std::mutex> lock(im.pointers);
+  CublasLtMatmulObjects& lt = *objects_;
+  // Every run sets the scale, bias and amax pointers on the shared descriptor: under the lock.
+  std::lock_guard<std::mutex> lock(lt.pointers);
   const std::pair<cublasLtMatmulDescAttributes_t, const void*> pointers[] = {
       {CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, p.a_scale},
       {CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, p.b_scale},
@@ -409,29 +335,23 @@ Status CublasLtFp8Gemm::run(cudaStream_t stream, const Fp8GemmLaunch& l, void* w
       {CUBLASLT_MATMUL_DESC_BIAS_POINTER, p.bias}};
   for (const auto& [attr, ptr] : pointers) {
     if (ptr == nullptr) continue;  // absent in this mapping: never set on the descriptor
-    if (const cublasStatus_t s = cublaslt_set(im.desc, attr, ptr); s != CUBLAS_STATUS_SUCCESS)
+    if (const cublasStatus_t s = cublaslt_set(lt.desc, attr, ptr); s != CUBLAS_STATUS_SUCCESS)
       return cublaslt_error(s, kWho, "cublasLtMatmulDescSetAttribute", false);
   }
-  void* ws = workspace_ > 0 ? workspace : nullptr;
-  const cublasStatus_t s = cublasLtMatmul(im.handle, im.desc, &alpha, p.a, im.a, p.b, im.b, &beta, p.c, im.c, p.d, im.d,
-                                          &im.algo, ws, ws != nullptr ? workspace_bytes : 0, stream);
+  const cublasStatus_t s = lt.matmul(&alpha, p.a, p.b, &beta, p.c, p.d, workspace, workspace_bytes, stream);
   if (s != CUBLAS_STATUS_SUCCESS) return cublaslt_error(s, kWho, "cublasLtMatmul", false, to_string(mapping_));
   return {};
 }
 
 #else  // no cuda kernels: no cuBLASLt either
 
-struct CublasLtFp8Gemm::Impl {};
-
-CublasLtFp8Gemm::~CublasLtFp8Gemm() = default;
-
 Result<std::shared_ptr<const CublasLtFp8Gemm>> CublasLtFp8Gemm::create(int, int, const Fp8GemmLaunch&, size_t) {
-  return unsupported("this library was built without CUDA kernels (BARACUDA_CUDA_KERNELS=OFF), so without cuBLASLt");
+  return not_built(kWho);
 }
 
 Status CublasLtFp8Gemm::run(cudaStream_t, const Fp8GemmLaunch& l, void*, size_t) const {
   (void)l;  // create fails in this build, so no backend exists to run
-  return unsupported("this library was built without CUDA kernels (BARACUDA_CUDA_KERNELS=OFF), so without cuBLASLt");
+  return not_built(kWho);
 }
 
 #endif

@@ -1,7 +1,8 @@
 // Internal: the fp8_gemm family's cuBLASLt backend (the `CublasLt` SKU, variant `cublaslt`, on the cuda device). The
 // plan builds one `CublasLtFp8Gemm` at select from its launch record (ops/fp8_gemm/launch.hpp) and calls `run` with the
-// operands. The cuBLASLt plumbing (handle, heuristic, workspace ceiling, status mapping) is the dense backend's, shared
-// through ops/gemm/cublaslt_common.hpp.
+// operands. The cuBLASLt plumbing (handle, heuristic, workspace ceiling, status mapping, the descriptor, layouts and
+// algorithm it owns) is the dense backend's, shared through ops/gemm/cublaslt_common.hpp, and so is the base class
+// (alignments, present marker, workspace size and check: ops/gemm/cublaslt_backend.hpp).
 //
 // ## The mapping (the dense backend's row-major swap, ops/gemm/cublaslt.hpp, for the one FP8 layout)
 //
@@ -75,6 +76,7 @@
 #include "baracuda/core/status.hpp"
 #include "ops/fp8_gemm/launch.hpp"
 #include "ops/gemm/cublaslt.hpp"  // CublasLtEpilogue
+#include "ops/gemm/cublaslt_backend.hpp"
 
 namespace baracuda::detail {
 
@@ -132,19 +134,12 @@ struct CublasLtFp8Pointers {
 CublasLtFp8Pointers cublaslt_fp8_pointers(const Fp8GemmLaunch& launch, const CublasLtFp8Mapping& m);
 
 /// One FP8 GEMM planned on cuBLASLt: the matmul descriptor, the four layouts and the algorithm the heuristic ranked
-/// first, built once by `create`; `run` sets the operand pointers and enqueues `cublasLtMatmul`.
-class CublasLtFp8Gemm {
+/// first, built once by `create`; `run` sets the operand pointers and enqueues `cublasLtMatmul`. `kRequiredAlignment`
+/// (16, of a, b, d, the bias and the Block128 scales), `kWorkspaceAlignment` (256), `present_marker()` (a non-null
+/// pointer that marks an optional operand present in `create`'s problem), `compiled_in()` and `workspace_size()` are
+/// CublasLtBackend's (ops/gemm/cublaslt_backend.hpp).
+class CublasLtFp8Gemm : public CublasLtBackend {
  public:
-  static constexpr size_t kRequiredAlignment = 16;    ///< of a, b, d, the bias and the Block128 scales
-  static constexpr size_t kWorkspaceAlignment = 256;  ///< of the workspace pointer
-
-  /// A non-null pointer that marks an optional operand present in `create`'s problem (never dereferenced; 16-byte
-  /// aligned). Any other non-null value does the same.
-  static const void* present_marker() { return reinterpret_cast<const void*>(uintptr_t{kRequiredAlignment}); }
-
-  /// Whether this build has the backend (false with BARACUDA_CUDA_KERNELS=OFF: `create` is then Unsupported).
-  static bool compiled_in();
-
   /// Built at the plan's select for device `device` (a CUDA device index; made current) of compute capability `sm`:
   /// `problem` has the shapes, kinds, strides and flags, its optional operands marked as the file comment says.
   /// `max_workspace` bounds the algorithm's workspace (further capped by `cublaslt_workspace_cap`). An empty problem (M
@@ -155,14 +150,8 @@ class CublasLtFp8Gemm {
   static Result<std::shared_ptr<const CublasLtFp8Gemm>> create(int device, int sm, const Fp8GemmLaunch& problem,
                                                                size_t max_workspace);
 
-  ~CublasLtFp8Gemm();
-  CublasLtFp8Gemm(const CublasLtFp8Gemm&) = delete;
-  CublasLtFp8Gemm& operator=(const CublasLtFp8Gemm&) = delete;
-
-  /// The chosen algorithm's workspace in bytes (part of the plan's workspace_size; 0 when it needs none).
-  size_t workspace_size() const;
   /// The cuBLASLt problem this backend was built for (empty problems: the default mapping).
-  const CublasLtFp8Mapping& mapping() const;
+  const CublasLtFp8Mapping& mapping() const { return mapping_; }
 
   /// OK when `launch` maps to the same cuBLASLt problem as `create`'s, its required pointers (a, b, d, the scales) are
   /// present and its pointers aligned: `InvalidProblem` (naming both problems) or `MisalignedOperand` otherwise. The
@@ -177,11 +166,8 @@ class CublasLtFp8Gemm {
   Status run(cudaStream_t stream, const Fp8GemmLaunch& launch, void* workspace, size_t workspace_bytes) const;
 
  private:
-  struct Impl;
-  CublasLtFp8Gemm();
-  std::unique_ptr<Impl> impl_;  ///< null for an empty problem
+  CublasLtFp8Gemm() = default;
   CublasLtFp8Mapping mapping_;
-  size_t workspace_ = 0;
 };
 
 }  // namespace baracuda::detail

@@ -11,8 +11,6 @@
 #include <string>
 #include <utility>
 
-#include "baracuda/core/stream.hpp"
-
 namespace baracuda::detail {
 
 static_assert(static_cast<uint32_t>(CublasLtEpilogue::Default) == CUBLASLT_EPILOGUE_DEFAULT);
@@ -50,6 +48,25 @@ std::string_view to_string(CublasLtEpilogue e) {
       return "BGRADB";
   }
   return "?";
+}
+
+Result<CublasLtEpilogue> cublaslt_epilogue(std::string_view who, LinearActivation activation, bool bias, bool aux) {
+  switch (activation) {
+    case LinearActivation::None:
+      return bias ? CublasLtEpilogue::Bias : CublasLtEpilogue::Default;
+    case LinearActivation::Relu:
+      return bias ? CublasLtEpilogue::ReluBias : CublasLtEpilogue::Relu;
+    case LinearActivation::GeluTanh:
+      if (aux) return bias ? CublasLtEpilogue::GeluAuxBias : CublasLtEpilogue::GeluAux;
+      return bias ? CublasLtEpilogue::GeluBias : CublasLtEpilogue::Gelu;
+    case LinearActivation::Silu:
+    case LinearActivation::GeluErf:
+      return Error::unsupported(std::string(who) + ": the activation " + std::string(to_string(activation)) +
+                                " has no cuBLASLt epilogue (it has relu and the tanh gelu)");
+    default:
+      return Error::invalid(std::string(who) + ": activation " + std::to_string(static_cast<int>(activation)) +
+                            " is not a LinearActivation");
+  }
 }
 
 std::string to_string(const CublasLtMapping& m) {
@@ -203,26 +220,9 @@ Status map_epilogue(const GemmLaunch& l, CublasLtMapping& r) {
   if (bias && l.bias.col != 1 && l.n > 1)
     return unsupported("bias has stride " + str(l.bias.col) + ": cuBLASLt reads a packed vector");
   r.bias_length = bias ? l.n : 0;  // one value per row of D' = column of D
-  switch (l.activation) {
-    case LinearActivation::None:
-      r.epilogue = bias ? CublasLtEpilogue::Bias : CublasLtEpilogue::Default;
-      break;
-    case LinearActivation::Relu:
-      r.epilogue = bias ? CublasLtEpilogue::ReluBias : CublasLtEpilogue::Relu;
-      break;
-    case LinearActivation::GeluTanh:
-      if (aux)
-        r.epilogue = bias ? CublasLtEpilogue::GeluAuxBias : CublasLtEpilogue::GeluAux;
-      else
-        r.epilogue = bias ? CublasLtEpilogue::GeluBias : CublasLtEpilogue::Gelu;
-      break;
-    case LinearActivation::Silu:
-    case LinearActivation::GeluErf:
-      return unsupported("the activation " + std::string(to_string(l.activation)) +
-                         " has no cuBLASLt epilogue (it has relu and the tanh gelu)");
-    default:
-      return invalid("activation " + str(static_cast<int>(l.activation)) + " is not a LinearActivation");
-  }
+  auto epilogue = cublaslt_epilogue(kWho, l.activation, bias, aux);
+  if (!epilogue) return epilogue.error();
+  r.epilogue = *epilogue;
   if (!aux) return {};
   if (l.activation != LinearActivation::GeluTanh)
     return unsupported("aux with the activation " + std::string(to_string(l.activation)) +
@@ -293,56 +293,31 @@ CublasLtPointers cublaslt_pointers(const GemmLaunch& l, const CublasLtMapping& m
   return p;
 }
 
-CublasLtGemm::CublasLtGemm() = default;
-
-bool CublasLtGemm::compiled_in() { return BARACUDA_HAVE_CUDA_KERNELS != 0; }
-
-size_t CublasLtGemm::workspace_size() const { return workspace_; }
-
-const CublasLtMapping& CublasLtGemm::mapping() const { return mapping_; }
-
 Status CublasLtGemm::can_run(const GemmLaunch& l) const {
-  if (!impl_) {
+  if (!objects_) {
     if (empty_problem(l)) return {};
     return invalid("the backend was built for an empty problem, the launch is (M, N, K, batch) = (" + str(l.m) + ", " +
                    str(l.n) + ", " + str(l.k) + ", " + str(l.batch) + ")");
   }
   auto map = cublaslt_mapping(l);
   if (!map) return map.error();
-  if (*map != mapping_)
-    return invalid("the launch maps to [" + to_string(*map) + "], the backend was built for [" + to_string(mapping_) +
-                   "]");
+  BARACUDA_TRY(check_same_mapping(kWho, *map, mapping_));
   if (l.c.data == nullptr && l.beta != 0.0) return invalid("β = " + std::to_string(l.beta) + " without C");
   if (l.a.data == nullptr || l.b.data == nullptr || l.d.data == nullptr) return invalid("A, B and D are required");
-  const std::pair<const char*, const void*> operands[] = {{"A", l.a.data},
-                                                          {"B", l.b.data},
-                                                          {"C", l.c.data},
-                                                          {"D", l.d.data},
-                                                          {"aux", l.aux.data},
-                                                          {"bias", l.bias.data},
-                                                          {"bias_grad", l.bias_grad.data}};
-  for (const auto& [name, ptr] : operands)
-    if (reinterpret_cast<uintptr_t>(ptr) % kRequiredAlignment != 0)
-      return Error::misaligned(std::string(kWho) + ": " + name + " is not " + str(kRequiredAlignment) +
-                               "-byte aligned (the algorithm was chosen for " + str(kRequiredAlignment) +
-                               "-byte aligned operands)");
-  return {};
+  return check_alignment(kWho,
+                         {{"A", l.a.data},
+                          {"B", l.b.data},
+                          {"C", l.c.data},
+                          {"D", l.d.data},
+                          {"aux", l.aux.data},
+                          {"bias", l.bias.data},
+                          {"bias_grad", l.bias_grad.data}},
+                         "the algorithm was chosen");
 }
 
 #if BARACUDA_HAVE_CUDA_KERNELS
 
 namespace {
-
-/// cuBLASLt's status as a baracuda error (cublaslt_error), for the mapping `problem` when given.
-Error lt_error(cublasStatus_t s, std::string_view what, bool selecting, const CublasLtMapping* problem = nullptr) {
-  return cublaslt_error(s, kWho, what, selecting, problem != nullptr ? to_string(*problem) : std::string());
-}
-
-#define BARACUDA_LT_SELECT_TRY(call, what)                                                  \
-  do {                                                                                      \
-    const cublasStatus_t lt_status_ = (call);                                               \
-    if (lt_status_ != CUBLAS_STATUS_SUCCESS) return lt_error(lt_status_, what, true, &map); \
-  } while (0)
 
 cudaDataType_t data_type(ElementKind k) {
   switch (k) {
@@ -367,34 +342,7 @@ cublasStatus_t set(Object object, Attribute attr, const T& v) {
   return cublaslt_set(object, attr, v);
 }
 
-/// A pointer of exactly kRequiredAlignment bytes' alignment: what the heuristic reads from the bias and aux
-/// pointers before run sets the real ones (it never dereferences them).
-void* alignment_placeholder() {
-  return reinterpret_cast<void*>(static_cast<uintptr_t>(CublasLtGemm::kRequiredAlignment));
-}
-
 }  // namespace
-
-struct CublasLtGemm::Impl {
-  cublasLtHandle_t handle = nullptr;
-  cublasLtMatmulDesc_t desc = nullptr;
-  cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr, d = nullptr;
-  cublasLtMatmulAlgo_t algo{};
-  /// Serializes runs that set the bias and aux pointers of the shared descriptor before their cublasLtMatmul
-  /// (the call reads them when it enqueues its kernels).
-  std::mutex pointers;
-
-  /// C's layout: D's when the launch has no C (then C's pointer is D's, β = 0) or C's layout is D's.
-  cublasLtMatrixLayout_t cdesc() const { return c != nullptr ? c : d; }
-
-  ~Impl() {
-    for (cublasLtMatrixLayout_t l : {d, c, b, a})
-      if (l != nullptr) cublasLtMatrixLayoutDestroy(l);
-    if (desc != nullptr) cublasLtMatmulDescDestroy(desc);
-  }
-};
-
-CublasLtGemm::~CublasLtGemm() = default;
 
 Result<std::shared_ptr<const CublasLtGemm>> CublasLtGemm::create(int device, const GemmLaunch& problem,
                                                                  size_t max_workspace) {
@@ -405,122 +353,98 @@ Result<std::shared_ptr<const CublasLtGemm>> CublasLtGemm::create(int device, con
   auto mapped = cublaslt_mapping(problem);
   if (!mapped) return mapped.error();
   const CublasLtMapping& map = *mapped;
-  auto info = cuda_device_info(device);
-  if (!info) return info.error();
-  if (const cudaError_t e = cudaSetDevice(device); e != cudaSuccess)
-    return Error::device(std::string(kWho) + ": cudaSetDevice: " + cudaGetErrorString(e), e);
-  auto handle = cublaslt_handle(device, kWho);
-  if (!handle) return handle.error();
+  auto dev = cublaslt_device(device, kWho);
+  if (!dev) return dev.error();
 
   std::shared_ptr<CublasLtGemm> g(new CublasLtGemm());
   g->mapping_ = map;
-  g->impl_ = std::make_unique<Impl>();
-  Impl& im = *g->impl_;
-  im.handle = *handle;
+  g->objects_ = std::make_unique<CublasLtMatmulObjects>();
+  CublasLtMatmulObjects& lt = *g->objects_;
+  lt.handle = dev->handle;
+  const CublasLtSelecting sel{kWho, to_string(map)};
 
   const bool f64 = map.ab == ElementKind::F64, s8 = map.ab == ElementKind::S8;
   const cublasComputeType_t compute =
       f64 ? CUBLAS_COMPUTE_64F
           : (s8 ? CUBLAS_COMPUTE_32I : (map.tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F));
   const cudaDataType_t scale = f64 ? CUDA_R_64F : (s8 ? CUDA_R_32I : CUDA_R_32F);
-  BARACUDA_LT_SELECT_TRY(cublasLtMatmulDescCreate(&im.desc, compute, scale), "cublasLtMatmulDescCreate");
+  BARACUDA_TRY(sel.check(cublasLtMatmulDescCreate(&lt.desc, compute, scale), "cublasLtMatmulDescCreate"));
   const int32_t transa = map.a.transpose ? CUBLAS_OP_T : CUBLAS_OP_N;
   const int32_t transb = map.b.transpose ? CUBLAS_OP_T : CUBLAS_OP_N;
-  BARACUDA_LT_SELECT_TRY(set(im.desc, CUBLASLT_MATMUL_DESC_TRANSA, transa), "TRANSA");
-  BARACUDA_LT_SELECT_TRY(set(im.desc, CUBLASLT_MATMUL_DESC_TRANSB, transb), "TRANSB");
-  BARACUDA_LT_SELECT_TRY(set(im.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, static_cast<uint32_t>(map.epilogue)), "EPILOGUE");
+  BARACUDA_TRY(sel.check(set(lt.desc, CUBLASLT_MATMUL_DESC_TRANSA, transa), "TRANSA"));
+  BARACUDA_TRY(sel.check(set(lt.desc, CUBLASLT_MATMUL_DESC_TRANSB, transb), "TRANSB"));
+  BARACUDA_TRY(sel.check(set(lt.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, static_cast<uint32_t>(map.epilogue)), "EPILOGUE"));
+  // The bias and aux pointers the heuristic reads (for their presence and alignment); run sets the real ones.
+  const void* const marker = present_marker();  // 16-byte aligned
   if (map.bias_length > 0) {  // the bias (or its gradient) has D's kind: cuBLASLt's default BIAS_DATA_TYPE
-    BARACUDA_LT_SELECT_TRY(set(im.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, alignment_placeholder()), "BIAS_POINTER");
+    BARACUDA_TRY(sel.check(set(lt.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, marker), "BIAS_POINTER"));
     if (map.batch_count > 1)  // one bias for every batch
-      BARACUDA_LT_SELECT_TRY(set(im.desc, CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE, int64_t{0}), "BIAS_BATCH_STRIDE");
+      BARACUDA_TRY(sel.check(set(lt.desc, CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE, int64_t{0}), "BIAS_BATCH_STRIDE"));
   }
   if (map.aux_ld > 0) {  // the GELU input has D's kind: cuBLASLt's default EPILOGUE_AUX_DATA_TYPE
-    BARACUDA_LT_SELECT_TRY(set(im.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, alignment_placeholder()),
-                           "EPILOGUE_AUX_POINTER");
-    BARACUDA_LT_SELECT_TRY(set(im.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, map.aux_ld), "EPILOGUE_AUX_LD");
+    BARACUDA_TRY(sel.check(set(lt.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, marker), "EPILOGUE_AUX_POINTER"));
+    BARACUDA_TRY(sel.check(set(lt.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, map.aux_ld), "EPILOGUE_AUX_LD"));
     if (map.batch_count > 1)
-      BARACUDA_LT_SELECT_TRY(set(im.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_BATCH_STRIDE, map.aux_batch_stride),
-                             "EPILOGUE_AUX_BATCH_STRIDE");
+      BARACUDA_TRY(sel.check(set(lt.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_BATCH_STRIDE, map.aux_batch_stride),
+                             "EPILOGUE_AUX_BATCH_STRIDE"));
   }
 
-  const std::pair<cublasLtMatrixLayout_t*, const CublasLtMatrix*> layouts[] = {
-      {&im.a, &map.a}, {&im.b, &map.b}, {&im.c, &map.c}, {&im.d, &map.d}};
-  for (size_t i = 0; i < 4; ++i) {
-    // Without C, or with C laid out as D (C may then be D itself: in place), D's layout serves as C's.
-    if (i == 2 && (!map.has_c || map.c == map.d)) continue;
-    const CublasLtMatrix& x = *layouts[i].second;
-    const cudaDataType_t type = data_type(i < 2 ? map.ab : map.cd);
-    BARACUDA_LT_SELECT_TRY(cublasLtMatrixLayoutCreate(layouts[i].first, type, static_cast<uint64_t>(x.rows),
-                                                      static_cast<uint64_t>(x.cols), x.ld),
-                           "cublasLtMatrixLayoutCreate");
-    if (map.batch_count > 1) {
-      BARACUDA_LT_SELECT_TRY(set(*layouts[i].first, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, map.batch_count),
-                             "BATCH_COUNT");
-      BARACUDA_LT_SELECT_TRY(set(*layouts[i].first, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, x.batch_stride),
-                             "STRIDED_BATCH_OFFSET");
-    }
-  }
+  auto layout = [&](const CublasLtMatrix& x, ElementKind kind) {
+    return CublasLtLayout{data_type(kind), x.rows, x.cols, x.ld, map.batch_count, x.batch_stride};
+  };
+  // Without C, or with C laid out as D (C may then be D itself: in place), D's layout serves as C's.
+  const CublasLtLayout c = layout(map.c, map.cd);
+  BARACUDA_TRY(lt.create_layouts(layout(map.a, map.ab), layout(map.b, map.ab),
+                                 map.has_c && map.c != map.d ? &c : nullptr, layout(map.d, map.cd), sel));
 
   CublasLtAlgoRequest request;
-  request.max_workspace = std::min<uint64_t>(max_workspace, cublaslt_workspace_cap(info->sm));
+  request.max_workspace = std::min<uint64_t>(max_workspace, cublaslt_workspace_cap(dev->sm));
   request.alignment = kRequiredAlignment;
   if (map.cd == ElementKind::F16 || map.cd == ElementKind::Bf16) {
     // Split-K parts are added in f32 (or not split): INPLACE and OUTPUT_TYPE add them in D's 16-bit kind.
     request.reduction_schemes = CUBLASLT_REDUCTION_SCHEME_NONE | CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
   }
-  auto choice = cublaslt_heuristic(im.handle, im.desc, im.a, im.b, im.cdesc(), im.d, request, kWho, to_string(map));
-  if (!choice) return choice.error();
-  im.algo = choice->algo;
-  g->workspace_ = choice->workspace;
+  auto workspace = lt.choose_algorithm(request, sel);
+  if (!workspace) return workspace.error();
+  g->workspace_ = *workspace;
   return std::shared_ptr<const CublasLtGemm>(std::move(g));
 }
 
 Status CublasLtGemm::run(cudaStream_t stream, const GemmLaunch& l, void* workspace, size_t workspace_bytes) const {
   BARACUDA_TRY(can_run(l));
-  if (!impl_) return {};
-  if (workspace_bytes < workspace_)
-    return Error::workspace_too_small(std::string(kWho) + ": the algorithm needs " + str(workspace_) +
-                                          " bytes of workspace, got " + str(workspace_bytes),
-                                      workspace_, workspace_bytes);
-  if (workspace_ > 0 && (workspace == nullptr || reinterpret_cast<uintptr_t>(workspace) % kWorkspaceAlignment != 0))
-    return Error::misaligned(std::string(kWho) + ": the workspace is not " + str(kWorkspaceAlignment) +
-                             "-byte aligned");
+  if (!objects_) return {};
+  BARACUDA_TRY(check_workspace(kWho, workspace, workspace_bytes));
   const bool f64 = mapping_.ab == ElementKind::F64, s8 = mapping_.ab == ElementKind::S8;
   const float alpha32 = static_cast<float>(l.alpha), beta32 = static_cast<float>(l.beta);
   const int32_t alpha_s32 = 1, beta_s32 = 0;  // the integer GEMM's (the mapping admits nothing else)
   const void* alpha = f64 ? static_cast<const void*>(&l.alpha) : s8 ? static_cast<const void*>(&alpha_s32) : &alpha32;
   const void* beta = f64 ? static_cast<const void*>(&l.beta) : s8 ? static_cast<const void*>(&beta_s32) : &beta32;
   const CublasLtPointers p = cublaslt_pointers(l, mapping_);
-  Impl& im = *impl_;
-  std::unique_lock<std::mutex> lock(im.pointers, std::defer_lock);
+  CublasLtMatmulObjects& lt = *objects_;
+  // Only a run with a bias or aux sets pointers on the shared descriptor: it alone takes the lock.
+  std::unique_lock<std::mutex> lock(lt.pointers, std::defer_lock);
   if (mapping_.bias_length > 0 || mapping_.aux_ld > 0) {
     lock.lock();
     cublasStatus_t s = CUBLAS_STATUS_SUCCESS;
-    if (mapping_.bias_length > 0) s = set(im.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, p.bias);
+    if (mapping_.bias_length > 0) s = set(lt.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, p.bias);
     if (s == CUBLAS_STATUS_SUCCESS && mapping_.aux_ld > 0)
-      s = set(im.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, p.aux);
-    if (s != CUBLAS_STATUS_SUCCESS) return lt_error(s, "cublasLtMatmulDescSetAttribute", false);
+      s = set(lt.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, p.aux);
+    if (s != CUBLAS_STATUS_SUCCESS) return cublaslt_error(s, kWho, "cublasLtMatmulDescSetAttribute", false);
   }
-  void* ws = workspace_ > 0 ? workspace : nullptr;
-  const cublasStatus_t s = cublasLtMatmul(im.handle, im.desc, alpha, p.a, im.a, p.b, im.b, beta, p.c, im.cdesc(), p.d,
-                                          im.d, &im.algo, ws, ws != nullptr ? workspace_bytes : 0, stream);
-  if (s != CUBLAS_STATUS_SUCCESS) return lt_error(s, "cublasLtMatmul", false, &mapping_);
+  const cublasStatus_t s = lt.matmul(alpha, p.a, p.b, beta, p.c, p.d, workspace, workspace_bytes, stream);
+  if (s != CUBLAS_STATUS_SUCCESS) return cublaslt_error(s, kWho, "cublasLtMatmul", false, to_string(mapping_));
   return {};
 }
 
 #else  // no cuda kernels: no cuBLASLt either
 
-struct CublasLtGemm::Impl {};
-
-CublasLtGemm::~CublasLtGemm() = default;
-
 Result<std::shared_ptr<const CublasLtGemm>> CublasLtGemm::create(int, const GemmLaunch&, size_t) {
-  return unsupported("this library was built without CUDA kernels (BARACUDA_CUDA_KERNELS=OFF), so without cuBLASLt");
+  return not_built(kWho);
 }
 
 Status CublasLtGemm::run(cudaStream_t, const GemmLaunch& l, void*, size_t) const {
   (void)l;  // create fails in this build, so no backend exists to run
-  return unsupported("this library was built without CUDA kernels (BARACUDA_CUDA_KERNELS=OFF), so without cuBLASLt");
+  return not_built(kWho);
 }
 
 #endif

@@ -39,7 +39,9 @@
 //
 // Objects: one cuBLASLt handle per device, made on first use and kept for the life of the process (under a
 // lock); each backend owns its matmul descriptor and layouts (C shares D's layout when it has D's strides, so
-// C may be D itself: in place) and destroys them with itself; the preference lives only during create.
+// C may be D itself: in place) and destroys them with itself; the preference lives only during create. The
+// handle, the objects and what CublasLtFp8Gemm shares with this backend are in ops/gemm/cublaslt_common.hpp
+// and ops/gemm/cublaslt_backend.hpp.
 //
 // ## What the plan must guarantee
 //
@@ -62,6 +64,7 @@
 #include <string_view>
 
 #include "baracuda/core/status.hpp"
+#include "ops/gemm/cublaslt_backend.hpp"
 #include "ops/gemm/cublaslt_common.hpp"  // cublaslt_workspace_cap
 #include "ops/gemm/launch.hpp"
 
@@ -82,6 +85,12 @@ enum class CublasLtEpilogue : uint32_t {
 };
 /// "DEFAULT", "RELU_BIAS", "BGRADB", ... (cuBLASLt's names without the CUBLASLT_EPILOGUE_ prefix).
 std::string_view to_string(CublasLtEpilogue e);
+
+/// The epilogue of `activation` (both cuBLASLt backends' mappings): DEFAULT, RELU or GELU (cuBLASLt's GELU is the tanh
+/// form), their _BIAS forms with `bias`, and GELU_AUX[_BIAS] for GELU-tanh with `aux` (not read otherwise). Errors,
+/// named by `who`: `Unsupported` for SiLU and GELU-erf (no cuBLASLt epilogue), `InvalidProblem` for a value that is not
+/// a LinearActivation.
+Result<CublasLtEpilogue> cublaslt_epilogue(std::string_view who, LinearActivation activation, bool bias, bool aux);
 
 /// One cuBLASLt matrix layout (column-major) and the operation applied to it.
 struct CublasLtMatrix {
@@ -134,19 +143,12 @@ struct CublasLtPointers {
 CublasLtPointers cublaslt_pointers(const GemmLaunch& launch, const CublasLtMapping& m);
 
 /// One GEMM problem planned on cuBLASLt: the matmul descriptor, the four layouts and the algorithm the
-/// heuristic ranked first, built once by `create`; `run` only enqueues `cublasLtMatmul`.
-class CublasLtGemm {
+/// heuristic ranked first, built once by `create`; `run` only enqueues `cublasLtMatmul`. `kRequiredAlignment`
+/// (16, of every operand pointer: see the file comment), `kWorkspaceAlignment` (256), `present_marker()` (a
+/// non-null `data` that marks an optional operand present in `create`'s problem), `compiled_in()` and
+/// `workspace_size()` are CublasLtBackend's (ops/gemm/cublaslt_backend.hpp).
+class CublasLtGemm : public CublasLtBackend {
  public:
-  static constexpr size_t kRequiredAlignment = 16;    ///< of every operand pointer (see the file comment)
-  static constexpr size_t kWorkspaceAlignment = 256;  ///< of the workspace pointer
-
-  /// A non-null `data` that marks an optional operand present in `create`'s problem (never dereferenced; 16-byte
-  /// aligned). Any other non-null value does the same.
-  static const void* present_marker() { return reinterpret_cast<const void*>(uintptr_t{kRequiredAlignment}); }
-
-  /// Whether this build has the backend (false with BARACUDA_CUDA_KERNELS=OFF: `create` is then Unsupported).
-  static bool compiled_in();
-
   /// Built at the plan's select for device `device` (a CUDA device index; made current): `problem` has the
   /// shapes, kinds, strides and flags, its optional operands marked as the file comment says. `max_workspace`
   /// bounds the algorithm's workspace (further capped by `cublaslt_workspace_cap`). An empty problem (M or batch
@@ -157,14 +159,8 @@ class CublasLtGemm {
   static Result<std::shared_ptr<const CublasLtGemm>> create(int device, const GemmLaunch& problem,
                                                             size_t max_workspace);
 
-  ~CublasLtGemm();
-  CublasLtGemm(const CublasLtGemm&) = delete;
-  CublasLtGemm& operator=(const CublasLtGemm&) = delete;
-
-  /// The chosen algorithm's workspace in bytes (part of the plan's workspace_size; 0 when it needs none).
-  size_t workspace_size() const;
   /// The cuBLASLt problem this backend was built for.
-  const CublasLtMapping& mapping() const;
+  const CublasLtMapping& mapping() const { return mapping_; }
 
   /// OK when `launch` maps to the same cuBLASLt problem as `create`'s and its pointers are aligned:
   /// `InvalidProblem` (naming both problems) or `MisalignedOperand` otherwise; `InvalidProblem` for β ≠ 0
@@ -182,11 +178,8 @@ class CublasLtGemm {
   Status run(cudaStream_t stream, const GemmLaunch& launch, void* workspace, size_t workspace_bytes) const;
 
  private:
-  struct Impl;
-  CublasLtGemm();
-  std::unique_ptr<Impl> impl_;  ///< null for an empty problem
+  CublasLtGemm() = default;
   CublasLtMapping mapping_;
-  size_t workspace_ = 0;
 };
 
 }  // namespace baracuda::detail

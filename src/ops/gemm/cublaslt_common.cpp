@@ -7,6 +7,8 @@
 #include <string>
 #include <utility>
 
+#include "baracuda/core/stream.hpp"
+
 namespace baracuda::detail {
 
 size_t cublaslt_workspace_cap(int sm) { return (sm >= 90 ? size_t{32} : size_t{4}) << 20; }
@@ -80,6 +82,64 @@ Result<CublasLtAlgoChoice> cublaslt_heuristic(cublasLtHandle_t handle, cublasLtM
   return Error::unsupported(std::string(who) + ": cuBLASLt's heuristic found no algorithm for [" +
                             std::string(problem) + "] within " + std::to_string(request.max_workspace) +
                             " bytes of workspace");
+}
+
+Result<CublasLtDevice> cublaslt_device(int device, std::string_view who) {
+  auto info = cuda_device_info(device);
+  if (!info) return info.error();
+  if (const cudaError_t e = cudaSetDevice(device); e != cudaSuccess)
+    return Error::device(std::string(who) + ": cudaSetDevice: " + cudaGetErrorString(e), e);
+  auto handle = cublaslt_handle(device, who);
+  if (!handle) return handle.error();
+  return CublasLtDevice{info->sm, *handle};
+}
+
+Status CublasLtSelecting::check(cublasStatus_t s, std::string_view what) const {
+  if (s == CUBLAS_STATUS_SUCCESS) return {};
+  return cublaslt_error(s, who, what, /*selecting=*/true, problem);
+}
+
+CublasLtMatmulObjects::~CublasLtMatmulObjects() {
+  for (cublasLtMatrixLayout_t l : {d, c, b, a})
+    if (l != nullptr) cublasLtMatrixLayoutDestroy(l);
+  if (desc != nullptr) cublasLtMatmulDescDestroy(desc);
+}
+
+Status CublasLtMatmulObjects::create_layouts(const CublasLtLayout& la, const CublasLtLayout& lb,
+                                             const CublasLtLayout* lc, const CublasLtLayout& ld,
+                                             const CublasLtSelecting& selecting) {
+  const std::pair<cublasLtMatrixLayout_t*, const CublasLtLayout*> layouts[] = {
+      {&a, &la}, {&b, &lb}, {&c, lc}, {&d, &ld}};
+  for (const auto& [out, x] : layouts) {
+    if (x == nullptr) continue;
+    BARACUDA_TRY(selecting.check(cublasLtMatrixLayoutCreate(out, x->type, static_cast<uint64_t>(x->rows),
+                                                            static_cast<uint64_t>(x->cols), x->ld),
+                                 "cublasLtMatrixLayoutCreate"));
+    if (x->batch_count > 1) {
+      BARACUDA_TRY(
+          selecting.check(cublaslt_set(*out, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, x->batch_count), "BATCH_COUNT"));
+      BARACUDA_TRY(selecting.check(cublaslt_set(*out, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, x->batch_stride),
+                                   "STRIDED_BATCH_OFFSET"));
+    }
+  }
+  return {};
+}
+
+Result<size_t> CublasLtMatmulObjects::choose_algorithm(const CublasLtAlgoRequest& request,
+                                                       const CublasLtSelecting& selecting) {
+  auto choice = cublaslt_heuristic(handle, desc, a, b, c_layout(), d, request, selecting.who, selecting.problem);
+  if (!choice) return choice.error();
+  algo = choice->algo;
+  workspace = choice->workspace;
+  return workspace;
+}
+
+cublasStatus_t CublasLtMatmulObjects::matmul(const void* alpha, const void* pa, const void* pb, const void* beta,
+                                             const void* pc, void* pd, void* ws, size_t ws_bytes,
+                                             cudaStream_t stream) const {
+  void* const given = workspace > 0 ? ws : nullptr;
+  return cublasLtMatmul(handle, desc, alpha, pa, a, pb, b, beta, pc, c_layout(), pd, d, &algo, given,
+                        given != nullptr ? ws_bytes : 0, stream);
 }
 
 #endif
