@@ -442,6 +442,22 @@ void rope(FuzzInput& in, const Stream& s) {
   drive(in, s, dynamic::RopePlan::select(s, d), pools, 6, Forward<6>{s});
 }
 
+/// KvCacheAppendPlan's descriptor fields: the kinds (the cache's and the slots' often valid ones), the scale
+/// layout (sometimes out of range), tokens, heads, head dim and pages; its operands drawn from key's, the
+/// slots', the scales' and the caches' shapes.
+void kv_cache(FuzzInput& in, const Stream& s) {
+  KvCacheAppendDescriptor d;
+  d.element = in.kind();
+  d.cache_kind = in.chance(128) ? (in.flag() ? ElementKind::Fp8E4M3 : d.element) : in.kind();
+  d.slot_kind = in.chance(200) ? (in.flag() ? ElementKind::S32 : ElementKind::S64) : in.kind();
+  d.scale_layout = in.enum_of<KvScaleLayout>(2);
+  d.num_tokens = in.extent(), d.num_kv_heads = in.extent(), d.head_dim = in.extent();
+  d.num_blocks = in.extent(), d.block_size = in.chance(128) ? 16 : in.extent();
+  const Pools pools{{d.token_shape(), Shape{d.num_tokens}, d.scale_shape(), d.cache_shape()},
+                    {d.element, d.slot_kind, ElementKind::F32, d.cache_kind}};
+  drive(in, s, dynamic::KvCacheAppendPlan::select(s, d), pools, 7, Forward<7>{s});
+}
+
 // ---------------------------------------------------------------------------------------------------
 // Every profiler scenario
 // ---------------------------------------------------------------------------------------------------
@@ -487,7 +503,8 @@ void scenario(FuzzInput& in, const Stream& s) {
 
 using Adapter = void (*)(FuzzInput&, const Stream&);
 constexpr Adapter kAdapters[] = {fill,          cast, affine,   unary, binary, ternary, gated,    quantize,
-                                 dynamic_range, fp8,  int_gemm, gemm,  linear, int4,    fp8_gemm, rope, scenario};
+                                 dynamic_range, fp8,  int_gemm, gemm,  linear, int4,    fp8_gemm, rope, kv_cache,
+                                 scenario};
 
 }  // namespace
 }  // namespace baracuda::fuzz
