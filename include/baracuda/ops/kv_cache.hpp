@@ -39,7 +39,7 @@
 ///   element per access otherwise.
 /// - **Aliasing:** the caches overlap no input (byte spans). `key_cache` and `value_cache` may share a buffer
 ///   when their pages interleave without a common element (the combined layouts above; checked page-exactly
-///   when both have the same page stride, by byte spans otherwise). A cache whose strides let two of its
+///   when both views have the same strides, by byte spans otherwise). A cache whose strides let two of its
 ///   elements share memory is rejected (distinct slots would race).
 /// - **Limits:** `2·num_kv_heads·head_dim < 2^31`, `num_tokens < 2^31`, `num_blocks·block_size < 2^62`.
 /// - **Workspace:** none. **Determinism:** each element is written by one thread from its own input: the same
