@@ -181,6 +181,13 @@ TEST(KvCacheAppendRejects, Operands) {
   reject(a, "key_cache and value_cache share memory");
   a = good, a.key_cache = o.combined(0, 1), a.value_cache = o.combined(1);  // K's last element in V's page
   reject(a, "share memory");
+  // Pages in reverse order (a negative page stride), K and V interleaved: accepted; V shifted onto K: not.
+  a = good, a.key_cache = o.combined(0, 256), a.value_cache = o.combined(1, 256);
+  a.key_cache.stride[0] = a.value_cache.stride[0] = -128;
+  EXPECT_TRUE(plan->can_implement(a));
+  EXPECT_TRUE(plan->run(Stream::host(), {}, a));
+  a.value_cache.data = static_cast<int8_t*>(a.value_cache.data) - 1;
+  reject(a, "share memory");
   a = good, a.value_cache = a.key_cache;  // the same tensor
   reject(a, "share memory");
   a = good, a.value_cache = DynTensor::dense(o.cache.data() + 191, K::S8, Shape{3, 4, 2, 8});  // one element
