@@ -18,6 +18,8 @@ void bind_softmax(nb::module_& m);
 void bind_norm(nb::module_& m);
 void bind_channel_norm(nb::module_& m);
 void bind_rope(nb::module_& m);
+void bind_kv_cache(nb::module_& m);
+void bind_attention(nb::module_& m);
 }  // namespace baracuda::python
 
 NB_MODULE(_core, m) {
@@ -40,4 +42,6 @@ NB_MODULE(_core, m) {
   py::bind_norm(m);
   py::bind_channel_norm(m);
   py::bind_rope(m);
+  py::bind_kv_cache(m);
+  py::bind_attention(m);
 }
