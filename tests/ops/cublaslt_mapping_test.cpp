@@ -70,7 +70,7 @@ void lt_model(const CublasLtMapping& m, const GemmLaunch& l) {
         if (bias) v += in(p.bias)[i];
         if (aux) out(p.aux)[b * m.aux_batch_stride + i + j * m.aux_ld] = v;
         if (relu) v = v > 0 ? v : 0;
-        if (gelu) v = gelu_tanh(v);
+        if (gelu) v = ::baracuda::test::reference_activation(LinearActivation::GeluTanh, v);
         out(p.d)[b * m.d.batch_stride + i + j * m.d.ld] = v;
       }
   if (e == E::BgradB || e == E::BgradA) {

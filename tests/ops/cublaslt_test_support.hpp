@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ops/gemm/cublaslt.hpp"
+#include "support/linear_activation.hpp"
 
 namespace baracuda::detail::cublaslt_test {
 
@@ -85,16 +86,6 @@ inline HostGemm make_gemm(const Case& cs, ElementKind kind = ElementKind::F64) {
   return g;
 }
 
-inline double gelu_tanh(double v) {
-  return 0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)));
-}
-
-inline double activate(LinearActivation act, double v) {
-  if (act == LinearActivation::Relu) return v > 0 ? v : 0;
-  if (act == LinearActivation::GeluTanh) return gelu_tanh(v);
-  return v;
-}
-
 /// The launch computed directly from its row-major strides, into `out` (the buffers `g` was made with).
 inline void direct(const GemmLaunch& l, const HostGemm& g, HostGemm& out) {
   for (int64_t p = 0; p < l.batch; ++p)
@@ -107,7 +98,7 @@ inline void direct(const GemmLaunch& l, const HostGemm& g, HostGemm& out) {
         if (l.c.data) v += l.beta * g.c[p * l.c.batch + i * l.c.row + j];
         if (l.bias.data) v += g.bias[j * l.bias.col];
         if (l.aux.data) out.aux[p * l.aux.batch + i * l.aux.row + j] = v;
-        out.d[p * l.d.batch + i * l.d.row + j] = activate(l.activation, v);
+        out.d[p * l.d.batch + i * l.d.row + j] = ::baracuda::test::reference_activation(l.activation, v);
       }
   if (l.bias_grad.data)
     for (int64_t i = 0; i < l.m; ++i) {

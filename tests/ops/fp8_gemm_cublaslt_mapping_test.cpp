@@ -45,7 +45,8 @@ double lt_model(const CublasLtFp8Mapping& m, const Fp8GemmLaunch& l) {
       double v = l.alpha * acc + (m.has_bias ? in(p.bias)[i] : 0.0);
       const bool relu = m.epilogue == CublasLtEpilogue::Relu || m.epilogue == CublasLtEpilogue::ReluBias;
       const bool gelu = m.epilogue == CublasLtEpilogue::Gelu || m.epilogue == CublasLtEpilogue::GeluBias;
-      v = activate(relu ? LinearActivation::Relu : gelu ? LinearActivation::GeluTanh : LinearActivation::None, v);
+      const LinearActivation a = relu ? LinearActivation::Relu : gelu ? LinearActivation::GeluTanh : LinearActivation::None;
+      v = ::baracuda::test::reference_activation(a, v);
       amax = std::max(amax, std::abs(v));
       d[i + j * m.ldd] = m.d_scale ? v * in(p.d_scale)[0] : v;
     }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ops/fp8_gemm/cublaslt_fp8.hpp"
+#include "support/linear_activation.hpp"
 
 namespace baracuda::detail::cublaslt_fp8_test {
 
@@ -101,17 +102,6 @@ inline HostFp8Gemm make_fp8_gemm(const Fp8Case& cs, ElementKind a_kind = Element
   return g;
 }
 
-inline double activate(LinearActivation act, double v) {
-  switch (act) {
-    case LinearActivation::Relu:
-      return v > 0 ? v : 0.0;
-    case LinearActivation::GeluTanh:
-      return 0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)));
-    default:
-      return v;
-  }
-}
-
 /// The header's D (before rounding to D's kind) and amax for `g`'s launch, from the launch's own strides: acc[m, n] =
 /// Σ_kb a_scale[m, kb]·b_scale[n/128, kb]·Σ_{k in kb} A[m, k]·B[n, k] (Tensor: one scale each), v = act(α·acc +
 /// bias[n]), d = v·d_scale for an FP8 D; amax = max |v|. Writes `out` (D's memory) and `amax`.
@@ -132,7 +122,7 @@ inline void direct(const HostFp8Gemm& g, std::vector<double>& out, double& amax)
         acc += sa * sb * part;
       }
       double v = l.alpha * acc + (l.bias != nullptr ? g.bias[n] : 0.0);
-      v = activate(l.activation, v);
+      v = ::baracuda::test::reference_activation(l.activation, v);
       amax = std::max(amax, std::abs(v));
       out[m * l.ldd + n] = is_fp8(l.d_kind) ? v * g.d_scale[0] : v;
     }

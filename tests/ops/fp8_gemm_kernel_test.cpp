@@ -29,6 +29,7 @@
 #include "baracuda/ops/fp8_gemm.hpp"
 #include "device/convert.cuh"  // the FP8 roundings, host-callable
 #include "fp8_gemm_kernels.hpp"
+#include "support/linear_activation.hpp"
 #include "support/numeric.hpp"
 #include "support/random.hpp"
 #include "support/sim_context.hpp"
@@ -94,21 +95,6 @@ std::string describe(const Case& c) {
   if (c.amax) s += " amax";
   if (c.nan_row >= 0) s += " NaN in row " + std::to_string(c.nan_row);
   return s + " act " + std::to_string(static_cast<int>(c.act));
-}
-
-double activate(Act a, double v) {
-  switch (a) {
-    case Act::Relu:
-      return v > 0 ? v : 0.0;
-    case Act::Silu:
-      return v / (1.0 + std::exp(-v));
-    case Act::GeluErf:
-      return 0.5 * v * std::erfc(-v / std::sqrt(2.0));
-    case Act::GeluTanh:
-      return 0.5 * v * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (v + 0.044715 * v * v * v)));
-    default:
-      return v;
-  }
 }
 
 double unit_roundoff(ElementKind k) { return k == kF16 ? 0x1p-11 : k == kBf16 ? 0x1p-8 : 0x1p-20; }
@@ -191,7 +177,7 @@ void run_case(const Case& c, uint64_t seed) {
       if (!block) acc *= static_cast<double>(sa[0]) * sb[0], mag *= static_cast<double>(sa[0]) * sb[0];
       const double bv = c.bias ? bias_v[j] : 0.0;
       const double v = c.alpha * acc + bv;
-      const double r = activate(c.act, v);
+      const double r = ::baracuda::test::reference_activation(c.act, v);
       const double ev = std::fabs(c.alpha) * static_cast<double>(kb_n + 131) * 0x1p-24 * mag +
                         0x1p-22 * (std::fabs(c.alpha * acc) + std::fabs(bv));
       ref[i * c.n + j] = r, err[i * c.n + j] = ev, ref_nan[i * c.n + j] = nan;

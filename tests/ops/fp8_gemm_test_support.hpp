@@ -15,6 +15,7 @@
 
 #include "baracuda/baracuda.hpp"
 #include "baracuda/ops/fp8_gemm.hpp"
+#include "support/linear_activation.hpp"
 #include "support/numeric.hpp"
 
 namespace baracuda::test::fp8_gemm {
@@ -46,18 +47,6 @@ inline double tiny(ElementKind k) {
     case ElementKind::Fp8E4M3: return std::ldexp(1.0, -10);
     case ElementKind::Fp8E5M2: return std::ldexp(1.0, -17);
     default: return std::ldexp(1.0, -150);
-  }
-}
-
-/// The activations in double, from their definitions (PyTorch's F.relu, F.silu, F.gelu).
-inline double act(LinearActivation a, double v) {
-  switch (a) {
-    case LinearActivation::Relu: return std::isnan(v) ? v : std::max(v, 0.0);
-    case LinearActivation::Silu: return v / (1.0 + std::exp(-v));
-    case LinearActivation::GeluErf: return 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0)));
-    case LinearActivation::GeluTanh:
-      return 0.5 * v * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (v + 0.044715 * v * v * v)));
-    default: return v;
   }
 }
 
@@ -155,7 +144,7 @@ struct Data {
     }
     const double err = 2.0 * static_cast<double>(g.k + 136) * u * mag + 4.0 * u * std::fabs(v);
     Expect r;
-    r.v = act(g.activation, v);
+    r.v = ::baracuda::test::reference_activation(g.activation, v);
     r.tol = (g.activation == LinearActivation::None ? 1.0 : 1.2) * err +
             (g.activation == LinearActivation::None ? 0.0 : 16.0 * u * (std::fabs(r.v) + std::fabs(v)));
     return r;

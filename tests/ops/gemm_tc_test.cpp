@@ -25,6 +25,7 @@
 #include "baracuda/core/element.hpp"
 #include "baracuda/ops/int_gemm.hpp"  // LinearActivation
 #include "gemm_tc_kernels.hpp"
+#include "support/linear_activation.hpp"
 #include "support/numeric.hpp"
 #include "support/random.hpp"
 #include "support/sim_context.hpp"
@@ -142,21 +143,6 @@ std::string describe(const Case& c, ElementKind ab, ElementKind cd) {
   return s;
 }
 
-double activate(Act a, double v) {
-  switch (a) {
-    case Act::Relu:
-      return v > 0 ? v : 0.0;
-    case Act::Silu:
-      return v / (1.0 + std::exp(-v));
-    case Act::GeluErf:
-      return 0.5 * v * std::erfc(-v / std::sqrt(2.0));
-    case Act::GeluTanh:
-      return 0.5 * v * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (v + 0.044715 * v * v * v)));
-    default:
-      return v;
-  }
-}
-
 double unit_roundoff(ElementKind k) {
   return k == ElementKind::F16 ? 0x1p-11 : k == ElementKind::Bf16 ? 0x1p-8 : 0x1p-20;
 }
@@ -241,7 +227,7 @@ void run_case(const Case& c, ElementKind ab, ElementKind cd, uint64_t seed) {
         const double v = c.alpha * sum + cv + bv;
         const double err = std::fabs(c.alpha) * static_cast<double>(c.k + 2) * 0x1p-24 * mag +
                            0x1p-22 * (std::fabs(c.alpha * sum) + std::fabs(cv) + std::fabs(bv));
-        check(d.value(bi, i, j), activate(c.act, v), err, "D", bi, i, j);
+        check(d.value(bi, i, j), ::baracuda::test::reference_activation(c.act, v), err, "D", bi, i, j);
         if (c.aux) check(aux.value(bi, i, j), v, err, "aux", bi, i, j);
       }
   }

@@ -15,6 +15,7 @@
 
 #include "baracuda/baracuda.hpp"
 #include "baracuda/ops/gemm.hpp"
+#include "support/linear_activation.hpp"
 
 namespace baracuda::test::gemm {
 
@@ -124,22 +125,6 @@ inline double tiny(ElementKind k) {
   }
 }
 
-/// The activations in double, written from their definitions (PyTorch's F.relu, F.silu, F.gelu).
-inline double act(LinearActivation a, double v) {
-  switch (a) {
-    case LinearActivation::Relu:
-      return std::isnan(v) ? v : std::max(v, 0.0);
-    case LinearActivation::Silu:
-      return v / (1.0 + std::exp(-v));
-    case LinearActivation::GeluErf:
-      return 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0)));
-    case LinearActivation::GeluTanh:
-      return 0.5 * v * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (v + 0.044715 * v * v * v)));
-    default:
-      return v;
-  }
-}
-
 /// Host storage of every operand of a descriptor: inputs random in [-1, 1] (rounded to their kind), outputs
 /// the byte 0xA5; `d` may start as a copy of `c` (in place).
 struct Data {
@@ -208,7 +193,7 @@ struct Data {
       const double bv = get(g.output, sbias, j);
       e.v += bv, mag += std::fabs(bv);
     }
-    e.d = act(g.activation, e.v);
+    e.d = ::baracuda::test::reference_activation(g.activation, e.v);
     const double err = 2.0 * static_cast<double>(g.k + 3) * u * mag;
     const double uo = unit(g.output);
     e.v_tol = err + uo * std::fabs(e.v) + tiny(g.output);

@@ -15,11 +15,11 @@
 
 #include "baracuda/baracuda.hpp"
 #include "baracuda/ops/linear.hpp"
-#include "ops/gemm_test_support.hpp"  // get, put, unit, tiny, act, bytes_of
+#include "ops/gemm_test_support.hpp"  // get, put, unit, tiny, bytes_of (and support/linear_activation.hpp)
 
 namespace baracuda::test::linear {
 
-using gemm::act;
+using ::baracuda::test::reference_activation;
 using gemm::bytes_of;
 using gemm::get;
 using gemm::put;
@@ -254,7 +254,7 @@ inline int64_t check_layer(const std::string& what, const Layer& L, const Output
   if (forward) {
     n += check_matrix(what + " y", L.y, d.output, o.y, [&](int64_t r, int64_t c) {
       Expect e = expect_pre(L, r, c, u);
-      const double a = act(d.activation, e.v);
+      const double a = reference_activation(d.activation, e.v);
       const bool nonlinear = d.activation != LinearActivation::None;
       e.tol = (nonlinear ? 1.2 : 1.0) * e.tol + (nonlinear ? 16.0 * u * (std::fabs(a) + std::fabs(e.v)) : 0.0) +
               unit(d.output) * std::fabs(a);
