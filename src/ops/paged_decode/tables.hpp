@@ -1,0 +1,77 @@
+// Internal: the paged_decode family's launch record (the one contract between plan.cpp, which validates the
+// operands and fills it, and every backend) and its dispatch table (one per device: the host reference, sim, cuda),
+// indexed by [element][cache kind] and head dimension.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string_view>
+
+#include "baracuda/core/element.hpp"
+#include "baracuda/ops/paged_attention.hpp"
+#include "core/exec_context.hpp"
+#include "device/dispatch_table.hpp"
+
+namespace baracuda::detail {
+
+/// The problem of paged_attention.hpp with element strides. q (t, h, c) at `q + t·q_tok + h·q_head + c`, o alike;
+/// cache (page, offset, hk, c) at `cache + page·c_block + offset·c_offset + hk·c_head + c` (K and V each with their
+/// own strides); block_tables (b, p) at `bt + b·bt_seq + p·bt_page`; context_lens b at `cl + b·cl_stride`; lse (t, h)
+/// at `lse + t·lse_tok + h·lse_head`; the scales at `k_scale[hk·k_scale_stride]` and `v_scale[hk·v_scale_stride]`
+/// (strides 0 for per tensor). The workspace holds `splits` partials: o_part (f32 [splits, B·q_len, H, d], dense) then
+/// lse_part (f32 [splits, B·q_len, H]).
+struct PagedDecodeLaunch {
+  ElementKind element = ElementKind::F16, cache_kind = ElementKind::F16;
+  int batch = 0, q_len = 0, heads = 0, kv_heads = 0, head_dim = 0;
+  int64_t num_blocks = 0;
+  int block_size = 0, max_blocks = 0;
+  int window_left = -1;  ///< −1 unbounded, else at most 2^30
+  int splits = 1;
+  float scale = 0;  ///< τ in f32, > 0
+  const void* q = nullptr;
+  int64_t q_tok = 0, q_head = 0;
+  const void* k = nullptr;
+  int64_t k_block = 0, k_offset = 0, k_head = 0;
+  const void* v = nullptr;
+  int64_t v_block = 0, v_offset = 0, v_head = 0;
+  const int32_t* block_tables = nullptr;
+  int64_t bt_seq = 0, bt_page = 0;
+  const int32_t* context_lens = nullptr;
+  int64_t cl_stride = 0;
+  const float* k_scale = nullptr;  ///< nullptr: the cache holds `element`
+  const float* v_scale = nullptr;
+  int64_t k_scale_stride = 0, v_scale_stride = 0;  ///< 0: per tensor
+  void* o = nullptr;
+  int64_t o_tok = 0, o_head = 0;
+  float* lse = nullptr;  ///< nullptr: not written
+  int64_t lse_tok = 0, lse_head = 0;
+  float* o_part = nullptr;  ///< the workspace (splits > 1)
+  float* lse_part = nullptr;
+};
+
+/// The table slot of a head dimension with kernels (64, 96, 128, 256), or −1.
+constexpr int paged_head_dim_slot(int64_t d) { return d == 64 ? 0 : d == 96 ? 1 : d == 128 ? 2 : d == 256 ? 3 : -1; }
+
+struct PagedDecodeTables {
+  KindPairTable<std::array<PagedDecodeFn, 4>> fwd{};
+  std::string_view variant;
+};
+
+/// The effective context length of paged_attention.hpp: the raw value clamped to [0, max_blocks·block_size].
+constexpr int64_t paged_effective_len(int64_t raw, int64_t max_blocks, int64_t block_size) {
+  const int64_t cap = max_blocks * block_size;
+  return raw < 0 ? 0 : raw > cap ? cap : raw;
+}
+
+/// The first key any query of a sequence of effective length `len` can see: max(0, len − q_len − window_left), or
+/// 0 without a window.
+constexpr int64_t paged_first_key(int64_t len, int64_t q_len, int64_t window_left) {
+  if (window_left < 0) return 0;
+  const int64_t f = len - q_len - window_left;
+  return f > 0 ? f : 0;
+}
+
+}  // namespace baracuda::detail
+
+// reference: host.cpp; sim and cuda: the kernel unit device.cu
+BARACUDA_DECLARE_DEVICE_TABLE(detail::PagedDecodeTables, paged_decode_tables)

@@ -1,0 +1,192 @@
+// PagedDecodePlan on every device against the test's own f64 evaluation (paged_decode_test_support.hpp): mixed
+// context lengths (0, 1, 15, 16, 17, 300) through shuffled, non-contiguous pages; q_len 1 and > 1; GQA ratios 1, 4
+// and 8; head dims 64, 96, 128, 256 and pages of 8, 16, 32; FP8 and s8 caches with per-tensor and per-head scales;
+// forced 1 and 3 splits and the plan's choice; a sliding window; lse; strided and unaligned layouts and one combined
+// K/V buffer; invalid page ids, negative and over-long context lengths (never dereferenced: the sim's memcheck sees
+// every access); bit-identical reruns.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "paged_decode_test_support.hpp"
+#include "support/devices.hpp"
+
+namespace baracuda::test::paged {
+namespace {
+
+constexpr ElementKind F16 = ElementKind::F16, Bf16 = ElementKind::Bf16, Fp8 = ElementKind::Fp8E4M3,
+                      S8 = ElementKind::S8;
+
+class PagedDecode : public ::testing::TestWithParam<DeviceKind> {
+ protected:
+  /// Runs `p` on the parameter's device and checks it against the f64 evaluation; returns the splits used.
+  int64_t run_and_check(const Problem& p, const std::string& what, uint64_t seed = 7) {
+    std::string why;
+    const auto st = stream_for(GetParam(), &why);
+    if (!st) {
+      skipped_ = why;
+      return 0;
+    }
+    const Data x(p, seed);
+    Outputs out;
+    int64_t splits = 0;
+    const Status s = run_on(*st, x, out, &splits);
+    EXPECT_TRUE(s.is_ok()) << what << ": " << s.to_string();
+    if (!s.is_ok()) return 0;
+    const bool host = GetParam() == DeviceKind::Host;
+    EXPECT_EQ(check(x, out, what, host ? host_bound : kernel_bound), 0) << what;
+    return splits;
+  }
+  void skip_if_needed() {
+    if (!skipped_.empty()) GTEST_SKIP() << skipped_;
+  }
+  std::string skipped_;
+};
+
+TEST_P(PagedDecode, MixedLengthsGqa4Splits) {
+  for (int64_t splits : {0, 1, 3}) {
+    Problem p = Problem::make({1, 15, 16, 17, 300, 0}, 1, 8, 2, 64, F16, F16, 16, 3);
+    p.d.with_lse().with_splits(splits);
+    const int64_t used = run_and_check(p, "splits " + std::to_string(splits));
+    if (GetParam() != DeviceKind::Host && splits > 0 && used != 0) EXPECT_EQ(used, splits);
+  }
+  skip_if_needed();
+}
+
+TEST_P(PagedDecode, QLenGqa8Window) {
+  Problem p = Problem::make({5, 40, 2, 0}, 3, 8, 1, 128, Bf16, Bf16, 16, 5);
+  p.d.with_lse().with_splits(3);
+  run_and_check(p, "q_len 3, no window");
+  p.d.with_window(7).with_splits(1);
+  run_and_check(p, "q_len 3, window 7");
+  p.d.with_window(0).with_splits(0);
+  run_and_check(p, "q_len 3, window 0");
+  skip_if_needed();
+}
+
+TEST_P(PagedDecode, MhaHeadDimsAndPageSizes) {
+  Problem a = Problem::make({70, 33}, 1, 2, 2, 256, F16, F16, 32, 9);
+  a.d.with_lse().with_splits(2);
+  run_and_check(a, "d 256, pages of 32");
+  Problem b = Problem::make({19, 8, 1}, 2, 4, 4, 96, Bf16, Bf16, 8, 11);
+  b.d.with_lse();
+  run_and_check(b, "d 96, pages of 8, q_len 2");
+  Problem c = Problem::make({45}, 5, 8, 2, 128, F16, F16, 16, 13);  // 20 rows per kv head: 3 row groups
+  c.d.with_splits(3).with_scale(0.3);
+  run_and_check(c, "q_len 5, GQA 4: several row groups");
+  skip_if_needed();
+}
+
+TEST_P(PagedDecode, QuantizedCaches) {
+  const struct {
+    ElementKind cache;
+    KvScaleLayout scales;
+    ElementKind element;
+    int64_t splits;
+  } cases[] = {{Fp8, KvScaleLayout::PerTensor, F16, 3},
+               {Fp8, KvScaleLayout::PerHead, Bf16, 1},
+               {S8, KvScaleLayout::PerTensor, Bf16, 3},
+               {S8, KvScaleLayout::PerHead, F16, 1}};
+  for (const auto& c : cases) {
+    Problem p = Problem::make({17, 50, 1}, 2, 4, 2, 64, c.element, c.cache, 16, 17);
+    p.d.with_scale_layout(c.scales).with_lse().with_splits(c.splits);
+    run_and_check(p, std::string(to_string(c.cache)) + " " + std::string(to_string(c.scales)) + " " +
+                         std::string(to_string(c.element)));
+  }
+  Problem p = Problem::make({40}, 1, 8, 8, 128, F16, Fp8, 16, 19);
+  p.d.with_scale_layout(KvScaleLayout::PerHead).with_splits(2);
+  run_and_check(p, "fp8 d128 MHA per head");
+  skip_if_needed();
+}
+
+TEST_P(PagedDecode, Layouts) {
+  for (Layout l : {Layout::Combined, Layout::Unaligned}) {
+    Problem p = Problem::make({33, 7}, 2, 4, 1, 64, F16, F16, 16, 23);
+    p.layout = l;
+    p.d.with_lse().with_splits(2);
+    run_and_check(p, l == Layout::Combined ? "combined cache, padded rows" : "unaligned strides");
+    Problem q = Problem::make({21}, 1, 2, 1, 64, Bf16, S8, 8, 29);
+    q.layout = l;
+    q.d.with_scale_layout(KvScaleLayout::PerHead);
+    run_and_check(q, l == Layout::Combined ? "s8 combined" : "s8 unaligned");
+  }
+  skip_if_needed();
+}
+
+// Page ids outside [0, num_blocks) are masked and never read; context lengths beyond the table are clamped,
+// negative ones are 0. The sim's memcheck (BARACUDA_SIM_CHECK) would report any access outside the buffers.
+TEST_P(PagedDecode, InvalidPagesAndLengths) {
+  Problem p = Problem::make({40, 20, 30, 16}, 2, 4, 2, 64, F16, F16, 16, 31);
+  p.table[0 * p.d.max_blocks_per_seq + 1] = -7;                                        // seq 0: middle page
+  p.table[1 * p.d.max_blocks_per_seq + 0] = static_cast<int32_t>(p.d.num_blocks);      // seq 1: one past the end
+  p.table[1 * p.d.max_blocks_per_seq + 1] = 1 << 30;                                   // and far past it
+  p.ctx[2] = 1 << 30;                                                                  // clamped to 48
+  p.table[2 * p.d.max_blocks_per_seq + 2] = 2 * static_cast<int32_t>(p.d.num_blocks);  // its last page invalid
+  p.ctx[3] = -5;                                                                       // empty
+  p.d.with_lse().with_splits(3);
+  run_and_check(p, "invalid pages, over-long and negative lengths");
+  p.d.with_splits(1);
+  run_and_check(p, "the same, one split");
+  skip_if_needed();
+}
+
+TEST_P(PagedDecode, BitIdenticalReruns) {
+  std::string why;
+  const auto st = stream_for(GetParam(), &why);
+  if (!st) GTEST_SKIP() << why;
+  Problem p = Problem::make({100, 37}, 1, 4, 1, 64, Bf16, Fp8, 16, 37);
+  p.d.with_lse().with_splits(4);
+  const Data x(p, 41);
+  Outputs a, b;
+  ASSERT_TRUE(run_on(*st, x, a).is_ok());
+  ASSERT_TRUE(run_on(*st, x, b).is_ok());
+  EXPECT_EQ(a.o, b.o);
+  EXPECT_EQ(a.lse, b.lse);
+}
+
+TEST_P(PagedDecode, EmptyBatch) {
+  std::string why;
+  const auto st = stream_for(GetParam(), &why);
+  if (!st) GTEST_SKIP() << why;
+  Problem p = Problem::make({}, 1, 4, 2, 64, F16, F16, 16);
+  p.d.with_pages(4, 16, 1).with_lse();
+  const Data x(p, 1);
+  Outputs out;
+  EXPECT_TRUE(run_on(*st, x, out).is_ok());
+}
+
+std::string device_name(const ::testing::TestParamInfo<DeviceKind>& i) { return std::string(to_string(i.param)); }
+INSTANTIATE_TEST_SUITE_P(Devices, PagedDecode, ::testing::ValuesIn(kTestDevices), device_name);
+
+// The plan's choice of splits (paged_attention.hpp): two waves of 132 SMs, chunks of at least 256 keys, at most 32.
+TEST(PagedDecodeSplits, ChosenRule) {
+  auto chosen = [](int64_t b, int64_t h, int64_t h_kv, int64_t q_len, int64_t max_pages) {
+    const auto d = PagedDecodeDescriptor{}.with_shape(b, q_len, h, h_kv, 128).with_pages(1024, 16, max_pages);
+    auto plan = dynamic::PagedDecodePlan::select(Stream::sim(), d);
+    EXPECT_TRUE(plan) << plan.status().to_string();
+    return plan ? plan->chosen_splits() : -1;
+  };
+  EXPECT_EQ(chosen(1, 32, 8, 1, 256), 16);   // 8 blocks: 33 wanted, 4096 keys allow 16
+  EXPECT_EQ(chosen(1, 32, 8, 1, 2048), 32);  // capped at 32
+  EXPECT_EQ(chosen(8, 32, 8, 1, 2048), 5);   // 64 blocks: ⌈264 / 64⌉
+  EXPECT_EQ(chosen(64, 32, 8, 1, 2048), 1);  // 512 blocks: enough
+  EXPECT_EQ(chosen(1, 32, 8, 1, 8), 1);      // 128 keys: one chunk
+  EXPECT_EQ(chosen(1, 32, 8, 2, 256), 16);   // q_len 2: 8 rows per kv head still one block each
+  EXPECT_EQ(chosen(1, 32, 8, 3, 256), 16);   // 12 rows: 2 row groups, 16 blocks, ⌈264/16⌉ = 17 → 16 by length
+  auto host = dynamic::PagedDecodePlan::select(Stream::host(), PagedDecodeDescriptor{}.with_splits(5));
+  ASSERT_TRUE(host);
+  EXPECT_EQ(host->chosen_splits(), 1);
+  EXPECT_EQ(host->workspace_size(), 0u);
+  auto sim = dynamic::PagedDecodePlan::select(
+      Stream::sim(), PagedDecodeDescriptor{}.with_shape(2, 3, 4, 2, 64).with_pages(8, 16, 4).with_splits(5));
+  ASSERT_TRUE(sim);
+  // 5 splits × 6 tokens × 4 heads × 64 f32 (rounded up to 256 bytes), then 5 × 6 × 4 f32.
+  EXPECT_EQ(sim->workspace_size(), (5u * 6 * 4 * 64 * 4 + 255) / 256 * 256 + 5u * 6 * 4 * 4);
+  auto one = dynamic::PagedDecodePlan::select(Stream::sim(), PagedDecodeDescriptor{}.with_splits(1));
+  ASSERT_TRUE(one);
+  EXPECT_EQ(one->workspace_size(), 0u);
+}
+
+}  // namespace
+}  // namespace baracuda::test::paged
