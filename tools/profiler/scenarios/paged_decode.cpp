@@ -1,0 +1,158 @@
+// The paged_decode family (PagedDecodePlan): decode attention, one query token per sequence, over a paged KV cache
+// of 16-token pages (vLLM's flash layout [num_blocks, 16, H_kv, d]).
+//   paged_decode   q [B, H, d] against B sequences of `context` keys each; o [B, H, d]; no lse; the plan's splits
+//
+// Shapes (--shape): [B, context, H, H_kv, d]; [B, context] takes 32 query heads on 8 kv heads of 128 (Llama-3-8B);
+// [context] one sequence. Kinds: `--dtype` is q's and o's kind (f16, bf16), `--out-dtype` the cache's (the same
+// kind, fp8e4m3 or s8). The block tables (sequence b's pages b·P .. b·P + P − 1 in reverse order, P = ⌈context / 16⌉,
+// the cache exactly B·P pages), the context lengths and the scales (k 0.5, v 0.25 per tensor) are uploaded once,
+// when the case is prepared: valid tables, not operands the profiler fills with random values (its page ids would
+// mostly be masked). The conformance suite therefore mutates q, the caches and o; the tables' and scales'
+// rejections are tests/ops/paged_decode_reject_test.cpp's.
+//
+// Defaults: on cuda B × context ∈ {1, 8} × {1k, 4k, 16k, 32k}, 64 × {1k, 4k, 16k}, 256 × {1k, 4k} (the caches of
+// 64 × 32k and 256 × 16k are 8 and 16 GiB: left to the command line), 32 heads on 8, d = 128, f16 and bf16 caches and
+// an fp8e4m3 cache under bf16; on host/sim two small ragged problems. Values: q and K in [-2, 2], V in [1, 2] (o, a
+// convex combination of V's rows, stays positive: a relative tolerance holds).
+//
+// Traffic: the K and V rows read (B·context·H_kv·d each, in the cache's kind), q and o, the block tables and the
+// lengths; flops 4·B·context·H·d (the two products per key). Cases above --verify-limit flops are timed only:
+// tests/ops/paged_decode_test.cpp checks the kernels.
+#include <algorithm>
+#include <baracuda/ops/paged_attention.hpp>
+#include <memory>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "common.hpp"
+#include "scenarios.hpp"
+
+namespace baracuda::profiler {
+namespace {
+
+constexpr int64_t kPage = 16;
+
+struct Dims {
+  int64_t b = 1, ctx = 1, h = 32, h_kv = 8, d = 128;
+  int64_t pages() const { return std::max<int64_t>((ctx + kPage - 1) / kPage, 1); }
+};
+
+Dims dims(const Problem& p) {
+  const Shape& s = p.shape;
+  Dims r;
+  if (s.rank == 1) r.ctx = s[0];
+  if (s.rank >= 2) r.b = s[0], r.ctx = s[1];
+  if (s.rank >= 5) r.h = s[2], r.h_kv = s[3], r.d = s[4];
+  return r;
+}
+
+PagedDecodeDescriptor descriptor(const Problem& p) {
+  const Dims d = dims(p);
+  return PagedDecodeDescriptor{}
+      .with_kinds(p.dtype, p.out_dtype)
+      .with_shape(d.b, 1, d.h, d.h_kv, d.d)
+      .with_pages(std::max<int64_t>(d.b * d.pages(), 1), kPage, d.pages());
+}
+
+Result<dynamic::PagedDecodePlan> select_plan(const Stream& s, const Problem& p) {
+  return dynamic::PagedDecodePlan::select(s, descriptor(p));
+}
+
+/// The plan with its tables, lengths and scales bound (PlanInstance's operands: q, key_cache, value_cache, o).
+struct BoundPlan {
+  dynamic::PagedDecodePlan plan;
+  std::shared_ptr<Buffer> tables, lens, scales;
+  ConstDynTensor table_view, len_view, k_scale, v_scale;
+
+  dynamic::PagedDecodeArgs args(const DynTensor& q, const DynTensor& kc, const DynTensor& vc,
+                                const DynTensor& o) const {
+    return {q, kc, vc, table_view, len_view, k_scale, v_scale, o, {}};
+  }
+  Status can_implement(const DynTensor& q, const DynTensor& kc, const DynTensor& vc, const DynTensor& o) const {
+    return plan.can_implement(args(q, kc, vc, o));
+  }
+  Status run(const Stream& s, Workspace ws, const DynTensor& q, const DynTensor& kc, const DynTensor& vc,
+             const DynTensor& o) const {
+    return plan.run(s, ws, args(q, kc, vc, o));
+  }
+  size_t workspace_size() const { return plan.workspace_size(); }
+  KernelSku sku() const { return plan.sku(); }
+};
+
+Result<std::unique_ptr<Instance>> prepare(const Stream& s, const Problem& p) {
+  auto plan = select_plan(s, p);
+  if (!plan) return plan.error();
+  const Dims d = dims(p);
+  const PagedDecodeDescriptor desc = descriptor(p);
+  std::vector<int32_t> table(static_cast<size_t>(std::max<int64_t>(d.b * d.pages(), 1)), 0);
+  for (int64_t b = 0; b < d.b; ++b)
+    for (int64_t i = 0; i < d.pages(); ++i)
+      table[static_cast<size_t>(b * d.pages() + i)] = static_cast<int32_t>(b * d.pages() + d.pages() - 1 - i);
+  const std::vector<int32_t> lens(static_cast<size_t>(std::max<int64_t>(d.b, 1)), static_cast<int32_t>(d.ctx));
+  const std::vector<float> scales = {0.5f, 0.25f};
+  auto tb = Buffer::from_host(s, std::span<const int32_t>(table));
+  if (!tb) return tb.error();
+  auto lb = Buffer::from_host(s, std::span<const int32_t>(lens));
+  if (!lb) return lb.error();
+  auto sb = Buffer::from_host(s, std::span<const float>(scales));
+  if (!sb) return sb.error();
+  BoundPlan bound{std::move(plan).value(),
+                  std::make_shared<Buffer>(std::move(tb).value()),
+                  std::make_shared<Buffer>(std::move(lb).value()),
+                  std::make_shared<Buffer>(std::move(sb).value()),
+                  {},
+                  {},
+                  {},
+                  {}};
+  bound.table_view = ConstDynTensor::dense(bound.tables->data(), ElementKind::S32, Shape{d.b, desc.max_blocks_per_seq});
+  bound.len_view = ConstDynTensor::dense(bound.lens->data(), ElementKind::S32, Shape{d.b});
+  if (desc.quantized()) {
+    const auto* sc = static_cast<const float*>(bound.scales->data());
+    bound.k_scale = ConstDynTensor::dense(sc, ElementKind::F32, Shape{1});
+    bound.v_scale = ConstDynTensor::dense(sc + 1, ElementKind::F32, Shape{1});
+  }
+  const OperandSpec q{p.dtype, desc.q_shape(), ValueRange{-2, 2, false}};
+  const OperandSpec kc{p.out_dtype, desc.cache_shape(), ValueRange{-2, 2, false}};
+  const OperandSpec vc{p.out_dtype, desc.cache_shape(), ValueRange{1, 2, false}};
+  const OperandSpec o{p.dtype, desc.q_shape(), {}};
+  return PlanInstance<BoundPlan, 3, 1>::make(s, std::move(bound), p, {q, kc, vc}, {o});
+}
+
+Traffic traffic(const Problem& p) {
+  const Dims d = dims(p);
+  const double keys = static_cast<double>(d.b) * static_cast<double>(d.ctx);
+  const double kv = 2.0 * keys * static_cast<double>(d.h_kv * d.d) * static_cast<double>(storage_bytes(p.out_dtype, 1));
+  const double qo = 2.0 * static_cast<double>(d.b * d.h * d.d) * static_cast<double>(storage_bytes(p.dtype, 1));
+  const double meta = 4.0 * static_cast<double>(d.b * d.pages() + d.b);
+  return Traffic{kv + qo + meta, 4.0 * keys * static_cast<double>(d.h * d.d)};
+}
+
+std::vector<Problem> kinds(uint32_t v) {
+  using K = ElementKind;
+  return kind_pairs({{K::F16, K::F16}, {K::Bf16, K::Bf16}, {K::Bf16, K::Fp8E4M3}}, v);
+}
+
+std::vector<Shape> default_shapes(DeviceKind device) {
+  if (device != DeviceKind::Cuda) return {Shape{2, 37, 4, 2, 64}, Shape{3, 20, 2, 1, 128}};
+  std::vector<Shape> r;
+  for (int64_t b : {1, 8, 64, 256})
+    for (int64_t ctx : {1024, 4096, 16384, 32768})
+      if (b * ctx <= 1024 * 1024) r.push_back(Shape{b, ctx, 32, 8, 128});
+  return r;
+}
+
+constexpr ScenarioFamily kPagedDecode{
+    "paged_decode",     select_with<select_plan>, prepare, traffic, kinds, default_shapes,
+    OutputKind::Chosen, Comparison::Tolerance};
+
+}  // namespace
+
+void add_paged_decode_scenarios(std::vector<Scenario>& out) {
+  out.push_back(kPagedDecode.op("paged_decode",
+                                "decode attention over a paged KV cache (q [B, H, d], caches [pages, 16, H_kv, d] "
+                                "of --out-dtype, fp8e4m3/s8 dequantized), split-KV",
+                                0));
+}
+
+}  // namespace baracuda::profiler
