@@ -125,7 +125,11 @@ struct PagedDecodeDescriptor {
     return *this;
   }
   bool quantized() const { return cache_kind != element; }
-  int64_t tokens() const { return batch * q_len; }
+  /// B·q_len, saturating at INT64_MAX (select rejects such a problem before using it).
+  int64_t tokens() const {
+    int64_t t = 0;
+    return __builtin_mul_overflow(batch, q_len, &t) ? INT64_MAX : t;
+  }
   /// q's and o's shape `[B·q_len, H, d]`.
   Shape q_shape() const { return Shape{tokens(), heads, head_dim}; }
   /// The caches' shape `[num_blocks, block_size, H_kv, d]`.
