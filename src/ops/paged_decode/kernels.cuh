@@ -8,9 +8,9 @@
 //      such a key is masked and its row never loaded); barrier;
 //   2. scores: lanes are grouped LPK per key (LPK = d/8 rounded up to a power of two), each lane loads 8
 //      elements of the key row and of the value row (one 16-byte load each for f16/bf16, 8 bytes for fp8/s8,
-//      where aligned; both in flight at once, V kept in registers for step 4), widens the key's and dots them with the rows' queries (f32, from shared memory); the LPK partial sums
-//      meet by xor shuffles; the score, τ·k_scale·log2 e·q·k, or −inf where the row may not see the key, goes to
-//      shared memory; barrier;
+//      where aligned; both in flight at once, V kept in registers for step 4), widens the key's elements and dots
+//      them with the rows' queries (f32, from shared memory); the LPK partial sums meet by xor shuffles; the score,
+//      τ·k_scale·log2 e·q·k, or −inf where the row may not see the key, goes to shared memory; barrier;
 //   3. online softmax, one warp per row: the tile's row maximum m', α = 2^(m − m'), P = 2^(S − m') (0 for −inf),
 //      l = α·l + Σ P (a fixed xor tree), P back to shared memory; barrier;
 //   4. O = α·O + P·V: each lane scales its accumulators (8 rows × its 8 columns, over the keys of its lane group)
@@ -263,8 +263,7 @@ __global__ void __launch_bounds__(kThreads) split_kernel(Params p) {
   for (int r = 0; r < kRows; ++r) {
     if (r >= nrows) break;
     BARACUDA_UNROLL
-    for (int e = 0; e < kChunk; ++e)
-      BARACUDA_UNROLL
+    for (int e = 0; e < kChunk; ++e) BARACUDA_UNROLL
     for (int off = LPK; off < 32; off *= 2)
       acc[r][e] = __fadd_rn(acc[r][e], __shfl_xor_sync(0xffffffffu, acc[r][e], off));
   }
