@@ -78,6 +78,9 @@ TEST(PagedDecodeReject, SelectShapes) {
   expect_select(base().with_pages(6, 16, (int64_t{1} << 26) + 1), ErrorCode::InvalidProblem, "max_blocks_per_seq");
   EXPECT_TRUE(dynamic::PagedDecodePlan::select(Stream::host(), base().with_pages(6, 16, int64_t{1} << 26)));
   EXPECT_TRUE(dynamic::PagedDecodePlan::select(Stream::host(), base().with_shape(0, 3, 4, 2, 64)));
+  // A cache of more than 2^56 elements (each field within its own limit).
+  expect_select(base().with_shape(1, 1, 65535, 65535, 256).with_pages(INT32_MAX, 32, 1), ErrorCode::InvalidProblem,
+                "the caches' shape");
 }
 
 TEST(PagedDecodeReject, SelectWindowScaleSplitsBackend) {
