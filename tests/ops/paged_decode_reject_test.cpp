@@ -317,5 +317,33 @@ TEST(PagedDecodeReject, Workspace) {
   EXPECT_TRUE(ok.is_ok()) << ok.to_string();
 }
 
+// The typed plan: its types must be the descriptor's kinds; it forwards to the erased plan.
+TEST(PagedDecodeReject, TypedPlan) {
+  expect_code(PagedDecodePlan<__nv_bfloat16>::select(Stream::host(), base()).status(), ErrorCode::InvalidProblem,
+              "q and o");
+  expect_code(PagedDecodePlan<__half, int8_t>::select(Stream::host(), base()).status(), ErrorCode::InvalidProblem,
+              "the caches");
+  auto plan = PagedDecodePlan<__half, __nv_fp8_e4m3>::select(Stream::sim(), base().with_kinds(F16, Fp8).with_splits(2));
+  ASSERT_TRUE(plan) << plan.status().to_string();
+  EXPECT_EQ(plan->chosen_splits(), 2);
+  EXPECT_GT(plan->workspace_size(), 0u);
+  Operands o(base());
+  auto typed = PagedDecodePlan<__half>::select(Stream::host(), o.d);
+  ASSERT_TRUE(typed);
+  PagedDecodeArgs<__half> a;
+  const auto* q = reinterpret_cast<const __half*>(o.qs.data());
+  const auto* kc = reinterpret_cast<const __half*>(o.kc.data());
+  const auto* vc = reinterpret_cast<const __half*>(o.vc.data());
+  a.q = TensorRef<__half, 3>::dense(q, {6, 4, 64});
+  a.key_cache = TensorRef<__half, 4>::dense(kc, {6, 16, 2, 64});
+  a.value_cache = TensorRef<__half, 4>::dense(vc, {6, 16, 2, 64});
+  a.block_tables = TensorRef<int32_t, 2>::dense(o.bt.data(), {2, 3});
+  a.context_lens = TensorRef<int32_t, 1>::dense(o.cl.data(), {2});
+  a.o = TensorMut<__half, 3>::dense(reinterpret_cast<__half*>(o.os.data()), {6, 4, 64});
+  a.lse = TensorMut<float, 2>::dense(o.ls.data(), {6, 4});
+  EXPECT_TRUE(typed->can_implement(a).is_ok()) << typed->can_implement(a).to_string();
+  EXPECT_TRUE(typed->run(Stream::host(), {}, a).is_ok());
+}
+
 }  // namespace
 }  // namespace baracuda::test

@@ -4,7 +4,8 @@
 /// `o[b·q_len + i, h, :] = Σ_j softmax_j(τ·q[b·q_len + i, h, :]·K_b[j, hk, :])·V_b[j, hk, :]` over the keys j that
 /// query sees, hk = h / (H / H_kv), and the optional natural-log `lse[b·q_len + i, h] = ln Σ_j exp(τ·q·K_b[j])`.
 /// K_b[j] is key j of sequence b in the cache: `key_cache[block_tables[b, j / block_size], j % block_size, hk, :]`
-/// (kv_cache.hpp's layout), V_b alike. A `dynamic::PagedDecodePlan` (kind-erased) taking `dynamic::PagedDecodeArgs`.
+/// (kv_cache.hpp's layout), V_b alike. A `dynamic::PagedDecodePlan` (kind-erased) taking `dynamic::PagedDecodeArgs`,
+/// and a typed `PagedDecodePlan<T, C>` (q/o type, cache type).
 ///
 /// **Kinds.** q and o: f16 or bf16 (`element`); the caches: `element`, or `Fp8E4M3` / `S8` (`cache_kind`),
 /// dequantized as kv_cache.hpp says, x = c·scale, with f32 `k_scale` / `v_scale` of shape `[1]` (`PerTensor`) or
@@ -68,6 +69,8 @@
 #include "baracuda/core/plan.hpp"
 #include "baracuda/core/sku.hpp"
 #include "baracuda/core/stream.hpp"
+#include "baracuda/core/tensor.hpp"
+#include "baracuda/core/typed_plan.hpp"
 #include "baracuda/core/workspace.hpp"
 #include "baracuda/ops/kv_cache.hpp"  // KvScaleLayout, the paged layout
 
@@ -189,4 +192,51 @@ class PagedDecodePlan : public detail::BoundFnPlan<PagedDecodeDescriptor, detail
 };
 
 }  // namespace dynamic
+
+// ------------------------------------------------------------------------------------------------------
+// Typed wrapper
+// ------------------------------------------------------------------------------------------------------
+
+/// Arguments of a typed PagedDecodePlan<T, C> (T: __half or __nv_bfloat16; C: T, __nv_fp8_e4m3 or int8_t).
+template <class T, class C = T>
+struct PagedDecodeArgs {
+  TensorRef<T, 3> q;
+  TensorRef<C, 4> key_cache;
+  TensorRef<C, 4> value_cache;
+  TensorRef<int32_t, 2> block_tables;
+  TensorRef<int32_t, 1> context_lens;
+  TensorRef<float, 1> k_scale{};  ///< or default (a cache of T)
+  TensorRef<float, 1> v_scale{};
+  TensorMut<T, 3> o{};
+  TensorMut<float, 2> lse{};  ///< or default
+  dynamic::PagedDecodeArgs erased() const {
+    dynamic::PagedDecodeArgs a{ConstDynTensor::of(q), ConstDynTensor::of(key_cache), ConstDynTensor::of(value_cache),
+                               ConstDynTensor::of(block_tables), ConstDynTensor::of(context_lens)};
+    if (k_scale.data != nullptr) a.k_scale = ConstDynTensor::of(k_scale);
+    if (v_scale.data != nullptr) a.v_scale = ConstDynTensor::of(v_scale);
+    a.o = DynTensor::of(o);
+    if (lse.data != nullptr) a.lse = DynTensor::of(lse);
+    return a;
+  }
+};
+
+/// Typed PagedDecodePlan: T is the descriptor's `element`, C its `cache_kind`.
+template <class T, class C = T>
+class PagedDecodePlan : public detail::TypedPlan<dynamic::PagedDecodePlan, PagedDecodeArgs<T, C>> {
+  using Base = detail::TypedPlan<dynamic::PagedDecodePlan, PagedDecodeArgs<T, C>>;
+  friend Base;
+  using Base::Base;
+
+ public:
+  static Result<PagedDecodePlan> select(const Stream& stream, const PagedDecodeDescriptor& desc,
+                                        PlanPreference pref = {}) {
+    BARACUDA_TRY(detail::check_typed_element("PagedDecodePlan", "q and o", desc.element, kind_of<T>));
+    BARACUDA_TRY(detail::check_typed_element("PagedDecodePlan", "the caches", desc.cache_kind, kind_of<C>));
+    auto p = dynamic::PagedDecodePlan::select(stream, desc, pref);
+    if (!p) return p.error();
+    return PagedDecodePlan(std::move(p).value());
+  }
+  int64_t chosen_splits() const { return this->erased().chosen_splits(); }
+};
+
 }  // namespace baracuda
