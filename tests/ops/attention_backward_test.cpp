@@ -111,11 +111,13 @@ TEST_P(AttentionBackward, PackedBatches) {
   Problem b = Problem::packed({17, 33, 1}, {40, 20, 1}, 4, 1, 128, Bf16);
   check_bwd(GetParam(), b, 402);
   if (::testing::Test::HasFailure()) return;
-  // Invalid offsets: the effective ones (running maximum, clamped); a sequence longer than max_seqlen_q.
+  // Invalid offsets: the effective ones (running maximum, clamped) {5, 40, 40, 60} and {0, 30, 30, 30}; sequences
+  // longer than max_seqlen_q and max_seqlen_k (batch 0: 35 queries, 30 keys): its rows past 20 are not written and
+  // contribute nothing, its keys past 20 get no dk, dv rows but contribute to dq.
   Problem c = Problem::packed({20, 20, 20}, {10, 10, 10}, 2, 1, 64, F16);
   c.cu_q = {5, 40, 20, 60};
   c.cu_k = {-5, 30, 10, 30};
-  c.d.with_varlen(60, 30, 20, 30).with_window(4, 4);
+  c.d.with_varlen(60, 30, 20, 20).with_window(4, 12);
   check_bwd(GetParam(), c, 403);
 }
 
