@@ -49,7 +49,9 @@ TEST_P(PagedDecode, MixedLengthsGqa4Splits) {
     Problem p = Problem::make({1, 15, 16, 17, 300, 0}, 1, 8, 2, 64, F16, F16, 16, 3);
     p.d.with_lse().with_splits(splits);
     const int64_t used = run_and_check(p, "splits " + std::to_string(splits));
-    if (GetParam() != DeviceKind::Host && splits > 0 && used != 0) EXPECT_EQ(used, splits);
+    if (GetParam() != DeviceKind::Host && splits > 0 && used != 0) {
+      EXPECT_EQ(used, splits);
+    }
   }
   skip_if_needed();
 }
