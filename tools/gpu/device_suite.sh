@@ -12,14 +12,19 @@
 #   6. (step `tma_sass`) the SASS around the tensor copies of tma_test and of the int8 GEMM's TMA kernel,
 #   7. (step `python`) the Python extension, built there against the bundle's library, and the pytest suite,
 #      whose cuda cases (python/tests/test_cuda.py) run only on a GPU.
+#   8. (step `sdpa`, before the profiler) PyTorch's scaled_dot_product_attention on the attention_prefill shapes
+#      (tools/gpu/sdpa_baseline.py), the attention profiler rows' peer.
 # Each step has a time cap so that the results of the earlier ones always come back. Results go to $OUT:
 # env.txt, tests.log, profile.csv (one CSV, a header per family), profile.err, sanitizer.log, tiles.csv,
-# resources.txt (both tuning steps append to it), int4_configs.csv, tma_sass.txt, python.log.
+# resources.txt (both tuning steps append to it), int4_configs.csv, tma_sass.txt, python.log, sdpa.csv.
 # Usage (repository root): tools/gpu/device_suite.sh [steps, default "tests profile sanitize"]
 # PROFILE_OPS (default: every family) narrows the profiler step, e.g. PROFILE_OPS="int_gemm unary". The
 # profiler writes each CSV row as its case finishes, so a family that outruns its cap keeps what it measured;
 # the caps are from the 2026-11-26 H100 run (the int4 GEMM's host checks stop at 2e9 flops; the tests check
-# the rest).
+# the rest). PROFILE_ARGS adds arguments to every profiler call (e.g. "--verify-limit 2e9"). TESTS (default: every
+# test executable) narrows the tests step, e.g. TESTS="attention_test rope_test". SANITIZE ("cap:tool:test:filter"
+# items) replaces the sanitizer step's list. PROFILE_CAPS ("op=seconds ...") overrides the profiler's caps and TEST_CAP
+# (seconds, default 150) each test executable's.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 steps=${1:-tests profile sanitize}
@@ -47,10 +52,12 @@ bin=$b/bin
 if [[ " $steps " == *" tests "* ]]; then
   echo "== tests (cuda cases)"
   logs=/tmp/baracuda-test-logs && rm -rf $logs && mkdir -p $logs
-  ls "$bin" | grep -E '_test$' | xargs -P 8 -I{} sh -c \
-    "timeout 150 $bin/{} --gtest_filter='*cuda*:*Cuda*' --gtest_brief=1 > $logs/{}.log 2>&1; echo \"{} exit \$?\" >> $logs/{}.log"
+  # shellcheck disable=SC2086
+  { if [[ -n "${TESTS:-}" ]]; then printf '%s\n' $TESTS; else ls "$bin" | grep -E '_test$'; fi; } | xargs -P 8 -I{} sh -c \
+    "timeout ${TEST_CAP:-150} $bin/{} --gtest_filter='*cuda*:*Cuda*' > $logs/{}.log 2>&1; echo \"{} exit \$?\" >> $logs/{}.log"
   timeout 60 "$bin/baracuda-smooth-quant" > $logs/example_smooth_quant.log 2>&1; echo "example exit $?" >> $logs/example_smooth_quant.log
-  for f in $logs/*.log; do echo "### $(basename "$f")"; cat "$f"; done > "$OUT/tests.log"
+  # Whole logs (every case's name: a crash shows which case it was in), the passing cases' lines dropped.
+  for f in $logs/*.log; do echo "### $(basename "$f")"; grep -v '^\[       OK \]' "$f"; done > "$OUT/tests.log"
   grep -E ' exit [0-9]+$' "$OUT/tests.log"
 fi
 
@@ -81,13 +88,20 @@ if [[ " $steps " == *" python "* ]]; then
   echo "pytest exit $?"; grep -E '^(FAILED|ERROR)|passed|failed' "$OUT/python.log" | tail -n 40
 fi
 
+if [[ " $steps " == *" sdpa "* ]]; then
+  echo "== PyTorch SDPA on the attention_prefill shapes"
+  timeout 120 python3 tools/gpu/sdpa_baseline.py > "$OUT/sdpa.csv" 2>&1; echo "sdpa exit $?"
+  cat "$OUT/sdpa.csv"
+fi
+
 if [[ " $steps " == *" profile "* ]]; then
   echo "== profiler"
   : > "$OUT/profile.csv"; : > "$OUT/profile.err"
   prof() {  # cap, then profiler arguments
     local cap=$1; shift
     echo "# $*" >> "$OUT/profile.csv"
-    timeout "$cap" "$bin/baracuda-profiler" --device cuda --csv "$@" >> "$OUT/profile.csv" 2>> "$OUT/profile.err"
+    # shellcheck disable=SC2086
+    timeout "$cap" "$bin/baracuda-profiler" --device cuda --csv "$@" ${PROFILE_ARGS:-} >> "$OUT/profile.csv" 2>> "$OUT/profile.err"
     echo "profiler $* exit $?"
   }
   # Every family with a scenario file (a new family is profiled without a line here), alphabetically;
@@ -95,6 +109,8 @@ if [[ " $steps " == *" profile "* ]]; then
   declare -A cap=([int_gemm]=120 [int4_gemm]=90 [int4_marlin_repack]=30 [gated_activation]=150 [quantize]=40
                   [fp8]=20 [dynamic_range_quantize]=30 [cast]=25 [fill]=10 [affine]=10 [ternary]=90 [unary]=150
                   [binary]=150)
+  # shellcheck disable=SC2086
+  for item in ${PROFILE_CAPS:-}; do cap[${item%%=*}]=${item#*=}; done  # "op=seconds ...": this call's caps
   declare -A extra=([int4_gemm]="--verify-limit 2e9" [unary]="--repeat 10 --warmup 2" [binary]="--repeat 10 --warmup 2")
   all=$(ls tools/profiler/scenarios/*.cpp | xargs -n1 basename | sed 's/\.cpp$//' | grep -vx 'common\|registry')
   for op in ${PROFILE_OPS:-$all}; do
@@ -130,6 +146,9 @@ if [[ " $steps " == *" sanitize "* ]]; then
     echo "$2 $3 exit ${PIPESTATUS[0]}"
   }
   {
+    if [[ -n "${SANITIZE:-}" ]]; then
+      set -f; for item in $SANITIZE; do IFS=: read -r c t x f <<< "$item"; cs "$c" "$t" "$x" "$f"; done; set +f
+    else
     cs 60 memcheck int_gemm_test '*cuda*'
     cs 60 racecheck int_gemm_test '*IntGemmOnDevice.ExactOnRagged*cuda*'
     cs 30 memcheck ptx_test '*cuda*'
@@ -140,6 +159,7 @@ if [[ " $steps " == *" sanitize "* ]]; then
     cs 40 memcheck fp8_test '*cuda*'
     cs 60 memcheck int4_gemm_test '*cuda*'
     cs 30 memcheck int4_marlin_repack_test '*cuda*'
+    fi
   } > "$OUT/sanitizer.log" 2>&1
   grep -E ' exit [0-9]+$' "$OUT/sanitizer.log"
 fi

@@ -4,7 +4,8 @@
 # examples and the static library (for the Python extension built there), plus the shared libraries they
 # need that such a machine lacks (Boost.Context). The CUDA libraries (cudart, cuBLAS) are the machine's own.
 # tools/gpu/device_suite.sh unpacks and runs it.
-# Usage: tools/gpu/make_bundle.sh [build dir, default build/gpu]
+# Usage: tools/gpu/make_bundle.sh [build dir, default build/gpu]. BUNDLE_PYTHON=0 leaves out the static library and
+# headers of the Python step (about half the bundle) when a call does not run that step.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 build=${1:-build/gpu}
@@ -26,7 +27,10 @@ git rev-parse HEAD > "$out/commit"
 git status --porcelain --untracked-files=no | grep -q . && echo dirty >> "$out/commit"
 # Every executable links the static library: a dictionary that spans several of them stores it about once
 # (20 MB instead of 58 MB, under the 64 MiB a lent machine's working tree may hold; ~2 minutes, one thread).
-tar -C "$out" -cf - py bin lib source_dir commit | xz -T1 --lzma2=preset=6,dict=256MiB > "$out.tar.xz"
+parts="bin lib source_dir commit"
+[[ "${BUNDLE_PYTHON:-1}" == 0 ]] || parts="py $parts"
+# shellcheck disable=SC2086
+tar -C "$out" -cf - $parts | xz -T1 --lzma2=preset=6,dict=256MiB > "$out.tar.xz"
 rm -rf "$out"
 mkdir "$out"
 mv "$out.tar.xz" "$out/bundle.tar.xz"
