@@ -168,7 +168,8 @@ TEST_P(Fp8GemmDevices, SkuNamesTheBackend) {
   EXPECT_EQ(p->sku().op, "fp8_gemm");
   if (dev == DeviceKind::Host) EXPECT_EQ(p->sku().variant, "reference");
   if (dev == DeviceKind::Sim) EXPECT_EQ(p->sku().variant, "mma_m16n8k32_fp8");
-  EXPECT_EQ(p->workspace_size() == 0, dev != DeviceKind::Cuda || p->sku().backend != BackendKind::CublasLt);
+  // Only cuBLASLt may ask for workspace (its algorithm's; on an H100 it asked for none: docs/perf/2026-11-27-h100).
+  if (dev != DeviceKind::Cuda || p->sku().backend != BackendKind::CublasLt) EXPECT_EQ(p->workspace_size(), 0u);
 }
 
 TEST(Fp8GemmTyped, WrapperRunsOnSim) {
