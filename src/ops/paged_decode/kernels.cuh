@@ -59,8 +59,7 @@ struct Params {
   bool vec = false;      ///< both caches' rows 8-element aligned: vector loads
 };
 
-/// The effective length and the first visible key (tables.hpp's paged_effective_len / paged_first_key, here for
-/// the device).
+/// The effective length (tables.hpp's paged_effective_len, here for the device).
 __device__ __forceinline__ int64_t effective_len(int32_t raw, int64_t max_blocks, int64_t block_size) {
   const int64_t cap = max_blocks * block_size;
   return raw < 0 ? 0 : (raw > cap ? cap : static_cast<int64_t>(raw));

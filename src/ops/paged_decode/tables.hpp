@@ -63,14 +63,6 @@ constexpr int64_t paged_effective_len(int64_t raw, int64_t max_blocks, int64_t b
   return raw < 0 ? 0 : raw > cap ? cap : raw;
 }
 
-/// The first key any query of a sequence of effective length `len` can see: max(0, len − q_len − window_left), or
-/// 0 without a window.
-constexpr int64_t paged_first_key(int64_t len, int64_t q_len, int64_t window_left) {
-  if (window_left < 0) return 0;
-  const int64_t f = len - q_len - window_left;
-  return f > 0 ? f : 0;
-}
-
 }  // namespace baracuda::detail
 
 // reference: host.cpp; sim and cuda: the kernel unit device.cu
