@@ -16,17 +16,6 @@ namespace {
 
 using detail::FlashAttentionBackwardLaunch;
 
-/// The effective boundaries c'[0..B] of cu_seqlens (attention.hpp), or the padded ones b·S.
-std::vector<int64_t> boundaries(const int32_t* cu, int batch, int seqlen, int total) {
-  std::vector<int64_t> c(static_cast<size_t>(batch) + 1);
-  int64_t run = 0;
-  for (int b = 0; b <= batch; ++b) {
-    c[b] = cu != nullptr ? detail::attention_effective(cu[b], run, total) : int64_t{b} * seqlen;
-    run = c[b];
-  }
-  return c;
-}
-
 template <class T>
 Status backward(const detail::ExecContext&, const FlashAttentionBackwardLaunch& bl) {
   const detail::FlashAttentionLaunch& l = bl.f;
@@ -36,8 +25,8 @@ Status backward(const detail::ExecContext&, const FlashAttentionBackwardLaunch& 
   const T* o = static_cast<const T*>(l.o);
   const T* dO = static_cast<const T*>(bl.d_o);
   const int d = l.head_dim;
-  const std::vector<int64_t> cq = boundaries(l.cu_q, l.batch, l.seqlen_q, l.total_q);
-  const std::vector<int64_t> ck = boundaries(l.cu_k, l.batch, l.seqlen_k, l.total_k);
+  const std::vector<int64_t> cq = detail::attention_boundaries(l.cu_q, l.batch, l.seqlen_q, l.total_q);
+  const std::vector<int64_t> ck = detail::attention_boundaries(l.cu_k, l.batch, l.seqlen_k, l.total_k);
   const long double tau = l.scale;
   const int group = l.heads / l.kv_heads;
   std::vector<long double> dk, dv, dq(static_cast<size_t>(d)), p, ds;

@@ -70,18 +70,7 @@ Status FlashAttentionBackwardPlan::can_implement(const Args& t) const {
   BARACUDA_TRY(check_operand("dO", t.d_o, d.element, qs, Access::Read, true));
   const Shape ls = d.varlen ? Shape{d.heads, tq} : Shape{d.batch, d.heads, d.seqlen_q};
   BARACUDA_TRY(check_operand("lse", t.lse, ElementKind::F32, ls, Access::Read, false));
-  const std::pair<std::string_view, const ConstDynTensor*> cus[] = {{"cu_seqlens_q", &t.cu_seqlens_q},
-                                                                    {"cu_seqlens_k", &t.cu_seqlens_k}};
-  for (const auto& [name, cu] : cus) {
-    if (!d.varlen) {
-      BARACUDA_TRY(detail::check_absent(P, name, *cu, "padded batches (no with_varlen) take no cu_seqlens"));
-      continue;
-    }
-    BARACUDA_TRY(detail::check_tensor(P, name, *cu, ElementKind::S32, Shape{d.batch + 1}, Access::Read));
-    if (d.batch > 0 && cu->stride[0] != 1)
-      return Error::invalid(s(P) + ": " + s(name) + " must be contiguous (stride 1); its stride is " +
-                            n2s(cu->stride[0]));
-  }
+  BARACUDA_TRY(detail::attention_plan::check_cu_seqlens(P, d, t.cu_seqlens_q, t.cu_seqlens_k));
   const std::pair<std::string_view, const DynTensor*> outs[] = {{"dq", &t.dq}, {"dk", &t.dk}, {"dv", &t.dv}};
   for (const auto& [name, out] : outs) {
     BARACUDA_TRY(check_operand(name, *out, d.element, name == "dq" ? qs : ks, Access::Write, true));

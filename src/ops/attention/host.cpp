@@ -17,25 +17,14 @@ namespace {
 
 using detail::FlashAttentionLaunch;
 
-/// The effective boundaries c'[0..B] of cu_seqlens (or the padded ones, b·S).
-std::vector<int64_t> boundaries(const int32_t* cu, int batch, int seqlen, int total) {
-  std::vector<int64_t> c(static_cast<size_t>(batch) + 1);
-  int64_t run = 0;
-  for (int b = 0; b <= batch; ++b) {
-    c[b] = cu != nullptr ? detail::attention_effective(cu[b], run, total) : int64_t{b} * seqlen;
-    run = c[b];
-  }
-  return c;
-}
-
 template <class T>
 Status forward(const detail::ExecContext&, const FlashAttentionLaunch& l) {
   const T* q = static_cast<const T*>(l.q);
   const T* k = static_cast<const T*>(l.k);
   const T* v = static_cast<const T*>(l.v);
   T* o = static_cast<T*>(l.o);
-  const std::vector<int64_t> cq = boundaries(l.cu_q, l.batch, l.seqlen_q, l.total_q);
-  const std::vector<int64_t> ck = boundaries(l.cu_k, l.batch, l.seqlen_k, l.total_k);
+  const std::vector<int64_t> cq = detail::attention_boundaries(l.cu_q, l.batch, l.seqlen_q, l.total_q);
+  const std::vector<int64_t> ck = detail::attention_boundaries(l.cu_k, l.batch, l.seqlen_k, l.total_k);
   const long double tau = l.scale;
   const int group = l.heads / l.kv_heads;
   std::vector<long double> s, acc(static_cast<size_t>(l.head_dim));

@@ -67,18 +67,7 @@ Status FlashAttentionPlan::can_implement(const Args& t) const {
   BARACUDA_TRY(check_operand("q", t.q, d.element, Shape{tq, d.heads, d.head_dim}, Access::Read, true));
   BARACUDA_TRY(check_operand("k", t.k, d.element, Shape{tk, d.kv_heads, d.head_dim}, Access::Read, true));
   BARACUDA_TRY(check_operand("v", t.v, d.element, Shape{tk, d.kv_heads, d.head_dim}, Access::Read, true));
-  const std::pair<std::string_view, const ConstDynTensor*> cus[] = {{"cu_seqlens_q", &t.cu_seqlens_q},
-                                                                    {"cu_seqlens_k", &t.cu_seqlens_k}};
-  for (const auto& [name, cu] : cus) {
-    if (!d.varlen) {
-      BARACUDA_TRY(detail::check_absent(P, name, *cu, "padded batches (no with_varlen) take no cu_seqlens"));
-      continue;
-    }
-    BARACUDA_TRY(detail::check_tensor(P, name, *cu, ElementKind::S32, Shape{d.batch + 1}, Access::Read));
-    if (d.batch > 0 && cu->stride[0] != 1)
-      return Error::invalid(s(P) + ": " + s(name) + " must be contiguous (stride 1); its stride is " +
-                            n2s(cu->stride[0]));
-  }
+  BARACUDA_TRY(detail::attention_plan::check_cu_seqlens(P, d, t.cu_seqlens_q, t.cu_seqlens_k));
   BARACUDA_TRY(check_operand("o", t.o, d.element, Shape{tq, d.heads, d.head_dim}, Access::Write, true));
   BARACUDA_TRY(check_no_self_overlap("o", t.o));
   if (d.return_lse) {

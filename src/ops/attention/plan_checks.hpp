@@ -104,6 +104,24 @@ inline Status check_no_self_overlap(std::string_view P, std::string_view name, c
   return {};
 }
 
+/// cu_seqlens_q and cu_seqlens_k: absent for padded batches; s32 `[B + 1]`, contiguous, for packed ones (their
+/// values are device data, never read here).
+inline Status check_cu_seqlens(std::string_view P, const FlashAttentionDescriptor& d, const ConstDynTensor& cu_q,
+                               const ConstDynTensor& cu_k) {
+  const std::pair<std::string_view, const ConstDynTensor*> cus[] = {{"cu_seqlens_q", &cu_q}, {"cu_seqlens_k", &cu_k}};
+  for (const auto& [name, cu] : cus) {
+    if (!d.varlen) {
+      BARACUDA_TRY(detail::check_absent(P, name, *cu, "padded batches (no with_varlen) take no cu_seqlens"));
+      continue;
+    }
+    BARACUDA_TRY(detail::check_tensor(P, name, *cu, ElementKind::S32, Shape{d.batch + 1}, Access::Read));
+    if (d.batch > 0 && cu->stride[0] != 1)
+      return Error::invalid(s(P) + ": " + s(name) + " must be contiguous (stride 1); its stride is " +
+                            n2s(cu->stride[0]));
+  }
+  return {};
+}
+
 /// A stride the kernels use: the view's, or 0 where the dimension has one element (never stepped over).
 inline int64_t used_stride(const ConstDynTensor& t, int d) { return t.shape.dims[d] > 1 ? t.stride[d] : 0; }
 

@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 #include <string_view>
+#include <vector>
 
 #include "baracuda/core/element.hpp"
 #include "baracuda/ops/attention.hpp"
@@ -54,6 +55,17 @@ struct FlashAttentionTables {
 constexpr int64_t attention_effective(int64_t raw, int64_t running, int64_t total) {
   const int64_t c = raw < 0 ? 0 : (raw > total ? total : raw);
   return c > running ? c : running;
+}
+
+/// The effective boundaries c'[0..B] of cu_seqlens (attention.hpp), or the padded ones b·S: the host references'.
+inline std::vector<int64_t> attention_boundaries(const int32_t* cu, int batch, int seqlen, int total) {
+  std::vector<int64_t> c(static_cast<size_t>(batch) + 1);
+  int64_t run = 0;
+  for (int b = 0; b <= batch; ++b) {
+    c[b] = cu != nullptr ? attention_effective(cu[b], run, total) : int64_t{b} * seqlen;
+    run = c[b];
+  }
+  return c;
 }
 
 }  // namespace baracuda::detail
