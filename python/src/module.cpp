@@ -20,6 +20,7 @@ void bind_channel_norm(nb::module_& m);
 void bind_rope(nb::module_& m);
 void bind_kv_cache(nb::module_& m);
 void bind_attention(nb::module_& m);
+void bind_paged_decode(nb::module_& m);
 }  // namespace baracuda::python
 
 NB_MODULE(_core, m) {
@@ -44,4 +45,5 @@ NB_MODULE(_core, m) {
   py::bind_rope(m);
   py::bind_kv_cache(m);
   py::bind_attention(m);
+  py::bind_paged_decode(m);
 }
