@@ -42,16 +42,20 @@ reference) unless ``device="sim"`` (the CUDA kernels under the emulator, with it
   pairs, partial rotary, GQA; cos/sin from a ``cos_sin_cache`` or from ``theta`` with linear, NTK-aware, llama3
   or YaRN scaling; ``inplace=True`` as vLLM applies it);
 * ``flash_attention(q, k, v)``: attention forward (FlashAttention-2; GQA/MQA, bottom-right causal and window
-  masks, padded ``[B, S, H, d]`` or packed batches through ``cu_seqlens_q``/``cu_seqlens_k``, the lse);
+  masks, padded ``[B, S, H, d]`` or packed batches through ``cu_seqlens_q``/``cu_seqlens_k``, the lse) and
+  ``flash_attention_backward(d_o, q, k, v, o, lse)``: its gradients dq, dk, dv (deterministic);
 * ``kv_cache_append(key, value, key_cache, value_cache, slot_mapping)``: new tokens' K and V written into paged
   caches at their slots (vLLM's reshape_and_cache_flash), copied or quantized to fp8e4m3 / int8 with
-  ``k_scale``/``v_scale``.
+  ``k_scale``/``v_scale``;
+* ``paged_decode(q, key_cache, value_cache, block_tables, context_lens)``: decode attention over those paged
+  caches (split-KV; GQA/MQA, q_len new tokens per sequence, bottom-right causal among them, a sliding window,
+  fp8e4m3 / int8 caches dequantized with ``k_scale``/``v_scale``, the lse).
 """
 
 import keyword as _keyword
 
 from . import _arrays, _cache, _core
-from ._attention import flash_attention  # noqa: F401
+from ._attention import flash_attention, flash_attention_backward  # noqa: F401
 from ._channel_norm import (batch_norm, batch_norm_backward, batch_norm_forward, group_norm,  # noqa: F401
                             group_norm_backward, group_norm_forward, instance_norm)
 from ._fused_norm import (FusedNorm, fused_add_layer_norm, fused_add_rms_norm, fused_norm,  # noqa: F401
@@ -60,6 +64,7 @@ from ._fp8_gemm import fp8_gemm  # noqa: F401
 from ._grouped_gemm import grouped_gemm  # noqa: F401
 from ._kv_cache import kv_cache_append  # noqa: F401
 from ._linear import linear, linear_backward  # noqa: F401
+from ._paged_decode import paged_decode  # noqa: F401
 from ._rope import rope, rope_backward  # noqa: F401
 
 set_plan_cache_size = _cache.set_capacity

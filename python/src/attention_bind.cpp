@@ -1,7 +1,9 @@
-// Bindings of the attention forward (FlashAttentionPlan): FlashAttentionDescriptor and the erased plan.
+// Bindings of the attention forward (FlashAttentionPlan) and backward (FlashAttentionBackwardPlan):
+// FlashAttentionDescriptor, which both take, and the erased plans.
 #include <string_view>
 
 #include "baracuda/ops/attention.hpp"
+#include "baracuda/ops/attention_backward.hpp"
 #include "common.hpp"
 
 namespace baracuda::python {
@@ -54,6 +56,14 @@ void bind_attention(nb::module_& m) {
        input("cu_seqlens_k", &A::cu_seqlens_k), output("o", &A::o), output("lse", &A::lse)},
       "Attention forward (FlashAttention-2): o [T_q, H, d] and, with return_lse, lse (f32 [B, H, S_q], or [H, "
       "T_q] varlen); a query that sees no key gets o = 0 and lse = +inf.");
+  using B = dynamic::FlashAttentionBackwardArgs;
+  bind_plan<dynamic::FlashAttentionBackwardPlan>(
+      m, "FlashAttentionBackwardPlan",
+      {input("q", &B::q), input("k", &B::k), input("v", &B::v), input("o", &B::o), input("d_o", &B::d_o),
+       input("lse", &B::lse), input("cu_seqlens_q", &B::cu_seqlens_q), input("cu_seqlens_k", &B::cu_seqlens_k),
+       output("dq", &B::dq), output("dk", &B::dk), output("dv", &B::dv)},
+      "Attention backward (FlashAttention-2, deterministic): dq [T_q, H, d], dk and dv [T_k, H_kv, d] from q, k, v, "
+      "the forward's o and lse and d_o (attention_backward.hpp); head dims 64, 96 and 128; workspace: D in f32.");
 }
 
 }  // namespace baracuda::python
