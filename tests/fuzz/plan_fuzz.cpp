@@ -458,6 +458,61 @@ void kv_cache(FuzzInput& in, const Stream& s) {
   drive(in, s, dynamic::KvCacheAppendPlan::select(s, d), pools, 7, Forward<7>{s});
 }
 
+/// PagedDecodePlan's descriptor fields: the kinds (the cache's often q's, fp8e4m3 or s8), the scale layout
+/// (sometimes out of range), batch, q_len, heads, kv heads, head dim (often a supported one), pages, page size
+/// (often 16), table width, window, scale, lse and splits; its operands drawn from q's, the caches', the block
+/// table's, the lengths', the scales' and lse's shapes. Random tables and lengths are data: the kernels clamp
+/// the lengths and mask page ids outside the cache.
+void paged_decode(FuzzInput& in, const Stream& s) {
+  PagedDecodeDescriptor d;
+  d.element = in.chance(160) ? (in.flag() ? ElementKind::F16 : ElementKind::Bf16) : in.kind();
+  d.cache_kind = in.chance(160) ? (in.flag() ? d.element : in.flag() ? ElementKind::Fp8E4M3 : ElementKind::S8)
+                                : in.kind();
+  d.scale_layout = in.enum_of<KvScaleLayout>(2);
+  d.batch = in.extent(), d.q_len = in.chance(160) ? 1 + in.u8() % 4 : in.extent();
+  d.heads = in.extent(), d.kv_heads = in.chance(128) ? 1 : in.extent();
+  d.head_dim = in.chance(160) ? int64_t{64} << (in.u8() % 3) : in.extent();
+  d.num_blocks = in.extent(), d.block_size = in.chance(160) ? 16 : in.extent();
+  d.max_blocks_per_seq = in.extent();
+  d.window_left = in.chance(200) ? -1 : in.integer();
+  d.softmax_scale = in.chance(200) ? 0.0 : in.real();
+  d.return_lse = in.flag();
+  d.num_splits = in.chance(128) ? in.u8() % 5 : in.integer();
+  const Pools pools{{d.q_shape(), d.cache_shape(), Shape{d.batch, d.max_blocks_per_seq}, Shape{d.batch},
+                     d.scale_shape(), Shape{d.tokens(), d.heads}},
+                    {d.element, d.cache_kind, ElementKind::S32, ElementKind::F32}};
+  drive(in, s, dynamic::PagedDecodePlan::select(s, d), pools, 9, Forward<9>{s});
+}
+
+/// FlashAttentionBackwardPlan's descriptor fields: the kind, batch, lengths, heads, kv heads, head dim (often a
+/// supported one), packed batches and their totals, causal, windows (sometimes out of range) and the scale; its
+/// eleven operands drawn from q's, k's, lse's (both layouts) and cu_seqlens' shapes. Random lse and cu_seqlens are
+/// data: the kernels use the effective offsets, and any lse gives finite or infinite values, never a fault.
+void attention_backward(FuzzInput& in, const Stream& s) {
+  FlashAttentionDescriptor d;
+  d.element = in.chance(200) ? (in.flag() ? ElementKind::F16 : ElementKind::Bf16) : in.kind();
+  d.batch = in.extent(), d.seqlen_q = in.extent(), d.seqlen_k = in.extent();
+  d.heads = in.extent(), d.kv_heads = in.chance(128) ? 1 : in.extent();
+  d.head_dim = in.chance(200) ? (in.flag() ? 64 : in.flag() ? 96 : 128) : in.extent();
+  if (in.chance(96)) d.with_varlen(in.extent(), in.extent(), d.seqlen_q, d.seqlen_k);
+  d.causal = in.flag();
+  d.window_left = in.chance(160) ? -1 : in.integer();
+  d.window_right = in.chance(160) ? -1 : in.integer();
+  d.softmax_scale = in.chance(200) ? 0.0 : in.real();
+  // T_q and T_k as tokens_q()/tokens_k() give them, saturated (random extents may overflow B·S and B + 1)
+  auto sat = [](int64_t a, int64_t b) {
+    int64_t r;
+    return __builtin_mul_overflow(a, b, &r) ? INT64_MAX : r;
+  };
+  const int64_t tq = d.varlen ? d.total_q : sat(d.batch, d.seqlen_q);
+  const int64_t tk = d.varlen ? d.total_k : sat(d.batch, d.seqlen_k);
+  const Shape q{tq, d.heads, d.head_dim}, k{tk, d.kv_heads, d.head_dim};
+  const Pools pools{{q, k, Shape{d.batch, d.heads, d.seqlen_q}, Shape{d.heads, tq},
+                     Shape{d.batch == INT64_MAX ? d.batch : d.batch + 1}},
+                    {d.element, ElementKind::F32, ElementKind::S32}};
+  drive(in, s, dynamic::FlashAttentionBackwardPlan::select(s, d), pools, 11, Forward<11>{s});
+}
+
 // ---------------------------------------------------------------------------------------------------
 // Every profiler scenario
 // ---------------------------------------------------------------------------------------------------
@@ -502,9 +557,9 @@ void scenario(FuzzInput& in, const Stream& s) {
 }
 
 using Adapter = void (*)(FuzzInput&, const Stream&);
-constexpr Adapter kAdapters[] = {fill,          cast, affine,   unary, binary, ternary, gated,    quantize,
+constexpr Adapter kAdapters[] = {fill,     cast, affine,   unary, binary, ternary, gated,    quantize,
                                  dynamic_range, fp8,  int_gemm, gemm,  linear, int4,    fp8_gemm, rope, kv_cache,
-                                 scenario};
+                                 paged_decode, attention_backward, scenario};
 
 }  // namespace
 }  // namespace baracuda::fuzz
