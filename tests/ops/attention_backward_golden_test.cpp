@@ -18,12 +18,6 @@
 namespace baracuda::test::attention {
 namespace {
 
-std::vector<int32_t> cu_of(const GoldenTensor& t) {
-  std::vector<int32_t> v;
-  for (int64_t x : t.ints()) v.push_back(static_cast<int32_t>(x));
-  return v;
-}
-
 class AttentionBackwardGolden : public ::testing::TestWithParam<DeviceKind> {};
 
 TEST_P(AttentionBackwardGolden, AgainstPyTorchAutograd) {
@@ -35,20 +29,8 @@ TEST_P(AttentionBackwardGolden, AgainstPyTorchAutograd) {
   ASSERT_GE(file.cases.size(), 8u);
   for (const GoldenCase& c : file.cases) {
     SCOPED_TRACE(c.name);
-    Problem p;
-    const ElementKind e = c.param<std::string>("kind") == "bf16" ? ElementKind::Bf16 : ElementKind::F16;
-    p.d = FlashAttentionDescriptor{}
-              .with_shape(c.param<int64_t>("batch"), c.param<int64_t>("seqlen_q"), c.param<int64_t>("seqlen_k"),
-                          c.param<int64_t>("heads"), c.param<int64_t>("kv_heads"), c.param<int64_t>("head_dim"))
-              .with_element(e)
-              .with_causal(c.param<bool>("causal"))
-              .with_window(c.param<int64_t>("window_left"), c.param<int64_t>("window_right"))
-              .with_scale(c.param<double>("scale"));
-    if (c.param<bool>("varlen")) {
-      p.cu_q = cu_of(c.tensor("cu_seqlens_q"));
-      p.cu_k = cu_of(c.tensor("cu_seqlens_k"));
-      p.d.with_varlen(p.cu_q.back(), p.cu_k.back(), p.d.seqlen_q, p.d.seqlen_k);
-    }
+    const Problem p = golden_problem(c);
+    const ElementKind e = p.d.element;
     BwdData x(p, 0);
     x.x.q = c.tensor("q").bytes(), x.x.k = c.tensor("k").bytes(), x.x.v = c.tensor("v").bytes();
     x.x.ready_ = false;  // decode the golden inputs

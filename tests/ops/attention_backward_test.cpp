@@ -19,23 +19,12 @@ namespace {
 
 constexpr ElementKind F16 = ElementKind::F16, Bf16 = ElementKind::Bf16;
 
-std::string bwd_name(const Problem& p) {
-  const FlashAttentionDescriptor& d = p.d;
-  std::string s = std::string(to_string(d.element)) + " d" + std::to_string(d.head_dim) + " H" +
-                  std::to_string(d.heads) + "/" + std::to_string(d.kv_heads) + " B" + std::to_string(d.batch);
-  s += d.varlen ? " varlen" : " s_q " + std::to_string(d.seqlen_q) + " s_k " + std::to_string(d.seqlen_k);
-  if (d.causal) s += " causal";
-  if (d.window_left != -1 || d.window_right != -1)
-    s += " window (" + std::to_string(d.window_left) + ", " + std::to_string(d.window_right) + ")";
-  return s;
-}
-
 /// Runs `p`'s backward on `device` and checks dq, dk, dv (and, off the host when `rerun`, a second run's bits).
 void check_bwd(DeviceKind device, const Problem& p, uint64_t seed, bool rerun = false) {
   std::string why;
   const auto st = stream_for(device, &why);
   if (!st) GTEST_SKIP() << why;
-  const std::string what = bwd_name(p);
+  const std::string what = name_of(p);
   const BwdData x(p, seed);
   BwdData got = x;
   const Status s = run_backward(*st, x, got);
@@ -147,10 +136,10 @@ TEST_P(AttentionBackward, EmptyProblems) {
                     Problem::padded(1, 6, 0, 2, 1, 64, F16)}) {
     const BwdData x(p, 1);
     BwdData got = x;
-    ASSERT_TRUE(run_backward(*st, x, got).is_ok()) << bwd_name(p);
+    ASSERT_TRUE(run_backward(*st, x, got).is_ok()) << name_of(p);
     // s_k = 0: every query sees no key: dq = 0; there are no dk, dv rows.
     check_backward(got, expect_backward(x), GetParam() == DeviceKind::Host ? Bound::Rounding : Bound::Kernel,
-                   bwd_name(p));
+                   name_of(p));
   }
 }
 

@@ -17,14 +17,6 @@
 namespace baracuda::test::attention {
 namespace {
 
-ElementKind kind_named(const std::string& s) { return s == "bf16" ? ElementKind::Bf16 : ElementKind::F16; }
-
-std::vector<int32_t> ints32(const GoldenTensor& t) {
-  std::vector<int32_t> v;
-  for (int64_t x : t.ints()) v.push_back(static_cast<int32_t>(x));
-  return v;
-}
-
 class AttentionGolden : public ::testing::TestWithParam<DeviceKind> {};
 
 TEST_P(AttentionGolden, AgainstPyTorch) {
@@ -36,21 +28,9 @@ TEST_P(AttentionGolden, AgainstPyTorch) {
   ASSERT_GE(file.cases.size(), 8u);
   for (const GoldenCase& c : file.cases) {
     SCOPED_TRACE(c.name);
-    Problem p;
-    const ElementKind e = kind_named(c.param<std::string>("kind"));
-    p.d = FlashAttentionDescriptor{}
-              .with_shape(c.param<int64_t>("batch"), c.param<int64_t>("seqlen_q"), c.param<int64_t>("seqlen_k"),
-                          c.param<int64_t>("heads"), c.param<int64_t>("kv_heads"), c.param<int64_t>("head_dim"))
-              .with_element(e)
-              .with_causal(c.param<bool>("causal"))
-              .with_window(c.param<int64_t>("window_left"), c.param<int64_t>("window_right"))
-              .with_scale(c.param<double>("scale"))
-              .with_lse();
-    if (c.param<bool>("varlen")) {
-      p.cu_q = ints32(c.tensor("cu_seqlens_q"));
-      p.cu_k = ints32(c.tensor("cu_seqlens_k"));
-      p.d.with_varlen(p.cu_q.back(), p.cu_k.back(), p.d.seqlen_q, p.d.seqlen_k);
-    }
+    Problem p = golden_problem(c);
+    p.d.with_lse();
+    const ElementKind e = p.d.element;
     Data x(p, 0);
     x.q = c.tensor("q").bytes(), x.k = c.tensor("k").bytes(), x.v = c.tensor("v").bytes();
     ASSERT_EQ(x.q.size(), static_cast<size_t>(p.d.tokens_q() * p.d.heads * p.d.head_dim * 2));

@@ -18,17 +18,6 @@ namespace {
 
 constexpr ElementKind F16 = ElementKind::F16, Bf16 = ElementKind::Bf16;
 
-std::string name_of(const Problem& p) {
-  const FlashAttentionDescriptor& d = p.d;
-  std::string s = std::string(to_string(d.element)) + " d" + std::to_string(d.head_dim) + " H" +
-                  std::to_string(d.heads) + "/" + std::to_string(d.kv_heads) + " B" + std::to_string(d.batch);
-  s += d.varlen ? " varlen" : " s_q " + std::to_string(d.seqlen_q) + " s_k " + std::to_string(d.seqlen_k);
-  if (d.causal) s += " causal";
-  if (d.window_left != -1 || d.window_right != -1)
-    s += " window (" + std::to_string(d.window_left) + ", " + std::to_string(d.window_right) + ")";
-  return s;
-}
-
 /// Runs `p` on `device`: checks o and lse against the f64 evaluation (and, off the host, a second run's bits).
 void check_problem(DeviceKind device, const Problem& p, uint64_t seed = 1) {
   std::string why;

@@ -18,6 +18,7 @@
 #include "baracuda/baracuda.hpp"
 #include "baracuda/ops/attention.hpp"
 #include "gemm_test_support.hpp"  // get, put, unit, tiny, bytes_of
+#include "support/golden.hpp"
 
 namespace baracuda::test::attention {
 
@@ -105,6 +106,42 @@ struct Problem {
     return static_cast<double>(static_cast<float>(s));
   }
 };
+
+/// The case's name in failure messages: kind, head dim, heads, batch, lengths, mask.
+inline std::string name_of(const Problem& p) {
+  const FlashAttentionDescriptor& d = p.d;
+  std::string s = std::string(to_string(d.element)) + " d" + std::to_string(d.head_dim) + " H" +
+                  std::to_string(d.heads) + "/" + std::to_string(d.kv_heads) + " B" + std::to_string(d.batch);
+  s += d.varlen ? " varlen" : " s_q " + std::to_string(d.seqlen_q) + " s_k " + std::to_string(d.seqlen_k);
+  if (d.causal) s += " causal";
+  if (d.window_left != -1 || d.window_right != -1)
+    s += " window (" + std::to_string(d.window_left) + ", " + std::to_string(d.window_right) + ")";
+  return s;
+}
+
+/// A golden case's problem (gen_attention_golden.py's and gen_attention_backward_golden.py's parameters and
+/// cu_seqlens), without lse.
+inline Problem golden_problem(const GoldenCase& c) {
+  const auto ints32 = [](const GoldenTensor& t) {
+    std::vector<int32_t> v;
+    for (int64_t x : t.ints()) v.push_back(static_cast<int32_t>(x));
+    return v;
+  };
+  Problem p;
+  p.d = FlashAttentionDescriptor{}
+            .with_shape(c.param<int64_t>("batch"), c.param<int64_t>("seqlen_q"), c.param<int64_t>("seqlen_k"),
+                        c.param<int64_t>("heads"), c.param<int64_t>("kv_heads"), c.param<int64_t>("head_dim"))
+            .with_element(c.param<std::string>("kind") == "bf16" ? ElementKind::Bf16 : ElementKind::F16)
+            .with_causal(c.param<bool>("causal"))
+            .with_window(c.param<int64_t>("window_left"), c.param<int64_t>("window_right"))
+            .with_scale(c.param<double>("scale"));
+  if (c.param<bool>("varlen")) {
+    p.cu_q = ints32(c.tensor("cu_seqlens_q"));
+    p.cu_k = ints32(c.tensor("cu_seqlens_k"));
+    p.d.with_varlen(p.cu_q.back(), p.cu_k.back(), p.d.seqlen_q, p.d.seqlen_k);
+  }
+  return p;
+}
 
 /// What the f64 evaluation gives for one query row.
 struct RowExpect {
