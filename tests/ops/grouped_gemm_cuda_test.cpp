@@ -18,6 +18,12 @@ TEST(GroupedGemmCuda, CapturedRunReadsTheOffsetsAtReplay) {
   BARACUDA_TEST_STREAM(any, DeviceKind::Cuda);
   cudaStream_t raw = nullptr;
   ASSERT_EQ(cudaStreamCreateWithFlags(&raw, cudaStreamNonBlocking), cudaSuccess);
+  // Destroyed last, after every Buffer allocated on it (their cudaFreeAsync needs the stream: buffer.hpp). This
+  // test used to destroy it first; the executable crashed on an H100 (docs/perf/2026-11-27-h100, the likely cause).
+  struct StreamGuard {
+    cudaStream_t s;
+    ~StreamGuard() { cudaStreamDestroy(s); }
+  } guard{raw};
   auto st = Stream::cuda(any.device_index(), raw);
   ASSERT_TRUE(st.is_ok()) << st.error().to_string();
   // Two routings of the same 150 tokens over 4 experts (the same x, w and bias: same shapes, same seed).
@@ -75,7 +81,6 @@ TEST(GroupedGemmCuda, CapturedRunReadsTheOffsetsAtReplay) {
   ASSERT_TRUE(y2.copy_to_host(direct.data(), direct.size()).is_ok());
   EXPECT_EQ(check_y(d2, replayed, "replay with the second routing"), 150 * 72);
   EXPECT_EQ(replayed, direct) << "the replay differs from an uncaptured run";
-  cudaStreamDestroy(raw);
 }
 
 }  // namespace

@@ -18,7 +18,9 @@ namespace baracuda {
 
 /// Owns `size()` bytes on the device of the stream it was allocated on: `cudaMallocAsync` on `cuda`
 /// (freed with `cudaFreeAsync` on the same stream), 256-byte-aligned host memory on `sim` and `host`.
-/// Copies are ordered on that stream and the host-side helpers block until they complete.
+/// Copies are ordered on that stream and the host-side helpers block until they complete. A `cuda` buffer's
+/// stream must outlive it: destroying a caller's `cudaStream_t` before the buffers allocated on it leaves their
+/// `cudaFreeAsync` a destroyed stream (undefined behaviour in the CUDA runtime).
 /// The largest allocation `Buffer::allocate` attempts: PTRDIFF_MAX rounded down to the host alignment.
 inline constexpr size_t kMaxAllocationBytes = (static_cast<size_t>(PTRDIFF_MAX) / 256) * 256;
 
