@@ -20,30 +20,15 @@
 #include <utility>
 #include <vector>
 
+#include "attention_dims.hpp"
 #include "common.hpp"
 #include "scenarios.hpp"
 
 namespace baracuda::profiler {
 namespace {
 
-struct Dims {
-  int64_t b = 1, s_q = 0, s_k = 0, h = 32, h_kv = 8, d = 128;
-};
-
-Dims dims(const Problem& p) {
-  const Shape& s = p.shape;
-  Dims r;
-  switch (s.rank) {
-    case 0: return r;
-    case 1: r.s_q = r.s_k = s[0]; return r;
-    case 2: r.b = s[0], r.s_q = r.s_k = s[1]; return r;
-    default: r.b = s[0], r.s_q = s[1], r.s_k = s[2];
-  }
-  if (s.rank == 4) r.d = s[3];
-  if (s.rank == 5) r.h = r.h_kv = s[3], r.d = s[4];
-  if (s.rank >= 6) r.h = s[3], r.h_kv = s[4], r.d = s[5];
-  return r;
-}
+using attention_shape::Dims;
+using attention_shape::dims;
 
 FlashAttentionDescriptor descriptor(const Problem& p) {
   const Dims d = dims(p);
