@@ -28,6 +28,7 @@ namespace baracuda::profiler {
 namespace {
 
 using attention_shape::Dims;
+using attention_shape::default_shapes;
 using attention_shape::dims;
 
 FlashAttentionDescriptor descriptor(const Problem& p) {
@@ -82,11 +83,6 @@ Traffic traffic(const Problem& p) {
 }
 
 std::vector<Problem> kinds(uint32_t variant) { return same_kinds({ElementKind::F16, ElementKind::Bf16}, variant); }
-
-std::vector<Shape> default_shapes(DeviceKind device) {
-  if (device == DeviceKind::Cuda) return {Shape{8, 2048, 2048, 32, 8, 128}, Shape{1, 16384, 16384, 32, 8, 128}};
-  return {Shape{2, 17, 33, 4, 2, 64}, Shape{2, 33, 17, 4, 2, 64}};
-}
 
 constexpr ScenarioFamily kAttentionBackward{
     "attention_backward",    select_with<select_plan>, prepare, traffic, kinds, default_shapes,
