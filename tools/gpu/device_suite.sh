@@ -12,8 +12,9 @@
 #   6. (step `tma_sass`) the SASS around the tensor copies of tma_test and of the int8 GEMM's TMA kernel,
 #   7. (step `python`) the Python extension, built there against the bundle's library, and the pytest suite,
 #      whose cuda cases (python/tests/test_cuda.py) run only on a GPU.
-#   8. (step `sdpa`, before the profiler) PyTorch's scaled_dot_product_attention on the attention_prefill shapes
-#      (tools/gpu/sdpa_baseline.py), the attention profiler rows' peer.
+#   8. (step `sdpa`, before the profiler) PyTorch's scaled_dot_product_attention, forward and backward, on the
+#      attention rows' shapes and a copy of the paged_decode rows' K and V bytes (tools/gpu/sdpa_baseline.py):
+#      the attention and decode profiler rows' peers.
 # Each step has a time cap so that the results of the earlier ones always come back. Results go to $OUT:
 # env.txt, tests.log, profile.csv (one CSV, a header per family), profile.err, sanitizer.log, tiles.csv,
 # resources.txt (both tuning steps append to it), int4_configs.csv, tma_sass.txt, python.log, sdpa.csv.
@@ -90,7 +91,7 @@ fi
 
 if [[ " $steps " == *" sdpa "* ]]; then
   echo "== PyTorch SDPA on the attention_prefill shapes"
-  timeout 120 python3 tools/gpu/sdpa_baseline.py > "$OUT/sdpa.csv" 2>&1; echo "sdpa exit $?"
+  timeout 180 python3 tools/gpu/sdpa_baseline.py > "$OUT/sdpa.csv" 2>&1; echo "sdpa exit $?"
   cat "$OUT/sdpa.csv"
 fi
 
