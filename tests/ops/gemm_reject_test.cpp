@@ -9,15 +9,13 @@
 #include <vector>
 
 #include "gemm_test_support.hpp"
+#include "support/expect_error.hpp"
 
 namespace baracuda::test::gemm {
 namespace {
 
 void expect_code(const Status& s, ErrorCode code, const std::string& needle) {
-  ASSERT_FALSE(s.is_ok()) << "expected " << to_string(code) << " containing '" << needle << "'";
-  EXPECT_EQ(s.code(), code) << s.to_string();
-  EXPECT_NE(s.error().message.find(needle), std::string::npos) << s.to_string();
-  EXPECT_NE(s.error().message.find("GemmPlan"), std::string::npos) << s.to_string();
+  expect_error_naming(s, code, "GemmPlan", needle);
 }
 void expect_select(const GemmDescriptor& g, ErrorCode code, const std::string& needle, PlanPreference pref = {}) {
   expect_code(dynamic::GemmPlan::select(Stream::host(), g, pref).status(), code, needle);

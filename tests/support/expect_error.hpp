@@ -22,6 +22,14 @@ inline void expect_error(const Status& s, ErrorCode code, std::string_view plan)
   EXPECT_NE(s.error().message.find(plan), std::string::npos) << "the message names the plan: " << s.to_string();
 }
 
+/// `s` failed with `code`, and its message names `plan` and contains `needle` (the rule that was broken).
+inline void expect_error_naming(const Status& s, ErrorCode code, std::string_view plan, std::string_view needle) {
+  ASSERT_FALSE(s.is_ok()) << "expected " << to_string(code) << " containing '" << needle << "'";
+  EXPECT_EQ(s.code(), code) << s.to_string();
+  EXPECT_NE(s.error().message.find(needle), std::string::npos) << s.to_string();
+  EXPECT_NE(s.error().message.find(plan), std::string::npos) << s.to_string();
+}
+
 /// Plan::select on `stream` rejects `desc` as Unsupported, naming `plan`, when the preference asks for
 /// `backend`, another device's.
 template <class Plan, class Descriptor>
