@@ -116,7 +116,7 @@ TEST(CublasLtFp8Mapping, PointersSwapWithTheirScales) {
   EXPECT_EQ(p.a_scale, g.l.b_scale);
   EXPECT_EQ(p.b_scale, g.l.a_scale);
   EXPECT_EQ(p.d, g.l.d);
-  EXPECT_EQ(p.c, g.l.d);
+  EXPECT_EQ(p.c, g.l.b);  // an FP8 D: C (f16, unread) must not alias D
   EXPECT_EQ(p.d_scale, g.l.d_scale);
   EXPECT_EQ(p.amax, g.l.amax);
   EXPECT_EQ(p.bias, g.l.bias);
@@ -126,6 +126,7 @@ TEST(CublasLtFp8Mapping, PointersSwapWithTheirScales) {
   map = cublaslt_fp8_mapping(g.l, 90);
   ASSERT_TRUE(map) << map.error().to_string();
   const CublasLtFp8Pointers q = cublaslt_fp8_pointers(g.l, *map);
+  EXPECT_EQ(q.c, g.l.d);  // C's kind is D's: C = D
   EXPECT_EQ(q.d_scale, nullptr);
   EXPECT_EQ(q.amax, nullptr);
   EXPECT_EQ(q.bias, nullptr);

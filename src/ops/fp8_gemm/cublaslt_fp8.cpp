@@ -197,7 +197,10 @@ CublasLtFp8Pointers cublaslt_fp8_pointers(const Fp8GemmLaunch& l, const CublasLt
   p.a_scale = l.b_scale;
   p.b_scale = l.a_scale;
   p.d = l.d;
-  p.c = l.d;  // β = 0: not read
+  // β = 0: C is never read. cuBLASLt takes C == D for an in-place product, which needs C's layout to be D's; with an
+  // FP8 D, C's kind is another (the bias's), and C = D fails in cublasLtMatmul (INVALID_VALUE, seen on an H100 at
+  // every shape from 1x4096x4096 up). There C is given the weights' pointer, as PyTorch's _scaled_mm gives its A.
+  p.c = m.c == m.d ? static_cast<const void*>(l.d) : l.b;
   if (m.d_scale) p.d_scale = l.d_scale;
   if (m.amax) p.amax = l.amax;
   if (m.has_bias) p.bias = l.bias;

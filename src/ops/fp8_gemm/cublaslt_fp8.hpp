@@ -119,7 +119,8 @@ std::string to_string(const CublasLtFp8Mapping& m);
 Result<CublasLtFp8Mapping> cublaslt_fp8_mapping(const Fp8GemmLaunch& problem, int sm);
 
 /// The pointers `run` gives cuBLASLt for a launch mapped to `m` (pure): its A is the launch's b and its B the launch's
-/// a, and their scales swap likewise; C is D's pointer (β = 0: not read).
+/// a, and their scales swap likewise. C (β = 0: never read) is D's pointer where C's kind is D's; with an FP8 D (C of the
+/// bias's kind) it is the launch's b, since cuBLASLt rejects C == D with layouts that differ.
 struct CublasLtFp8Pointers {
   const void* a = nullptr;
   const void* b = nullptr;
