@@ -70,7 +70,7 @@ TEST(GemmCuda, RunCapturedInACudaGraph) {
     ASSERT_TRUE(d.copy_to_host(o.d.data(), o.d.size()).is_ok());
     ASSERT_TRUE(d2.copy_to_host(direct.data(), direct.size()).is_ok());
     const bool lt = plan->sku().backend == BackendKind::CublasLt;
-    check_outputs(x, o, kernel_unit(g.input), lt ? "cublaslt" : "bespoke", false, lt ? 2.0 : 1.0);
+    check_outputs(x, o, kernel_unit(g.input), lt ? "cublaslt" : "bespoke", false, lt ? kCublasLtEpilogueUlps : 0);
     if (bespoke) EXPECT_EQ(o.d, direct) << "the captured run differs from an uncaptured one";
   }
   cudaStreamDestroy(raw);

@@ -61,9 +61,10 @@
 ///   f32 inputs only with `allow_tf32`), its workspace part of `workspace_size()`. Where cuBLASLt cannot express
 ///   the problem (SiLU, GELU-erf, aux without GELU-tanh, bias_grad with anything else, K = 0, ...), select
 ///   takes the bespoke kernels instead; a `CublasLt` preference then answers `Unsupported`. cuBLASLt documents
-///   no summation order, so these plans promise neither bit stability nor determinism. Its epilogue (α, β·C,
-///   bias, activation) rounds in between: a 16-bit output may lie one ulp from the correctly rounded value (seen on
-///   an H100 with f16 outputs, docs/perf/2026-11-27-h100), where the bespoke kernels round once.
+///   no summation order, so these plans promise neither bit stability nor determinism. Its epilogue rounds its
+///   partial results (α·A·B, + β·C, + bias) to the output kind in between, where the bespoke kernels round once: a
+///   16-bit output may be off by about an ulp of each partial, which is many of its own ulps where β·C or the bias
+///   cancels most of α·A·B (up to 16 ulps of an f16 output on an H100, docs/perf/2026-11-27-h100, run 9).
 /// - `sim` and `cuda` with `PlanPreference::with_backend(Bespoke)` (sim: `Sim`): the bespoke kernels, which
 ///   run every layout and stride. f16/bf16 inputs: the tensor-core kernel (`tc_m16n8k16`,
 ///   src/ops/gemm/tc_kernels.cuh: mma.sync, f32 accumulation); f32 and f64 inputs, and f16/bf16 problems with
