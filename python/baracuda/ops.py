@@ -233,13 +233,22 @@ def _quantize_function(entry):
 
 # ---- int8 GEMMs and linears -------------------------------------------------------------------------------
 
+def _row_stride(t):
+    """The row stride of a matrix view for a descriptor's leading dimension: 0 (packed) for one row or a view
+    whose last dim is not contiguous (which the plan then rejects with its reason)."""
+    (rows, _), (sr, sc) = _shape(t), _elem_strides(t)
+    return sr if rows > 1 and sc == 1 else 0
+
+
 def int_gemm(a, b, *, out=None, device=None):
-    """c[M, N] (int32) = a[M, K] · b[N, K]ᵀ for int8 (s8 or u8) a and b, K-contiguous."""
+    """c[M, N] (int32) = a[M, K] · b[N, K]ᵀ for int8 (s8 or u8) a and b, K-contiguous (rows may be padded: row
+    strides that are multiples of 16)."""
     (m, k), (n, _) = _shape(a), _shape(b)
     stream = _arrays.stream_for(a, device)
-    desc = _core.IntGemmDescriptor(m, n, k, _arrays.kind_of(a), _arrays.kind_of(b))
-    plan = _cache.plan(_core.IntGemmPlan, (m, n, k, desc.a, desc.b), stream, desc)
     c = _output(a, out, (m, n), "s32", "out")
+    lds = (_row_stride(a), _row_stride(b), _row_stride(c))
+    desc = _core.IntGemmDescriptor(m, n, k, _arrays.kind_of(a), _arrays.kind_of(b), *lds)
+    plan = _cache.plan(_core.IntGemmPlan, (m, n, k, desc.a, desc.b) + lds, stream, desc)
     _run(plan, stream, a, a=a, b=b, c=c)
     return _arrays.finish(a, c) if out is None else out
 

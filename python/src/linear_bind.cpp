@@ -25,13 +25,20 @@ void bind_int_gemm(nb::module_& m) {
   nb::class_<IntGemmDescriptor> g(m, "IntGemmDescriptor", "C[M, N] (s32) = A[M, K] · B[N, K]ᵀ, A and B s8 or u8.");
   g.def(
       "__init__",
-      [](IntGemmDescriptor* self, int64_t mm, int64_t n, int64_t k, std::string_view a, std::string_view b) {
+      [](IntGemmDescriptor* self, int64_t mm, int64_t n, int64_t k, std::string_view a, std::string_view b,
+         int64_t lda, int64_t ldb, int64_t ldc) {
         IntGemmDescriptor d;
-        d.with_shape(mm, n, k).with_kinds(parse_name<ElementKind>(a), parse_name<ElementKind>(b));
+        d.with_shape(mm, n, k)
+            .with_kinds(parse_name<ElementKind>(a), parse_name<ElementKind>(b))
+            .with_leading_dims(lda, ldb, ldc);
         new (self) IntGemmDescriptor(d);
       },
-      nb::arg("m"), nb::arg("n"), nb::arg("k"), nb::arg("a") = "s8", nb::arg("b") = "s8");
+      nb::arg("m"), nb::arg("n"), nb::arg("k"), nb::arg("a") = "s8", nb::arg("b") = "s8", nb::arg("lda") = 0,
+      nb::arg("ldb") = 0, nb::arg("ldc") = 0);
   g.def_rw("m", &IntGemmDescriptor::m).def_rw("n", &IntGemmDescriptor::n).def_rw("k", &IntGemmDescriptor::k);
+  g.def_rw("lda", &IntGemmDescriptor::lda, "A's row stride in elements (0: packed, K).")
+      .def_rw("ldb", &IntGemmDescriptor::ldb, "B's row stride in elements (0: packed, K).")
+      .def_rw("ldc", &IntGemmDescriptor::ldc, "C's row stride in elements (0: packed, N).");
   enum_property(g, "a", &IntGemmDescriptor::a, "A's kind.");
   enum_property(g, "b", &IntGemmDescriptor::b, "B's kind.");
   bind_plan<dynamic::IntGemmPlan>(

@@ -22,6 +22,16 @@ def test_int_gemm_is_the_integer_product(a_kind, lo, device):
     torch.testing.assert_close(c, a.int() @ b.int().t(), rtol=0, atol=0)
 
 
+def test_int_gemm_on_padded_rows(device):
+    """Row strides above K (views of wider buffers) reach the descriptor's leading dimensions; c's padding stays."""
+    a = ints((7, 96), -128, 128, 11).to(torch.int8)[:, :64]
+    b = ints((24, 80), -128, 128, 12).to(torch.int8)[:, :64]
+    wide = torch.full((7, 30), 7, dtype=torch.int32)
+    c = ops.int_gemm(a, b, out=wide[:, :24], device=device)
+    torch.testing.assert_close(c, a.int() @ b.int().t(), rtol=0, atol=0)
+    assert bool((wide[:, 24:] == 7).all())
+
+
 def reference_per_token(x):
     """PyTorch's arithmetic, independently: s = max(-min(lo, 0), max(hi, 0)) / 127 in f32, then
     torch.quantize_per_tensor row by row."""

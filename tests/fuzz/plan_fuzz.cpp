@@ -270,6 +270,7 @@ void int_gemm(FuzzInput& in, const Stream& s) {
       IntGemmDescriptor d;
       d.m = m, d.n = n, d.k = k;
       d.a = in.kind(), d.b = in.kind(), d.c = in.kind();
+      if (in.chance(60)) d.lda = dim(in), d.ldb = dim(in), d.ldc = dim(in);  // 0 (packed) or any extent
       drive(in, s, dynamic::IntGemmPlan::select(s, d), gemm_pools(m, n, k, {d.a, d.b, d.c}), 3, Forward<3>{s});
       break;
     }

@@ -46,6 +46,11 @@ DeviceTensor upload_vec(const Stream& st, ElementKind k, int64_t n, const void* 
 
 class IntGemmOnDevice : public ::testing::TestWithParam<DeviceKind> {};
 
+/// The bespoke kernels on `st`: by preference on cuda, where cuBLASLt is the default (int_gemm.hpp).
+PlanPreference bespoke_on(const Stream& st) {
+  return st.device() == DeviceKind::Cuda ? PlanPreference{}.with_backend(BackendKind::Bespoke) : PlanPreference{};
+}
+
 // Every tile of the set (tuning.hpp: decode M ≤ 16, medium M ≤ 128, large), at its M bounds, with ragged
 // edges, and with K long enough for the pipeline to wrap around its stages (decode 4 × 256, medium 3 × 128,
 // large 3 × 64 bytes of K per round).
@@ -61,7 +66,7 @@ void device_int_gemm(const Stream& dev, const GemmShape& sh, bool padded) {
   const ElementKind ka = kind_of<TA>, kb = kind_of<TB>;
   const GemmOperands<TA, TB> o(sh, padded, 11);  // c: the host reference's
   const int64_t ldc = o.ldc;
-  const IntGemmDescriptor desc = IntGemmDescriptor{}.with_shape(sh.m, sh.n, sh.k).with_kinds(ka, kb);
+  const IntGemmDescriptor desc = o.descriptor();
   auto hp = dynamic::IntGemmPlan::select(Stream::host(), desc);
   ASSERT_TRUE(hp.is_ok());
   ASSERT_TRUE(hp->run(Stream::host(), {}, o.args()).is_ok());
@@ -69,7 +74,7 @@ void device_int_gemm(const Stream& dev, const GemmShape& sh, bool padded) {
   DeviceTensor da = upload_mat(dev, ka, sh.m, sh.k, o.lda, o.a.data());
   DeviceTensor db = upload_mat(dev, kb, sh.n, sh.k, o.ldb, o.b.data());
   DeviceTensor dc = upload_mat(dev, ElementKind::S32, sh.m, sh.n, ldc, c0.data());
-  auto dp = dynamic::IntGemmPlan::select(dev, desc);
+  auto dp = dynamic::IntGemmPlan::select(dev, desc, bespoke_on(dev));  // IntGemmCublasLt tests cuBLASLt
   ASSERT_TRUE(dp.is_ok()) << dp.error().to_string();
   // The mma.sync kernel, or on a 9.0 GPU past decode the wgmma one (128 columns: these shapes give fewer
   // wide blocks than an H100 has SMs), in builds with sm_90a kernels.
@@ -117,9 +122,13 @@ TEST_P(IntGemmOnDevice, ExtremeValuesAndEmptyK) {
     DeviceTensor da = upload_mat(stream, kk, m, k, k, pass == 0 ? static_cast<void*>(a.data()) : ua.data());
     DeviceTensor db = upload_mat(stream, kk, n, k, k, pass == 0 ? static_cast<void*>(b.data()) : ub.data());
     DeviceTensor dc = upload_mat(stream, ElementKind::S32, m, n, n, c0.data());
-    auto p = dynamic::IntGemmPlan::select(stream, IntGemmDescriptor{}.with_shape(m, n, k).with_kinds(kk, kk));
-    ASSERT_TRUE(p.is_ok());
-    ASSERT_TRUE(p->run(stream, {}, {da.view, db.view, dc.view}).is_ok());
+    for (const PlanPreference& pref : {PlanPreference{}, bespoke_on(stream)}) {  // cuda: cuBLASLt for s8, bespoke
+      auto p = dynamic::IntGemmPlan::select(stream, IntGemmDescriptor{}.with_shape(m, n, k).with_kinds(kk, kk), pref);
+      ASSERT_TRUE(p.is_ok());
+      auto ws = Buffer::allocate(stream, std::max<size_t>(p->workspace_size(), 1));
+      ASSERT_TRUE(ws.is_ok());
+      ASSERT_TRUE(p->run(stream, Workspace(ws->data(), p->workspace_size()), {da.view, db.view, dc.view}).is_ok());
+    }
     const std::vector<uint8_t> got = download(dc);
     const int32_t want = pass == 0 ? 1024 * 16384 : 1024 * 65025;
     for (int64_t i = 0; i < m * n; ++i) {
@@ -138,46 +147,60 @@ TEST_P(IntGemmOnDevice, ExtremeValuesAndEmptyK) {
   for (uint8_t byte : download(dc)) ASSERT_EQ(byte, 0);
 }
 
-// IntGemmPlan on cuBLASLt (cuda only, by preference): the exact integer sum like the bespoke kernels, on packed
-// s8 operands with N a multiple of 4; padded rows, u8 and N % 4 != 0 rejected as the header says.
+// IntGemmPlan on cuBLASLt (cuda: by preference, and the default on a 9.0 GPU): the exact integer sum like the
+// bespoke kernels, on s8 operands with N a multiple of 4, packed or with the descriptor's row strides (c's
+// padding untouched); u8 and N % 4 != 0 rejected as the header says, or on the default path the bespoke kernels.
 TEST(IntGemmCublasLt, ExactAndItsRules) {
   BARACUDA_TEST_STREAM(stream, DeviceKind::Cuda);
   const PlanPreference lt = PlanPreference{}.with_backend(BackendKind::CublasLt);
   auto probe = dynamic::IntGemmPlan::select(stream, IntGemmDescriptor{}.with_shape(4, 4, 16), lt);
   BARACUDA_SKIP_IF_NO_CUDA_KERNELS(probe, DeviceKind::Cuda);
   for (const GemmShape& sh : {GemmShape{1, 4, 16}, GemmShape{17, 32, 64}, GemmShape{129, 68, 96},
-                              GemmShape{64, 64, 16 * 65}, GemmShape{256, 256, 512}}) {
-    SCOPED_TRACE(std::to_string(sh.m) + "x" + std::to_string(sh.n) + "x" + std::to_string(sh.k));
-    const GemmOperands<int8_t, int8_t> o(sh, false, 29);
-    const IntGemmDescriptor desc = IntGemmDescriptor{}.with_shape(sh.m, sh.n, sh.k);
-    auto hp = dynamic::IntGemmPlan::select(Stream::host(), desc);
-    ASSERT_TRUE(hp.is_ok());
-    ASSERT_TRUE(hp->run(Stream::host(), {}, o.args()).is_ok());
-    auto dp = dynamic::IntGemmPlan::select(stream, desc, lt);
-    ASSERT_TRUE(dp.is_ok()) << dp.error().to_string();
-    EXPECT_EQ(dp->sku().backend, BackendKind::CublasLt);
-    EXPECT_EQ(dp->sku().variant, "cublaslt_imma");
-    DeviceTensor da = upload_mat(stream, ElementKind::S8, sh.m, sh.k, sh.k, o.a.data());
-    DeviceTensor db = upload_mat(stream, ElementKind::S8, sh.n, sh.k, sh.k, o.b.data());
-    DeviceTensor dc = upload_mat(stream, ElementKind::S32, sh.m, sh.n, sh.n, Arr<int32_t>(sh.m * sh.n, 7).data());
-    auto ws = Buffer::allocate(stream, std::max<size_t>(dp->workspace_size(), 1));
-    ASSERT_TRUE(ws.is_ok());
-    const Status st = dp->run(stream, Workspace(ws->data(), dp->workspace_size()), {da.view, db.view, dc.view});
-    ASSERT_TRUE(st.is_ok()) << st.error().to_string();
-    const std::vector<uint8_t> got = download(dc);
-    for (int64_t i = 0; i < sh.m * sh.n; ++i) {
-      int32_t v;
-      std::memcpy(&v, got.data() + i * 4, 4);
-      ASSERT_EQ(v, o.c[i]) << "m=" << i / sh.n << " n=" << i % sh.n;
+                              GemmShape{64, 64, 16 * 65}, GemmShape{256, 256, 512}})
+    for (bool padded : {false, true}) {
+      SCOPED_TRACE(std::to_string(sh.m) + "x" + std::to_string(sh.n) + "x" + std::to_string(sh.k) +
+                   (padded ? " padded" : ""));
+      const GemmOperands<int8_t, int8_t> o(sh, padded, 29, 4);  // c: the host reference's; ldc % 4 == 0 (IMMA)
+      const IntGemmDescriptor desc = o.descriptor();
+      auto hp = dynamic::IntGemmPlan::select(Stream::host(), desc);
+      ASSERT_TRUE(hp.is_ok());
+      ASSERT_TRUE(hp->run(Stream::host(), {}, o.args()).is_ok());
+      for (const PlanPreference& pref : {lt, PlanPreference{}}) {
+        auto dp = dynamic::IntGemmPlan::select(stream, desc, pref);
+        ASSERT_TRUE(dp.is_ok()) << dp.error().to_string();
+        if (pref.prefer_backend || stream.sm() == 90) {  // the default takes cuBLASLt on 9.0 (int_gemm.hpp)
+          EXPECT_EQ(dp->sku().backend, BackendKind::CublasLt);
+          EXPECT_EQ(dp->sku().variant, "cublaslt_imma");
+        }
+        DeviceTensor da = upload_mat(stream, ElementKind::S8, sh.m, sh.k, o.lda, o.a.data());
+        DeviceTensor db = upload_mat(stream, ElementKind::S8, sh.n, sh.k, o.ldb, o.b.data());
+        const Arr<int32_t> c0(sh.m * o.ldc, 0x5a5a5a5a);
+        DeviceTensor dc = upload_mat(stream, ElementKind::S32, sh.m, sh.n, o.ldc, c0.data());
+        auto ws = Buffer::allocate(stream, std::max<size_t>(dp->workspace_size(), 1));
+        ASSERT_TRUE(ws.is_ok());
+        const Status st = dp->run(stream, Workspace(ws->data(), dp->workspace_size()), {da.view, db.view, dc.view});
+        ASSERT_TRUE(st.is_ok()) << st.error().to_string();
+        const std::vector<uint8_t> got = download(dc);
+        for (int64_t i = 0; i < sh.m * o.ldc; ++i) {
+          int32_t v;
+          std::memcpy(&v, got.data() + i * 4, 4);
+          ASSERT_EQ(v, o.c[i]) << "m=" << i / o.ldc << " n=" << i % o.ldc;  // the padding stays untouched too
+        }
+      }
     }
+  // The rules: s8 only, N and ldc multiples of 4 (by preference: Unsupported; by default: the bespoke kernels).
+  const IntGemmDescriptor u8 = IntGemmDescriptor{}.with_shape(4, 4, 16).with_kinds(ElementKind::U8, ElementKind::S8);
+  const IntGemmDescriptor n6 = IntGemmDescriptor{}.with_shape(4, 6, 16);
+  const IntGemmDescriptor ldc7 = IntGemmDescriptor{}.with_shape(4, 4, 16).with_leading_dims(0, 0, 7);
+  expect_select_error(dynamic::IntGemmPlan::select(stream, u8, lt), ErrorCode::Unsupported, "s8 x s8 only");
+  expect_select_error(dynamic::IntGemmPlan::select(stream, n6, lt), ErrorCode::Unsupported, "multiples of 4");
+  expect_select_error(dynamic::IntGemmPlan::select(stream, ldc7, lt), ErrorCode::Unsupported, "multiples of 4");
+  for (const IntGemmDescriptor& d : {u8, n6, ldc7}) {
+    auto p = dynamic::IntGemmPlan::select(stream, d);
+    ASSERT_TRUE(p.is_ok()) << p.error().to_string();
+    EXPECT_EQ(p->sku().backend, BackendKind::Bespoke);
   }
-  // The rules: s8 only, N a multiple of 4, packed rows.
-  expect_select_error(dynamic::IntGemmPlan::select(
-                          stream, IntGemmDescriptor{}.with_shape(4, 4, 16).with_kinds(ElementKind::U8, ElementKind::S8),
-                          lt),
-                      ErrorCode::Unsupported, "s8 x s8 only");
-  expect_select_error(dynamic::IntGemmPlan::select(stream, IntGemmDescriptor{}.with_shape(4, 6, 16), lt),
-                      ErrorCode::Unsupported, "multiples of 4");
+  // Row strides other than the descriptor's: the layouts were built at select.
   const GemmShape sh{8, 8, 32};
   const GemmOperands<int8_t, int8_t> padded(sh, true, 3);
   auto dp = dynamic::IntGemmPlan::select(stream, IntGemmDescriptor{}.with_shape(8, 8, 32), lt);
@@ -185,7 +208,7 @@ TEST(IntGemmCublasLt, ExactAndItsRules) {
   DeviceTensor da = upload_mat(stream, ElementKind::S8, sh.m, sh.k, padded.lda, padded.a.data());
   DeviceTensor db = upload_mat(stream, ElementKind::S8, sh.n, sh.k, sh.k, padded.b.data());
   DeviceTensor dc = upload_mat(stream, ElementKind::S32, sh.m, sh.n, sh.n, Arr<int32_t>(64, 0).data());
-  expect_error(dp->can_implement({da.view, db.view, dc.view}), ErrorCode::InvalidProblem, "packed");
+  expect_error(dp->can_implement({da.view, db.view, dc.view}), ErrorCode::InvalidProblem, "the descriptor's 32");
 }
 
 /// Compares a device output [m, n] (row stride ldc) with the host's: bit for bit, or within a few ulps of
@@ -354,9 +377,11 @@ TEST_P(IntGemmOnDevice, SplitKDecodeExact) {
   for (const GemmShape& sh : kSplitShapes) {
     ASSERT_GT(detail::int_gemm_splits(detail::kIntGemmTilesSm90, sh.m, sh.n, sh.k), 1);
     const auto desc = IntGemmDescriptor{}.with_shape(sh.m, sh.n, sh.k);
-    EXPECT_EQ(dynamic::IntGemmPlan::select(stream, desc)->workspace_size(), split_bytes(sh, false));
+    const PlanPreference bespoke = bespoke_on(stream);
+    EXPECT_EQ(dynamic::IntGemmPlan::select(stream, desc, bespoke)->workspace_size(), split_bytes(sh, false));
     EXPECT_EQ(dynamic::IntGemmPlan::select(Stream::host(), desc)->workspace_size(), 0u);
-    EXPECT_EQ(dynamic::IntGemmPlan::select(stream, desc, PlanPreference{}.with_max_workspace_bytes(0))->workspace_size(),
+    EXPECT_EQ(dynamic::IntGemmPlan::select(stream, desc, PlanPreference{bespoke}.with_max_workspace_bytes(0))
+                  ->workspace_size(),
               0u);
     device_int_gemm<int8_t, int8_t>(stream, sh, false);
     device_int_gemm<uint8_t, int8_t>(stream, sh, true);
@@ -367,7 +392,7 @@ TEST_P(IntGemmOnDevice, SplitKDecodeExact) {
   DeviceTensor da = upload_mat(stream, ElementKind::S8, m, k, k, a.data());
   DeviceTensor db = upload_mat(stream, ElementKind::S8, n, k, k, b.data());
   DeviceTensor dc = upload_mat(stream, ElementKind::S32, m, n, n, Arr<int32_t>(m * n, 7).data());
-  auto p = dynamic::IntGemmPlan::select(stream, IntGemmDescriptor{}.with_shape(m, n, k));
+  auto p = dynamic::IntGemmPlan::select(stream, IntGemmDescriptor{}.with_shape(m, n, k), bespoke_on(stream));
   ASSERT_TRUE(p.is_ok());
   ASSERT_GT(p->workspace_size(), 0u);
   auto ws = Buffer::allocate(stream, p->workspace_size());

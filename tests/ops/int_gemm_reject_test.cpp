@@ -34,6 +34,16 @@ TEST(IntGemm, SelectRejections) {
                       ErrorCode::InvalidProblem, "overflow");
   expect_select_error(dynamic::IntGemmPlan::select(host, D{}.with_shape(1, 1, 16).with_kinds(ElementKind::F32, ElementKind::S8)),
                       ErrorCode::Unsupported, "s8 or u8");
+  // the leading dimensions: 0 or >= K and a multiple of 16 (a, b); 0 or >= N (c)
+  expect_select_error(dynamic::IntGemmPlan::select(host, D{}.with_shape(4, 4, 32).with_leading_dims(16, 0, 0)),
+                      ErrorCode::InvalidProblem, "lda must be 0 (packed) or a multiple of 16 that is >= K");
+  expect_select_error(dynamic::IntGemmPlan::select(host, D{}.with_shape(4, 4, 32).with_leading_dims(0, 40, 0)),
+                      ErrorCode::InvalidProblem, "ldb must be");
+  expect_select_error(dynamic::IntGemmPlan::select(host, D{}.with_shape(4, 4, 32).with_leading_dims(-32, 0, 0)),
+                      ErrorCode::InvalidProblem, "lda must be");
+  expect_select_error(dynamic::IntGemmPlan::select(host, D{}.with_shape(4, 4, 32).with_leading_dims(0, 0, 3)),
+                      ErrorCode::InvalidProblem, "ldc must be 0 (packed) or >= N = 4");
+  EXPECT_TRUE(dynamic::IntGemmPlan::select(host, D{}.with_shape(4, 4, 32).with_leading_dims(48, 32, 5)).is_ok());
   D bad_c = D{}.with_shape(1, 1, 16);
   bad_c.c = ElementKind::F32;
   expect_select_error(dynamic::IntGemmPlan::select(host, bad_c), ErrorCode::Unsupported, "c must be s32");
@@ -73,6 +83,13 @@ TEST(IntGemm, CanImplementRejections) {
   expect_error(with([&](Args& t) { t.c.stride[1] = 2; t.c.stride[0] = 16; }), ErrorCode::MisalignedOperand,
                "contiguous along N");
   expect_error(with([&](Args& t) { t.c.stride[0] = N - 1; }), ErrorCode::InvalidProblem, "below N");
+  // valid strides, but not the descriptor's (packed here)
+  expect_error(with([&](Args& t) { t.a = mat(a.data(), ElementKind::S8, M, K, 48); }), ErrorCode::InvalidProblem,
+               "a's row stride must be the descriptor's 32, got 48");
+  expect_error(with([&](Args& t) { t.b = mat(b.data(), ElementKind::S8, N, K, 48); }), ErrorCode::InvalidProblem,
+               "b's row stride must be the descriptor's 32");
+  expect_error(with([&](Args& t) { t.c.stride[0] = 8; }), ErrorCode::InvalidProblem,
+               "c's row stride must be the descriptor's 5, got 8");
   expect_error(with([&](Args& t) { t.c.stride[0] = 0; }), ErrorCode::InvalidProblem, "stride 0");
   expect_error(with([&](Args& t) { t.c.kind = ElementKind::F32; }), ErrorCode::InvalidProblem, "element kind");
   expect_error(with([&](Args& t) { t.a.data = nullptr; }), ErrorCode::InvalidProblem, "null");

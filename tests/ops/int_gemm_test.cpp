@@ -29,8 +29,7 @@ template <class TA, class TB>
 void check_int_gemm(const GemmShape& sh, bool padded) {
   const Stream host = Stream::host();
   const GemmOperands<TA, TB> o(sh, padded, 1);
-  auto plan = dynamic::IntGemmPlan::select(
-      host, IntGemmDescriptor{}.with_shape(sh.m, sh.n, sh.k).with_kinds(kind_of<TA>, kind_of<TB>));
+  auto plan = dynamic::IntGemmPlan::select(host, o.descriptor());
   ASSERT_TRUE(plan.is_ok()) << plan.error().to_string();
   ASSERT_TRUE(plan->run(host, Workspace{}, o.args()).is_ok());
   for (int64_t m = 0; m < sh.m; ++m)

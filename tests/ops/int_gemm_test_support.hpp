@@ -42,18 +42,23 @@ struct GemmShape {
 
 /// The host operands of IntGemm over `sh`: a [m, k] of TA and b [n, k] of TB, random (from `seed`), and
 /// c [m, n] of s32 filled with 0x5a5a5a5a; when `padded` each row is followed by padding (lda = k + 32,
-/// ldb = k + 16, ldc = n + 3).
+/// ldb = k + 16, ldc = n + c_pad).
 template <class TA, class TB>
 struct GemmOperands {
-  GemmOperands(const GemmShape& shape, bool padded, uint64_t seed)
+  GemmOperands(const GemmShape& shape, bool padded, uint64_t seed, int64_t c_pad = 3)
       : sh(shape),
         lda(padded ? sh.k + 32 : sh.k),
         ldb(padded ? sh.k + 16 : sh.k),
-        ldc(padded ? sh.n + 3 : sh.n),
+        ldc(padded ? sh.n + c_pad : sh.n),
         a(sh.m * lda),
         b(sh.n * ldb),
         c(sh.m * ldc, 0x5a5a5a5a) {
     fill_random(a, seed + sh.m), fill_random(b, seed + 1 + sh.n);
+  }
+  /// The IntGemm descriptor of these arrays: the shape, the kinds and the row strides.
+  IntGemmDescriptor descriptor() const {
+    return IntGemmDescriptor{}.with_shape(sh.m, sh.n, sh.k).with_kinds(kind_of<TA>, kind_of<TB>).with_leading_dims(
+        lda, ldb, ldc);
   }
   /// The IntGemm arguments over these arrays.
   dynamic::IntGemmArgs args() const {

@@ -22,7 +22,8 @@
 ///   M and N are arbitrary (ragged edges are handled) up to M ≤ 4194240 (65535 blocks of 64 rows) and
 ///   N < 2³¹ (`InvalidProblem`).
 ///   Outputs have unit stride along N and a row stride ≥ N (no other alignment; the kernel vectorises
-///   stores where the rows happen to be aligned).
+///   stores where the rows happen to be aligned). IntGemmPlan's row strides are moreover exactly its
+///   descriptor's leading dimensions (IntGemmDescriptor).
 /// - **Exactness bound on K:** the s32 accumulator never overflows: `K ≤ int_gemm_max_k(...)`, i.e.
 ///   `K · max|a| · max|b| ≤ 2³¹ − 1` (s8×s8: K ≤ 131071; u8×u8: K ≤ 33025; an asymmetric quantized x
 ///   counts `|q − zp| ≤ 255`). Larger K is `InvalidProblem`, so every result is the exact integer (but for the
@@ -84,16 +85,31 @@ int64_t int_gemm_max_k(ElementKind a_kind, ElementKind b_kind, int64_t a_max_abs
 // ------------------------------------------------------------------------------------------------------
 
 /// `c[m, n] = Σ_k a[m, k] · b[n, k]`, exact in s32.
+///
+/// The row strides (leading dimensions, in elements) are part of the descriptor, as GemmDescriptor's are, so that
+/// the cuBLASLt backend builds its matrix layouts once, at select; 0 means packed (lda = ldb = K, ldc = N). A given
+/// lda/ldb is ≥ K and a multiple of 16 (the 16-byte rows of the file comment), ldc ≥ N (`InvalidProblem`
+/// otherwise), and each operand's row stride must then be exactly its ld (`InvalidProblem` in can_implement;
+/// a matrix of one row is not checked).
 struct IntGemmDescriptor {
   int64_t m = 0, n = 0, k = 0;
   ElementKind a = ElementKind::S8;       ///< s8 or u8
   ElementKind b = ElementKind::S8;       ///< s8 or u8
   ElementKind c = ElementKind::S32;      ///< s32
+  int64_t lda = 0, ldb = 0, ldc = 0;     ///< row strides of a, b, c (0: packed)
 
   IntGemmDescriptor& with_shape(int64_t m_, int64_t n_, int64_t k_) { m = m_, n = n_, k = k_; return *this; }
   IntGemmDescriptor& with_kinds(ElementKind a_, ElementKind b_) { a = a_, b = b_; return *this; }
+  IntGemmDescriptor& with_leading_dims(int64_t lda_, int64_t ldb_, int64_t ldc_) {
+    lda = lda_, ldb = ldb_, ldc = ldc_;
+    return *this;
+  }
+  /// The row strides with 0 resolved: (lda or K, ldb or K, ldc or N).
+  int64_t row_stride_a() const { return lda != 0 ? lda : k; }
+  int64_t row_stride_b() const { return ldb != 0 ? ldb : k; }
+  int64_t row_stride_c() const { return ldc != 0 ? ldc : n; }
   friend bool operator==(const IntGemmDescriptor&, const IntGemmDescriptor&) = default;
-  size_t hash() const { return detail::hash_fields(m, n, k, a, b, c); }
+  size_t hash() const { return detail::hash_fields(m, n, k, a, b, c, lda, ldb, ldc); }
 };
 
 namespace detail {
@@ -123,33 +139,39 @@ namespace dynamic {
 
 /// The operands of `dynamic::IntGemmPlan` (the layout rules of the file comment).
 struct IntGemmArgs {
-  ConstDynTensor a;  ///< [M, K] of the descriptor's `a` kind (s8/u8), read; K-contiguous, 16-byte aligned rows
-  ConstDynTensor b;  ///< [N, K] of the descriptor's `b` kind (s8/u8), read; K-contiguous, 16-byte aligned rows
-  DynTensor c;       ///< [M, N] s32, written; unit stride along N
+  ConstDynTensor a;  ///< [M, K] of the descriptor's `a` kind (s8/u8), read; K-contiguous, row stride lda
+  ConstDynTensor b;  ///< [N, K] of the descriptor's `b` kind (s8/u8), read; K-contiguous, row stride ldb
+  DynTensor c;       ///< [M, N] s32, written; unit stride along N, row stride ldc
 };
 
 /// Integer GEMM. Workspace: the split-K parts' sums on sim and cuda for decode shapes (file comment), 256-byte
-/// aligned; none on host or otherwise. SKU `int_gemm/s8->s8/rcr/identity/...` for s8 × s8: element is a's
-/// kind and aux_element b's (so the arrow joins a and b; the output is always s32), layout Rcr; its variant
-/// names the kernel: `reference` (host), `tc_m16n8k32` (mma.sync), or on a compute capability 9.0 GPU past
-/// decode `wgmma_m64n128k32_tma` / `wgmma_m64n256k32_tma` (docs/ops/int_gemm.md; rows that are not 16-byte
-/// aligned then run the mma.sync kernel).
+/// aligned; none on host or otherwise; on cuBLASLt, its algorithm's. SKU `int_gemm/s8->s8/rcr/identity/...` for
+/// s8 × s8: element is a's kind and aux_element b's (so the arrow joins a and b; the output is always s32),
+/// layout Rcr; its variant names the kernel: `reference` (host), `tc_m16n8k32` (mma.sync), or on a compute
+/// capability 9.0 GPU past decode `wgmma_m64n128k32_tma` / `wgmma_m64n256k32_tma` (docs/ops/int_gemm.md; rows
+/// that are not 16-byte aligned then run the mma.sync kernel), or `cublaslt_imma` (below).
 ///
-/// **cuBLASLt** (cuda, only by `PlanPreference::with_backend(BackendKind::CublasLt)`; SKU backend `cublaslt`,
-/// variant `cublaslt_imma`): cuBLASLt's s8 × s8 → s32 GEMM (compute type 32I, the TN form), its algorithm and
-/// layouts chosen at select for **packed** operands (a's and b's row stride K, c's N: other strides are
-/// `InvalidProblem` in can_implement), N a multiple of 4, every pointer 16-byte aligned; s8 × s8 only (u8 is
-/// `Unsupported`). Its workspace is the algorithm's. The sum is the exact integer, as the bespoke kernels'.
-/// Not the default until a GPU measurement says it is faster (docs/decisions.md).
+/// **cuBLASLt** (SKU backend `cublaslt`, variant `cublaslt_imma`): cuBLASLt's s8 × s8 → s32 GEMM (compute type
+/// 32I, the TN form), its algorithm and layouts chosen at select from the descriptor's leading dimensions; N a
+/// multiple of 4, every pointer 16-byte aligned (`MisalignedOperand` in can_implement otherwise); s8 × s8 only.
+/// Its workspace is the algorithm's. **The default on a compute capability 9.0 GPU** for s8 × s8: measured there
+/// at 1.20–1.45× the bespoke kernels' speed at M ≥ 2048 and 0.92–1.12× below (docs/perf/2026-11-27-h100,
+/// run 10). Where cuBLASLt cannot express the problem (u8, N not a multiple of 4, no algorithm within
+/// `max_workspace_bytes`), select takes the bespoke kernels, and the SKU says so; other GPUs keep the bespoke
+/// kernels until measured. `with_backend(BackendKind::CublasLt)` asks for cuBLASLt on any GPU (`Unsupported`
+/// where it cannot serve), `with_backend(BackendKind::Bespoke)` for the bespoke kernels. The sum is the exact
+/// integer on every backend, so the choice never changes a bit of c.
 class IntGemmPlan : public detail::BoundFnPlan<IntGemmDescriptor, detail::IntGemmFn> {
   using BoundFnPlan::BoundFnPlan;
 
  public:
   using Args = IntGemmArgs;
   /// Kinds (a, b ∈ {s8, u8}, c = s32), non-negative shape within the file comment's limits, K % 16 == 0,
-  /// K ≤ int_gemm_max_k; the device's function (the host reference, or the tensor-core kernel on sim/cuda).
+  /// K ≤ int_gemm_max_k, the leading dimensions' rules; the device's function (the host reference, the
+  /// tensor-core kernel on sim/cuda, or cuBLASLt: above).
   static Result<IntGemmPlan> select(const Stream& stream, const IntGemmDescriptor& desc, PlanPreference pref = {});
-  /// Kinds, shapes, the alignment rules of the file comment, no broadcast, no overlap of c with a or b.
+  /// Kinds, shapes, the row strides the descriptor gives, the alignment rules of the file comment, no
+  /// broadcast, no overlap of c with a or b.
   Status can_implement(const Args& args) const;
   size_t workspace_size() const;
   PrecisionGuarantee precision_guarantee() const;
@@ -157,7 +179,7 @@ class IntGemmPlan : public detail::BoundFnPlan<IntGemmDescriptor, detail::IntGem
 
  private:
   detail::IntGemmSplitWorkspace split_{};
-  std::shared_ptr<const detail::CublasLtGemm> lt_;  ///< the cuBLASLt backend, when the preference asked for it
+  std::shared_ptr<const detail::CublasLtGemm> lt_;  ///< the cuBLASLt backend, when select chose it
 };
 
 }  // namespace dynamic

@@ -67,14 +67,15 @@ constexpr std::string_view kSplitContents = "the split-K parts' s32 sums, splits
 
 #if BARACUDA_HAVE_CUDA_KERNELS
 /// IntGemm as the gemm family's launch record, for the cuBLASLt backend: c = a · bᵀ with op(A) = a [M, K]
-/// (row-major) and op(B) = bᵀ [K, N] (column-major), packed rows; `a`, `b`, `c` the operands (null at select).
+/// (row-major) and op(B) = bᵀ [K, N] (column-major), the descriptor's row strides; `a`, `b`, `c` the operands
+/// (present markers at select).
 detail::GemmLaunch lt_launch(const IntGemmDescriptor& d, const void* a, const void* b, const void* c) {
   detail::GemmLaunch l;
   l.m = d.m, l.n = d.n, l.k = d.k, l.batch = 1;
   l.ab = ElementKind::S8, l.cd = ElementKind::S32;
-  l.a = {a, 0, d.k, 1};
-  l.b = {b, 0, 1, d.k};
-  l.d = {c, 0, d.n, 1};
+  l.a = {a, 0, d.row_stride_a(), 1};
+  l.b = {b, 0, 1, d.row_stride_b()};
+  l.d = {c, 0, d.row_stride_c(), 1};
   return l;
 }
 detail::GemmLaunch cublaslt_problem(const IntGemmDescriptor& d) {
@@ -202,6 +203,21 @@ std::string_view variant_of(const Stream& stream, const detail::IntGemmTables& t
     }
   }
   return kNames[kernel][quant];
+}
+
+/// IntGemmDescriptor's leading dimensions (int_gemm.hpp): 0 or ≥ K and a multiple of 16 for a and b, 0 or ≥ N
+/// for c.
+Status check_leading_dims(const IntGemmDescriptor& d) {
+  const auto k_ld = [&](std::string_view name, int64_t ld) -> Status {
+    if (ld == 0 || (ld >= d.k && ld % kKAlign == 0)) return {};
+    return Error::invalid(s(kIntGemm) + ": " + s(name) + " must be 0 (packed) or a multiple of 16 that is >= K = " +
+                          n2s(d.k) + "; got " + n2s(ld));
+  };
+  BARACUDA_TRY(k_ld("lda", d.lda));
+  BARACUDA_TRY(k_ld("ldb", d.ldb));
+  if (d.ldc != 0 && d.ldc < d.n)
+    return Error::invalid(s(kIntGemm) + ": ldc must be 0 (packed) or >= N = " + n2s(d.n) + "; got " + n2s(d.ldc));
+  return {};
 }
 
 Status check_mnk(std::string_view plan, int64_t m, int64_t n, int64_t k) {
@@ -372,32 +388,35 @@ Result<IntGemmPlan> IntGemmPlan::select(const Stream& stream, const IntGemmDescr
   BARACUDA_TRY(check_mnk(kIntGemm, desc.m, desc.n, desc.k));
   BARACUDA_TRY(check_max_k(kIntGemm, desc.k, int_gemm_max_k(desc.a, desc.b),
                            s(to_string(desc.a)) + " x " + s(to_string(desc.b))));
-  const bool lt = pref.prefer_backend == BackendKind::CublasLt;
-  PlanPreference device_pref = pref;
-  if (lt) {
-    if (stream.device() != DeviceKind::Cuda)
-      return Error::unsupported(s(kIntGemm) + ": the cuBLASLt backend serves the cuda device only");
-    if (desc.a != ElementKind::S8 || desc.b != ElementKind::S8)
-      return Error::unsupported(s(kIntGemm) + ": the cuBLASLt backend takes s8 x s8 only, got " +
-                                s(to_string(desc.a)) + " x " + s(to_string(desc.b)));
-    device_pref.prefer_backend.reset();
-  }
-  auto dev = detail::select_device(kIntGemm, stream, device_pref, tables_for);
+  BARACUDA_TRY(check_leading_dims(desc));
+  // cuBLASLt: asked for, or by default on a compute capability 9.0 GPU, where it was measured faster
+  // (int_gemm.hpp); the bespoke kernels where it cannot serve, unless it was asked for.
+  const bool asked = pref.prefer_backend == BackendKind::CublasLt;
+  if (asked && stream.device() != DeviceKind::Cuda)
+    return Error::unsupported(s(kIntGemm) + ": the cuBLASLt backend serves the cuda device only");
+  const bool s8 = desc.a == ElementKind::S8 && desc.b == ElementKind::S8;
+  if (asked && !s8)
+    return Error::unsupported(s(kIntGemm) + ": the cuBLASLt backend takes s8 x s8 only, got " + s(to_string(desc.a)) +
+                              " x " + s(to_string(desc.b)));
+  detail::LibraryFirst lib = detail::library_first(stream, pref, BackendKind::CublasLt);
+  lib.try_library = lib.try_library && s8 && (asked || stream.sm() == 90);
+  auto dev = detail::select_device(kIntGemm, stream, lib.device_pref, tables_for);
   if (!dev) return dev.error();
 #if BARACUDA_HAVE_CUDA_KERNELS
-  if (lt) {
+  if (lib.try_library) {
     auto backend =
         detail::CublasLtGemm::create(stream.device_index(), cublaslt_problem(desc), pref.max_workspace_bytes);
-    if (!backend)
-      return Error{backend.error().code, s(kIntGemm) + ": the cuBLASLt backend: " + backend.error().message};
-    detail::DeviceSelection<detail::IntGemmTables> sel = *dev;
-    sel.backend = BackendKind::CublasLt;
-    IntGemmPlan p(desc,
-                  sel.bind(OpCategory::Gemm, "int_gemm", desc.a, desc.b, MathPrecision::Int8, "cublaslt_imma",
-                           LayoutKind::Rcr, EpilogueKind::Identity),
-                  nullptr);
-    p.lt_ = std::move(backend).value();
-    return p;
+    if (backend) {
+      detail::DeviceSelection<detail::IntGemmTables> sel = *dev;
+      sel.backend = BackendKind::CublasLt;
+      IntGemmPlan p(desc,
+                    sel.bind(OpCategory::Gemm, "int_gemm", desc.a, desc.b, MathPrecision::Int8, "cublaslt_imma",
+                             LayoutKind::Rcr, EpilogueKind::Identity),
+                    nullptr);
+      p.lt_ = std::move(backend).value();
+      return p;
+    }
+    if (auto e = detail::library_failure(kIntGemm, pref, backend.error())) return *e;
   }
 #endif
   const detail::IntGemmFn fn = dev->table->int_gemm[detail::kind_index(desc.a)][detail::kind_index(desc.b)];
@@ -416,20 +435,19 @@ Status IntGemmPlan::can_implement(const Args& t) const {
   BARACUDA_TRY(check_k_operand(kIntGemm, "a", t.a, desc_.a, desc_.m, desc_.k));
   BARACUDA_TRY(check_k_operand(kIntGemm, "b", t.b, desc_.b, desc_.n, desc_.k));
   BARACUDA_TRY(check_output(kIntGemm, "c", t.c, ElementKind::S32, desc_.m, desc_.n));
+  // The row strides the descriptor gives (every backend: cuBLASLt's layouts were built from them at select).
+  const auto row_stride = [](std::string_view name, const ConstDynTensor& x, int64_t rows, int64_t ld) -> Status {
+    if (rows <= 1 || x.numel() == 0 || x.stride[0] == ld) return {};
+    return Error::invalid(s(kIntGemm) + ": " + s(name) + "'s row stride must be the descriptor's " + n2s(ld) +
+                          ", got " + n2s(x.stride[0]));
+  };
+  BARACUDA_TRY(row_stride("a", t.a, desc_.m, desc_.row_stride_a()));
+  BARACUDA_TRY(row_stride("b", t.b, desc_.n, desc_.row_stride_b()));
+  BARACUDA_TRY(row_stride("c", t.c, desc_.m, desc_.row_stride_c()));
   BARACUDA_TRY(detail::check_no_overlap(kIntGemm, "c", t.c, "a", t.a));
   BARACUDA_TRY(detail::check_no_overlap(kIntGemm, "c", t.c, "b", t.b));
 #if BARACUDA_HAVE_CUDA_KERNELS
-  if (lt_) {  // the layouts built at select: packed rows
-    const auto packed = [](std::string_view name, const ConstDynTensor& x, int64_t rows, int64_t ld) -> Status {
-      if (rows <= 1 || x.stride[0] == ld) return {};
-      return Error::invalid(s(kIntGemm) + ": the cuBLASLt backend was built for packed operands: " + s(name) +
-                            "'s row stride must be " + n2s(ld) + ", got " + n2s(x.stride[0]));
-    };
-    BARACUDA_TRY(packed("a", t.a, desc_.m, desc_.k));
-    BARACUDA_TRY(packed("b", t.b, desc_.n, desc_.k));
-    BARACUDA_TRY(packed("c", t.c, desc_.m, desc_.n));
-    return lt_->can_run(lt_launch(desc_, t));  // the 16-byte pointer alignment
-  }
+  if (lt_) return lt_->can_run(lt_launch(desc_, t));  // the 16-byte pointer alignment
 #endif
   return {};
 }
