@@ -25,8 +25,8 @@ constexpr int64_t kMaxQLen = 16;                // query tokens per sequence
 constexpr int64_t kMaxSplits = 256;             // a forced num_splits
 constexpr int64_t kRowsPerBlock = 8;            // kernels.cuh's kRows
 constexpr int64_t kTargetBlocks = 2 * 132;      // two waves of an H100's SMs (paged_attention.hpp)
-constexpr int64_t kMinKeysPerSplit = 256;       // the chosen splits' smallest chunk of the longest context
-constexpr int64_t kMaxChosenSplits = 32;
+constexpr int64_t kMinKeysPerSplit = 64;        // the chosen splits' smallest chunk: one key tile of the kernel
+constexpr int64_t kMaxChosenSplits = 64;
 constexpr size_t kWorkspaceAlign = 256;
 
 std::string s(std::string_view v) { return std::string(v); }
@@ -80,7 +80,7 @@ Status check_descriptor(const PagedDecodeDescriptor& d) {
   return detail::check_shape(P, "the caches' shape", d.cache_shape());
 }
 
-/// paged_attention.hpp's rule: enough blocks for two waves, each split at least 256 keys of the longest context.
+/// paged_attention.hpp's rule: enough blocks for two waves, each split at least 64 keys of the longest context.
 int64_t choose_splits(const PagedDecodeDescriptor& d) {
   if (d.num_splits > 0) return d.num_splits;
   const int64_t blocks = std::max<int64_t>(d.batch * d.kv_heads * row_groups(d), 1);
