@@ -59,22 +59,43 @@ const GemmShape kDeviceShapes[] = {{1, 1, 16},      {1, 1, 32},     {17, 33, 64}
                                    {64, 64, 160},   {16, 65, 272},  {1, 40, 1040},   {128, 33, 48},
                                    {33, 70, 400},   {130, 40, 272}};
 
+/// o.c set to the host plan's result: the reference every device run is compared with.
+template <class TA, class TB>
+void host_reference(const GemmOperands<TA, TB>& o) {
+  auto hp = dynamic::IntGemmPlan::select(Stream::host(), o.descriptor());
+  ASSERT_TRUE(hp.is_ok());
+  ASSERT_TRUE(hp->run(Stream::host(), {}, o.args()).is_ok());
+}
+
+/// Runs `plan` on `dev` over o's a and b into a c whose rows, padding included, start as 0x5a5a5a5a, and compares
+/// every element with the host reference o.c (so the padding must stay untouched).
+template <class TA, class TB>
+void run_and_compare(const Stream& dev, const dynamic::IntGemmPlan& plan, const GemmOperands<TA, TB>& o) {
+  const GemmShape& sh = o.sh;
+  const Arr<int32_t> c0(sh.m * o.ldc, 0x5a5a5a5a);
+  DeviceTensor da = upload_mat(dev, kind_of<TA>, sh.m, sh.k, o.lda, o.a.data());
+  DeviceTensor db = upload_mat(dev, kind_of<TB>, sh.n, sh.k, o.ldb, o.b.data());
+  DeviceTensor dc = upload_mat(dev, ElementKind::S32, sh.m, sh.n, o.ldc, c0.data());
+  auto ws = Buffer::allocate(dev, std::max<size_t>(plan.workspace_size(), 1));  // split-K parts, cuBLASLt's
+  ASSERT_TRUE(ws.is_ok());
+  const Status st = plan.run(dev, Workspace(ws->data(), plan.workspace_size()), {da.view, db.view, dc.view});
+  ASSERT_TRUE(st.is_ok()) << st.error().to_string();
+  const std::vector<uint8_t> got = download(dc);
+  ASSERT_GE(got.size(), static_cast<size_t>(sh.m * o.ldc) * 4);
+  for (int64_t i = 0; i < sh.m * o.ldc; ++i) {
+    int32_t v;
+    std::memcpy(&v, got.data() + i * 4, 4);
+    ASSERT_EQ(v, o.c[i]) << "m=" << i / o.ldc << " n=" << i % o.ldc;  // the padding stays untouched too
+  }
+}
+
 template <class TA, class TB>
 void device_int_gemm(const Stream& dev, const GemmShape& sh, bool padded) {
   SCOPED_TRACE(std::to_string(sh.m) + "x" + std::to_string(sh.n) + "x" + std::to_string(sh.k) +
                (padded ? " padded" : ""));
-  const ElementKind ka = kind_of<TA>, kb = kind_of<TB>;
-  const GemmOperands<TA, TB> o(sh, padded, 11);  // c: the host reference's
-  const int64_t ldc = o.ldc;
-  const IntGemmDescriptor desc = o.descriptor();
-  auto hp = dynamic::IntGemmPlan::select(Stream::host(), desc);
-  ASSERT_TRUE(hp.is_ok());
-  ASSERT_TRUE(hp->run(Stream::host(), {}, o.args()).is_ok());
-  Arr<int32_t> c0(sh.m * ldc, 0x5a5a5a5a);
-  DeviceTensor da = upload_mat(dev, ka, sh.m, sh.k, o.lda, o.a.data());
-  DeviceTensor db = upload_mat(dev, kb, sh.n, sh.k, o.ldb, o.b.data());
-  DeviceTensor dc = upload_mat(dev, ElementKind::S32, sh.m, sh.n, ldc, c0.data());
-  auto dp = dynamic::IntGemmPlan::select(dev, desc, bespoke_on(dev));  // IntGemmCublasLt tests cuBLASLt
+  const GemmOperands<TA, TB> o(sh, padded, 11);
+  host_reference(o);
+  auto dp = dynamic::IntGemmPlan::select(dev, o.descriptor(), bespoke_on(dev));  // IntGemmCublasLt tests cuBLASLt
   ASSERT_TRUE(dp.is_ok()) << dp.error().to_string();
   // The mma.sync kernel, or on a 9.0 GPU past decode the wgmma one (128 columns: these shapes give fewer
   // wide blocks than an H100 has SMs), in builds with sm_90a kernels.
@@ -82,17 +103,7 @@ void device_int_gemm(const Stream& dev, const GemmShape& sh, bool padded) {
     EXPECT_EQ(dp->sku().variant, "wgmma_m64n128k32_tma");
   else
     EXPECT_EQ(dp->sku().variant, "tc_m16n8k32");
-  auto ws = Buffer::allocate(dev, dp->workspace_size());  // the split-K parts of decode shapes
-  ASSERT_TRUE(ws.is_ok());
-  const Status st = dp->run(dev, Workspace(ws->data(), dp->workspace_size()), {da.view, db.view, dc.view});
-  ASSERT_TRUE(st.is_ok()) << st.error().to_string();
-  const std::vector<uint8_t> got = download(dc);
-  ASSERT_GE(got.size(), static_cast<size_t>(sh.m * ldc) * 4);
-  for (int64_t i = 0; i < sh.m * ldc; ++i) {
-    int32_t v;
-    std::memcpy(&v, got.data() + i * 4, 4);
-    ASSERT_EQ(v, o.c[i]) << "m=" << i / ldc << " n=" << i % ldc;  // the padding stays untouched too
-  }
+  run_and_compare(dev, *dp, o);
 }
 
 TEST_P(IntGemmOnDevice, ExactOnRaggedShapesEveryKindPair) {
@@ -160,32 +171,16 @@ TEST(IntGemmCublasLt, ExactAndItsRules) {
     for (bool padded : {false, true}) {
       SCOPED_TRACE(std::to_string(sh.m) + "x" + std::to_string(sh.n) + "x" + std::to_string(sh.k) +
                    (padded ? " padded" : ""));
-      const GemmOperands<int8_t, int8_t> o(sh, padded, 29, 4);  // c: the host reference's; ldc % 4 == 0 (IMMA)
-      const IntGemmDescriptor desc = o.descriptor();
-      auto hp = dynamic::IntGemmPlan::select(Stream::host(), desc);
-      ASSERT_TRUE(hp.is_ok());
-      ASSERT_TRUE(hp->run(Stream::host(), {}, o.args()).is_ok());
+      const GemmOperands<int8_t, int8_t> o(sh, padded, 29, 4);  // ldc % 4 == 0 (IMMA)
+      host_reference(o);
       for (const PlanPreference& pref : {lt, PlanPreference{}}) {
-        auto dp = dynamic::IntGemmPlan::select(stream, desc, pref);
+        auto dp = dynamic::IntGemmPlan::select(stream, o.descriptor(), pref);
         ASSERT_TRUE(dp.is_ok()) << dp.error().to_string();
         if (pref.prefer_backend || stream.sm() == 90) {  // the default takes cuBLASLt on 9.0 (int_gemm.hpp)
           EXPECT_EQ(dp->sku().backend, BackendKind::CublasLt);
           EXPECT_EQ(dp->sku().variant, "cublaslt_imma");
         }
-        DeviceTensor da = upload_mat(stream, ElementKind::S8, sh.m, sh.k, o.lda, o.a.data());
-        DeviceTensor db = upload_mat(stream, ElementKind::S8, sh.n, sh.k, o.ldb, o.b.data());
-        const Arr<int32_t> c0(sh.m * o.ldc, 0x5a5a5a5a);
-        DeviceTensor dc = upload_mat(stream, ElementKind::S32, sh.m, sh.n, o.ldc, c0.data());
-        auto ws = Buffer::allocate(stream, std::max<size_t>(dp->workspace_size(), 1));
-        ASSERT_TRUE(ws.is_ok());
-        const Status st = dp->run(stream, Workspace(ws->data(), dp->workspace_size()), {da.view, db.view, dc.view});
-        ASSERT_TRUE(st.is_ok()) << st.error().to_string();
-        const std::vector<uint8_t> got = download(dc);
-        for (int64_t i = 0; i < sh.m * o.ldc; ++i) {
-          int32_t v;
-          std::memcpy(&v, got.data() + i * 4, 4);
-          ASSERT_EQ(v, o.c[i]) << "m=" << i / o.ldc << " n=" << i % o.ldc;  // the padding stays untouched too
-        }
+        run_and_compare(stream, *dp, o);
       }
     }
   // The rules: s8 only, N and ldc multiples of 4 (by preference: Unsupported; by default: the bespoke kernels).
