@@ -13,10 +13,11 @@
 
 namespace baracuda::profiler {
 
-/// The shapes most elementwise ops run by default: small and odd on host/sim (tails, unaligned rows),
-/// LLM activation sizes on cuda (a decode step [16, 4096], a prefill [4096, 4096]). Larger problems (an
-/// MLP intermediate, --shape 8192x14336) are left to the command line: every case is also computed by the
-/// host reference, which takes seconds per 10^7 elements.
+/// The shapes most elementwise ops run by default: small and odd on host/sim (tails, unaligned rows; the
+/// conformance suite runs the first, 67×259, through a dozen layouts per op, so it stays small), LLM
+/// activation sizes on cuda (a decode step [16, 4096], a prefill [4096, 4096]). Larger problems (an MLP
+/// intermediate, --shape 8192x14336) are left to the command line: every case is also computed by the host
+/// reference, which takes seconds per 10^7 elements.
 std::vector<Shape> elementwise_shapes(DeviceKind device);
 
 /// A GEMM-shaped scenario's problem: `[M, N, K]` given as is; `[M, N]` with K = N rounded up to a multiple of
