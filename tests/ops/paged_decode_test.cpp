@@ -161,23 +161,31 @@ TEST_P(PagedDecode, EmptyBatch) {
 std::string device_name(const ::testing::TestParamInfo<DeviceKind>& i) { return std::string(to_string(i.param)); }
 INSTANTIATE_TEST_SUITE_P(Devices, PagedDecode, ::testing::ValuesIn(kTestDevices), device_name);
 
-// The plan's choice of splits (paged_attention.hpp): two waves of 132 SMs, chunks of at least 64 keys, at most 64.
+// The plan's choice of splits (paged_attention.hpp): one wave of 132 SMs × 3 resident blocks (2 for a 2-byte cache
+// at d = 256), chunks of at least 64 keys, at most 64.
 TEST(PagedDecodeSplits, ChosenRule) {
-  auto chosen = [](int64_t b, int64_t h, int64_t h_kv, int64_t q_len, int64_t max_pages) {
-    const auto d = PagedDecodeDescriptor{}.with_shape(b, q_len, h, h_kv, 128).with_pages(1024, 16, max_pages);
-    auto plan = dynamic::PagedDecodePlan::select(Stream::sim(), d);
+  auto chosen = [](int64_t b, int64_t h, int64_t h_kv, int64_t q_len, int64_t max_pages, int64_t d = 128,
+                   ElementKind cache = ElementKind::F16) {
+    const auto desc = PagedDecodeDescriptor{}
+                          .with_kinds(ElementKind::F16, cache)
+                          .with_shape(b, q_len, h, h_kv, d)
+                          .with_pages(1024, 16, max_pages);
+    auto plan = dynamic::PagedDecodePlan::select(Stream::sim(), desc);
     EXPECT_TRUE(plan) << plan.status().to_string();
     return plan ? plan->chosen_splits() : -1;
   };
-  EXPECT_EQ(chosen(1, 32, 8, 1, 256), 33);   // 8 blocks: ⌈264 / 8⌉ = 33, 4096 keys allow 64
+  EXPECT_EQ(chosen(1, 32, 8, 1, 256), 49);   // 8 blocks: ⌊396 / 8⌋ = 49, 4096 keys allow 64
   EXPECT_EQ(chosen(1, 32, 8, 1, 32), 8);     // 512 keys allow 8
-  EXPECT_EQ(chosen(1, 4, 4, 1, 2048), 64);   // 4 blocks: 66 wanted, capped at 64
-  EXPECT_EQ(chosen(8, 32, 8, 1, 2048), 5);   // 64 blocks: ⌈264 / 64⌉
-  EXPECT_EQ(chosen(64, 32, 8, 1, 2048), 1);  // 512 blocks: enough
+  EXPECT_EQ(chosen(1, 4, 4, 1, 2048), 64);   // 4 blocks: 99 fit, capped at 64
+  EXPECT_EQ(chosen(8, 32, 8, 1, 2048), 6);   // 64 blocks: ⌊396 / 64⌋ (7 would be 448 > 396: a second wave)
+  EXPECT_EQ(chosen(64, 32, 8, 1, 2048), 1);  // 512 blocks: more than a wave already
   EXPECT_EQ(chosen(1, 32, 8, 1, 4), 1);      // 64 keys: one chunk
   EXPECT_EQ(chosen(1, 32, 8, 1, 8), 2);      // 128 keys: two
-  EXPECT_EQ(chosen(1, 32, 8, 2, 256), 33);   // q_len 2: 8 rows per kv head still one block each
-  EXPECT_EQ(chosen(1, 32, 8, 3, 256), 17);   // 12 rows: 2 row groups, 16 blocks, ⌈264/16⌉ = 17
+  EXPECT_EQ(chosen(1, 32, 8, 2, 256), 49);   // q_len 2: 8 rows per kv head still one block each
+  EXPECT_EQ(chosen(1, 32, 8, 3, 256), 24);   // 12 rows: 2 row groups, 16 blocks, ⌊396 / 16⌋ = 24
+  EXPECT_EQ(chosen(8, 32, 8, 1, 2048, 256), 4);                        // f16 at d = 256: 2 per SM, ⌊264 / 64⌋
+  EXPECT_EQ(chosen(8, 32, 8, 1, 2048, 256, ElementKind::Fp8E4M3), 6);  // an FP8 cache at d = 256: 3 per SM
+  EXPECT_EQ(chosen(8, 32, 8, 1, 2048, 64, ElementKind::S8), 6);
   auto host = dynamic::PagedDecodePlan::select(Stream::host(), PagedDecodeDescriptor{}.with_splits(5));
   ASSERT_TRUE(host);
   EXPECT_EQ(host->chosen_splits(), 1);

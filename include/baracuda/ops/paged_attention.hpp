@@ -40,10 +40,11 @@
 /// **Splits and workspace.** The keys a sequence's queries can see, [L − q_len − window_left, L) clipped to [0, L),
 /// are cut into `num_splits` equal chunks; one block per (split, kv head, group of ≤ 8 query rows, sequence)
 /// computes a partial softmax over its chunk. `num_splits` = 0 lets the plan choose (sim, cuda): with blocks =
-/// B·H_kv·⌈(H/H_kv)·q_len / 8⌉, splits = clamp(⌈264 / blocks⌉, 1, ⌈max_blocks_per_seq·block_size / 64⌉, 64) —
-/// enough blocks for two waves of an H100's 132 SMs, each split at least one 64-key tile of the longest
-/// addressable context (the split kernel is latency-bound per tile: docs/perf/2026-11-27-h100, run 10);
-/// `chosen_splits()` tells. With splits > 1 the partials (f32 o normalized by its own sum, and f32 lse
+/// B·H_kv·⌈(H/H_kv)·q_len / 8⌉ and r = 3 resident blocks per SM (2 for an f16/bf16 cache at d = 256),
+/// splits = clamp(⌊132·r / blocks⌋, 1, min(⌈max_blocks_per_seq·block_size / 64⌉, 64)) — as many splits as one
+/// wave of an H100's 132 SMs holds (a grid a little larger takes a second wave, twice the time), each split at
+/// least one 64-key tile of the longest addressable context (the split kernel is latency-bound per tile:
+/// docs/perf/2026-11-27-h100, runs 10 and 12); `chosen_splits()` tells. With splits > 1 the partials (f32 o normalized by its own sum, and f32 lse
 /// per split and query row) go to the workspace, `workspace_size()` =
 /// splits·B·q_len·H·(d + 1)·4 bytes, 256-byte aligned, and a second kernel merges them in split order. One split
 /// needs no workspace. The host device ignores num_splits (no workspace).

@@ -73,10 +73,17 @@ __device__ __forceinline__ float widen(C x) {
     return convert::to_float(x);
 }
 
-/// Eight elements of a cache row as stored.
+/// Eight elements of a cache row as stored, packed in 32-bit words (4 for 2-byte kinds, 2 for 1-byte kinds): the V
+/// rows wait in registers from the scores to P·V, and packed they take a quarter (1-byte kinds) or half the registers.
 template <class C>
 struct Chunk {
-  C v[kChunk];
+  static constexpr int kWords = kChunk * static_cast<int>(sizeof(C)) / 4;
+  uint32_t w[kWords];
+  __device__ __forceinline__ float at(int e) const {
+    C x;
+    std::memcpy(static_cast<void*>(&x), reinterpret_cast<const unsigned char*>(w) + e * sizeof(C), sizeof(C));
+    return widen(x);
+  }
 };
 
 /// Elements c0 .. c0 + 7 of a cache row: one 16-byte (2-byte kinds) or 8-byte (1-byte kinds) load when `Vec`,
@@ -86,20 +93,22 @@ __device__ __forceinline__ Chunk<C> load_chunk(const C* row) {
   Chunk<C> c;
   if constexpr (Vec && sizeof(C) == 2) {
     const AlignedVector<C, kChunk> v = load_vector<kChunk>(row);
-    BARACUDA_UNROLL
-    for (int e = 0; e < kChunk; ++e) c.v[e] = v.val[e];
+    std::memcpy(static_cast<void*>(c.w), &v, sizeof(c.w));
   } else if constexpr (Vec) {
     const unsigned long long w = *reinterpret_cast<const unsigned long long*>(row);
-    std::memcpy(static_cast<void*>(c.v), &w, sizeof(w));
+    std::memcpy(static_cast<void*>(c.w), &w, sizeof(c.w));
   } else {
+    C x[kChunk];
     BARACUDA_UNROLL
-    for (int e = 0; e < kChunk; ++e) c.v[e] = row[e];
+    for (int e = 0; e < kChunk; ++e) x[e] = row[e];
+    std::memcpy(static_cast<void*>(c.w), x, sizeof(c.w));
   }
   return c;
 }
 
 template <class T, class C, int D, bool Vec>
-__global__ void __launch_bounds__(kThreads) split_kernel(Params p) {
+__global__ void __launch_bounds__(kThreads, ::baracuda::detail::paged_split_blocks_per_sm(D, sizeof(C), Vec))
+    split_kernel(Params p) {
   constexpr int LPK = lanes_per_key(D), KPW = 32 / LPK, CH = D / kChunk, STEPS = kTile / (kWarps * KPW);
   static_assert(D % kChunk == 0 && CH <= LPK && kRows % kWarps == 0 && kTile == 64, "the lane layout");
   const ::baracuda::detail::PagedDecodeLaunch& l = p.l;
@@ -180,7 +189,7 @@ __global__ void __launch_bounds__(kThreads) split_kernel(Params p) {
         const Chunk<C> kr = load_chunk<C, Vec>(kc + page * l.k_block + off * l.k_offset);
         vr[step] = load_chunk<C, Vec>(vc + page * l.v_block + off * l.v_offset);
         BARACUDA_UNROLL
-        for (int e = 0; e < kChunk; ++e) x[e] = widen(kr.v[e]);
+        for (int e = 0; e < kChunk; ++e) x[e] = kr.at(e);
       } else {
         BARACUDA_UNROLL
         for (int e = 0; e < kChunk; ++e) x[e] = 0.0f;
@@ -245,7 +254,7 @@ __global__ void __launch_bounds__(kThreads) split_kernel(Params p) {
       if (page < 0 || !chunk_on) continue;
       float x[kChunk];
       BARACUDA_UNROLL
-      for (int e = 0; e < kChunk; ++e) x[e] = widen(vr[step].v[e]);
+      for (int e = 0; e < kChunk; ++e) x[e] = vr[step].at(e);
       BARACUDA_UNROLL
       for (int r = 0; r < kRows; ++r) {
         if (r >= nrows) break;

@@ -24,7 +24,7 @@ constexpr int64_t kMaxKeys = int64_t{1} << 30;  // max_blocks_per_seq·block_siz
 constexpr int64_t kMaxQLen = 16;                // query tokens per sequence
 constexpr int64_t kMaxSplits = 256;             // a forced num_splits
 constexpr int64_t kRowsPerBlock = 8;            // kernels.cuh's kRows
-constexpr int64_t kTargetBlocks = 2 * 132;      // two waves of an H100's SMs (paged_attention.hpp)
+constexpr int64_t kSms = 132;                   // an H100's SMs (paged_attention.hpp)
 constexpr int64_t kMinKeysPerSplit = 64;        // the chosen splits' smallest chunk: one key tile of the kernel
 constexpr int64_t kMaxChosenSplits = 64;
 constexpr size_t kWorkspaceAlign = 256;
@@ -80,13 +80,15 @@ Status check_descriptor(const PagedDecodeDescriptor& d) {
   return detail::check_shape(P, "the caches' shape", d.cache_shape());
 }
 
-/// paged_attention.hpp's rule: enough blocks for two waves, each split at least 64 keys of the longest context.
+/// paged_attention.hpp's rule: as many splits as one wave of resident blocks holds, each split at least 64 keys of
+/// the longest context.
 int64_t choose_splits(const PagedDecodeDescriptor& d) {
   if (d.num_splits > 0) return d.num_splits;
   const int64_t blocks = std::max<int64_t>(d.batch * d.kv_heads * row_groups(d), 1);
+  const int64_t resident =
+      kSms * detail::paged_split_blocks_per_sm(d.head_dim, element_bits(d.cache_kind) / 8, /*vec=*/true);
   const int64_t by_len = (d.max_blocks_per_seq * d.block_size + kMinKeysPerSplit - 1) / kMinKeysPerSplit;
-  const int64_t want = (kTargetBlocks + blocks - 1) / blocks;
-  return std::clamp<int64_t>(want, 1, std::max<int64_t>(1, std::min(by_len, kMaxChosenSplits)));
+  return std::clamp<int64_t>(resident / blocks, 1, std::max<int64_t>(1, std::min(by_len, kMaxChosenSplits)));
 }
 
 /// The workspace's two parts: o_part's bytes (rounded up to the alignment) and lse_part's.

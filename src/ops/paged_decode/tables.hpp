@@ -57,6 +57,15 @@ struct PagedDecodeTables {
   std::string_view variant;
 };
 
+/// The split kernel's resident blocks per SM, which its register budget is held to (`__launch_bounds__`: at most
+/// 65536 / (128 threads · blocks) registers): 3 (≤ 168 registers), or 2 where 168 would spill: a 2-byte cache at
+/// d = 256, and a 2-byte cache loaded element by element (rows not 8-element aligned) at d ≥ 96. plan.cpp sizes its
+/// grid by the aligned case. Why it matters: a grid one wave larger than the residency takes twice as long
+/// (docs/perf/2026-11-27-h100, runs 10 and 12).
+constexpr int paged_split_blocks_per_sm(int64_t head_dim, int cache_bytes, bool vec) {
+  return cache_bytes == 2 && (head_dim == 256 || (!vec && head_dim >= 96)) ? 2 : 3;
+}
+
 /// The effective context length of paged_attention.hpp: the raw value clamped to [0, max_blocks·block_size].
 constexpr int64_t paged_effective_len(int64_t raw, int64_t max_blocks, int64_t block_size) {
   const int64_t cap = max_blocks * block_size;
