@@ -315,7 +315,8 @@ TEST_P(SimAgreesWithHost, DenseAndStrided) {
     if (!strided) ASSERT_TRUE(ran[1]) << what(ran[1]);
     ASSERT_EQ(outs[0].size(), outs[1].size());
     for (size_t o = 0; o < outs[0].size(); ++o) {
-      const Verification v = compare(outs[1][o], outs[0][o], c.scenario->comparison);
+      const Verification v =
+          compare(outs[1][o], outs[0][o], c.scenario->comparison, c.scenario->terms_of(c.problem, o));
       EXPECT_TRUE(v.passed()) << (strided ? "strided" : "dense") << " output " << o << ": " << v.mismatches << " of "
                               << v.checked << " elements differ (max abs error " << v.max_abs_error << ") " << v.problem;
     }

@@ -102,7 +102,7 @@ Row verify_case(const Scenario& scenario, const Problem& problem, Measured m, co
   Verification v;
   if (m.outputs.size() != ref->size()) v.problem = "the device and the host reference have different outputs";
   for (size_t i = 0; i < m.outputs.size() && v.problem.empty(); ++i)
-    v.merge(compare(m.outputs[i], (*ref)[i], scenario.comparison));
+    v.merge(compare(m.outputs[i], (*ref)[i], scenario.comparison, scenario.terms_of(problem, i)));
   r.max_abs_error = v.max_abs_error;
   r.max_rel_error = v.max_rel_error;
   r.mismatches = v.mismatches;

@@ -95,7 +95,14 @@ struct Scenario {
   /// The baseline's median time for `problem` on `stream` (a cuda stream), timed as the plan is; null when
   /// there is none.
   Result<double> (*baseline)(const Stream& stream, const Problem& problem, int warmup, int repeat) = nullptr;
+  /// How many terms each element of output `output` sums (a reduction's length: a norm's weight gradient sums
+  /// over the rows), which widens Comparison::Tolerance's absolute bound (verify.hpp); null: 1 for every output.
+  int64_t (*summed_terms)(const Problem& problem, size_t output) = nullptr;
 
+  /// The terms output `output` sums per element (1 without summed_terms).
+  int64_t terms_of(const Problem& problem, size_t output) const {
+    return summed_terms != nullptr ? summed_terms(problem, output) : 1;
+  }
   /// Whether `--op name` selects this scenario (its own name or its family's).
   bool matches(std::string_view op) const { return op.empty() || op == name || op == family; }
   /// The output kind for input kind `in` (`chosen` when the op lets the caller choose).

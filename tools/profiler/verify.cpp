@@ -16,7 +16,7 @@ void Verification::merge(const Verification& o) {
   if (problem.empty()) problem = o.problem;
 }
 
-Verification compare(const HostTensor& out, const HostTensor& ref, Comparison how) {
+Verification compare(const HostTensor& out, const HostTensor& ref, Comparison how, int64_t summed_terms) {
   Verification v;
   if (out.kind != ref.kind || !(out.shape == ref.shape)) {
     v.problem = "output and reference differ in kind or shape";
@@ -24,7 +24,8 @@ Verification compare(const HostTensor& out, const HostTensor& ref, Comparison ho
   }
   const ElementKind kind = out.kind;
   const bool integer = !is_floating(kind) && !is_fp8(kind) && kind != ElementKind::Bool;
-  const Tolerance tol = how == Comparison::QuantizedStep && integer ? Tolerance{0, 1, false} : default_tolerance(kind);
+  Tolerance tol = how == Comparison::QuantizedStep && integer ? Tolerance{0, 1, false} : default_tolerance(kind);
+  if (!integer) tol.atol *= std::sqrt(static_cast<double>(std::max<int64_t>(summed_terms, 1)));
   const int64_t n = out.numel();
   for (int64_t i = 0; i < n; ++i) {
     const int64_t oi = out.offset(i), ri = ref.offset(i);

@@ -26,7 +26,10 @@ struct Verification {
   void merge(const Verification& o);
 };
 
-/// Compares the logical elements of `out` with `ref` (same kind and shape; strides may differ).
-Verification compare(const HostTensor& out, const HostTensor& ref, Comparison how);
+/// Compares the logical elements of `out` with `ref` (same kind and shape; strides may differ). `summed_terms`:
+/// how many terms each element of `out` sums (Scenario::summed_terms); the Tolerance bound's absolute part grows
+/// with its square root (a sum's rounding errors add up like a random walk), so a long reduction is held to what
+/// f32 sums can give rather than to one element's tolerance.
+Verification compare(const HostTensor& out, const HostTensor& ref, Comparison how, int64_t summed_terms = 1);
 
 }  // namespace baracuda::profiler

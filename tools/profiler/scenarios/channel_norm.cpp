@@ -131,14 +131,30 @@ Traffic traffic(const Problem& p) {
   return Traffic{backward(p) ? 3 * x : 2 * x, 0};  // x in, y out; dy and x in, dx out
 }
 
+/// The backward's sums: dx over its statistic's elements (a group's, or a channel's across the batch), the weight
+/// and bias gradients over each channel's elements.
+int64_t summed_terms(const Problem& p, size_t output) {
+  if (!backward(p)) return 1;
+  const Shape x = x_shape(p);
+  const int64_t per_channel = x.numel() / x.dims[1];
+  if (output != 0 || batch(p)) return per_channel;
+  return x.numel() / (x.dims[0] * groups(p));
+}
+
 std::vector<Shape> default_shapes(DeviceKind device) {
   if (device == DeviceKind::Cuda) return {Shape{8, 512, 64, 64}, Shape{64, 256, 56, 56}};
   return {Shape{2, 8, 5, 7}, Shape{3, 6, 33}};
 }
 
-constexpr ScenarioFamily kChannelNorm{
-    "channel_norm",          select_sku,           prepare, traffic, float_kinds, default_shapes,
-    OutputKind::SameAsInput, Comparison::Tolerance};
+constexpr ScenarioFamily kChannelNorm{.family = "channel_norm",
+                                      .select = select_sku,
+                                      .prepare = prepare,
+                                      .traffic = traffic,
+                                      .default_kinds = float_kinds,
+                                      .default_shapes = default_shapes,
+                                      .output = OutputKind::SameAsInput,
+                                      .comparison = Comparison::Tolerance,
+                                      .summed_terms = summed_terms};
 
 }  // namespace
 

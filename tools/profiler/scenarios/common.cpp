@@ -54,7 +54,7 @@ Scenario ScenarioFamily::op(std::string_view name, std::string_view summary, uin
   return Scenario{.name = name, .family = family, .summary = summary, .variant = variant, .output = output,
                   .comparison = comparison, .default_kinds = default_kinds, .default_shapes = default_shapes,
                   .select = select, .prepare = prepare, .traffic = traffic, .baseline_name = baseline_name,
-                  .baseline = baseline};
+                  .baseline = baseline, .summed_terms = summed_terms};
 }
 
 uint64_t problem_seed(const Problem& p) {

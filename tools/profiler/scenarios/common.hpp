@@ -64,6 +64,7 @@ struct ScenarioFamily {
   Comparison comparison = Comparison::Exact;
   std::string_view baseline_name = {};
   Result<double> (*baseline)(const Stream& stream, const Problem& problem, int warmup, int repeat) = nullptr;
+  int64_t (*summed_terms)(const Problem& problem, size_t output) = nullptr;
 
   Scenario op(std::string_view name, std::string_view summary, uint32_t variant = 0) const;
 };

@@ -169,13 +169,26 @@ Traffic traffic(const Problem& p) {
   }
 }
 
+/// The backward's sums: dx over its row (the row's dot products), the weight and bias gradients over the rows.
+int64_t summed_terms(const Problem& p, size_t output) {
+  if (!backward(p)) return 1;
+  return output == 0 ? hidden(p).numel() : rows(p).numel();
+}
+
 std::vector<Shape> default_shapes(DeviceKind device) {
   if (device == DeviceKind::Cuda) return {Shape{4096, 4096}, Shape{8192, 4096}, Shape{8192, 8192}};
   return {Shape{33, 259}, Shape{3, 1500}};
 }
 
-constexpr ScenarioFamily kNorm{
-    "norm", select_sku, prepare, traffic, float_kinds, default_shapes, OutputKind::SameAsInput, Comparison::Tolerance};
+constexpr ScenarioFamily kNorm{.family = "norm",
+                               .select = select_sku,
+                               .prepare = prepare,
+                               .traffic = traffic,
+                               .default_kinds = float_kinds,
+                               .default_shapes = default_shapes,
+                               .output = OutputKind::SameAsInput,
+                               .comparison = Comparison::Tolerance,
+                               .summed_terms = summed_terms};
 constexpr ScenarioFamily kNormQuant{"norm",
                                     select_sku,
                                     prepare,
