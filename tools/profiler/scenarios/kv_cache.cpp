@@ -94,7 +94,7 @@ Result<std::unique_ptr<Instance>> prepare(const Stream& s, const Problem& p) {
   auto scb = Buffer::from_host(s, std::span<const float>(scales));
   if (!scb) return scb.error();
   BoundPlan bound{std::move(plan).value(), std::make_shared<Buffer>(std::move(sb).value()),
-                  std::make_shared<Buffer>(std::move(scb).value())};
+                  std::make_shared<Buffer>(std::move(scb).value()), {}, {}, {}};
   bound.slot_view = ConstDynTensor::dense(bound.slots->data(), ElementKind::S64, Shape{d.num_tokens});
   if (d.quantized()) {
     const auto* sc = static_cast<const float*>(bound.scales->data());
