@@ -2,7 +2,8 @@
 // kernel. cu_seqlens are read here (the host device's memory is host memory) and made effective by the rule of
 // attention.hpp. Per query row: the scores τ·q·k in long double from the exact inputs (τ the f32 value of the
 // kernels), the mask of attention.hpp, the softmax against the row's maximum, o = Σ p·v / Σ p and lse = m + ln Σ p,
-// o rounded once to the element kind and lse to f32; a row that sees no key gets o = 0, lse = +inf.
+// o rounded once to the element kind and lse to f32; a row that sees no key gets o = 0, lse = +inf. The chunked
+// prefill (paged_prefill.hpp) is the same computation with K/V rows looked up through the block table.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -23,13 +24,25 @@ Status forward(const detail::ExecContext&, const FlashAttentionLaunch& l) {
   const T* k = static_cast<const T*>(l.k);
   const T* v = static_cast<const T*>(l.v);
   T* o = static_cast<T*>(l.o);
+  const bool paged = l.block_tables != nullptr;  // K/V through the block table (paged_prefill.hpp)
   const std::vector<int64_t> cq = detail::attention_boundaries(l.cu_q, l.batch, l.seqlen_q, l.total_q);
-  const std::vector<int64_t> ck = detail::attention_boundaries(l.cu_k, l.batch, l.seqlen_k, l.total_k);
+  const std::vector<int64_t> ck =
+      paged ? std::vector<int64_t>{} : detail::attention_boundaries(l.cu_k, l.batch, l.seqlen_k, l.total_k);
   const long double tau = l.scale;
   const int group = l.heads / l.kv_heads;
   std::vector<long double> s, acc(static_cast<size_t>(l.head_dim));
   for (int b = 0; b < l.batch; ++b) {
-    const int64_t s_q = cq[b + 1] - cq[b], s_k = ck[b + 1] - ck[b];
+    const int64_t s_q = cq[b + 1] - cq[b];
+    const int64_t s_k = paged ? detail::paged_effective_len(l.context_lens[b * l.cl_stride], l.max_blocks,
+                                                            l.block_size)
+                              : ck[b + 1] - ck[b];
+    // Key j's row of kv head hk in k or v (`x`, with its token, page and head strides); nullptr: a masked page.
+    const auto row = [&](const T* x, int64_t tok, int64_t page, int64_t head, int64_t j, int hk) -> const T* {
+      if (!paged) return x + (ck[b] + j) * tok + hk * head;
+      const int32_t pg = l.block_tables[b * l.bt_seq + (j / l.block_size) * l.bt_page];
+      if (pg < 0 || pg >= l.num_blocks) return nullptr;
+      return x + pg * page + (j % l.block_size) * tok + hk * head;
+    };
     const int64_t rows = s_q < l.seqlen_q ? s_q : l.seqlen_q;
     s.assign(static_cast<size_t>(s_k), 0.0L);
     for (int h = 0; h < l.heads; ++h) {
@@ -41,11 +54,11 @@ Status forward(const detail::ExecContext&, const FlashAttentionLaunch& l) {
           const int64_t rel = j - (i + s_k - s_q);  // key position against the bottom-right diagonal
           const bool seen = (l.window_left < 0 || rel >= -int64_t{l.window_left}) &&
                             (l.window_right < 0 || rel <= int64_t{l.window_right});
-          if (!seen) {
+          const T* kr = seen ? row(k, l.k_tok, l.k_block, l.k_head, j, hk) : nullptr;
+          if (kr == nullptr) {
             s[j] = -std::numeric_limits<long double>::infinity();
             continue;
           }
-          const T* kr = k + (ck[b] + j) * l.k_tok + hk * l.k_head;
           long double dot = 0;
           for (int c = 0; c < l.head_dim; ++c) dot += value_of(qr[c]) * value_of(kr[c]);
           s[j] = tau * dot;
@@ -59,7 +72,7 @@ Status forward(const detail::ExecContext&, const FlashAttentionLaunch& l) {
             if (s[j] == -std::numeric_limits<long double>::infinity()) continue;
             const long double p = std::exp(s[j] - m);
             sum += p;
-            const T* vr = v + (ck[b] + j) * l.v_tok + hk * l.v_head;
+            const T* vr = row(v, l.v_tok, l.v_block, l.v_head, j, hk);
             for (int c = 0; c < l.head_dim; ++c) acc[c] += p * value_of(vr[c]);
           }
         }
@@ -87,6 +100,14 @@ constexpr detail::FlashAttentionTables make_tables() {
 
 }  // namespace
 
+constexpr detail::PagedPrefillTables make_paged_tables() {
+  detail::PagedPrefillTables t{};
+  t.fwd = make_tables().fwd;  // one reference: the paged launch records carry their block table
+  t.variant = "reference";
+  return t;
+}
+
 BARACUDA_DEFINE_TABLE(detail::FlashAttentionTables, attention_tables, make_tables())
+BARACUDA_DEFINE_TABLE(detail::PagedPrefillTables, paged_prefill_tables, make_paged_tables())
 
 }  // namespace baracuda::reference

@@ -23,12 +23,15 @@
 //   layout is the A fragment layout) and V through ldmatrix.trans.
 // Then l is summed over the quad, o = O·(1/l) rounded once, lse = m·τ + ln l; l = 0 (no visible key) or NaN gives
 // o = 0 and lse = +inf. Every sum has a fixed order and there are no atomics: bit-stable.
+// Paged (PagedPrefillPlan): the same kernel with K/V rows gathered through the block table as the tiles load
+// (tc_load_rows; a page outside the cache gives zero rows and masked keys), s_k the sequence's context length.
 #pragma once
 
 #include "sim/compat.cuh"  // first: the device namespace, launch macros and device API
 
 #include <cmath>
 #include <cstdint>
+#include <string>
 #include <type_traits>
 
 #include "baracuda/core/element.hpp"
@@ -87,7 +90,8 @@ __device__ __forceinline__ unsigned fa_pack(float lo, float hi) {
     return ptx::cvt_rn_bf16x2_bits(lo, hi);
 }
 
-template <class T, int D>
+/// `Paged`: K/V rows gathered through the block table (paged_prefill.hpp; tables.hpp's paged fields).
+template <class T, int D, bool Paged>
 __global__ void __launch_bounds__(kFaThreads) fa2_forward_kernel(FaParams p) {
   constexpr int BM = kFaBlockM, BN = fa_block_n(D), CPR = fa_row_elems(D) / 8, NT = kFaThreads;
   constexpr int KD = D / 16, NO = D / 8, NS = BN / 8;
@@ -109,7 +113,13 @@ __global__ void __launch_bounds__(kFaThreads) fa2_forward_kernel(FaParams p) {
   const int q0 = static_cast<int>(blockIdx.x) * BM;
 
   int q_start, s_q, k_start, s_k;
-  if (l.cu_q != nullptr) {
+  if constexpr (Paged) {
+    q_start = fa_effective(l.cu_q, b, l.total_q, lane);
+    s_q = fa_effective(l.cu_q, b + 1, l.total_q, lane) - q_start;
+    k_start = 0;
+    s_k = static_cast<int>(
+        ::baracuda::detail::paged_effective_len(l.context_lens[b * l.cl_stride], l.max_blocks, l.block_size));
+  } else if (l.cu_q != nullptr) {
     q_start = fa_effective(l.cu_q, b, l.total_q, lane);
     s_q = fa_effective(l.cu_q, b + 1, l.total_q, lane) - q_start;
     k_start = fa_effective(l.cu_k, b, l.total_k, lane);
@@ -132,6 +142,27 @@ __global__ void __launch_bounds__(kFaThreads) fa2_forward_kernel(FaParams p) {
   }
   const TcOperand ko{kd, 0, l.k_tok, 1, s_k, D, p.k_vec, true};
   const TcOperand vo{vd, 0, l.v_tok, 1, s_k, D, p.v_vec, true};
+  // Key j's page (paged), or −1 for a page outside the cache: such keys are masked and never dereferenced.
+  const auto page_of = [&](int j) -> int64_t {
+    const int32_t pg = l.block_tables[b * l.bt_seq + (j / l.block_size) * l.bt_page];
+    return pg >= 0 && pg < l.num_blocks ? pg : -1;
+  };
+  const auto k_row = [&](int j) -> const uint16_t* {
+    if constexpr (Paged) {
+      const int64_t pg = page_of(j);
+      return pg < 0 ? nullptr : kd + pg * l.k_block + static_cast<int64_t>(j % l.block_size) * l.k_tok;
+    } else {
+      return kd + static_cast<int64_t>(j) * l.k_tok;
+    }
+  };
+  const auto v_row = [&](int j) -> const uint16_t* {
+    if constexpr (Paged) {
+      const int64_t pg = page_of(j);
+      return pg < 0 ? nullptr : vd + pg * l.v_block + static_cast<int64_t>(j % l.block_size) * l.v_tok;
+    } else {
+      return vd + static_cast<int64_t>(j) * l.v_tok;
+    }
+  };
 
   // The KV tiles any row of the block sees: keys [lo, hi).
   const int64_t off = static_cast<int64_t>(s_k) - s_q;
@@ -143,7 +174,7 @@ __global__ void __launch_bounds__(kFaThreads) fa2_forward_kernel(FaParams p) {
   const int t_hi = hi > lo ? static_cast<int>((hi + BN - 1) / BN) : t_lo;
 
   tc_load_tile<BM, CPR, NT>(qs, qo, qd, q0, 0, tid);
-  if (t_lo < t_hi) tc_load_tile<BN, CPR, NT>(ks, ko, kd, t_lo * BN, 0, tid);
+  if (t_lo < t_hi) ::baracuda::gemm::tc_load_rows<BN, CPR, NT>(ks, ko, k_row, t_lo * BN, 0, tid);
   ptx::cp_async_commit();
   ptx::cp_async_wait_all();
   __syncthreads();
@@ -167,7 +198,7 @@ __global__ void __launch_bounds__(kFaThreads) fa2_forward_kernel(FaParams p) {
     const int kv0 = t * BN;
     ptx::cp_async_wait_all();  // K_t (this thread's copies)
     __syncthreads();           // everyone's; and every warp is done with V_{t-1}
-    tc_load_tile<BN, CPR, NT>(vs, vo, vd, kv0, 0, tid);
+    ::baracuda::gemm::tc_load_rows<BN, CPR, NT>(vs, vo, v_row, kv0, 0, tid);
     ptx::cp_async_commit();
 
     float s1[1][NS][4];
@@ -193,9 +224,12 @@ __global__ void __launch_bounds__(kFaThreads) fa2_forward_kernel(FaParams p) {
       ::baracuda::gemm::tc_slice_mma<T, 1, NS, BM, BN, D>(s1, qs, ks, true, true, warp * 16, 0, lane);
     }
 
-    // Per-element mask where the tile crosses a bound of some row of the block.
-    const bool full = kv0 + BN <= s_k && (l.window_right < 0 || kv0 + BN - 1 <= q0 + off + l.window_right) &&
-                      (l.window_left < 0 || kv0 >= q0 + BM - 1 + off - l.window_left);
+    // Per-element mask where the tile crosses a bound of some row of the block (or, paged, has a masked page).
+    bool full = kv0 + BN <= s_k && (l.window_right < 0 || kv0 + BN - 1 <= q0 + off + l.window_right) &&
+                (l.window_left < 0 || kv0 >= q0 + BM - 1 + off - l.window_left);
+    if constexpr (Paged) {
+      for (int j = kv0; full && j < kv0 + BN; j += l.block_size) full = page_of(j) >= 0;
+    }
     if (!full) {
       BARACUDA_UNROLL
       for (int n = 0; n < NS; ++n) {
@@ -203,7 +237,8 @@ __global__ void __launch_bounds__(kFaThreads) fa2_forward_kernel(FaParams p) {
         for (int e = 0; e < 4; ++e) {
           const int64_t i = row0 + 8 * (e >> 1), j = kv0 + n * 8 + 2 * t4 + (e & 1);
           const bool ok = j < s_k && (l.window_left < 0 || j >= i + off - l.window_left) &&
-                          (l.window_right < 0 || j <= i + off + l.window_right);
+                          (l.window_right < 0 || j <= i + off + l.window_right) &&
+                          (!Paged || page_of(static_cast<int>(j)) >= 0);
           if (!ok) s[n][e] = -INFINITY;
         }
       }
@@ -239,7 +274,7 @@ __global__ void __launch_bounds__(kFaThreads) fa2_forward_kernel(FaParams p) {
     }
 
     __syncthreads();  // every warp is done with K_t
-    if (t + 1 < t_hi) tc_load_tile<BN, CPR, NT>(ks, ko, kd, kv0 + BN, 0, tid);
+    if (t + 1 < t_hi) ::baracuda::gemm::tc_load_rows<BN, CPR, NT>(ks, ko, k_row, kv0 + BN, 0, tid);
     ptx::cp_async_commit();
     ptx::cp_async_wait<1>();  // V_t (this thread's copies)
     __syncthreads();          // everyone's
@@ -287,12 +322,13 @@ __global__ void __launch_bounds__(kFaThreads) fa2_forward_kernel(FaParams p) {
   }
 }
 
-/// The forward of `l` (tables.hpp) for element T (__half or __nv_bfloat16) and head dimension D.
-template <class T, int D>
+/// The forward of `l` (tables.hpp) for element T (__half or __nv_bfloat16) and head dimension D; `Paged`: K/V
+/// through the block table (paged_prefill.hpp).
+template <class T, int D, bool Paged = false>
 Status fa2_forward(const ::baracuda::detail::ExecContext& ctx, const ::baracuda::detail::FlashAttentionLaunch& l) {
   static_assert(fa_smem_bytes(D) <= 48 * 1024, "within the default dynamic shared memory (no opt-in)");
   if (l.element != kind_of<T> || l.head_dim != D)
-    return Error::internal("FlashAttentionPlan: the kernel was called for another kind or head dimension");
+    return Error::internal("attention: the kernel was called for another kind or head dimension");
   if (l.batch == 0 || l.heads == 0 || l.seqlen_q == 0 || l.total_q == 0) return {};
   FaParams p;
   p.l = l;
@@ -301,14 +337,18 @@ Status fa2_forward(const ::baracuda::detail::ExecContext& ctx, const ::baracuda:
     return reinterpret_cast<uintptr_t>(data) % 16 == 0 && tok % 8 == 0 && head % 8 == 0;
   };
   p.q_vec = vec(l.q, l.q_tok, l.q_head);
-  p.k_vec = vec(l.k, l.k_tok, l.k_head);
-  p.v_vec = vec(l.v, l.v_tok, l.v_head);
+  p.k_vec = vec(l.k, l.k_tok, l.k_head) && (!Paged || l.k_block % 8 == 0);
+  p.v_vec = vec(l.v, l.v_tok, l.v_head) && (!Paged || l.v_block % 8 == 0);
   const dim3 grid(static_cast<unsigned>((l.seqlen_q + kFaBlockM - 1) / kFaBlockM), static_cast<unsigned>(l.heads),
                   static_cast<unsigned>(l.batch));
-  BARACUDA_LAUNCH(grid, dim3(kFaThreads), static_cast<size_t>(fa_smem_bytes(D)), ctx.stream, fa2_forward_kernel<T, D>)
+  BARACUDA_LAUNCH(grid, dim3(kFaThreads), static_cast<size_t>(fa_smem_bytes(D)), ctx.stream,
+                  fa2_forward_kernel<T, D, Paged>)
   (p);
   const auto e = launch::take_last_error();
-  if (e.failed) return Error::device("FlashAttentionPlan: kernel launch failed: " + e.message, e.code);
+  if (e.failed)
+    return Error::device(std::string(Paged ? "PagedPrefillPlan" : "FlashAttentionPlan") +
+                             ": kernel launch failed: " + e.message,
+                         e.code);
   return {};
 }
 

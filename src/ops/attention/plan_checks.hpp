@@ -72,17 +72,17 @@ inline std::string strides_text(const ConstDynTensor& t) {
   return r + ")";
 }
 
-/// check_tensor, then non-negative strides and, when `unit_last`, unit stride along the last dimension (strides of
-/// extent-1 dimensions excepted).
+/// check_tensor, then non-negative strides (unless `any_sign`: an operand only read, such as a paged cache) and,
+/// when `unit_last`, unit stride along the last dimension (strides of extent-1 dimensions excepted).
 inline Status check_operand(std::string_view P, std::string_view name, const ConstDynTensor& t, ElementKind kind,
-                            const Shape& shape, detail::Access access, bool unit_last) {
+                            const Shape& shape, detail::Access access, bool unit_last, bool any_sign = false) {
   BARACUDA_TRY(detail::check_tensor(P, name, t, kind, shape, access));
   if (shape.numel() == 0) return {};  // an empty view addresses nothing: any strides
   const int r = shape.rank;
   if (unit_last && shape.dims[r - 1] > 1 && t.stride[r - 1] != 1)
     return Error::invalid(s(P) + ": " + s(name) + " must have unit stride along d; its strides are " + strides_text(t));
   for (int d = 0; d < r; ++d)
-    if (shape.dims[d] > 1 && t.stride[d] < 0)
+    if (!any_sign && shape.dims[d] > 1 && t.stride[d] < 0)
       return Error::invalid(s(P) + ": " + s(name) + "'s strides " + strides_text(t) + " must be non-negative");
   return {};
 }

@@ -12,6 +12,7 @@
 #include "baracuda/ops/attention.hpp"
 #include "core/exec_context.hpp"
 #include "device/dispatch_table.hpp"
+#include "ops/paged_decode/tables.hpp"  // paged_effective_len: the paged cache's rule, shared
 
 namespace baracuda::detail {
 
@@ -38,6 +39,16 @@ struct FlashAttentionLaunch {
   int64_t o_tok = 0, o_head = 0;
   float* lse = nullptr;  ///< nullptr: not written
   int64_t lse_batch = 0, lse_head = 0, lse_tok = 0;
+  /// Paged K/V (PagedPrefillPlan, paged_prefill.hpp), when `block_tables` is set: key j of sequence b at
+  /// `k + page·k_block + (j % block_size)·k_tok + hk·k_head` with page = `block_tables[b·bt_seq + (j / block_size)·
+  /// bt_page]` (masked when outside [0, num_blocks)), v alike; s_k the effective `context_lens[b·cl_stride]`; q
+  /// varlen through cu_q, cu_k unused.
+  const int32_t* block_tables = nullptr;
+  int64_t bt_seq = 0, bt_page = 0;
+  const int32_t* context_lens = nullptr;
+  int64_t cl_stride = 0;
+  int64_t k_block = 0, v_block = 0, num_blocks = 0;
+  int block_size = 0, max_blocks = 0;
 };
 
 /// The table slot of a head dimension with kernels (64, 96, 128, 256), or −1.
@@ -46,6 +57,12 @@ constexpr int attention_head_dim_slot(int64_t d) {
 }
 
 struct FlashAttentionTables {
+  KindTable<std::array<FlashAttentionFn, 4>> fwd{};
+  std::string_view variant;
+};
+
+/// The chunked prefill's kernels (paged_prefill.hpp): the forward with paged K/V, by element kind and head dim.
+struct PagedPrefillTables {
   KindTable<std::array<FlashAttentionFn, 4>> fwd{};
   std::string_view variant;
 };
@@ -70,5 +87,6 @@ inline std::vector<int64_t> attention_boundaries(const int32_t* cu, int batch, i
 
 }  // namespace baracuda::detail
 
-// reference: host.cpp; sim and cuda: the kernel unit device.cu
+// reference: host.cpp; sim and cuda: the kernel units device.cu and device_paged.cu
 BARACUDA_DECLARE_DEVICE_TABLE(detail::FlashAttentionTables, attention_tables)
+BARACUDA_DECLARE_DEVICE_TABLE(detail::PagedPrefillTables, paged_prefill_tables)

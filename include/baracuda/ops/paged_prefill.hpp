@@ -1,0 +1,209 @@
+/// \file
+/// \brief Chunked prefill over the paged KV cache: `PagedPrefillPlan`. Each sequence b brings s_q new query tokens
+/// (a chunk of its prompt) whose keys and values are already in the cache (appended by KvCacheAppendPlan), after
+/// the sequence's earlier tokens: with L = b's effective context length, chunk token i < s_q sits at position
+/// L − s_q + i, and for each query head h
+/// `o[t, h, :] = Σ_j softmax_j(τ·q[t, h, :]·K_b[j, hk, :])·V_b[j, hk, :]` over the keys j it sees, t = the token's
+/// row in the packed q, hk = h / (H / H_kv), and the optional natural-log `lse[h, t] = ln Σ_j exp(τ·q·K_b[j])`.
+/// K_b[j] is `key_cache[block_tables[b, j / block_size], j % block_size, hk, :]` (kv_cache.hpp's layout), V_b alike:
+/// the same cache and block table as PagedDecodePlan (paged_attention.hpp), with FlashAttentionPlan's tensor-core
+/// kernel (attention.hpp) reading K/V through the block table. A `dynamic::PagedPrefillPlan` (kind-erased) taking
+/// `dynamic::PagedPrefillArgs`, and a typed `PagedPrefillPlan<T>`.
+///
+/// **Kinds.** q, o and both caches: f16 or bf16 (one kind, `element`); block_tables, context_lens and cu_seqlens_q
+/// s32; lse f32. Quantized caches (FP8, int8) are not taken yet (`Unsupported`; PagedDecodePlan reads them).
+///
+/// **Head dimension.** d ∈ {64, 96, 128, 256}; **page size** block_size ∈ {8, 16, 32} (`Unsupported` otherwise).
+/// **Heads.** H % H_kv == 0 (MHA, GQA, MQA); 1 ≤ H, H_kv ≤ 65535. **Batch.** 0 ≤ B ≤ 65535.
+///
+/// **Queries: packed, varlen.** q and o are `[T_q, H, d]`; sequence b's chunk is rows cu_seqlens_q[b] ..
+/// cu_seqlens_q[b + 1] − 1 (`cu_seqlens_q` s32 `[B + 1]`, contiguous, device data). `max_seqlen_q` (the longest
+/// chunk) sizes the grid; rows of a longer chunk past it are not written. T_q, max_seqlen_q < 2^30.
+/// cu_seqlens_q's values follow attention.hpp's rule: the kernels and the reference use the effective offsets
+/// `c'[b] = min(T_q, max(0, c[0], ..., c[b]))`; rows no effective chunk covers are not written (o nor lse).
+///
+/// **Keys: the paged cache.** `context_lens[b]` is L_b, b's tokens in the cache, the chunk's included; the
+/// effective length is `min(max(context_lens[b], 0), max_blocks_per_seq·block_size)` (paged_attention.hpp). A
+/// page id p of a visible key with p < 0 or p ≥ num_blocks is never dereferenced: its keys are masked. Nothing
+/// is reported; the host does not read these values.
+///
+/// **Masks.** Chunk token i of b sees key j < L iff its page is valid, j ≤ L − s_q + i when `causal` (the default:
+/// the diagonal bottom-right aligned, as attention.hpp), and j ≥ L − s_q + i − window_left when window_left ≥ 0.
+/// Non-causal (`with_causal(false)`): every valid key of the window. A token that sees no key (L < s_q leaves the
+/// first tokens so, with causal) gets o = 0 and lse = +inf, never NaN.
+///
+/// **Layouts.** q, o: any non-negative token and head strides, unit stride along d; o's elements distinct. The
+/// caches `[num_blocks, block_size, H_kv, d]`: any strides with a unit last one (two tensors, or two views of one
+/// buffer: only read). block_tables
+/// `[B, max_blocks_per_seq]`, context_lens `[B]`: any strides. lse (optional) `[H, T_q]`, any non-negative
+/// strides, distinct elements. Rows whose base and strides are multiples of 8 elements are copied 16 bytes at a
+/// time (cp.async); other layouts element by element (correct, slower). Every operand within 2^56 elements.
+///
+/// **Alignment.** Every pointer aligned to its element's size (`MisalignedOperand`).
+///
+/// **Aliasing.** o and lse overlap no input nor each other (`InvalidProblem`). **Workspace.** None.
+///
+/// **Backends, determinism and accuracy.**
+/// - `host` (the reference, attention.hpp's): scores, softmax and sums in long double from the exact inputs, one
+///   rounding of o to the element kind and of lse to f32.
+/// - `sim` and `cuda` (`Sim`/`Bespoke`, variant `fa2_m16n8k16_paged`): attention.hpp's FlashAttention-2 kernel
+///   with each K/V tile's rows gathered through the block table; the same arithmetic, so the same bound: o within
+///   about 2^-11 (f16) or 2^-8 (bf16) of max|v|, lse a few f32 ulps. Fixed summation orders, no atomics: the same
+///   bits on every run of a device; graph-capture safe.
+///
+/// **Empty problems** (B = 0, T_q = 0 or max_seqlen_q = 0) succeed and write nothing.
+#pragma once
+
+#include <cstdint>
+#include <utility>
+
+#include "baracuda/core/dyn_tensor.hpp"
+#include "baracuda/core/hash.hpp"
+#include "baracuda/core/plan.hpp"
+#include "baracuda/core/sku.hpp"
+#include "baracuda/core/stream.hpp"
+#include "baracuda/core/tensor.hpp"
+#include "baracuda/core/typed_plan.hpp"
+#include "baracuda/core/workspace.hpp"
+#include "baracuda/ops/attention.hpp"  // detail::FlashAttentionFn: the kernels are the attention family's
+
+namespace baracuda {
+
+/// One chunked-prefill problem (the file comment has every rule). A hashable value.
+struct PagedPrefillDescriptor {
+  ElementKind element = ElementKind::F16;  ///< q, o and the caches: f16, bf16
+  int64_t batch = 1;                       ///< B sequences
+  int64_t total_q = 0;                     ///< T_q, the packed query tokens
+  int64_t max_seqlen_q = 0;                ///< the longest chunk
+  int64_t heads = 1, kv_heads = 1;         ///< H, H_kv
+  int64_t head_dim = 128;                  ///< d
+  int64_t num_blocks = 1;                  ///< pages in the cache
+  int64_t block_size = 16;                 ///< tokens per page
+  int64_t max_blocks_per_seq = 1;          ///< the block table's width
+  bool causal = true;                      ///< bottom-right aligned causal mask
+  int64_t window_left = -1;                ///< −1: unbounded
+  double softmax_scale = 0;                ///< τ; 0: 1/√d
+  bool return_lse = false;                 ///< write lse
+
+  PagedPrefillDescriptor& with_element(ElementKind e) {
+    element = e;
+    return *this;
+  }
+  /// B sequences, T_q packed query tokens of which at most max_q per sequence, H query heads, H_kv kv heads, d.
+  PagedPrefillDescriptor& with_shape(int64_t b, int64_t t_q, int64_t max_q, int64_t h, int64_t h_kv, int64_t d) {
+    batch = b, total_q = t_q, max_seqlen_q = max_q, heads = h, kv_heads = h_kv, head_dim = d;
+    return *this;
+  }
+  /// The cache's pages and the block table's width.
+  PagedPrefillDescriptor& with_pages(int64_t blocks, int64_t tokens_per_block, int64_t blocks_per_seq) {
+    num_blocks = blocks, block_size = tokens_per_block, max_blocks_per_seq = blocks_per_seq;
+    return *this;
+  }
+  PagedPrefillDescriptor& with_causal(bool c = true) {
+    causal = c;
+    return *this;
+  }
+  PagedPrefillDescriptor& with_window(int64_t left) {
+    window_left = left;
+    return *this;
+  }
+  PagedPrefillDescriptor& with_scale(double s) {
+    softmax_scale = s;
+    return *this;
+  }
+  PagedPrefillDescriptor& with_lse(bool l = true) {
+    return_lse = l;
+    return *this;
+  }
+  /// q's and o's shape `[T_q, H, d]`.
+  Shape q_shape() const { return Shape{total_q, heads, head_dim}; }
+  /// The caches' shape `[num_blocks, block_size, H_kv, d]`.
+  Shape cache_shape() const { return Shape{num_blocks, block_size, kv_heads, head_dim}; }
+
+  friend bool operator==(const PagedPrefillDescriptor&, const PagedPrefillDescriptor&) = default;
+  size_t hash() const {
+    return detail::hash_fields(element, batch, total_q, max_seqlen_q, heads, kv_heads, head_dim, num_blocks, block_size,
+                               max_blocks_per_seq, causal, window_left, softmax_scale, return_lse);
+  }
+};
+
+namespace dynamic {
+
+/// The operands of `dynamic::PagedPrefillPlan`, inputs then outputs.
+struct PagedPrefillArgs {
+  ConstDynTensor q;             ///< [T_q, H, d] of `element`
+  ConstDynTensor key_cache;     ///< [num_blocks, block_size, H_kv, d] of `element`
+  ConstDynTensor value_cache;   ///< key_cache's shape and kind
+  ConstDynTensor block_tables;  ///< s32 [B, max_blocks_per_seq], device memory
+  ConstDynTensor context_lens;  ///< s32 [B], device memory: L_b, the chunk's tokens included
+  ConstDynTensor cu_seqlens_q;  ///< s32 [B + 1], contiguous, device memory
+  DynTensor o = {};             ///< [T_q, H, d] of `element`, written
+  DynTensor lse = {};           ///< f32 [H, T_q], written; empty unless return_lse
+};
+
+/// Chunked prefill attention over the paged cache. SKU `attention/<element>/<backend>/<precision>/<variant>`, op
+/// `paged_prefill`, variant `reference` (host) or `fa2_m16n8k16_paged` (sim, cuda).
+class PagedPrefillPlan : public detail::BoundFnPlan<PagedPrefillDescriptor, detail::FlashAttentionFn> {
+  using BoundFnPlan::BoundFnPlan;
+
+ public:
+  using Args = PagedPrefillArgs;
+  /// The descriptor's rules (kind, head dim, page size, heads, lengths, window, scale), then the device.
+  static Result<PagedPrefillPlan> select(const Stream& stream, const PagedPrefillDescriptor& desc,
+                                         PlanPreference pref = {});
+  /// Kinds, shapes, strides, the optional lse, alignment and aliasing.
+  Status can_implement(const Args& args) const;
+  size_t workspace_size() const { return 0; }
+  PrecisionGuarantee precision_guarantee() const { return binding_.uniform_guarantee(); }
+  /// Re-validates, then one launch (no synchronisation: the device data is not read by the host).
+  Status run(const Stream& stream, Workspace workspace, const Args& args) const;
+};
+
+}  // namespace dynamic
+
+// ------------------------------------------------------------------------------------------------------
+// Typed wrapper
+// ------------------------------------------------------------------------------------------------------
+
+/// Arguments of a typed PagedPrefillPlan<T> (T: __half or __nv_bfloat16).
+template <class T>
+struct PagedPrefillArgs {
+  TensorRef<T, 3> q;
+  TensorRef<T, 4> key_cache;
+  TensorRef<T, 4> value_cache;
+  TensorRef<int32_t, 2> block_tables;
+  TensorRef<int32_t, 1> context_lens;
+  TensorRef<int32_t, 1> cu_seqlens_q;
+  TensorMut<T, 3> o{};
+  TensorMut<float, 2> lse{};  ///< or default
+  dynamic::PagedPrefillArgs erased() const {
+    dynamic::PagedPrefillArgs a{ConstDynTensor::of(q),
+                                ConstDynTensor::of(key_cache),
+                                ConstDynTensor::of(value_cache),
+                                ConstDynTensor::of(block_tables),
+                                ConstDynTensor::of(context_lens),
+                                ConstDynTensor::of(cu_seqlens_q)};
+    a.o = DynTensor::of(o);
+    if (lse.data != nullptr) a.lse = DynTensor::of(lse);
+    return a;
+  }
+};
+
+/// Typed PagedPrefillPlan: T is the descriptor's `element`.
+template <class T>
+class PagedPrefillPlan : public detail::TypedPlan<dynamic::PagedPrefillPlan, PagedPrefillArgs<T>> {
+  using Base = detail::TypedPlan<dynamic::PagedPrefillPlan, PagedPrefillArgs<T>>;
+  friend Base;
+  using Base::Base;
+
+ public:
+  static Result<PagedPrefillPlan> select(const Stream& stream, const PagedPrefillDescriptor& desc,
+                                         PlanPreference pref = {}) {
+    BARACUDA_TRY(detail::check_typed_element("PagedPrefillPlan", "q, o and the caches", desc.element, kind_of<T>));
+    auto p = dynamic::PagedPrefillPlan::select(stream, desc, pref);
+    if (!p) return p.error();
+    return PagedPrefillPlan(std::move(p).value());
+  }
+};
+
+}  // namespace baracuda
