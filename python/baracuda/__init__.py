@@ -63,6 +63,8 @@ from ._core import (
     MisalignedOperand,
     PagedDecodeDescriptor,
     PagedDecodePlan,
+    PagedPrefillDescriptor,
+    PagedPrefillPlan,
     QuantizeDescriptor,
     QuantizePlan,
     QuantizedLinearDescriptor,

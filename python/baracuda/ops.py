@@ -49,7 +49,10 @@ reference) unless ``device="sim"`` (the CUDA kernels under the emulator, with it
   ``k_scale``/``v_scale``;
 * ``paged_decode(q, key_cache, value_cache, block_tables, context_lens)``: decode attention over those paged
   caches (split-KV; GQA/MQA, q_len new tokens per sequence, bottom-right causal among them, a sliding window,
-  fp8e4m3 / int8 caches dequantized with ``k_scale``/``v_scale``, the lse).
+  fp8e4m3 / int8 caches dequantized with ``k_scale``/``v_scale``, the lse);
+* ``paged_prefill(q, key_cache, value_cache, block_tables, context_lens, cu_seqlens_q)``: chunked prefill
+  attention over the same caches (packed chunks of new tokens, each against its sequence's whole context;
+  GQA/MQA, bottom-right causal or not, a sliding window, the lse).
 """
 
 import keyword as _keyword
@@ -65,6 +68,7 @@ from ._grouped_gemm import grouped_gemm  # noqa: F401
 from ._kv_cache import kv_cache_append  # noqa: F401
 from ._linear import linear, linear_backward  # noqa: F401
 from ._paged_decode import paged_decode  # noqa: F401
+from ._paged_prefill import paged_prefill  # noqa: F401
 from ._rope import rope, rope_backward  # noqa: F401
 
 set_plan_cache_size = _cache.set_capacity

@@ -21,6 +21,7 @@ void bind_rope(nb::module_& m);
 void bind_kv_cache(nb::module_& m);
 void bind_attention(nb::module_& m);
 void bind_paged_decode(nb::module_& m);
+void bind_paged_prefill(nb::module_& m);
 }  // namespace baracuda::python
 
 NB_MODULE(_core, m) {
@@ -46,4 +47,5 @@ NB_MODULE(_core, m) {
   py::bind_kv_cache(m);
   py::bind_attention(m);
   py::bind_paged_decode(m);
+  py::bind_paged_prefill(m);
 }

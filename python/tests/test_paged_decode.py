@@ -11,6 +11,7 @@ import pytest
 
 import baracuda
 from baracuda import ops
+from test_attention import visible
 
 torch = pytest.importorskip("torch")
 
@@ -35,36 +36,42 @@ def paged(lens, block_size, seed):
     return table, 2 * total + 1
 
 
+def gather(kc, vc, table, b, L):
+    """Sequence b's first L keys and values [L, H_kv, d] read through its block table (page 0 where the page id is
+    outside the cache), and whether each key's page is in the cache (bool [L])."""
+    n_blocks, bs = kc.shape[:2]
+    pg = torch.tensor([int(table[b, j // bs]) for j in range(L)], dtype=torch.int64)
+    off = torch.tensor([j % bs for j in range(L)], dtype=torch.int64)
+    ok = (pg >= 0) & (pg < n_blocks)
+    safe = torch.where(ok, pg, torch.zeros_like(pg))
+    return kc[safe, off], vc[safe, off], ok
+
+
+def attend(qs, k, v, seen, scale):
+    """float64 o [n, H, d] and lse [n, H] of the queries qs [n, H, d] over k, v [L, H_kv, d] (GQA by
+    repeat_interleave) where seen [n, L] allows; a query that sees no key gets o = 0 and lse = +inf."""
+    h = qs.shape[1]
+    k, v = (t.repeat_interleave(h // t.shape[1], dim=1) for t in (k, v))
+    s = torch.einsum("ihd,jhd->hij", qs.double(), k) * scale
+    s = s.masked_fill(~seen[None], -math.inf)
+    any_key = seen.any(-1)[None].expand(h, -1)
+    p = torch.where(any_key[..., None], torch.softmax(s, -1), torch.zeros_like(s))
+    lse = torch.where(any_key, torch.logsumexp(s, -1), torch.full_like(s[..., 0], math.inf))
+    return torch.einsum("hij,jhd->ihd", p, v), lse.T
+
+
 def reference(q, kc, vc, table, lens, q_len, scale, window=-1):
     """float64 o [B*q_len, H, d], lse [B*q_len, H] from the dequantized caches kc, vc [N, bs, H_kv, d]."""
-    n_blocks, bs, h_kv, d = kc.shape
-    h = q.shape[1]
     o = torch.zeros(q.shape, dtype=torch.float64)
-    lse = torch.full((q.shape[0], h), math.inf, dtype=torch.float64)
+    lse = torch.full((q.shape[0], q.shape[1]), math.inf, dtype=torch.float64)
     for b, raw in enumerate(lens):
-        L = min(max(int(raw), 0), table.shape[1] * bs)
+        L = min(max(int(raw), 0), table.shape[1] * kc.shape[1])
         if L == 0:
             continue
-        pg = torch.tensor([int(table[b, j // bs]) for j in range(L)])
-        off = torch.tensor([j % bs for j in range(L)])
-        ok = (pg >= 0) & (pg < n_blocks)
-        safe = torch.where(ok, pg, torch.zeros_like(pg))
-        k = kc[safe, off].repeat_interleave(h // h_kv, dim=1)
-        v = vc[safe, off].repeat_interleave(h // h_kv, dim=1)
-        i = torch.arange(q_len)[:, None]
-        j = torch.arange(L)[None, :]
-        last = L - q_len + i
-        seen = (j <= last) & ok[None, :]
-        if window >= 0:
-            seen &= j >= last - window
-        qs = q[b * q_len:(b + 1) * q_len].double()
-        s = torch.einsum("ihd,jhd->hij", qs, k) * scale
-        s = s.masked_fill(~seen[None], -math.inf)
-        any_key = seen.any(-1)[None].expand(h, -1)
-        p = torch.where(any_key[..., None], torch.softmax(s, -1), torch.zeros_like(s))
-        o[b * q_len:(b + 1) * q_len] = torch.einsum("hij,jhd->ihd", p, v)
-        lse[b * q_len:(b + 1) * q_len] = torch.where(any_key, torch.logsumexp(s, -1), torch.full_like(s[..., 0],
-                                                                                                     math.inf)).T
+        k, v, ok = gather(kc, vc, table, b, L)
+        seen = visible(q_len, L, window, 0) & ok[None, :]
+        rows = slice(b * q_len, (b + 1) * q_len)
+        o[rows], lse[rows] = attend(q[rows], k, v, seen, scale)
     return o, lse
 
 

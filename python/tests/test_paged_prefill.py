@@ -1,0 +1,135 @@
+"""Chunked prefill over the paged KV cache from Python against a torch reference: each sequence's keys and values
+gathered through its block table (pages shuffled, unused pages between; test_paged_decode's helpers), then float64
+q·kᵀ·scale with the bottom-right causal mask of the chunk against its whole context (test_attention's rule) and a
+window, torch.softmax, ·v, GQA by repeat_interleave; on host and sim; packed ragged chunks (a first chunk, a chunk
+of one token, an empty one), the lse, non-causal, contexts shorter than their chunk, invalid page ids, lengths
+clamped to the table, and rejections."""
+
+import itertools
+import math
+
+import pytest
+
+import baracuda
+from baracuda import ops
+from test_attention import UNIT, check, data, effective_scale, visible
+from test_paged_decode import attend, gather, paged
+
+torch = pytest.importorskip("torch")
+
+
+def offsets(chunks):
+    """cu_seqlens_q int32 [B + 1] of chunks packed in order."""
+    return torch.tensor([0, *itertools.accumulate(chunks)], dtype=torch.int32)
+
+
+def reference(q, kc, vc, table, lens, cu, scale, causal=True, window=-1):
+    """float64 o [T_q, H, d], lse [H, T_q]: chunk rows cu[b] .. cu[b + 1] - 1 of q against sequence b's keys."""
+    o = torch.zeros(q.shape, dtype=torch.float64)
+    lse = torch.full((q.shape[1], q.shape[0]), math.inf, dtype=torch.float64)
+    for b, raw in enumerate(lens):
+        L = min(max(int(raw), 0), table.shape[1] * kc.shape[1])
+        lo, hi = int(cu[b]), int(cu[b + 1])
+        if L == 0 or hi == lo:
+            continue
+        k, v, ok = gather(kc, vc, table, b, L)
+        seen = visible(hi - lo, L, window, 0 if causal else -1) & ok[None, :]
+        o[lo:hi], chunk_lse = attend(q[lo:hi], k, v, seen, scale)
+        lse[:, lo:hi] = chunk_lse.T
+    return o, lse
+
+
+def problem(chunks, lens, h, h_kv, d, bs, dtype, seed):
+    """q [Σ chunks, H, d], caches over shuffled pages, the block tables, context_lens and cu_seqlens_q."""
+    table, n_blocks = paged(lens, bs, seed)
+    q = data((sum(chunks), h, d), dtype, seed + 1)
+    kc, vc = data((n_blocks, bs, h_kv, d), dtype, seed + 2), data((n_blocks, bs, h_kv, d), dtype, seed + 3)
+    return q, kc, vc, table, torch.tensor(lens, dtype=torch.int32), offsets(chunks)
+
+
+# (H, H_kv, d, block_size): GQA, MQA, MHA; every head dim and page size.
+SHAPES = [(4, 2, 64, 16), (2, 1, 128, 8), (2, 2, 96, 32), (2, 1, 256, 16)]
+
+
+@pytest.mark.parametrize("dtype", list(UNIT))
+@pytest.mark.parametrize("shape", SHAPES)
+def test_matches_torch(shape, dtype, device):
+    h, h_kv, d, bs = shape
+    # A later chunk, a first chunk (L = s_q), one token, a chunk spanning pages, and a sequence with no new token.
+    chunks, lens = [7, 12, 1, 20, 0], [30, 12, 17, 41, 9]
+    if d == 256:  # the slowest kernel on sim: fewer tokens
+        chunks, lens = [5, 9], [21, 9]
+    q, kc, vc, table, ctx, cu = problem(chunks, lens, h, h_kv, d, bs, dtype, 1)
+    o, lse = ops.paged_prefill(q, kc, vc, table, ctx, cu, return_lse=True, device=device)
+    assert o.shape == q.shape and o.dtype == dtype and lse.shape == (h, q.shape[0]) and lse.dtype == torch.float32
+    scale = effective_scale(None, d)
+    check(o, lse, *reference(q, kc.double(), vc.double(), table, lens, cu, scale), dtype, d, scale)
+    o2 = ops.paged_prefill(q, kc, vc, table, ctx, cu, max_seqlen_q=max(chunks), device=device)
+    assert torch.equal(o2, o)  # deterministic, and the lse changes nothing
+
+
+@pytest.mark.parametrize("causal, window", [(False, -1), (False, 6), (True, 4)])
+def test_masks_and_scale(causal, window, device):
+    dtype, h, h_kv, d, bs = torch.bfloat16, 4, 1, 64, 16
+    chunks, lens = [9, 16], [25, 16]
+    q, kc, vc, table, ctx, cu = problem(chunks, lens, h, h_kv, d, bs, dtype, 5)
+    o, lse = ops.paged_prefill(q, kc, vc, table, ctx, cu, causal=causal, window_left=window, scale=0.2,
+                               return_lse=True, device=device)
+    scale = effective_scale(0.2, d)
+    want = reference(q, kc.double(), vc.double(), table, lens, cu, scale, causal, window)
+    check(o, lse, *want, dtype, d, scale)
+
+
+def test_short_contexts_invalid_pages_and_clamping(device):
+    dtype, h, h_kv, d, bs = torch.float16, 2, 1, 64, 8
+    chunks, lens = [6, 5, 4], [40, 20, 8]
+    q, kc, vc, table, _, cu = problem(chunks, lens, h, h_kv, d, bs, dtype, 9)
+    n_blocks = kc.shape[0]
+    table[0, 2] = -3  # keys 16 .. 23 of sequence 0 masked
+    table[1, 0] = n_blocks + 5  # and keys 0 .. 7 of sequence 1
+    raw = [1 << 30, 20, 2]  # clamped to 40; 20; 2 < 4 tokens: the first two see no key
+    ctx = torch.tensor(raw, dtype=torch.int32)
+    o, lse = ops.paged_prefill(q, kc, vc, table, ctx, cu, return_lse=True, device=device)
+    scale = effective_scale(None, d)
+    check(o, lse, *reference(q, kc.double(), vc.double(), table, raw, cu, scale), dtype, d, scale)
+    first = int(cu[2])
+    assert torch.isinf(lse[:, first:first + 2]).all() and torch.isfinite(lse[:, first + 2:]).all()
+    assert torch.equal(o[first:first + 2], torch.zeros_like(o[first:first + 2]))
+
+
+def test_plan_api_and_rejections():
+    desc = baracuda.PagedPrefillDescriptor(batch=2, total_q=40, max_seqlen_q=32, heads=8, kv_heads=2, head_dim=128,
+                                           num_blocks=64, block_size=16, max_blocks_per_seq=32, element="bf16",
+                                           return_lse=True)
+    assert desc.causal and desc.window_left == -1 and desc.element == "bf16"
+    sim = baracuda.PagedPrefillPlan.select(baracuda.Stream.sim(), desc)
+    host = baracuda.PagedPrefillPlan.select(baracuda.Stream.host(), desc)
+    assert "fa2_m16n8k16_paged" in sim.sku and "reference" in host.sku and sim.workspace_size == 0
+
+    def select(**changes):
+        fields = dict(batch=1, total_q=4, max_seqlen_q=4, heads=2, kv_heads=1, head_dim=64, num_blocks=4,
+                      block_size=16, max_blocks_per_seq=2)
+        baracuda.PagedPrefillPlan.select(baracuda.Stream.host(), baracuda.PagedPrefillDescriptor(**{**fields,
+                                                                                                     **changes}))
+
+    select()
+    for bad in (dict(head_dim=80), dict(block_size=24), dict(element="f32")):
+        with pytest.raises(baracuda.Unsupported):
+            select(**bad)
+    with pytest.raises(baracuda.InvalidProblem):
+        select(heads=3, kv_heads=2)
+
+    q, kc, vc, table, ctx, cu = problem([3, 2], [3, 9], 4, 2, 64, 16, torch.float16, 13)
+    with pytest.raises(baracuda.InvalidProblem):  # context_lens of the wrong length
+        ops.paged_prefill(q, kc, vc, table, ctx[:1], cu)
+    with pytest.raises(baracuda.InvalidProblem):  # a cache of another kind
+        ops.paged_prefill(q, kc.to(torch.bfloat16), vc, table, ctx, cu)
+    with pytest.raises(baracuda.InvalidProblem):
+        ops.paged_prefill(q, kc, vc, table, ctx, cu[None])
+    plan = baracuda.PagedPrefillPlan.select(baracuda.Stream.host(), baracuda.PagedPrefillDescriptor(
+        batch=2, total_q=5, max_seqlen_q=3, heads=4, kv_heads=2, head_dim=64, num_blocks=kc.shape[0], block_size=16,
+        max_blocks_per_seq=table.shape[1]))
+    args = dict(q=q, key_cache=kc, value_cache=vc, block_tables=table, context_lens=ctx, cu_seqlens_q=cu)
+    plan.run(baracuda.Stream.host(), **args, o=torch.empty_like(q))
+    with pytest.raises(baracuda.InvalidProblem):  # o over q
+        plan.run(baracuda.Stream.host(), **args, o=q)
