@@ -7,7 +7,7 @@ from ._attention import _max_length
 
 
 def paged_prefill(q, key_cache, value_cache, block_tables, context_lens, cu_seqlens_q, *, max_seqlen_q=None,
-                  causal=True, window_left=-1, scale=None, return_lse=False, device=None):
+                  k_scale=None, v_scale=None, causal=True, window_left=-1, scale=None, return_lse=False, device=None):
     """o = softmax(scale·q·Kᵀ + mask)·V for each sequence's chunk of new query tokens against all its keys in the
     paged cache (the chunk's own keys already appended), as vLLM's chunked prefill through
     ``flash_attn_varlen_func(..., block_table=...)`` (f16 or bf16; scores and sums in f32):
@@ -15,7 +15,8 @@ def paged_prefill(q, key_cache, value_cache, block_tables, context_lens, cu_seql
     * q [total_q, H, d], packed: sequence b's chunk is rows cu_seqlens_q[b] .. cu_seqlens_q[b + 1] - 1
       (cu_seqlens_q int32 [B + 1]); ``max_seqlen_q`` defaults to the longest chunk (read from the offsets: a copy
       to the host for GPU arrays);
-    * key_cache and value_cache [num_blocks, block_size, H_kv, d] of q's kind; block_tables int32
+    * key_cache and value_cache [num_blocks, block_size, H_kv, d] of q's kind, or fp8e4m3 / int8 dequantized as
+      c * scale with ``k_scale`` and ``v_scale`` (f32 [1] or [H_kv], as ``paged_decode``); block_tables int32
       [B, max_blocks_per_seq]: key j of sequence b is row j % block_size of page block_tables[b, j // block_size];
       context_lens int32 [B] (the chunk included), clamped to [0, max_blocks_per_seq * block_size]; a page id
       outside [0, num_blocks) is masked.
@@ -31,11 +32,13 @@ def paged_prefill(q, key_cache, value_cache, block_tables, context_lens, cu_seql
                                    f"H_kv, d], block_tables [B, max_blocks_per_seq] and cu_seqlens_q [B + 1]; got "
                                    f"{sq}, {sc}, {st} and {scu}")
     total_q, heads, d = sq
-    kind = _arrays.kind_of(q)
+    kind, cache_kind = _arrays.kind_of(q), _arrays.kind_of(key_cache)
+    per_head = cache_kind != kind and k_scale is not None and _arrays.shape_of(k_scale) != (1,)
     desc = dict(batch=scu[0] - 1, total_q=total_q,
                 max_seqlen_q=_max_length(cu_seqlens_q) if max_seqlen_q is None else int(max_seqlen_q), heads=heads,
                 kv_heads=sc[2], head_dim=d, num_blocks=sc[0], block_size=sc[1], max_blocks_per_seq=st[1],
-                element=kind, causal=bool(causal), window_left=int(window_left),
+                element=kind, cache_kind=cache_kind, scale_layout="per_head" if per_head else "per_tensor",
+                causal=bool(causal), window_left=int(window_left),
                 softmax_scale=0.0 if scale is None else float(scale), return_lse=bool(return_lse))
     stream = _arrays.stream_for(q, device)
     plan = _cache.plan(_core.PagedPrefillPlan, tuple(sorted(desc.items())), stream,
@@ -43,6 +46,7 @@ def paged_prefill(q, key_cache, value_cache, block_tables, context_lens, cu_seql
     o = _arrays.empty(q, (total_q, heads, d), kind)
     lse = _arrays.empty(q, (heads, total_q), "f32") if return_lse else None
     _arrays.run_plan(plan, stream, q, q=q, key_cache=key_cache, value_cache=value_cache, block_tables=block_tables,
-                     context_lens=context_lens, cu_seqlens_q=cu_seqlens_q, o=o, lse=lse)
+                     context_lens=context_lens, cu_seqlens_q=cu_seqlens_q, k_scale=k_scale, v_scale=v_scale, o=o,
+                     lse=lse)
     o = _arrays.finish(q, o)
     return (o, _arrays.finish(q, lse)) if return_lse else o

@@ -52,7 +52,8 @@ reference) unless ``device="sim"`` (the CUDA kernels under the emulator, with it
   fp8e4m3 / int8 caches dequantized with ``k_scale``/``v_scale``, the lse);
 * ``paged_prefill(q, key_cache, value_cache, block_tables, context_lens, cu_seqlens_q)``: chunked prefill
   attention over the same caches (packed chunks of new tokens, each against its sequence's whole context;
-  GQA/MQA, bottom-right causal or not, a sliding window, the lse).
+  GQA/MQA, bottom-right causal or not, a sliding window, fp8e4m3 / int8 caches dequantized with
+  ``k_scale``/``v_scale``, the lse).
 """
 
 import keyword as _keyword

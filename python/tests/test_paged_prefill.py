@@ -3,11 +3,12 @@ gathered through its block table (pages shuffled, unused pages between; test_pag
 q·kᵀ·scale with the bottom-right causal mask of the chunk against its whole context (test_attention's rule) and a
 window, torch.softmax, ·v, GQA by repeat_interleave; on host and sim; packed ragged chunks (a first chunk, a chunk
 of one token, an empty one), the lse, non-causal, contexts shorter than their chunk, invalid page ids, lengths
-clamped to the table, and rejections."""
+clamped to the table, int8 and FP8 (ml_dtypes) caches dequantized per tensor and per head, and rejections."""
 
 import itertools
 import math
 
+import numpy as np
 import pytest
 
 import baracuda
@@ -97,6 +98,50 @@ def test_short_contexts_invalid_pages_and_clamping(device):
     assert torch.equal(o[first:first + 2], torch.zeros_like(o[first:first + 2]))
 
 
+def test_int8_cache_per_head(device):
+    dtype, h, h_kv, d, bs = torch.float16, 4, 2, 64, 8
+    chunks, lens = [7, 12, 1], [30, 12, 17]
+    table, n_blocks = paged(lens, bs, 21)
+    g = torch.Generator().manual_seed(22)
+    kc, vc = (torch.randint(-127, 128, (n_blocks, bs, h_kv, d), generator=g, dtype=torch.int8) for _ in range(2))
+    # In [1/254, 1/127]: dequantized K and V in [-1, 1], test_attention's bounds. k_scale a strided view.
+    k_scale = ((torch.rand(2 * h_kv, generator=g) + 1) / 254)[::2]
+    v_scale = (torch.rand(h_kv, generator=g) + 1) / 254
+    q, ctx, cu = data((sum(chunks), h, d), dtype, 23), torch.tensor(lens, dtype=torch.int32), offsets(chunks)
+    table[0, 1] = -1  # keys 8 .. 15 of sequence 0 masked
+    o, lse = ops.paged_prefill(q, kc, vc, table, ctx, cu, k_scale=k_scale, v_scale=v_scale, return_lse=True,
+                               device=device)
+    assert o.dtype == dtype
+    ks, vs = (s.double().reshape(1, 1, h_kv, 1) for s in (k_scale, v_scale))
+    scale = effective_scale(None, d)
+    check(o, lse, *reference(q, kc.double() * ks, vc.double() * vs, table, lens, cu, scale), dtype, d, scale)
+
+
+@pytest.mark.parametrize("per_head, causal, window", [(False, True, -1), (True, False, 5)])
+def test_fp8_cache(per_head, causal, window, device):
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    h, h_kv, d, bs = 4, 2, 64, 16
+    chunks, lens = [9, 4], [25, 40]
+    table, n_blocks = paged(lens, bs, 24)
+    rng = np.random.default_rng(25)
+    # Codes in [-4, 4] and scales at most 0.25: dequantized K and V in [-1, 1].
+    kc, vc = (rng.uniform(-4, 4, (n_blocks, bs, h_kv, d)).astype(ml_dtypes.float8_e4m3fn) for _ in range(2))
+    k_scale = np.array([0.25, 0.125] if per_head else [0.25], np.float32)
+    v_scale = np.array([0.1875, 0.25] if per_head else [0.125], np.float32)
+    q = rng.uniform(-1, 1, (sum(chunks), h, d)).astype(ml_dtypes.bfloat16)
+    o, lse = ops.paged_prefill(q, kc, vc, table.numpy(), np.array(lens, np.int32), offsets(chunks).numpy(),
+                               k_scale=k_scale, v_scale=v_scale, causal=causal, window_left=window, return_lse=True,
+                               device=device)
+    assert o.dtype == ml_dtypes.bfloat16 and o.shape == q.shape
+    ks, vs = (torch.from_numpy(s.astype(np.float64)).reshape(1, 1, -1, 1) for s in (k_scale, v_scale))
+    scale = effective_scale(None, d)
+    want = reference(torch.from_numpy(q.astype(np.float32)), torch.from_numpy(kc.astype(np.float64)) * ks,
+                     torch.from_numpy(vc.astype(np.float64)) * vs, table, lens, offsets(chunks), scale, causal,
+                     window)
+    check(torch.from_numpy(np.asarray(o).astype(np.float32)), torch.from_numpy(np.asarray(lse)), *want,
+          torch.bfloat16, d, scale)
+
+
 def test_plan_api_and_rejections():
     desc = baracuda.PagedPrefillDescriptor(batch=2, total_q=40, max_seqlen_q=32, heads=8, kv_heads=2, head_dim=128,
                                            num_blocks=64, block_size=16, max_blocks_per_seq=32, element="bf16",
@@ -105,6 +150,12 @@ def test_plan_api_and_rejections():
     sim = baracuda.PagedPrefillPlan.select(baracuda.Stream.sim(), desc)
     host = baracuda.PagedPrefillPlan.select(baracuda.Stream.host(), desc)
     assert "fa2_m16n8k16_paged" in sim.sku and "reference" in host.sku and sim.workspace_size == 0
+    assert desc.cache_kind == "bf16" and desc.scale_layout == "per_tensor"  # cache_kind defaults to element
+    quantized = baracuda.PagedPrefillDescriptor(batch=2, total_q=40, max_seqlen_q=32, heads=8, kv_heads=2,
+                                                head_dim=128, num_blocks=64, block_size=16, max_blocks_per_seq=32,
+                                                element="bf16", cache_kind="fp8e4m3", scale_layout="per_head")
+    assert quantized.cache_kind == "fp8e4m3" and quantized.scale_layout == "per_head"
+    baracuda.PagedPrefillPlan.select(baracuda.Stream.sim(), quantized)
 
     def select(**changes):
         fields = dict(batch=1, total_q=4, max_seqlen_q=4, heads=2, kv_heads=1, head_dim=64, num_blocks=4,
@@ -113,7 +164,8 @@ def test_plan_api_and_rejections():
                                                                                                      **changes}))
 
     select()
-    for bad in (dict(head_dim=80), dict(block_size=24), dict(element="f32")):
+    for bad in (dict(head_dim=80), dict(block_size=24), dict(element="f32"), dict(cache_kind="f32"),
+                dict(cache_kind="u8"), dict(element="bf16", cache_kind="f16")):
         with pytest.raises(baracuda.Unsupported):
             select(**bad)
     with pytest.raises(baracuda.InvalidProblem):
@@ -122,8 +174,20 @@ def test_plan_api_and_rejections():
     q, kc, vc, table, ctx, cu = problem([3, 2], [3, 9], 4, 2, 64, 16, torch.float16, 13)
     with pytest.raises(baracuda.InvalidProblem):  # context_lens of the wrong length
         ops.paged_prefill(q, kc, vc, table, ctx[:1], cu)
-    with pytest.raises(baracuda.InvalidProblem):  # a cache of another kind
-        ops.paged_prefill(q, kc.to(torch.bfloat16), vc, table, ctx, cu)
+    with pytest.raises(baracuda.InvalidProblem):  # a value cache of another kind than the key cache's
+        ops.paged_prefill(q, kc, vc.to(torch.bfloat16), table, ctx, cu)
+    with pytest.raises(baracuda.Unsupported):  # a bf16 cache under f16 q
+        ops.paged_prefill(q, kc.to(torch.bfloat16), vc.to(torch.bfloat16), table, ctx, cu)
+    one = torch.ones(1, dtype=torch.float32)
+    with pytest.raises(baracuda.InvalidProblem):  # scales for a cache of q's kind
+        ops.paged_prefill(q, kc, vc, table, ctx, cu, k_scale=one, v_scale=one)
+    codes = torch.zeros(kc.shape, dtype=torch.int8)
+    with pytest.raises(baracuda.InvalidProblem):  # an int8 cache without its scales
+        ops.paged_prefill(q, codes, codes, table, ctx, cu)
+    with pytest.raises(baracuda.InvalidProblem):  # v_scale missing
+        ops.paged_prefill(q, codes, codes, table, ctx, cu, k_scale=one)
+    with pytest.raises(baracuda.InvalidProblem):  # per head ([2]) for k, per tensor for v
+        ops.paged_prefill(q, codes, codes, table, ctx, cu, k_scale=torch.ones(2), v_scale=one)
     with pytest.raises(baracuda.InvalidProblem):
         ops.paged_prefill(q, kc, vc, table, ctx, cu[None])
     plan = baracuda.PagedPrefillPlan.select(baracuda.Stream.host(), baracuda.PagedPrefillDescriptor(

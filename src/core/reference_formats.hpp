@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "baracuda/core/element.hpp"
 
@@ -117,6 +118,21 @@ long double value_of(const T& x) {
   uint64_t b = 0;
   std::memcpy(&b, &x, sizeof(T));
   return decode(b, format_of<T>());
+}
+
+/// The exact value of a stored code: a floating storage value, an FP8 E4M3 code or an int8 (a quantized cache's
+/// element before its scale).
+template <class C>
+long double code_value(const C& x) {
+  if constexpr (std::is_same_v<C, int8_t>) {
+    return x;
+  } else if constexpr (std::is_same_v<C, __nv_fp8_e4m3>) {
+    uint8_t b = 0;
+    std::memcpy(&b, &x, 1);
+    return decode(b, kFormatE4M3);
+  } else {
+    return value_of(x);
+  }
 }
 
 /// v rounded once (to nearest even) to the storage type T.

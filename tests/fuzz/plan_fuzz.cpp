@@ -485,6 +485,31 @@ void paged_decode(FuzzInput& in, const Stream& s) {
   drive(in, s, dynamic::PagedDecodePlan::select(s, d), pools, 9, Forward<9>{s});
 }
 
+/// PagedPrefillPlan's descriptor fields: paged_decode's cache fields (kinds, scale layout, heads, head dim, pages),
+/// batch, the packed tokens and longest chunk, causal, window, scale and lse; its ten operands drawn from q's, the
+/// caches', the table's, the lengths', cu_seqlens_q's, the scales' and lse's shapes. Random tables, lengths and
+/// offsets are data: the kernels clamp them and mask page ids outside the cache.
+void paged_prefill(FuzzInput& in, const Stream& s) {
+  PagedPrefillDescriptor d;
+  d.element = in.chance(160) ? (in.flag() ? ElementKind::F16 : ElementKind::Bf16) : in.kind();
+  d.cache_kind = in.chance(160) ? (in.flag() ? d.element : in.flag() ? ElementKind::Fp8E4M3 : ElementKind::S8)
+                                : in.kind();
+  d.scale_layout = in.enum_of<KvScaleLayout>(2);
+  d.batch = in.extent(), d.total_q = in.extent(), d.max_seqlen_q = in.extent();
+  d.heads = in.extent(), d.kv_heads = in.chance(128) ? 1 : in.extent();
+  d.head_dim = in.chance(160) ? int64_t{64} << (in.u8() % 3) : in.extent();
+  d.num_blocks = in.extent(), d.block_size = in.chance(160) ? 16 : in.extent();
+  d.max_blocks_per_seq = in.extent();
+  d.causal = in.flag();
+  d.window_left = in.chance(200) ? -1 : in.integer();
+  d.softmax_scale = in.chance(200) ? 0.0 : in.real();
+  d.return_lse = in.flag();
+  const Pools pools{{d.q_shape(), d.cache_shape(), Shape{d.batch, d.max_blocks_per_seq}, Shape{d.batch},
+                     Shape{d.batch == INT64_MAX ? d.batch : d.batch + 1}, d.scale_shape(), Shape{d.heads, d.total_q}},
+                    {d.element, d.cache_kind, ElementKind::S32, ElementKind::F32}};
+  drive(in, s, dynamic::PagedPrefillPlan::select(s, d), pools, 10, Forward<10>{s});
+}
+
 /// FlashAttentionBackwardPlan's descriptor fields: the kind, batch, lengths, heads, kv heads, head dim (often a
 /// supported one), packed batches and their totals, causal, windows (sometimes out of range) and the scale; its
 /// eleven operands drawn from q's, k's, lse's (both layouts) and cu_seqlens' shapes. Random lse and cu_seqlens are
@@ -560,7 +585,7 @@ void scenario(FuzzInput& in, const Stream& s) {
 using Adapter = void (*)(FuzzInput&, const Stream&);
 constexpr Adapter kAdapters[] = {fill,     cast, affine,   unary, binary, ternary, gated,    quantize,
                                  dynamic_range, fp8,  int_gemm, gemm,  linear, int4,    fp8_gemm, rope, kv_cache,
-                                 paged_decode, attention_backward, scenario};
+                                 paged_decode, paged_prefill, attention_backward, scenario};
 
 }  // namespace
 }  // namespace baracuda::fuzz

@@ -98,6 +98,21 @@ inline double cache_get(ElementKind k, const std::vector<uint8_t>& s, int64_t i)
   return get(k, s, i);
 }
 
+/// Stores cache element i of kind k from x: the s8 code round(127·x) or the FP8 E4M3 code of 6·x (rounded to
+/// nearest; x ∈ [-1, 1]), else x rounded to k.
+inline void cache_put(ElementKind k, std::vector<uint8_t>& s, int64_t i, double x) {
+  if (k == ElementKind::S8) {
+    s[static_cast<size_t>(i)] = static_cast<uint8_t>(static_cast<int8_t>(std::lround(x * 127)));
+  } else if (k == ElementKind::Fp8E4M3) {
+    const __nv_fp8_e4m3 c(static_cast<float>(x * 6));
+    std::memcpy(&s[static_cast<size_t>(i)], &c, 1);
+  } else {
+    put(k, s, i, x);
+  }
+}
+/// The scale that maps cache_put's codes of kind k back to about [-1, 1]: 1/127 (s8), 1/6 (FP8 E4M3).
+inline double code_unit(ElementKind k) { return k == ElementKind::S8 ? 1.0 / 127 : 1.0 / 6; }
+
 /// What the f64 evaluation gives for one query row.
 struct RowExpect {
   std::vector<double> o;
@@ -124,16 +139,7 @@ struct Data {
     const int64_t cn = p.c_span();
     auto cache = [&] {
       std::vector<uint8_t> c(static_cast<size_t>(cn) * cb, 0);
-      for (int64_t i = 0; i < cn; ++i) {
-        if (d.cache_kind == ElementKind::S8) {
-          c[static_cast<size_t>(i)] = static_cast<uint8_t>(static_cast<int8_t>(std::lround(u(rng) * 127)));
-        } else if (d.cache_kind == ElementKind::Fp8E4M3) {
-          const __nv_fp8_e4m3 x(static_cast<float>(u(rng) * 6));
-          std::memcpy(&c[static_cast<size_t>(i)], &x, 1);
-        } else {
-          put(d.cache_kind, c, i, u(rng));
-        }
-      }
+      for (int64_t i = 0; i < cn; ++i) cache_put(d.cache_kind, c, i, u(rng));
       return c;
     };
     k = cache();
@@ -141,7 +147,7 @@ struct Data {
     if (d.quantized()) {
       const int64_t n = d.scale_layout == KvScaleLayout::PerHead ? d.kv_heads : 1;
       std::uniform_real_distribution<double> su(0.5, 1.5);
-      const double base = d.cache_kind == ElementKind::S8 ? 1.0 / 127 : 1.0 / 6;
+      const double base = code_unit(d.cache_kind);
       for (int64_t i = 0; i < 2 * n; ++i) {
         k_scale.push_back(static_cast<float>(base * su(rng)));
         v_scale.push_back(static_cast<float>(su(rng) * 0.25));

@@ -1,9 +1,10 @@
-// PagedPrefillPlan: every rejection of select (kind, head dim, page size, heads and GQA divisibility, batch, token
-// counts, pages, block table width, the caches' size, window, scale, backend preference, typed element),
-// can_implement and run (missing and superfluous operands, kinds, shapes, strides, cu_seqlens_q's contiguity,
-// alignment, null data, overlapping outputs, a stream of another device), with the codes of the sibling plans
-// (attention.hpp, paged_attention.hpp); and the layouts the header accepts (any strides for the caches, the block
-// table and the context lengths). Each rejected run writes nothing.
+// PagedPrefillPlan: every rejection of select (kinds, cache kind, scale layout, head dim, page size, heads and GQA
+// divisibility, batch, token counts, pages, block table width, the caches' size, window, scale, backend preference,
+// typed element and cache types), can_implement and run (missing and superfluous operands, the scales among them,
+// kinds, shapes, strides, cu_seqlens_q's contiguity, alignment, null data, overlapping outputs, a stream of another
+// device), with the codes of the sibling plans (attention.hpp, paged_attention.hpp); and the layouts the header
+// accepts (any strides for the caches, the scales, the block table and the context lengths). Each rejected run
+// writes nothing.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -22,7 +23,8 @@
 namespace baracuda::test {
 namespace {
 
-constexpr ElementKind F16 = ElementKind::F16, Bf16 = ElementKind::Bf16, F32 = ElementKind::F32, S32 = ElementKind::S32;
+constexpr ElementKind F16 = ElementKind::F16, Bf16 = ElementKind::Bf16, F32 = ElementKind::F32, S32 = ElementKind::S32,
+                      Fp8 = ElementKind::Fp8E4M3, S8 = ElementKind::S8;
 constexpr std::string_view P = "PagedPrefillPlan";
 constexpr int64_t k30 = int64_t{1} << 30;
 
@@ -48,14 +50,34 @@ PagedPrefillDescriptor base() {
 TEST(PagedPrefillReject, SelectKinds) {
   for (ElementKind k : {F32, ElementKind::F64, ElementKind::S8, ElementKind::Fp8E4M3, ElementKind::Fp8E5M2})
     expect_select(base().with_element(k), ErrorCode::Unsupported);
+  // The caches: q's kind, FP8 E4M3 or s8; q and o f16 or bf16 whatever the caches hold.
+  for (ElementKind c : {F32, Bf16, ElementKind::F64, ElementKind::U8, ElementKind::Fp8E5M2})
+    expect_select(base().with_kinds(F16, c), ErrorCode::Unsupported);
+  expect_select(base().with_kinds(Bf16, F16), ErrorCode::Unsupported);
+  for (ElementKind e : {F32, S8, Fp8, ElementKind::U8}) {
+    expect_select(base().with_kinds(e, Fp8), ErrorCode::Unsupported);
+    expect_select(base().with_kinds(e, S8), ErrorCode::Unsupported);
+  }
   PagedPrefillDescriptor bad = base();
   bad.element = static_cast<ElementKind>(200);
   expect_select(bad, ErrorCode::InvalidProblem);
+  bad = base();
+  bad.cache_kind = static_cast<ElementKind>(200);
+  expect_select(bad, ErrorCode::InvalidProblem);
+  for (uint8_t layout : {2, 7, 255})
+    for (ElementKind c : {F16, Fp8, S8}) {  // PagedDecodePlan's rule: rejected whatever the cache kind
+      bad = base().with_kinds(F16, c);
+      bad.scale_layout = static_cast<KvScaleLayout>(layout);
+      expect_select(bad, ErrorCode::InvalidProblem);
+    }
   for (ElementKind e : {F16, Bf16})
-    for (int64_t dim : {64, 96, 128, 256})
-      for (int64_t bs : {8, 16, 32})
-        for (const Stream& st : {Stream::host(), Stream::sim()})
-          selects(base().with_element(e).with_shape(2, 5, 3, 4, 2, dim).with_pages(6, bs, 3), st);
+    for (ElementKind c : {e, Fp8, S8})
+      for (KvScaleLayout l : {KvScaleLayout::PerTensor, KvScaleLayout::PerHead})
+        for (int64_t dim : {64, 96, 128, 256})
+          for (int64_t bs : {8, 16, 32})
+            for (const Stream& st : {Stream::host(), Stream::sim()})
+              selects(base().with_kinds(e, c).with_scale_layout(l).with_shape(2, 5, 3, 4, 2, dim).with_pages(6, bs, 3),
+                      st);
 }
 
 TEST(PagedPrefillReject, SelectShapes) {
@@ -105,29 +127,46 @@ TEST(PagedPrefillReject, SelectWindowScaleBackend) {
   expect_other_backend_unsupported<dynamic::PagedPrefillPlan>(Stream::sim(), base(), BackendKind::Host, P);
   expect_other_backend_unsupported<dynamic::PagedPrefillPlan>(Stream::host(), base(), BackendKind::Sim, P);
   expect_other_backend_unsupported<dynamic::PagedPrefillPlan>(Stream::host(), base(), BackendKind::CublasLt, P);
-  // The typed plan's T is the descriptor's element.
+  // The typed plan's T is the descriptor's element, C its cache kind.
   expect_typed_plans_reject<PagedPrefillPlan<__nv_bfloat16>>(base(), P);
   expect_typed_plans_reject<PagedPrefillPlan<__half>>(base().with_element(Bf16), P);
+  expect_code(PagedPrefillPlan<__half, int8_t>::select(Stream::host(), base()).status(), ErrorCode::InvalidProblem,
+              "the caches");
+  expect_code(PagedPrefillPlan<__half>::select(Stream::host(), base().with_kinds(F16, Fp8)).status(),
+              ErrorCode::InvalidProblem, "the caches");
+  expect_typed_plans_reject<PagedPrefillPlan<__half, __nv_fp8_e4m3>, PagedPrefillPlan<__nv_bfloat16, int8_t>>(
+      base().with_kinds(F16, S8), P);
   auto typed = PagedPrefillPlan<__nv_bfloat16>::select(Stream::sim(), base().with_element(Bf16));
   ASSERT_TRUE(typed) << typed.status().to_string();
   EXPECT_EQ(typed->workspace_size(), 0u);
   EXPECT_TRUE(typed->precision_guarantee().deterministic);
+  auto quantized = PagedPrefillPlan<__nv_bfloat16, __nv_fp8_e4m3>::select(Stream::sim(), base().with_kinds(Bf16, Fp8));
+  ASSERT_TRUE(quantized) << quantized.status().to_string();
+  EXPECT_EQ(quantized->workspace_size(), 0u);
 }
 
-/// Host operands of base(), each in its own 8-byte aligned buffer (f16 data in u64 storage).
+/// Host operands of base() (or a descriptor of its shape with other cache kinds), each in its own 8-byte aligned
+/// buffer (f16 data in u64 storage; the caches' with 128 bytes to spare, a one-byte cache's half unused); the
+/// scales dense when quantized.
 struct Operands {
+  PagedPrefillDescriptor d = base();
   std::vector<uint64_t> qs = std::vector<uint64_t>(5 * 4 * 64 / 4), os = qs;
-  std::vector<uint64_t> kc = std::vector<uint64_t>(6 * 16 * 2 * 64 / 4), vc = kc;
+  std::vector<uint64_t> kc = std::vector<uint64_t>(6 * 16 * 2 * 64 / 4 + 16), vc = kc;
   std::vector<uint64_t> ls = std::vector<uint64_t>(4 * 5 / 2);
   std::vector<int32_t> bt = {0, 1, 2, 3, 4, 5}, cl = {40, 3}, cu = {0, 2, 5};
+  std::vector<float> ks = {0.5f, 0.25f, 2.0f, 1.0f}, vs = ks;
   dynamic::PagedPrefillArgs args() {
     dynamic::PagedPrefillArgs a;
     a.q = ConstDynTensor::dense(qs.data(), F16, Shape{5, 4, 64});
-    a.key_cache = ConstDynTensor::dense(kc.data(), F16, Shape{6, 16, 2, 64});
-    a.value_cache = ConstDynTensor::dense(vc.data(), F16, Shape{6, 16, 2, 64});
+    a.key_cache = ConstDynTensor::dense(kc.data(), d.cache_kind, Shape{6, 16, 2, 64});
+    a.value_cache = ConstDynTensor::dense(vc.data(), d.cache_kind, Shape{6, 16, 2, 64});
     a.block_tables = ConstDynTensor::dense(bt.data(), S32, Shape{2, 3});
     a.context_lens = ConstDynTensor::dense(cl.data(), S32, Shape{2});
     a.cu_seqlens_q = ConstDynTensor::dense(cu.data(), S32, Shape{3});
+    if (d.quantized()) {
+      a.k_scale = ConstDynTensor::dense(ks.data(), F32, d.scale_shape());
+      a.v_scale = ConstDynTensor::dense(vs.data(), F32, d.scale_shape());
+    }
     a.o = DynTensor::dense(os.data(), F16, Shape{5, 4, 64});
     a.lse = DynTensor::dense(ls.data(), F32, Shape{4, 5});
     return a;
@@ -138,8 +177,11 @@ struct Operands {
 
 class PagedPrefillOperands : public ::testing::Test {
  protected:
-  void SetUp() override {
-    auto p = dynamic::PagedPrefillPlan::select(Stream::host(), base());
+  void SetUp() override { init(base()); }
+  /// The plan of `d` (base()'s shape) and its operands, which it accepts and runs.
+  void init(const PagedPrefillDescriptor& d) {
+    o_.d = d;
+    auto p = dynamic::PagedPrefillPlan::select(Stream::host(), d);
     ASSERT_TRUE(p) << p.status().to_string();
     plan_ = std::move(p).value();
     const Status ok = plan_.can_implement(o_.args());
@@ -194,6 +236,13 @@ TEST_F(PagedPrefillOperands, MissingAndSuperfluous) {
   auto a = o_.args();
   a.lse = {};
   EXPECT_TRUE(p2->can_implement(a).is_ok()) << p2->can_implement(a).to_string();
+  // Scales with a cache of q's kind.
+  a = o_.args();
+  a.k_scale = ConstDynTensor::dense(o_.ks.data(), F32, Shape{1});
+  reject(a, ErrorCode::InvalidProblem, "k_scale");
+  a = o_.args();
+  a.v_scale = ConstDynTensor::dense(o_.vs.data(), F32, Shape{1});
+  reject(a, ErrorCode::InvalidProblem, "v_scale");
 }
 
 TEST_F(PagedPrefillOperands, Kinds) {
@@ -363,6 +412,73 @@ TEST_F(PagedPrefillOperands, NegativeCacheStrides) {
   auto a = o_.args();
   a.key_cache.stride[0] = -a.key_cache.stride[0], a.key_cache.data = o_.kc.data() + 5 * 16 * 2 * 64 / 4;
   a.value_cache.stride[2] = -64, a.value_cache.data = o_.vc.data() + 64 / 4;  // kv head 1 before head 0
+  EXPECT_TRUE(plan_.can_implement(a).is_ok()) << plan_.can_implement(a).to_string();
+  EXPECT_TRUE(plan_.run(Stream::host(), {}, a).is_ok());
+}
+
+// An FP8 E4M3 cache with per-head scales ([H_kv] = [2]).
+class PagedPrefillQuantized : public PagedPrefillOperands {
+ protected:
+  void SetUp() override { init(base().with_kinds(F16, Fp8).with_scale_layout(KvScaleLayout::PerHead)); }
+};
+
+TEST_F(PagedPrefillQuantized, Scales) {
+  // Missing, of another kind or shape, misaligned or null.
+  for (const char* name : {"k_scale", "v_scale"}) {
+    const bool k = name[0] == 'k';
+    auto with = [&](auto edit) {
+      auto a = o_.args();
+      edit(k ? a.k_scale : a.v_scale);
+      return a;
+    };
+    const std::string needle = ": " + std::string(name);
+    reject(with([](ConstDynTensor& t) { t = {}; }), ErrorCode::InvalidProblem, needle);
+    for (ElementKind kind : {F16, ElementKind::F64, S32})
+      reject(with([&](ConstDynTensor& t) { t.kind = kind; }), ErrorCode::InvalidProblem, needle);
+    for (const Shape& shape : {Shape{1}, Shape{3}, Shape{2, 1}, Shape{1, 2}})  // per head: [2]
+      reject(with([&](ConstDynTensor& t) { t.shape = shape; }), ErrorCode::InvalidProblem, needle);
+    reject(with([](ConstDynTensor& t) { t.data = static_cast<const uint8_t*>(t.data) + 2; }),
+           ErrorCode::MisalignedOperand, needle);
+    reject(with([](ConstDynTensor& t) { t.data = nullptr; }), ErrorCode::InvalidProblem, needle);
+  }
+  // The caches' kind is the descriptor's cache_kind (not q's, not the other code).
+  auto a = o_.args();
+  a.key_cache.kind = S8;
+  reject(a, ErrorCode::InvalidProblem, ": key_cache");
+  a = o_.args();
+  a.value_cache.kind = F16;
+  reject(a, ErrorCode::InvalidProblem, ": value_cache");
+  // Per tensor: [1], not [H_kv].
+  Operands per_tensor;
+  per_tensor.d = base().with_kinds(F16, S8);
+  auto pt = dynamic::PagedPrefillPlan::select(Stream::host(), per_tensor.d);
+  ASSERT_TRUE(pt) << pt.status().to_string();
+  a = per_tensor.args();
+  EXPECT_TRUE(pt->can_implement(a).is_ok()) << pt->can_implement(a).to_string();
+  a.v_scale.shape = Shape{2};
+  expect_code(pt->can_implement(a), ErrorCode::InvalidProblem, ": v_scale");
+}
+
+TEST_F(PagedPrefillQuantized, OutputsOverlappingAScale) {
+  auto a = o_.args();
+  a.k_scale = ConstDynTensor::dense(o_.os.data() + 3, F32, Shape{2});
+  reject(a, ErrorCode::InvalidProblem, "overlap");
+  a = o_.args();
+  a.v_scale = ConstDynTensor::dense(reinterpret_cast<float*>(o_.ls.data()) + 5, F32, Shape{2});
+  reject(a, ErrorCode::InvalidProblem, "overlap");
+}
+
+// The scales take any stride (zero and negative too); a one-byte cache any byte offset.
+TEST_F(PagedPrefillQuantized, AcceptedLayouts) {
+  auto a = o_.args();
+  a.k_scale.stride[0] = 3;
+  a.v_scale.stride[0] = -1, a.v_scale.data = o_.vs.data() + 1;
+  EXPECT_TRUE(plan_.can_implement(a).is_ok()) << plan_.can_implement(a).to_string();
+  EXPECT_TRUE(plan_.run(Stream::host(), {}, a).is_ok());
+  a.k_scale.stride[0] = 0;
+  a.key_cache.data = reinterpret_cast<const uint8_t*>(o_.kc.data()) + 1;
+  a.value_cache.data = reinterpret_cast<const uint8_t*>(o_.vc.data()) + 3;
+  a.value_cache.stride = {16 * 129 + 1, 129, 64, 1};  // odd: no row 8-byte aligned
   EXPECT_TRUE(plan_.can_implement(a).is_ok()) << plan_.can_implement(a).to_string();
   EXPECT_TRUE(plan_.run(Stream::host(), {}, a).is_ok());
 }

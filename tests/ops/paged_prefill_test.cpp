@@ -2,11 +2,12 @@
 // paged_prefill_test_support.hpp: the host reference within one rounding, the kernels within attention.hpp's bound.
 // One table of cases: chunks of 1, 17, 129 and 150 tokens (not tile multiples) at the end of contexts of 40 to 300
 // through shuffled pages of 8, 16 and 32; GQA ratios 1, 2, 4 and 8; head dims 64, 96, 128 and 256; f16 and bf16;
+// FP8 E4M3 and s8 caches with per-tensor and per-head scales (strided scale views, a negative stride among them);
 // causal and not, left windows; chunks longer than their context (rows that see no key: o = 0, lse = +inf); invalid
 // page ids, negative and over-long context lengths, invalid cu_seqlens_q; chunks longer than max_seqlen_q (rows not
 // written); padded, unaligned, head-major and reversed layouts, strided block tables, context lengths and lse; empty
 // problems. Every byte of o and lse that no chunk row covers keeps its sentinel. Then: bit-identical reruns, the
-// same bits as FlashAttentionPlan on K/V gathered from the pages, the typed plan.
+// same bits as FlashAttentionPlan on K/V gathered from the pages (unquantized caches), the typed plans.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -23,7 +24,8 @@
 namespace baracuda::test::prefill {
 namespace {
 
-constexpr ElementKind F16 = ElementKind::F16, Bf16 = ElementKind::Bf16;
+constexpr ElementKind F16 = ElementKind::F16, Bf16 = ElementKind::Bf16, Fp8 = ElementKind::Fp8E4M3,
+                      S8 = ElementKind::S8;
 
 /// A value case: Problem::make's arguments, then `edit` (masks, layouts, invalid ids, ...) before the data is drawn.
 struct Case {
@@ -89,6 +91,26 @@ void sharp(Problem& p) {
   p.d.with_scale(0.5).with_lse();
 }
 void max_q_zero(Problem& p) { p.d.with_shape(2, 8, 0, 4, 2, 64).with_lse(); }
+// Quantized caches (x = code·scale). FP8 per tensor, padded (the 8-byte row loads with gaps between rows).
+void fp8_per_tensor_padded(Problem& p) {
+  padded(p);
+  p.quantize(Fp8, KvScaleLayout::PerTensor);
+}
+// s8 per head, the scales strided views: k_scale stride 3, v_scale stride −2 (the last head's first in memory).
+void s8_per_head_strided_scales(Problem& p) {
+  p.quantize(S8, KvScaleLayout::PerHead).d.with_lse();
+  p.k_scale_stride = 3, p.v_scale_stride = -2;
+}
+// FP8 per head, non-causal with a window, odd strides and offsets (the element path, byte-aligned rows).
+void fp8_noncausal_unaligned(Problem& p) {
+  noncausal_window20(p);
+  p.quantize(Fp8, KvScaleLayout::PerHead);
+  p.qo = LayoutKind2::Unaligned, p.cache = CacheLayout::Unaligned;
+}
+void s8_invalid_pages(Problem& p) {
+  invalid_pages_and_lengths(p);
+  p.quantize(S8, KvScaleLayout::PerTensor);
+}
 
 const Case kCases[] = {
     {"f16_d64_gqa4_chunks_1_17_129", {1, 17, 129}, {40, 150, 300}, 4, 1, 64, 16, F16, lse_only},
@@ -113,6 +135,10 @@ const Case kCases[] = {
     {"empty_batch", {}, {}, 4, 2, 64, 16, F16, lse_only},
     {"empty_chunks", {0, 0}, {10, 3}, 4, 2, 64, 16, Bf16, lse_only},
     {"max_seqlen_q_zero", {5, 3}, {10, 3}, 4, 2, 64, 16, F16, max_q_zero},
+    {"bf16_fp8_per_tensor_padded", {17, 40}, {30, 70}, 4, 2, 128, 16, Bf16, fp8_per_tensor_padded},
+    {"f16_s8_per_head_strided_scales", {20, 9}, {45, 9}, 4, 2, 64, 8, F16, s8_per_head_strided_scales},
+    {"bf16_fp8_per_head_noncausal_window_unaligned", {40, 5}, {100, 60}, 4, 2, 64, 8, Bf16, fp8_noncausal_unaligned},
+    {"f16_s8_invalid_pages_and_lengths", {5, 20, 17, 3}, {40, 20, 30, 16}, 4, 2, 64, 16, F16, s8_invalid_pages},
 };
 
 const Case& named(std::string_view name) {
@@ -197,34 +223,49 @@ TEST_P(PagedPrefillDevice, SameBitsAsFlashAttentionOnGatheredKv) {
 INSTANTIATE_TEST_SUITE_P(Devices, PagedPrefillDevice, ::testing::ValuesIn(kTestDevices),
                          [](const auto& info) { return std::string(to_string(info.param)); });
 
-// PagedPrefillPlan<T>'s arguments map onto the erased plan's: the same bits on the host.
-TEST(PagedPrefillTyped, MatchesTheErasedPlan) {
-  Problem p = Problem::make({3, 9}, {20, 9}, 2, 1, 64, F16, 8);
-  p.d.with_lse();
+// PagedPrefillPlan<T, C>'s arguments map onto the erased plan's: the same bits on the host. The problem's layouts
+// dense (its scales' strides any).
+template <class T, class C>
+void expect_typed_matches_erased(Problem p) {
+  const PagedPrefillDescriptor& d = p.d;
   const Data x(p, 19);
   Outputs erased;
   ASSERT_TRUE(run_on(Stream::host(), x, erased).is_ok());
-  const PagedPrefillDescriptor& d = p.d;
-  auto plan = PagedPrefillPlan<__half>::select(Stream::host(), d);
+  auto plan = PagedPrefillPlan<T, C>::select(Stream::host(), d);
   ASSERT_TRUE(plan) << plan.status().to_string();
   EXPECT_EQ(plan->workspace_size(), 0u);
   std::vector<uint8_t> o = x.o, l = x.lse;
-  PagedPrefillArgs<__half> a;
-  const auto* cache_k = reinterpret_cast<const __half*>(x.k.data());
-  const auto* cache_v = reinterpret_cast<const __half*>(x.v.data());
-  const std::array<int64_t, 4> cs = {d.num_blocks, d.block_size, 1, 64};
-  a.q = TensorRef<__half, 3>::dense(reinterpret_cast<const __half*>(x.q.data()), {d.total_q, 2, 64});
-  a.key_cache = TensorRef<__half, 4>::dense(cache_k, cs);
-  a.value_cache = TensorRef<__half, 4>::dense(cache_v, cs);
-  a.block_tables = TensorRef<int32_t, 2>::dense(x.table.data(), {2, d.max_blocks_per_seq});
-  a.context_lens = TensorRef<int32_t, 1>::dense(x.ctx.data(), {2});
-  a.cu_seqlens_q = TensorRef<int32_t, 1>::dense(p.cu.data(), {3});
-  a.o = TensorMut<__half, 3>::dense(reinterpret_cast<__half*>(o.data()), {d.total_q, 2, 64});
-  a.lse = TensorMut<float, 2>::dense(reinterpret_cast<float*>(l.data()), {2, d.total_q});
+  PagedPrefillArgs<T, C> a;
+  const std::array<int64_t, 4> cs = {d.num_blocks, d.block_size, d.kv_heads, d.head_dim};
+  const std::array<int64_t, 3> qs = {d.total_q, d.heads, d.head_dim};
+  a.q = TensorRef<T, 3>::dense(reinterpret_cast<const T*>(x.q.data()), qs);
+  a.key_cache = TensorRef<C, 4>::dense(reinterpret_cast<const C*>(x.k.data()), cs);
+  a.value_cache = TensorRef<C, 4>::dense(reinterpret_cast<const C*>(x.v.data()), cs);
+  a.block_tables = TensorRef<int32_t, 2>::dense(x.table.data(), {d.batch, d.max_blocks_per_seq});
+  a.context_lens = TensorRef<int32_t, 1>::dense(x.ctx.data(), {d.batch});
+  a.cu_seqlens_q = TensorRef<int32_t, 1>::dense(p.cu.data(), {d.batch + 1});
+  if (d.quantized()) {
+    a.k_scale = TensorRef<float, 1>(x.k_scale.s.data() + x.k_scale.lead, {d.scale_shape()[0]}, {x.k_scale.stride});
+    a.v_scale = TensorRef<float, 1>(x.v_scale.s.data() + x.v_scale.lead, {d.scale_shape()[0]}, {x.v_scale.stride});
+  }
+  a.o = TensorMut<T, 3>::dense(reinterpret_cast<T*>(o.data()), qs);
+  a.lse = TensorMut<float, 2>::dense(reinterpret_cast<float*>(l.data()), {d.heads, d.total_q});
   ASSERT_TRUE(plan->can_implement(a).is_ok()) << plan->can_implement(a).to_string();
   ASSERT_TRUE(plan->run(Stream::host(), {}, a).is_ok());
   EXPECT_TRUE(o == erased.o && l == erased.lse);
   EXPECT_EQ(check(x, Outputs{o, l}, Bound::Rounding, "typed"), 0);
+}
+
+TEST(PagedPrefillTyped, MatchesTheErasedPlan) {
+  Problem p = Problem::make({3, 9}, {20, 9}, 2, 1, 64, F16, 8);
+  p.d.with_lse();
+  expect_typed_matches_erased<__half, __half>(p);
+  Problem q = Problem::make({3, 9}, {20, 9}, 4, 2, 64, Bf16, 8);
+  q.quantize(Fp8, KvScaleLayout::PerHead).d.with_lse();
+  q.k_scale_stride = 2;
+  expect_typed_matches_erased<__nv_bfloat16, __nv_fp8_e4m3>(q);
+  q.quantize(S8, KvScaleLayout::PerHead);
+  expect_typed_matches_erased<__nv_bfloat16, int8_t>(q);
 }
 
 }  // namespace

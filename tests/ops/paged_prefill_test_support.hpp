@@ -1,8 +1,9 @@
 // Helpers shared by the chunked-prefill tests: a problem (descriptor, raw cu_seqlens_q, context lengths and block
 // table, the operands' layouts), its operands in host memory (inputs random, outputs a sentinel), a run on any
 // device, and an f64 evaluation of paged_prefill.hpp's contract written here independently of the library: its own
-// gather through the block table, effective offsets and lengths, masks and softmax. The comparison uses the
-// attention tests' bounds (attention_test_support.hpp): the same kernel arithmetic.
+// gather through the block table, effective offsets and lengths, masks, dequantization (code·scale, the codes
+// drawn and decoded by paged_decode_test_support.hpp) and softmax. The comparison uses the attention tests' bounds
+// (attention_test_support.hpp): the same kernel arithmetic, with max|v·v_scale| for max|v|.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -20,6 +21,7 @@
 #include "attention_test_support.hpp"  // Layout, layout_of, RowExpect, Bound; get, put, unit, tiny
 #include "baracuda/baracuda.hpp"
 #include "baracuda/ops/paged_prefill.hpp"
+#include "paged_decode_test_support.hpp"  // cache_put, cache_get, code_unit: the FP8 and s8 codes
 
 namespace baracuda::test::prefill {
 
@@ -54,7 +56,14 @@ struct Problem {
   LayoutKind2 qo = LayoutKind2::Dense;
   CacheLayout cache = CacheLayout::Dense;
   bool strided_meta = false;  ///< block table column-major, context_lens stride 2, lse token-major with gaps
-  double value_scale = 1.0;   ///< q and the keys drawn from [-value_scale, value_scale]
+  double value_scale = 1.0;   ///< q and the (dequantized) keys drawn from [-value_scale, value_scale]
+  int64_t k_scale_stride = 1, v_scale_stride = 1;  ///< the scales' views (per head: any stride, negative too)
+
+  /// The caches hold `cache` codes (Fp8E4M3, S8) dequantized with scales laid out as `layout` says.
+  Problem& quantize(ElementKind cache, KvScaleLayout layout) {
+    d.with_kinds(d.element, cache).with_scale_layout(layout);
+    return *this;
+  }
 
   /// B sequences with chunks of `chunks[b]` tokens at the end of `lens[b]` cached tokens (valid cu_seqlens_q).
   /// Shuffled: every other page of a pool twice the size needed, in a random order; otherwise pages 0, 1, ... in
@@ -131,27 +140,52 @@ struct Outputs {
   std::vector<uint8_t> o, lse;
 };
 
-/// The operands of a problem in host memory, laid out as the problem says, and the inputs decoded to double.
+/// A quantized cache's scales as the plan reads them: `scale_shape()` f32 values at s[lead + i·stride], the gaps
+/// 1e30 (so a wrong read shows).
+struct Scales {
+  std::vector<float> s;
+  int64_t stride = 1, lead = 0;
+  double at(int64_t i) const { return s[static_cast<size_t>(lead + i * stride)]; }
+};
+
+/// The operands of a problem in host memory, laid out as the problem says, and the inputs decoded to double (the
+/// caches' codes before their scales).
 struct Data {
   Problem p;
   std::vector<uint8_t> q, k, v, o, lse;  // o and lse: the sentinel 0xA5
   std::vector<int32_t> table, ctx;       // laid out (gaps: a length no sequence has, so a wrong read shows)
   std::vector<double> qd, kd, vd;
+  Scales k_scale, v_scale;  // empty unless quantized
 
   Data(const Problem& prob, uint64_t seed) : p(prob) {
     const PagedPrefillDescriptor& d = p.d;
     std::mt19937_64 rng(seed);
-    auto fill = [&](int64_t n, double range, std::vector<double>& decoded) {
-      std::vector<uint8_t> s(static_cast<size_t>(std::max<int64_t>(n, 1)) * 2, 0);
+    // n elements of `kind` from x ∈ [-range, range] (an FP8 or s8 code of x, paged_decode_test_support.hpp's).
+    auto fill = [&](ElementKind kind, int64_t n, double range, std::vector<double>& decoded) {
+      std::vector<uint8_t> s(static_cast<size_t>(std::max<int64_t>(n, 1)) * (element_bits(kind) / 8), 0);
       std::uniform_real_distribution<double> u(-range, range);
-      for (int64_t i = 0; i < n; ++i) put(d.element, s, i, u(rng));
+      for (int64_t i = 0; i < n; ++i) paged::cache_put(kind, s, i, u(rng));
       decoded.resize(static_cast<size_t>(std::max<int64_t>(n, 0)));
-      for (int64_t i = 0; i < n; ++i) decoded[static_cast<size_t>(i)] = get(d.element, s, i);
+      for (int64_t i = 0; i < n; ++i) decoded[static_cast<size_t>(i)] = paged::cache_get(kind, s, i);
       return s;
     };
-    q = fill(p.lq().span(d.total_q, d.heads, d.head_dim), p.value_scale, qd);
-    k = fill(p.cache_span(), p.value_scale, kd);
-    v = fill(p.cache_span(), 1.0, vd);
+    q = fill(d.element, p.lq().span(d.total_q, d.heads, d.head_dim), p.value_scale, qd);
+    k = fill(d.cache_kind, p.cache_span(), d.quantized() ? 1.0 : p.value_scale, kd);
+    v = fill(d.cache_kind, p.cache_span(), 1.0, vd);
+    if (d.quantized()) {
+      // Dequantized values about as the unquantized caches': keys in [-value_scale, value_scale], values in [-1, 1].
+      std::uniform_real_distribution<double> su(0.5, 1.5);
+      const double unit = paged::code_unit(d.cache_kind);
+      auto scales = [&](int64_t stride, double base) {
+        const int64_t n = d.scale_shape()[0], span = (n - 1) * std::abs(stride) + 1;
+        Scales r{std::vector<float>(static_cast<size_t>(span), 1e30f), stride, stride < 0 ? span - 1 : 0};
+        for (int64_t i = 0; i < n; ++i)
+          r.s[static_cast<size_t>(r.lead + i * stride)] = static_cast<float>(base * su(rng));
+        return r;
+      };
+      k_scale = scales(p.k_scale_stride, unit * p.value_scale);
+      v_scale = scales(p.v_scale_stride, unit);
+    }
     table.assign(static_cast<size_t>(std::max<int64_t>(d.batch * d.max_blocks_per_seq, 1)), 0);
     for (int64_t b = 0; b < d.batch; ++b)
       for (int64_t j = 0; j < d.max_blocks_per_seq; ++j)
@@ -171,15 +205,22 @@ struct Data {
     const CacheStrides s = p.lc();
     return s.lead + page * s.block + off * s.tok + hk * s.head + c;
   }
+  /// Kv head hk's dequantization scale of K (V): 1 for an unquantized cache.
+  double scale_of(const Scales& s, int64_t hk) const {
+    if (!p.d.quantized()) return 1.0;
+    return s.at(p.d.scale_layout == KvScaleLayout::PerHead ? hk : 0);
+  }
 
   /// Chunk token i of sequence b, query head h, in f64 from the definition: its keys gathered through the block
-  /// table (pages outside [0, num_blocks) masked), causal bottom-right aligned and the left window, softmax against
-  /// the maximum, o = Σ p·v / Σ p, lse = m + ln Σ p (+inf with no key).
+  /// table (pages outside [0, num_blocks) masked) and dequantized (code·scale, exact in f64), causal bottom-right
+  /// aligned and the left window, softmax against the maximum, o = Σ p·v / Σ p, lse = m + ln Σ p (+inf with no
+  /// key); vmax is max|v·v_scale| over the visible keys.
   RowExpect expect(int64_t b, int64_t i, int64_t h) const {
     const PagedPrefillDescriptor& d = p.d;
     const std::vector<int64_t> c = p.bounds();
     const int64_t s_q = c[b + 1] - c[b], len = p.length(b), t = c[b] + i;
     const int64_t pos = len - s_q + i, hk = h / (d.heads / d.kv_heads);
+    const double ks = scale_of(k_scale, hk), vs = scale_of(v_scale, hk);
     RowExpect r;
     r.o.assign(static_cast<size_t>(d.head_dim), 0.0);
     r.lse = std::numeric_limits<double>::infinity();
@@ -193,7 +234,7 @@ struct Data {
       const int64_t at = cache_at(page, j % d.block_size, hk, 0);
       double dot = 0, mag = 0;
       for (int64_t e = 0; e < d.head_dim; ++e) {
-        const double x = qd[static_cast<size_t>(q_at(t, h, e))] * kd[static_cast<size_t>(at + e)];
+        const double x = qd[static_cast<size_t>(q_at(t, h, e))] * (kd[static_cast<size_t>(at + e)] * ks);
         dot += x, mag += std::fabs(x);
       }
       sc.push_back(p.tau() * dot);
@@ -208,7 +249,7 @@ struct Data {
       const double w = std::exp(sc[n] - m);
       sum += w;
       for (int64_t e = 0; e < d.head_dim; ++e) {
-        const double x = vd[static_cast<size_t>(rows[n] + e)];
+        const double x = vd[static_cast<size_t>(rows[n] + e)] * vs;
         r.o[static_cast<size_t>(e)] += w * x;
         r.vmax = std::max(r.vmax, std::fabs(x));
       }
@@ -233,7 +274,8 @@ inline Status run_on(const Stream& st, const Data& x, Outputs& out, KernelSku* s
   auto bq = up(x.q.data(), x.q.size()), bk = up(x.k.data(), x.k.size()), bv = up(x.v.data(), x.v.size());
   auto bt = up(x.table.data(), x.table.size() * 4), bc = up(x.ctx.data(), x.ctx.size() * 4);
   auto bu = up(p.cu.data(), p.cu.size() * 4), bo = up(x.o.data(), x.o.size()), bl = up(x.lse.data(), x.lse.size());
-  for (auto* b : {&bq, &bk, &bv, &bt, &bc, &bu, &bo, &bl})
+  auto bks = up(x.k_scale.s.data(), x.k_scale.s.size() * 4), bvs = up(x.v_scale.s.data(), x.v_scale.s.size() * 4);
+  for (auto* b : {&bq, &bk, &bv, &bt, &bc, &bu, &bo, &bl, &bks, &bvs})
     if (!*b) return b->error();
   auto view = [](void* base, ElementKind kind, const Shape& s, std::array<int64_t, kMaxRank> stride, int64_t lead) {
     DynTensor t;
@@ -246,12 +288,16 @@ inline Status run_on(const Stream& st, const Data& x, Outputs& out, KernelSku* s
   const std::array<int64_t, kMaxRank> qs{lq.tok, lq.head, 1}, cs{lc.block, lc.tok, lc.head, 1};
   dynamic::PagedPrefillArgs a;
   a.q = view(bq->data(), d.element, d.q_shape(), qs, lq.lead);
-  a.key_cache = view(bk->data(), d.element, d.cache_shape(), cs, lc.lead);
-  a.value_cache = view(bv->data(), d.element, d.cache_shape(), cs, lc.lead);
+  a.key_cache = view(bk->data(), d.cache_kind, d.cache_shape(), cs, lc.lead);
+  a.value_cache = view(bv->data(), d.cache_kind, d.cache_shape(), cs, lc.lead);
   a.block_tables =
       view(bt->data(), ElementKind::S32, Shape{d.batch, d.max_blocks_per_seq}, {p.bt_seq(), p.bt_page()}, 0);
   a.context_lens = view(bc->data(), ElementKind::S32, Shape{d.batch}, {p.cl_stride()}, 0);
   a.cu_seqlens_q = view(bu->data(), ElementKind::S32, Shape{d.batch + 1}, {1}, 0);
+  if (d.quantized()) {
+    a.k_scale = view(bks->data(), ElementKind::F32, d.scale_shape(), {x.k_scale.stride}, x.k_scale.lead);
+    a.v_scale = view(bvs->data(), ElementKind::F32, d.scale_shape(), {x.v_scale.stride}, x.v_scale.lead);
+  }
   a.o = view(bo->data(), d.element, d.q_shape(), qs, lq.lead);
   if (d.return_lse)
     a.lse = view(bl->data(), ElementKind::F32, Shape{d.heads, d.total_q}, {p.lse_head(), p.lse_tok()}, 0);

@@ -10,8 +10,10 @@
 /// kernel (attention.hpp) reading K/V through the block table. A `dynamic::PagedPrefillPlan` (kind-erased) taking
 /// `dynamic::PagedPrefillArgs`, and a typed `PagedPrefillPlan<T>`.
 ///
-/// **Kinds.** q, o and both caches: f16 or bf16 (one kind, `element`); block_tables, context_lens and cu_seqlens_q
-/// s32; lse f32. Quantized caches (FP8, int8) are not taken yet (`Unsupported`; PagedDecodePlan reads them).
+/// **Kinds.** q and o: f16 or bf16 (`element`); the caches: `element`, or `Fp8E4M3` / `S8` (`cache_kind`),
+/// dequantized as kv_cache.hpp says, x = c·scale, with f32 `k_scale` / `v_scale` of shape `[1]` (`PerTensor`) or
+/// `[H_kv]` (`PerHead`, any stride); block_tables, context_lens and cu_seqlens_q s32; lse f32. Anything else is
+/// `Unsupported`.
 ///
 /// **Head dimension.** d ∈ {64, 96, 128, 256}; **page size** block_size ∈ {8, 16, 32} (`Unsupported` otherwise).
 /// **Heads.** H % H_kv == 0 (MHA, GQA, MQA); 1 ≤ H, H_kv ≤ 65535. **Batch.** 0 ≤ B ≤ 65535.
@@ -37,19 +39,22 @@
 /// buffer: only read). block_tables
 /// `[B, max_blocks_per_seq]`, context_lens `[B]`: any strides. lse (optional) `[H, T_q]`, any non-negative
 /// strides, distinct elements. Rows whose base and strides are multiples of 8 elements are copied 16 bytes at a
-/// time (cp.async); other layouts element by element (correct, slower). Every operand within 2^56 elements.
+/// time (cp.async; an FP8/int8 cache's 8-element rows by one 8-byte load each, widened into the tile); other
+/// layouts element by element (correct, slower). Every operand within 2^56 elements.
 ///
 /// **Alignment.** Every pointer aligned to its element's size (`MisalignedOperand`).
 ///
 /// **Aliasing.** o and lse overlap no input nor each other (`InvalidProblem`). **Workspace.** None.
 ///
 /// **Backends, determinism and accuracy.**
-/// - `host` (the reference, attention.hpp's): scores, softmax and sums in long double from the exact inputs, one
-///   rounding of o to the element kind and of lse to f32.
+/// - `host` (the reference, attention.hpp's): scores, softmax and sums in long double from the exact
+///   (dequantized: c·scale exact) inputs, one rounding of o to the element kind and of lse to f32.
 /// - `sim` and `cuda` (`Sim`/`Bespoke`, variant `fa2_m16n8k16_paged`): attention.hpp's FlashAttention-2 kernel
 ///   with each K/V tile's rows gathered through the block table; the same arithmetic, so the same bound: o within
-///   about 2^-11 (f16) or 2^-8 (bf16) of max|v|, lse a few f32 ulps. Fixed summation orders, no atomics: the same
-///   bits on every run of a device; graph-capture safe.
+///   about 2^-11 (f16) or 2^-8 (bf16) of max|v·v_scale|, lse a few f32 ulps. An FP8/int8 cache's codes are exact
+///   in f16 and bf16, so the tiles hold them unscaled and the scales are folded into the sums (τ·k_scale into the
+///   scores, v_scale into o: per-element dequantization in exact arithmetic). Fixed summation orders, no atomics:
+///   the same bits on every run of a device; graph-capture safe.
 ///
 /// **Empty problems** (B = 0, T_q = 0 or max_seqlen_q = 0) succeed and write nothing.
 #pragma once
@@ -66,13 +71,16 @@
 #include "baracuda/core/typed_plan.hpp"
 #include "baracuda/core/workspace.hpp"
 #include "baracuda/ops/attention.hpp"  // detail::FlashAttentionFn: the kernels are the attention family's
+#include "baracuda/ops/kv_cache.hpp"   // KvScaleLayout, the paged layout
 
 namespace baracuda {
 
 /// One chunked-prefill problem (the file comment has every rule). A hashable value.
 struct PagedPrefillDescriptor {
-  ElementKind element = ElementKind::F16;  ///< q, o and the caches: f16, bf16
-  int64_t batch = 1;                       ///< B sequences
+  ElementKind element = ElementKind::F16;                 ///< q, o: f16, bf16
+  ElementKind cache_kind = ElementKind::F16;              ///< `element`, fp8e4m3 or s8
+  KvScaleLayout scale_layout = KvScaleLayout::PerTensor;  ///< read when the cache is quantized
+  int64_t batch = 1;                                      ///< B sequences
   int64_t total_q = 0;                     ///< T_q, the packed query tokens
   int64_t max_seqlen_q = 0;                ///< the longest chunk
   int64_t heads = 1, kv_heads = 1;         ///< H, H_kv
@@ -85,8 +93,17 @@ struct PagedPrefillDescriptor {
   double softmax_scale = 0;                ///< τ; 0: 1/√d
   bool return_lse = false;                 ///< write lse
 
+  /// q, o and an unquantized cache of kind e.
   PagedPrefillDescriptor& with_element(ElementKind e) {
-    element = e;
+    element = e, cache_kind = e;
+    return *this;
+  }
+  PagedPrefillDescriptor& with_kinds(ElementKind e, ElementKind cache) {
+    element = e, cache_kind = cache;
+    return *this;
+  }
+  PagedPrefillDescriptor& with_scale_layout(KvScaleLayout l) {
+    scale_layout = l;
     return *this;
   }
   /// B sequences, T_q packed query tokens of which at most max_q per sequence, H query heads, H_kv kv heads, d.
@@ -115,14 +132,16 @@ struct PagedPrefillDescriptor {
     return_lse = l;
     return *this;
   }
+  bool quantized() const { return cache_kind != element; }
   /// q's and o's shape `[T_q, H, d]`.
   Shape q_shape() const { return Shape{total_q, heads, head_dim}; }
   /// The caches' shape `[num_blocks, block_size, H_kv, d]`.
   Shape cache_shape() const { return Shape{num_blocks, block_size, kv_heads, head_dim}; }
+  Shape scale_shape() const { return Shape{scale_layout == KvScaleLayout::PerHead ? kv_heads : 1}; }
 
   friend bool operator==(const PagedPrefillDescriptor&, const PagedPrefillDescriptor&) = default;
   size_t hash() const {
-    return detail::hash_fields(element, batch, total_q, max_seqlen_q, heads, kv_heads, head_dim, num_blocks, block_size,
+    return detail::hash_fields(element, cache_kind, scale_layout, batch, total_q, max_seqlen_q, heads, kv_heads, head_dim, num_blocks, block_size,
                                max_blocks_per_seq, causal, window_left, softmax_scale, return_lse);
   }
 };
@@ -132,17 +151,20 @@ namespace dynamic {
 /// The operands of `dynamic::PagedPrefillPlan`, inputs then outputs.
 struct PagedPrefillArgs {
   ConstDynTensor q;             ///< [T_q, H, d] of `element`
-  ConstDynTensor key_cache;     ///< [num_blocks, block_size, H_kv, d] of `element`
+  ConstDynTensor key_cache;     ///< [num_blocks, block_size, H_kv, d] of `cache_kind`
   ConstDynTensor value_cache;   ///< key_cache's shape and kind
   ConstDynTensor block_tables;  ///< s32 [B, max_blocks_per_seq], device memory
   ConstDynTensor context_lens;  ///< s32 [B], device memory: L_b, the chunk's tokens included
   ConstDynTensor cu_seqlens_q;  ///< s32 [B + 1], contiguous, device memory
+  ConstDynTensor k_scale = {};  ///< f32 `scale_shape()` when quantized; else empty
+  ConstDynTensor v_scale = {};  ///< f32 `scale_shape()` when quantized; else empty
   DynTensor o = {};             ///< [T_q, H, d] of `element`, written
   DynTensor lse = {};           ///< f32 [H, T_q], written; empty unless return_lse
 };
 
-/// Chunked prefill attention over the paged cache. SKU `attention/<element>/<backend>/<precision>/<variant>`, op
-/// `paged_prefill`, variant `reference` (host) or `fa2_m16n8k16_paged` (sim, cuda).
+/// Chunked prefill attention over the paged cache. SKU
+/// `attention/<element>/<cache kind>/<backend>/<precision>/<variant>`, op `paged_prefill`, variant `reference`
+/// (host) or `fa2_m16n8k16_paged` (sim, cuda).
 class PagedPrefillPlan : public detail::BoundFnPlan<PagedPrefillDescriptor, detail::FlashAttentionFn> {
   using BoundFnPlan::BoundFnPlan;
 
@@ -151,7 +173,7 @@ class PagedPrefillPlan : public detail::BoundFnPlan<PagedPrefillDescriptor, deta
   /// The descriptor's rules (kind, head dim, page size, heads, lengths, window, scale), then the device.
   static Result<PagedPrefillPlan> select(const Stream& stream, const PagedPrefillDescriptor& desc,
                                          PlanPreference pref = {});
-  /// Kinds, shapes, strides, the optional lse, alignment and aliasing.
+  /// Kinds, shapes, strides, the optional operands (lse, the scales), alignment and aliasing.
   Status can_implement(const Args& args) const;
   size_t workspace_size() const { return 0; }
   PrecisionGuarantee precision_guarantee() const { return binding_.uniform_guarantee(); }
@@ -165,15 +187,17 @@ class PagedPrefillPlan : public detail::BoundFnPlan<PagedPrefillDescriptor, deta
 // Typed wrapper
 // ------------------------------------------------------------------------------------------------------
 
-/// Arguments of a typed PagedPrefillPlan<T> (T: __half or __nv_bfloat16).
-template <class T>
+/// Arguments of a typed PagedPrefillPlan<T, C> (T: __half or __nv_bfloat16; C: T, __nv_fp8_e4m3 or int8_t).
+template <class T, class C = T>
 struct PagedPrefillArgs {
   TensorRef<T, 3> q;
-  TensorRef<T, 4> key_cache;
-  TensorRef<T, 4> value_cache;
+  TensorRef<C, 4> key_cache;
+  TensorRef<C, 4> value_cache;
   TensorRef<int32_t, 2> block_tables;
   TensorRef<int32_t, 1> context_lens;
   TensorRef<int32_t, 1> cu_seqlens_q;
+  TensorRef<float, 1> k_scale{};  ///< or default (a cache of T)
+  TensorRef<float, 1> v_scale{};
   TensorMut<T, 3> o{};
   TensorMut<float, 2> lse{};  ///< or default
   dynamic::PagedPrefillArgs erased() const {
@@ -183,23 +207,26 @@ struct PagedPrefillArgs {
                                 ConstDynTensor::of(block_tables),
                                 ConstDynTensor::of(context_lens),
                                 ConstDynTensor::of(cu_seqlens_q)};
+    if (k_scale.data != nullptr) a.k_scale = ConstDynTensor::of(k_scale);
+    if (v_scale.data != nullptr) a.v_scale = ConstDynTensor::of(v_scale);
     a.o = DynTensor::of(o);
     if (lse.data != nullptr) a.lse = DynTensor::of(lse);
     return a;
   }
 };
 
-/// Typed PagedPrefillPlan: T is the descriptor's `element`.
-template <class T>
-class PagedPrefillPlan : public detail::TypedPlan<dynamic::PagedPrefillPlan, PagedPrefillArgs<T>> {
-  using Base = detail::TypedPlan<dynamic::PagedPrefillPlan, PagedPrefillArgs<T>>;
+/// Typed PagedPrefillPlan: T is the descriptor's `element`, C its `cache_kind`.
+template <class T, class C = T>
+class PagedPrefillPlan : public detail::TypedPlan<dynamic::PagedPrefillPlan, PagedPrefillArgs<T, C>> {
+  using Base = detail::TypedPlan<dynamic::PagedPrefillPlan, PagedPrefillArgs<T, C>>;
   friend Base;
   using Base::Base;
 
  public:
   static Result<PagedPrefillPlan> select(const Stream& stream, const PagedPrefillDescriptor& desc,
                                          PlanPreference pref = {}) {
-    BARACUDA_TRY(detail::check_typed_element("PagedPrefillPlan", "q, o and the caches", desc.element, kind_of<T>));
+    BARACUDA_TRY(detail::check_typed_element("PagedPrefillPlan", "q and o", desc.element, kind_of<T>));
+    BARACUDA_TRY(detail::check_typed_element("PagedPrefillPlan", "the caches", desc.cache_kind, kind_of<C>));
     auto p = dynamic::PagedPrefillPlan::select(stream, desc, pref);
     if (!p) return p.error();
     return PagedPrefillPlan(std::move(p).value());

@@ -1,25 +1,30 @@
 // The chunked prefill's kernel table (paged_prefill.hpp), compiled for both devices like device.cu: the
-// FlashAttention-2 forward (kernels.cuh) with K/V gathered through the block table, for f16 and bf16, head
-// dimensions 64, 96, 128 and 256. A unit of its own so that it builds beside the dense forward.
+// FlashAttention-2 forward (kernels.cuh) with K/V gathered through the block table, for f16 and bf16 q over caches
+// of q's kind, FP8 E4M3 or int8, head dimensions 64, 96, 128 and 256. A unit of its own so that it builds beside
+// the dense forward.
 #include "ops/attention/kernels.cuh"
 #include "ops/attention/tables.hpp"
 
 BARACUDA_DEVICE_NAMESPACE_BEGIN
 namespace attention {
 
-template <class T>
-constexpr void add_paged_kind(::baracuda::detail::PagedPrefillTables& t) {
-  auto& slot = t.fwd[::baracuda::detail::kind_index(kind_of<T>)];
-  slot[::baracuda::detail::attention_head_dim_slot(64)] = &fa2_forward<T, 64, true>;
-  slot[::baracuda::detail::attention_head_dim_slot(96)] = &fa2_forward<T, 96, true>;
-  slot[::baracuda::detail::attention_head_dim_slot(128)] = &fa2_forward<T, 128, true>;
-  slot[::baracuda::detail::attention_head_dim_slot(256)] = &fa2_forward<T, 256, true>;
+template <class T, class C>
+constexpr void add_paged_pair(::baracuda::detail::PagedPrefillTables& t) {
+  auto& slot = t.fwd[::baracuda::detail::kind_index(kind_of<T>)][::baracuda::detail::kind_index(kind_of<C>)];
+  slot[::baracuda::detail::attention_head_dim_slot(64)] = &fa2_forward<T, 64, true, C>;
+  slot[::baracuda::detail::attention_head_dim_slot(96)] = &fa2_forward<T, 96, true, C>;
+  slot[::baracuda::detail::attention_head_dim_slot(128)] = &fa2_forward<T, 128, true, C>;
+  slot[::baracuda::detail::attention_head_dim_slot(256)] = &fa2_forward<T, 256, true, C>;
 }
 
 constexpr ::baracuda::detail::PagedPrefillTables make_paged_tables() {
   ::baracuda::detail::PagedPrefillTables t{};
-  add_paged_kind<__half>(t);
-  add_paged_kind<__nv_bfloat16>(t);
+  add_paged_pair<__half, __half>(t);
+  add_paged_pair<__half, __nv_fp8_e4m3>(t);
+  add_paged_pair<__half, int8_t>(t);
+  add_paged_pair<__nv_bfloat16, __nv_bfloat16>(t);
+  add_paged_pair<__nv_bfloat16, __nv_fp8_e4m3>(t);
+  add_paged_pair<__nv_bfloat16, int8_t>(t);
   t.variant = "fa2_m16n8k16_paged";
   return t;
 }

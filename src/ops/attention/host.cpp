@@ -18,11 +18,12 @@ namespace {
 
 using detail::FlashAttentionLaunch;
 
-template <class T>
+/// C: the K/V elements, T's or a quantized cache's codes (paged only; dequantized: code·scale, exact).
+template <class T, class C = T>
 Status forward(const detail::ExecContext&, const FlashAttentionLaunch& l) {
   const T* q = static_cast<const T*>(l.q);
-  const T* k = static_cast<const T*>(l.k);
-  const T* v = static_cast<const T*>(l.v);
+  const C* k = static_cast<const C*>(l.k);
+  const C* v = static_cast<const C*>(l.v);
   T* o = static_cast<T*>(l.o);
   const bool paged = l.block_tables != nullptr;  // K/V through the block table (paged_prefill.hpp)
   const std::vector<int64_t> cq = detail::attention_boundaries(l.cu_q, l.batch, l.seqlen_q, l.total_q);
@@ -37,7 +38,7 @@ Status forward(const detail::ExecContext&, const FlashAttentionLaunch& l) {
                                                             l.block_size)
                               : ck[b + 1] - ck[b];
     // Key j's row of kv head hk in k or v (`x`, with its token, page and head strides); nullptr: a masked page.
-    const auto row = [&](const T* x, int64_t tok, int64_t page, int64_t head, int64_t j, int hk) -> const T* {
+    const auto row = [&](const C* x, int64_t tok, int64_t page, int64_t head, int64_t j, int hk) -> const C* {
       if (!paged) return x + (ck[b] + j) * tok + hk * head;
       const int32_t pg = l.block_tables[b * l.bt_seq + (j / l.block_size) * l.bt_page];
       if (pg < 0 || pg >= l.num_blocks) return nullptr;
@@ -47,6 +48,8 @@ Status forward(const detail::ExecContext&, const FlashAttentionLaunch& l) {
     s.assign(static_cast<size_t>(s_k), 0.0L);
     for (int h = 0; h < l.heads; ++h) {
       const int hk = h / group;
+      const long double ks = l.k_scale != nullptr ? l.k_scale[hk * l.k_scale_stride] : 1.0L;
+      const long double vs = l.v_scale != nullptr ? l.v_scale[hk * l.v_scale_stride] : 1.0L;
       for (int64_t i = 0; i < rows; ++i) {
         const T* qr = q + (cq[b] + i) * l.q_tok + h * l.q_head;
         long double m = -std::numeric_limits<long double>::infinity();
@@ -54,13 +57,13 @@ Status forward(const detail::ExecContext&, const FlashAttentionLaunch& l) {
           const int64_t rel = j - (i + s_k - s_q);  // key position against the bottom-right diagonal
           const bool seen = (l.window_left < 0 || rel >= -int64_t{l.window_left}) &&
                             (l.window_right < 0 || rel <= int64_t{l.window_right});
-          const T* kr = seen ? row(k, l.k_tok, l.k_block, l.k_head, j, hk) : nullptr;
+          const C* kr = seen ? row(k, l.k_tok, l.k_block, l.k_head, j, hk) : nullptr;
           if (kr == nullptr) {
             s[j] = -std::numeric_limits<long double>::infinity();
             continue;
           }
           long double dot = 0;
-          for (int c = 0; c < l.head_dim; ++c) dot += value_of(qr[c]) * value_of(kr[c]);
+          for (int c = 0; c < l.head_dim; ++c) dot += value_of(qr[c]) * (code_value(kr[c]) * ks);
           s[j] = tau * dot;
           if (s[j] > m) m = s[j];
         }
@@ -72,8 +75,8 @@ Status forward(const detail::ExecContext&, const FlashAttentionLaunch& l) {
             if (s[j] == -std::numeric_limits<long double>::infinity()) continue;
             const long double p = std::exp(s[j] - m);
             sum += p;
-            const T* vr = row(v, l.v_tok, l.v_block, l.v_head, j, hk);
-            for (int c = 0; c < l.head_dim; ++c) acc[c] += p * value_of(vr[c]);
+            const C* vr = row(v, l.v_tok, l.v_block, l.v_head, j, hk);
+            for (int c = 0; c < l.head_dim; ++c) acc[c] += p * (code_value(vr[c]) * vs);
           }
         }
         for (int c = 0; c < l.head_dim; ++c) orow[c] = store<T>(sum > 0 ? acc[c] / sum : 0.0L);
@@ -100,9 +103,22 @@ constexpr detail::FlashAttentionTables make_tables() {
 
 }  // namespace
 
+template <class T, class C>
+constexpr void add_paged_pair(detail::PagedPrefillTables& t) {
+  for (int64_t d : {64, 96, 128, 256})
+    t.fwd[detail::kind_index(kind_of<T>)][detail::kind_index(kind_of<C>)][detail::attention_head_dim_slot(d)] =
+        &forward<T, C>;
+}
+
+// One reference: the paged launch records carry their block table (and the quantized caches' scales).
 constexpr detail::PagedPrefillTables make_paged_tables() {
   detail::PagedPrefillTables t{};
-  t.fwd = make_tables().fwd;  // one reference: the paged launch records carry their block table
+  add_paged_pair<__half, __half>(t);
+  add_paged_pair<__half, __nv_fp8_e4m3>(t);
+  add_paged_pair<__half, int8_t>(t);
+  add_paged_pair<__nv_bfloat16, __nv_bfloat16>(t);
+  add_paged_pair<__nv_bfloat16, __nv_fp8_e4m3>(t);
+  add_paged_pair<__nv_bfloat16, int8_t>(t);
   t.variant = "reference";
   return t;
 }

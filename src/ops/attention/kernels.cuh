@@ -24,13 +24,16 @@
 // Then l is summed over the quad, o = O·(1/l) rounded once, lse = m·τ + ln l; l = 0 (no visible key) or NaN gives
 // o = 0 and lse = +inf. Every sum has a fixed order and there are no atomics: bit-stable.
 // Paged (PagedPrefillPlan): the same kernel with K/V rows gathered through the block table as the tiles load
-// (tc_load_rows; a page outside the cache gives zero rows and masked keys), s_k the sequence's context length.
+// (tc_load_rows; a page outside the cache gives zero rows and masked keys), s_k the sequence's context length. An
+// FP8/int8 cache's rows load by 8-byte chunks, widened exactly to T in the tile (fa_load_rows_narrow: no cp.async),
+// with τ·k_scale in the scores and v_scale in o.
 #pragma once
 
 #include "sim/compat.cuh"  // first: the device namespace, launch macros and device API
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <type_traits>
 
@@ -90,8 +93,45 @@ __device__ __forceinline__ unsigned fa_pack(float lo, float hi) {
     return ptx::cvt_rn_bf16x2_bits(lo, hi);
 }
 
-/// `Paged`: K/V rows gathered through the block table (paged_prefill.hpp; tables.hpp's paged fields).
-template <class T, int D, bool Paged>
+/// Fills a BN×(8·CPR) K or V tile from an FP8/int8 cache: each 8-element chunk of a row is one 8-byte load (element
+/// loads unless `o.vec`), its codes widened to T, exactly (E4M3 and int8 codes are exact in f16 and bf16), and one
+/// 16-byte shared store; rows past o.outer_n, chunks past o.inner_n and rows on a masked page (nullptr) are zeros.
+template <class T, class C, int ROWS, int CPR, int NT, class RowOf>
+__device__ __forceinline__ void fa_load_rows_narrow(unsigned char* s, const TcOperand& o, RowOf row_of, int outer0,
+                                                    int tid) {
+  static_assert((ROWS * CPR) % NT == 0, "whole chunks per thread");
+  BARACUDA_UNROLL
+  for (int it = 0; it < ROWS * CPR / NT; ++it) {
+    const int i = tid + it * NT;
+    const int r = i / CPR, c = i % CPR;
+    const int go = outer0 + r, gi = c * 8;
+    const C* row = go < o.outer_n && gi < o.inner_n ? row_of(go) : nullptr;
+    unsigned w[4] = {0, 0, 0, 0};
+    if (row != nullptr) {
+      C x[8];
+      if (o.vec) {
+        const unsigned long long raw = *reinterpret_cast<const unsigned long long*>(row + gi);
+        std::memcpy(static_cast<void*>(x), &raw, sizeof(raw));
+      } else {
+        BARACUDA_UNROLL
+        for (int e = 0; e < 8; ++e) x[e] = row[gi + e];
+      }
+      const auto widen = [](C v) {
+        if constexpr (std::is_same_v<C, int8_t>)
+          return static_cast<float>(v);
+        else
+          return convert::to_float(v);
+      };
+      BARACUDA_UNROLL
+      for (int e = 0; e < 4; ++e) w[e] = fa_pack<T>(widen(x[2 * e]), widen(x[2 * e + 1]));
+    }
+    *reinterpret_cast<uint4*>(s + tc_swz<CPR>(r, c)) = make_uint4(w[0], w[1], w[2], w[3]);
+  }
+}
+
+/// `Paged`: K/V rows gathered through the block table (paged_prefill.hpp; tables.hpp's paged fields). C: the K/V
+/// elements, T, or (paged) an FP8/int8 cache's codes, widened as the tiles load and scaled in the sums.
+template <class T, int D, bool Paged, class C>
 __global__ void __launch_bounds__(kFaThreads) fa2_forward_kernel(FaParams p) {
   constexpr int BM = kFaBlockM, BN = fa_block_n(D), CPR = fa_row_elems(D) / 8, NT = kFaThreads;
   constexpr int KD = D / 16, NO = D / 8, NS = BN / 8;
@@ -134,20 +174,28 @@ __global__ void __launch_bounds__(kFaThreads) fa2_forward_kernel(FaParams p) {
 
   const uint16_t* qd = static_cast<const uint16_t*>(l.q) + q_start * l.q_tok + h * l.q_head;
   const TcOperand qo{qd, 0, l.q_tok, 1, s_q, D, p.q_vec, true};
-  const uint16_t* kd = static_cast<const uint16_t*>(l.k);
-  const uint16_t* vd = static_cast<const uint16_t*>(l.v);
+  constexpr bool kNarrow = sizeof(C) == 1;  // a quantized cache: codes widened into the tiles
+  static_assert(kNarrow || std::is_same_v<C, T>, "K/V of q's kind, or 1-byte codes");
+  using KvT = std::conditional_t<kNarrow, C, uint16_t>;
+  const KvT* kd = static_cast<const KvT*>(l.k);
+  const KvT* vd = static_cast<const KvT*>(l.v);
   if (s_k > 0) {
     kd += k_start * l.k_tok + hk * l.k_head;
     vd += k_start * l.v_tok + hk * l.v_head;
   }
-  const TcOperand ko{kd, 0, l.k_tok, 1, s_k, D, p.k_vec, true};
-  const TcOperand vo{vd, 0, l.v_tok, 1, s_k, D, p.v_vec, true};
+  const TcOperand ko{kNarrow ? nullptr : reinterpret_cast<const uint16_t*>(kd), 0, l.k_tok, 1, s_k, D, p.k_vec, true};
+  const TcOperand vo{kNarrow ? nullptr : reinterpret_cast<const uint16_t*>(vd), 0, l.v_tok, 1, s_k, D, p.v_vec, true};
+  // The scales of a quantized cache, folded into the sums: τ·k_scale into the scores, v_scale into o.
+  const float kscale = l.k_scale != nullptr ? l.k_scale[hk * l.k_scale_stride] : 1.0f;
+  const float vscale = l.v_scale != nullptr ? l.v_scale[hk * l.v_scale_stride] : 1.0f;
+  const float scale_log2 = kNarrow ? __fmul_rn(p.scale_log2, kscale) : p.scale_log2;
+  const float scale = kNarrow ? __fmul_rn(l.scale, kscale) : l.scale;
   // Key j's page (paged), or −1 for a page outside the cache: such keys are masked and never dereferenced.
   const auto page_of = [&](int j) -> int64_t {
     const int32_t pg = l.block_tables[b * l.bt_seq + (j / l.block_size) * l.bt_page];
     return pg >= 0 && pg < l.num_blocks ? pg : -1;
   };
-  const auto k_row = [&](int j) -> const uint16_t* {
+  const auto k_row = [&](int j) -> const KvT* {
     if constexpr (Paged) {
       const int64_t pg = page_of(j);
       return pg < 0 ? nullptr : kd + pg * l.k_block + static_cast<int64_t>(j % l.block_size) * l.k_tok;
@@ -155,7 +203,7 @@ __global__ void __launch_bounds__(kFaThreads) fa2_forward_kernel(FaParams p) {
       return kd + static_cast<int64_t>(j) * l.k_tok;
     }
   };
-  const auto v_row = [&](int j) -> const uint16_t* {
+  const auto v_row = [&](int j) -> const KvT* {
     if constexpr (Paged) {
       const int64_t pg = page_of(j);
       return pg < 0 ? nullptr : vd + pg * l.v_block + static_cast<int64_t>(j % l.block_size) * l.v_tok;
@@ -174,7 +222,13 @@ __global__ void __launch_bounds__(kFaThreads) fa2_forward_kernel(FaParams p) {
   const int t_hi = hi > lo ? static_cast<int>((hi + BN - 1) / BN) : t_lo;
 
   tc_load_tile<BM, CPR, NT>(qs, qo, qd, q0, 0, tid);
-  if (t_lo < t_hi) ::baracuda::gemm::tc_load_rows<BN, CPR, NT>(ks, ko, k_row, t_lo * BN, 0, tid);
+  const auto load_kv = [&](unsigned char* dst, const TcOperand& o, const auto& row_of, int first) {
+    if constexpr (kNarrow)
+      fa_load_rows_narrow<T, C, BN, CPR, NT>(dst, o, row_of, first, tid);
+    else
+      ::baracuda::gemm::tc_load_rows<BN, CPR, NT>(dst, o, row_of, first, 0, tid);
+  };
+  if (t_lo < t_hi) load_kv(ks, ko, k_row, t_lo * BN);
   ptx::cp_async_commit();
   ptx::cp_async_wait_all();
   __syncthreads();
@@ -198,7 +252,7 @@ __global__ void __launch_bounds__(kFaThreads) fa2_forward_kernel(FaParams p) {
     const int kv0 = t * BN;
     ptx::cp_async_wait_all();  // K_t (this thread's copies)
     __syncthreads();           // everyone's; and every warp is done with V_{t-1}
-    ::baracuda::gemm::tc_load_rows<BN, CPR, NT>(vs, vo, v_row, kv0, 0, tid);
+    load_kv(vs, vo, v_row, kv0);
     ptx::cp_async_commit();
 
     float s1[1][NS][4];
@@ -252,15 +306,15 @@ __global__ void __launch_bounds__(kFaThreads) fa2_forward_kernel(FaParams p) {
       for (int n = 0; n < NS; ++n) mx = fmaxf(mx, fmaxf(s[n][2 * hh], s[n][2 * hh + 1]));
       mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
       mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-      const float ms = mx == -INFINITY ? 0.0f : __fmul_rn(mx, p.scale_log2);
-      const float alpha = exp2f(__fmaf_rn(m_row[hh], p.scale_log2, -ms));
+      const float ms = mx == -INFINITY ? 0.0f : __fmul_rn(mx, scale_log2);
+      const float alpha = exp2f(__fmaf_rn(m_row[hh], scale_log2, -ms));
       m_row[hh] = mx;
       float sum = 0.0f;
       BARACUDA_UNROLL
       for (int n = 0; n < NS; ++n) {
         BARACUDA_UNROLL
         for (int e = 0; e < 2; ++e) {
-          const float pv = exp2f(__fmaf_rn(s[n][2 * hh + e], p.scale_log2, -ms));
+          const float pv = exp2f(__fmaf_rn(s[n][2 * hh + e], scale_log2, -ms));
           s[n][2 * hh + e] = pv;
           sum = __fadd_rn(sum, pv);
         }
@@ -274,7 +328,7 @@ __global__ void __launch_bounds__(kFaThreads) fa2_forward_kernel(FaParams p) {
     }
 
     __syncthreads();  // every warp is done with K_t
-    if (t + 1 < t_hi) ::baracuda::gemm::tc_load_rows<BN, CPR, NT>(ks, ko, k_row, kv0 + BN, 0, tid);
+    if (t + 1 < t_hi) load_kv(ks, ko, k_row, kv0 + BN);
     ptx::cp_async_commit();
     ptx::cp_async_wait<1>();  // V_t (this thread's copies)
     __syncthreads();          // everyone's
@@ -304,7 +358,7 @@ __global__ void __launch_bounds__(kFaThreads) fa2_forward_kernel(FaParams p) {
     sum = __fadd_rn(sum, __shfl_xor_sync(0xffffffffu, sum, 1));
     sum = __fadd_rn(sum, __shfl_xor_sync(0xffffffffu, sum, 2));
     const bool empty = !(sum > 0.0f);  // no visible key (0), or NaN
-    const float inv = empty ? 0.0f : __fdiv_rn(1.0f, sum);
+    const float inv = empty ? 0.0f : kNarrow ? __fdiv_rn(vscale, sum) : __fdiv_rn(1.0f, sum);
     const int64_t i = row0 + 8 * hh;
     if (i >= rows) continue;
     T* orow = od + i * l.o_tok;
@@ -315,7 +369,7 @@ __global__ void __launch_bounds__(kFaThreads) fa2_forward_kernel(FaParams p) {
       ::baracuda::gemm::tc_store2(orow + n * 8 + 2 * t4, v2, true);
     }
     if (l.lse != nullptr && t4 == 0) {
-      const float lse = empty ? INFINITY : __fmaf_rn(m_row[hh], l.scale, logf(sum));
+      const float lse = empty ? INFINITY : __fmaf_rn(m_row[hh], scale, logf(sum));
       const int64_t tok = l.cu_q != nullptr ? q_start + i : i;
       l.lse[b * l.lse_batch + h * l.lse_head + tok * l.lse_tok] = lse;
     }
@@ -323,11 +377,11 @@ __global__ void __launch_bounds__(kFaThreads) fa2_forward_kernel(FaParams p) {
 }
 
 /// The forward of `l` (tables.hpp) for element T (__half or __nv_bfloat16) and head dimension D; `Paged`: K/V
-/// through the block table (paged_prefill.hpp).
-template <class T, int D, bool Paged = false>
+/// through the block table (paged_prefill.hpp), of kind C (T, or a quantized cache's codes).
+template <class T, int D, bool Paged = false, class C = T>
 Status fa2_forward(const ::baracuda::detail::ExecContext& ctx, const ::baracuda::detail::FlashAttentionLaunch& l) {
   static_assert(fa_smem_bytes(D) <= 48 * 1024, "within the default dynamic shared memory (no opt-in)");
-  if (l.element != kind_of<T> || l.head_dim != D)
+  if (l.element != kind_of<T> || l.head_dim != D || (Paged && l.cache_kind != kind_of<C>))
     return Error::internal("attention: the kernel was called for another kind or head dimension");
   if (l.batch == 0 || l.heads == 0 || l.seqlen_q == 0 || l.total_q == 0) return {};
   FaParams p;
@@ -337,12 +391,17 @@ Status fa2_forward(const ::baracuda::detail::ExecContext& ctx, const ::baracuda:
     return reinterpret_cast<uintptr_t>(data) % 16 == 0 && tok % 8 == 0 && head % 8 == 0;
   };
   p.q_vec = vec(l.q, l.q_tok, l.q_head);
-  p.k_vec = vec(l.k, l.k_tok, l.k_head) && (!Paged || l.k_block % 8 == 0);
-  p.v_vec = vec(l.v, l.v_tok, l.v_head) && (!Paged || l.v_block % 8 == 0);
+  // 16-byte rows (8-byte for 1-byte codes) at 8-element-aligned bases and strides.
+  const auto kv_vec = [](const void* data, int64_t tok, int64_t head, int64_t block) {
+    return reinterpret_cast<uintptr_t>(data) % (8 * sizeof(C)) == 0 && tok % 8 == 0 && head % 8 == 0 &&
+           (!Paged || block % 8 == 0);
+  };
+  p.k_vec = kv_vec(l.k, l.k_tok, l.k_head, l.k_block);
+  p.v_vec = kv_vec(l.v, l.v_tok, l.v_head, l.v_block);
   const dim3 grid(static_cast<unsigned>((l.seqlen_q + kFaBlockM - 1) / kFaBlockM), static_cast<unsigned>(l.heads),
                   static_cast<unsigned>(l.batch));
   BARACUDA_LAUNCH(grid, dim3(kFaThreads), static_cast<size_t>(fa_smem_bytes(D)), ctx.stream,
-                  fa2_forward_kernel<T, D, Paged>)
+                  fa2_forward_kernel<T, D, Paged, C>)
   (p);
   const auto e = launch::take_last_error();
   if (e.failed)

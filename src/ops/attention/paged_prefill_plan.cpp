@@ -13,12 +13,12 @@
 #include "core/validate.hpp"
 #include "ops/attention/plan_checks.hpp"
 #include "ops/attention/tables.hpp"
+#include "ops/paged_decode/paged_checks.hpp"
 
 namespace baracuda {
 namespace {
 
 constexpr std::string_view P = "PagedPrefillPlan";
-using detail::attention_plan::kMaxGrid;
 using detail::attention_plan::kMaxTokens;
 using detail::attention_plan::n2s;
 using detail::attention_plan::s;
@@ -28,42 +28,17 @@ Error invalid(const std::string& why) { return Error::invalid(s(P) + ": " + why)
 Error unsupported(const std::string& why) { return Error::unsupported(s(P) + ": " + why); }
 
 Status check_descriptor(const PagedPrefillDescriptor& d) {
-  BARACUDA_TRY(detail::check_kinds(P, {d.element}));
-  if (d.element != ElementKind::F16 && d.element != ElementKind::Bf16)
-    return unsupported("q, o and the caches must be f16 or bf16; got " + s(to_string(d.element)));
-  if (d.head_dim < 1) return invalid("the head dimension must be >= 1; got " + n2s(d.head_dim));
-  if (detail::attention_head_dim_slot(d.head_dim) < 0)
-    return unsupported("head dimension " + n2s(d.head_dim) + " has no kernel (64, 96, 128 and 256 do)");
-  if (d.heads < 1 || d.kv_heads < 1)
-    return invalid("heads and kv_heads must be >= 1; got " + n2s(d.heads) + " and " + n2s(d.kv_heads));
-  if (d.heads > kMaxGrid || d.kv_heads > kMaxGrid) return unsupported("at most 65535 heads; got " + n2s(d.heads));
-  if (d.heads % d.kv_heads != 0)
-    return invalid("the kv heads (" + n2s(d.kv_heads) + ") must divide the query heads (" + n2s(d.heads) + ")");
-  if (d.batch < 0) return invalid("the batch must be >= 0; got " + n2s(d.batch));
-  if (d.batch > kMaxGrid) return unsupported("at most 65535 sequences; got " + n2s(d.batch));
+  BARACUDA_TRY(detail::paged::check_descriptor(P, d));
   if (d.total_q < 0 || d.total_q >= kMaxTokens || d.max_seqlen_q < 0 || d.max_seqlen_q >= kMaxTokens)
     return invalid("total_q and max_seqlen_q must be in [0, 2^30); got " + n2s(d.total_q) + " and " +
                    n2s(d.max_seqlen_q));
-  if (d.block_size < 1) return invalid("block_size must be >= 1; got " + n2s(d.block_size));
-  if (d.block_size != 8 && d.block_size != 16 && d.block_size != 32)
-    return unsupported("block_size " + n2s(d.block_size) + " has no kernel (8, 16 and 32 do)");
-  if (d.num_blocks < 1 || d.num_blocks > INT32_MAX)
-    return invalid("num_blocks must be in [1, 2^31) (s32 page ids); got " + n2s(d.num_blocks));
-  if (d.max_blocks_per_seq < 1 || d.max_blocks_per_seq > (kMaxTokens - 1) / d.block_size)
-    return invalid("max_blocks_per_seq must be >= 1 with max_blocks_per_seq * block_size below 2^30; got " +
-                   n2s(d.max_blocks_per_seq));
-  if (d.window_left < -1) return invalid("window_left must be >= -1 (-1: unbounded); got " + n2s(d.window_left));
-  const float tau = static_cast<float>(d.softmax_scale);
-  if (!(d.softmax_scale >= 0) || !std::isfinite(tau) || (d.softmax_scale > 0 && !(tau > 0)))
-    return invalid("the softmax scale must be finite and > 0 in f32 (or 0 for 1/sqrt(d)); got " +
-                   std::to_string(d.softmax_scale));
   BARACUDA_TRY(detail::check_shape(P, "q's shape", d.q_shape()));
   return detail::check_shape(P, "the caches' shape", d.cache_shape());
 }
 
 Status check_operand(std::string_view name, const ConstDynTensor& t, ElementKind kind, const Shape& shape,
-                     detail::Access access, bool unit_last, bool any_sign = false) {
-  return detail::attention_plan::check_operand(P, name, t, kind, shape, access, unit_last, any_sign);
+                     detail::Access access, bool unit_last) {
+  return detail::attention_plan::check_operand(P, name, t, kind, shape, access, unit_last);
 }
 
 const detail::PagedPrefillTables* tables_for(DeviceKind dev) {
@@ -73,7 +48,7 @@ const detail::PagedPrefillTables* tables_for(DeviceKind dev) {
 
 detail::FlashAttentionLaunch launch_for(const PagedPrefillDescriptor& d, const dynamic::PagedPrefillArgs& t) {
   detail::FlashAttentionLaunch l;
-  l.element = d.element;
+  l.element = d.element, l.cache_kind = d.cache_kind;
   l.batch = static_cast<int>(d.batch), l.heads = static_cast<int>(d.heads);
   l.kv_heads = static_cast<int>(d.kv_heads), l.head_dim = static_cast<int>(d.head_dim);
   l.seqlen_q = static_cast<int>(d.max_seqlen_q), l.total_q = static_cast<int>(d.total_q);
@@ -90,6 +65,11 @@ detail::FlashAttentionLaunch launch_for(const PagedPrefillDescriptor& d, const d
   l.block_tables = static_cast<const int32_t*>(t.block_tables.data);
   l.bt_seq = used_stride(t.block_tables, 0), l.bt_page = used_stride(t.block_tables, 1);
   l.context_lens = static_cast<const int32_t*>(t.context_lens.data), l.cl_stride = used_stride(t.context_lens, 0);
+  if (d.quantized()) {
+    l.k_scale = static_cast<const float*>(t.k_scale.data), l.v_scale = static_cast<const float*>(t.v_scale.data);
+    if (d.scale_layout == KvScaleLayout::PerHead)
+      l.k_scale_stride = used_stride(t.k_scale, 0), l.v_scale_stride = used_stride(t.v_scale, 0);
+  }
   l.num_blocks = d.num_blocks, l.block_size = static_cast<int>(d.block_size);
   l.max_blocks = static_cast<int>(d.max_blocks_per_seq);
   l.o = t.o.data, l.o_tok = used_stride(t.o, 0), l.o_head = used_stride(t.o, 1);
@@ -108,14 +88,16 @@ Result<PagedPrefillPlan> PagedPrefillPlan::select(const Stream& stream, const Pa
   auto dev = detail::select_device(P, stream, pref, tables_for);
   if (!dev) return dev.error();
   const detail::FlashAttentionFn fn =
-      dev->table->fwd[detail::kind_index(desc.element)][detail::attention_head_dim_slot(desc.head_dim)];
+      dev->table->fwd[detail::kind_index(desc.element)][detail::kind_index(desc.cache_kind)]
+                     [detail::attention_head_dim_slot(desc.head_dim)];
   if (fn == nullptr)
-    return unsupported(s(to_string(desc.element)) + " with head dimension " + n2s(desc.head_dim) +
-                       " has no kernel on the " + s(to_string(stream.device())) + " device");
+    return unsupported(s(to_string(desc.element)) + " over a " + s(to_string(desc.cache_kind)) +
+                       " cache with head dimension " + n2s(desc.head_dim) + " has no kernel on the " +
+                       s(to_string(stream.device())) + " device");
   const MathPrecision precision = stream.device() == DeviceKind::Host ? MathPrecision::F64 : MathPrecision::F32;
   return PagedPrefillPlan(
       desc,
-      dev->bind(OpCategory::Attention, "paged_prefill", desc.element, std::nullopt, precision, dev->table->variant),
+      dev->bind(OpCategory::Attention, "paged_prefill", desc.element, desc.cache_kind, precision, dev->table->variant),
       fn);
 }
 
@@ -123,11 +105,7 @@ Status PagedPrefillPlan::can_implement(const Args& t) const {
   const PagedPrefillDescriptor& d = desc_;
   using detail::Access;
   BARACUDA_TRY(check_operand("q", t.q, d.element, d.q_shape(), Access::Read, true));
-  BARACUDA_TRY(check_operand("key_cache", t.key_cache, d.element, d.cache_shape(), Access::Read, true, true));
-  BARACUDA_TRY(check_operand("value_cache", t.value_cache, d.element, d.cache_shape(), Access::Read, true, true));
-  BARACUDA_TRY(detail::check_tensor(P, "block_tables", t.block_tables, ElementKind::S32,
-                                    Shape{d.batch, d.max_blocks_per_seq}, Access::Read));
-  BARACUDA_TRY(detail::check_tensor(P, "context_lens", t.context_lens, ElementKind::S32, Shape{d.batch}, Access::Read));
+  BARACUDA_TRY(detail::paged::check_cache_operands(P, d, t));
   BARACUDA_TRY(
       detail::check_tensor(P, "cu_seqlens_q", t.cu_seqlens_q, ElementKind::S32, Shape{d.batch + 1}, Access::Read));
   if (d.batch > 0 && t.cu_seqlens_q.stride[0] != 1)
@@ -145,7 +123,9 @@ Status PagedPrefillPlan::can_implement(const Args& t) const {
                                                              {"value_cache", t.value_cache},
                                                              {"block_tables", t.block_tables},
                                                              {"context_lens", t.context_lens},
-                                                             {"cu_seqlens_q", t.cu_seqlens_q}};
+                                                             {"cu_seqlens_q", t.cu_seqlens_q},
+                                                             {"k_scale", t.k_scale},
+                                                             {"v_scale", t.v_scale}};
   for (const auto& [out_name, out] : {std::pair<std::string_view, const DynTensor*>{"o", &t.o}, {"lse", &t.lse}})
     for (const auto& [in_name, in] : ins) BARACUDA_TRY(detail::check_no_overlap(P, out_name, *out, in_name, in));
   return detail::check_no_overlap(P, "lse", t.lse, "o", t.o);

@@ -45,6 +45,10 @@ struct FlashAttentionLaunch {
   /// varlen through cu_q, cu_k unused.
   const int32_t* block_tables = nullptr;
   int64_t bt_seq = 0, bt_page = 0;
+  ElementKind cache_kind = ElementKind::F16;  ///< k and v: `element`, or an FP8/int8 cache (paged only)
+  const float* k_scale = nullptr;             ///< nullptr: the cache holds `element`; else `k_scale[hk·stride]`
+  const float* v_scale = nullptr;
+  int64_t k_scale_stride = 0, v_scale_stride = 0;  ///< 0: per tensor
   const int32_t* context_lens = nullptr;
   int64_t cl_stride = 0;
   int64_t k_block = 0, v_block = 0, num_blocks = 0;
@@ -61,9 +65,10 @@ struct FlashAttentionTables {
   std::string_view variant;
 };
 
-/// The chunked prefill's kernels (paged_prefill.hpp): the forward with paged K/V, by element kind and head dim.
+/// The chunked prefill's kernels (paged_prefill.hpp): the forward with paged K/V, by [element][cache kind] and head
+/// dimension.
 struct PagedPrefillTables {
-  KindTable<std::array<FlashAttentionFn, 4>> fwd{};
+  KindPairTable<std::array<FlashAttentionFn, 4>> fwd{};
   std::string_view variant;
 };
 

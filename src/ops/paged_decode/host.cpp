@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -18,20 +17,6 @@ namespace baracuda::reference {
 namespace {
 
 using detail::PagedDecodeLaunch;
-
-/// The exact value of a cache element (before the scale).
-template <class C>
-long double cache_value(const C& x) {
-  if constexpr (std::is_same_v<C, int8_t>) {
-    return x;
-  } else if constexpr (std::is_same_v<C, __nv_fp8_e4m3>) {
-    uint8_t b = 0;
-    std::memcpy(&b, &x, 1);
-    return decode(b, kFormatE4M3);
-  } else {
-    return value_of(x);
-  }
-}
 
 template <class T, class C>
 Status decode_ref(const detail::ExecContext&, const PagedDecodeLaunch& l) {
@@ -65,7 +50,7 @@ Status decode_ref(const detail::ExecContext&, const PagedDecodeLaunch& l) {
           if (j > last || j < first || rows[j] < 0) continue;
           const C* kr = kc + rows[j] * l.k_block + (j % l.block_size) * l.k_offset + hk * l.k_head;
           long double dot = 0;
-          for (int c = 0; c < l.head_dim; ++c) dot += value_of(qr[c]) * (cache_value(kr[c]) * ks);
+          for (int c = 0; c < l.head_dim; ++c) dot += value_of(qr[c]) * (code_value(kr[c]) * ks);
           s[j] = tau * dot;
           if (s[j] > m) m = s[j];
         }
@@ -77,7 +62,7 @@ Status decode_ref(const detail::ExecContext&, const PagedDecodeLaunch& l) {
             const long double p = std::exp(s[j] - m);
             sum += p;
             const C* vr = vc + rows[j] * l.v_block + (j % l.block_size) * l.v_offset + hk * l.v_head;
-            for (int c = 0; c < l.head_dim; ++c) acc[c] += p * (cache_value(vr[c]) * vs);
+            for (int c = 0; c < l.head_dim; ++c) acc[c] += p * (code_value(vr[c]) * vs);
           }
         }
         T* orow = o + tok * l.o_tok + h * l.o_head;

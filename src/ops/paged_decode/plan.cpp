@@ -13,14 +13,15 @@
 #include "baracuda/ops/paged_attention.hpp"
 #include "core/plan_core.hpp"
 #include "core/validate.hpp"
+#include "ops/paged_decode/paged_checks.hpp"
 #include "ops/paged_decode/tables.hpp"
 
 namespace baracuda {
 namespace {
 
 constexpr std::string_view P = "PagedDecodePlan";
-constexpr int64_t kMaxGrid = 65535;             // the grid's y and z
-constexpr int64_t kMaxKeys = int64_t{1} << 30;  // max_blocks_per_seq·block_size: 32-bit key positions with room
+using detail::paged::kMaxGrid;
+using detail::paged::kMaxKeys;
 constexpr int64_t kMaxQLen = 16;                // query tokens per sequence
 constexpr int64_t kMaxSplits = 256;             // a forced num_splits
 constexpr int64_t kRowsPerBlock = 8;            // kernels.cuh's kRows
@@ -39,41 +40,11 @@ int64_t row_groups(const PagedDecodeDescriptor& d) {
 }
 
 Status check_descriptor(const PagedDecodeDescriptor& d) {
-  BARACUDA_TRY(detail::check_kinds(P, {d.element, d.cache_kind}));
-  if (static_cast<uint8_t>(d.scale_layout) > static_cast<uint8_t>(KvScaleLayout::PerHead))
-    return invalid("invalid KvScaleLayout");
-  if (d.element != ElementKind::F16 && d.element != ElementKind::Bf16)
-    return unsupported("q and o must be f16 or bf16; got " + s(to_string(d.element)));
-  if (d.cache_kind != d.element && d.cache_kind != ElementKind::Fp8E4M3 && d.cache_kind != ElementKind::S8)
-    return unsupported("the caches must hold q's kind " + s(to_string(d.element)) + ", fp8e4m3 or s8; got " +
-                       s(to_string(d.cache_kind)));
-  if (d.head_dim < 1) return invalid("the head dimension must be >= 1; got " + n2s(d.head_dim));
-  if (detail::paged_head_dim_slot(d.head_dim) < 0)
-    return unsupported("head dimension " + n2s(d.head_dim) + " has no kernel (64, 96, 128 and 256 do)");
-  if (d.heads < 1 || d.kv_heads < 1)
-    return invalid("heads and kv_heads must be >= 1; got " + n2s(d.heads) + " and " + n2s(d.kv_heads));
-  if (d.heads > kMaxGrid) return unsupported("at most 65535 heads; got " + n2s(d.heads));
-  if (d.heads % d.kv_heads != 0)
-    return invalid("the kv heads (" + n2s(d.kv_heads) + ") must divide the query heads (" + n2s(d.heads) + ")");
-  if (d.batch < 0) return invalid("the batch must be >= 0; got " + n2s(d.batch));
-  if (d.batch > kMaxGrid) return unsupported("at most 65535 sequences; got " + n2s(d.batch));
+  BARACUDA_TRY(detail::paged::check_descriptor(P, d));
   if (d.q_len < 1) return invalid("q_len must be >= 1; got " + n2s(d.q_len));
   if (d.q_len > kMaxQLen) return unsupported("at most 16 query tokens per sequence; got " + n2s(d.q_len));
   if (d.kv_heads * row_groups(d) > kMaxGrid)
     return unsupported("kv_heads * ceil(heads / kv_heads * q_len / 8) must be at most 65535");
-  if (d.block_size < 1) return invalid("block_size must be >= 1; got " + n2s(d.block_size));
-  if (d.block_size != 8 && d.block_size != 16 && d.block_size != 32)
-    return unsupported("block_size " + n2s(d.block_size) + " has no kernel (8, 16 and 32 do)");
-  if (d.num_blocks < 1 || d.num_blocks > INT32_MAX)
-    return invalid("num_blocks must be in [1, 2^31) (s32 page ids); got " + n2s(d.num_blocks));
-  if (d.max_blocks_per_seq < 1 || d.max_blocks_per_seq > kMaxKeys / d.block_size)
-    return invalid("max_blocks_per_seq must be >= 1 with max_blocks_per_seq * block_size below 2^30; got " +
-                   n2s(d.max_blocks_per_seq));
-  if (d.window_left < -1) return invalid("window_left must be >= -1 (-1: unbounded); got " + n2s(d.window_left));
-  const float tau = static_cast<float>(d.softmax_scale);
-  if (!(d.softmax_scale >= 0) || !std::isfinite(tau) || (d.softmax_scale > 0 && !(tau > 0)))
-    return invalid("the softmax scale must be finite and > 0 in f32 (or 0 for 1/sqrt(d)); got " +
-                   std::to_string(d.softmax_scale));
   if (d.num_splits < 0 || d.num_splits > kMaxSplits)
     return invalid("num_splits must be in [0, 256] (0: the plan chooses); got " + n2s(d.num_splits));
   BARACUDA_TRY(detail::check_shape(P, "q's shape", d.q_shape()));
@@ -100,41 +71,12 @@ std::pair<size_t, size_t> workspace_parts(const PagedDecodeDescriptor& d, int64_
   return {o_bytes, rows * 4};
 }
 
-std::string strides_text(const ConstDynTensor& t) {
-  std::string r = "(";
-  for (int i = 0; i < t.rank(); ++i) r += (i ? ", " : "") + n2s(t.stride[i]);
-  return r + ")";
-}
-
-/// check_tensor, then unit stride along the last dimension when `unit_last`, and non-negative strides when
-/// `non_negative` (extent-1 dimensions excepted).
 Status check_operand(std::string_view name, const ConstDynTensor& t, ElementKind kind, const Shape& shape,
-                     detail::Access access, bool unit_last, bool non_negative) {
-  BARACUDA_TRY(detail::check_tensor(P, name, t, kind, shape, access));
-  if (shape.numel() == 0) return {};
-  const int r = shape.rank;
-  if (unit_last && shape.dims[r - 1] > 1 && t.stride[r - 1] != 1)
-    return invalid(s(name) + " must have unit stride along d; its strides are " + strides_text(t));
-  if (non_negative)
-    for (int i = 0; i < r; ++i)
-      if (shape.dims[i] > 1 && t.stride[i] < 0)
-        return invalid(s(name) + "'s strides " + strides_text(t) + " must be non-negative");
-  return {};
+                     detail::Access access, bool unit_last) {
+  return detail::attention_plan::check_operand(P, name, t, kind, shape, access, unit_last);
 }
-
-/// An output's elements are distinct: sorted by stride, each stride at least the span of the dimensions inside it.
 Status check_distinct(std::string_view name, const ConstDynTensor& t) {
-  if (t.numel() == 0) return {};
-  std::vector<std::pair<int64_t, int64_t>> dims;
-  for (int i = 0; i < t.rank(); ++i)
-    if (t.shape.dims[i] > 1) dims.emplace_back(t.stride[i], t.shape.dims[i]);
-  std::sort(dims.begin(), dims.end());
-  int64_t span = 1;
-  for (const auto& [stride, extent] : dims) {
-    if (stride < span) return invalid(s(name) + "'s elements overlap (strides " + strides_text(t) + ")");
-    span = stride * (extent - 1) + span;
-  }
-  return {};
+  return detail::attention_plan::check_no_self_overlap(P, name, t);
 }
 
 /// A stride the kernels use: the view's, or 0 where the dimension has one element.
@@ -176,23 +118,12 @@ size_t PagedDecodePlan::workspace_size() const {
 Status PagedDecodePlan::can_implement(const Args& t) const {
   const PagedDecodeDescriptor& d = desc_;
   using detail::Access;
-  BARACUDA_TRY(check_operand("q", t.q, d.element, d.q_shape(), Access::Read, true, true));
-  BARACUDA_TRY(check_operand("key_cache", t.key_cache, d.cache_kind, d.cache_shape(), Access::Read, true, false));
-  BARACUDA_TRY(check_operand("value_cache", t.value_cache, d.cache_kind, d.cache_shape(), Access::Read, true, false));
-  BARACUDA_TRY(detail::check_tensor(P, "block_tables", t.block_tables, ElementKind::S32,
-                                    Shape{d.batch, d.max_blocks_per_seq}, Access::Read));
-  BARACUDA_TRY(detail::check_tensor(P, "context_lens", t.context_lens, ElementKind::S32, Shape{d.batch}, Access::Read));
-  for (const auto& [name, sc] :
-       {std::pair<const char*, ConstDynTensor>{"k_scale", t.k_scale}, {"v_scale", t.v_scale}}) {
-    if (d.quantized())
-      BARACUDA_TRY(detail::check_tensor(P, name, sc, ElementKind::F32, d.scale_shape(), Access::Read));
-    else
-      BARACUDA_TRY(detail::check_absent(P, name, sc, "the caches hold q's kind (no dequantization)"));
-  }
-  BARACUDA_TRY(check_operand("o", t.o, d.element, d.q_shape(), Access::Write, true, true));
+  BARACUDA_TRY(check_operand("q", t.q, d.element, d.q_shape(), Access::Read, true));
+  BARACUDA_TRY(detail::paged::check_cache_operands(P, d, t));
+  BARACUDA_TRY(check_operand("o", t.o, d.element, d.q_shape(), Access::Write, true));
   BARACUDA_TRY(check_distinct("o", t.o));
   if (d.return_lse) {
-    BARACUDA_TRY(check_operand("lse", t.lse, ElementKind::F32, Shape{d.tokens(), d.heads}, Access::Write, false, true));
+    BARACUDA_TRY(check_operand("lse", t.lse, ElementKind::F32, Shape{d.tokens(), d.heads}, Access::Write, false));
     BARACUDA_TRY(check_distinct("lse", t.lse));
   } else {
     BARACUDA_TRY(detail::check_absent(P, "lse", t.lse, "the descriptor writes no lse (with_lse())"));

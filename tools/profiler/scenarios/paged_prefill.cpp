@@ -7,23 +7,25 @@
 // included: [B, S, context, H, H_kv, d]; [B, S, context, d] and [B, S, context] 32 query heads on 8 kv heads
 // (Llama-3-8B; d = 128 unless given); [B, S] a first chunk (context = S); [S] one sequence. Every sequence has the
 // same chunk and context, so the numbers read as B × S over `context` (tests/ops/paged_prefill_test.cpp covers
-// ragged batches). The block tables (sequence b's page i is (P − 1 − i)·B + b, P = ⌈context / 16⌉: the sequences'
-// pages interleaved and in reverse order, the cache exactly B·P pages), the context lengths and the offsets are
-// uploaded once, when the case is prepared: valid metadata, not operands the profiler fills with random values
-// (its page ids would mostly be masked). The conformance suite therefore mutates q, the caches, o and lse; the
-// metadata's rejections are tests/ops/paged_prefill_reject_test.cpp's.
+// ragged batches). Kinds: `--dtype` is q's and o's kind (f16, bf16), `--out-dtype` the caches' (the same kind,
+// fp8e4m3 or s8), as paged_decode. The block tables (sequence b's page i is (P − 1 − i)·B + b, P = ⌈context / 16⌉:
+// the sequences' pages interleaved and in reverse order, the cache exactly B·P pages), the context lengths, the
+// offsets and a quantized cache's scales (k 0.5, v 0.25 per tensor) are uploaded once, when the case is prepared:
+// valid metadata, not operands the profiler fills with random values (its page ids would mostly be masked). The
+// conformance suite therefore mutates q, the caches, o and lse; the metadata's and the scales' rejections are
+// tests/ops/paged_prefill_reject_test.cpp's.
 //
-// Defaults: on cuda f16 and bf16, 8 × 512 over 2048 (a batch of chunked-prefill steps) and 1 × 2048 over 16384 (a
-// long prompt's late chunk), 32 heads on 8, d = 128; on host/sim one small problem, 2 × 19 over 53 (chunks across
-// page boundaries, a partial last page), 4 heads on 2, d = 64 (the conformance suite runs it through many
-// layouts). Values: q and K in [-2, 2], V in [1, 2] (o, a convex combination of V's rows, stays positive: a
-// relative tolerance holds; attention.cpp says why).
+// Defaults: f16, bf16 and bf16 q over an fp8e4m3 cache; on cuda 8 × 512 over 2048 (a batch of chunked-prefill
+// steps) and 1 × 2048 over 16384 (a long prompt's late chunk), 32 heads on 8, d = 128; on host/sim one small
+// problem, 2 × 19 over 53 (chunks across page boundaries, a partial last page), 4 heads on 2, d = 64 (the
+// conformance suite runs it through many layouts). Values: q and K in [-2, 2], V in [1, 2] (a quantized cache's
+// codes; o, a convex combination of V's rows, stays positive: a relative tolerance holds; attention.cpp says why).
 //
-// Traffic: q and o, the K and V rows of every context (B·context·H_kv·d each), lse, the tables, lengths and
-// offsets, each once; flops 4·H·d·Σ_b pairs_b with pairs_b = (L² − max(L − S, 0)²) / 2, the chunk's rows of an
-// L × L causal prefill counted as attention_prefill_causal counts the whole (FlashAttention's L²/2): a first chunk
-// (L = S) is L²/2, a late one (S ≪ L) nearly S·L. Every cuda default is over --verify-limit and so `timed`. No
-// baseline, as attention_prefill (docs/profiler.md).
+// Traffic: q and o, the K and V rows of every context (B·context·H_kv·d each, in the caches' kind), lse, the
+// tables, lengths and offsets, each once; flops 4·H·d·Σ_b pairs_b with pairs_b = (L² − max(L − S, 0)²) / 2, the
+// chunk's rows of an L × L causal prefill counted as attention_prefill_causal counts the whole (FlashAttention's
+// L²/2): a first chunk (L = S) is L²/2, a late one (S ≪ L) nearly S·L. Every cuda default is over --verify-limit
+// and so `timed`. No baseline, as attention_prefill (docs/profiler.md).
 #include <algorithm>
 #include <baracuda/ops/paged_prefill.hpp>
 #include <cstdint>
@@ -50,7 +52,7 @@ int64_t pages(const Dims& d) { return std::max<int64_t>((d.s_k + kPage - 1) / kP
 PagedPrefillDescriptor descriptor(const Problem& p) {
   const Dims d = dims(p);
   return PagedPrefillDescriptor{}
-      .with_element(p.dtype)
+      .with_kinds(p.dtype, p.out_dtype)
       .with_shape(d.b, d.b * d.s_q, d.s_q, d.h, d.h_kv, d.d)
       .with_pages(std::max<int64_t>(d.b * pages(d), 1), kPage, pages(d))
       .with_lse();
@@ -60,16 +62,16 @@ Result<dynamic::PagedPrefillPlan> select_plan(const Stream& s, const Problem& p)
   return dynamic::PagedPrefillPlan::select(s, descriptor(p));
 }
 
-/// The plan with its tables, lengths and offsets bound (PlanInstance's operands: q, key_cache, value_cache, o,
-/// lse).
+/// The plan with its tables, lengths, offsets and scales bound (PlanInstance's operands: q, key_cache,
+/// value_cache, o, lse).
 struct BoundPlan {
   dynamic::PagedPrefillPlan plan;
-  std::shared_ptr<Buffer> tables, lens, offsets;
-  ConstDynTensor table_view, len_view, cu_view;
+  std::shared_ptr<Buffer> tables, lens, offsets, scales;
+  ConstDynTensor table_view, len_view, cu_view, k_scale, v_scale;
 
   dynamic::PagedPrefillArgs args(const DynTensor& q, const DynTensor& kc, const DynTensor& vc, const DynTensor& o,
                                  const DynTensor& lse) const {
-    return {q, kc, vc, table_view, len_view, cu_view, o, lse};
+    return {q, kc, vc, table_view, len_view, cu_view, k_scale, v_scale, o, lse};
   }
   Status can_implement(const DynTensor& q, const DynTensor& kc, const DynTensor& vc, const DynTensor& o,
                        const DynTensor& lse) const {
@@ -83,8 +85,9 @@ struct BoundPlan {
   KernelSku sku() const { return plan.sku(); }
 };
 
-Result<std::shared_ptr<Buffer>> upload(const Stream& s, const std::vector<int32_t>& values) {
-  auto buf = Buffer::from_host(s, std::span<const int32_t>(values));
+template <class T>
+Result<std::shared_ptr<Buffer>> upload(const Stream& s, const std::vector<T>& values) {
+  auto buf = Buffer::from_host(s, std::span<const T>(values));
   if (!buf) return buf.error();
   return std::make_shared<Buffer>(std::move(buf).value());
 }
@@ -104,18 +107,32 @@ Result<std::unique_ptr<Instance>> prepare(const Stream& s, const Problem& p) {
                                   static_cast<int32_t>(std::min<int64_t>(d.s_k, INT32_MAX)));
   std::vector<int32_t> cu(static_cast<size_t>(d.b + 1));
   for (int64_t b = 0; b <= d.b; ++b) cu[static_cast<size_t>(b)] = static_cast<int32_t>(b * d.s_q);
-  auto tb = upload(s, table), lb = upload(s, lens), cb = upload(s, cu);
+  auto tb = upload(s, table), lb = upload(s, lens), cb = upload(s, cu), sb = upload(s, std::vector<float>{0.5f, 0.25f});
   if (!tb) return tb.error();
   if (!lb) return lb.error();
   if (!cb) return cb.error();
-  BoundPlan bound{
-      std::move(plan).value(), std::move(tb).value(), std::move(lb).value(), std::move(cb).value(), {}, {}, {}};
+  if (!sb) return sb.error();
+  BoundPlan bound{std::move(plan).value(),
+                  std::move(tb).value(),
+                  std::move(lb).value(),
+                  std::move(cb).value(),
+                  std::move(sb).value(),
+                  {},
+                  {},
+                  {},
+                  {},
+                  {}};
   bound.table_view = ConstDynTensor::dense(bound.tables->data(), ElementKind::S32, Shape{d.b, width});
   bound.len_view = ConstDynTensor::dense(bound.lens->data(), ElementKind::S32, Shape{d.b});
   bound.cu_view = ConstDynTensor::dense(bound.offsets->data(), ElementKind::S32, Shape{d.b + 1});
+  if (desc.quantized()) {
+    const auto* sc = static_cast<const float*>(bound.scales->data());
+    bound.k_scale = ConstDynTensor::dense(sc, ElementKind::F32, Shape{1});
+    bound.v_scale = ConstDynTensor::dense(sc + 1, ElementKind::F32, Shape{1});
+  }
   const OperandSpec q{p.dtype, desc.q_shape(), ValueRange{-2, 2, false}};
-  const OperandSpec kc{p.dtype, desc.cache_shape(), ValueRange{-2, 2, false}};
-  const OperandSpec vc{p.dtype, desc.cache_shape(), ValueRange{1, 2, false}};
+  const OperandSpec kc{p.out_dtype, desc.cache_shape(), ValueRange{-2, 2, false}};
+  const OperandSpec vc{p.out_dtype, desc.cache_shape(), ValueRange{1, 2, false}};
   const OperandSpec o{p.dtype, desc.q_shape(), {}};
   const OperandSpec lse{ElementKind::F32, Shape{d.h, desc.total_q}, {}};
   return PlanInstance<BoundPlan, 3, 2>::make(s, std::move(bound), p, {q, kc, vc}, {o, lse});
@@ -127,13 +144,18 @@ Traffic traffic(const Problem& p) {
   const double hd = static_cast<double>(d.h) * static_cast<double>(d.d);
   const double hkvd = static_cast<double>(d.h_kv) * static_cast<double>(d.d);
   const double elem = static_cast<double>(storage_bytes(p.dtype, 1));
+  const double cache_elem = static_cast<double>(storage_bytes(p.out_dtype, 1));
   const double meta = 4.0 * (b * static_cast<double>(pages(d)) + 2 * b + 1);
-  const double bytes = elem * (2 * t_q * hd + 2 * b * ctx * hkvd) + 4.0 * static_cast<double>(d.h) * t_q + meta;
+  const double bytes =
+      elem * 2 * t_q * hd + cache_elem * 2 * b * ctx * hkvd + 4.0 * static_cast<double>(d.h) * t_q + meta;
   const double prefix = std::max(ctx - static_cast<double>(d.s_q), 0.0);  // the keys before the chunk
   return Traffic{bytes, 4.0 * hd * b * (ctx * ctx - prefix * prefix) / 2};
 }
 
-std::vector<Problem> kinds(uint32_t variant) { return same_kinds({ElementKind::F16, ElementKind::Bf16}, variant); }
+std::vector<Problem> kinds(uint32_t v) {
+  using K = ElementKind;
+  return kind_pairs({{K::F16, K::F16}, {K::Bf16, K::Bf16}, {K::Bf16, K::Fp8E4M3}}, v);
+}
 
 std::vector<Shape> default_shapes(DeviceKind device) {
   if (device == DeviceKind::Cuda) return {Shape{8, 512, 2048, 32, 8, 128}, Shape{1, 2048, 16384, 32, 8, 128}};
@@ -141,15 +163,16 @@ std::vector<Shape> default_shapes(DeviceKind device) {
 }
 
 constexpr ScenarioFamily kPagedPrefill{
-    "paged_prefill",         select_with<select_plan>, prepare, traffic, kinds, default_shapes,
-    OutputKind::SameAsInput, Comparison::Tolerance};
+    "paged_prefill",    select_with<select_plan>, prepare, traffic, kinds, default_shapes,
+    OutputKind::Chosen, Comparison::Tolerance};
 
 }  // namespace
 
 void add_paged_prefill_scenarios(std::vector<Scenario>& out) {
   out.push_back(kPagedPrefill.op("paged_prefill",
                                  "chunked prefill over a paged KV cache (q [B*S, H, d] packed through cu_seqlens_q, "
-                                 "caches [pages, 16, H_kv, d]), causal, lse [H, B*S]",
+                                 "caches [pages, 16, H_kv, d] of --out-dtype, fp8e4m3/s8 dequantized), causal, "
+                                 "lse [H, B*S]",
                                  0));
 }
 
