@@ -543,6 +543,8 @@ void attention_backward(FuzzInput& in, const Stream& s) {
 // Every profiler scenario
 // ---------------------------------------------------------------------------------------------------
 
+inline constexpr double kMaxScenarioBytes = 256 * 1024;  // a prepared scenario's operands, about
+
 /// A scenario's problem with random kinds and shape (often one of its defaults): `select` sees it whatever it
 /// is; a small valid one is prepared (the plan and its operands), and the plan is exercised on operands drawn
 /// from the prepared ones' shapes and kinds.
@@ -562,11 +564,15 @@ void scenario(FuzzInput& in, const Stream& s) {
   // Only the problems the profiler's --shape can give (rank 1 to 8, a valid shape): its scenarios are written
   // for those.
   if (p.shape.rank < 1 || !p.shape.valid()) return;
-  (void)sc.select(s, p);
+  if (!sc.select(s, p)) return;  // prepare would stop at the same error
   int64_t extent_product = 1;  // of the extents taken as at least 1: a scenario may size an operand by one alone
   for (int d = 0; d < p.shape.rank && extent_product <= kMaxOperandElements; ++d)
     extent_product *= std::clamp<int64_t>(p.shape.dims[d], 1, kMaxOperandElements + 1);
   if (extent_product > kMaxOperandElements) return;
+  // A short shape takes a scenario's default sizes for the rest (attention: 32 heads of 128), so small extents can
+  // still mean megabytes of operands, which the prepared instance fills value by value (seconds each under the
+  // fuzzer's instrumentation): the bytes a run moves bound them.
+  if (!(sc.traffic(p).bytes <= kMaxScenarioBytes)) return;
   auto inst = sc.prepare(s, p);
   if (!inst) return;
   const std::vector<DynTensor> views = (*inst)->views();
