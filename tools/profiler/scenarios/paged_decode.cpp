@@ -22,11 +22,11 @@
 #include <algorithm>
 #include <baracuda/ops/paged_attention.hpp>
 #include <memory>
-#include <span>
 #include <utility>
 #include <vector>
 
 #include "common.hpp"
+#include "paged_metadata.hpp"
 #include "scenarios.hpp"
 
 namespace baracuda::profiler {
@@ -63,12 +63,11 @@ Result<dynamic::PagedDecodePlan> select_plan(const Stream& s, const Problem& p) 
 /// The plan with its tables, lengths and scales bound (PlanInstance's operands: q, key_cache, value_cache, o).
 struct BoundPlan {
   dynamic::PagedDecodePlan plan;
-  std::shared_ptr<Buffer> tables, lens, scales;
-  ConstDynTensor table_view, len_view, k_scale, v_scale;
+  PagedMetadata meta;
 
   dynamic::PagedDecodeArgs args(const DynTensor& q, const DynTensor& kc, const DynTensor& vc,
                                 const DynTensor& o) const {
-    return {q, kc, vc, table_view, len_view, k_scale, v_scale, o, {}};
+    return {q, kc, vc, meta.table, meta.context_lens, meta.k_scale, meta.v_scale, o, {}};
   }
   Status can_implement(const DynTensor& q, const DynTensor& kc, const DynTensor& vc, const DynTensor& o) const {
     return plan.can_implement(args(q, kc, vc, o));
@@ -90,29 +89,10 @@ Result<std::unique_ptr<Instance>> prepare(const Stream& s, const Problem& p) {
   for (int64_t b = 0; b < d.b; ++b)
     for (int64_t i = 0; i < d.pages(); ++i)
       table[static_cast<size_t>(b * d.pages() + i)] = static_cast<int32_t>(b * d.pages() + d.pages() - 1 - i);
-  const std::vector<int32_t> lens(static_cast<size_t>(std::max<int64_t>(d.b, 1)), static_cast<int32_t>(d.ctx));
-  const std::vector<float> scales = {0.5f, 0.25f};
-  auto tb = Buffer::from_host(s, std::span<const int32_t>(table));
-  if (!tb) return tb.error();
-  auto lb = Buffer::from_host(s, std::span<const int32_t>(lens));
-  if (!lb) return lb.error();
-  auto sb = Buffer::from_host(s, std::span<const float>(scales));
-  if (!sb) return sb.error();
-  BoundPlan bound{std::move(plan).value(),
-                  std::make_shared<Buffer>(std::move(tb).value()),
-                  std::make_shared<Buffer>(std::move(lb).value()),
-                  std::make_shared<Buffer>(std::move(sb).value()),
-                  {},
-                  {},
-                  {},
-                  {}};
-  bound.table_view = ConstDynTensor::dense(bound.tables->data(), ElementKind::S32, Shape{d.b, desc.max_blocks_per_seq});
-  bound.len_view = ConstDynTensor::dense(bound.lens->data(), ElementKind::S32, Shape{d.b});
-  if (desc.quantized()) {
-    const auto* sc = static_cast<const float*>(bound.scales->data());
-    bound.k_scale = ConstDynTensor::dense(sc, ElementKind::F32, Shape{1});
-    bound.v_scale = ConstDynTensor::dense(sc + 1, ElementKind::F32, Shape{1});
-  }
+  auto meta = upload_paged_metadata(s, d.b, desc.max_blocks_per_seq, table, static_cast<int32_t>(d.ctx), {},
+                                    desc.quantized());
+  if (!meta) return meta.error();
+  BoundPlan bound{std::move(plan).value(), std::move(meta).value()};
   const OperandSpec q{p.dtype, desc.q_shape(), ValueRange{-2, 2, false}};
   const OperandSpec kc{p.out_dtype, desc.cache_shape(), ValueRange{-2, 2, false}};
   const OperandSpec vc{p.out_dtype, desc.cache_shape(), ValueRange{1, 2, false}};

@@ -30,12 +30,12 @@
 #include <baracuda/ops/paged_prefill.hpp>
 #include <cstdint>
 #include <memory>
-#include <span>
 #include <utility>
 #include <vector>
 
 #include "attention_dims.hpp"
 #include "common.hpp"
+#include "paged_metadata.hpp"
 #include "scenarios.hpp"
 
 namespace baracuda::profiler {
@@ -66,12 +66,11 @@ Result<dynamic::PagedPrefillPlan> select_plan(const Stream& s, const Problem& p)
 /// value_cache, o, lse).
 struct BoundPlan {
   dynamic::PagedPrefillPlan plan;
-  std::shared_ptr<Buffer> tables, lens, offsets, scales;
-  ConstDynTensor table_view, len_view, cu_view, k_scale, v_scale;
+  PagedMetadata meta;
 
   dynamic::PagedPrefillArgs args(const DynTensor& q, const DynTensor& kc, const DynTensor& vc, const DynTensor& o,
                                  const DynTensor& lse) const {
-    return {q, kc, vc, table_view, len_view, cu_view, k_scale, v_scale, o, lse};
+    return {q, kc, vc, meta.table, meta.context_lens, meta.cu_seqlens, meta.k_scale, meta.v_scale, o, lse};
   }
   Status can_implement(const DynTensor& q, const DynTensor& kc, const DynTensor& vc, const DynTensor& o,
                        const DynTensor& lse) const {
@@ -85,51 +84,22 @@ struct BoundPlan {
   KernelSku sku() const { return plan.sku(); }
 };
 
-template <class T>
-Result<std::shared_ptr<Buffer>> upload(const Stream& s, const std::vector<T>& values) {
-  auto buf = Buffer::from_host(s, std::span<const T>(values));
-  if (!buf) return buf.error();
-  return std::make_shared<Buffer>(std::move(buf).value());
-}
-
 Result<std::unique_ptr<Instance>> prepare(const Stream& s, const Problem& p) {
   auto plan = select_plan(s, p);
   if (!plan) return plan.error();
   const Dims d = dims(p);
   const PagedPrefillDescriptor desc = descriptor(p);
   const int64_t width = pages(d);
-  // At least one element each: an empty batch still uploads (and binds) a buffer.
   std::vector<int32_t> table(static_cast<size_t>(std::max<int64_t>(d.b * width, 1)), 0);
   for (int64_t b = 0; b < d.b; ++b)
     for (int64_t i = 0; i < width; ++i)
       table[static_cast<size_t>(b * width + i)] = static_cast<int32_t>((width - 1 - i) * d.b + b);
-  const std::vector<int32_t> lens(static_cast<size_t>(std::max<int64_t>(d.b, 1)),
-                                  static_cast<int32_t>(std::min<int64_t>(d.s_k, INT32_MAX)));
   std::vector<int32_t> cu(static_cast<size_t>(d.b + 1));
   for (int64_t b = 0; b <= d.b; ++b) cu[static_cast<size_t>(b)] = static_cast<int32_t>(b * d.s_q);
-  auto tb = upload(s, table), lb = upload(s, lens), cb = upload(s, cu), sb = upload(s, std::vector<float>{0.5f, 0.25f});
-  if (!tb) return tb.error();
-  if (!lb) return lb.error();
-  if (!cb) return cb.error();
-  if (!sb) return sb.error();
-  BoundPlan bound{std::move(plan).value(),
-                  std::move(tb).value(),
-                  std::move(lb).value(),
-                  std::move(cb).value(),
-                  std::move(sb).value(),
-                  {},
-                  {},
-                  {},
-                  {},
-                  {}};
-  bound.table_view = ConstDynTensor::dense(bound.tables->data(), ElementKind::S32, Shape{d.b, width});
-  bound.len_view = ConstDynTensor::dense(bound.lens->data(), ElementKind::S32, Shape{d.b});
-  bound.cu_view = ConstDynTensor::dense(bound.offsets->data(), ElementKind::S32, Shape{d.b + 1});
-  if (desc.quantized()) {
-    const auto* sc = static_cast<const float*>(bound.scales->data());
-    bound.k_scale = ConstDynTensor::dense(sc, ElementKind::F32, Shape{1});
-    bound.v_scale = ConstDynTensor::dense(sc + 1, ElementKind::F32, Shape{1});
-  }
+  auto meta = upload_paged_metadata(s, d.b, width, table, static_cast<int32_t>(std::min<int64_t>(d.s_k, INT32_MAX)),
+                                    cu, desc.quantized());
+  if (!meta) return meta.error();
+  BoundPlan bound{std::move(plan).value(), std::move(meta).value()};
   const OperandSpec q{p.dtype, desc.q_shape(), ValueRange{-2, 2, false}};
   const OperandSpec kc{p.out_dtype, desc.cache_shape(), ValueRange{-2, 2, false}};
   const OperandSpec vc{p.out_dtype, desc.cache_shape(), ValueRange{1, 2, false}};
