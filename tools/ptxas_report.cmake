@@ -3,8 +3,9 @@
 # moves ptxas's lines into <object>.ptxas.log. ccache replays them with the object, so a cached build has
 # them too.
 #
-# `ptxas-report` (not built by default) reads those logs and compiles each source once more to PTX only, for
-# the highest configured architecture, for the vec128 column (tools/ptxas_report.py); it writes
+# `ptxas-report` (not built by default) reads those logs and, for the vec128 column, the PTX of the highest
+# architecture: from the object when it holds it uncompressed (BARACUDA_FATBIN_NO_COMPRESS, the `ci` preset),
+# otherwise by compiling the source once more to PTX only (tools/ptxas_report.py); it writes
 # <dir>/ptxas-report.txt (every kernel) and <dir>/ptxas-summary.txt (per source and architecture;
 # docs/perf/ptxas-summary.txt is its checked-in copy), and fails when a kernel spills.
 find_package(Python3 COMPONENTS Interpreter)
@@ -18,6 +19,9 @@ if(BARACUDA_CUDA_KERNELS)
   foreach(target baracuda baracuda_sm90a)
     if(TARGET ${target})
       target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:--resource-usage>)
+      if(BARACUDA_FATBIN_NO_COMPRESS)
+        target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:--no-compress>)
+      endif()
       set_property(TARGET ${target} PROPERTY CUDA_COMPILER_LAUNCHER
                    ${PROJECT_SOURCE_DIR}/tools/ptxas_log.sh ${_baracuda_ccache})
     endif()

@@ -5,10 +5,11 @@
 The build compiles the library's CUDA sources with `--resource-usage` through tools/ptxas_log.sh, which
 files ptxas's lines (registers, spill stores/loads, stack, shared memory per kernel and architecture) next
 to each object as <object>.ptxas.log; this script reads those logs, so no kernel is compiled for ptxas a
-second time. The vec128 column needs PTX, which the build's objects hold only compressed: each source is
-compiled to PTX once, for the highest configured architecture (through ccache when the build uses it), and
-each kernel's body is searched for 128-bit global accesses (ld/st.global .v4 of 32-bit, .v2 of 64-bit, or
-.b128).
+second time. The vec128 column needs the PTX of the highest configured architecture: it is read from the
+object when the build embeds it uncompressed (BARACUDA_FATBIN_NO_COMPRESS, as the `ci` preset does);
+otherwise (compressed, or an object built without that PTX) the source is compiled to PTX once more (through
+ccache when the build uses it). Each kernel's body is searched for 128-bit global accesses (ld/st.global .v4
+of 32-bit, .v2 of 64-bit, or .b128).
 
 Writes the full report (one row per kernel and architecture) and a summary (one row per source and
 architecture; docs/perf/ptxas-summary.txt is its checked-in copy). With --fail-on-spills, exits 1 when a
@@ -104,7 +105,24 @@ def ptx_command(args, source, arch, out, ccache):
     return [*([ccache] if ccache else []), args[0], *flags, f"-arch=compute_{arch}", "-ptx", source, "-o", out]
 
 
-def vec128_of(directory, cmd, out):
+PTX_HEAD = re.compile(rb"\.version [0-9.]+\s*\n\.target\s+sm_(\w+)")
+
+
+def embedded_ptx(obj, arch):
+    """The PTX for compute_`arch` that an object holds as plain text (an uncompressed fatbinary), or None."""
+    with open(obj, "rb") as f:
+        data = f.read()
+    for m in PTX_HEAD.finditer(data):
+        if m.group(1).decode() == str(arch):
+            end = data.find(b"\0", m.start())
+            return data[m.start():end if end >= 0 else len(data)].decode("ascii", "replace")
+    return None
+
+
+def vec128_of(obj, arch, directory, cmd, out):
+    ptx = embedded_ptx(obj, arch)
+    if ptx is not None:
+        return parse_vec128(ptx)
     r = subprocess.run(cmd, cwd=directory, capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError(f"PTX compile failed:\n{shlex.join(cmd)}\n{r.stderr}")
@@ -173,7 +191,7 @@ def main():
     build_dir = os.path.realpath(a.build_dir)
     commands = compile_commands_by_object(os.path.join(build_dir, "compile_commands.json"))
     logs = sorted(os.path.join(d, f) for d, _, fs in os.walk(build_dir) for f in fs if f.endswith(".o.ptxas.log"))
-    units = []  # (label, usage, directory, argv, source)
+    units = []  # (label, usage, directory, argv, source, object)
     for log in logs:
         obj = os.path.normpath(log[: -len(".ptxas.log")])
         if obj not in commands:
@@ -181,7 +199,7 @@ def main():
         directory, args, source = commands[obj]
         with open(log) as f:
             usage = parse_ptxas(f.read())
-        units.append((label(source, a.source_dir, build_dir), usage, directory, args, source))
+        units.append((label(source, a.source_dir, build_dir), usage, directory, args, source, obj))
     if not units:
         sys.exit(f"ptxas_report: no <object>.ptxas.log under {build_dir}: build the library first "
                  "(BARACUDA_CUDA_KERNELS=ON)")
@@ -190,9 +208,10 @@ def main():
     os.makedirs(work, exist_ok=True)
     with concurrent.futures.ThreadPoolExecutor(max_workers=a.jobs) as pool:
         futures = []
-        for i, (_, _, directory, args, source) in enumerate(units):
+        for i, (_, _, directory, args, source, obj) in enumerate(units):
             out = os.path.join(work, f"{i}.ptx")
-            futures.append(pool.submit(vec128_of, directory, ptx_command(args, source, a.ptx_arch, out, a.ccache), out))
+            futures.append(pool.submit(vec128_of, obj, a.ptx_arch, directory,
+                                       ptx_command(args, source, a.ptx_arch, out, a.ccache), out))
         try:
             vec = [f.result() for f in futures]
         except RuntimeError as e:

@@ -38,7 +38,8 @@ rm -rf "$work/subdirectory"
 cmake -S "$src_dir/tests/install" -B "$work/subdirectory" "${gen[@]}" "${same_config[@]}" \
   -DBARACUDA_CONSUMER_MODE=subdirectory -DBARACUDA_SOURCE_DIR="$src_dir" \
   -DBARACUDA_CUDA_KERNELS="$(cached BARACUDA_CUDA_KERNELS)" -DBARACUDA_CUDA_ARCHS="$(cached BARACUDA_CUDA_ARCHS)" \
-  -DBARACUDA_BUILD_FUZZERS="$(cached BARACUDA_BUILD_FUZZERS)"
+  -DBARACUDA_BUILD_FUZZERS="$(cached BARACUDA_BUILD_FUZZERS)" \
+  -DBARACUDA_FATBIN_NO_COMPRESS="$(cached BARACUDA_FATBIN_NO_COMPRESS)"
 # With debug info (the sanitizer presets' -g1) ccache serves this build BUILD_DIR's objects only when both
 # were built with CCACHE_NOHASHDIR set (.ci/run sets it).
 cmake --build "$work/subdirectory" -j "$jobs"
