@@ -89,8 +89,8 @@ Result<std::unique_ptr<Instance>> prepare(const Stream& s, const Problem& p) {
   for (int64_t b = 0; b < d.b; ++b)
     for (int64_t i = 0; i < d.pages(); ++i)
       table[static_cast<size_t>(b * d.pages() + i)] = static_cast<int32_t>(b * d.pages() + d.pages() - 1 - i);
-  auto meta = upload_paged_metadata(s, d.b, desc.max_blocks_per_seq, table, static_cast<int32_t>(d.ctx), {},
-                                    desc.quantized());
+  auto meta =
+      upload_paged_metadata(s, d.b, desc.max_blocks_per_seq, table, static_cast<int32_t>(d.ctx), {}, desc.quantized());
   if (!meta) return meta.error();
   BoundPlan bound{std::move(plan).value(), std::move(meta).value()};
   const OperandSpec q{p.dtype, desc.q_shape(), ValueRange{-2, 2, false}};

@@ -16,7 +16,9 @@
 // tests/ops/paged_prefill_reject_test.cpp's.
 //
 // Defaults: f16, bf16 and bf16 q over an fp8e4m3 cache; on cuda 8 × 512 over 2048 (a batch of chunked-prefill
-// steps) and 1 × 2048 over 16384 (a long prompt's late chunk), 32 heads on 8, d = 128; on host/sim one small
+// steps) and 1 × 2048 over 16384 (a long prompt's late chunk), and one token over 4096 for B ∈ {1, 8, 64} (the
+// tensor-core kernel at paged_decode's shapes: a reading of what a tensor-core decode would gain over the decode's
+// CUDA-core kernel, docs/perf/2026-11-27-h100/README.md), 32 heads on 8, d = 128; on host/sim one small
 // problem, 2 × 19 over 53 (chunks across page boundaries, a partial last page), 4 heads on 2, d = 64 (the
 // conformance suite runs it through many layouts). Values: q and K in [-2, 2], V in [1, 2] (a quantized cache's
 // codes; o, a convex combination of V's rows, stays positive: a relative tolerance holds; attention.cpp says why).
@@ -24,8 +26,9 @@
 // Traffic: q and o, the K and V rows of every context (B·context·H_kv·d each, in the caches' kind), lse, the
 // tables, lengths and offsets, each once; flops 4·H·d·Σ_b pairs_b with pairs_b = (L² − max(L − S, 0)²) / 2, the
 // chunk's rows of an L × L causal prefill counted as attention_prefill_causal counts the whole (FlashAttention's
-// L²/2): a first chunk (L = S) is L²/2, a late one (S ≪ L) nearly S·L. Every cuda default is over --verify-limit
-// and so `timed`. No baseline, as attention_prefill (docs/profiler.md).
+// L²/2): a first chunk (L = S) is L²/2, a late one (S ≪ L) nearly S·L. The two prefill defaults on cuda are over
+// --verify-limit and so `timed`; the one-token rows are checked. No baseline, as attention_prefill
+// (docs/profiler.md).
 #include <algorithm>
 #include <baracuda/ops/paged_prefill.hpp>
 #include <cstdint>
@@ -96,8 +99,8 @@ Result<std::unique_ptr<Instance>> prepare(const Stream& s, const Problem& p) {
       table[static_cast<size_t>(b * width + i)] = static_cast<int32_t>((width - 1 - i) * d.b + b);
   std::vector<int32_t> cu(static_cast<size_t>(d.b + 1));
   for (int64_t b = 0; b <= d.b; ++b) cu[static_cast<size_t>(b)] = static_cast<int32_t>(b * d.s_q);
-  auto meta = upload_paged_metadata(s, d.b, width, table, static_cast<int32_t>(std::min<int64_t>(d.s_k, INT32_MAX)),
-                                    cu, desc.quantized());
+  auto meta = upload_paged_metadata(s, d.b, width, table, static_cast<int32_t>(std::min<int64_t>(d.s_k, INT32_MAX)), cu,
+                                    desc.quantized());
   if (!meta) return meta.error();
   BoundPlan bound{std::move(plan).value(), std::move(meta).value()};
   const OperandSpec q{p.dtype, desc.q_shape(), ValueRange{-2, 2, false}};
@@ -128,7 +131,9 @@ std::vector<Problem> kinds(uint32_t v) {
 }
 
 std::vector<Shape> default_shapes(DeviceKind device) {
-  if (device == DeviceKind::Cuda) return {Shape{8, 512, 2048, 32, 8, 128}, Shape{1, 2048, 16384, 32, 8, 128}};
+  if (device == DeviceKind::Cuda)
+    return {Shape{8, 512, 2048, 32, 8, 128}, Shape{1, 2048, 16384, 32, 8, 128}, Shape{1, 1, 4096, 32, 8, 128},
+            Shape{8, 1, 4096, 32, 8, 128}, Shape{64, 1, 4096, 32, 8, 128}};
   return {Shape{2, 19, 53, 4, 2, 64}};
 }
 
