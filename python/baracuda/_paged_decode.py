@@ -6,7 +6,7 @@ from . import _arrays, _cache, _core
 
 
 def paged_decode(q, key_cache, value_cache, block_tables, context_lens, *, q_len=1, k_scale=None, v_scale=None,
-                 scale=None, window_left=-1, num_splits=0, return_lse=False, device=None):
+                 scale=None, window_left=-1, num_splits=0, kernel="auto", return_lse=False, device=None):
     """o = softmax(scale·q·Kᵀ)·V for each sequence's q_len new query tokens against its keys in the paged cache,
     as vLLM's paged attention / FlashAttention's ``flash_attn_with_kvcache`` (f16 or bf16 q; scores and sums in
     f32):
@@ -19,7 +19,8 @@ def paged_decode(q, key_cache, value_cache, block_tables, context_lens, *, q_len
 
     Query i of a sequence of length L sees keys j <= L - q_len + i (and j >= L - q_len + i - window_left when
     window_left >= 0). A query that sees no key gets o = 0 and lse = +inf. ``scale`` defaults to 1/√d;
-    ``num_splits`` 0 lets the plan choose. Returns o shaped like q, and with ``return_lse`` (o, lse), lse f32
+    ``num_splits`` 0 lets the plan choose; ``kernel`` "auto" (the CUDA-core kernel today), "cuda_cores" or
+    "tensor_cores" (a candidate on mma.sync, head dims up to 128; paged_attention.hpp). Returns o shaped like q, and with ``return_lse`` (o, lse), lse f32
     [B * q_len, H] (or [B, q_len, H])."""
     sq, sc = _arrays.shape_of(q), _arrays.shape_of(key_cache)
     if len(sq) not in (3, 4) or len(sc) != 4:
@@ -40,7 +41,7 @@ def paged_decode(q, key_cache, value_cache, block_tables, context_lens, *, q_len
                 block_size=sc[1], max_blocks_per_seq=st[1], element=kind, cache_kind=cache_kind,
                 scale_layout="per_head" if per_head else "per_tensor",
                 softmax_scale=0.0 if scale is None else float(scale), return_lse=bool(return_lse),
-                window_left=int(window_left), num_splits=int(num_splits))
+                window_left=int(window_left), num_splits=int(num_splits), kernel=str(kernel))
     stream = _arrays.stream_for(q, device)
     plan = _cache.plan(_core.PagedDecodePlan, tuple(sorted(desc.items())), stream,
                        _core.PagedDecodeDescriptor(**desc))

@@ -8,6 +8,7 @@ namespace baracuda::python {
 
 // The same names as kv_cache_bind.cpp's (one identical definition per translation unit that reads them).
 BARACUDA_PY_NAMED_BY_TO_STRING(KvScaleLayout, 2, "kv scale layout");
+BARACUDA_PY_NAMED_BY_TO_STRING(PagedDecodeKernel, 3, "paged decode kernel");
 
 void bind_paged_decode(nb::module_& m) {
   using D = PagedDecodeDescriptor;
@@ -17,13 +18,13 @@ void bind_paged_decode(nb::module_& m) {
                   "block_size, H_kv, d] (element, fp8e4m3 or s8 dequantized with k_scale/v_scale), "
                   "context_lens [B] (clamped to the table; page ids outside the cache masked), bottom-right causal "
                   "among the q_len new tokens, optional window_left; num_splits 0: the plan chooses "
-                  "(paged_attention.hpp's rules).");
+                  "(paged_attention.hpp's rules); kernel auto, cuda_cores or tensor_cores (sim and cuda).");
   d.def(
       "__init__",
       [](D* self, int64_t batch, int64_t q_len, int64_t heads, int64_t kv_heads, int64_t head_dim, int64_t num_blocks,
          int64_t block_size, int64_t max_blocks_per_seq, std::string_view element, std::string_view cache_kind,
          std::string_view scale_layout, double softmax_scale, bool return_lse, int64_t window_left,
-         int64_t num_splits) {
+         int64_t num_splits, std::string_view kernel) {
         D r;
         r.with_kinds(parse_name<ElementKind>(element), parse_name<ElementKind>(cache_kind))
             .with_shape(batch, q_len, heads, kv_heads, head_dim)
@@ -32,13 +33,15 @@ void bind_paged_decode(nb::module_& m) {
             .with_scale(softmax_scale)
             .with_lse(return_lse)
             .with_window(window_left)
-            .with_splits(num_splits);
+            .with_splits(num_splits)
+            .with_kernel(parse_name<PagedDecodeKernel>(kernel));
         new (self) D(r);
       },
       nb::arg("batch"), nb::arg("q_len"), nb::arg("heads"), nb::arg("kv_heads"), nb::arg("head_dim"),
       nb::arg("num_blocks"), nb::arg("block_size"), nb::arg("max_blocks_per_seq"), nb::arg("element") = "f16",
       nb::arg("cache_kind") = "f16", nb::arg("scale_layout") = "per_tensor", nb::arg("softmax_scale") = 0.0,
-      nb::arg("return_lse") = false, nb::arg("window_left") = -1, nb::arg("num_splits") = 0);
+      nb::arg("return_lse") = false, nb::arg("window_left") = -1, nb::arg("num_splits") = 0,
+      nb::arg("kernel") = "auto");
   d.def_rw("batch", &D::batch)
       .def_rw("q_len", &D::q_len)
       .def_rw("heads", &D::heads)
@@ -54,6 +57,7 @@ void bind_paged_decode(nb::module_& m) {
   enum_property(d, "element", &D::element, "q's and o's kind (f16 or bf16).");
   enum_property(d, "cache_kind", &D::cache_kind, "The caches' kind: element, fp8e4m3 or s8.");
   enum_property(d, "scale_layout", &D::scale_layout, "per_tensor ([1]) or per_head ([kv_heads]).");
+  enum_property(d, "kernel", &D::kernel, "auto (cuda_cores today), cuda_cores or tensor_cores (a candidate).");
   using A = dynamic::PagedDecodeArgs;
   bind_plan<dynamic::PagedDecodePlan>(
       m, "PagedDecodePlan",

@@ -79,9 +79,9 @@ def f32(x):
     return float(torch.tensor(x, dtype=torch.float32))
 
 
-def check(o, lse, want_o, want_lse, dtype, d, scale, vmax=1.0):
+def check(o, lse, want_o, want_lse, dtype, d, scale, vmax=1.0, p_units=1):
     u, score = UNIT[dtype], 4 * d * 2.0 ** -23 * scale * d * 4
-    torch.testing.assert_close(o.double(), want_o, rtol=u, atol=(u + score) * vmax + 2.0 ** -18)
+    torch.testing.assert_close(o.double(), want_o, rtol=u, atol=(p_units * u + score) * vmax + 2.0 ** -18)
     if lse is not None:
         assert lse.dtype == torch.float32
         torch.testing.assert_close(lse.double(), want_lse, rtol=2.0 ** -20, atol=2.0 ** -20 + score)
@@ -105,6 +105,32 @@ def test_matches_torch(shape, splits, dtype, device):
     check(o, lse, want_o, want_lse, dtype, d, scale)
     assert torch.isinf(lse[-q_len:]).all() if lens[-1] == 0 else True
     o2 = ops.paged_decode(q, kc, vc, table, ctx, q_len=q_len, num_splits=splits, device=device)
+    assert torch.equal(o2, o)
+
+
+@pytest.mark.parametrize("dtype", list(UNIT))
+@pytest.mark.parametrize("int8", [False, True])
+@pytest.mark.parametrize("shape", [(8, 2, 64, 1, 16), (4, 1, 128, 2, 16), (2, 2, 96, 3, 8)])
+def test_tensor_core_kernel(shape, int8, dtype, device):
+    """kernel="tensor_cores": P rounded to q's kind before P·V (FlashAttentionPlan's bound: 3 units of max|v|)."""
+    h, h_kv, d, q_len, bs = shape
+    lens = [1, 15, 16, 17, 70, 0]
+    table, n_blocks = paged(lens, bs, 9)
+    q = data((len(lens) * q_len, h, d), dtype, 10)
+    kc, vc = data((n_blocks, bs, h_kv, d), dtype, 11), data((n_blocks, bs, h_kv, d), dtype, 12)
+    scales, kd, vd = {}, kc.double(), vc.double()
+    if int8:
+        kc, vc = (kc.float() * 127).round().to(torch.int8), (vc.float() * 127).round().to(torch.int8)
+        scales = dict(k_scale=torch.tensor([0.01], dtype=torch.float32),
+                      v_scale=torch.tensor([0.02], dtype=torch.float32))
+        kd, vd = kc.double() * f32(0.01), vc.double() * f32(0.02)
+    ctx = torch.tensor(lens, dtype=torch.int32)
+    o, lse = ops.paged_decode(q, kc, vc, table, ctx, q_len=q_len, kernel="tensor_cores", return_lse=True, device=device,
+                              **scales)
+    scale = f32(1.0 / math.sqrt(d))
+    want_o, want_lse = reference(q, kd, vd, table, lens, q_len, scale)
+    check(o, lse, want_o, want_lse, dtype, d, scale, vmax=float(vd.abs().max()), p_units=3)
+    o2 = ops.paged_decode(q, kc, vc, table, ctx, q_len=q_len, kernel="tensor_cores", device=device, **scales)
     assert torch.equal(o2, o)
 
 
@@ -185,6 +211,16 @@ def test_plan_api_and_rejections():
     plan = baracuda.PagedDecodePlan.select(baracuda.Stream.sim(), desc)
     assert "paged_decode" in plan.sku and plan.chosen_splits > 1 and plan.workspace_size > 0
     assert baracuda.PagedDecodePlan.select(baracuda.Stream.host(), desc).chosen_splits == 1
+    assert desc.kernel == "auto" and plan.sku.endswith("split_kv_simt")
+    desc.kernel = "tensor_cores"
+    assert baracuda.PagedDecodePlan.select(baracuda.Stream.sim(), desc).sku.endswith("split_kv_tc")
+    with pytest.raises(baracuda.Unsupported):  # no tensor-core kernel at d = 256
+        baracuda.PagedDecodePlan.select(baracuda.Stream.sim(), baracuda.PagedDecodeDescriptor(
+            batch=1, q_len=1, heads=2, kv_heads=1, head_dim=256, num_blocks=4, block_size=16, max_blocks_per_seq=2,
+            kernel="tensor_cores"))
+    with pytest.raises(ValueError):  # not a kernel's name
+        baracuda.PagedDecodeDescriptor(batch=1, q_len=1, heads=2, kv_heads=1, head_dim=64, num_blocks=4,
+                                       block_size=16, max_blocks_per_seq=2, kernel="tensor")
     with pytest.raises(baracuda.Unsupported):
         baracuda.PagedDecodePlan.select(baracuda.Stream.host(), baracuda.PagedDecodeDescriptor(
             batch=1, q_len=1, heads=2, kv_heads=1, head_dim=80, num_blocks=4, block_size=16, max_blocks_per_seq=2))

@@ -461,7 +461,7 @@ void kv_cache(FuzzInput& in, const Stream& s) {
 
 /// PagedDecodePlan's descriptor fields: the kinds (the cache's often q's, fp8e4m3 or s8), the scale layout
 /// (sometimes out of range), batch, q_len, heads, kv heads, head dim (often a supported one), pages, page size
-/// (often 16), table width, window, scale, lse and splits; its operands drawn from q's, the caches', the block
+/// (often 16), table width, window, scale, lse, splits and the kernel (sometimes out of range); its operands drawn from q's, the caches', the block
 /// table's, the lengths', the scales' and lse's shapes. Random tables and lengths are data: the kernels clamp
 /// the lengths and mask page ids outside the cache.
 void paged_decode(FuzzInput& in, const Stream& s) {
@@ -479,6 +479,7 @@ void paged_decode(FuzzInput& in, const Stream& s) {
   d.softmax_scale = in.chance(200) ? 0.0 : in.real();
   d.return_lse = in.flag();
   d.num_splits = in.chance(128) ? in.u8() % 5 : in.integer();
+  d.kernel = in.enum_of<PagedDecodeKernel>(3);
   const Pools pools{{d.q_shape(), d.cache_shape(), Shape{d.batch, d.max_blocks_per_seq}, Shape{d.batch},
                      d.scale_shape(), Shape{d.tokens(), d.heads}},
                     {d.element, d.cache_kind, ElementKind::S32, ElementKind::F32}};

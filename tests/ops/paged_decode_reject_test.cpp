@@ -53,6 +53,22 @@ TEST(PagedDecodeReject, SelectKinds) {
           EXPECT_TRUE(dynamic::PagedDecodePlan::select(st, base().with_kinds(e, c).with_shape(2, 3, 4, 2, dim)));
 }
 
+TEST(PagedDecodeReject, SelectKernel) {
+  PagedDecodeDescriptor bad = base();
+  bad.kernel = static_cast<PagedDecodeKernel>(3);
+  expect_select(bad, ErrorCode::InvalidProblem, "kernel must be Auto, CudaCores or TensorCores; got 3");
+  // No tensor-core kernel at d = 256 (sim; cuda alike); the host device runs its reference whatever the kernel.
+  const PagedDecodeDescriptor d256 = base().with_shape(2, 3, 4, 2, 256).with_kernel(PagedDecodeKernel::TensorCores);
+  expect_code(dynamic::PagedDecodePlan::select(Stream::sim(), d256).status(), ErrorCode::Unsupported,
+              "has no tensor-core kernel on the sim device");
+  EXPECT_TRUE(dynamic::PagedDecodePlan::select(Stream::host(), d256));
+  for (PagedDecodeKernel k : {PagedDecodeKernel::Auto, PagedDecodeKernel::CudaCores, PagedDecodeKernel::TensorCores}) {
+    auto plan = dynamic::PagedDecodePlan::select(Stream::sim(), base().with_kernel(k));
+    ASSERT_TRUE(plan) << plan.status().to_string();
+    EXPECT_EQ(plan->sku().variant, k == PagedDecodeKernel::TensorCores ? "split_kv_tc" : "split_kv_simt");
+  }
+}
+
 TEST(PagedDecodeReject, SelectShapes) {
   for (int64_t dim : {32, 80, 112, 512, 65})
     expect_select(base().with_shape(2, 3, 4, 2, dim), ErrorCode::Unsupported, "has no kernel");
@@ -65,7 +81,10 @@ TEST(PagedDecodeReject, SelectShapes) {
   expect_select(base().with_shape(70000, 1, 4, 2, 64), ErrorCode::Unsupported, "at most 65535 sequences");
   expect_select(base().with_shape(2, 0, 4, 2, 64), ErrorCode::InvalidProblem, "q_len must be >= 1");
   expect_select(base().with_shape(2, 17, 4, 2, 64), ErrorCode::Unsupported, "at most 16 query tokens");
-  expect_select(base().with_shape(1, 16, 65535, 65535, 64), ErrorCode::Unsupported, "must be at most 65535");
+  expect_select(base().with_shape(1, 16, 65535, 65535, 64), ErrorCode::Unsupported, "q_len / 8) must be at most");
+  // The tensor-core kernel's row groups are 16 rows: the same problem fits its grid.
+  EXPECT_TRUE(dynamic::PagedDecodePlan::select(
+      Stream::host(), base().with_shape(1, 16, 65535, 65535, 64).with_kernel(PagedDecodeKernel::TensorCores)));
   for (int64_t bs : {1, 12, 64})
     expect_select(base().with_pages(6, bs, 3), ErrorCode::Unsupported, "has no kernel (8, 16 and 32 do)");
   expect_select(base().with_pages(6, 0, 3), ErrorCode::InvalidProblem, "block_size must be >= 1");

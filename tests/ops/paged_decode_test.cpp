@@ -6,6 +6,7 @@
 // every access); bit-identical reruns.
 #include <gtest/gtest.h>
 
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -18,14 +19,34 @@ namespace {
 constexpr ElementKind F16 = ElementKind::F16, Bf16 = ElementKind::Bf16, Fp8 = ElementKind::Fp8E4M3,
                       S8 = ElementKind::S8;
 
-class PagedDecode : public ::testing::TestWithParam<DeviceKind> {
+/// A device and the kernel the descriptor asks for (the host device has its reference whatever the kernel).
+struct DeviceAndKernel {
+  DeviceKind device;
+  PagedDecodeKernel kernel;
+};
+
+void PrintTo(const DeviceAndKernel& p, std::ostream* os) {
+  *os << to_string(p.device) << (p.kernel == PagedDecodeKernel::TensorCores ? ", tensor cores" : "");
+}
+
+class PagedDecode : public ::testing::TestWithParam<DeviceAndKernel> {
  protected:
-  /// Runs `p` on the parameter's device and checks it against the f64 evaluation; returns the splits used.
-  int64_t run_and_check(const Problem& p, const std::string& what, uint64_t seed = 7) {
+  DeviceKind device() const { return GetParam().device; }
+  bool tensor_cores() const { return GetParam().kernel == PagedDecodeKernel::TensorCores; }
+  /// Runs `p` (with the parameter's kernel) on the parameter's device and checks it against the f64 evaluation;
+  /// returns the splits used. The tensor-core kernel has none for d = 256: select must say Unsupported.
+  int64_t run_and_check(Problem p, const std::string& what, uint64_t seed = 7) {
     std::string why;
-    const auto st = stream_for(GetParam(), &why);
+    const auto st = stream_for(device(), &why);
     if (!st) {
       skipped_ = why;
+      return 0;
+    }
+    p.d.with_kernel(GetParam().kernel);
+    if (tensor_cores() && p.d.head_dim == 256) {
+      const auto plan = dynamic::PagedDecodePlan::select(*st, p.d);
+      EXPECT_FALSE(plan.is_ok()) << what;
+      if (!plan.is_ok()) EXPECT_EQ(plan.error().code, ErrorCode::Unsupported) << what;
       return 0;
     }
     const Data x(p, seed);
@@ -34,8 +55,10 @@ class PagedDecode : public ::testing::TestWithParam<DeviceKind> {
     const Status s = run_on(*st, x, out, &splits);
     EXPECT_TRUE(s.is_ok()) << what << ": " << s.to_string();
     if (!s.is_ok()) return 0;
-    const bool host = GetParam() == DeviceKind::Host;
-    EXPECT_EQ(check(x, out, what, host ? host_bound : kernel_bound), 0) << what;
+    const int64_t bad = device() == DeviceKind::Host ? check(x, out, what, host_bound)
+                        : tensor_cores()               ? check(x, out, what, tc_kernel_bound(p.d.element))
+                                                       : check(x, out, what, kernel_bound);
+    EXPECT_EQ(bad, 0) << what;
     return splits;
   }
   void skip_if_needed() {
@@ -49,7 +72,7 @@ TEST_P(PagedDecode, MixedLengthsGqa4Splits) {
     Problem p = Problem::make({1, 15, 16, 17, 300, 0}, 1, 8, 2, 64, F16, F16, 16, 3);
     p.d.with_lse().with_splits(splits);
     const int64_t used = run_and_check(p, "splits " + std::to_string(splits));
-    if (GetParam() != DeviceKind::Host && splits > 0 && used != 0) {
+    if (device() != DeviceKind::Host && splits > 0 && used != 0) {
       EXPECT_EQ(used, splits);
     }
   }
@@ -135,10 +158,10 @@ TEST_P(PagedDecode, InvalidPagesAndLengths) {
 
 TEST_P(PagedDecode, BitIdenticalReruns) {
   std::string why;
-  const auto st = stream_for(GetParam(), &why);
+  const auto st = stream_for(device(), &why);
   if (!st) GTEST_SKIP() << why;
   Problem p = Problem::make({100, 37}, 1, 4, 1, 64, Bf16, Fp8, 16, 37);
-  p.d.with_lse().with_splits(4);
+  p.d.with_lse().with_splits(4).with_kernel(GetParam().kernel);
   const Data x(p, 41);
   Outputs a, b;
   ASSERT_TRUE(run_on(*st, x, a).is_ok());
@@ -149,27 +172,35 @@ TEST_P(PagedDecode, BitIdenticalReruns) {
 
 TEST_P(PagedDecode, EmptyBatch) {
   std::string why;
-  const auto st = stream_for(GetParam(), &why);
+  const auto st = stream_for(device(), &why);
   if (!st) GTEST_SKIP() << why;
   Problem p = Problem::make({}, 1, 4, 2, 64, F16, F16, 16);
-  p.d.with_pages(4, 16, 1).with_lse();
+  p.d.with_pages(4, 16, 1).with_lse().with_kernel(GetParam().kernel);
   const Data x(p, 1);
   Outputs out;
   EXPECT_TRUE(run_on(*st, x, out).is_ok());
 }
 
-std::string device_name(const ::testing::TestParamInfo<DeviceKind>& i) { return std::string(to_string(i.param)); }
-INSTANTIATE_TEST_SUITE_P(Devices, PagedDecode, ::testing::ValuesIn(kTestDevices), device_name);
+std::string device_name(const ::testing::TestParamInfo<DeviceAndKernel>& i) {
+  return std::string(to_string(i.param.device)) + (i.param.kernel == PagedDecodeKernel::TensorCores ? "_tc" : "");
+}
+constexpr DeviceAndKernel kDeviceKernels[] = {{DeviceKind::Host, PagedDecodeKernel::Auto},
+                                              {DeviceKind::Sim, PagedDecodeKernel::Auto},
+                                              {DeviceKind::Sim, PagedDecodeKernel::TensorCores},
+                                              {DeviceKind::Cuda, PagedDecodeKernel::Auto},
+                                              {DeviceKind::Cuda, PagedDecodeKernel::TensorCores}};
+INSTANTIATE_TEST_SUITE_P(Devices, PagedDecode, ::testing::ValuesIn(kDeviceKernels), device_name);
 
 // The plan's choice of splits (paged_attention.hpp): one wave of 132 SMs × 3 resident blocks (2 for a 2-byte cache
 // at d = 256), chunks of at least 64 keys, at most 64.
 TEST(PagedDecodeSplits, ChosenRule) {
   auto chosen = [](int64_t b, int64_t h, int64_t h_kv, int64_t q_len, int64_t max_pages, int64_t d = 128,
-                   ElementKind cache = ElementKind::F16) {
+                   ElementKind cache = ElementKind::F16, PagedDecodeKernel kernel = PagedDecodeKernel::Auto) {
     const auto desc = PagedDecodeDescriptor{}
                           .with_kinds(ElementKind::F16, cache)
                           .with_shape(b, q_len, h, h_kv, d)
-                          .with_pages(1024, 16, max_pages);
+                          .with_pages(1024, 16, max_pages)
+                          .with_kernel(kernel);
     auto plan = dynamic::PagedDecodePlan::select(Stream::sim(), desc);
     EXPECT_TRUE(plan) << plan.status().to_string();
     return plan ? plan->chosen_splits() : -1;
@@ -186,6 +217,13 @@ TEST(PagedDecodeSplits, ChosenRule) {
   EXPECT_EQ(chosen(8, 32, 8, 1, 2048, 256), 4);                        // f16 at d = 256: 2 per SM, ⌊264 / 64⌋
   EXPECT_EQ(chosen(8, 32, 8, 1, 2048, 256, ElementKind::Fp8E4M3), 6);  // an FP8 cache at d = 256: 3 per SM
   EXPECT_EQ(chosen(8, 32, 8, 1, 2048, 64, ElementKind::S8), 6);
+  // The tensor-core kernel: 16 rows per block, 6 resident per SM at d = 128 (792 a wave), 11 at d = 64 (1452).
+  constexpr PagedDecodeKernel TC = PagedDecodeKernel::TensorCores;
+  EXPECT_EQ(chosen(1, 32, 8, 1, 256, 128, ElementKind::F16, TC), 64);  // 8 blocks: 99 fit, 4096 keys allow 64
+  EXPECT_EQ(chosen(8, 32, 8, 1, 2048, 128, ElementKind::Fp8E4M3, TC), 12);  // 64 blocks: ⌊792 / 64⌋
+  EXPECT_EQ(chosen(8, 32, 8, 1, 2048, 64, ElementKind::F16, TC), 22);       // ⌊1452 / 64⌋
+  EXPECT_EQ(chosen(8, 32, 8, 5, 2048, 128, ElementKind::F16, TC), 6);  // 20 rows: 2 row groups, 128 blocks
+  EXPECT_EQ(chosen(64, 32, 8, 1, 2048, 128, ElementKind::F16, TC), 1);  // 512 blocks: over a wave
   auto host = dynamic::PagedDecodePlan::select(Stream::host(), PagedDecodeDescriptor{}.with_splits(5));
   ASSERT_TRUE(host);
   EXPECT_EQ(host->chosen_splits(), 1);

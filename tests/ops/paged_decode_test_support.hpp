@@ -315,6 +315,11 @@ int64_t check(const Data& x, const Outputs& out, const std::string& what, Bound 
 
 /// The kernels' bound (paged_attention.hpp): the score error times max|v|, plus the f32 arithmetic of the sums.
 inline double kernel_bound(const RowExpect& r) { return r.vmax * (4 * r.serr + std::ldexp(1.0, -18)); }
+/// The tensor-core kernel's (paged_attention.hpp, FlashAttentionPlan's): P rounded to the element kind (unit u)
+/// before P·V, on top of the score error.
+inline auto tc_kernel_bound(ElementKind element) {
+  return [u = unit(element)](const RowExpect& r) { return r.vmax * (3 * u + 2 * r.serr) + 1e-6; };
+}
 /// The host reference's: one rounding of o (the check adds it); the f64 evaluation's own error.
 inline double host_bound(const RowExpect& r) { return r.vmax * std::ldexp(1.0, -40); }
 

@@ -60,10 +60,20 @@
 ///   num_splits agree within that bound, not bit for bit. Fixed summation orders and no atomics: the same bits on
 ///   every run of a device for the same num_splits; graph-capture safe.
 ///
+/// **Kernels** (`kernel`; sim and cuda, the host device ignores it). `Auto` is `CudaCores` today. `TensorCores`
+/// (variant `split_kv_tc`) is a candidate that has not yet run on a GPU (docs/perf/2026-11-27-h100): one warp per
+/// (split, kv head, group of ≤ 16 query rows, sequence), the group's rows as one m16 tile of `mma.sync m16n8k16`
+/// against 32-key K/V tiles that come two stages ahead by cp.async (FP8/int8 codes widened exactly into f16/bf16 as
+/// they load, synchronously), FlashAttention-2's online softmax in f32; d ∈ {64, 96, 128} (`Unsupported` at 256).
+/// Its splits follow the rule above with blocks = B·H_kv·⌈(H/H_kv)·q_len / 16⌉ and r = 6 resident blocks per SM
+/// (their shared memory; 11 at d = 64), an estimate until measured. P is rounded to the element kind before P·V,
+/// as in FlashAttentionPlan: o is within FlashAttentionPlan's bound of the exact value, not the CUDA-core kernel's.
+///
 /// **Empty problems** (B = 0) succeed and write nothing.
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 #include <utility>
 
 #include "baracuda/core/dyn_tensor.hpp"
@@ -77,6 +87,22 @@
 #include "baracuda/ops/kv_cache.hpp"  // KvScaleLayout, the paged layout
 
 namespace baracuda {
+
+/// The kernel a PagedDecodePlan runs on sim and cuda (the file comment's **Kernels**).
+enum class PagedDecodeKernel : uint8_t {
+  Auto,         ///< the plan's choice: CudaCores (until the tensor-core kernel is measured)
+  CudaCores,    ///< `split_kv_simt`: f32 dot products on CUDA cores, 8 query rows per block
+  TensorCores,  ///< `split_kv_tc`: mma.sync m16n8k16, 16 query rows per warp; d ≤ 128
+};
+
+constexpr std::string_view to_string(PagedDecodeKernel k) {
+  switch (k) {
+    case PagedDecodeKernel::Auto: return "auto";
+    case PagedDecodeKernel::CudaCores: return "cuda_cores";
+    case PagedDecodeKernel::TensorCores: return "tensor_cores";
+  }
+  return "?";
+}
 
 /// One paged decode problem (the file comment has every rule). A hashable value.
 struct PagedDecodeDescriptor {
@@ -94,6 +120,7 @@ struct PagedDecodeDescriptor {
   bool return_lse = false;                                ///< write lse
   int64_t window_left = -1;                               ///< −1: unbounded
   int64_t num_splits = 0;                                 ///< 0: the plan chooses
+  PagedDecodeKernel kernel = PagedDecodeKernel::Auto;     ///< sim and cuda
 
   PagedDecodeDescriptor& with_kinds(ElementKind e, ElementKind cache) {
     element = e, cache_kind = cache;
@@ -129,6 +156,10 @@ struct PagedDecodeDescriptor {
     num_splits = s;
     return *this;
   }
+  PagedDecodeDescriptor& with_kernel(PagedDecodeKernel k) {
+    kernel = k;
+    return *this;
+  }
   bool quantized() const { return cache_kind != element; }
   /// B·q_len, saturating at INT64_MAX (select rejects such a problem before using it).
   int64_t tokens() const {
@@ -144,7 +175,8 @@ struct PagedDecodeDescriptor {
   friend bool operator==(const PagedDecodeDescriptor&, const PagedDecodeDescriptor&) = default;
   size_t hash() const {
     return detail::hash_fields(element, cache_kind, scale_layout, batch, q_len, heads, kv_heads, head_dim, num_blocks,
-                               block_size, max_blocks_per_seq, softmax_scale, return_lse, window_left, num_splits);
+                               block_size, max_blocks_per_seq, softmax_scale, return_lse, window_left, num_splits,
+                               kernel);
   }
 };
 
@@ -169,12 +201,13 @@ struct PagedDecodeArgs {
 };
 
 /// Paged decode attention. SKU `attention/<element>/<cache kind>/<backend>/<precision>/<variant>`, op
-/// `paged_decode`, variant `reference` (host) or `split_kv_simt` (sim, cuda).
+/// `paged_decode`, variant `reference` (host), `split_kv_simt` or `split_kv_tc` (sim, cuda: the descriptor's kernel).
 class PagedDecodePlan : public detail::BoundFnPlan<PagedDecodeDescriptor, detail::PagedDecodeFn> {
  public:
   using Args = PagedDecodeArgs;
   PagedDecodePlan() = default;
-  /// The descriptor's rules (kinds, head dim, page size, heads, lengths, window, scale, splits), then the device.
+  /// The descriptor's rules (kinds, head dim, page size, heads, lengths, window, scale, splits, kernel), then the
+  /// device (and its kernel: the tensor-core one has none at d = 256).
   static Result<PagedDecodePlan> select(const Stream& stream, const PagedDecodeDescriptor& desc,
                                         PlanPreference pref = {});
   /// Kinds, shapes, strides, the optional operands, alignment and aliasing.

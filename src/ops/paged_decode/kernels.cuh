@@ -65,6 +65,20 @@ __device__ __forceinline__ int64_t effective_len(int32_t raw, int64_t max_blocks
   return raw < 0 ? 0 : (raw > cap ? cap : static_cast<int64_t>(raw));
 }
 
+/// The keys [begin, end) of split `split` of sequence `b`'s visible range, and its effective length `len`.
+struct SplitRange {
+  int64_t len = 0, begin = 0, end = 0;
+};
+__device__ __forceinline__ SplitRange split_range(const ::baracuda::detail::PagedDecodeLaunch& l, int b, int split) {
+  SplitRange r;
+  r.len = effective_len(l.context_lens[b * l.cl_stride], l.max_blocks, l.block_size);
+  int64_t first = 0;
+  if (l.window_left >= 0) first = max(int64_t{0}, r.len - l.q_len - l.window_left);
+  const int64_t per = (r.len - first + l.splits - 1) / l.splits;
+  r.begin = min(r.len, first + split * per), r.end = min(r.len, r.begin + per);
+  return r;
+}
+
 template <class C>
 __device__ __forceinline__ float widen(C x) {
   if constexpr (std::is_same_v<C, int8_t>)
@@ -129,11 +143,8 @@ __global__ void __launch_bounds__(kThreads, ::baracuda::detail::paged_split_bloc
   const int group = l.heads / l.kv_heads, rows_total = group * l.q_len, row0 = rg * kRows;
   const int nrows = min(kRows, rows_total - row0);
 
-  const int64_t len = effective_len(l.context_lens[b * l.cl_stride], l.max_blocks, l.block_size);
-  int64_t first = 0;
-  if (l.window_left >= 0) first = max(int64_t{0}, len - l.q_len - l.window_left);
-  const int64_t per = (len - first + l.splits - 1) / l.splits;
-  const int64_t k_begin = min(len, first + split * per), k_end = min(len, k_begin + per);
+  const SplitRange range = split_range(l, b, split);
+  const int64_t len = range.len, k_begin = range.begin, k_end = range.end;
 
   // Queries (rows past nrows: zeros), in f32.
   const T* q = static_cast<const T*>(l.q);
@@ -350,6 +361,15 @@ inline Status launch_error(const char* what) {
   return Error::device(std::string("PagedDecodePlan: ") + what + " launch failed: " + e.message, e.code);
 }
 
+/// The merge kernel over the splits' partials, when there are several.
+template <class T>
+Status launch_merge(const ::baracuda::detail::ExecContext& ctx, const ::baracuda::detail::PagedDecodeLaunch& l) {
+  if (l.splits == 1) return {};
+  const dim3 mgrid(static_cast<unsigned>(int64_t{l.batch} * l.q_len), static_cast<unsigned>(l.heads));
+  BARACUDA_LAUNCH(mgrid, dim3(kThreads), 0, ctx.stream, merge_kernel<T>)(l);
+  return launch_error("merge kernel");
+}
+
 /// The decode of `l` (tables.hpp) for element T, cache kind C and head dimension D.
 template <class T, class C, int D>
 Status paged_decode(const ::baracuda::detail::ExecContext& ctx, const ::baracuda::detail::PagedDecodeLaunch& l) {
@@ -377,10 +397,7 @@ Status paged_decode(const ::baracuda::detail::ExecContext& ctx, const ::baracuda
     (p);
   }
   BARACUDA_TRY(launch_error("split kernel"));
-  if (l.splits == 1) return {};
-  const dim3 mgrid(static_cast<unsigned>(int64_t{l.batch} * l.q_len), static_cast<unsigned>(l.heads));
-  BARACUDA_LAUNCH(mgrid, dim3(kThreads), 0, ctx.stream, merge_kernel<T>)(l);
-  return launch_error("merge kernel");
+  return launch_merge<T>(ctx, l);
 }
 
 }  // namespace paged_decode

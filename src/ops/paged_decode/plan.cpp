@@ -35,8 +35,14 @@ std::string n2s(int64_t v) { return std::to_string(v); }
 Error invalid(const std::string& why) { return Error::invalid(s(P) + ": " + why); }
 Error unsupported(const std::string& why) { return Error::unsupported(s(P) + ": " + why); }
 
+/// Whether the descriptor asks for the tensor-core kernel (paged_attention.hpp's **Kernels**: Auto is CudaCores).
+bool tensor_cores(const PagedDecodeDescriptor& d) { return d.kernel == PagedDecodeKernel::TensorCores; }
+
+/// Query rows per block: the CUDA-core kernel's 8, the tensor-core kernel's 16.
+int64_t rows_per_block(const PagedDecodeDescriptor& d) { return tensor_cores(d) ? detail::kPagedTcRows : kRowsPerBlock; }
+
 int64_t row_groups(const PagedDecodeDescriptor& d) {
-  return ((d.heads / d.kv_heads) * d.q_len + kRowsPerBlock - 1) / kRowsPerBlock;
+  return ((d.heads / d.kv_heads) * d.q_len + rows_per_block(d) - 1) / rows_per_block(d);
 }
 
 Status check_descriptor(const PagedDecodeDescriptor& d) {
@@ -44,7 +50,10 @@ Status check_descriptor(const PagedDecodeDescriptor& d) {
   if (d.q_len < 1) return invalid("q_len must be >= 1; got " + n2s(d.q_len));
   if (d.q_len > kMaxQLen) return unsupported("at most 16 query tokens per sequence; got " + n2s(d.q_len));
   if (d.kv_heads * row_groups(d) > kMaxGrid)
-    return unsupported("kv_heads * ceil(heads / kv_heads * q_len / 8) must be at most 65535");
+    return unsupported("kv_heads * ceil(heads / kv_heads * q_len / " + n2s(rows_per_block(d)) +
+                       ") must be at most 65535");
+  if (d.kernel != PagedDecodeKernel::Auto && d.kernel != PagedDecodeKernel::CudaCores && !tensor_cores(d))
+    return invalid("kernel must be Auto, CudaCores or TensorCores; got " + n2s(static_cast<int64_t>(d.kernel)));
   if (d.num_splits < 0 || d.num_splits > kMaxSplits)
     return invalid("num_splits must be in [0, 256] (0: the plan chooses); got " + n2s(d.num_splits));
   BARACUDA_TRY(detail::check_shape(P, "q's shape", d.q_shape()));
@@ -57,7 +66,8 @@ int64_t choose_splits(const PagedDecodeDescriptor& d) {
   if (d.num_splits > 0) return d.num_splits;
   const int64_t blocks = std::max<int64_t>(d.batch * d.kv_heads * row_groups(d), 1);
   const int64_t resident =
-      kSms * detail::paged_split_blocks_per_sm(d.head_dim, element_bits(d.cache_kind) / 8, /*vec=*/true);
+      kSms * (tensor_cores(d) ? detail::paged_tc_blocks_per_sm(d.head_dim)
+                              : detail::paged_split_blocks_per_sm(d.head_dim, element_bits(d.cache_kind) / 8, true));
   const int64_t by_len = (d.max_blocks_per_seq * d.block_size + kMinKeysPerSplit - 1) / kMinKeysPerSplit;
   return std::clamp<int64_t>(resident / blocks, 1, std::max<int64_t>(1, std::min(by_len, kMaxChosenSplits)));
 }
@@ -86,6 +96,11 @@ const detail::PagedDecodeTables* tables_for(DeviceKind dev) {
   return detail::table_for_device(dev, reference::paged_decode_tables(), device_sim::paged_decode_tables(),
                                   BARACUDA_CUDA_TABLE(paged_decode_tables));
 }
+/// The tensor-core kernel's tables; the host device has its one reference.
+const detail::PagedDecodeTables* tc_tables_for(DeviceKind dev) {
+  return detail::table_for_device(dev, reference::paged_decode_tables(), device_sim::paged_decode_tc_tables(),
+                                  BARACUDA_CUDA_TABLE(paged_decode_tc_tables));
+}
 
 }  // namespace
 
@@ -94,15 +109,16 @@ namespace dynamic {
 Result<PagedDecodePlan> PagedDecodePlan::select(const Stream& stream, const PagedDecodeDescriptor& desc,
                                                 PlanPreference pref) {
   BARACUDA_TRY(check_descriptor(desc));
-  auto dev = detail::select_device(P, stream, pref, tables_for);
+  auto dev = detail::select_device(P, stream, pref, tensor_cores(desc) ? tc_tables_for : tables_for);
   if (!dev) return dev.error();
   const detail::PagedDecodeFn fn =
       dev->table->fwd[detail::kind_index(desc.element)][detail::kind_index(desc.cache_kind)]
                      [detail::paged_head_dim_slot(desc.head_dim)];
   if (fn == nullptr)
     return unsupported(s(to_string(desc.element)) + " over a " + s(to_string(desc.cache_kind)) +
-                       " cache with head dimension " + n2s(desc.head_dim) + " has no kernel on the " +
-                       s(to_string(stream.device())) + " device");
+                       " cache with head dimension " + n2s(desc.head_dim) + " has no " +
+                       (tensor_cores(desc) ? "tensor-core " : "") + "kernel on the " + s(to_string(stream.device())) +
+                       " device");
   const bool host = stream.device() == DeviceKind::Host;
   return PagedDecodePlan(desc,
                          dev->bind(OpCategory::Attention, "paged_decode", desc.element, desc.cache_kind,

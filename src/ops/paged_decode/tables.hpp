@@ -66,6 +66,18 @@ constexpr int paged_split_blocks_per_sm(int64_t head_dim, int cache_bytes, bool 
   return cache_bytes == 2 && (head_dim == 256 || (!vec && head_dim >= 96)) ? 2 : 3;
 }
 
+/// The tensor-core split kernel (tc_kernels.cuh): query rows per block (one m16 tile), keys per K/V tile, cp.async
+/// stages, and its dynamic shared memory for head dimension d (the Q tile and the stages' K and V tiles, rows padded
+/// to 128 elements at d = 96).
+inline constexpr int kPagedTcRows = 16, kPagedTcKeys = 32, kPagedTcStages = 2;
+constexpr int paged_tc_smem_bytes(int64_t head_dim) {
+  const int row_bytes = (head_dim == 96 ? 128 : static_cast<int>(head_dim)) * 2;
+  return (kPagedTcRows + 2 * kPagedTcStages * kPagedTcKeys) * row_bytes;
+}
+/// Its resident blocks (one warp each) per SM, as shared memory allows on an H100 (228 KiB, 1 KiB reserved per block):
+/// 6 at d = 96 and 128, 11 at d = 64. The plan's split rule sizes the grid by it.
+constexpr int paged_tc_blocks_per_sm(int64_t head_dim) { return 227 * 1024 / (paged_tc_smem_bytes(head_dim) + 1024); }
+
 /// The effective context length of paged_attention.hpp: the raw value clamped to [0, max_blocks·block_size].
 constexpr int64_t paged_effective_len(int64_t raw, int64_t max_blocks, int64_t block_size) {
   const int64_t cap = max_blocks * block_size;
@@ -76,3 +88,5 @@ constexpr int64_t paged_effective_len(int64_t raw, int64_t max_blocks, int64_t b
 
 // reference: host.cpp; sim and cuda: the kernel unit device.cu
 BARACUDA_DECLARE_DEVICE_TABLE(detail::PagedDecodeTables, paged_decode_tables)
+// The tensor-core kernel (PagedDecodeKernel::TensorCores), sim and cuda: the kernel unit device_tc.cu
+BARACUDA_DECLARE_KERNEL_TABLE(detail::PagedDecodeTables, paged_decode_tc_tables)

@@ -1,6 +1,7 @@
 // The paged_decode family (PagedDecodePlan): decode attention, one query token per sequence, over a paged KV cache
 // of 16-token pages (vLLM's flash layout [num_blocks, 16, H_kv, d]).
-//   paged_decode   q [B, H, d] against B sequences of `context` keys each; o [B, H, d]; no lse; the plan's splits
+//   paged_decode     q [B, H, d] against B sequences of `context` keys each; o [B, H, d]; no lse; the plan's splits
+//   paged_decode_tc  the same on the tensor-core kernel (PagedDecodeKernel::TensorCores, not yet the default)
 //
 // Shapes (--shape): [B, context, H, H_kv, d]; [B, context] takes 32 query heads on 8 kv heads of 128 (Llama-3-8B);
 // [context] one sequence. Kinds: `--dtype` is q's and o's kind (f16, bf16), `--out-dtype` the cache's (the same
@@ -53,7 +54,8 @@ PagedDecodeDescriptor descriptor(const Problem& p) {
   return PagedDecodeDescriptor{}
       .with_kinds(p.dtype, p.out_dtype)
       .with_shape(d.b, 1, d.h, d.h_kv, d.d)
-      .with_pages(std::max<int64_t>(d.b * d.pages(), 1), kPage, d.pages());
+      .with_pages(std::max<int64_t>(d.b * d.pages(), 1), kPage, d.pages())
+      .with_kernel(p.variant == 1 ? PagedDecodeKernel::TensorCores : PagedDecodeKernel::Auto);
 }
 
 Result<dynamic::PagedDecodePlan> select_plan(const Stream& s, const Problem& p) {
@@ -134,6 +136,10 @@ void add_paged_decode_scenarios(std::vector<Scenario>& out) {
                                 "decode attention over a paged KV cache (q [B, H, d], caches [pages, 16, H_kv, d] "
                                 "of --out-dtype, fp8e4m3/s8 dequantized), split-KV",
                                 0));
+  out.push_back(kPagedDecode.op("paged_decode_tc",
+                                "paged_decode on the tensor-core kernel (PagedDecodeKernel::TensorCores, a candidate: "
+                                "16 query rows per warp on mma.sync)",
+                                1));
 }
 
 }  // namespace baracuda::profiler

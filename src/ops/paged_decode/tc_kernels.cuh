@@ -1,0 +1,286 @@
+// The paged_decode family's tensor-core split kernel (PagedDecodeKernel::TensorCores; paged_attention.hpp has the
+// contract): FlashAttention-2's forward step (ops/attention/kernels.cuh) for the query rows of one GQA group.
+//
+// One warp per (split, kv head × group of ≤ 16 query rows, sequence). The rows are the group's query heads × q_len
+// tokens (token-major, as the CUDA-core kernel's), one m16 tile: S = Q·Kᵀ and O += P·V by mma.sync m16n8k16, so the
+// warp reads each K/V row of its chunk once for all of them, and the dot products leave the FMA pipe (the CUDA-core
+// kernel issues about 60 instructions per key at d = 128: docs/perf/2026-11-27-h100). Shared memory: the Q tile
+// (16 rows) and two stages of a 32-key K tile and V tile (the dense GEMM's swizzled 16-byte-chunk rows,
+// gemm/tc_kernels.cuh). Per tile t of the split's chunk:
+//   request tile t + 1 (cp.async for f16/bf16 rows; FP8/int8 codes widened exactly into f16/bf16 as they load,
+//   synchronously: attention's fa_load_rows_narrow); wait for tile t; S = Q·K_tᵀ; mask (per element where the
+//   tile crosses the chunk's end, a masked page, a row's causal bound or its window); the online softmax on the
+//   accumulator fragments (FlashAttention-2's: row max over the quad, α, P = 2^(S·τ·log2 e − m·τ·log2 e), l);
+//   O = α·O + P·V_t with P rounded to the element kind as the A operand and V by ldmatrix.trans.
+// Masked keys load as zero rows and never dereference their page. At the end o = O·v_scale / l and lse = m·τ + ln l
+// are written, rounded to o (one split) or as f32 partials to the workspace, which kernels.cuh's merge kernel
+// combines. Fixed orders, no atomics: the same bits on every run. Not yet run on a GPU.
+#pragma once
+
+#include "ops/attention/kernels.cuh"  // fa_load_rows_narrow, fa_pack; first: the device namespace (sim/compat.cuh)
+#include "ops/paged_decode/kernels.cuh"
+
+BARACUDA_DEVICE_NAMESPACE_BEGIN
+namespace paged_decode {
+
+inline constexpr int kTcThreads = 32;
+
+struct TcParams {
+  ::baracuda::detail::PagedDecodeLaunch l;
+  float score_log2 = 0;                              ///< τ·log2 e
+  int row_groups = 1;                                ///< ⌈(H/H_kv)·q_len / 16⌉
+  bool q_vec = false, k_vec = false, v_vec = false;  ///< 16-byte (8-byte for 1-byte codes) aligned rows
+};
+
+template <class T, class C, int D>
+__global__ void __launch_bounds__(kTcThreads) tc_split_kernel(TcParams p) {
+  using ::baracuda::detail::kPagedTcKeys;
+  using ::baracuda::detail::kPagedTcRows;
+  using ::baracuda::gemm::tc_swz;
+  using ::baracuda::gemm::TcOperand;
+  constexpr int BN = kPagedTcKeys, RM = kPagedTcRows, CPR = (D == 96 ? 128 : D) / 8, NT = kTcThreads;
+  constexpr int KD = D / 16, NO = D / 8, NS = BN / 8, kTile = BN * CPR * 16;
+  constexpr bool kNarrow = sizeof(C) == 1;  // a quantized cache: codes widened into the tiles
+  static_assert(kNarrow || std::is_same_v<C, T>, "K/V of q's kind, or 1-byte codes");
+  static_assert(D % 16 == 0 && D <= 128 && ::baracuda::detail::kPagedTcStages == 2, "the tile layout");
+  using KvT = std::conditional_t<kNarrow, C, uint16_t>;
+  const ::baracuda::detail::PagedDecodeLaunch& l = p.l;
+
+  BARACUDA_DYNAMIC_SHARED(unsigned char, smem);
+  unsigned char* qs = smem;                // [16 rows][CPR chunks]
+  unsigned char* kv = qs + RM * CPR * 16;  // stage s: K at kv + 2s·kTile, V at kv + (2s + 1)·kTile
+  const int lane = static_cast<int>(threadIdx.x);
+  const int g = lane >> 2, t4 = lane & 3, j8 = lane >> 3, r8 = lane & 7;
+  const int split = static_cast<int>(blockIdx.x), b = static_cast<int>(blockIdx.z);
+  const int hk = static_cast<int>(blockIdx.y) / p.row_groups, rg = static_cast<int>(blockIdx.y) % p.row_groups;
+  const int group = l.heads / l.kv_heads, row0 = rg * RM, nrows = min(RM, group * l.q_len - row0);
+  const SplitRange range = split_range(l, b, split);
+  const int len = static_cast<int>(range.len), k_begin = static_cast<int>(range.begin);
+  const int k_end = static_cast<int>(range.end);
+
+  // Query row r of the tile: token i = (row0 + r) / group of sequence b, head hk·group + (row0 + r) % group.
+  const uint16_t* qd = static_cast<const uint16_t*>(l.q);
+  const auto q_row = [&](int r) {
+    const int row = row0 + r;
+    return qd + (int64_t{b} * l.q_len + row / group) * l.q_tok +
+           static_cast<int64_t>(hk * group + row % group) * l.q_head;
+  };
+  const TcOperand qo{qd, 0, 0, 1, nrows, D, p.q_vec, true};
+  ::baracuda::gemm::tc_load_rows<RM, CPR, NT>(qs, qo, q_row, 0, 0, lane);
+  ptx::cp_async_commit();
+
+  // Key j's page, or −1 for a page outside the cache: its key is masked and its row never dereferenced.
+  const auto page_of = [&](int j) -> int64_t {
+    const int32_t pg = l.block_tables[b * l.bt_seq + (j / l.block_size) * l.bt_page];
+    return pg >= 0 && pg < l.num_blocks ? pg : -1;
+  };
+  const KvT* kd = static_cast<const KvT*>(l.k) + hk * l.k_head;
+  const KvT* vd = static_cast<const KvT*>(l.v) + hk * l.v_head;
+  const auto k_row = [&](int j) -> const KvT* {
+    const int64_t pg = page_of(j);
+    return pg < 0 ? nullptr : kd + pg * l.k_block + static_cast<int64_t>(j % l.block_size) * l.k_offset;
+  };
+  const auto v_row = [&](int j) -> const KvT* {
+    const int64_t pg = page_of(j);
+    return pg < 0 ? nullptr : vd + pg * l.v_block + static_cast<int64_t>(j % l.block_size) * l.v_offset;
+  };
+  const auto as16 = [](const KvT* x) { return kNarrow ? nullptr : reinterpret_cast<const uint16_t*>(x); };
+  const TcOperand ko{as16(kd), 0, 0, 1, k_end, D, p.k_vec, true};
+  const TcOperand vo{as16(vd), 0, 0, 1, k_end, D, p.v_vec, true};
+  const auto load_tile = [&](int stage, int kv0) {
+    unsigned char* ks = kv + 2 * stage * kTile;
+    if constexpr (kNarrow) {
+      attention::fa_load_rows_narrow<T, C, BN, CPR, NT>(ks, ko, k_row, kv0, lane);
+      attention::fa_load_rows_narrow<T, C, BN, CPR, NT>(ks + kTile, vo, v_row, kv0, lane);
+    } else {
+      const auto k16 = [&](int j) { return as16(k_row(j)); };
+      const auto v16 = [&](int j) { return as16(v_row(j)); };
+      ::baracuda::gemm::tc_load_rows<BN, CPR, NT>(ks, ko, k16, kv0, 0, lane);
+      ::baracuda::gemm::tc_load_rows<BN, CPR, NT>(ks + kTile, vo, v16, kv0, 0, lane);
+    }
+  };
+  const int tiles = k_end > k_begin ? (k_end - k_begin + BN - 1) / BN : 0;
+  if (tiles > 0) load_tile(0, k_begin);
+  ptx::cp_async_commit();
+  ptx::cp_async_wait<1>();  // Q
+  __syncthreads();
+  unsigned qf[KD][4];
+  BARACUDA_UNROLL
+  for (int kk = 0; kk < KD; ++kk) ptx::ldmatrix<4>(qf[kk], qs + tc_swz<CPR>((j8 & 1) * 8 + r8, kk * 2 + (j8 >> 1)));
+
+  // The scales of a quantized cache, folded into the sums: τ·k_scale into the scores, v_scale into o.
+  const float kscale = l.k_scale != nullptr ? l.k_scale[hk * l.k_scale_stride] : 1.0f;
+  const float vscale = l.v_scale != nullptr ? l.v_scale[hk * l.v_scale_stride] : 1.0f;
+  const float scale_log2 = kNarrow ? __fmul_rn(p.score_log2, kscale) : p.score_log2;
+  const float scale = kNarrow ? __fmul_rn(l.scale, kscale) : l.scale;
+  // Row r sees keys up to base + its token (bottom-right causal) and, with a window, from there − window_left.
+  const int base = len - l.q_len;
+  const auto last_of = [&](int r) { return base + (row0 + r) / group; };
+  const int last_lo = last_of(0), last_hi = last_of(nrows - 1);
+
+  float acc[NO][4];
+  BARACUDA_UNROLL
+  for (int n = 0; n < NO; ++n) {
+    BARACUDA_UNROLL
+    for (int e = 0; e < 4; ++e) acc[n][e] = 0.0f;
+  }
+  float m_row[2] = {-INFINITY, -INFINITY}, l_row[2] = {0.0f, 0.0f};
+
+  for (int t = 0; t < tiles; ++t) {
+    const int kv0 = k_begin + t * BN;
+    if (t + 1 < tiles) load_tile((t + 1) & 1, kv0 + BN);
+    ptx::cp_async_commit();
+    ptx::cp_async_wait<1>();  // tile t
+    __syncthreads();
+    const unsigned char* ks = kv + 2 * (t & 1) * kTile;
+    const unsigned char* vs = ks + kTile;
+
+    float s[NS][4];
+    BARACUDA_UNROLL
+    for (int n = 0; n < NS; ++n) {
+      BARACUDA_UNROLL
+      for (int e = 0; e < 4; ++e) s[n][e] = 0.0f;
+    }
+    BARACUDA_UNROLL
+    for (int kk = 0; kk < KD; ++kk) {
+      BARACUDA_UNROLL
+      for (int nj = 0; nj < NS / 2; ++nj) {
+        unsigned r[4];
+        ptx::ldmatrix<4>(r, ks + tc_swz<CPR>(nj * 16 + (j8 >> 1) * 8 + r8, kk * 2 + (j8 & 1)));
+        const unsigned b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};
+        ptx::mma_m16n8k16<T>(s[2 * nj], qf[kk], b0, s[2 * nj]);
+        ptx::mma_m16n8k16<T>(s[2 * nj + 1], qf[kk], b1, s[2 * nj + 1]);
+      }
+    }
+
+    // Per-element mask unless every key of the tile is on a valid page, in the chunk, and seen by every row.
+    bool full = kv0 + BN <= k_end && kv0 + BN - 1 <= last_lo && (l.window_left < 0 || kv0 >= last_hi - l.window_left);
+    for (int pi = kv0 / l.block_size; full && pi <= (kv0 + BN - 1) / l.block_size; ++pi)
+      full = page_of(pi * l.block_size) >= 0;
+    if (!full) {
+      BARACUDA_UNROLL
+      for (int n = 0; n < NS; ++n) {
+        BARACUDA_UNROLL
+        for (int e = 0; e < 4; ++e) {
+          const int r = g + 8 * (e >> 1), j = kv0 + n * 8 + 2 * t4 + (e & 1);
+          const int last = last_of(r);
+          const bool ok = r < nrows && j < k_end && j <= last && (l.window_left < 0 || j >= last - l.window_left) &&
+                          page_of(j) >= 0;
+          if (!ok) s[n][e] = -INFINITY;
+        }
+      }
+    }
+
+    // Online softmax, rows g and g + 8 (hh).
+    BARACUDA_UNROLL
+    for (int hh = 0; hh < 2; ++hh) {
+      float mx = m_row[hh];
+      BARACUDA_UNROLL
+      for (int n = 0; n < NS; ++n) mx = fmaxf(mx, fmaxf(s[n][2 * hh], s[n][2 * hh + 1]));
+      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+      const float ms = mx == -INFINITY ? 0.0f : __fmul_rn(mx, scale_log2);
+      const float alpha = exp2f(__fmaf_rn(m_row[hh], scale_log2, -ms));
+      m_row[hh] = mx;
+      float sum = 0.0f;
+      BARACUDA_UNROLL
+      for (int n = 0; n < NS; ++n) {
+        BARACUDA_UNROLL
+        for (int e = 0; e < 2; ++e) {
+          const float pv = exp2f(__fmaf_rn(s[n][2 * hh + e], scale_log2, -ms));
+          s[n][2 * hh + e] = pv;
+          sum = __fadd_rn(sum, pv);
+        }
+      }
+      l_row[hh] = __fmaf_rn(alpha, l_row[hh], sum);
+      BARACUDA_UNROLL
+      for (int n = 0; n < NO; ++n) {
+        acc[n][2 * hh] = __fmul_rn(acc[n][2 * hh], alpha);
+        acc[n][2 * hh + 1] = __fmul_rn(acc[n][2 * hh + 1], alpha);
+      }
+    }
+
+    BARACUDA_UNROLL
+    for (int kk = 0; kk < BN / 16; ++kk) {
+      // The S accumulators of n-tiles 2kk, 2kk + 1 are the A fragment of k-step kk.
+      const unsigned a[4] = {attention::fa_pack<T>(s[2 * kk][0], s[2 * kk][1]),
+                             attention::fa_pack<T>(s[2 * kk][2], s[2 * kk][3]),
+                             attention::fa_pack<T>(s[2 * kk + 1][0], s[2 * kk + 1][1]),
+                             attention::fa_pack<T>(s[2 * kk + 1][2], s[2 * kk + 1][3])};
+      BARACUDA_UNROLL
+      for (int nj = 0; nj < D / 16; ++nj) {
+        unsigned r[4];
+        ptx::ldmatrix<4, true>(r, vs + tc_swz<CPR>(kk * 16 + (j8 & 1) * 8 + r8, nj * 2 + (j8 >> 1)));
+        const unsigned b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};
+        ptx::mma_m16n8k16<T>(acc[2 * nj], a, b0, acc[2 * nj]);
+        ptx::mma_m16n8k16<T>(acc[2 * nj + 1], a, b1, acc[2 * nj + 1]);
+      }
+    }
+    __syncthreads();  // every lane is done with stage t & 1 before tile t + 2 loads into it
+  }
+  ptx::cp_async_wait_all();  // no copy in flight at exit (only empty groups remain)
+
+  const int64_t tokens = int64_t{l.batch} * l.q_len;
+  BARACUDA_UNROLL
+  for (int hh = 0; hh < 2; ++hh) {
+    float sum = l_row[hh];
+    sum = __fadd_rn(sum, __shfl_xor_sync(0xffffffffu, sum, 1));
+    sum = __fadd_rn(sum, __shfl_xor_sync(0xffffffffu, sum, 2));
+    const int r = g + 8 * hh;
+    if (r >= nrows) continue;
+    const bool empty = !(sum > 0.0f);  // no visible key (0), or NaN: o = 0
+    const float inv = empty ? 0.0f : __fdiv_rn(vscale, sum);
+    const float lse = __fmaf_rn(m_row[hh], scale, logf(sum));
+    const int row = row0 + r, h = hk * group + row % group;
+    const int64_t tok = int64_t{b} * l.q_len + row / group;
+    BARACUDA_UNROLL
+    for (int n = 0; n < NO; ++n) {
+      const int c = n * 8 + 2 * t4;
+      const float v0 = __fmul_rn(acc[n][2 * hh], inv), v1 = __fmul_rn(acc[n][2 * hh + 1], inv);
+      if (l.splits == 1) {
+        const T v2[2] = {convert::from_opmath<T>(v0), convert::from_opmath<T>(v1)};
+        ::baracuda::gemm::tc_store2(static_cast<T*>(l.o) + tok * l.o_tok + h * l.o_head + c, v2, true);
+      } else {
+        float* part = l.o_part + ((split * tokens + tok) * l.heads + h) * D + c;
+        part[0] = v0, part[1] = v1;
+      }
+    }
+    if (t4 == 0) {
+      if (l.splits == 1) {
+        if (l.lse != nullptr) l.lse[tok * l.lse_tok + h * l.lse_head] = empty ? INFINITY : lse;
+      } else {
+        l.lse_part[(split * tokens + tok) * l.heads + h] = empty ? -INFINITY : lse;
+      }
+    }
+  }
+}
+
+/// The tensor-core decode of `l` (tables.hpp) for element T, cache kind C and head dimension D (≤ 128).
+template <class T, class C, int D>
+Status paged_decode_tc(const ::baracuda::detail::ExecContext& ctx, const ::baracuda::detail::PagedDecodeLaunch& l) {
+  constexpr int kSmem = ::baracuda::detail::paged_tc_smem_bytes(D);
+  static_assert(kSmem <= 48 * 1024, "within the default dynamic shared memory (no opt-in)");
+  if (l.element != kind_of<T> || l.cache_kind != kind_of<C> || l.head_dim != D)
+    return Error::internal("PagedDecodePlan: the kernel was called for another kind or head dimension");
+  if (l.batch == 0 || l.q_len == 0 || l.heads == 0) return {};
+  TcParams p;
+  p.l = l;
+  p.score_log2 = l.scale * kLog2e;  // one f32 product (host code, IEEE)
+  const int group = l.heads / l.kv_heads;
+  p.row_groups = (group * l.q_len + ::baracuda::detail::kPagedTcRows - 1) / ::baracuda::detail::kPagedTcRows;
+  // Whole 8-element chunks at aligned addresses: 16 bytes (cp.async) for f16/bf16, 8 for 1-byte codes.
+  const auto aligned = [](const void* data, size_t elem, int64_t s0, int64_t s1, int64_t s2) {
+    return reinterpret_cast<uintptr_t>(data) % (8 * elem) == 0 && s0 % 8 == 0 && s1 % 8 == 0 && s2 % 8 == 0;
+  };
+  p.q_vec = aligned(l.q, 2, l.q_tok, l.q_head, 0);
+  p.k_vec = aligned(l.k, sizeof(C), l.k_block, l.k_offset, l.k_head);
+  p.v_vec = aligned(l.v, sizeof(C), l.v_block, l.v_offset, l.v_head);
+  const dim3 grid(static_cast<unsigned>(l.splits), static_cast<unsigned>(l.kv_heads * p.row_groups),
+                  static_cast<unsigned>(l.batch));
+  BARACUDA_LAUNCH(grid, dim3(kTcThreads), static_cast<size_t>(kSmem), ctx.stream, tc_split_kernel<T, C, D>)(p);
+  BARACUDA_TRY(launch_error("split kernel"));
+  return launch_merge<T>(ctx, l);
+}
+
+}  // namespace paged_decode
+BARACUDA_DEVICE_NAMESPACE_END
