@@ -129,6 +129,87 @@ __device__ __forceinline__ void fa_load_rows_narrow(unsigned char* s, const TcOp
   }
 }
 
+/// S = Q·Kᵀ for a warp's 16 query rows (their KD k-step fragments in registers) and a tile of NS·8 keys (rows of CPR
+/// 16-byte chunks along d in shared memory: the col operand, plain ldmatrix), from zero.
+template <class T, int KD, int NS, int CPR>
+__device__ __forceinline__ void fa_scores(float (&s)[NS][4], const unsigned (&qf)[KD][4], const unsigned char* ks,
+                                          int lane) {
+  const int j8 = lane >> 3, r8 = lane & 7;
+  BARACUDA_UNROLL
+  for (int n = 0; n < NS; ++n) {
+    BARACUDA_UNROLL
+    for (int e = 0; e < 4; ++e) s[n][e] = 0.0f;
+  }
+  BARACUDA_UNROLL
+  for (int kk = 0; kk < KD; ++kk) {
+    BARACUDA_UNROLL
+    for (int nj = 0; nj < NS / 2; ++nj) {
+      unsigned r[4];
+      ptx::ldmatrix<4>(r, ks + tc_swz<CPR>(nj * 16 + (j8 >> 1) * 8 + r8, kk * 2 + (j8 & 1)));
+      const unsigned b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};
+      ptx::mma_m16n8k16<T>(s[2 * nj], qf[kk], b0, s[2 * nj]);
+      ptx::mma_m16n8k16<T>(s[2 * nj + 1], qf[kk], b1, s[2 * nj + 1]);
+    }
+  }
+}
+
+/// The online softmax step on S's accumulator fragments, row by row (hh: rows g and g + 8 of the warp's 16): the row
+/// max over the quad, m' = max(m, rowmax), α = 2^((m − m')·τ·log2 e), S → P = 2^(S·τ·log2 e − m'·τ·log2 e) (a row
+/// whose max is −inf uses 0: masked entries give 0, never NaN), l = α·l + Σ P (per-thread partial sums), O = α·O.
+template <int NS, int NO>
+__device__ __forceinline__ void fa_softmax_step(float (&s)[NS][4], float (&acc)[NO][4], float (&m_row)[2],
+                                                float (&l_row)[2], float scale_log2) {
+  BARACUDA_UNROLL
+  for (int hh = 0; hh < 2; ++hh) {
+    float mx = m_row[hh];
+    BARACUDA_UNROLL
+    for (int n = 0; n < NS; ++n) mx = fmaxf(mx, fmaxf(s[n][2 * hh], s[n][2 * hh + 1]));
+    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+    const float ms = mx == -INFINITY ? 0.0f : __fmul_rn(mx, scale_log2);
+    const float alpha = exp2f(__fmaf_rn(m_row[hh], scale_log2, -ms));
+    m_row[hh] = mx;
+    float sum = 0.0f;
+    BARACUDA_UNROLL
+    for (int n = 0; n < NS; ++n) {
+      BARACUDA_UNROLL
+      for (int e = 0; e < 2; ++e) {
+        const float pv = exp2f(__fmaf_rn(s[n][2 * hh + e], scale_log2, -ms));
+        s[n][2 * hh + e] = pv;
+        sum = __fadd_rn(sum, pv);
+      }
+    }
+    l_row[hh] = __fmaf_rn(alpha, l_row[hh], sum);
+    BARACUDA_UNROLL
+    for (int n = 0; n < NO; ++n) {
+      acc[n][2 * hh] = __fmul_rn(acc[n][2 * hh], alpha);
+      acc[n][2 * hh + 1] = __fmul_rn(acc[n][2 * hh + 1], alpha);
+    }
+  }
+}
+
+/// O += P·V for a tile of NS·8 keys: P rounded to T in registers as the A operand (the S accumulators of n-tiles 2kk,
+/// 2kk + 1 are the A fragment of k-step kk), V's rows (CPR chunks along d) through ldmatrix.trans.
+template <class T, int NS, int NO, int CPR>
+__device__ __forceinline__ void fa_pv(float (&acc)[NO][4], const float (&s)[NS][4], const unsigned char* vs,
+                                      int lane) {
+  const int j8 = lane >> 3, r8 = lane & 7;
+  BARACUDA_UNROLL
+  for (int kk = 0; kk < NS / 2; ++kk) {
+    const unsigned a[4] = {fa_pack<T>(s[2 * kk][0], s[2 * kk][1]), fa_pack<T>(s[2 * kk][2], s[2 * kk][3]),
+                           fa_pack<T>(s[2 * kk + 1][0], s[2 * kk + 1][1]),
+                           fa_pack<T>(s[2 * kk + 1][2], s[2 * kk + 1][3])};
+    BARACUDA_UNROLL
+    for (int nj = 0; nj < NO / 2; ++nj) {
+      unsigned r[4];
+      ptx::ldmatrix<4, true>(r, vs + tc_swz<CPR>(kk * 16 + (j8 & 1) * 8 + r8, nj * 2 + (j8 >> 1)));
+      const unsigned b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};
+      ptx::mma_m16n8k16<T>(acc[2 * nj], a, b0, acc[2 * nj]);
+      ptx::mma_m16n8k16<T>(acc[2 * nj + 1], a, b1, acc[2 * nj + 1]);
+    }
+  }
+}
+
 /// `Paged`: K/V rows gathered through the block table (paged_prefill.hpp; tables.hpp's paged fields). C: the K/V
 /// elements, T, or (paged) an FP8/int8 cache's codes, widened as the tiles load and scaled in the sums.
 template <class T, int D, bool Paged, class C>
@@ -257,24 +338,14 @@ __global__ void __launch_bounds__(kFaThreads) fa2_forward_kernel(FaParams p) {
 
     float s1[1][NS][4];
     float(&s)[NS][4] = s1[0];
-    BARACUDA_UNROLL
-    for (int n = 0; n < NS; ++n) {
-      BARACUDA_UNROLL
-      for (int e = 0; e < 4; ++e) s[n][e] = 0.0f;
-    }
     if constexpr (kQRegs) {
-      BARACUDA_UNROLL
-      for (int kk = 0; kk < KD; ++kk) {
-        BARACUDA_UNROLL
-        for (int nj = 0; nj < NS / 2; ++nj) {
-          unsigned r[4];
-          ptx::ldmatrix<4>(r, ks + tc_swz<CPR>(nj * 16 + (j8 >> 1) * 8 + r8, kk * 2 + (j8 & 1)));
-          const unsigned b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};
-          ptx::mma_m16n8k16<T>(s[2 * nj], qf[kk], b0, s[2 * nj]);
-          ptx::mma_m16n8k16<T>(s[2 * nj + 1], qf[kk], b1, s[2 * nj + 1]);
-        }
-      }
+      fa_scores<T, KD, NS, CPR>(s, qf, ks, lane);
     } else {  // the GEMM's step: A = the warp's 16 Q rows, B = K's rows (both with d along the 16-byte chunks)
+      BARACUDA_UNROLL
+      for (int n = 0; n < NS; ++n) {
+        BARACUDA_UNROLL
+        for (int e = 0; e < 4; ++e) s[n][e] = 0.0f;
+      }
       ::baracuda::gemm::tc_slice_mma<T, 1, NS, BM, BN, D>(s1, qs, ks, true, true, warp * 16, 0, lane);
     }
 
@@ -298,34 +369,7 @@ __global__ void __launch_bounds__(kFaThreads) fa2_forward_kernel(FaParams p) {
       }
     }
 
-    // Online softmax, row by row (hh: rows g and g + 8 of the warp's 16).
-    BARACUDA_UNROLL
-    for (int hh = 0; hh < 2; ++hh) {
-      float mx = m_row[hh];
-      BARACUDA_UNROLL
-      for (int n = 0; n < NS; ++n) mx = fmaxf(mx, fmaxf(s[n][2 * hh], s[n][2 * hh + 1]));
-      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-      const float ms = mx == -INFINITY ? 0.0f : __fmul_rn(mx, scale_log2);
-      const float alpha = exp2f(__fmaf_rn(m_row[hh], scale_log2, -ms));
-      m_row[hh] = mx;
-      float sum = 0.0f;
-      BARACUDA_UNROLL
-      for (int n = 0; n < NS; ++n) {
-        BARACUDA_UNROLL
-        for (int e = 0; e < 2; ++e) {
-          const float pv = exp2f(__fmaf_rn(s[n][2 * hh + e], scale_log2, -ms));
-          s[n][2 * hh + e] = pv;
-          sum = __fadd_rn(sum, pv);
-        }
-      }
-      l_row[hh] = __fmaf_rn(alpha, l_row[hh], sum);
-      BARACUDA_UNROLL
-      for (int n = 0; n < NO; ++n) {
-        acc[n][2 * hh] = __fmul_rn(acc[n][2 * hh], alpha);
-        acc[n][2 * hh + 1] = __fmul_rn(acc[n][2 * hh + 1], alpha);
-      }
-    }
+    fa_softmax_step(s, acc, m_row, l_row, scale_log2);
 
     __syncthreads();  // every warp is done with K_t
     if (t + 1 < t_hi) load_kv(ks, ko, k_row, kv0 + BN);
@@ -333,21 +377,7 @@ __global__ void __launch_bounds__(kFaThreads) fa2_forward_kernel(FaParams p) {
     ptx::cp_async_wait<1>();  // V_t (this thread's copies)
     __syncthreads();          // everyone's
 
-    BARACUDA_UNROLL
-    for (int kk = 0; kk < BN / 16; ++kk) {
-      // The S accumulators of n-tiles 2kk, 2kk + 1 are the A fragment of k-step kk.
-      const unsigned a[4] = {fa_pack<T>(s[2 * kk][0], s[2 * kk][1]), fa_pack<T>(s[2 * kk][2], s[2 * kk][3]),
-                             fa_pack<T>(s[2 * kk + 1][0], s[2 * kk + 1][1]),
-                             fa_pack<T>(s[2 * kk + 1][2], s[2 * kk + 1][3])};
-      BARACUDA_UNROLL
-      for (int nj = 0; nj < D / 16; ++nj) {
-        unsigned r[4];
-        ptx::ldmatrix<4, true>(r, vs + tc_swz<CPR>(kk * 16 + (j8 & 1) * 8 + r8, nj * 2 + (j8 >> 1)));
-        const unsigned b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};
-        ptx::mma_m16n8k16<T>(acc[2 * nj], a, b0, acc[2 * nj]);
-        ptx::mma_m16n8k16<T>(acc[2 * nj + 1], a, b1, acc[2 * nj + 1]);
-      }
-    }
+    fa_pv<T, NS, NO, CPR>(acc, s, vs, lane);
   }
   ptx::cp_async_wait_all();  // no copy in flight at exit (only empty groups remain)
 

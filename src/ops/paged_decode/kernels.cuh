@@ -361,6 +361,13 @@ inline Status launch_error(const char* what) {
   return Error::device(std::string("PagedDecodePlan: ") + what + " launch failed: " + e.message, e.code);
 }
 
+/// Whether rows at `data` with these element strides start on whole 8-element chunks (kChunk) of `elem`-byte
+/// elements: one 8·elem-byte load per chunk.
+inline bool chunks_aligned(const void* data, size_t elem, int64_t s0, int64_t s1, int64_t s2) {
+  return reinterpret_cast<uintptr_t>(data) % (kChunk * elem) == 0 && s0 % kChunk == 0 && s1 % kChunk == 0 &&
+         s2 % kChunk == 0;
+}
+
 /// The merge kernel over the splits' partials, when there are several.
 template <class T>
 Status launch_merge(const ::baracuda::detail::ExecContext& ctx, const ::baracuda::detail::PagedDecodeLaunch& l) {
@@ -382,11 +389,8 @@ Status paged_decode(const ::baracuda::detail::ExecContext& ctx, const ::baracuda
   p.score_log2 = l.scale * kLog2e;  // one f32 product (host code, IEEE)
   const int group = l.heads / l.kv_heads;
   p.row_groups = (group * l.q_len + kRows - 1) / kRows;
-  const auto aligned = [](const void* data, int64_t s0, int64_t s1, int64_t s2) {
-    return reinterpret_cast<uintptr_t>(data) % (kChunk * sizeof(C)) == 0 && s0 % kChunk == 0 && s1 % kChunk == 0 &&
-           s2 % kChunk == 0;
-  };
-  p.vec = aligned(l.k, l.k_block, l.k_offset, l.k_head) && aligned(l.v, l.v_block, l.v_offset, l.v_head);
+  p.vec = chunks_aligned(l.k, sizeof(C), l.k_block, l.k_offset, l.k_head) &&
+          chunks_aligned(l.v, sizeof(C), l.v_block, l.v_offset, l.v_head);
   const dim3 grid(static_cast<unsigned>(l.splits), static_cast<unsigned>(l.kv_heads * p.row_groups),
                   static_cast<unsigned>(l.batch));
   if (p.vec) {

@@ -136,22 +136,7 @@ __global__ void __launch_bounds__(kTcThreads) tc_split_kernel(TcParams p) {
     const unsigned char* vs = ks + kTile;
 
     float s[NS][4];
-    BARACUDA_UNROLL
-    for (int n = 0; n < NS; ++n) {
-      BARACUDA_UNROLL
-      for (int e = 0; e < 4; ++e) s[n][e] = 0.0f;
-    }
-    BARACUDA_UNROLL
-    for (int kk = 0; kk < KD; ++kk) {
-      BARACUDA_UNROLL
-      for (int nj = 0; nj < NS / 2; ++nj) {
-        unsigned r[4];
-        ptx::ldmatrix<4>(r, ks + tc_swz<CPR>(nj * 16 + (j8 >> 1) * 8 + r8, kk * 2 + (j8 & 1)));
-        const unsigned b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};
-        ptx::mma_m16n8k16<T>(s[2 * nj], qf[kk], b0, s[2 * nj]);
-        ptx::mma_m16n8k16<T>(s[2 * nj + 1], qf[kk], b1, s[2 * nj + 1]);
-      }
-    }
+    attention::fa_scores<T, KD, NS, CPR>(s, qf, ks, lane);
 
     // Per-element mask unless every key of the tile is on a valid page, in the chunk, and seen by every row.
     bool full = kv0 + BN <= k_end && kv0 + BN - 1 <= last_lo && (l.window_left < 0 || kv0 >= last_hi - l.window_left);
@@ -171,51 +156,8 @@ __global__ void __launch_bounds__(kTcThreads) tc_split_kernel(TcParams p) {
       }
     }
 
-    // Online softmax, rows g and g + 8 (hh).
-    BARACUDA_UNROLL
-    for (int hh = 0; hh < 2; ++hh) {
-      float mx = m_row[hh];
-      BARACUDA_UNROLL
-      for (int n = 0; n < NS; ++n) mx = fmaxf(mx, fmaxf(s[n][2 * hh], s[n][2 * hh + 1]));
-      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-      const float ms = mx == -INFINITY ? 0.0f : __fmul_rn(mx, scale_log2);
-      const float alpha = exp2f(__fmaf_rn(m_row[hh], scale_log2, -ms));
-      m_row[hh] = mx;
-      float sum = 0.0f;
-      BARACUDA_UNROLL
-      for (int n = 0; n < NS; ++n) {
-        BARACUDA_UNROLL
-        for (int e = 0; e < 2; ++e) {
-          const float pv = exp2f(__fmaf_rn(s[n][2 * hh + e], scale_log2, -ms));
-          s[n][2 * hh + e] = pv;
-          sum = __fadd_rn(sum, pv);
-        }
-      }
-      l_row[hh] = __fmaf_rn(alpha, l_row[hh], sum);
-      BARACUDA_UNROLL
-      for (int n = 0; n < NO; ++n) {
-        acc[n][2 * hh] = __fmul_rn(acc[n][2 * hh], alpha);
-        acc[n][2 * hh + 1] = __fmul_rn(acc[n][2 * hh + 1], alpha);
-      }
-    }
-
-    BARACUDA_UNROLL
-    for (int kk = 0; kk < BN / 16; ++kk) {
-      // The S accumulators of n-tiles 2kk, 2kk + 1 are the A fragment of k-step kk.
-      const unsigned a[4] = {attention::fa_pack<T>(s[2 * kk][0], s[2 * kk][1]),
-                             attention::fa_pack<T>(s[2 * kk][2], s[2 * kk][3]),
-                             attention::fa_pack<T>(s[2 * kk + 1][0], s[2 * kk + 1][1]),
-                             attention::fa_pack<T>(s[2 * kk + 1][2], s[2 * kk + 1][3])};
-      BARACUDA_UNROLL
-      for (int nj = 0; nj < D / 16; ++nj) {
-        unsigned r[4];
-        ptx::ldmatrix<4, true>(r, vs + tc_swz<CPR>(kk * 16 + (j8 & 1) * 8 + r8, nj * 2 + (j8 >> 1)));
-        const unsigned b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};
-        ptx::mma_m16n8k16<T>(acc[2 * nj], a, b0, acc[2 * nj]);
-        ptx::mma_m16n8k16<T>(acc[2 * nj + 1], a, b1, acc[2 * nj + 1]);
-      }
-    }
+    attention::fa_softmax_step(s, acc, m_row, l_row, scale_log2);
+    attention::fa_pv<T, NS, NO, CPR>(acc, s, vs, lane);
     __syncthreads();  // every lane is done with stage t & 1 before tile t + 2 loads into it
   }
   ptx::cp_async_wait_all();  // no copy in flight at exit (only empty groups remain)
@@ -269,12 +211,9 @@ Status paged_decode_tc(const ::baracuda::detail::ExecContext& ctx, const ::barac
   const int group = l.heads / l.kv_heads;
   p.row_groups = (group * l.q_len + ::baracuda::detail::kPagedTcRows - 1) / ::baracuda::detail::kPagedTcRows;
   // Whole 8-element chunks at aligned addresses: 16 bytes (cp.async) for f16/bf16, 8 for 1-byte codes.
-  const auto aligned = [](const void* data, size_t elem, int64_t s0, int64_t s1, int64_t s2) {
-    return reinterpret_cast<uintptr_t>(data) % (8 * elem) == 0 && s0 % 8 == 0 && s1 % 8 == 0 && s2 % 8 == 0;
-  };
-  p.q_vec = aligned(l.q, 2, l.q_tok, l.q_head, 0);
-  p.k_vec = aligned(l.k, sizeof(C), l.k_block, l.k_offset, l.k_head);
-  p.v_vec = aligned(l.v, sizeof(C), l.v_block, l.v_offset, l.v_head);
+  p.q_vec = chunks_aligned(l.q, 2, l.q_tok, l.q_head, 0);
+  p.k_vec = chunks_aligned(l.k, sizeof(C), l.k_block, l.k_offset, l.k_head);
+  p.v_vec = chunks_aligned(l.v, sizeof(C), l.v_block, l.v_offset, l.v_head);
   const dim3 grid(static_cast<unsigned>(l.splits), static_cast<unsigned>(l.kv_heads * p.row_groups),
                   static_cast<unsigned>(l.batch));
   BARACUDA_LAUNCH(grid, dim3(kTcThreads), static_cast<size_t>(kSmem), ctx.stream, tc_split_kernel<T, C, D>)(p);
