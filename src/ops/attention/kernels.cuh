@@ -129,17 +129,29 @@ __device__ __forceinline__ void fa_load_rows_narrow(unsigned char* s, const TcOp
   }
 }
 
+/// Zeros N accumulator tiles of the m16n8 layout (a warp's O, or its S).
+template <int N>
+__device__ __forceinline__ void fa_zero(float (&acc)[N][4]) {
+  BARACUDA_UNROLL
+  for (int n = 0; n < N; ++n) {
+    BARACUDA_UNROLL
+    for (int e = 0; e < 4; ++e) acc[n][e] = 0.0f;
+  }
+}
+
+/// A row's partial sum l over the quad of lanes that share the row (a fixed xor order).
+__device__ __forceinline__ float fa_quad_sum(float v) {
+  v = __fadd_rn(v, __shfl_xor_sync(0xffffffffu, v, 1));
+  return __fadd_rn(v, __shfl_xor_sync(0xffffffffu, v, 2));
+}
+
 /// S = Q·Kᵀ for a warp's 16 query rows (their KD k-step fragments in registers) and a tile of NS·8 keys (rows of CPR
 /// 16-byte chunks along d in shared memory: the col operand, plain ldmatrix), from zero.
 template <class T, int KD, int NS, int CPR>
 __device__ __forceinline__ void fa_scores(float (&s)[NS][4], const unsigned (&qf)[KD][4], const unsigned char* ks,
                                           int lane) {
   const int j8 = lane >> 3, r8 = lane & 7;
-  BARACUDA_UNROLL
-  for (int n = 0; n < NS; ++n) {
-    BARACUDA_UNROLL
-    for (int e = 0; e < 4; ++e) s[n][e] = 0.0f;
-  }
+  fa_zero(s);
   BARACUDA_UNROLL
   for (int kk = 0; kk < KD; ++kk) {
     BARACUDA_UNROLL
@@ -321,11 +333,7 @@ __global__ void __launch_bounds__(kFaThreads) fa2_forward_kernel(FaParams p) {
   }
 
   float acc[NO][4];
-  BARACUDA_UNROLL
-  for (int n = 0; n < NO; ++n) {
-    BARACUDA_UNROLL
-    for (int e = 0; e < 4; ++e) acc[n][e] = 0.0f;
-  }
+  fa_zero(acc);
   float m_row[2] = {-INFINITY, -INFINITY}, l_row[2] = {0.0f, 0.0f};
   const int64_t row0 = q0 + warp * 16 + g;  // this thread's rows: row0 and row0 + 8
 
@@ -341,11 +349,7 @@ __global__ void __launch_bounds__(kFaThreads) fa2_forward_kernel(FaParams p) {
     if constexpr (kQRegs) {
       fa_scores<T, KD, NS, CPR>(s, qf, ks, lane);
     } else {  // the GEMM's step: A = the warp's 16 Q rows, B = K's rows (both with d along the 16-byte chunks)
-      BARACUDA_UNROLL
-      for (int n = 0; n < NS; ++n) {
-        BARACUDA_UNROLL
-        for (int e = 0; e < 4; ++e) s[n][e] = 0.0f;
-      }
+      fa_zero(s);
       ::baracuda::gemm::tc_slice_mma<T, 1, NS, BM, BN, D>(s1, qs, ks, true, true, warp * 16, 0, lane);
     }
 
@@ -384,9 +388,7 @@ __global__ void __launch_bounds__(kFaThreads) fa2_forward_kernel(FaParams p) {
   T* od = static_cast<T*>(l.o) + q_start * l.o_tok + h * l.o_head;
   BARACUDA_UNROLL
   for (int hh = 0; hh < 2; ++hh) {
-    float sum = l_row[hh];
-    sum = __fadd_rn(sum, __shfl_xor_sync(0xffffffffu, sum, 1));
-    sum = __fadd_rn(sum, __shfl_xor_sync(0xffffffffu, sum, 2));
+    const float sum = fa_quad_sum(l_row[hh]);
     const bool empty = !(sum > 0.0f);  // no visible key (0), or NaN
     const float inv = empty ? 0.0f : kNarrow ? __fdiv_rn(vscale, sum) : __fdiv_rn(1.0f, sum);
     const int64_t i = row0 + 8 * hh;

@@ -119,11 +119,7 @@ __global__ void __launch_bounds__(kTcThreads) tc_split_kernel(TcParams p) {
   const int last_lo = last_of(0), last_hi = last_of(nrows - 1);
 
   float acc[NO][4];
-  BARACUDA_UNROLL
-  for (int n = 0; n < NO; ++n) {
-    BARACUDA_UNROLL
-    for (int e = 0; e < 4; ++e) acc[n][e] = 0.0f;
-  }
+  attention::fa_zero(acc);
   float m_row[2] = {-INFINITY, -INFINITY}, l_row[2] = {0.0f, 0.0f};
 
   for (int t = 0; t < tiles; ++t) {
@@ -165,9 +161,7 @@ __global__ void __launch_bounds__(kTcThreads) tc_split_kernel(TcParams p) {
   const int64_t tokens = int64_t{l.batch} * l.q_len;
   BARACUDA_UNROLL
   for (int hh = 0; hh < 2; ++hh) {
-    float sum = l_row[hh];
-    sum = __fadd_rn(sum, __shfl_xor_sync(0xffffffffu, sum, 1));
-    sum = __fadd_rn(sum, __shfl_xor_sync(0xffffffffu, sum, 2));
+    const float sum = attention::fa_quad_sum(l_row[hh]);
     const int r = g + 8 * hh;
     if (r >= nrows) continue;
     const bool empty = !(sum > 0.0f);  // no visible key (0), or NaN: o = 0
