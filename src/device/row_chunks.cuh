@@ -18,6 +18,7 @@
 #include "baracuda/core/status.hpp"
 #include "core/exec_context.hpp"
 #include "device/row_schedule.hpp"
+#include "device/shared_bytes.cuh"
 #include "device/vector_access.cuh"
 
 BARACUDA_DEVICE_NAMESPACE_BEGIN
@@ -122,23 +123,6 @@ __device__ __forceinline__ A group_reduce(A v, Combine combine, A* scratch) {
   return v;
 }
 
-/// Lets `kernel` launch with `smem` bytes of dynamic shared memory: above 48 KiB a cuda kernel needs the
-/// opt-in attribute (per device, so before every launch); the sim has no such limit.
-template <class Kernel>
-inline ::baracuda::Status allow_shared_bytes(Kernel* kernel, size_t smem, std::string_view plan) {
-#if !BARACUDA_SIM
-  if (smem > 48 * 1024) {
-    const auto bytes = static_cast<int>(smem);
-    const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
-    if (e != cudaSuccess)
-      return ::baracuda::Error::device(std::string(plan) + ": cudaFuncSetAttribute: " + cudaGetErrorString(e), e);
-  }
-#else
-  (void)kernel, (void)smem, (void)plan;
-#endif
-  return {};
-}
-
 /// The launch geometry of a row kernel: kRowThreads per block, one row per block (block rows) or per warp,
 /// at most a few waves of blocks (the kernels loop over rows).
 struct RowLaunch {
@@ -169,7 +153,7 @@ template <class P>
   const bool block_row = sched == RowSchedule::BlockPerRow;
   const RowLaunch g = row_launch(ctx.multiprocessor_count, num_rows, slot, block_row);
   auto* kernel = block_row ? block_kernel : warp_kernel;
-  BARACUDA_TRY(allow_shared_bytes(kernel, g.smem, plan));
+  BARACUDA_TRY(launch::allow_shared_bytes(kernel, g.smem, plan));
   BARACUDA_LAUNCH(g.grid, g.block, g.smem, ctx.stream, kernel)(p);
   const auto e = launch::take_last_error();
   if (!e.failed) return {};

@@ -7,7 +7,7 @@
 namespace baracuda::detail {
 
 /// A warp per row (≤ 1024 elements and ≤ 4 KiB), a block of kRowThreads per row (≤ kRowKernelBytes, 64 KiB:
-/// above 48 KiB the launch opts the kernel in to more dynamic shared memory, rows::allow_shared_bytes), or
+/// above 48 KiB the launch opts the kernel in to more dynamic shared memory, launch::allow_shared_bytes), or
 /// none (the engines).
 enum class RowSchedule : uint8_t { None, WarpPerRow, BlockPerRow };
 inline constexpr int kRowThreads = 256;

@@ -57,6 +57,7 @@
 #include "device/elementwise.cuh"  // BARACUDA_UNROLL
 #include "device/mma8_slice.cuh"
 #include "device/ptx/mma.cuh"
+#include "device/shared_bytes.cuh"
 #include "ops/fp8/block_max.cuh"
 #include "ops/fp8_gemm/launch.hpp"
 #include "ops/fp8_gemm/tables.hpp"
@@ -271,15 +272,7 @@ template <class TA, class TB, class TD, Fp8Tile kT>
 Status launch_tile(const ::baracuda::detail::ExecContext& ctx, Fp8Params p) {
   const size_t smem = static_cast<size_t>(kT.smem_bytes());
   auto* kernel = &fp8_gemm_kernel<TA, TB, TD, kT.bm, kT.bn, kT.bk, kT.warps_m, kT.warps_n, kT.stages>;
-#if !BARACUDA_SIM
-  // Above 48 KiB a block's dynamic shared memory needs the kernel's opt-in (per device, so on every launch).
-  if (smem > 48 * 1024) {
-    const cudaError_t e =
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
-    if (e != cudaSuccess)
-      return Error::device(std::string("Fp8GemmPlan: cudaFuncSetAttribute: ") + cudaGetErrorString(e), e);
-  }
-#endif
+  BARACUDA_TRY(launch::allow_shared_bytes(kernel, smem, "Fp8GemmPlan"));
   const int64_t m_tiles = (static_cast<int64_t>(p.m) + kT.bm - 1) / kT.bm;
   const unsigned n_tiles = static_cast<unsigned>((static_cast<int64_t>(p.n) + kT.bn - 1) / kT.bn);
   for (int64_t t0 = 0; t0 < m_tiles; t0 += 65535) {

@@ -38,6 +38,7 @@
 #include "device/cp_async_pipeline.cuh"
 #include "device/ptx/ldmatrix.cuh"
 #include "device/ptx/mma.cuh"
+#include "device/shared_bytes.cuh"
 #include "ops/int4_gemm/tables.hpp"
 #include "ops/int4_gemm/tuning.hpp"
 
@@ -389,15 +390,8 @@ Status launch_mt(const ::baracuda::detail::ExecContext& ctx, const Params& p, in
                   static_cast<unsigned>((p.m + 16 * MT - 1) / (16 * MT)), static_cast<unsigned>(splits));
   const size_t smem = static_cast<size_t>(kC.smem_bytes(16 * MT, kAsym));
   auto* kernel = &w4a16_kernel<T, MT, kAsym, kC.block_cols, kC.slice_rows, kC.stages, kC.warps_n, kC.warps_k>;
-#if !BARACUDA_SIM
-  // Above 48 KiB a block's dynamic shared memory needs the kernel's opt-in (per device, so on every launch).
-  // The default shape never needs it (tuning.hpp).
-  if (smem > 48 * 1024) {
-    const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
-    if (e != cudaSuccess)
-      return Error::device(std::string("Int4MarlinGemmPlan: cudaFuncSetAttribute: ") + cudaGetErrorString(e), e);
-  }
-#endif
+  // The default shape never needs the opt-in above 48 KiB (tuning.hpp); the candidates may.
+  BARACUDA_TRY(launch::allow_shared_bytes(kernel, smem, "Int4MarlinGemmPlan"));
   BARACUDA_LAUNCH(grid, dim3(kC.threads()), smem, ctx.stream, kernel)(p);
   const auto e = launch::take_last_error();
   if (!e.failed) return {};

@@ -30,6 +30,7 @@
 #include "device/cp_async_pipeline.cuh"
 #include "device/mma8_slice.cuh"
 #include "device/ptx/mma.cuh"
+#include "device/shared_bytes.cuh"
 #include "ops/int_gemm/epilogue.cuh"
 #include "ops/int_gemm/launch_params.cuh"
 #include "ops/int_gemm/tables.hpp"
@@ -159,14 +160,7 @@ Status launch_tile(const ::baracuda::detail::ExecContext& ctx, const GemmParams&
   const dim3 block(static_cast<unsigned>(kT.threads()));
   const size_t smem = static_cast<size_t>(kT.smem_bytes());
   auto* kernel = &int_gemm_kernel<TA, TB, TOut, kAsym, kT.bm, kT.bn, kT.bk, kT.warps_m, kT.warps_n, kT.stages>;
-#if !BARACUDA_SIM
-  // Above 48 KiB a block's dynamic shared memory needs the kernel's opt-in (per device, so on every launch).
-  if (smem > 48 * 1024) {
-    const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
-    if (e != cudaSuccess)
-      return Error::device(std::string(plan) + ": cudaFuncSetAttribute: " + cudaGetErrorString(e), e);
-  }
-#endif
+  BARACUDA_TRY(launch::allow_shared_bytes(kernel, smem, plan));
   BARACUDA_LAUNCH(grid, block, smem, ctx.stream, kernel)(p);
   const auto e = launch::take_last_error();
   if (!e.failed) return {};

@@ -44,6 +44,7 @@
 #include <type_traits>
 
 #include "device/ptx/cp_async.cuh"
+#include "device/shared_bytes.cuh"
 #include "device/ptx/mbarrier.cuh"
 #include "device/ptx/tma.cuh"
 #include "device/ptx/wgmma.cuh"
@@ -288,10 +289,7 @@ Status launch_wgmma_tile(const ::baracuda::detail::ExecContext& ctx, const GemmP
   const dim3 block(static_cast<unsigned>(kT.threads()));
   const size_t smem = static_cast<size_t>(kT.smem_bytes());
   auto start = [&](auto* kernel, const auto&... maps) -> Status {
-#if !BARACUDA_SIM
-    const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
-    if (e != cudaSuccess) return Error::device(std::string(plan) + ": cudaFuncSetAttribute: " + cudaGetErrorString(e), e);
-#endif
+    BARACUDA_TRY(launch::allow_shared_bytes(kernel, smem, plan));
     BARACUDA_LAUNCH(grid, block, smem, ctx.stream, kernel)(p, maps...);
     return {};
   };
