@@ -14,7 +14,8 @@
 // the causal/window bounds of the block's rows can see):
 //   wait K_j; barrier; issue V_j by cp.async;  S = Q·K_jᵀ by mma (K's rows as the col operand, plain ldmatrix);
 //   mask (edge tiles only, per element: -inf); online softmax on the accumulator fragments in f32: the row max
-//   over the quad (2 shuffles), m' = max(m, rowmax), α = 2^((m − m')·τ·log2 e), P = 2^(S·τ·log2 e − m'·τ·log2 e)
+//   over the quad (2 shuffles), m' = max(m, rowmax), α = 2^((m − m')·τ·log2 e) (exactly 1 when m' = m),
+//   P = 2^(S·τ·log2 e − m'·τ·log2 e)
 //   (one fma and exp2f; a row whose max is −inf uses 0, so masked entries give 0, never NaN),
 //   l = α·l + Σ P
 //   (per-thread partial sums, the quad's summed once at the end), O = α·O;
@@ -166,8 +167,9 @@ __device__ __forceinline__ void fa_scores(float (&s)[NS][4], const unsigned (&qf
 }
 
 /// The online softmax step on S's accumulator fragments, row by row (hh: rows g and g + 8 of the warp's 16): the row
-/// max over the quad, m' = max(m, rowmax), α = 2^((m − m')·τ·log2 e), S → P = 2^(S·τ·log2 e − m'·τ·log2 e) (a row
-/// whose max is −inf uses 0: masked entries give 0, never NaN), l = α·l + Σ P (per-thread partial sums), O = α·O.
+/// max over the quad, m' = max(m, rowmax), α = 2^((m − m')·τ·log2 e) (1 when m' = m), S → P = 2^(S·τ·log2 e −
+/// m'·τ·log2 e) (a row whose max is −inf uses 0: masked entries give 0, never NaN), l = α·l + Σ P (per-thread
+/// partial sums), O = α·O.
 template <int NS, int NO>
 __device__ __forceinline__ void fa_softmax_step(float (&s)[NS][4], float (&acc)[NO][4], float (&m_row)[2],
                                                 float (&l_row)[2], float scale_log2) {
@@ -179,7 +181,9 @@ __device__ __forceinline__ void fa_softmax_step(float (&s)[NS][4], float (&acc)[
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
     const float ms = mx == -INFINITY ? 0.0f : __fmul_rn(mx, scale_log2);
-    const float alpha = exp2f(__fmaf_rn(m_row[hh], scale_log2, -ms));
+    // α = 1 exactly when the max is unchanged (the fma would leave m·τ·log2 e's rounding error, and α·O a trace of
+    // it per tile): a tile that no key of the row survives changes nothing.
+    const float alpha = mx == m_row[hh] ? 1.0f : exp2f(__fmaf_rn(m_row[hh], scale_log2, -ms));
     m_row[hh] = mx;
     float sum = 0.0f;
     BARACUDA_UNROLL
