@@ -109,7 +109,7 @@ if [[ " $steps " == *" profile "* ]]; then
   # a family's cap (seconds) and extra arguments where the defaults (60 s) do not fit.
   declare -A cap=([int_gemm]=120 [int4_gemm]=90 [int4_marlin_repack]=30 [gated_activation]=150 [quantize]=40
                   [fp8]=20 [dynamic_range_quantize]=30 [cast]=25 [fill]=10 [affine]=10 [ternary]=90 [unary]=150
-                  [binary]=150 [paged_prefill]=90)
+                  [binary]=150 [paged_prefill]=90 [attention_prefill]=120)
   # shellcheck disable=SC2086
   for item in ${PROFILE_CAPS:-}; do cap[${item%%=*}]=${item#*=}; done  # "op=seconds ...": this call's caps
   declare -A extra=([int4_gemm]="--verify-limit 2e9" [unary]="--repeat 10 --warmup 2" [binary]="--repeat 10 --warmup 2")

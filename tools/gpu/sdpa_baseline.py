@@ -4,7 +4,7 @@ peers of `--op attention_prefill` (the forward), `--op attention_backward` (its 
 backward kernels alone, the forward run once outside the timed region) and `--op paged_decode` (a device-to-device
 copy of the same K and V bytes: the decode rows' bandwidth ceiling).
 
-The peer of `baracuda-profiler --op attention_prefill` (tools/profiler/scenarios/attention.cpp): the same
+The peer of `baracuda-profiler --op attention_prefill` (tools/profiler/scenarios/attention_prefill.cpp): the same
 batches (B x S = 8 x 2048 and 1 x 16384), 32 query heads on 8 kv heads, head dim 128, f16 and bf16,
 non-causal and causal (bottom-right: S_q = S_k here, so top-left and bottom-right agree), the same flop count
 (4 * B * H * S_q * S_k * d, halved for causal). Each backend PyTorch has on the card is timed on its own

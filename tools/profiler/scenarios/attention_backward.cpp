@@ -2,9 +2,9 @@
 // (bottom-right); inputs q, k, v, o, dO [.., d] and lse [B, H, S_q] (f32), outputs dq [B·S_q, H, d], dk and dv
 // [B·S_k, H_kv, d]; the workspace (D, f32 [H, T_q]) is the plan's.
 //
-// Shapes (--shape) as attention_prefill's (tools/profiler/scenarios/attention.cpp): [B, S_q, S_k, H, H_kv, d], with
-// the shorter forms meaning the same. Defaults: on cuda f16 and bf16, 8 × 2048 and 1 × 16384, 32 query heads on 8 kv
-// heads, d = 128; on host/sim S_q = 17 on S_k = 33 and 33 on 17 (under causal the first 16 queries see no key: dq = 0),
+// Shapes (--shape) as attention_prefill's (tools/profiler/scenarios/attention_prefill.cpp): [B, S_q, S_k, H, H_kv,
+// d], with the shorter forms meaning the same. Defaults: on cuda f16 and bf16, 8 × 2048 and 1 × 16384, 32 query heads
+// on 8 kv heads, d = 128; on host/sim S_q = 17 on S_k = 33 and 33 on 17 (under causal the first 16 queries see no key: dq = 0),
 // d = 64, 4 query heads on 2 kv heads.
 //
 // Values: o and lse are inputs here (the profiler does not run the forward), so they are drawn where every term of

@@ -170,7 +170,7 @@ constexpr ScenarioFamily kAttention{
 
 }  // namespace
 
-void add_attention_scenarios(std::vector<Scenario>& out) {
+void add_attention_prefill_scenarios(std::vector<Scenario>& out) {
   out.push_back(kAttention.op("attention_prefill",
                               "o = softmax(q k^T / sqrt(d)) v, padded batches (q [B*S_q, H, d], k, v [B*S_k, H_kv, d])",
                               kPrefill));
