@@ -14,7 +14,7 @@ def _max_length(cu):
 
 
 def _problem(name, q, k, v, causal, window, scale, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
-             return_lse):
+             return_lse, tile="auto"):
     """The descriptor's fields and q, k, v as [tokens, heads, d] views, from flash_attention's arguments."""
     sq, sk, sv = _arrays.shape_of(q), _arrays.shape_of(k), _arrays.shape_of(v)
     varlen = cu_seqlens_q is not None or cu_seqlens_k is not None
@@ -47,12 +47,12 @@ def _problem(name, q, k, v, causal, window, scale, cu_seqlens_q, cu_seqlens_k, m
                 element=kind, varlen=varlen, total_q=t_q if varlen else 0,
                 total_k=_arrays.shape_of(k3)[0] if varlen else 0, causal=bool(causal), window_left=left,
                 window_right=right, softmax_scale=0.0 if scale is None else float(scale),
-                return_lse=bool(return_lse))
+                return_lse=bool(return_lse), tile=str(tile))
     return desc, (q3, k3, v3), rank, batch, s_q, varlen
 
 
 def flash_attention(q, k, v, causal=False, window=(-1, -1), scale=None, cu_seqlens_q=None, cu_seqlens_k=None,
-                    max_seqlen_q=None, max_seqlen_k=None, return_lse=False, device=None):
+                    max_seqlen_q=None, max_seqlen_k=None, return_lse=False, tile="auto", device=None):
     """o = softmax(scale·q·kᵀ + mask)·v per batch and query head, as FlashAttention's ``flash_attn_func`` and
     ``flash_attn_varlen_func`` (f16 or bf16; scores and sums in f32):
 
@@ -67,10 +67,11 @@ def flash_attention(q, k, v, causal=False, window=(-1, -1), scale=None, cu_seqle
     j ≤ i + s_k − s_q + window[1] (window[1] ≥ 0): bottom-right aligned, as FlashAttention ≥ 2.1; −1 is unbounded;
     ``causal`` is window[1] = 0. A query that sees no key gets o = 0 and lse = +inf. ``return_lse``: (o, lse), lse
     the natural-log log-sum-exp in f32. Query rows no sequence covers (only with offsets that are not valid) are
-    not written."""
+    not written. ``tile`` picks the kernel's query tile on sim and cuda: "auto" (64 rows today), "rows64" or
+    "rows128" (FlashAttention-2's 128-row tile, a candidate for d ≤ 128; the same bits as "rows64")."""
     desc, (q3, k3, v3), rank, batch, s_q, varlen = _problem("flash_attention", q, k, v, causal, window, scale,
                                                              cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
-                                                             return_lse)
+                                                             return_lse, tile)
     t_q, heads, d = _arrays.shape_of(q3)
     kind = desc["element"]
     stream = _arrays.stream_for(q, device)

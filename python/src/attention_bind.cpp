@@ -8,32 +8,36 @@
 
 namespace baracuda::python {
 
+BARACUDA_PY_NAMED_BY_TO_STRING(FlashAttentionTile, 3, "attention query tile");
+
 void bind_attention(nb::module_& m) {
   using D = FlashAttentionDescriptor;
   nb::class_<D> d(m, "FlashAttentionDescriptor",
                   "Attention forward: o = softmax(τ·q·kᵀ + mask)·v per batch and query head, with the optional "
                   "natural-log lse; q [T_q, H, d], k and v [T_k, H_kv, d]; padded batches (T = B·S) or packed ones "
                   "(varlen, cu_seqlens in device memory; seqlen_q/k then the longest lengths); bottom-right causal "
-                  "and window masks; softmax_scale 0: 1/√d (attention.hpp's rules).");
+                  "and window masks; softmax_scale 0: 1/√d; tile auto, rows64 or rows128 (sim and cuda; attention.hpp's "
+                  "rules).");
   d.def(
       "__init__",
       [](D* self, int64_t batch, int64_t seqlen_q, int64_t seqlen_k, int64_t heads, int64_t kv_heads, int64_t head_dim,
          std::string_view element, bool varlen, int64_t total_q, int64_t total_k, bool causal, int64_t window_left,
-         int64_t window_right, double softmax_scale, bool return_lse) {
+         int64_t window_right, double softmax_scale, bool return_lse, std::string_view tile) {
         D r;
         r.with_shape(batch, seqlen_q, seqlen_k, heads, kv_heads, head_dim)
             .with_element(parse_name<ElementKind>(element))
             .with_causal(causal)
             .with_window(window_left, window_right)
             .with_scale(softmax_scale)
-            .with_lse(return_lse);
+            .with_lse(return_lse)
+            .with_tile(parse_name<FlashAttentionTile>(tile));
         if (varlen) r.with_varlen(total_q, total_k, seqlen_q, seqlen_k);
         new (self) D(r);
       },
       nb::arg("batch"), nb::arg("seqlen_q"), nb::arg("seqlen_k"), nb::arg("heads"), nb::arg("kv_heads"),
       nb::arg("head_dim"), nb::arg("element") = "f16", nb::arg("varlen") = false, nb::arg("total_q") = 0,
       nb::arg("total_k") = 0, nb::arg("causal") = false, nb::arg("window_left") = -1, nb::arg("window_right") = -1,
-      nb::arg("softmax_scale") = 0.0, nb::arg("return_lse") = false);
+      nb::arg("softmax_scale") = 0.0, nb::arg("return_lse") = false, nb::arg("tile") = "auto");
   d.def_rw("batch", &D::batch)
       .def_rw("seqlen_q", &D::seqlen_q)
       .def_rw("seqlen_k", &D::seqlen_k)
@@ -49,6 +53,9 @@ void bind_attention(nb::module_& m) {
       .def_rw("softmax_scale", &D::softmax_scale)
       .def_rw("return_lse", &D::return_lse);
   enum_property(d, "element", &D::element, "q's, k's, v's and o's kind (f16 or bf16).");
+  enum_property(d, "tile", &D::tile,
+                "The forward's query tile: auto (rows64 today), rows64 or rows128 (a candidate, head dims up to 128; "
+                "the same bits as rows64). The backward ignores it.");
   using A = dynamic::FlashAttentionArgs;
   bind_plan<dynamic::FlashAttentionPlan>(
       m, "FlashAttentionPlan",

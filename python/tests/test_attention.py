@@ -1,7 +1,7 @@
 """The attention forward from Python against an explicit float64 PyTorch reference (torch 1.13 has no
 scaled_dot_product_attention): q·kᵀ·scale plus the bottom-right mask, softmax, ·v, GQA by repeat_interleave,
 packed batches by slicing, on host and sim; causal with s_q ≠ s_k, windows, queries that see no key (o = 0,
-lse = +inf), the lse, the plan API, and rejections."""
+lse = +inf), the lse, both query tiles, the plan API, and rejections."""
 
 import itertools
 import math
@@ -132,6 +132,21 @@ def test_varlen_matches_torch(causal, dtype, device):
     assert torch.equal(o2, o)
 
 
+@pytest.mark.parametrize("d", [64, 96, 128])
+def test_query_tiles(d, device):
+    """tile="rows128" (FlashAttention-2's 128-row query tile): against torch, and the same bits as "rows64"."""
+    b, s_q, s_k, h, h_kv, dtype = 1, 200, 150, 4, 2, torch.bfloat16
+    q, k, v = data((b, s_q, h, d), dtype, 21), data((b, s_k, h_kv, d), dtype, 22), data((b, s_k, h_kv, d), dtype, 23)
+    o, lse = ops.flash_attention(q, k, v, causal=True, window=(40, -1), tile="rows128", return_lse=True,
+                                 device=device)
+    scale = effective_scale(None, d)
+    want_o, want_lse = reference_one(q[0], k[0], v[0], scale, 40, 0)
+    check(o[0], lse[0], want_o, want_lse, dtype, d, scale)
+    o64, lse64 = ops.flash_attention(q, k, v, causal=True, window=(40, -1), tile="rows64", return_lse=True,
+                                     device=device)
+    assert torch.equal(o64, o) and torch.equal(lse64, lse)
+
+
 def test_scale_and_one_sequence(device):
     q, k, v = data((11, 4, 64), torch.bfloat16, 10), data((13, 4, 64), torch.bfloat16, 11), data(
         (13, 4, 64), torch.bfloat16, 12)
@@ -149,7 +164,15 @@ def test_plan_api():
     q, k, v = data((b * s, h, d), torch.float16, 13), data((b * s, h, d), torch.float16, 14), data(
         (b * s, h, d), torch.float16, 15)
     desc = baracuda.FlashAttentionDescriptor(b, s, s, h, h, d, element="f16", causal=True, return_lse=True)
-    assert (desc.heads, desc.causal, desc.element, desc.window_right) == (2, True, "f16", -1)
+    assert (desc.heads, desc.causal, desc.element, desc.window_right, desc.tile) == (2, True, "f16", -1, "auto")
+    sim = baracuda.Stream.sim()
+    assert baracuda.FlashAttentionPlan.select(sim, desc).sku.endswith("fa2_m16n8k16")
+    desc.tile = "rows128"
+    assert baracuda.FlashAttentionPlan.select(sim, desc).sku.endswith("fa2_m16n8k16_m128")
+    wide = baracuda.FlashAttentionDescriptor(b, s, s, h, h, 256, element="f16", tile="rows128")
+    with pytest.raises(baracuda.Unsupported, match="128-row"):  # no 128-row kernel at d = 256
+        baracuda.FlashAttentionPlan.select(sim, wide)
+    desc.tile = "auto"
     plan = baracuda.FlashAttentionPlan.select(baracuda.Stream.host(), desc)
     assert "flash_attention" in plan.sku and plan.workspace_size == 0
     o, lse = torch.empty_like(q), torch.empty(b, h, s, dtype=torch.float32)
@@ -186,5 +209,7 @@ def test_rejections():
         ops.flash_attention(q[0, 0], k[0, 0], k[0, 0])
     with pytest.raises(baracuda.InvalidProblem, match="batches"):
         ops.flash_attention(q, k.new_zeros(2, 4, 2, 64), k.new_zeros(2, 4, 2, 64))
+    with pytest.raises(ValueError):  # not a tile's name
+        ops.flash_attention(q, k, k, tile="rows256")
     with pytest.raises(baracuda.InvalidProblem, match="unit stride along d"):
         ops.flash_attention(q.new_zeros(1, 4, 2, 128)[..., ::2], k, k)

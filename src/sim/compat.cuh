@@ -117,10 +117,14 @@ inline LaunchError take_last_error() { return ::baracuda::simt::take_last_error(
 #endif
 
 /// `#pragma unroll` for nvcc; nothing for host compilers (which would warn about an unknown pragma).
+/// BARACUDA_UNROLL_BY(n): `#pragma unroll n`, n an integral constant expression (a template argument may be).
 #if defined(__CUDACC__)
 #define BARACUDA_UNROLL _Pragma("unroll")
+#define BARACUDA_PRAGMA_(x) _Pragma(#x)
+#define BARACUDA_UNROLL_BY(n) BARACUDA_PRAGMA_(unroll n)
 #else
 #define BARACUDA_UNROLL
+#define BARACUDA_UNROLL_BY(n)
 #endif
 
 #define BARACUDA_DEVICE_NAMESPACE_BEGIN \

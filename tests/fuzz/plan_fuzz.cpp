@@ -526,6 +526,7 @@ void attention_backward(FuzzInput& in, const Stream& s) {
   d.window_left = in.chance(160) ? -1 : in.integer();
   d.window_right = in.chance(160) ? -1 : in.integer();
   d.softmax_scale = in.chance(200) ? 0.0 : in.real();
+  d.tile = in.enum_of<FlashAttentionTile>(3);  // the forward's; the backward checks its range only
   // T_q and T_k as tokens_q()/tokens_k() give them, saturated (random extents may overflow B·S and B + 1)
   auto sat = [](int64_t a, int64_t b) {
     int64_t r;

@@ -45,8 +45,13 @@ TEST(FlashAttentionBackwardReject, Select) {
       for (const Stream& st : {Stream::host(), Stream::sim()})
         EXPECT_TRUE(
             dynamic::FlashAttentionBackwardPlan::select(st, padded().with_element(k).with_shape(2, 3, 4, 4, 2, dim)));
-  // return_lse does not matter.
+  // return_lse and the forward's tile do not matter; an out-of-range tile is rejected as by the forward.
   EXPECT_TRUE(dynamic::FlashAttentionBackwardPlan::select(Stream::host(), padded().with_lse()));
+  EXPECT_TRUE(dynamic::FlashAttentionBackwardPlan::select(Stream::sim(),
+                                                          padded().with_tile(FlashAttentionTile::Rows128)));
+  FlashAttentionDescriptor bad = padded();
+  bad.tile = static_cast<FlashAttentionTile>(7);
+  expect_select(bad, ErrorCode::InvalidProblem, "tile must be Auto, Rows64 or Rows128; got 7");
   expect_other_backend_unsupported<dynamic::FlashAttentionBackwardPlan>(Stream::host(), padded(), BackendKind::CublasLt,
                                                                         P);
   expect_typed_plans_reject<FlashAttentionBackwardPlan<__nv_bfloat16>>(padded(), P);

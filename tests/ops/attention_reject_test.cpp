@@ -1,6 +1,6 @@
 // FlashAttentionPlan: every rejection of select (kinds, head dim, heads and GQA divisibility, batch and lengths,
-// varlen totals, windows, causal with a right window, scale, backend preference, typed element), can_implement and
-// run (missing and superfluous operands, kinds, shapes, strides, cu_seqlens shape/kind/contiguity, alignment, null
+// varlen totals, windows, causal with a right window, scale, tile, backend preference, typed element), can_implement
+// and run (missing and superfluous operands, kinds, shapes, strides, cu_seqlens shape/kind/contiguity, alignment, null
 // data, overlapping outputs, a stream of another device). Each rejected run writes nothing.
 #include <gtest/gtest.h>
 
@@ -51,6 +51,26 @@ TEST(FlashAttentionReject, SelectKindsAndHeadDims) {
     for (int64_t dim : {64, 96, 128, 256})
       for (const Stream& st : {Stream::host(), Stream::sim()})
         EXPECT_TRUE(dynamic::FlashAttentionPlan::select(st, padded().with_element(k).with_shape(2, 3, 4, 4, 2, dim)));
+}
+
+TEST(FlashAttentionReject, SelectTile) {
+  FlashAttentionDescriptor bad = padded();
+  bad.tile = static_cast<FlashAttentionTile>(3);
+  expect_select(bad, ErrorCode::InvalidProblem, "tile must be Auto, Rows64 or Rows128; got 3");
+  // No 128-row kernel at d = 256 (sim; cuda alike); the host device runs its reference whatever the tile.
+  const FlashAttentionDescriptor d256 = padded().with_shape(2, 3, 4, 4, 2, 256).with_tile(FlashAttentionTile::Rows128);
+  expect_code(dynamic::FlashAttentionPlan::select(Stream::sim(), d256).status(), ErrorCode::Unsupported,
+              "has no 128-row kernel on the sim device");
+  EXPECT_TRUE(dynamic::FlashAttentionPlan::select(Stream::host(), d256));
+  for (FlashAttentionTile t : {FlashAttentionTile::Auto, FlashAttentionTile::Rows64, FlashAttentionTile::Rows128})
+    for (int64_t dim : {64, 96, 128}) {
+      const FlashAttentionDescriptor d = padded().with_shape(2, 3, 4, 4, 2, dim).with_tile(t);
+      auto plan = dynamic::FlashAttentionPlan::select(Stream::sim(), d);
+      ASSERT_TRUE(plan) << plan.status().to_string();
+      EXPECT_EQ(plan->sku().variant, t == FlashAttentionTile::Rows128 ? "fa2_m16n8k16_m128" : "fa2_m16n8k16");
+    }
+  EXPECT_EQ(to_string(FlashAttentionTile::Rows128), "rows128");
+  EXPECT_NE(padded().hash(), padded().with_tile(FlashAttentionTile::Rows128).hash());
 }
 
 TEST(FlashAttentionReject, SelectHeadsAndLengths) {

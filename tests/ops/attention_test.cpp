@@ -4,7 +4,8 @@
 // (rows that see no key: o = 0 and lse = +inf), packed batches of mixed lengths with valid and invalid cu_seqlens,
 // GQA ratios 1, 2, 4 and 8, head dims 64, 96, 128 and 256, f16 and bf16, strided, head-major and unaligned layouts,
 // scales that sharpen the softmax across tiles, empty problems; every byte of o and lse that no query row covers keeps
-// its sentinel; sim and cuda run every case twice with the same bits.
+// its sentinel; sim and cuda run every case twice with the same bits. Sim and cuda run every case with both query
+// tiles (FlashAttentionTile: 64 and 128 rows a block), and the two tiles give the same bits.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -18,12 +19,23 @@ namespace {
 
 constexpr ElementKind F16 = ElementKind::F16, Bf16 = ElementKind::Bf16;
 
-/// Runs `p` on `device`: checks o and lse against the f64 evaluation (and, off the host, a second run's bits).
-void check_problem(DeviceKind device, const Problem& p, uint64_t seed = 1) {
+/// A device and the query tile the descriptor asks for (the host device has its reference whatever the tile).
+struct DeviceAndTile {
+  DeviceKind device;
+  FlashAttentionTile tile;
+};
+
+void PrintTo(const DeviceAndTile& p, std::ostream* os) { *os << to_string(p.device) << ", " << to_string(p.tile); }
+
+/// Runs `p` on the device with the tile: checks o and lse against the f64 evaluation and, off the host, the bits of
+/// a second run (with the 128-row tile: of the 64-row tile).
+void check_problem(DeviceAndTile dt, Problem p, uint64_t seed = 1) {
+  const DeviceKind device = dt.device;
   std::string why;
   const auto st = stream_for(device, &why);
   if (!st) GTEST_SKIP() << why;
-  const std::string what = name_of(p);
+  p.d.with_tile(dt.tile);
+  const std::string what = name_of(p) + " " + std::string(to_string(dt.tile));
   const Data x(p, seed);
   Data got = x;
   const Status s = run_on(*st, x, got);
@@ -34,13 +46,26 @@ void check_problem(DeviceKind device, const Problem& p, uint64_t seed = 1) {
   const int64_t checked = check_outputs(x, got, device == DeviceKind::Host ? Bound::Rounding : Bound::Kernel, what);
   EXPECT_EQ(checked, rows) << what;
   if (device != DeviceKind::Host && !::testing::Test::HasFailure()) {
+    // A second run: of the same kernel, or (128-row tile) of the 64-row one, which must give the same bits.
+    const bool wide = dt.tile == FlashAttentionTile::Rows128;
+    Data x2 = x;
+    if (wide) x2.p.d.with_tile(FlashAttentionTile::Rows64);
     Data again = x;
-    ASSERT_TRUE(run_on(*st, x, again).is_ok());
-    EXPECT_TRUE(again.o == got.o && again.lse == got.lse) << what << ": a second run gave other bits";
+    ASSERT_TRUE(run_on(*st, x2, again).is_ok());
+    EXPECT_TRUE(again.o == got.o && again.lse == got.lse)
+        << what << (wide ? ": the 64-row tile gave other bits" : ": a second run gave other bits");
   }
 }
 
-class Attention : public ::testing::TestWithParam<DeviceKind> {};
+class Attention : public ::testing::TestWithParam<DeviceAndTile> {
+ protected:
+  /// The 128-row tile has no kernel at d = 256 (attention.hpp): such cases run on the 64-row tile.
+  DeviceAndTile param_for(int64_t head_dim) const {
+    DeviceAndTile dt = GetParam();
+    if (head_dim > 128 && dt.tile == FlashAttentionTile::Rows128) dt.tile = FlashAttentionTile::Auto;
+    return dt;
+  }
+};
 
 TEST_P(Attention, LengthsAndCausal) {
   // Not tile multiples (1, 17, 129), q longer and shorter than kv both ways; GQA 2.
@@ -62,10 +87,10 @@ TEST_P(Attention, HeadDimsAndKinds) {
       // MQA: four query heads on one kv head (two query tiles; d = 256, the slowest on sim: one tile, 2 heads)
       Problem p = dim > 128 ? Problem::padded(1, 40, 100, 2, 1, dim, e) : Problem::padded(1, 70, 100, 4, 1, dim, e);
       p.d.with_causal().with_lse();
-      check_problem(GetParam(), p, ++seed);
+      check_problem(param_for(dim), p, ++seed);
       if (::testing::Test::HasFailure() || ::testing::Test::IsSkipped()) return;
       Problem m = Problem::padded(1, 33, 65, 2, 2, dim, e);  // MHA, no lse
-      check_problem(GetParam(), m, ++seed);
+      check_problem(param_for(dim), m, ++seed);
       if (::testing::Test::HasFailure()) return;
     }
 }
@@ -76,14 +101,15 @@ TEST_P(Attention, SlidingWindows) {
     bool causal;
   };
   const W ws[] = {
-      {100, 100, 8, 0, true},    // causal with a left window: a band of 9 keys
-      {100, 100, 3, 5, false},   // both sides bounded
-      {100, 100, 0, 0, false},   // the diagonal only
-      {100, 100, -1, 2, false},  // unbounded left
-      {90, 130, 20, -1, false},  // unbounded right, kv longer: the band shifted right by 40
-      {130, 40, 0, 0, false},    // q longer: rows 0..89 see no key (o = 0, lse = +inf)
-      {100, 30, -1, -1, true},   // causal with s_q > s_k: the first 70 rows see no key
-      {129, 129, 70, 1, false},  // a band wider than one KV tile, crossing tiles
+      {100, 100, 8, 0, true},     // causal with a left window: a band of 9 keys
+      {100, 100, 3, 5, false},    // both sides bounded
+      {100, 100, 0, 0, false},    // the diagonal only
+      {100, 100, -1, 2, false},   // unbounded left
+      {90, 130, 20, -1, false},   // unbounded right, kv longer: the band shifted right by 40
+      {130, 40, 0, 0, false},     // q longer: rows 0..89 see no key (o = 0, lse = +inf)
+      {100, 30, -1, -1, true},    // causal with s_q > s_k: the first 70 rows see no key
+      {129, 129, 70, 1, false},   // a band wider than one KV tile, crossing tiles
+      {200, 200, 20, -1, false},  // a left bound that moves by more than a tile across a 128-row query tile
   };
   uint64_t seed = 40;
   for (const W& w : ws) {
@@ -193,8 +219,14 @@ TEST(AttentionTyped, MatchesTheErasedPlan) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Devices, Attention, ::testing::ValuesIn(kTestDevices),
-                         [](const auto& info) { return std::string(to_string(info.param)); });
+constexpr DeviceAndTile kDeviceTiles[] = {{DeviceKind::Host, FlashAttentionTile::Auto},
+                                          {DeviceKind::Sim, FlashAttentionTile::Auto},
+                                          {DeviceKind::Sim, FlashAttentionTile::Rows128},
+                                          {DeviceKind::Cuda, FlashAttentionTile::Auto},
+                                          {DeviceKind::Cuda, FlashAttentionTile::Rows128}};
+INSTANTIATE_TEST_SUITE_P(Devices, Attention, ::testing::ValuesIn(kDeviceTiles), [](const auto& info) {
+  return std::string(to_string(info.param.device)) + (info.param.tile == FlashAttentionTile::Rows128 ? "_m128" : "");
+});
 
 }  // namespace
 }  // namespace baracuda::test::attention

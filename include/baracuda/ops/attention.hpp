@@ -62,11 +62,20 @@
 ///   max|v|, lse by a few f32 ulps. Every sum has a fixed order and there are no atomics: the same bits on
 ///   every run of a device; sim and a GPU agree within the bound, not bit for bit (mma's internal order, exp2).
 ///
+/// **Query tiles** (`tile`; sim and cuda, the host device ignores it). `Auto` is `Rows64` today. `Rows64` (variant
+/// `fa2_m16n8k16`): 64 query rows per block, 16 per warp, Q's fragments held in registers. `Rows128` (variant
+/// `fa2_m16n8k16_m128`): FlashAttention-2's 128-row tile, 32 rows per warp, each K/V fragment loaded once for both of
+/// a warp's m16 tiles (a third fewer shared-memory loads per mma, half the K/V tile loads and barriers per query row)
+/// and Q's fragments read from shared memory; d ∈ {64, 96, 128} (`Unsupported` at 256); a candidate that has not yet
+/// run on a GPU. Both tiles compute each row's sums in the same order over the same K/V tiles: **they give the same
+/// bits** on a device.
+///
 /// **Empty problems** (B = 0, T_q = 0 or S_q = 0) succeed and write nothing; s_k = 0 gives o = 0,
 /// lse = +inf.
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 #include <utility>
 
 #include "baracuda/core/dyn_tensor.hpp"
@@ -81,6 +90,22 @@
 namespace baracuda {
 
 /// One attention forward problem (the file comment has every rule).
+/// The query tile of a FlashAttentionPlan's kernel on sim and cuda (the file comment's **Query tiles**).
+enum class FlashAttentionTile : uint8_t {
+  Auto,     ///< the plan's choice: Rows64 (until Rows128 is measured)
+  Rows64,   ///< `fa2_m16n8k16`: 64 query rows per block, 16 per warp
+  Rows128,  ///< `fa2_m16n8k16_m128`: 128 query rows per block, 32 per warp; d ≤ 128
+};
+
+constexpr std::string_view to_string(FlashAttentionTile t) {
+  switch (t) {
+    case FlashAttentionTile::Auto: return "auto";
+    case FlashAttentionTile::Rows64: return "rows64";
+    case FlashAttentionTile::Rows128: return "rows128";
+  }
+  return "?";
+}
+
 struct FlashAttentionDescriptor {
   int64_t batch = 1;                       ///< B
   int64_t seqlen_q = 0, seqlen_k = 0;      ///< S_q, S_k (padded) or the longest sequences (varlen)
@@ -93,6 +118,7 @@ struct FlashAttentionDescriptor {
   int64_t window_left = -1, window_right = -1;
   double softmax_scale = 0;  ///< τ; 0: 1/√d
   bool return_lse = false;   ///< write lse (with_lse)
+  FlashAttentionTile tile = FlashAttentionTile::Auto;  ///< sim and cuda
 
   FlashAttentionDescriptor& with_shape(int64_t b, int64_t s_q, int64_t s_k, int64_t h, int64_t h_kv, int64_t d) {
     batch = b, seqlen_q = s_q, seqlen_k = s_k, heads = h, kv_heads = h_kv, head_dim = d;
@@ -123,6 +149,10 @@ struct FlashAttentionDescriptor {
     return_lse = l;
     return *this;
   }
+  FlashAttentionDescriptor& with_tile(FlashAttentionTile t) {
+    tile = t;
+    return *this;
+  }
   /// T_q and T_k as the operands have them.
   int64_t tokens_q() const { return varlen ? total_q : batch * seqlen_q; }
   int64_t tokens_k() const { return varlen ? total_k : batch * seqlen_k; }
@@ -130,7 +160,7 @@ struct FlashAttentionDescriptor {
   friend bool operator==(const FlashAttentionDescriptor&, const FlashAttentionDescriptor&) = default;
   size_t hash() const {
     return detail::hash_fields(batch, seqlen_q, seqlen_k, heads, kv_heads, head_dim, varlen, total_q, total_k, element,
-                               causal, window_left, window_right, softmax_scale, return_lse);
+                               causal, window_left, window_right, softmax_scale, return_lse, tile);
   }
 };
 
@@ -153,13 +183,14 @@ struct FlashAttentionArgs {
 };
 
 /// Attention forward. SKU `attention/<element>/<backend>/<precision>/<variant>`, op `flash_attention`, variant
-/// `reference` (host) or `fa2_m16n8k16` (sim, cuda).
+/// `reference` (host), `fa2_m16n8k16` or `fa2_m16n8k16_m128` (sim, cuda: the descriptor's tile).
 class FlashAttentionPlan : public detail::BoundFnPlan<FlashAttentionDescriptor, detail::FlashAttentionFn> {
   using BoundFnPlan::BoundFnPlan;
 
  public:
   using Args = FlashAttentionArgs;
-  /// The descriptor's rules (kinds, head dim, heads, lengths, masks, scale), then the device and backend.
+  /// The descriptor's rules (kinds, head dim, heads, lengths, masks, scale, tile), then the device and backend (and
+  /// its kernel: the 128-row tile has none at d = 256).
   static Result<FlashAttentionPlan> select(const Stream& stream, const FlashAttentionDescriptor& desc,
                                            PlanPreference pref = {});
   /// Kinds, shapes and strides against the descriptor, the optional operands, alignment and aliasing.

@@ -8,7 +8,8 @@
 /// group's query heads).
 ///
 /// **Descriptor.** The forward's `FlashAttentionDescriptor`, the same problem (kinds, heads, lengths, masks, scale,
-/// varlen and its effective-offset rule: attention.hpp); `return_lse` is irrelevant here (lse is always an input).
+/// varlen and its effective-offset rule: attention.hpp); `return_lse` is irrelevant here (lse is always an input),
+/// as is `tile` (the forward's query tile; the backward's kernels have their own).
 ///
 /// **Kinds.** q, k, v, o, dO, dq, dk, dv: the descriptor's `element` (f16 or bf16); lse: f32; cu_seqlens: s32.
 ///

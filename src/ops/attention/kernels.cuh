@@ -1,17 +1,19 @@
 // The attention family's FlashAttention-2 forward kernel (f16/bf16 q, k, v, o; f32 scores, softmax and sums;
 // attention.hpp has the contract), on mma.sync m16n8k16.
 //
-// One block per (64-row query tile, query head, batch): grid x query tiles of the longest sequence, y heads, z
-// batches; 4 warps, warp w owning rows 16w..16w+15 of the tile. The block finds its sequence (padded: b·S; varlen:
-// the effective cu_seqlens, a warp-wide running maximum of the offsets, attention.hpp) and returns at once when
-// its tile starts past the sequence's rows. Shared memory (the dense GEMM's tiles, src/ops/gemm/tc_kernels.cuh:
-// rows of 16-byte chunks along d, XOR-swizzled by tc_swz, filled by tc_load_tile, zeros past the edges): the Q
-// tile (64×d), one K tile and one V tile (BN×d; BN = 64 for d = 64, 32 for d = 96 and 128, 16 for d = 256): 24 KiB
-// for d = 64, 32 KiB for d = 96 (rows padded to 128 elements) and 128, 48 KiB for d = 256 (no opt-in).
+// One block per (query tile, query head, batch): grid x query tiles of the longest sequence, y heads, z batches;
+// 4 warps, each owning MT m16 tiles of rows (MT = 1: 64-row tiles, warp w rows 16w..16w+15; MT = 2, FlashAttention-
+// 2's 128-row tile at d ≤ 128: warp w rows 32w..32w+31, each K/V fragment loaded once for both m-tiles). The block
+// finds its sequence (padded: b·S; varlen: the effective cu_seqlens, a warp-wide running maximum of the offsets,
+// attention.hpp) and returns at once when its tile starts past the sequence's rows. Shared memory (the dense GEMM's
+// tiles, src/ops/gemm/tc_kernels.cuh: rows of 16-byte chunks along d, XOR-swizzled by tc_swz, filled by
+// tc_load_tile, zeros past the edges): the Q tile (64·MT × d), one K tile and one V tile (BN×d; BN = 64 for d = 64,
+// 32 for d = 96 and 128, 16 for d = 256): at MT = 1 24 KiB for d = 64, 32 KiB for d = 96 (rows padded to 128
+// elements) and 128, 48 KiB for d = 256; at MT = 2 32 KiB for d = 64, 48 KiB for d = 96 and 128 (no opt-in).
 //
-// The Q fragments (d/16 ldmatrix.x4 per warp) stay in registers for the whole loop (d ≤ 128; d = 256 reads them
-// from shared memory per KV tile through the GEMM's tc_slice_mma). Per KV tile j (only the tiles
-// the causal/window bounds of the block's rows can see):
+// The Q fragments (d/16 ldmatrix.x4 per warp) stay in registers for the whole loop at MT = 1 and d ≤ 128; otherwise
+// they are read from shared memory per KV tile. Per KV tile j (only the tiles the causal/window bounds of the
+// block's rows can see):
 //   wait K_j; barrier; issue V_j by cp.async;  S = Q·K_jᵀ by mma (K's rows as the col operand, plain ldmatrix);
 //   mask (edge tiles only, per element: -inf); online softmax on the accumulator fragments in f32: the row max
 //   over the quad (2 shuffles), m' = max(m, rowmax), α = 2^((m − m')·τ·log2 e) (exactly 1 when m' = m),
@@ -23,7 +25,8 @@
 //   O += P·V_j by mma, with P rounded to the element kind in registers as the A operand (the S accumulator
 //   layout is the A fragment layout) and V through ldmatrix.trans.
 // Then l is summed over the quad, o = O·(1/l) rounded once, lse = m·τ + ln l; l = 0 (no visible key) or NaN gives
-// o = 0 and lse = +inf. Every sum has a fixed order and there are no atomics: bit-stable.
+// o = 0 and lse = +inf. Every sum has a fixed order and there are no atomics: bit-stable. Each row's sums are the
+// same at MT = 1 and 2 (the same mma chain per accumulator, the same K/V tiles): the two give the same bits.
 // Paged (PagedPrefillPlan): the same kernel with K/V rows gathered through the block table as the tiles load
 // (tc_load_rows; a page outside the cache gives zero rows and masked keys), s_k the sequence's context length. An
 // FP8/int8 cache's rows load by 8-byte chunks, widened exactly to T in the tile (fa_load_rows_narrow: no cp.async),
@@ -36,6 +39,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <string_view>
 #include <type_traits>
 
 #include "baracuda/core/element.hpp"
@@ -57,17 +61,20 @@ using ::baracuda::gemm::tc_load_tile;
 using ::baracuda::gemm::tc_swz;
 using ::baracuda::gemm::TcOperand;
 
-/// Query rows per block (4 warps × 16), and keys per KV tile for head dimension d (32 for d = 96 and 128, where 64
-/// would take the registers past 255 and spill; 16 for d = 256, within 48 KiB of shared memory).
-inline constexpr int kFaBlockM = 64;
-constexpr int fa_block_n(int d) { return d > 128 ? 16 : d > 64 ? 32 : 64; }
+/// A block's 4 warps each own MT m16 tiles of query rows: 64 rows a block (MT = 1, the default) or 128 (MT = 2,
+/// FlashAttention-2's tile for d ≤ 128; FlashAttentionTile::Rows128).
 inline constexpr int kFaThreads = 128;
+constexpr int fa_block_m(int mt) { return 4 * 16 * mt; }
+/// Keys per K/V tile for head dimension d: 64 for d = 64, 32 for d = 96 and 128 (64 would take the registers past
+/// 255 and spill: at MT = 1 with Q's fragments held in registers, at MT = 2 with O's 128), 16 for d = 256 (within
+/// 48 KiB of shared memory; MT = 1 only).
+constexpr int fa_block_n(int d) { return d > 128 ? 16 : d > 64 ? 32 : 64; }
 
 /// Elements per shared-memory row for head dimension d: d, or 128 for d = 96 (tc_swz swizzles rows of a power-of-two
 /// number of 16-byte chunks; chunks 12..15 of a d = 96 row are zeros, never read by an ldmatrix).
 constexpr int fa_row_elems(int d) { return d == 96 ? 128 : d; }
-/// Shared memory of the kernel for head dimension d: the Q, K and V tiles.
-constexpr int fa_smem_bytes(int d) { return (kFaBlockM + 2 * fa_block_n(d)) * fa_row_elems(d) * 2; }
+/// Shared memory of the kernel for head dimension d and MT: the Q, K and V tiles (48 KiB at most).
+constexpr int fa_smem_bytes(int d, int mt = 1) { return (fa_block_m(mt) + 2 * fa_block_n(d)) * fa_row_elems(d) * 2; }
 
 struct FaParams {
   ::baracuda::detail::FlashAttentionLaunch l;
@@ -146,24 +153,41 @@ __device__ __forceinline__ float fa_quad_sum(float v) {
   return __fadd_rn(v, __shfl_xor_sync(0xffffffffu, v, 2));
 }
 
-/// S = Q·Kᵀ for a warp's 16 query rows (their KD k-step fragments in registers) and a tile of NS·8 keys (rows of CPR
-/// 16-byte chunks along d in shared memory: the col operand, plain ldmatrix), from zero.
-template <class T, int KD, int NS, int CPR>
-__device__ __forceinline__ void fa_scores(float (&s)[NS][4], const unsigned (&qf)[KD][4], const unsigned char* ks,
+/// S = Q·Kᵀ for a warp's MT m16 tiles of query rows and a tile of NS·8 keys (rows of CPR 16-byte chunks along d in
+/// shared memory: the col operand, plain ldmatrix), from zero. `qfrag(mt, kk, a)` gives m-tile mt's A fragment of
+/// k-step kk (from registers, or by ldmatrix from shared memory); each K fragment serves the MT m-tiles. KU: the
+/// k-steps unrolled (all of them when the fragments are in registers, which an index must name statically; fewer
+/// keeps ptxas from hoisting every shared load of a two-m-tile warp ahead, which spilled).
+template <class T, int MT, int KD, int NS, int CPR, int KU = KD, class QFrag>
+__device__ __forceinline__ void fa_scores(float (&s)[MT][NS][4], const QFrag& qfrag, const unsigned char* ks,
                                           int lane) {
   const int j8 = lane >> 3, r8 = lane & 7;
-  fa_zero(s);
   BARACUDA_UNROLL
+  for (int mt = 0; mt < MT; ++mt) fa_zero(s[mt]);
+  BARACUDA_UNROLL_BY(KU)
   for (int kk = 0; kk < KD; ++kk) {
+    unsigned a[MT][4];
+    BARACUDA_UNROLL
+    for (int mt = 0; mt < MT; ++mt) qfrag(mt, kk, a[mt]);
     BARACUDA_UNROLL
     for (int nj = 0; nj < NS / 2; ++nj) {
       unsigned r[4];
       ptx::ldmatrix<4>(r, ks + tc_swz<CPR>(nj * 16 + (j8 >> 1) * 8 + r8, kk * 2 + (j8 & 1)));
       const unsigned b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};
-      ptx::mma_m16n8k16<T>(s[2 * nj], qf[kk], b0, s[2 * nj]);
-      ptx::mma_m16n8k16<T>(s[2 * nj + 1], qf[kk], b1, s[2 * nj + 1]);
+      BARACUDA_UNROLL
+      for (int mt = 0; mt < MT; ++mt) {
+        ptx::mma_m16n8k16<T>(s[mt][2 * nj], a[mt], b0, s[mt][2 * nj]);
+        ptx::mma_m16n8k16<T>(s[mt][2 * nj + 1], a[mt], b1, s[mt][2 * nj + 1]);
+      }
     }
   }
+}
+
+/// The A fragment of rows r0..r0 + 15 and k-step kk from a tile of rows of CPR 16-byte chunks in shared memory.
+template <int CPR>
+__device__ __forceinline__ void fa_load_a(unsigned (&a)[4], const unsigned char* tile, int r0, int kk, int lane) {
+  const int j8 = lane >> 3, r8 = lane & 7;
+  ptx::ldmatrix<4>(a, tile + tc_swz<CPR>(r0 + (j8 & 1) * 8 + r8, kk * 2 + (j8 >> 1)));
 }
 
 /// The online softmax step on S's accumulator fragments, row by row (hh: rows g and g + 8 of the warp's 16): the row
@@ -182,7 +206,7 @@ __device__ __forceinline__ void fa_softmax_step(float (&s)[NS][4], float (&acc)[
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
     const float ms = mx == -INFINITY ? 0.0f : __fmul_rn(mx, scale_log2);
     // α = 1 exactly when the max is unchanged (the fma would leave m·τ·log2 e's rounding error, and α·O a trace of
-    // it per tile): a tile that no key of the row survives changes nothing.
+    // it per tile): a tile that no key of the row survives then changes nothing, so the 64- and 128-row tiles agree.
     const float alpha = mx == m_row[hh] ? 1.0f : exp2f(__fmaf_rn(m_row[hh], scale_log2, -ms));
     m_row[hh] = mx;
     float sum = 0.0f;
@@ -204,38 +228,49 @@ __device__ __forceinline__ void fa_softmax_step(float (&s)[NS][4], float (&acc)[
   }
 }
 
-/// O += P·V for a tile of NS·8 keys: P rounded to T in registers as the A operand (the S accumulators of n-tiles 2kk,
-/// 2kk + 1 are the A fragment of k-step kk), V's rows (CPR chunks along d) through ldmatrix.trans.
-template <class T, int NS, int NO, int CPR>
-__device__ __forceinline__ void fa_pv(float (&acc)[NO][4], const float (&s)[NS][4], const unsigned char* vs,
+/// O += P·V for a warp's MT m16 tiles of rows and a tile of NS·8 keys: P rounded to T in registers as the A operand
+/// (the S accumulators of n-tiles 2kk, 2kk + 1 are the A fragment of k-step kk), V's rows (CPR chunks along d)
+/// through ldmatrix.trans, each V fragment serving the MT m-tiles.
+template <class T, int MT, int NS, int NO, int CPR>
+__device__ __forceinline__ void fa_pv(float (&acc)[MT][NO][4], const float (&s)[MT][NS][4], const unsigned char* vs,
                                       int lane) {
   const int j8 = lane >> 3, r8 = lane & 7;
   BARACUDA_UNROLL
   for (int kk = 0; kk < NS / 2; ++kk) {
-    const unsigned a[4] = {fa_pack<T>(s[2 * kk][0], s[2 * kk][1]), fa_pack<T>(s[2 * kk][2], s[2 * kk][3]),
-                           fa_pack<T>(s[2 * kk + 1][0], s[2 * kk + 1][1]),
-                           fa_pack<T>(s[2 * kk + 1][2], s[2 * kk + 1][3])};
+    unsigned a[MT][4];
+    BARACUDA_UNROLL
+    for (int mt = 0; mt < MT; ++mt) {
+      a[mt][0] = fa_pack<T>(s[mt][2 * kk][0], s[mt][2 * kk][1]);
+      a[mt][1] = fa_pack<T>(s[mt][2 * kk][2], s[mt][2 * kk][3]);
+      a[mt][2] = fa_pack<T>(s[mt][2 * kk + 1][0], s[mt][2 * kk + 1][1]);
+      a[mt][3] = fa_pack<T>(s[mt][2 * kk + 1][2], s[mt][2 * kk + 1][3]);
+    }
     BARACUDA_UNROLL
     for (int nj = 0; nj < NO / 2; ++nj) {
       unsigned r[4];
       ptx::ldmatrix<4, true>(r, vs + tc_swz<CPR>(kk * 16 + (j8 & 1) * 8 + r8, nj * 2 + (j8 >> 1)));
       const unsigned b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};
-      ptx::mma_m16n8k16<T>(acc[2 * nj], a, b0, acc[2 * nj]);
-      ptx::mma_m16n8k16<T>(acc[2 * nj + 1], a, b1, acc[2 * nj + 1]);
+      BARACUDA_UNROLL
+      for (int mt = 0; mt < MT; ++mt) {
+        ptx::mma_m16n8k16<T>(acc[mt][2 * nj], a[mt], b0, acc[mt][2 * nj]);
+        ptx::mma_m16n8k16<T>(acc[mt][2 * nj + 1], a[mt], b1, acc[mt][2 * nj + 1]);
+      }
     }
   }
 }
 
 /// `Paged`: K/V rows gathered through the block table (paged_prefill.hpp; tables.hpp's paged fields). C: the K/V
-/// elements, T, or (paged) an FP8/int8 cache's codes, widened as the tiles load and scaled in the sums.
-template <class T, int D, bool Paged, class C>
+/// elements, T, or (paged) an FP8/int8 cache's codes, widened as the tiles load and scaled in the sums. MT: m16 tiles
+/// of query rows per warp (fa_block_m).
+template <class T, int D, bool Paged, class C, int MT>
 __global__ void __launch_bounds__(kFaThreads) fa2_forward_kernel(FaParams p) {
-  constexpr int BM = kFaBlockM, BN = fa_block_n(D), CPR = fa_row_elems(D) / 8, NT = kFaThreads;
-  constexpr int KD = D / 16, NO = D / 8, NS = BN / 8;
-  // Q's fragments stay in registers up to d = 128; for d = 256 (O alone takes 128 registers) they are read from
-  // shared memory per KV tile, by the dense GEMM's slice step.
-  constexpr bool kQRegs = D <= 128;
+  constexpr int BM = fa_block_m(MT), BN = fa_block_n(D), CPR = fa_row_elems(D) / 8, NT = kFaThreads;
+  constexpr int KD = D / 16, NO = D / 8, NS = BN / 8, WM = 16 * MT;
+  // Q's fragments stay in registers for one m-tile up to d = 128; for d = 256 (O alone takes 128 registers) and for
+  // two m-tiles (O and S take 192) they are read from shared memory per KV tile.
+  constexpr bool kQRegs = MT == 1 && D <= 128;
   static_assert(D % 16 == 0 && (CPR == 8 || CPR == 16 || CPR == 32), "whole k16 steps; rows of 8, 16 or 32 chunks");
+  static_assert(MT == 1 || (MT == 2 && D <= 128), "two m-tiles a warp up to d = 128");
   const ::baracuda::detail::FlashAttentionLaunch& l = p.l;
 
   BARACUDA_DYNAMIC_SHARED(unsigned char, smem);
@@ -245,7 +280,6 @@ __global__ void __launch_bounds__(kFaThreads) fa2_forward_kernel(FaParams p) {
   const int tid = static_cast<int>(threadIdx.x);
   const int lane = tid & 31, warp = tid >> 5;
   const int g = lane >> 2, t4 = lane & 3;
-  const int j8 = lane >> 3, r8 = lane & 7;
   const int b = static_cast<int>(blockIdx.z), h = static_cast<int>(blockIdx.y);
   const int q0 = static_cast<int>(blockIdx.x) * BM;
 
@@ -332,14 +366,26 @@ __global__ void __launch_bounds__(kFaThreads) fa2_forward_kernel(FaParams p) {
   unsigned qf[kQRegs ? KD : 1][4];
   if constexpr (kQRegs) {
     BARACUDA_UNROLL
-    for (int kk = 0; kk < KD; ++kk)
-      ptx::ldmatrix<4>(qf[kk], qs + tc_swz<CPR>(warp * 16 + (j8 & 1) * 8 + r8, kk * 2 + (j8 >> 1)));
+    for (int kk = 0; kk < KD; ++kk) fa_load_a<CPR>(qf[kk], qs, warp * 16, kk, lane);
   }
+  const auto q_frag = [&](int mt, int kk, unsigned(&a)[4]) {
+    if constexpr (kQRegs) {
+      BARACUDA_UNROLL
+      for (int e = 0; e < 4; ++e) a[e] = qf[kk][e];
+    } else {
+      fa_load_a<CPR>(a, qs, warp * WM + mt * 16, kk, lane);
+    }
+  };
 
-  float acc[NO][4];
-  fa_zero(acc);
-  float m_row[2] = {-INFINITY, -INFINITY}, l_row[2] = {0.0f, 0.0f};
-  const int64_t row0 = q0 + warp * 16 + g;  // this thread's rows: row0 and row0 + 8
+  float acc[MT][NO][4];
+  float m_row[MT][2], l_row[MT][2];
+  BARACUDA_UNROLL
+  for (int mt = 0; mt < MT; ++mt) {
+    fa_zero(acc[mt]);
+    m_row[mt][0] = m_row[mt][1] = -INFINITY;
+    l_row[mt][0] = l_row[mt][1] = 0.0f;
+  }
+  const int64_t row0 = q0 + warp * WM + g;  // this thread's rows: row0 + 16·mt and row0 + 16·mt + 8
 
   for (int t = t_lo; t < t_hi; ++t) {
     const int kv0 = t * BN;
@@ -348,14 +394,8 @@ __global__ void __launch_bounds__(kFaThreads) fa2_forward_kernel(FaParams p) {
     load_kv(vs, vo, v_row, kv0);
     ptx::cp_async_commit();
 
-    float s1[1][NS][4];
-    float(&s)[NS][4] = s1[0];
-    if constexpr (kQRegs) {
-      fa_scores<T, KD, NS, CPR>(s, qf, ks, lane);
-    } else {  // the GEMM's step: A = the warp's 16 Q rows, B = K's rows (both with d along the 16-byte chunks)
-      fa_zero(s);
-      ::baracuda::gemm::tc_slice_mma<T, 1, NS, BM, BN, D>(s1, qs, ks, true, true, warp * 16, 0, lane);
-    }
+    float s[MT][NS][4];
+    fa_scores<T, MT, KD, NS, CPR, MT == 1 ? KD : 2>(s, q_frag, ks, lane);
 
     // Per-element mask where the tile crosses a bound of some row of the block (or, paged, has a masked page).
     bool full = kv0 + BN <= s_k && (l.window_right < 0 || kv0 + BN - 1 <= q0 + off + l.window_right) &&
@@ -365,19 +405,23 @@ __global__ void __launch_bounds__(kFaThreads) fa2_forward_kernel(FaParams p) {
     }
     if (!full) {
       BARACUDA_UNROLL
-      for (int n = 0; n < NS; ++n) {
+      for (int mt = 0; mt < MT; ++mt) {
         BARACUDA_UNROLL
-        for (int e = 0; e < 4; ++e) {
-          const int64_t i = row0 + 8 * (e >> 1), j = kv0 + n * 8 + 2 * t4 + (e & 1);
-          const bool ok = j < s_k && (l.window_left < 0 || j >= i + off - l.window_left) &&
-                          (l.window_right < 0 || j <= i + off + l.window_right) &&
-                          (!Paged || page_of(static_cast<int>(j)) >= 0);
-          if (!ok) s[n][e] = -INFINITY;
+        for (int n = 0; n < NS; ++n) {
+          BARACUDA_UNROLL
+          for (int e = 0; e < 4; ++e) {
+            const int64_t i = row0 + 16 * mt + 8 * (e >> 1), j = kv0 + n * 8 + 2 * t4 + (e & 1);
+            const bool ok = j < s_k && (l.window_left < 0 || j >= i + off - l.window_left) &&
+                            (l.window_right < 0 || j <= i + off + l.window_right) &&
+                            (!Paged || page_of(static_cast<int>(j)) >= 0);
+            if (!ok) s[mt][n][e] = -INFINITY;
+          }
         }
       }
     }
 
-    fa_softmax_step(s, acc, m_row, l_row, scale_log2);
+    BARACUDA_UNROLL
+    for (int mt = 0; mt < MT; ++mt) fa_softmax_step(s[mt], acc[mt], m_row[mt], l_row[mt], scale_log2);
 
     __syncthreads();  // every warp is done with K_t
     if (t + 1 < t_hi) load_kv(ks, ko, k_row, kv0 + BN);
@@ -385,27 +429,28 @@ __global__ void __launch_bounds__(kFaThreads) fa2_forward_kernel(FaParams p) {
     ptx::cp_async_wait<1>();  // V_t (this thread's copies)
     __syncthreads();          // everyone's
 
-    fa_pv<T, NS, NO, CPR>(acc, s, vs, lane);
+    fa_pv<T, MT, NS, NO, CPR>(acc, s, vs, lane);
   }
   ptx::cp_async_wait_all();  // no copy in flight at exit (only empty groups remain)
 
   T* od = static_cast<T*>(l.o) + q_start * l.o_tok + h * l.o_head;
   BARACUDA_UNROLL
-  for (int hh = 0; hh < 2; ++hh) {
-    const float sum = fa_quad_sum(l_row[hh]);
+  for (int r = 0; r < 2 * MT; ++r) {  // row r: m-tile r / 2, half r % 2
+    const int mt = r >> 1, hh = r & 1;
+    const float sum = fa_quad_sum(l_row[mt][hh]);
     const bool empty = !(sum > 0.0f);  // no visible key (0), or NaN
     const float inv = empty ? 0.0f : kNarrow ? __fdiv_rn(vscale, sum) : __fdiv_rn(1.0f, sum);
-    const int64_t i = row0 + 8 * hh;
+    const int64_t i = row0 + 8 * r;
     if (i >= rows) continue;
     T* orow = od + i * l.o_tok;
     BARACUDA_UNROLL
     for (int n = 0; n < NO; ++n) {
-      const T v2[2] = {convert::from_opmath<T>(__fmul_rn(acc[n][2 * hh], inv)),
-                       convert::from_opmath<T>(__fmul_rn(acc[n][2 * hh + 1], inv))};
+      const T v2[2] = {convert::from_opmath<T>(__fmul_rn(acc[mt][n][2 * hh], inv)),
+                       convert::from_opmath<T>(__fmul_rn(acc[mt][n][2 * hh + 1], inv))};
       ::baracuda::gemm::tc_store2(orow + n * 8 + 2 * t4, v2, true);
     }
     if (l.lse != nullptr && t4 == 0) {
-      const float lse = empty ? INFINITY : __fmaf_rn(m_row[hh], scale, logf(sum));
+      const float lse = empty ? INFINITY : __fmaf_rn(m_row[mt][hh], scale, logf(sum));
       const int64_t tok = l.cu_q != nullptr ? q_start + i : i;
       l.lse[b * l.lse_batch + h * l.lse_head + tok * l.lse_tok] = lse;
     }
@@ -413,10 +458,12 @@ __global__ void __launch_bounds__(kFaThreads) fa2_forward_kernel(FaParams p) {
 }
 
 /// The forward of `l` (tables.hpp) for element T (__half or __nv_bfloat16) and head dimension D; `Paged`: K/V
-/// through the block table (paged_prefill.hpp), of kind C (T, or a quantized cache's codes).
-template <class T, int D, bool Paged = false, class C = T>
+/// through the block table (paged_prefill.hpp), of kind C (T, or a quantized cache's codes); MT m16 tiles of query
+/// rows per warp (fa_block_m: 64 or 128 rows a block).
+template <class T, int D, bool Paged = false, class C = T, int MT = 1>
 Status fa2_forward(const ::baracuda::detail::ExecContext& ctx, const ::baracuda::detail::FlashAttentionLaunch& l) {
-  static_assert(fa_smem_bytes(D) <= 48 * 1024, "within the default dynamic shared memory (no opt-in)");
+  static_assert(fa_smem_bytes(D, MT) <= 48 * 1024, "within the default dynamic shared memory (no opt-in)");
+  constexpr std::string_view plan = Paged ? "PagedPrefillPlan" : "FlashAttentionPlan";
   if (l.element != kind_of<T> || l.head_dim != D || (Paged && l.cache_kind != kind_of<C>))
     return Error::internal("attention: the kernel was called for another kind or head dimension");
   if (l.batch == 0 || l.heads == 0 || l.seqlen_q == 0 || l.total_q == 0) return {};
@@ -434,16 +481,13 @@ Status fa2_forward(const ::baracuda::detail::ExecContext& ctx, const ::baracuda:
   };
   p.k_vec = kv_vec(l.k, l.k_tok, l.k_head, l.k_block);
   p.v_vec = kv_vec(l.v, l.v_tok, l.v_head, l.v_block);
-  const dim3 grid(static_cast<unsigned>((l.seqlen_q + kFaBlockM - 1) / kFaBlockM), static_cast<unsigned>(l.heads),
+  constexpr int BM = fa_block_m(MT);
+  const dim3 grid(static_cast<unsigned>((l.seqlen_q + BM - 1) / BM), static_cast<unsigned>(l.heads),
                   static_cast<unsigned>(l.batch));
-  BARACUDA_LAUNCH(grid, dim3(kFaThreads), static_cast<size_t>(fa_smem_bytes(D)), ctx.stream,
-                  fa2_forward_kernel<T, D, Paged, C>)
-  (p);
+  constexpr size_t smem = fa_smem_bytes(D, MT);
+  BARACUDA_LAUNCH(grid, dim3(kFaThreads), smem, ctx.stream, fa2_forward_kernel<T, D, Paged, C, MT>)(p);
   const auto e = launch::take_last_error();
-  if (e.failed)
-    return Error::device(std::string(Paged ? "PagedPrefillPlan" : "FlashAttentionPlan") +
-                             ": kernel launch failed: " + e.message,
-                         e.code);
+  if (e.failed) return Error::device(std::string(plan) + ": kernel launch failed: " + e.message, e.code);
   return {};
 }
 

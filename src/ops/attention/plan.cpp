@@ -38,6 +38,12 @@ const detail::FlashAttentionTables* tables_for(DeviceKind dev) {
   return detail::table_for_device(dev, reference::attention_tables(), device_sim::attention_tables(),
                                   BARACUDA_CUDA_TABLE(attention_tables));
 }
+/// The 128-row tile's tables; the host device has its one reference.
+const detail::FlashAttentionTables* wide_tables_for(DeviceKind dev) {
+  return detail::table_for_device(dev, reference::attention_tables(), device_sim::attention_wide_tables(),
+                                  BARACUDA_CUDA_TABLE(attention_wide_tables));
+}
+bool wide(const FlashAttentionDescriptor& d) { return d.tile == FlashAttentionTile::Rows128; }
 
 }  // namespace
 
@@ -46,13 +52,14 @@ namespace dynamic {
 Result<FlashAttentionPlan> FlashAttentionPlan::select(const Stream& stream, const FlashAttentionDescriptor& desc,
                                                       PlanPreference pref) {
   BARACUDA_TRY(check_descriptor(desc));
-  auto dev = detail::select_device(P, stream, pref, tables_for);
+  auto dev = detail::select_device(P, stream, pref, wide(desc) ? wide_tables_for : tables_for);
   if (!dev) return dev.error();
   const detail::FlashAttentionFn fn =
       dev->table->fwd[detail::kind_index(desc.element)][detail::attention_head_dim_slot(desc.head_dim)];
   if (fn == nullptr)
     return Error::unsupported(s(P) + ": " + s(to_string(desc.element)) + " with head dimension " + n2s(desc.head_dim) +
-                              " has no kernel on the " + s(to_string(stream.device())) + " device");
+                              " has no " + (wide(desc) ? "128-row " : "") + "kernel on the " +
+                              s(to_string(stream.device())) + " device");
   const MathPrecision precision = stream.device() == DeviceKind::Host ? MathPrecision::F64 : MathPrecision::F32;
   return FlashAttentionPlan(
       desc,

@@ -59,6 +59,10 @@ inline Status check_descriptor(std::string_view P, const FlashAttentionDescripto
                           n2s(d.window_right) + ")");
   if (d.causal && d.window_right != -1 && d.window_right != 0)
     return Error::invalid(s(P) + ": causal is window_right = 0; got window_right = " + n2s(d.window_right));
+  if (d.tile != FlashAttentionTile::Auto && d.tile != FlashAttentionTile::Rows64 &&
+      d.tile != FlashAttentionTile::Rows128)
+    return Error::invalid(s(P) + ": tile must be Auto, Rows64 or Rows128; got " +
+                          n2s(static_cast<int64_t>(d.tile)));
   const float tau = static_cast<float>(d.softmax_scale);
   if (!(d.softmax_scale >= 0) || !std::isfinite(tau) || (d.softmax_scale > 0 && !(tau > 0)))
     return Error::invalid(s(P) + ": the softmax scale must be finite and > 0 in f32 (or 0 for 1/sqrt(d)); got " +

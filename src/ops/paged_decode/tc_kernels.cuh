@@ -36,7 +36,6 @@ template <class T, class C, int D>
 __global__ void __launch_bounds__(kTcThreads) tc_split_kernel(TcParams p) {
   using ::baracuda::detail::kPagedTcKeys;
   using ::baracuda::detail::kPagedTcRows;
-  using ::baracuda::gemm::tc_swz;
   using ::baracuda::gemm::TcOperand;
   constexpr int BN = kPagedTcKeys, RM = kPagedTcRows, CPR = (D == 96 ? 128 : D) / 8, NT = kTcThreads;
   constexpr int KD = D / 16, NO = D / 8, NS = BN / 8, kTile = BN * CPR * 16;
@@ -50,7 +49,7 @@ __global__ void __launch_bounds__(kTcThreads) tc_split_kernel(TcParams p) {
   unsigned char* qs = smem;                // [16 rows][CPR chunks]
   unsigned char* kv = qs + RM * CPR * 16;  // stage s: K at kv + 2s·kTile, V at kv + (2s + 1)·kTile
   const int lane = static_cast<int>(threadIdx.x);
-  const int g = lane >> 2, t4 = lane & 3, j8 = lane >> 3, r8 = lane & 7;
+  const int g = lane >> 2, t4 = lane & 3;
   const int split = static_cast<int>(blockIdx.x), b = static_cast<int>(blockIdx.z);
   const int hk = static_cast<int>(blockIdx.y) / p.row_groups, rg = static_cast<int>(blockIdx.y) % p.row_groups;
   const int group = l.heads / l.kv_heads, row0 = rg * RM, nrows = min(RM, group * l.q_len - row0);
@@ -106,7 +105,11 @@ __global__ void __launch_bounds__(kTcThreads) tc_split_kernel(TcParams p) {
   __syncthreads();
   unsigned qf[KD][4];
   BARACUDA_UNROLL
-  for (int kk = 0; kk < KD; ++kk) ptx::ldmatrix<4>(qf[kk], qs + tc_swz<CPR>((j8 & 1) * 8 + r8, kk * 2 + (j8 >> 1)));
+  for (int kk = 0; kk < KD; ++kk) attention::fa_load_a<CPR>(qf[kk], qs, 0, kk, lane);
+  const auto q_frag = [&](int, int kk, unsigned(&a)[4]) {
+    BARACUDA_UNROLL
+    for (int e = 0; e < 4; ++e) a[e] = qf[kk][e];
+  };
 
   // The scales of a quantized cache, folded into the sums: τ·k_scale into the scores, v_scale into o.
   const float kscale = l.k_scale != nullptr ? l.k_scale[hk * l.k_scale_stride] : 1.0f;
@@ -118,8 +121,8 @@ __global__ void __launch_bounds__(kTcThreads) tc_split_kernel(TcParams p) {
   const auto last_of = [&](int r) { return base + (row0 + r) / group; };
   const int last_lo = last_of(0), last_hi = last_of(nrows - 1);
 
-  float acc[NO][4];
-  attention::fa_zero(acc);
+  float acc[1][NO][4];  // one m-tile: the attention family's step with MT = 1
+  attention::fa_zero(acc[0]);
   float m_row[2] = {-INFINITY, -INFINITY}, l_row[2] = {0.0f, 0.0f};
 
   for (int t = 0; t < tiles; ++t) {
@@ -131,8 +134,9 @@ __global__ void __launch_bounds__(kTcThreads) tc_split_kernel(TcParams p) {
     const unsigned char* ks = kv + 2 * (t & 1) * kTile;
     const unsigned char* vs = ks + kTile;
 
-    float s[NS][4];
-    attention::fa_scores<T, KD, NS, CPR>(s, qf, ks, lane);
+    float s1[1][NS][4];
+    float(&s)[NS][4] = s1[0];
+    attention::fa_scores<T, 1, KD, NS, CPR>(s1, q_frag, ks, lane);
 
     // Per-element mask unless every key of the tile is on a valid page, in the chunk, and seen by every row.
     bool full = kv0 + BN <= k_end && kv0 + BN - 1 <= last_lo && (l.window_left < 0 || kv0 >= last_hi - l.window_left);
@@ -152,8 +156,8 @@ __global__ void __launch_bounds__(kTcThreads) tc_split_kernel(TcParams p) {
       }
     }
 
-    attention::fa_softmax_step(s, acc, m_row, l_row, scale_log2);
-    attention::fa_pv<T, NS, NO, CPR>(acc, s, vs, lane);
+    attention::fa_softmax_step(s, acc[0], m_row, l_row, scale_log2);
+    attention::fa_pv<T, 1, NS, NO, CPR>(acc, s1, vs, lane);
     __syncthreads();  // every lane is done with stage t & 1 before tile t + 2 loads into it
   }
   ptx::cp_async_wait_all();  // no copy in flight at exit (only empty groups remain)
@@ -172,7 +176,7 @@ __global__ void __launch_bounds__(kTcThreads) tc_split_kernel(TcParams p) {
     BARACUDA_UNROLL
     for (int n = 0; n < NO; ++n) {
       const int c = n * 8 + 2 * t4;
-      const float v0 = __fmul_rn(acc[n][2 * hh], inv), v1 = __fmul_rn(acc[n][2 * hh + 1], inv);
+      const float v0 = __fmul_rn(acc[0][n][2 * hh], inv), v1 = __fmul_rn(acc[0][n][2 * hh + 1], inv);
       if (l.splits == 1) {
         const T v2[2] = {convert::from_opmath<T>(v0), convert::from_opmath<T>(v1)};
         ::baracuda::gemm::tc_store2(static_cast<T*>(l.o) + tok * l.o_tok + h * l.o_head + c, v2, true);

@@ -1,7 +1,10 @@
-// The attention forward family (FlashAttentionPlan), one family `attention_prefill` of three ops:
+// The attention forward family (FlashAttentionPlan), one family `attention_prefill` of five ops:
 //   attention_prefill          padded batches, no mask, no lse (an inference prefill)
 //   attention_prefill_causal   padded batches, causal (bottom-right), lse [B, H, S_q] (a training forward)
 //   attention_prefill_varlen   packed batches through cu_seqlens_q / cu_seqlens_k, causal, lse [H, T_q]
+//   attention_prefill_m128, attention_prefill_causal_m128
+//                              the first two on the 128-row query tile (FlashAttentionTile::Rows128, a candidate
+//                              until measured beside the default; d ≤ 128)
 //
 // Shapes (--shape): [B, S_q, S_k, H, H_kv, d] (further extents ignored); [B, S_q, S_k, H, d] has H_kv = H;
 // [B, S_q, S_k, d] and [B, S_q, S_k] 32 query heads on 8 kv heads (Llama-3-8B; d = 128 unless given); [B, S] has
@@ -41,7 +44,8 @@
 namespace baracuda::profiler {
 namespace {
 
-enum Variant : uint32_t { kPrefill = 0, kCausal = 1, kVarlen = 2 };
+/// The mask and operands (bits 0-1), and the query tile (bit 2).
+enum Variant : uint32_t { kPrefill = 0, kCausal = 1, kVarlen = 2, kRows128 = 4 };
 
 using attention_shape::Dims;
 using attention_shape::default_shapes;
@@ -68,11 +72,13 @@ FlashAttentionDescriptor descriptor(const Problem& p) {
   const Dims d = dims(p);
   FlashAttentionDescriptor r =
       FlashAttentionDescriptor{}.with_shape(d.b, d.s_q, d.s_k, d.h, d.h_kv, d.d).with_element(p.dtype);
-  if (p.variant == kPrefill) return r;
+  if ((p.variant & kRows128) != 0) r.with_tile(FlashAttentionTile::Rows128);
+  const uint32_t mask = p.variant & 3;
+  if (mask == kPrefill) return r;
   r.with_causal().with_lse();
-  if (p.variant == kVarlen && packable(d))
+  if (mask == kVarlen && packable(d))
     r.with_varlen(offsets_of(d.b, d.s_q).back(), offsets_of(d.b, d.s_k).back(), d.s_q, d.s_k);
-  else if (p.variant == kVarlen)
+  else if (mask == kVarlen)
     r.with_varlen(int64_t{1} << 30, int64_t{1} << 30, d.s_q, d.s_k);  // past the limits: select rejects it
   return r;
 }
@@ -180,6 +186,13 @@ void add_attention_prefill_scenarios(std::vector<Scenario>& out) {
                               "attention_prefill_causal on packed batches (cu_seqlens_q/k [B + 1] on the device), "
                               "lse [H, T_q]",
                               kVarlen));
+  out.push_back(kAttention.op("attention_prefill_m128",
+                              "attention_prefill on the 128-row query tile (FlashAttentionTile::Rows128, a candidate: "
+                              "32 query rows per warp)",
+                              kPrefill | kRows128));
+  out.push_back(kAttention.op("attention_prefill_causal_m128",
+                              "attention_prefill_causal on the 128-row query tile (FlashAttentionTile::Rows128)",
+                              kCausal | kRows128));
 }
 
 }  // namespace baracuda::profiler

@@ -1,0 +1,31 @@
+// The attention family's 128-row forward table (FlashAttentionTile::Rows128), compiled for both devices like
+// device.cu: the FlashAttention-2 forward (kernels.cuh) with two m16 tiles of query rows per warp, for f16 and bf16,
+// head dimensions 64, 96 and 128 (256: no kernel, O alone would take 256 registers). A unit of its own so that it
+// builds beside the 64-row kernels.
+#include "ops/attention/kernels.cuh"
+#include "ops/attention/tables.hpp"
+
+BARACUDA_DEVICE_NAMESPACE_BEGIN
+namespace attention {
+
+template <class T>
+constexpr void add_wide_kind(::baracuda::detail::FlashAttentionTables& t) {
+  auto& slot = t.fwd[::baracuda::detail::kind_index(kind_of<T>)];
+  slot[::baracuda::detail::attention_head_dim_slot(64)] = &fa2_forward<T, 64, false, T, 2>;
+  slot[::baracuda::detail::attention_head_dim_slot(96)] = &fa2_forward<T, 96, false, T, 2>;
+  slot[::baracuda::detail::attention_head_dim_slot(128)] = &fa2_forward<T, 128, false, T, 2>;
+}
+
+constexpr ::baracuda::detail::FlashAttentionTables make_wide_tables() {
+  ::baracuda::detail::FlashAttentionTables t{};
+  add_wide_kind<__half>(t);
+  add_wide_kind<__nv_bfloat16>(t);
+  t.variant = "fa2_m16n8k16_m128";
+  return t;
+}
+
+}  // namespace attention
+
+BARACUDA_DEFINE_TABLE(detail::FlashAttentionTables, attention_wide_tables, attention::make_wide_tables())
+
+BARACUDA_DEVICE_NAMESPACE_END
