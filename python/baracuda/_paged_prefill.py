@@ -7,7 +7,8 @@ from ._attention import _max_length
 
 
 def paged_prefill(q, key_cache, value_cache, block_tables, context_lens, cu_seqlens_q, *, max_seqlen_q=None,
-                  k_scale=None, v_scale=None, causal=True, window_left=-1, scale=None, return_lse=False, device=None):
+                  k_scale=None, v_scale=None, causal=True, window_left=-1, scale=None, return_lse=False, tile="auto",
+                  device=None):
     """o = softmax(scale·q·Kᵀ + mask)·V for each sequence's chunk of new query tokens against all its keys in the
     paged cache (the chunk's own keys already appended), as vLLM's chunked prefill through
     ``flash_attn_varlen_func(..., block_table=...)`` (f16 or bf16; scores and sums in f32):
@@ -24,7 +25,8 @@ def paged_prefill(q, key_cache, value_cache, block_tables, context_lens, cu_seql
     Chunk token i of a sequence of length L with an s_q-token chunk sees keys j <= L - s_q + i when ``causal``
     (bottom-right aligned), every key otherwise, and only j >= L - s_q + i - window_left when window_left >= 0.
     A token that sees no key gets o = 0 and lse = +inf. ``scale`` defaults to 1/√d. Returns o [total_q, H, d],
-    and with ``return_lse`` (o, lse), lse the natural-log log-sum-exp in f32 [H, total_q]."""
+    and with ``return_lse`` (o, lse), lse the natural-log log-sum-exp in f32 [H, total_q]. ``tile``: the kernel's
+    query tile on sim and cuda, as ``flash_attention``'s ("auto", "rows64" or "rows128": the same bits)."""
     sq, sc = _arrays.shape_of(q), _arrays.shape_of(key_cache)
     st, scu = _arrays.shape_of(block_tables), _arrays.shape_of(cu_seqlens_q)
     if len(sq) != 3 or len(sc) != 4 or len(st) != 2 or len(scu) != 1:
@@ -39,7 +41,7 @@ def paged_prefill(q, key_cache, value_cache, block_tables, context_lens, cu_seql
                 kv_heads=sc[2], head_dim=d, num_blocks=sc[0], block_size=sc[1], max_blocks_per_seq=st[1],
                 element=kind, cache_kind=cache_kind, scale_layout="per_head" if per_head else "per_tensor",
                 causal=bool(causal), window_left=int(window_left),
-                softmax_scale=0.0 if scale is None else float(scale), return_lse=bool(return_lse))
+                softmax_scale=0.0 if scale is None else float(scale), return_lse=bool(return_lse), tile=str(tile))
     stream = _arrays.stream_for(q, device)
     plan = _cache.plan(_core.PagedPrefillPlan, tuple(sorted(desc.items())), stream,
                        _core.PagedPrefillDescriptor(**desc))

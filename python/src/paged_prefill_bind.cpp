@@ -7,8 +7,10 @@
 
 namespace baracuda::python {
 
-// The same names as kv_cache_bind.cpp's (one identical definition per translation unit that reads them).
+// The same names as kv_cache_bind.cpp's and attention_bind.cpp's (one identical definition per translation unit that
+// reads them).
 BARACUDA_PY_NAMED_BY_TO_STRING(KvScaleLayout, 2, "kv scale layout");
+BARACUDA_PY_NAMED_BY_TO_STRING(FlashAttentionTile, 3, "attention query tile");
 
 void bind_paged_prefill(nb::module_& m) {
   using D = PagedPrefillDescriptor;
@@ -19,13 +21,14 @@ void bind_paged_prefill(nb::module_& m) {
                   "[num_blocks, block_size, H_kv, d] (cache_kind: the element kind, the default, or fp8e4m3 / s8 "
                   "dequantized with k_scale/v_scale per scale_layout), context_lens [B] (the chunk included; "
                   "clamped to the table; page ids outside the cache masked); bottom-right causal by default, optional "
-                  "window_left; softmax_scale 0: 1/√d (paged_prefill.hpp's rules).");
+                  "window_left; softmax_scale 0: 1/√d; tile auto, rows64 or rows128 (sim and cuda; paged_prefill.hpp's "
+                  "rules).");
   d.def(
       "__init__",
       [](D* self, int64_t batch, int64_t total_q, int64_t max_seqlen_q, int64_t heads, int64_t kv_heads,
          int64_t head_dim, int64_t num_blocks, int64_t block_size, int64_t max_blocks_per_seq, std::string_view element,
          std::string_view cache_kind, std::string_view scale_layout, bool causal, int64_t window_left,
-         double softmax_scale, bool return_lse) {
+         double softmax_scale, bool return_lse, std::string_view tile) {
         const ElementKind e = parse_name<ElementKind>(element);
         D r;
         r.with_kinds(e, cache_kind.empty() ? e : parse_name<ElementKind>(cache_kind))
@@ -35,14 +38,15 @@ void bind_paged_prefill(nb::module_& m) {
             .with_causal(causal)
             .with_window(window_left)
             .with_scale(softmax_scale)
-            .with_lse(return_lse);
+            .with_lse(return_lse)
+            .with_tile(parse_name<FlashAttentionTile>(tile));
         new (self) D(r);
       },
       nb::arg("batch"), nb::arg("total_q"), nb::arg("max_seqlen_q"), nb::arg("heads"), nb::arg("kv_heads"),
       nb::arg("head_dim"), nb::arg("num_blocks"), nb::arg("block_size"), nb::arg("max_blocks_per_seq"),
       nb::arg("element") = "f16", nb::arg("cache_kind") = "", nb::arg("scale_layout") = "per_tensor",
       nb::arg("causal") = true, nb::arg("window_left") = -1, nb::arg("softmax_scale") = 0.0,
-      nb::arg("return_lse") = false);
+      nb::arg("return_lse") = false, nb::arg("tile") = "auto");
   d.def_rw("batch", &D::batch)
       .def_rw("total_q", &D::total_q)
       .def_rw("max_seqlen_q", &D::max_seqlen_q)
@@ -59,6 +63,9 @@ void bind_paged_prefill(nb::module_& m) {
   enum_property(d, "element", &D::element, "q's and o's kind (f16 or bf16).");
   enum_property(d, "cache_kind", &D::cache_kind, "The caches' kind: element, fp8e4m3 or s8.");
   enum_property(d, "scale_layout", &D::scale_layout, "per_tensor ([1]) or per_head ([kv_heads]).");
+  enum_property(d, "tile", &D::tile,
+                "The query tile: auto (rows64 today), rows64 or rows128 (a candidate, head dims up to 128; the same "
+                "bits as rows64).");
   using A = dynamic::PagedPrefillArgs;
   bind_plan<dynamic::PagedPrefillPlan>(
       m, "PagedPrefillPlan",

@@ -3,7 +3,8 @@ gathered through its block table (pages shuffled, unused pages between; test_pag
 q·kᵀ·scale with the bottom-right causal mask of the chunk against its whole context (test_attention's rule) and a
 window, torch.softmax, ·v, GQA by repeat_interleave; on host and sim; packed ragged chunks (a first chunk, a chunk
 of one token, an empty one), the lse, non-causal, contexts shorter than their chunk, invalid page ids, lengths
-clamped to the table, int8 and FP8 (ml_dtypes) caches dequantized per tensor and per head, and rejections."""
+clamped to the table, int8 and FP8 (ml_dtypes) caches dequantized per tensor and per head, both query tiles, and
+rejections."""
 
 import itertools
 import math
@@ -142,11 +143,26 @@ def test_fp8_cache(per_head, causal, window, device):
           torch.bfloat16, d, scale)
 
 
+@pytest.mark.parametrize("d", [64, 128])
+def test_query_tiles(d, device):
+    """tile="rows128": against torch over a bf16 cache, and the same bits as "rows64" (a chunk over 128 rows)."""
+    chunks, lens = [150, 3, 40], [200, 3, 90]
+    q, kc, vc, table, ctx, cu = problem(chunks, lens, 4, 2, d, 16, torch.bfloat16, 31)
+    o, lse = ops.paged_prefill(q, kc, vc, table, ctx, cu, window_left=50, tile="rows128", return_lse=True,
+                               device=device)
+    scale = effective_scale(None, d)
+    check(o, lse, *reference(q, kc.double(), vc.double(), table, lens, cu, scale, True, 50), torch.bfloat16, d,
+          scale)
+    o64, lse64 = ops.paged_prefill(q, kc, vc, table, ctx, cu, window_left=50, tile="rows64", return_lse=True,
+                                   device=device)
+    assert torch.equal(o64, o) and torch.equal(lse64, lse)
+
+
 def test_plan_api_and_rejections():
     desc = baracuda.PagedPrefillDescriptor(batch=2, total_q=40, max_seqlen_q=32, heads=8, kv_heads=2, head_dim=128,
                                            num_blocks=64, block_size=16, max_blocks_per_seq=32, element="bf16",
                                            return_lse=True)
-    assert desc.causal and desc.window_left == -1 and desc.element == "bf16"
+    assert desc.causal and desc.window_left == -1 and desc.element == "bf16" and desc.tile == "auto"
     sim = baracuda.PagedPrefillPlan.select(baracuda.Stream.sim(), desc)
     host = baracuda.PagedPrefillPlan.select(baracuda.Stream.host(), desc)
     assert "fa2_m16n8k16_paged" in sim.sku and "reference" in host.sku and sim.workspace_size == 0
@@ -156,6 +172,8 @@ def test_plan_api_and_rejections():
                                                 element="bf16", cache_kind="fp8e4m3", scale_layout="per_head")
     assert quantized.cache_kind == "fp8e4m3" and quantized.scale_layout == "per_head"
     baracuda.PagedPrefillPlan.select(baracuda.Stream.sim(), quantized)
+    quantized.tile = "rows128"
+    assert baracuda.PagedPrefillPlan.select(baracuda.Stream.sim(), quantized).sku.endswith("paged_m128")
 
     def select(**changes):
         fields = dict(batch=1, total_q=4, max_seqlen_q=4, heads=2, kv_heads=1, head_dim=64, num_blocks=4,
@@ -170,6 +188,12 @@ def test_plan_api_and_rejections():
             select(**bad)
     with pytest.raises(baracuda.InvalidProblem):
         select(heads=3, kv_heads=2)
+    with pytest.raises(ValueError):  # not a tile's name
+        select(tile="rows32")
+    with pytest.raises(baracuda.Unsupported, match="128-row"):  # no 128-row kernel at d = 256
+        baracuda.PagedPrefillPlan.select(baracuda.Stream.sim(), baracuda.PagedPrefillDescriptor(
+            batch=1, total_q=4, max_seqlen_q=4, heads=2, kv_heads=1, head_dim=256, num_blocks=4, block_size=16,
+            max_blocks_per_seq=2, tile="rows128"))
 
     q, kc, vc, table, ctx, cu = problem([3, 2], [3, 9], 4, 2, 64, 16, torch.float16, 13)
     with pytest.raises(baracuda.InvalidProblem):  # context_lens of the wrong length

@@ -487,7 +487,7 @@ void paged_decode(FuzzInput& in, const Stream& s) {
 }
 
 /// PagedPrefillPlan's descriptor fields: paged_decode's cache fields (kinds, scale layout, heads, head dim, pages),
-/// batch, the packed tokens and longest chunk, causal, window, scale and lse; its ten operands drawn from q's, the
+/// batch, the packed tokens and longest chunk, causal, window, scale, lse and the query tile; its ten operands drawn from q's, the
 /// caches', the table's, the lengths', cu_seqlens_q's, the scales' and lse's shapes. Random tables, lengths and
 /// offsets are data: the kernels clamp them and mask page ids outside the cache.
 void paged_prefill(FuzzInput& in, const Stream& s) {
@@ -505,6 +505,7 @@ void paged_prefill(FuzzInput& in, const Stream& s) {
   d.window_left = in.chance(200) ? -1 : in.integer();
   d.softmax_scale = in.chance(200) ? 0.0 : in.real();
   d.return_lse = in.flag();
+  d.tile = in.enum_of<FlashAttentionTile>(3);
   const Pools pools{{d.q_shape(), d.cache_shape(), Shape{d.batch, d.max_blocks_per_seq}, Shape{d.batch},
                      Shape{d.batch == INT64_MAX ? d.batch : d.batch + 1}, d.scale_shape(), Shape{d.heads, d.total_q}},
                     {d.element, d.cache_kind, ElementKind::S32, ElementKind::F32}};

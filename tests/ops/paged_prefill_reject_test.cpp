@@ -1,8 +1,8 @@
 // PagedPrefillPlan: every rejection of select (kinds, cache kind, scale layout, head dim, page size, heads and GQA
-// divisibility, batch, token counts, pages, block table width, the caches' size, window, scale, backend preference,
-// typed element and cache types), can_implement and run (missing and superfluous operands, the scales among them,
-// kinds, shapes, strides, cu_seqlens_q's contiguity, alignment, null data, overlapping outputs, a stream of another
-// device), with the codes of the sibling plans (attention.hpp, paged_attention.hpp); and the layouts the header
+// divisibility, batch, token counts, pages, block table width, the caches' size, window, scale, tile, backend
+// preference, typed element and cache types), can_implement and run (missing and superfluous operands, the scales
+// among them, kinds, shapes, strides, cu_seqlens_q's contiguity, alignment, null data, overlapping outputs, a stream
+// of another device), with the codes of the sibling plans (attention.hpp, paged_attention.hpp); and the layouts the header
 // accepts (any strides for the caches, the scales, the block table and the context lengths). Each rejected run
 // writes nothing.
 #include <gtest/gtest.h>
@@ -113,6 +113,26 @@ TEST(PagedPrefillReject, SelectShapes) {
   selects(base().with_pages(6, 16, (k30 / 16) - 1));
   // A cache of more than 2^56 elements (each field within its own limit).
   expect_select(base().with_shape(1, 1, 1, 65535, 65535, 256).with_pages(INT32_MAX, 32, 1), ErrorCode::InvalidProblem);
+}
+
+TEST(PagedPrefillReject, SelectTile) {
+  PagedPrefillDescriptor bad = base();
+  bad.tile = static_cast<FlashAttentionTile>(3);
+  expect_code(dynamic::PagedPrefillPlan::select(Stream::host(), bad).status(), ErrorCode::InvalidProblem,
+              "tile must be Auto, Rows64 or Rows128; got 3");
+  // No 128-row kernel at d = 256 (sim; cuda alike); the host device runs its reference whatever the tile.
+  const PagedPrefillDescriptor d256 = base().with_shape(2, 5, 3, 4, 2, 256).with_tile(FlashAttentionTile::Rows128);
+  expect_code(dynamic::PagedPrefillPlan::select(Stream::sim(), d256).status(), ErrorCode::Unsupported,
+              "has no 128-row kernel on the sim device");
+  selects(d256);
+  for (ElementKind cache : {F16, Fp8, S8})
+    for (FlashAttentionTile t : {FlashAttentionTile::Auto, FlashAttentionTile::Rows64, FlashAttentionTile::Rows128}) {
+      auto plan = dynamic::PagedPrefillPlan::select(Stream::sim(), base().with_kinds(F16, cache).with_tile(t));
+      ASSERT_TRUE(plan) << plan.status().to_string();
+      EXPECT_EQ(plan->sku().variant,
+                t == FlashAttentionTile::Rows128 ? "fa2_m16n8k16_paged_m128" : "fa2_m16n8k16_paged");
+    }
+  EXPECT_NE(base().hash(), base().with_tile(FlashAttentionTile::Rows128).hash());
 }
 
 TEST(PagedPrefillReject, SelectWindowScaleBackend) {

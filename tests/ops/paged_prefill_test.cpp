@@ -7,7 +7,8 @@
 // page ids, negative and over-long context lengths, invalid cu_seqlens_q; chunks longer than max_seqlen_q (rows not
 // written); padded, unaligned, head-major and reversed layouts, strided block tables, context lengths and lse; empty
 // problems. Every byte of o and lse that no chunk row covers keeps its sentinel. Then: bit-identical reruns, the
-// same bits as FlashAttentionPlan on K/V gathered from the pages (unquantized caches), the typed plans.
+// same bits with the 128-row query tile on every case up to d = 128, the same bits as FlashAttentionPlan on K/V
+// gathered from the pages (unquantized caches), the typed plans.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -180,6 +181,32 @@ TEST_P(PagedPrefillDevice, BitIdenticalReruns) {
   ASSERT_TRUE(run_on(st, x, a).is_ok());
   ASSERT_TRUE(run_on(st, x, b).is_ok());
   EXPECT_TRUE(a.o == b.o && a.lse == b.lse) << "a second run gave other bits";
+}
+
+// The 128-row query tile (FlashAttentionTile::Rows128) gives the 64-row tile's bits on every case of the table with
+// a kernel for it (d ≤ 128), whose 64-row results MatchesTheF64Evaluation checks.
+TEST_P(PagedPrefillDevice, TilesGiveTheSameBits) {
+  const DeviceKind device = GetParam();
+  if (device == DeviceKind::Host) GTEST_SKIP() << "the host device has one reference, whatever the tile";
+  BARACUDA_TEST_STREAM(st, device);
+  int compared = 0;
+  for (const Case& c : kCases) {
+    Problem p = c.problem();
+    if (p.d.head_dim > 128) continue;
+    p.d.with_tile(FlashAttentionTile::Rows64);
+    const Data narrow_in(p, 11);
+    Data wide_in = narrow_in;
+    wide_in.p.d.with_tile(FlashAttentionTile::Rows128);
+    Outputs narrow, wide;
+    KernelSku sku;
+    ASSERT_TRUE(run_on(st, narrow_in, narrow).is_ok()) << c.name;
+    const Status s = run_on(st, wide_in, wide, &sku);
+    ASSERT_TRUE(s.is_ok()) << c.name << ": " << s.to_string();
+    EXPECT_EQ(sku.variant, "fa2_m16n8k16_paged_m128");
+    EXPECT_TRUE(narrow.o == wide.o && narrow.lse == wide.lse) << c.name << ": the 128-row tile gave other bits";
+    ++compared;
+  }
+  EXPECT_GE(compared, 20);
 }
 
 // FlashAttentionPlan on K/V the test gathers from the pages (contiguous [T_k, H_kv, d], varlen) runs the same

@@ -55,6 +55,9 @@
 ///   in f16 and bf16, so the tiles hold them unscaled and the scales are folded into the sums (τ·k_scale into the
 ///   scores, v_scale into o: per-element dequantization in exact arithmetic). Fixed summation orders, no atomics:
 ///   the same bits on every run of a device; graph-capture safe.
+/// - **Query tiles** (`tile`; sim and cuda, the host device ignores it): as FlashAttentionPlan's (attention.hpp).
+///   `Auto` is `Rows64` today; `Rows128` (variant `fa2_m16n8k16_paged_m128`) is FlashAttention-2's 128-row tile,
+///   d ∈ {64, 96, 128} (`Unsupported` at 256), a candidate not yet run on a GPU, **the same bits** as `Rows64`.
 ///
 /// **Empty problems** (B = 0, T_q = 0 or max_seqlen_q = 0) succeed and write nothing.
 #pragma once
@@ -92,6 +95,7 @@ struct PagedPrefillDescriptor {
   int64_t window_left = -1;                ///< −1: unbounded
   double softmax_scale = 0;                ///< τ; 0: 1/√d
   bool return_lse = false;                 ///< write lse
+  FlashAttentionTile tile = FlashAttentionTile::Auto;  ///< sim and cuda: the forward's query tile (attention.hpp)
 
   /// q, o and an unquantized cache of kind e.
   PagedPrefillDescriptor& with_element(ElementKind e) {
@@ -132,6 +136,10 @@ struct PagedPrefillDescriptor {
     return_lse = l;
     return *this;
   }
+  PagedPrefillDescriptor& with_tile(FlashAttentionTile t) {
+    tile = t;
+    return *this;
+  }
   bool quantized() const { return cache_kind != element; }
   /// q's and o's shape `[T_q, H, d]`.
   Shape q_shape() const { return Shape{total_q, heads, head_dim}; }
@@ -142,7 +150,7 @@ struct PagedPrefillDescriptor {
   friend bool operator==(const PagedPrefillDescriptor&, const PagedPrefillDescriptor&) = default;
   size_t hash() const {
     return detail::hash_fields(element, cache_kind, scale_layout, batch, total_q, max_seqlen_q, heads, kv_heads, head_dim, num_blocks, block_size,
-                               max_blocks_per_seq, causal, window_left, softmax_scale, return_lse);
+                               max_blocks_per_seq, causal, window_left, softmax_scale, return_lse, tile);
   }
 };
 
@@ -164,13 +172,14 @@ struct PagedPrefillArgs {
 
 /// Chunked prefill attention over the paged cache. SKU
 /// `attention/<element>/<cache kind>/<backend>/<precision>/<variant>`, op `paged_prefill`, variant `reference`
-/// (host) or `fa2_m16n8k16_paged` (sim, cuda).
+/// (host), `fa2_m16n8k16_paged` or `fa2_m16n8k16_paged_m128` (sim, cuda: the descriptor's tile).
 class PagedPrefillPlan : public detail::BoundFnPlan<PagedPrefillDescriptor, detail::FlashAttentionFn> {
   using BoundFnPlan::BoundFnPlan;
 
  public:
   using Args = PagedPrefillArgs;
-  /// The descriptor's rules (kind, head dim, page size, heads, lengths, window, scale), then the device.
+  /// The descriptor's rules (kind, head dim, page size, heads, lengths, window, scale, tile), then the device (and
+  /// its kernel: the 128-row tile has none at d = 256).
   static Result<PagedPrefillPlan> select(const Stream& stream, const PagedPrefillDescriptor& desc,
                                          PlanPreference pref = {});
   /// Kinds, shapes, strides, the optional operands (lse, the scales), alignment and aliasing.

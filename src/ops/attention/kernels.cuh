@@ -267,7 +267,7 @@ __global__ void __launch_bounds__(kFaThreads) fa2_forward_kernel(FaParams p) {
   constexpr int BM = fa_block_m(MT), BN = fa_block_n(D), CPR = fa_row_elems(D) / 8, NT = kFaThreads;
   constexpr int KD = D / 16, NO = D / 8, NS = BN / 8, WM = 16 * MT;
   // Q's fragments stay in registers for one m-tile up to d = 128; for d = 256 (O alone takes 128 registers) and for
-  // two m-tiles (O and S take 192) they are read from shared memory per KV tile.
+  // two m-tiles (O and S take 160) they are read from shared memory per KV tile.
   constexpr bool kQRegs = MT == 1 && D <= 128;
   static_assert(D % 16 == 0 && (CPR == 8 || CPR == 16 || CPR == 32), "whole k16 steps; rows of 8, 16 or 32 chunks");
   static_assert(MT == 1 || (MT == 2 && D <= 128), "two m-tiles a warp up to d = 128");

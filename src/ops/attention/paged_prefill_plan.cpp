@@ -29,6 +29,7 @@ Error unsupported(const std::string& why) { return Error::unsupported(s(P) + ": 
 
 Status check_descriptor(const PagedPrefillDescriptor& d) {
   BARACUDA_TRY(detail::paged::check_descriptor(P, d));
+  BARACUDA_TRY(detail::attention_plan::check_tile(P, d.tile));
   if (d.total_q < 0 || d.total_q >= kMaxTokens || d.max_seqlen_q < 0 || d.max_seqlen_q >= kMaxTokens)
     return invalid("total_q and max_seqlen_q must be in [0, 2^30); got " + n2s(d.total_q) + " and " +
                    n2s(d.max_seqlen_q));
@@ -45,6 +46,12 @@ const detail::PagedPrefillTables* tables_for(DeviceKind dev) {
   return detail::table_for_device(dev, reference::paged_prefill_tables(), device_sim::paged_prefill_tables(),
                                   BARACUDA_CUDA_TABLE(paged_prefill_tables));
 }
+/// The 128-row tile's tables; the host device has its one reference.
+const detail::PagedPrefillTables* wide_tables_for(DeviceKind dev) {
+  return detail::table_for_device(dev, reference::paged_prefill_tables(), device_sim::paged_prefill_wide_tables(),
+                                  BARACUDA_CUDA_TABLE(paged_prefill_wide_tables));
+}
+bool wide(const PagedPrefillDescriptor& d) { return d.tile == FlashAttentionTile::Rows128; }
 
 detail::FlashAttentionLaunch launch_for(const PagedPrefillDescriptor& d, const dynamic::PagedPrefillArgs& t) {
   detail::FlashAttentionLaunch l;
@@ -85,15 +92,15 @@ namespace dynamic {
 Result<PagedPrefillPlan> PagedPrefillPlan::select(const Stream& stream, const PagedPrefillDescriptor& desc,
                                                   PlanPreference pref) {
   BARACUDA_TRY(check_descriptor(desc));
-  auto dev = detail::select_device(P, stream, pref, tables_for);
+  auto dev = detail::select_device(P, stream, pref, wide(desc) ? wide_tables_for : tables_for);
   if (!dev) return dev.error();
   const detail::FlashAttentionFn fn =
       dev->table->fwd[detail::kind_index(desc.element)][detail::kind_index(desc.cache_kind)]
                      [detail::attention_head_dim_slot(desc.head_dim)];
   if (fn == nullptr)
     return unsupported(s(to_string(desc.element)) + " over a " + s(to_string(desc.cache_kind)) +
-                       " cache with head dimension " + n2s(desc.head_dim) + " has no kernel on the " +
-                       s(to_string(stream.device())) + " device");
+                       " cache with head dimension " + n2s(desc.head_dim) + " has no " +
+                       (wide(desc) ? "128-row " : "") + "kernel on the " + s(to_string(stream.device())) + " device");
   const MathPrecision precision = stream.device() == DeviceKind::Host ? MathPrecision::F64 : MathPrecision::F32;
   return PagedPrefillPlan(
       desc,

@@ -23,6 +23,13 @@ inline constexpr int64_t kMaxGrid = 65535;               // heads and batches: t
 inline std::string s(std::string_view v) { return std::string(v); }
 inline std::string n2s(int64_t v) { return std::to_string(v); }
 
+/// The query tile (attention.hpp's **Query tiles**): one of the enumerators.
+inline Status check_tile(std::string_view P, FlashAttentionTile t) {
+  if (t != FlashAttentionTile::Auto && t != FlashAttentionTile::Rows64 && t != FlashAttentionTile::Rows128)
+    return Error::invalid(s(P) + ": tile must be Auto, Rows64 or Rows128; got " + n2s(static_cast<int64_t>(t)));
+  return {};
+}
+
 inline Status check_descriptor(std::string_view P, const FlashAttentionDescriptor& d) {
   BARACUDA_TRY(detail::check_kinds(P, {d.element}));
   if (d.element != ElementKind::F16 && d.element != ElementKind::Bf16)
@@ -59,10 +66,7 @@ inline Status check_descriptor(std::string_view P, const FlashAttentionDescripto
                           n2s(d.window_right) + ")");
   if (d.causal && d.window_right != -1 && d.window_right != 0)
     return Error::invalid(s(P) + ": causal is window_right = 0; got window_right = " + n2s(d.window_right));
-  if (d.tile != FlashAttentionTile::Auto && d.tile != FlashAttentionTile::Rows64 &&
-      d.tile != FlashAttentionTile::Rows128)
-    return Error::invalid(s(P) + ": tile must be Auto, Rows64 or Rows128; got " +
-                          n2s(static_cast<int64_t>(d.tile)));
+  BARACUDA_TRY(check_tile(P, d.tile));
   const float tau = static_cast<float>(d.softmax_scale);
   if (!(d.softmax_scale >= 0) || !std::isfinite(tau) || (d.softmax_scale > 0 && !(tau > 0)))
     return Error::invalid(s(P) + ": the softmax scale must be finite and > 0 in f32 (or 0 for 1/sqrt(d)); got " +

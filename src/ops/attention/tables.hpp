@@ -95,5 +95,7 @@ inline std::vector<int64_t> attention_boundaries(const int32_t* cu, int batch, i
 // reference: host.cpp; sim and cuda: the kernel units device.cu and device_paged.cu
 BARACUDA_DECLARE_DEVICE_TABLE(detail::FlashAttentionTables, attention_tables)
 BARACUDA_DECLARE_DEVICE_TABLE(detail::PagedPrefillTables, paged_prefill_tables)
-// The 128-row query tile (FlashAttentionTile::Rows128), sim and cuda: the kernel unit device_wide.cu
+// The 128-row query tile (FlashAttentionTile::Rows128), sim and cuda: the kernel units device_wide.cu and
+// device_paged_wide.cu
 BARACUDA_DECLARE_KERNEL_TABLE(detail::FlashAttentionTables, attention_wide_tables)
+BARACUDA_DECLARE_KERNEL_TABLE(detail::PagedPrefillTables, paged_prefill_wide_tables)
