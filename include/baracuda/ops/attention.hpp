@@ -65,7 +65,7 @@
 /// **Query tiles** (`tile`; sim and cuda, the host device ignores it). `Auto` is `Rows64` today. `Rows64` (variant
 /// `fa2_m16n8k16`): 64 query rows per block, 16 per warp, Q's fragments held in registers. `Rows128` (variant
 /// `fa2_m16n8k16_m128`): FlashAttention-2's 128-row tile, 32 rows per warp, each K/V fragment loaded once for both of
-/// a warp's m16 tiles (a third fewer shared-memory loads per mma, half the K/V tile loads and barriers per query row)
+/// a warp's m16 tiles (a quarter fewer shared-memory loads per mma, half the K/V tile loads and barriers per query row)
 /// and Q's fragments read from shared memory; d ∈ {64, 96, 128} (`Unsupported` at 256); a candidate that has not yet
 /// run on a GPU. Both tiles compute each row's sums in the same order over the same K/V tiles: **they give the same
 /// bits** on a device.
