@@ -7,7 +7,7 @@
 // page ids, negative and over-long context lengths, invalid cu_seqlens_q; chunks longer than max_seqlen_q (rows not
 // written); padded, unaligned, head-major and reversed layouts, strided block tables, context lengths and lse; empty
 // problems. Every byte of o and lse that no chunk row covers keeps its sentinel. Then: bit-identical reruns, the
-// same bits with the 128-row query tile on every case up to d = 128, the same bits as FlashAttentionPlan on K/V
+// same bits with the 128-row query tile on half the cases (d ≤ 128), the same bits as FlashAttentionPlan on K/V
 // gathered from the pages (unquantized caches), the typed plans.
 #include <gtest/gtest.h>
 
@@ -183,16 +183,22 @@ TEST_P(PagedPrefillDevice, BitIdenticalReruns) {
   EXPECT_TRUE(a.o == b.o && a.lse == b.lse) << "a second run gave other bits";
 }
 
-// The 128-row query tile (FlashAttentionTile::Rows128) gives the 64-row tile's bits on every case of the table with
-// a kernel for it (d ≤ 128), whose 64-row results MatchesTheF64Evaluation checks.
+// The 128-row query tile (FlashAttentionTile::Rows128) gives the 64-row tile's bits, whose results
+// MatchesTheF64Evaluation checks, on the table's cases that reach its second m-tiles or its loaders' special paths:
+// chunks past 64 rows, d = 96 and 128, windows, invalid pages and lengths, a chunk past max_seqlen_q, FP8 and s8
+// caches, a sharp softmax, unaligned layouts (half the table: the whole of it doubled this test's sim time).
 TEST_P(PagedPrefillDevice, TilesGiveTheSameBits) {
   const DeviceKind device = GetParam();
   if (device == DeviceKind::Host) GTEST_SKIP() << "the host device has one reference, whatever the tile";
   BARACUDA_TEST_STREAM(st, device);
   int compared = 0;
-  for (const Case& c : kCases) {
+  for (std::string_view name :
+       {"f16_d64_gqa4_chunks_1_17_129", "bf16_d128_gqa8_varlen", "f16_d96", "f16_causal_window3",
+        "f16_invalid_pages_and_lengths", "f16_max_seqlen_q_below_chunk", "bf16_fp8_per_head_noncausal_window_unaligned",
+        "f16_s8_per_head_strided_scales", "f16_sharp_softmax", "bf16_unaligned_layouts"}) {
+    const Case& c = named(name);
+    ASSERT_EQ(c.name, name);
     Problem p = c.problem();
-    if (p.d.head_dim > 128) continue;
     p.d.with_tile(FlashAttentionTile::Rows64);
     const Data narrow_in(p, 11);
     Data wide_in = narrow_in;
@@ -206,7 +212,7 @@ TEST_P(PagedPrefillDevice, TilesGiveTheSameBits) {
     EXPECT_TRUE(narrow.o == wide.o && narrow.lse == wide.lse) << c.name << ": the 128-row tile gave other bits";
     ++compared;
   }
-  EXPECT_GE(compared, 20);
+  EXPECT_EQ(compared, 10);
 }
 
 // FlashAttentionPlan on K/V the test gathers from the pages (contiguous [T_k, H_kv, d], varlen) runs the same
