@@ -10,10 +10,8 @@ namespace attention {
 
 template <class T, class C>
 constexpr void add_paged_wide_pair(::baracuda::detail::PagedPrefillTables& t) {
-  auto& slot = t.fwd[::baracuda::detail::kind_index(kind_of<T>)][::baracuda::detail::kind_index(kind_of<C>)];
-  slot[::baracuda::detail::attention_head_dim_slot(64)] = &fa2_forward<T, 64, true, C, 2>;
-  slot[::baracuda::detail::attention_head_dim_slot(96)] = &fa2_forward<T, 96, true, C, 2>;
-  slot[::baracuda::detail::attention_head_dim_slot(128)] = &fa2_forward<T, 128, true, C, 2>;
+  add_head_dims<T, true, C, 2>(
+      t.fwd[::baracuda::detail::kind_index(kind_of<T>)][::baracuda::detail::kind_index(kind_of<C>)]);
 }
 
 constexpr ::baracuda::detail::PagedPrefillTables make_paged_wide_tables() {

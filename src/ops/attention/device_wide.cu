@@ -10,10 +10,7 @@ namespace attention {
 
 template <class T>
 constexpr void add_wide_kind(::baracuda::detail::FlashAttentionTables& t) {
-  auto& slot = t.fwd[::baracuda::detail::kind_index(kind_of<T>)];
-  slot[::baracuda::detail::attention_head_dim_slot(64)] = &fa2_forward<T, 64, false, T, 2>;
-  slot[::baracuda::detail::attention_head_dim_slot(96)] = &fa2_forward<T, 96, false, T, 2>;
-  slot[::baracuda::detail::attention_head_dim_slot(128)] = &fa2_forward<T, 128, false, T, 2>;
+  add_head_dims<T, false, T, 2>(t.fwd[::baracuda::detail::kind_index(kind_of<T>)]);
 }
 
 constexpr ::baracuda::detail::FlashAttentionTables make_wide_tables() {

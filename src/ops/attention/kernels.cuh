@@ -491,5 +491,17 @@ Status fa2_forward(const ::baracuda::detail::ExecContext& ctx, const ::baracuda:
   return {};
 }
 
+/// Fills a table slot (one function per head dimension, attention_head_dim_slot) with the forward for T over C at MT:
+/// d = 64, 96 and 128, and 256 with the 64-row tile only. The four kernel units' tables (device.cu, device_paged.cu
+/// and their 128-row twins) differ only in these arguments.
+template <class T, bool Paged, class C, int MT, class Slot>
+constexpr void add_head_dims(Slot& slot) {
+  using ::baracuda::detail::attention_head_dim_slot;
+  slot[attention_head_dim_slot(64)] = &fa2_forward<T, 64, Paged, C, MT>;
+  slot[attention_head_dim_slot(96)] = &fa2_forward<T, 96, Paged, C, MT>;
+  slot[attention_head_dim_slot(128)] = &fa2_forward<T, 128, Paged, C, MT>;
+  if constexpr (MT == 1) slot[attention_head_dim_slot(256)] = &fa2_forward<T, 256, Paged, C, MT>;
+}
+
 }  // namespace attention
 BARACUDA_DEVICE_NAMESPACE_END
