@@ -5,7 +5,9 @@
 # need that such a machine lacks (Boost.Context). The CUDA libraries (cudart, cuBLAS) are the machine's own.
 # tools/gpu/device_suite.sh unpacks and runs it.
 # Usage: tools/gpu/make_bundle.sh [build dir, default build/gpu]. BUNDLE_PYTHON=0 leaves out the static library and
-# headers of the Python step (about half the bundle) when a call does not run that step.
+# headers of the Python step (about half the bundle) when a call does not run that step. BUNDLE_BINS (names, e.g.
+# "baracuda-profiler attention_test") keeps only those executables, when the whole set beside the working tree would
+# pass the 64 MiB a lent machine's working tree may hold.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 build=${1:-build/gpu}
@@ -14,6 +16,9 @@ rm -rf "$out"
 mkdir -p "$out/bin" "$out/lib"
 find "$build/tests" "$build/tools" "$build/examples" -type f -executable \
   \( -name '*_test' -o -name sim_selftest -o -name "baracuda-*" -o -name int_gemm_tiles -o -name int4_gemm_configs \) -exec cp {} "$out/bin/" \;
+if [[ -n "${BUNDLE_BINS:-}" ]]; then
+  for f in "$out"/bin/*; do [[ " $BUNDLE_BINS " == *" $(basename "$f") "* ]] || rm "$f"; done
+fi
 for lib in $(ldd "$out"/bin/* 2>/dev/null | awk '/libboost/ {print $3}' | sort -u); do cp "$lib" "$out/lib/"; done
 # The static library and the generated headers, for the Python extension built there (tools/gpu/python_ext).
 mkdir -p "$out/py"
