@@ -169,6 +169,8 @@ def test_plan_api():
     assert baracuda.FlashAttentionPlan.select(sim, desc).sku.endswith("fa2_m16n8k16")
     desc.tile = "rows128"
     assert baracuda.FlashAttentionPlan.select(sim, desc).sku.endswith("fa2_m16n8k16_m128")
+    long = baracuda.FlashAttentionDescriptor(b, 128, 128, h, h, d, element="f16")  # auto: 128 query rows a sequence
+    assert baracuda.FlashAttentionPlan.select(sim, long).sku.endswith("fa2_m16n8k16_m128")
     wide = baracuda.FlashAttentionDescriptor(b, s, s, h, h, 256, element="f16", tile="rows128")
     with pytest.raises(baracuda.Unsupported, match="128-row"):  # no 128-row kernel at d = 256
         baracuda.FlashAttentionPlan.select(sim, wide)

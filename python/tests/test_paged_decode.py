@@ -214,6 +214,10 @@ def test_plan_api_and_rejections():
     assert desc.kernel == "auto" and plan.sku.endswith("split_kv_simt")
     desc.kernel = "tensor_cores"
     assert baracuda.PagedDecodePlan.select(baracuda.Stream.sim(), desc).sku.endswith("split_kv_tc")
+    many = baracuda.PagedDecodeDescriptor(batch=16, q_len=1, heads=8, kv_heads=2, head_dim=128, num_blocks=64,
+                                          block_size=16, max_blocks_per_seq=32, element="bf16", cache_kind="bf16")
+    assert many.kernel == "auto"  # from 16 sequences over a 16-bit cache at d = 128: the tensor cores
+    assert baracuda.PagedDecodePlan.select(baracuda.Stream.sim(), many).sku.endswith("split_kv_tc")
     with pytest.raises(baracuda.Unsupported):  # no tensor-core kernel at d = 256
         baracuda.PagedDecodePlan.select(baracuda.Stream.sim(), baracuda.PagedDecodeDescriptor(
             batch=1, q_len=1, heads=2, kv_heads=1, head_dim=256, num_blocks=4, block_size=16, max_blocks_per_seq=2,

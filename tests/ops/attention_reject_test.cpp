@@ -73,6 +73,32 @@ TEST(FlashAttentionReject, SelectTile) {
   EXPECT_NE(padded().hash(), padded().with_tile(FlashAttentionTile::Rows128).hash());
 }
 
+// Auto's tile (attention.hpp's **Query tiles**): 128 rows from 128 query rows a sequence on average, and 512 keys
+// under a causal or window mask, at d ≤ 128; each bound met exactly and missed by one.
+TEST(FlashAttentionReject, AutoTile) {
+  auto variant = [](const FlashAttentionDescriptor& d) -> std::string {
+    auto plan = dynamic::FlashAttentionPlan::select(Stream::sim(), d);
+    EXPECT_TRUE(plan) << plan.status().to_string();
+    return plan ? std::string(plan->sku().variant) : "none";
+  };
+  const std::string narrow = "fa2_m16n8k16", wide = "fa2_m16n8k16_m128";
+  EXPECT_EQ(variant(padded().with_shape(2, 127, 4096, 4, 2, 128)), narrow);
+  EXPECT_EQ(variant(padded().with_shape(2, 128, 64, 4, 2, 128)), wide);  // unmasked: any number of keys
+  EXPECT_EQ(variant(padded().with_shape(2, 128, 511, 4, 2, 64).with_causal()), narrow);
+  EXPECT_EQ(variant(padded().with_shape(2, 128, 512, 4, 2, 96).with_causal()), wide);
+  EXPECT_EQ(variant(padded().with_shape(2, 512, 511, 4, 2, 128).with_window(100, -1)), narrow);
+  EXPECT_EQ(variant(padded().with_shape(2, 512, 512, 4, 2, 128).with_window(-1, 0)), wide);
+  EXPECT_EQ(variant(padded().with_shape(2, 4096, 4096, 4, 2, 256)), narrow);  // no 128-row kernel at d = 256
+  // Packed batches: the mean lengths T / B (3 sequences: 383 / 3 = 127 rows, 384 / 3 = 128).
+  EXPECT_EQ(variant(padded().with_shape(3, 1, 1, 4, 2, 128).with_varlen(383, 600, 300, 300)), narrow);
+  EXPECT_EQ(variant(padded().with_shape(3, 1, 1, 4, 2, 128).with_varlen(384, 600, 300, 300)), wide);
+  EXPECT_EQ(variant(padded().with_shape(3, 1, 1, 4, 2, 128).with_varlen(384, 1535, 300, 600).with_causal()), narrow);
+  EXPECT_EQ(variant(padded().with_shape(3, 1, 1, 4, 2, 128).with_varlen(384, 1536, 300, 600).with_causal()), wide);
+  // An explicit tile is kept whatever the shape.
+  EXPECT_EQ(variant(padded().with_shape(2, 4096, 4096, 4, 2, 128).with_tile(FlashAttentionTile::Rows64)), narrow);
+  EXPECT_EQ(variant(padded().with_tile(FlashAttentionTile::Rows128)), wide);
+}
+
 TEST(FlashAttentionReject, SelectHeadsAndLengths) {
   expect_select(padded().with_shape(2, 3, 4, 4, 3, 64), ErrorCode::InvalidProblem, "must divide the query heads");
   expect_select(padded().with_shape(2, 3, 4, 2, 4, 64), ErrorCode::InvalidProblem, "must divide the query heads");

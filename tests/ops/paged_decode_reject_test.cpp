@@ -69,6 +69,26 @@ TEST(PagedDecodeReject, SelectKernel) {
   }
 }
 
+// Auto's kernel (paged_attention.hpp's **Kernels**): the tensor cores over an f16/bf16 cache at d = 128 from 16
+// sequences on, else the CUDA cores; an explicit kernel is kept.
+TEST(PagedDecodeReject, AutoKernel) {
+  auto variant = [](const PagedDecodeDescriptor& d) -> std::string {
+    auto plan = dynamic::PagedDecodePlan::select(Stream::sim(), d);
+    EXPECT_TRUE(plan) << plan.status().to_string();
+    return plan ? std::string(plan->sku().variant) : "none";
+  };
+  const std::string simt = "split_kv_simt", tc = "split_kv_tc";
+  const PagedDecodeDescriptor b16 = base().with_shape(16, 1, 32, 8, 128).with_pages(64, 16, 4);
+  EXPECT_EQ(variant(b16), tc);
+  EXPECT_EQ(variant(PagedDecodeDescriptor(b16).with_kinds(Bf16, Bf16)), tc);
+  EXPECT_EQ(variant(PagedDecodeDescriptor(b16).with_shape(256, 4, 32, 8, 128)), tc);
+  EXPECT_EQ(variant(PagedDecodeDescriptor(b16).with_shape(15, 1, 32, 8, 128)), simt);
+  for (ElementKind cache : {Fp8, S8}) EXPECT_EQ(variant(PagedDecodeDescriptor(b16).with_kinds(F16, cache)), simt);
+  for (int64_t dim : {64, 96, 256}) EXPECT_EQ(variant(PagedDecodeDescriptor(b16).with_shape(16, 1, 32, 8, dim)), simt);
+  EXPECT_EQ(variant(PagedDecodeDescriptor(b16).with_kernel(PagedDecodeKernel::CudaCores)), simt);
+  EXPECT_EQ(variant(base().with_kernel(PagedDecodeKernel::TensorCores)), tc);
+}
+
 TEST(PagedDecodeReject, SelectShapes) {
   for (int64_t dim : {32, 80, 112, 512, 65})
     expect_select(base().with_shape(2, 3, 4, 2, dim), ErrorCode::Unsupported, "has no kernel");

@@ -184,10 +184,11 @@ TEST_P(PagedDecode, EmptyBatch) {
 std::string device_name(const ::testing::TestParamInfo<DeviceAndKernel>& i) {
   return std::string(to_string(i.param.device)) + (i.param.kernel == PagedDecodeKernel::TensorCores ? "_tc" : "");
 }
+// Both kernels by name (Auto's choice between them is paged_decode_reject_test's AutoKernel).
 constexpr DeviceAndKernel kDeviceKernels[] = {{DeviceKind::Host, PagedDecodeKernel::Auto},
-                                              {DeviceKind::Sim, PagedDecodeKernel::Auto},
+                                              {DeviceKind::Sim, PagedDecodeKernel::CudaCores},
                                               {DeviceKind::Sim, PagedDecodeKernel::TensorCores},
-                                              {DeviceKind::Cuda, PagedDecodeKernel::Auto},
+                                              {DeviceKind::Cuda, PagedDecodeKernel::CudaCores},
                                               {DeviceKind::Cuda, PagedDecodeKernel::TensorCores}};
 INSTANTIATE_TEST_SUITE_P(Devices, PagedDecode, ::testing::ValuesIn(kDeviceKernels), device_name);
 
@@ -195,7 +196,7 @@ INSTANTIATE_TEST_SUITE_P(Devices, PagedDecode, ::testing::ValuesIn(kDeviceKernel
 // at d = 256), chunks of at least 64 keys, at most 64.
 TEST(PagedDecodeSplits, ChosenRule) {
   auto chosen = [](int64_t b, int64_t h, int64_t h_kv, int64_t q_len, int64_t max_pages, int64_t d = 128,
-                   ElementKind cache = ElementKind::F16, PagedDecodeKernel kernel = PagedDecodeKernel::Auto) {
+                   ElementKind cache = ElementKind::F16, PagedDecodeKernel kernel = PagedDecodeKernel::CudaCores) {
     const auto desc = PagedDecodeDescriptor{}
                           .with_kinds(ElementKind::F16, cache)
                           .with_shape(b, q_len, h, h_kv, d)
@@ -224,6 +225,10 @@ TEST(PagedDecodeSplits, ChosenRule) {
   EXPECT_EQ(chosen(8, 32, 8, 1, 2048, 64, ElementKind::F16, TC), 22);       // ⌊1452 / 64⌋
   EXPECT_EQ(chosen(8, 32, 8, 5, 2048, 128, ElementKind::F16, TC), 6);  // 20 rows: 2 row groups, 128 blocks
   EXPECT_EQ(chosen(64, 32, 8, 1, 2048, 128, ElementKind::F16, TC), 1);  // 512 blocks: over a wave
+  // Auto counts the blocks of the kernel it runs: the tensor-core kernel's at 16 sequences, the CUDA-core one's below.
+  constexpr PagedDecodeKernel Auto = PagedDecodeKernel::Auto;
+  EXPECT_EQ(chosen(16, 32, 8, 1, 2048, 128, ElementKind::F16, Auto), 6);  // 128 blocks: ⌊792 / 128⌋
+  EXPECT_EQ(chosen(15, 32, 8, 1, 2048, 128, ElementKind::F16, Auto), 3);  // 120 blocks: ⌊396 / 120⌋
   auto host = dynamic::PagedDecodePlan::select(Stream::host(), PagedDecodeDescriptor{}.with_splits(5));
   ASSERT_TRUE(host);
   EXPECT_EQ(host->chosen_splits(), 1);

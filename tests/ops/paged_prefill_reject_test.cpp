@@ -135,6 +135,28 @@ TEST(PagedPrefillReject, SelectTile) {
   EXPECT_NE(base().hash(), base().with_tile(FlashAttentionTile::Rows128).hash());
 }
 
+// Auto's tile (attention.hpp's **Query tiles**, as FlashAttentionPlan's): 128 rows from 128 query tokens a sequence
+// on average (T_q / B) and, under the causal or a window mask, 512 addressable keys (max_blocks_per_seq · block_size),
+// at d ≤ 128; an explicit tile is kept.
+TEST(PagedPrefillReject, AutoTile) {
+  auto variant = [](const PagedPrefillDescriptor& d) -> std::string {
+    auto plan = dynamic::PagedPrefillPlan::select(Stream::sim(), d);
+    EXPECT_TRUE(plan) << plan.status().to_string();
+    return plan ? std::string(plan->sku().variant) : "none";
+  };
+  const std::string narrow = "fa2_m16n8k16_paged", wide = "fa2_m16n8k16_paged_m128";
+  const PagedPrefillDescriptor chunks = base().with_shape(4, 512, 200, 32, 8, 128).with_pages(1024, 16, 32);
+  EXPECT_EQ(variant(chunks), wide);  // causal, 128 rows a sequence, 512 keys
+  EXPECT_EQ(variant(PagedPrefillDescriptor(chunks).with_shape(4, 511, 200, 32, 8, 128)), narrow);
+  EXPECT_EQ(variant(PagedPrefillDescriptor(chunks).with_pages(1024, 16, 31)), narrow);
+  EXPECT_EQ(variant(PagedPrefillDescriptor(chunks).with_pages(1024, 16, 31).with_causal(false)), wide);
+  EXPECT_EQ(variant(PagedPrefillDescriptor(chunks).with_pages(1024, 16, 31).with_causal(false).with_window(8)), narrow);
+  EXPECT_EQ(variant(PagedPrefillDescriptor(chunks).with_shape(4, 512, 200, 32, 8, 96)), wide);
+  EXPECT_EQ(variant(PagedPrefillDescriptor(chunks).with_shape(4, 512, 200, 32, 8, 256)), narrow);
+  EXPECT_EQ(variant(PagedPrefillDescriptor(chunks).with_tile(FlashAttentionTile::Rows64)), narrow);
+  EXPECT_EQ(variant(base().with_tile(FlashAttentionTile::Rows128)), wide);
+}
+
 TEST(PagedPrefillReject, SelectWindowScaleBackend) {
   for (int64_t w : {-2, -100}) expect_select(base().with_window(w), ErrorCode::InvalidProblem);
   selects(base().with_window(0));

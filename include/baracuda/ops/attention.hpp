@@ -62,13 +62,16 @@
 ///   max|v|, lse by a few f32 ulps. Every sum has a fixed order and there are no atomics: the same bits on
 ///   every run of a device; sim and a GPU agree within the bound, not bit for bit (mma's internal order, exp2).
 ///
-/// **Query tiles** (`tile`; sim and cuda, the host device ignores it). `Auto` is `Rows64` today. `Rows64` (variant
-/// `fa2_m16n8k16`): 64 query rows per block, 16 per warp, Q's fragments held in registers. `Rows128` (variant
-/// `fa2_m16n8k16_m128`): FlashAttention-2's 128-row tile, 32 rows per warp, each K/V fragment loaded once for both of
-/// a warp's m16 tiles (a quarter fewer shared-memory loads per mma, half the K/V tile loads and barriers per query row)
-/// and Q's fragments read from shared memory; d ∈ {64, 96, 128} (`Unsupported` at 256); a candidate that has not yet
-/// run on a GPU. Both tiles compute each row's sums in the same order over the same K/V tiles: **they give the same
-/// bits** on a device.
+/// **Query tiles** (`tile`; sim and cuda, the host device ignores it). `Rows64` (variant `fa2_m16n8k16`): 64 query
+/// rows per block, 16 per warp, Q's fragments held in registers. `Rows128` (variant `fa2_m16n8k16_m128`):
+/// FlashAttention-2's 128-row tile, 32 rows per warp, each K/V fragment loaded once for both of a warp's m16 tiles (a
+/// quarter fewer shared-memory loads per mma, half the K/V tile loads and barriers per query row) and Q's fragments
+/// read from shared memory; d ∈ {64, 96, 128} (`Unsupported` at 256). `Auto` takes `Rows128` at d ≤ 128 when the
+/// sequences have on average (T_q / B) at least 128 query rows and, under a causal or window mask, at least 512 keys
+/// (T_k / B), else `Rows64`: on an H200 (docs/perf/2026-11-28-h200) the 128-row tile was 9–34 % faster from there on,
+/// and as fast or up to 30 % slower below (a 128-row block's empty and masked rows). Both tiles compute each row's sums
+/// in the same order over the same K/V tiles: **they give the same bits** on a device, so Auto's choice never changes
+/// a result.
 ///
 /// **Empty problems** (B = 0, T_q = 0 or S_q = 0) succeed and write nothing; s_k = 0 gives o = 0,
 /// lse = +inf.
@@ -92,7 +95,7 @@ namespace baracuda {
 /// One attention forward problem (the file comment has every rule).
 /// The query tile of a FlashAttentionPlan's kernel on sim and cuda (the file comment's **Query tiles**).
 enum class FlashAttentionTile : uint8_t {
-  Auto,     ///< the plan's choice: Rows64 (until Rows128 is measured)
+  Auto,     ///< the plan's choice: Rows128 for long sequences at d ≤ 128, else Rows64 (the file comment)
   Rows64,   ///< `fa2_m16n8k16`: 64 query rows per block, 16 per warp
   Rows128,  ///< `fa2_m16n8k16_m128`: 128 query rows per block, 32 per warp; d ≤ 128
 };

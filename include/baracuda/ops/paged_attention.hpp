@@ -44,10 +44,10 @@
 /// splits = clamp(⌊132·r / blocks⌋, 1, min(⌈max_blocks_per_seq·block_size / 64⌉, 64)) — as many splits as one
 /// wave of an H100's 132 SMs holds (a grid a little larger takes a second wave, twice the time), each split at
 /// least one 64-key tile of the longest addressable context (the split kernel is latency-bound per tile:
-/// docs/perf/2026-11-27-h100, runs 10 and 12); `chosen_splits()` tells. With splits > 1 the partials (f32 o normalized by its own sum, and f32 lse
-/// per split and query row) go to the workspace, `workspace_size()` =
-/// splits·B·q_len·H·(d + 1)·4 bytes, 256-byte aligned, and a second kernel merges them in split order. One split
-/// needs no workspace. The host device ignores num_splits (no workspace).
+/// docs/perf/2026-11-27-h100, runs 10 and 12); `chosen_splits()` tells. With splits > 1 the partials (f32 o normalized
+/// by its own sum, and f32 lse per split and query row) go to the workspace, `workspace_size()` = splits·B·q_len·H·(d +
+/// 1)·4 bytes, 256-byte aligned, and a second kernel merges them in split order. One split needs no workspace. The host
+/// device ignores num_splits (no workspace).
 ///
 /// **Backends, determinism and accuracy.**
 /// - `host` (the reference): scores, softmax and sums in long double from the exact (dequantized: c·scale exact)
@@ -60,14 +60,18 @@
 ///   num_splits agree within that bound, not bit for bit. Fixed summation orders and no atomics: the same bits on
 ///   every run of a device for the same num_splits; graph-capture safe.
 ///
-/// **Kernels** (`kernel`; sim and cuda, the host device ignores it). `Auto` is `CudaCores` today. `TensorCores`
-/// (variant `split_kv_tc`) is a candidate that has not yet run on a GPU (docs/perf/2026-11-27-h100): one warp per
-/// (split, kv head, group of ≤ 16 query rows, sequence), the group's rows as one m16 tile of `mma.sync m16n8k16`
+/// **Kernels** (`kernel`; sim and cuda, the host device ignores it). `TensorCores` (variant `split_kv_tc`): one warp
+/// per (split, kv head, group of ≤ 16 query rows, sequence), the group's rows as one m16 tile of `mma.sync m16n8k16`
 /// against 32-key K/V tiles that come two stages ahead by cp.async (FP8/int8 codes widened exactly into f16/bf16 as
 /// they load, synchronously), FlashAttention-2's online softmax in f32; d ∈ {64, 96, 128} (`Unsupported` at 256).
 /// Its splits follow the rule above with blocks = B·H_kv·⌈(H/H_kv)·q_len / 16⌉ and r = 6 resident blocks per SM
-/// (their shared memory; 11 at d = 64), an estimate until measured. P is rounded to the element kind before P·V,
-/// as in FlashAttentionPlan: o is within FlashAttentionPlan's bound of the exact value, not the CUDA-core kernel's.
+/// (their shared memory; 11 at d = 64). P is rounded to the element kind before P·V, as in FlashAttentionPlan: o is
+/// within FlashAttentionPlan's bound of the exact value, not the CUDA-core kernel's. `Auto` takes `TensorCores` over
+/// an f16/bf16 cache at d = 128 with B ≥ 16, else `CudaCores`: on an H200 (docs/perf/2026-11-28-h200, GQA 4, one
+/// query token) the tensor-core kernel was 8–39 % faster there (6 % slower at 128 × 1024, the one exception), and as
+/// fast or slower with fewer sequences (1.6× at B = 1) or an FP8/int8 cache (2×: its codes load synchronously). Auto's
+/// kernel depends on B: a sequence decoded in batches of 15 and of 16 gets results within the two kernels' bounds,
+/// not the same bits (choose the kernel to pin them).
 ///
 /// **Empty problems** (B = 0) succeed and write nothing.
 #pragma once
@@ -90,7 +94,7 @@ namespace baracuda {
 
 /// The kernel a PagedDecodePlan runs on sim and cuda (the file comment's **Kernels**).
 enum class PagedDecodeKernel : uint8_t {
-  Auto,         ///< the plan's choice: CudaCores (until the tensor-core kernel is measured)
+  Auto,         ///< the plan's choice: TensorCores from 16 sequences over a 16-bit cache at d = 128 (above)
   CudaCores,    ///< `split_kv_simt`: f32 dot products on CUDA cores, 8 query rows per block
   TensorCores,  ///< `split_kv_tc`: mma.sync m16n8k16, 16 query rows per warp; d ≤ 128
 };

@@ -51,7 +51,11 @@ const detail::PagedPrefillTables* wide_tables_for(DeviceKind dev) {
   return detail::table_for_device(dev, reference::paged_prefill_tables(), device_sim::paged_prefill_wide_tables(),
                                   BARACUDA_CUDA_TABLE(paged_prefill_wide_tables));
 }
-bool wide(const PagedPrefillDescriptor& d) { return d.tile == FlashAttentionTile::Rows128; }
+/// The keys: the longest context the block table addresses (the lengths are on the device).
+bool wide(const PagedPrefillDescriptor& d) {
+  return detail::attention_plan::use_rows128(d.tile, d.head_dim, d.total_q / std::max<int64_t>(d.batch, 1),
+                                             d.max_blocks_per_seq * d.block_size, d.causal || d.window_left >= 0);
+}
 
 detail::FlashAttentionLaunch launch_for(const PagedPrefillDescriptor& d, const dynamic::PagedPrefillArgs& t) {
   detail::FlashAttentionLaunch l;

@@ -43,7 +43,11 @@ const detail::FlashAttentionTables* wide_tables_for(DeviceKind dev) {
   return detail::table_for_device(dev, reference::attention_tables(), device_sim::attention_wide_tables(),
                                   BARACUDA_CUDA_TABLE(attention_wide_tables));
 }
-bool wide(const FlashAttentionDescriptor& d) { return d.tile == FlashAttentionTile::Rows128; }
+bool wide(const FlashAttentionDescriptor& d) {
+  const int64_t b = std::max<int64_t>(d.batch, 1);
+  return detail::attention_plan::use_rows128(d.tile, d.head_dim, d.tokens_q() / b, d.tokens_k() / b,
+                                             d.causal || d.window_left >= 0 || d.window_right >= 0);
+}
 
 }  // namespace
 

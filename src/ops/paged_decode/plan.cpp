@@ -35,8 +35,14 @@ std::string n2s(int64_t v) { return std::to_string(v); }
 Error invalid(const std::string& why) { return Error::invalid(s(P) + ": " + why); }
 Error unsupported(const std::string& why) { return Error::unsupported(s(P) + ": " + why); }
 
-/// Whether the descriptor asks for the tensor-core kernel (paged_attention.hpp's **Kernels**: Auto is CudaCores).
-bool tensor_cores(const PagedDecodeDescriptor& d) { return d.kernel == PagedDecodeKernel::TensorCores; }
+/// Whether the plan runs the tensor-core kernel (paged_attention.hpp's **Kernels**): as asked, or for Auto over an
+/// f16/bf16 cache at d = 128 with at least 16 sequences, where the H200 measurements of docs/perf/2026-11-28-h200 had
+/// it 8–39 % faster (all but one shape); with fewer sequences, or an FP8/int8 cache, the CUDA-core kernel was as
+/// fast or faster (up to 2×).
+bool tensor_cores(const PagedDecodeDescriptor& d) {
+  if (d.kernel != PagedDecodeKernel::Auto) return d.kernel == PagedDecodeKernel::TensorCores;
+  return d.head_dim == 128 && d.cache_kind == d.element && d.batch >= 16;
+}
 
 /// Query rows per block: the CUDA-core kernel's 8, the tensor-core kernel's 16.
 int64_t rows_per_block(const PagedDecodeDescriptor& d) { return tensor_cores(d) ? detail::kPagedTcRows : kRowsPerBlock; }

@@ -3,8 +3,9 @@
 //   attention_prefill_causal   padded batches, causal (bottom-right), lse [B, H, S_q] (a training forward)
 //   attention_prefill_varlen   packed batches through cu_seqlens_q / cu_seqlens_k, causal, lse [H, T_q]
 //   attention_prefill_m128, attention_prefill_causal_m128
-//                              the first two on the 128-row query tile (FlashAttentionTile::Rows128, a candidate
-//                              until measured beside the default; d ≤ 128)
+//                              the first two on the 128-row query tile (FlashAttentionTile::Rows128; d ≤ 128),
+//                              whatever the shape: the others run Auto's choice, which is Rows128 at the cuda
+//                              defaults and Rows64 at the host/sim ones (attention.hpp's **Query tiles**)
 //
 // Shapes (--shape): [B, S_q, S_k, H, H_kv, d] (further extents ignored); [B, S_q, S_k, H, d] has H_kv = H;
 // [B, S_q, S_k, d] and [B, S_q, S_k] 32 query heads on 8 kv heads (Llama-3-8B; d = 128 unless given); [B, S] has
@@ -187,8 +188,8 @@ void add_attention_prefill_scenarios(std::vector<Scenario>& out) {
                               "lse [H, T_q]",
                               kVarlen));
   out.push_back(kAttention.op("attention_prefill_m128",
-                              "attention_prefill on the 128-row query tile (FlashAttentionTile::Rows128, a candidate: "
-                              "32 query rows per warp)",
+                              "attention_prefill on the 128-row query tile (FlashAttentionTile::Rows128: "
+                              "32 query rows per warp), whatever the shape",
                               kPrefill | kRows128));
   out.push_back(kAttention.op("attention_prefill_causal_m128",
                               "attention_prefill_causal on the 128-row query tile (FlashAttentionTile::Rows128)",

@@ -1,7 +1,8 @@
 // The paged_decode family (PagedDecodePlan): decode attention, one query token per sequence, over a paged KV cache
 // of 16-token pages (vLLM's flash layout [num_blocks, 16, H_kv, d]).
 //   paged_decode     q [B, H, d] against B sequences of `context` keys each; o [B, H, d]; no lse; the plan's splits
-//   paged_decode_tc  the same on the tensor-core kernel (PagedDecodeKernel::TensorCores, not yet the default)
+//                    and kernel (Auto: the tensor cores from 16 sequences over a 16-bit cache at d = 128)
+//   paged_decode_tc  the same on the tensor-core kernel (PagedDecodeKernel::TensorCores) whatever the shape
 //
 // Shapes (--shape): [B, context, H, H_kv, d]; [B, context] takes 32 query heads on 8 kv heads of 128 (Llama-3-8B);
 // [context] one sequence. Kinds: `--dtype` is q's and o's kind (f16, bf16), `--out-dtype` the cache's (the same
@@ -137,8 +138,8 @@ void add_paged_decode_scenarios(std::vector<Scenario>& out) {
                                 "of --out-dtype, fp8e4m3/s8 dequantized), split-KV",
                                 0));
   out.push_back(kPagedDecode.op("paged_decode_tc",
-                                "paged_decode on the tensor-core kernel (PagedDecodeKernel::TensorCores, a candidate: "
-                                "16 query rows per warp on mma.sync)",
+                                "paged_decode on the tensor-core kernel (PagedDecodeKernel::TensorCores: 16 query "
+                                "rows per warp on mma.sync), whatever the shape",
                                 1));
 }
 

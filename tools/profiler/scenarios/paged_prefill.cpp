@@ -2,7 +2,8 @@
 // its whole context in a paged KV cache of 16-token pages (vLLM's flash layout [num_blocks, 16, H_kv, d]).
 //   paged_prefill   packed q [B·S, H, d], B chunks of S tokens through cu_seqlens_q, each the last S of its
 //                   sequence's `context` keys; bottom-right causal; o [B·S, H, d] and lse [H, B·S]
-//   paged_prefill_m128  the same on the 128-row query tile (FlashAttentionTile::Rows128, a candidate; d ≤ 128)
+//   paged_prefill_m128  the same on the 128-row query tile (FlashAttentionTile::Rows128; d ≤ 128) whatever the
+//                       shape; paged_prefill runs Auto's choice (paged_prefill.hpp)
 //
 // Shapes (--shape): attention_prefill's forms (attention_dims.hpp) with S_k read as the context length, the chunk
 // included: [B, S, context, H, H_kv, d]; [B, S, context, d] and [B, S, context] 32 query heads on 8 kv heads
@@ -151,9 +152,9 @@ void add_paged_prefill_scenarios(std::vector<Scenario>& out) {
                                  "caches [pages, 16, H_kv, d] of --out-dtype, fp8e4m3/s8 dequantized), causal, "
                                  "lse [H, B*S]",
                                  0));
-  out.push_back(kPagedPrefill.op("paged_prefill_m128",
-                                 "paged_prefill on the 128-row query tile (FlashAttentionTile::Rows128, a candidate)",
-                                 1));
+  out.push_back(
+      kPagedPrefill.op("paged_prefill_m128",
+                       "paged_prefill on the 128-row query tile (FlashAttentionTile::Rows128), whatever the shape", 1));
 }
 
 }  // namespace baracuda::profiler
