@@ -114,14 +114,15 @@ TEST_P(DynamicRangeSweep, EveryKindScopeAndModeMatchesTheHostReference) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Devices, DynamicRangeSweep,
-                         ::testing::Combine(::testing::Values(DeviceKind::Sim, DeviceKind::Cuda),
-                                            ::testing::Values(ElementKind::F16, ElementKind::Bf16, ElementKind::F32,
-                                                              ElementKind::F64)),
-                         [](const auto& info) {
-                           return std::string(to_string(std::get<0>(info.param))) + "_" +
-                                  std::string(to_string(std::get<1>(info.param)));
-                         });
+/// The float kinds by device, named <device>_<kind>.
+const auto kDevicesAndKinds =
+    ::testing::Combine(::testing::Values(DeviceKind::Sim, DeviceKind::Cuda),
+                       ::testing::Values(ElementKind::F16, ElementKind::Bf16, ElementKind::F32, ElementKind::F64));
+std::string device_and_kind(const ::testing::TestParamInfo<std::tuple<DeviceKind, ElementKind>>& info) {
+  return std::string(to_string(std::get<0>(info.param))) + "_" + std::string(to_string(std::get<1>(info.param)));
+}
+
+INSTANTIATE_TEST_SUITE_P(Devices, DynamicRangeSweep, kDevicesAndKinds, device_and_kind);
 
 // The fused single-pass path (a warp or a block per row) and its fallback to the two passes: the plan's
 // SKU variant names the path, and q, scale and zero point match the host reference bit for bit over rows
@@ -147,8 +148,13 @@ void set_special(ElementKind k, std::vector<uint8_t>& x, int64_t i, double v) {
   }
 }
 
-TEST_P(DynamicRangeFused, BothPathsMatchTheHostReferenceOnEdgeCases) {
-  BARACUDA_TEST_STREAM(stream, GetParam());
+// The edge cases per (device, x kind), named <device>_<kind> as the sweep, so that the reverse-schedule twin can
+// pick kinds (tests/ops/CMakeLists.txt).
+class DynamicRangeFusedEdges : public ::testing::TestWithParam<std::tuple<DeviceKind, ElementKind>> {};
+
+TEST_P(DynamicRangeFusedEdges, BothPathsMatchTheHostReference) {
+  const auto [device, xk] = GetParam();
+  BARACUDA_TEST_STREAM(stream, device);
   const std::vector<PathCase> cases{
       {"5x7", Shape{5, 7}, QuantGranularity::per_token(), true, 7},
       {"9x33", Shape{9, 33}, QuantGranularity::per_token(), true, 33},
@@ -166,53 +172,58 @@ TEST_P(DynamicRangeFused, BothPathsMatchTheHostReferenceOnEdgeCases) {
       {"6x8 per channel -1", Shape{6, 8}, QuantGranularity::per_channel(-1), false, 6},
       {"4x8 per tensor", Shape{4, 8}, QuantGranularity::per_tensor(), false, 32},
   };
-  const ElementKind xs[] = {ElementKind::F16, ElementKind::Bf16, ElementKind::F32, ElementKind::F64};
   const ElementKind qs[] = {ElementKind::S8, ElementKind::U8, ElementKind::S4, ElementKind::U4};
   const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
-  uint64_t seed = 100;
+  // Seeds 100 + 4·case + the kind's place among f16, bf16, f32, f64.
+  const uint64_t kind_place = xk == ElementKind::F16 ? 0 : xk == ElementKind::Bf16 ? 1 : xk == ElementKind::F32 ? 2 : 3;
+  uint64_t seed = 100 + kind_place;
   for (const PathCase& c : cases) {
     const int64_t n = c.shape.numel();
     const int64_t last = c.shape[c.shape.rank - 1];
     Strided layout = dense_layout(c.shape);
     if (c.transposed) layout.stride = {1, c.shape[0]};
-    for (ElementKind xk : xs) {
-      std::vector<double> values;
-      auto x = random_floats(xk, n, -3.0, 2.0, seed++, &values);
-      // Row 0 all zero, row 1 all −0, a NaN in row 2, +inf in row 3, −inf in row 4 (storage rows).
-      for (int64_t i = 0; i < std::min(n, last); ++i) set_special(xk, x, i, 0.0);
-      if (n >= 2 * last)
-        for (int64_t i = last; i < 2 * last; ++i) set_special(xk, x, i, -0.0);
-      if (n >= 3 * last) set_special(xk, x, 2 * last + last / 2, nan);
-      if (n >= 4 * last) set_special(xk, x, 4 * last - 1, inf);
-      if (n >= 5 * last) set_special(xk, x, 4 * last, -inf);
-      for (ElementKind qk : qs)
-        for (DynamicRangeMode m : catalog_modes())
-          for (QuantConvention conv : {QuantConvention::PyTorch, QuantConvention::Exact, QuantConvention::Vllm}) {
-            if (conv == QuantConvention::Vllm && xk == ElementKind::F64) continue;  // Unsupported (f32 arithmetic)
-            SCOPED_TRACE(c.name + " " + std::string(to_string(xk)) + "→" + std::string(to_string(qk)) + mode_text(m) +
-                         std::string(to_string(conv)));
-            const Desc d = Desc{}.with_element(xk).with_quantized(qk).with_shape(c.shape).with_granularity(c.g)
-                               .with_mode(m).with_convention(conv);
-            auto want_plan = dynamic::DynamicRangeQuantizePlan::select(host(), d);
-            if (!want_plan) {  // odd last extent with packed q
-              ASSERT_TRUE(is_packed(qk)) << want_plan.error().to_string();
-              continue;
-            }
-            auto plan = dynamic::DynamicRangeQuantizePlan::select(stream, d);
-            ASSERT_TRUE(plan.is_ok()) << plan.error().to_string();
-            EXPECT_EQ(plan->sku().variant, expected_variant(c, xk));
-            EXPECT_EQ(want_plan->sku().variant, "segment_reduce+quantize");  // the reference is the two passes
-            auto want = run_plan(host(), d, x, layout);
-            ASSERT_TRUE(want.is_ok()) << want.error().to_string();
-            auto got = run_plan(stream, d, x, layout);
-            ASSERT_TRUE(got.is_ok()) << got.error().to_string();
-            expect_same(*got, *want, d, n, want_plan->param_shape().numel());
-            // The fused path needs no reduction workspace (nor vLLM's multipliers).
-            if (plan->sku().variant != "segment_reduce+quantize" && m == DynamicRangeMode::Asymmetric) {
-              EXPECT_EQ(plan->workspace_size(), 0u);
-            }
+    std::vector<double> values;
+    auto x = random_floats(xk, n, -3.0, 2.0, seed, &values);
+    seed += 4;
+    // Row 0 all zero, row 1 all −0, a NaN in row 2, +inf in row 3, −inf in row 4 (storage rows).
+    for (int64_t i = 0; i < std::min(n, last); ++i) set_special(xk, x, i, 0.0);
+    if (n >= 2 * last)
+      for (int64_t i = last; i < 2 * last; ++i) set_special(xk, x, i, -0.0);
+    if (n >= 3 * last) set_special(xk, x, 2 * last + last / 2, nan);
+    if (n >= 4 * last) set_special(xk, x, 4 * last - 1, inf);
+    if (n >= 5 * last) set_special(xk, x, 4 * last, -inf);
+    for (ElementKind qk : qs)
+      for (DynamicRangeMode m : catalog_modes())
+        for (QuantConvention conv : {QuantConvention::PyTorch, QuantConvention::Exact, QuantConvention::Vllm}) {
+          if (conv == QuantConvention::Vllm && xk == ElementKind::F64) continue;  // Unsupported (f32 arithmetic)
+          SCOPED_TRACE(c.name + " " + std::string(to_string(xk)) + "→" + std::string(to_string(qk)) + mode_text(m) +
+                       std::string(to_string(conv)));
+          const Desc d = Desc{}
+                             .with_element(xk)
+                             .with_quantized(qk)
+                             .with_shape(c.shape)
+                             .with_granularity(c.g)
+                             .with_mode(m)
+                             .with_convention(conv);
+          auto want_plan = dynamic::DynamicRangeQuantizePlan::select(host(), d);
+          if (!want_plan) {  // odd last extent with packed q
+            ASSERT_TRUE(is_packed(qk)) << want_plan.error().to_string();
+            continue;
           }
-    }
+          auto plan = dynamic::DynamicRangeQuantizePlan::select(stream, d);
+          ASSERT_TRUE(plan.is_ok()) << plan.error().to_string();
+          EXPECT_EQ(plan->sku().variant, expected_variant(c, xk));
+          EXPECT_EQ(want_plan->sku().variant, "segment_reduce+quantize");  // the reference is the two passes
+          auto want = run_plan(host(), d, x, layout);
+          ASSERT_TRUE(want.is_ok()) << want.error().to_string();
+          auto got = run_plan(stream, d, x, layout);
+          ASSERT_TRUE(got.is_ok()) << got.error().to_string();
+          expect_same(*got, *want, d, n, want_plan->param_shape().numel());
+          // The fused path needs no reduction workspace (nor vLLM's multipliers).
+          if (plan->sku().variant != "segment_reduce+quantize" && m == DynamicRangeMode::Asymmetric) {
+            EXPECT_EQ(plan->workspace_size(), 0u);
+          }
+        }
   }
 }
 
@@ -249,6 +260,7 @@ TEST_P(DynamicRangeFused, StridedOutputsAndUnalignedRows) {
   expect_same(*got, *want, d, 9 * 64, 9);
 }
 
+INSTANTIATE_TEST_SUITE_P(Devices, DynamicRangeFusedEdges, kDevicesAndKinds, device_and_kind);
 INSTANTIATE_TEST_SUITE_P(Devices, DynamicRangeFused, ::testing::Values(DeviceKind::Sim, DeviceKind::Cuda),
                          [](const auto& info) { return std::string(to_string(info.param)); });
 
