@@ -357,7 +357,7 @@ __global__ void __launch_bounds__(kFaThreads) fa2_forward_kernel(FaParams p) {
     if constexpr (kNarrow)
       fa_load_rows_narrow<T, C, BN, CPR, NT>(dst, o, row_of, first, tid);
     else
-      ::baracuda::gemm::tc_load_rows<BN, CPR, NT>(dst, o, row_of, first, 0, tid);
+      ::baracuda::gemm::tc_load_rows<BN, CPR, NT, Paged>(dst, o, row_of, first, 0, tid);
   };
   if (t_lo < t_hi) load_kv(ks, ko, k_row, t_lo * BN);
   ptx::cp_async_commit();

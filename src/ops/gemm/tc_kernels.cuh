@@ -98,10 +98,11 @@ __device__ __forceinline__ int tc_swz(int r, int c) {
 }
 
 /// Fills a ROWS×(8·CPR) tile: row r, chunk c holds elements (outer0 + r, inner0 + 8c .. 8c + 7) of the
-/// operand whose row `go` starts at `row_of(go)` (a gather, e.g. through a page table; nullptr: a row of zeros),
-/// zeros outside [0, outer_n) × [0, inner_n). 16-byte cp.async copies (vec), else element loads and one 16-byte
-/// shared store per chunk.
-template <int ROWS, int CPR, int NT, class RowOf>
+/// operand whose row `go` starts at `row_of(go)` (a gather, e.g. through a page table; with `Nullable`, nullptr: a
+/// row of zeros), zeros outside [0, outer_n) × [0, inner_n). 16-byte cp.async copies (vec), else element loads and
+/// one 16-byte shared store per chunk. Without `Nullable` no row pointer is tested: the test cost a compare and a
+/// select per chunk in loops that issue little else (the attention forward's).
+template <int ROWS, int CPR, int NT, bool Nullable = true, class RowOf>
 __device__ __forceinline__ void tc_load_rows(unsigned char* s, const TcOperand& o, RowOf row_of, int outer0, int inner0,
                                              int tid) {
   static_assert((ROWS * CPR) % NT == 0, "whole chunks per thread");
@@ -110,14 +111,16 @@ __device__ __forceinline__ void tc_load_rows(unsigned char* s, const TcOperand& 
     const int i = tid + it * NT;
     const int r = i / CPR, c = i % CPR;
     const int go = outer0 + r, gi = inner0 + c * 8;
-    const uint16_t* row = go < o.outer_n && gi < o.inner_n ? row_of(go) : nullptr;
+    const bool in = go < o.outer_n && gi < o.inner_n;
+    const uint16_t* row = in ? row_of(go) : nullptr;
+    const bool ok = Nullable ? row != nullptr : in;
     unsigned char* dst = s + tc_swz<CPR>(r, c);
     if (o.vec) {
-      const int rem = row != nullptr ? min(8, o.inner_n - gi) : 0;
-      ptx::cp_async_cg_zfill(dst, row != nullptr ? row + gi : o.data, rem * 2);
+      const int rem = ok ? min(8, o.inner_n - gi) : 0;
+      ptx::cp_async_cg_zfill(dst, ok ? row + gi : o.data, rem * 2);
     } else {
       unsigned w[4] = {0, 0, 0, 0};
-      if (row != nullptr) {
+      if (ok) {
         BARACUDA_UNROLL
         for (int e = 0; e < 8; ++e) {
           if (gi + e < o.inner_n) {
@@ -135,7 +138,7 @@ __device__ __forceinline__ void tc_load_rows(unsigned char* s, const TcOperand& 
 template <int ROWS, int CPR, int NT>
 __device__ __forceinline__ void tc_load_tile(unsigned char* s, const TcOperand& o, const uint16_t* base, int outer0,
                                              int inner0, int tid) {
-  tc_load_rows<ROWS, CPR, NT>(
+  tc_load_rows<ROWS, CPR, NT, false>(
       s, o, [base, &o](int go) { return base + static_cast<int64_t>(go) * o.outer; }, outer0, inner0, tid);
 }
 

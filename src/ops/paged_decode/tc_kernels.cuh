@@ -65,7 +65,7 @@ __global__ void __launch_bounds__(kTcThreads) tc_split_kernel(TcParams p) {
            static_cast<int64_t>(hk * group + row % group) * l.q_head;
   };
   const TcOperand qo{qd, 0, 0, 1, nrows, D, p.q_vec, true};
-  ::baracuda::gemm::tc_load_rows<RM, CPR, NT>(qs, qo, q_row, 0, 0, lane);
+  ::baracuda::gemm::tc_load_rows<RM, CPR, NT, false>(qs, qo, q_row, 0, 0, lane);  // every row exists
   ptx::cp_async_commit();
 
   // Key j's page, or −1 for a page outside the cache: its key is masked and its row never dereferenced.
