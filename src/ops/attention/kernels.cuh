@@ -207,7 +207,10 @@ __device__ __forceinline__ void fa_softmax_step(float (&s)[NS][4], float (&acc)[
     const float ms = mx == -INFINITY ? 0.0f : __fmul_rn(mx, scale_log2);
     // α = 1 exactly when the max is unchanged (the fma would leave m·τ·log2 e's rounding error, and α·O a trace of
     // it per tile): a tile that no key of the row survives then changes nothing, so the 64- and 128-row tiles agree.
-    const float alpha = mx == m_row[hh] ? 1.0f : exp2f(__fmaf_rn(m_row[hh], scale_log2, -ms));
+    // The exponential is taken either way, so that the choice is a select: lanes hold different rows, and a branch
+    // around it diverged within the warp on every tile.
+    const float rescale = exp2f(__fmaf_rn(m_row[hh], scale_log2, -ms));
+    const float alpha = mx == m_row[hh] ? 1.0f : rescale;
     m_row[hh] = mx;
     float sum = 0.0f;
     BARACUDA_UNROLL
