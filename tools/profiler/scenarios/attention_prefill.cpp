@@ -6,6 +6,9 @@
 //                              the first two on the 128-row query tile (FlashAttentionTile::Rows128; d ≤ 128),
 //                              whatever the shape: the others run Auto's choice, which is Rows128 at the cuda
 //                              defaults and Rows64 at the host/sim ones (attention.hpp's **Query tiles**)
+//   attention_prefill_m64, attention_prefill_causal_m64
+//                              the same on the 64-row tile (Rows64) whatever the shape: the pair Auto chooses
+//                              between, side by side
 //
 // Shapes (--shape): [B, S_q, S_k, H, H_kv, d] (further extents ignored); [B, S_q, S_k, H, d] has H_kv = H;
 // [B, S_q, S_k, d] and [B, S_q, S_k] 32 query heads on 8 kv heads (Llama-3-8B; d = 128 unless given); [B, S] has
@@ -45,8 +48,8 @@
 namespace baracuda::profiler {
 namespace {
 
-/// The mask and operands (bits 0-1), and the query tile (bit 2).
-enum Variant : uint32_t { kPrefill = 0, kCausal = 1, kVarlen = 2, kRows128 = 4 };
+/// The mask and operands (bits 0-1), and a query tile by name (bits 2-3; none: Auto's).
+enum Variant : uint32_t { kPrefill = 0, kCausal = 1, kVarlen = 2, kRows128 = 4, kRows64 = 8 };
 
 using attention_shape::Dims;
 using attention_shape::default_shapes;
@@ -74,6 +77,7 @@ FlashAttentionDescriptor descriptor(const Problem& p) {
   FlashAttentionDescriptor r =
       FlashAttentionDescriptor{}.with_shape(d.b, d.s_q, d.s_k, d.h, d.h_kv, d.d).with_element(p.dtype);
   if ((p.variant & kRows128) != 0) r.with_tile(FlashAttentionTile::Rows128);
+  if ((p.variant & kRows64) != 0) r.with_tile(FlashAttentionTile::Rows64);
   const uint32_t mask = p.variant & 3;
   if (mask == kPrefill) return r;
   r.with_causal().with_lse();
@@ -194,6 +198,13 @@ void add_attention_prefill_scenarios(std::vector<Scenario>& out) {
   out.push_back(kAttention.op("attention_prefill_causal_m128",
                               "attention_prefill_causal on the 128-row query tile (FlashAttentionTile::Rows128)",
                               kCausal | kRows128));
+  out.push_back(kAttention.op("attention_prefill_m64",
+                              "attention_prefill on the 64-row query tile (FlashAttentionTile::Rows64: 16 query rows "
+                              "per warp), whatever the shape",
+                              kPrefill | kRows64));
+  out.push_back(kAttention.op("attention_prefill_causal_m64",
+                              "attention_prefill_causal on the 64-row query tile (FlashAttentionTile::Rows64)",
+                              kCausal | kRows64));
 }
 
 }  // namespace baracuda::profiler

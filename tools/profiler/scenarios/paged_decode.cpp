@@ -3,6 +3,7 @@
 //   paged_decode     q [B, H, d] against B sequences of `context` keys each; o [B, H, d]; no lse; the plan's splits
 //                    and kernel (Auto: the tensor cores from 16 sequences over a 16-bit cache at d = 128)
 //   paged_decode_tc  the same on the tensor-core kernel (PagedDecodeKernel::TensorCores) whatever the shape
+//   paged_decode_simt  the same on the CUDA-core kernel (PagedDecodeKernel::CudaCores) whatever the shape
 //
 // Shapes (--shape): [B, context, H, H_kv, d]; [B, context] takes 32 query heads on 8 kv heads of 128 (Llama-3-8B);
 // [context] one sequence. Kinds: `--dtype` is q's and o's kind (f16, bf16), `--out-dtype` the cache's (the same
@@ -56,7 +57,9 @@ PagedDecodeDescriptor descriptor(const Problem& p) {
       .with_kinds(p.dtype, p.out_dtype)
       .with_shape(d.b, 1, d.h, d.h_kv, d.d)
       .with_pages(std::max<int64_t>(d.b * d.pages(), 1), kPage, d.pages())
-      .with_kernel(p.variant == 1 ? PagedDecodeKernel::TensorCores : PagedDecodeKernel::Auto);
+      .with_kernel(p.variant == 1   ? PagedDecodeKernel::TensorCores
+                   : p.variant == 2 ? PagedDecodeKernel::CudaCores
+                                    : PagedDecodeKernel::Auto);
 }
 
 Result<dynamic::PagedDecodePlan> select_plan(const Stream& s, const Problem& p) {
@@ -141,6 +144,10 @@ void add_paged_decode_scenarios(std::vector<Scenario>& out) {
                                 "paged_decode on the tensor-core kernel (PagedDecodeKernel::TensorCores: 16 query "
                                 "rows per warp on mma.sync), whatever the shape",
                                 1));
+  out.push_back(kPagedDecode.op("paged_decode_simt",
+                                "paged_decode on the CUDA-core kernel (PagedDecodeKernel::CudaCores: 8 query rows per "
+                                "block, f32 dot products), whatever the shape",
+                                2));
 }
 
 }  // namespace baracuda::profiler

@@ -4,6 +4,7 @@
 //                   sequence's `context` keys; bottom-right causal; o [B·S, H, d] and lse [H, B·S]
 //   paged_prefill_m128  the same on the 128-row query tile (FlashAttentionTile::Rows128; d ≤ 128) whatever the
 //                       shape; paged_prefill runs Auto's choice (paged_prefill.hpp)
+//   paged_prefill_m64   the same on the 64-row query tile (FlashAttentionTile::Rows64) whatever the shape
 //
 // Shapes (--shape): attention_prefill's forms (attention_dims.hpp) with S_k read as the context length, the chunk
 // included: [B, S, context, H, H_kv, d]; [B, S, context, d] and [B, S, context] 32 query heads on 8 kv heads
@@ -61,7 +62,9 @@ PagedPrefillDescriptor descriptor(const Problem& p) {
       .with_shape(d.b, d.b * d.s_q, d.s_q, d.h, d.h_kv, d.d)
       .with_pages(std::max<int64_t>(d.b * pages(d), 1), kPage, pages(d))
       .with_lse()
-      .with_tile(p.variant == 1 ? FlashAttentionTile::Rows128 : FlashAttentionTile::Auto);
+      .with_tile(p.variant == 1   ? FlashAttentionTile::Rows128
+                 : p.variant == 2 ? FlashAttentionTile::Rows64
+                                  : FlashAttentionTile::Auto);
 }
 
 Result<dynamic::PagedPrefillPlan> select_plan(const Stream& s, const Problem& p) {
@@ -155,6 +158,9 @@ void add_paged_prefill_scenarios(std::vector<Scenario>& out) {
   out.push_back(
       kPagedPrefill.op("paged_prefill_m128",
                        "paged_prefill on the 128-row query tile (FlashAttentionTile::Rows128), whatever the shape", 1));
+  out.push_back(
+      kPagedPrefill.op("paged_prefill_m64",
+                       "paged_prefill on the 64-row query tile (FlashAttentionTile::Rows64), whatever the shape", 2));
 }
 
 }  // namespace baracuda::profiler
