@@ -76,10 +76,8 @@ TEST(FlashAttentionReject, SelectTile) {
 // Auto's tile (attention.hpp's **Query tiles**): 128 rows from 128 query rows a sequence on average, and 512 keys
 // under a causal or window mask, at d ≤ 128; each bound met exactly and missed by one.
 TEST(FlashAttentionReject, AutoTile) {
-  auto variant = [](const FlashAttentionDescriptor& d) -> std::string {
-    auto plan = dynamic::FlashAttentionPlan::select(Stream::sim(), d);
-    EXPECT_TRUE(plan) << plan.status().to_string();
-    return plan ? std::string(plan->sku().variant) : "none";
+  const auto variant = [](const FlashAttentionDescriptor& d) {
+    return selected_variant<dynamic::FlashAttentionPlan>(Stream::sim(), d);
   };
   const std::string narrow = "fa2_m16n8k16", wide = "fa2_m16n8k16_m128";
   EXPECT_EQ(variant(padded().with_shape(2, 127, 4096, 4, 2, 128)), narrow);

@@ -72,10 +72,8 @@ TEST(PagedDecodeReject, SelectKernel) {
 // Auto's kernel (paged_attention.hpp's **Kernels**): the tensor cores over an f16/bf16 cache at d = 128 from 16
 // sequences on, else the CUDA cores; an explicit kernel is kept.
 TEST(PagedDecodeReject, AutoKernel) {
-  auto variant = [](const PagedDecodeDescriptor& d) -> std::string {
-    auto plan = dynamic::PagedDecodePlan::select(Stream::sim(), d);
-    EXPECT_TRUE(plan) << plan.status().to_string();
-    return plan ? std::string(plan->sku().variant) : "none";
+  const auto variant = [](const PagedDecodeDescriptor& d) {
+    return selected_variant<dynamic::PagedDecodePlan>(Stream::sim(), d);
   };
   const std::string simt = "split_kv_simt", tc = "split_kv_tc";
   const PagedDecodeDescriptor b16 = base().with_shape(16, 1, 32, 8, 128).with_pages(64, 16, 4);

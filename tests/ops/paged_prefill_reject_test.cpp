@@ -139,10 +139,8 @@ TEST(PagedPrefillReject, SelectTile) {
 // on average (T_q / B) and, under the causal or a window mask, 512 addressable keys (max_blocks_per_seq · block_size),
 // at d ≤ 128; an explicit tile is kept.
 TEST(PagedPrefillReject, AutoTile) {
-  auto variant = [](const PagedPrefillDescriptor& d) -> std::string {
-    auto plan = dynamic::PagedPrefillPlan::select(Stream::sim(), d);
-    EXPECT_TRUE(plan) << plan.status().to_string();
-    return plan ? std::string(plan->sku().variant) : "none";
+  const auto variant = [](const PagedPrefillDescriptor& d) {
+    return selected_variant<dynamic::PagedPrefillPlan>(Stream::sim(), d);
   };
   const std::string narrow = "fa2_m16n8k16_paged", wide = "fa2_m16n8k16_paged_m128";
   const PagedPrefillDescriptor chunks = base().with_shape(4, 512, 200, 32, 8, 128).with_pages(1024, 16, 32);

@@ -1,4 +1,4 @@
-// Test support: the rejection checks shared by the families' reject tests.
+// Test support: the rejection and selection checks shared by the families' reject tests.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -37,6 +37,15 @@ void expect_other_backend_unsupported(const Stream& stream, const Descriptor& de
                                       std::string_view plan) {
   expect_error(Plan::select(stream, desc, PlanPreference().with_backend(backend)).status(), ErrorCode::Unsupported,
                plan);
+}
+
+/// The SKU variant that Plan::select gives `desc` on `stream`: the kernel a rule chose; "none", and a failure, when
+/// select rejects it.
+template <class Plan, class Descriptor>
+std::string selected_variant(const Stream& stream, const Descriptor& desc) {
+  auto plan = Plan::select(stream, desc);
+  EXPECT_TRUE(plan) << plan.status().to_string();
+  return plan ? std::string(plan->sku().variant) : "none";
 }
 
 /// Each typed plan of `Plans` rejects `desc` at select on the host with InvalidProblem, naming `plan`: their
