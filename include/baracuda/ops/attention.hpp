@@ -68,10 +68,10 @@
 /// quarter fewer shared-memory loads per mma, half the K/V tile loads and barriers per query row) and Q's fragments
 /// read from shared memory; d ∈ {64, 96, 128} (`Unsupported` at 256). `Auto` takes `Rows128` at d ≤ 128 when the
 /// sequences have on average (T_q / B) at least 128 query rows and, under a causal or window mask, at least 512 keys
-/// (T_k / B), else `Rows64`: on an H200 (docs/perf/2026-11-28-h200) the 128-row tile was 9–34 % faster from there on,
-/// and as fast or up to 30 % slower below (a 128-row block's empty and masked rows). Both tiles compute each row's sums
-/// in the same order over the same K/V tiles: **they give the same bits** on a device, so Auto's choice never changes
-/// a result.
+/// (T_k / B), else `Rows64`: on an H200 (docs/perf/2026-11-28-h200) the 128-row tile took up to 25 % less time from
+/// there on (at worst 1 % more), and up to 31 % more below (a 128-row block's empty and masked rows). Both tiles
+/// compute each row's sums in the same order over the same K/V tiles: **they give the same bits** on a device, so
+/// Auto's choice never changes a result.
 ///
 /// **Empty problems** (B = 0, T_q = 0 or S_q = 0) succeed and write nothing; s_k = 0 gives o = 0,
 /// lse = +inf.

@@ -68,8 +68,8 @@
 /// (their shared memory; 11 at d = 64). P is rounded to the element kind before P·V, as in FlashAttentionPlan: o is
 /// within FlashAttentionPlan's bound of the exact value, not the CUDA-core kernel's. `Auto` takes `TensorCores` over
 /// an f16/bf16 cache at d = 128 with B ≥ 16, else `CudaCores`: on an H200 (docs/perf/2026-11-28-h200, GQA 4, one
-/// query token) the tensor-core kernel was 8–39 % faster there (6 % slower at 128 × 1024, the one exception), and as
-/// fast or slower with fewer sequences (1.6× at B = 1) or an FP8/int8 cache (2×: its codes load synchronously). Auto's
+/// query token) the tensor-core kernel took 8–39 % less time there (6 % more at 128 × 1024, the one exception), and as
+/// much or more with fewer sequences (1.6× at B = 1) or an FP8/int8 cache (2×: its codes load synchronously). Auto's
 /// kernel depends on B: a sequence decoded in batches of 15 and of 16 gets results within the two kernels' bounds,
 /// not the same bits (choose the kernel to pin them).
 ///

@@ -60,7 +60,7 @@
 ///   (`Unsupported` at 256), **the same bits** as `Rows64`. `Auto` takes it at d ≤ 128 when the chunks have on average
 ///   (T_q / B) at least 128 tokens and, under the causal or a window mask, the block table addresses at least 512 keys
 ///   (max_blocks_per_seq · block_size), else `Rows64`: on an H200 (docs/perf/2026-11-28-h200) the 128-row tile was
-///   30–60 % faster on chunks of 128 to 2048 tokens, and 18–22 % slower on chunks of 1 to 64.
+///   took 29–39 % less time on chunks of 128 to 2048 tokens, and 15–22 % more on chunks of 1 to 64.
 ///
 /// **Empty problems** (B = 0, T_q = 0 or max_seqlen_q = 0) succeed and write nothing.
 #pragma once

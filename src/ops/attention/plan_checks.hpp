@@ -1,6 +1,6 @@
-// Internal: the attention family's plan checks, launch record and tile choice, shared by the forward's plan.cpp and the
+// Internal: the attention family's plan checks, launch record and tile choice, shared by the forward's plan.cpp, the
 // backward's backward_plan.cpp (both plans take the same descriptor and the same q, k, v, cu_seqlens, o and lse
-// operands); every message names the calling plan `P`.
+// operands) and the chunked prefill's paged_prefill_plan.cpp; every message names the calling plan `P`.
 #pragma once
 
 #include <algorithm>
@@ -25,8 +25,8 @@ inline std::string n2s(int64_t v) { return std::to_string(v); }
 
 /// Whether a plan runs the 128-row query tile (attention.hpp's **Query tiles**): as asked, or for Auto at d ≤ 128 when
 /// a sequence has on average at least 128 query rows and, under a causal or window mask, at least 512 keys. From the
-/// H200 measurements of docs/perf/2026-11-28-h200: below those bounds the 64-row tile was as fast or faster (a
-/// 128-row block's masked and empty rows), above them the 128-row tile 5–50 % faster.
+/// H200 measurements of docs/perf/2026-11-28-h200: below those bounds the 128-row tile took up to 31 % more time (a
+/// 128-row block's masked and empty rows), above them up to 39 % less (at worst 1 % more).
 inline bool use_rows128(FlashAttentionTile t, int64_t head_dim, int64_t rows_per_seq, int64_t keys_per_seq,
                         bool masked) {
   if (t != FlashAttentionTile::Auto) return t == FlashAttentionTile::Rows128;

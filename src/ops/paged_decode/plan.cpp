@@ -37,8 +37,8 @@ Error unsupported(const std::string& why) { return Error::unsupported(s(P) + ": 
 
 /// Whether the plan runs the tensor-core kernel (paged_attention.hpp's **Kernels**): as asked, or for Auto over an
 /// f16/bf16 cache at d = 128 with at least 16 sequences, where the H200 measurements of docs/perf/2026-11-28-h200 had
-/// it 8–39 % faster (all but one shape); with fewer sequences, or an FP8/int8 cache, the CUDA-core kernel was as
-/// fast or faster (up to 2×).
+/// it take 8–39 % less time (all but one shape); with fewer sequences, or an FP8/int8 cache, the CUDA-core kernel was
+/// as fast or faster (up to 2×).
 bool tensor_cores(const PagedDecodeDescriptor& d) {
   if (d.kernel != PagedDecodeKernel::Auto) return d.kernel == PagedDecodeKernel::TensorCores;
   return d.head_dim == 128 && d.cache_kind == d.element && d.batch >= 16;
