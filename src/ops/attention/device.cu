@@ -5,23 +5,7 @@
 #include "ops/attention/tables.hpp"
 
 BARACUDA_DEVICE_NAMESPACE_BEGIN
-namespace attention {
 
-template <class T>
-constexpr void add_kind(::baracuda::detail::FlashAttentionTables& t) {
-  add_head_dims<T, false, T, 1>(t.fwd[::baracuda::detail::kind_index(kind_of<T>)]);
-}
-
-constexpr ::baracuda::detail::FlashAttentionTables make_tables() {
-  ::baracuda::detail::FlashAttentionTables t{};
-  add_kind<__half>(t);
-  add_kind<__nv_bfloat16>(t);
-  t.variant = "fa2_m16n8k16";
-  return t;
-}
-
-}  // namespace attention
-
-BARACUDA_DEFINE_TABLE(detail::FlashAttentionTables, attention_tables, attention::make_tables())
+BARACUDA_DEFINE_TABLE(detail::FlashAttentionTables, attention_tables, attention::make_forward_tables<1>("fa2_m16n8k16"))
 
 BARACUDA_DEVICE_NAMESPACE_END

@@ -6,28 +6,8 @@
 #include "ops/attention/tables.hpp"
 
 BARACUDA_DEVICE_NAMESPACE_BEGIN
-namespace attention {
 
-template <class T, class C>
-constexpr void add_paged_wide_pair(::baracuda::detail::PagedPrefillTables& t) {
-  add_head_dims<T, true, C, 2>(
-      t.fwd[::baracuda::detail::kind_index(kind_of<T>)][::baracuda::detail::kind_index(kind_of<C>)]);
-}
-
-constexpr ::baracuda::detail::PagedPrefillTables make_paged_wide_tables() {
-  ::baracuda::detail::PagedPrefillTables t{};
-  add_paged_wide_pair<__half, __half>(t);
-  add_paged_wide_pair<__half, __nv_fp8_e4m3>(t);
-  add_paged_wide_pair<__half, int8_t>(t);
-  add_paged_wide_pair<__nv_bfloat16, __nv_bfloat16>(t);
-  add_paged_wide_pair<__nv_bfloat16, __nv_fp8_e4m3>(t);
-  add_paged_wide_pair<__nv_bfloat16, int8_t>(t);
-  t.variant = "fa2_m16n8k16_paged_m128";
-  return t;
-}
-
-}  // namespace attention
-
-BARACUDA_DEFINE_TABLE(detail::PagedPrefillTables, paged_prefill_wide_tables, attention::make_paged_wide_tables())
+BARACUDA_DEFINE_TABLE(detail::PagedPrefillTables, paged_prefill_wide_tables,
+                      attention::make_paged_tables<2>("fa2_m16n8k16_paged_m128"))
 
 BARACUDA_DEVICE_NAMESPACE_END

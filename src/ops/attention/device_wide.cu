@@ -6,23 +6,8 @@
 #include "ops/attention/tables.hpp"
 
 BARACUDA_DEVICE_NAMESPACE_BEGIN
-namespace attention {
 
-template <class T>
-constexpr void add_wide_kind(::baracuda::detail::FlashAttentionTables& t) {
-  add_head_dims<T, false, T, 2>(t.fwd[::baracuda::detail::kind_index(kind_of<T>)]);
-}
-
-constexpr ::baracuda::detail::FlashAttentionTables make_wide_tables() {
-  ::baracuda::detail::FlashAttentionTables t{};
-  add_wide_kind<__half>(t);
-  add_wide_kind<__nv_bfloat16>(t);
-  t.variant = "fa2_m16n8k16_m128";
-  return t;
-}
-
-}  // namespace attention
-
-BARACUDA_DEFINE_TABLE(detail::FlashAttentionTables, attention_wide_tables, attention::make_wide_tables())
+BARACUDA_DEFINE_TABLE(detail::FlashAttentionTables, attention_wide_tables,
+                      attention::make_forward_tables<2>("fa2_m16n8k16_m128"))
 
 BARACUDA_DEVICE_NAMESPACE_END

@@ -495,8 +495,7 @@ Status fa2_forward(const ::baracuda::detail::ExecContext& ctx, const ::baracuda:
 }
 
 /// Fills a table slot (one function per head dimension, attention_head_dim_slot) with the forward for T over C at MT:
-/// d = 64, 96 and 128, and 256 with the 64-row tile only. The four kernel units' tables (device.cu, device_paged.cu
-/// and their 128-row twins) differ only in these arguments.
+/// d = 64, 96 and 128, and 256 with the 64-row tile only.
 template <class T, bool Paged, class C, int MT, class Slot>
 constexpr void add_head_dims(Slot& slot) {
   using ::baracuda::detail::attention_head_dim_slot;
@@ -504,6 +503,39 @@ constexpr void add_head_dims(Slot& slot) {
   slot[attention_head_dim_slot(96)] = &fa2_forward<T, 96, Paged, C, MT>;
   slot[attention_head_dim_slot(128)] = &fa2_forward<T, 128, Paged, C, MT>;
   if constexpr (MT == 1) slot[attention_head_dim_slot(256)] = &fa2_forward<T, 256, Paged, C, MT>;
+}
+
+/// The dense forward's table with MT m16 tiles of query rows per warp (device.cu, device_wide.cu): f16 and bf16.
+template <int MT>
+constexpr ::baracuda::detail::FlashAttentionTables make_forward_tables(std::string_view variant) {
+  using ::baracuda::detail::kind_index;
+  ::baracuda::detail::FlashAttentionTables t{};
+  add_head_dims<__half, false, __half, MT>(t.fwd[kind_index(kind_of<__half>)]);
+  add_head_dims<__nv_bfloat16, false, __nv_bfloat16, MT>(t.fwd[kind_index(kind_of<__nv_bfloat16>)]);
+  t.variant = variant;
+  return t;
+}
+
+/// The chunked prefill's slots for q of kind T over a cache of kind C.
+template <class T, class C, int MT>
+constexpr void add_paged_pair(::baracuda::detail::PagedPrefillTables& t) {
+  using ::baracuda::detail::kind_index;
+  add_head_dims<T, true, C, MT>(t.fwd[kind_index(kind_of<T>)][kind_index(kind_of<C>)]);
+}
+
+/// The chunked prefill's table with MT m16 tiles per warp (device_paged.cu, device_paged_wide.cu): f16 and bf16 q
+/// over caches of q's kind, FP8 E4M3 or int8.
+template <int MT>
+constexpr ::baracuda::detail::PagedPrefillTables make_paged_tables(std::string_view variant) {
+  ::baracuda::detail::PagedPrefillTables t{};
+  add_paged_pair<__half, __half, MT>(t);
+  add_paged_pair<__half, __nv_fp8_e4m3, MT>(t);
+  add_paged_pair<__half, int8_t, MT>(t);
+  add_paged_pair<__nv_bfloat16, __nv_bfloat16, MT>(t);
+  add_paged_pair<__nv_bfloat16, __nv_fp8_e4m3, MT>(t);
+  add_paged_pair<__nv_bfloat16, int8_t, MT>(t);
+  t.variant = variant;
+  return t;
 }
 
 }  // namespace attention
