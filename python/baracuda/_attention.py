@@ -67,8 +67,9 @@ def flash_attention(q, k, v, causal=False, window=(-1, -1), scale=None, cu_seqle
     j ≤ i + s_k − s_q + window[1] (window[1] ≥ 0): bottom-right aligned, as FlashAttention ≥ 2.1; −1 is unbounded;
     ``causal`` is window[1] = 0. A query that sees no key gets o = 0 and lse = +inf. ``return_lse``: (o, lse), lse
     the natural-log log-sum-exp in f32. Query rows no sequence covers (only with offsets that are not valid) are
-    not written. ``tile`` picks the kernel's query tile on sim and cuda: "auto" (64 rows today), "rows64" or
-    "rows128" (FlashAttention-2's 128-row tile, a candidate for d ≤ 128; the same bits as "rows64")."""
+    not written. ``tile`` picks the kernel's query tile on sim and cuda: "auto" (128 rows for long sequences at
+    d ≤ 128, else 64: attention.hpp), "rows64" or "rows128" (FlashAttention-2's 128-row tile, d ≤ 128); the same bits
+    either way."""
     desc, (q3, k3, v3), rank, batch, s_q, varlen = _problem("flash_attention", q, k, v, causal, window, scale,
                                                              cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
                                                              return_lse, tile)

@@ -19,9 +19,10 @@ def paged_decode(q, key_cache, value_cache, block_tables, context_lens, *, q_len
 
     Query i of a sequence of length L sees keys j <= L - q_len + i (and j >= L - q_len + i - window_left when
     window_left >= 0). A query that sees no key gets o = 0 and lse = +inf. ``scale`` defaults to 1/√d;
-    ``num_splits`` 0 lets the plan choose; ``kernel`` "auto" (the CUDA-core kernel today), "cuda_cores" or
-    "tensor_cores" (a candidate on mma.sync, head dims up to 128; paged_attention.hpp). Returns o shaped like q, and with ``return_lse`` (o, lse), lse f32
-    [B * q_len, H] (or [B, q_len, H])."""
+    ``num_splits`` 0 lets the plan choose; ``kernel`` "auto" (the tensor-core kernel from 16 sequences over a 16-bit
+    cache at d = 128, else the CUDA-core one), "cuda_cores" or "tensor_cores" (mma.sync, head dims up to 128;
+    paged_attention.hpp). Returns o shaped like q, and with ``return_lse`` (o, lse), lse f32 [B * q_len, H] (or
+    [B, q_len, H])."""
     sq, sc = _arrays.shape_of(q), _arrays.shape_of(key_cache)
     if len(sq) not in (3, 4) or len(sc) != 4:
         raise _core.InvalidProblem(f"paged_decode: q must be [B * q_len, H, d] or [B, q_len, H, d] and key_cache "

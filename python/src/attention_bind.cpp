@@ -54,8 +54,9 @@ void bind_attention(nb::module_& m) {
       .def_rw("return_lse", &D::return_lse);
   enum_property(d, "element", &D::element, "q's, k's, v's and o's kind (f16 or bf16).");
   enum_property(d, "tile", &D::tile,
-                "The forward's query tile: auto (rows64 today), rows64 or rows128 (a candidate, head dims up to 128; "
-                "the same bits as rows64). The backward ignores it.");
+                "The forward's query tile: auto (rows128 for long sequences at head dims up to 128, else rows64: "
+                "attention.hpp), rows64 or rows128 (head dims up to 128); the same bits either way. The backward "
+                "ignores it.");
   using A = dynamic::FlashAttentionArgs;
   bind_plan<dynamic::FlashAttentionPlan>(
       m, "FlashAttentionPlan",

@@ -57,7 +57,9 @@ void bind_paged_decode(nb::module_& m) {
   enum_property(d, "element", &D::element, "q's and o's kind (f16 or bf16).");
   enum_property(d, "cache_kind", &D::cache_kind, "The caches' kind: element, fp8e4m3 or s8.");
   enum_property(d, "scale_layout", &D::scale_layout, "per_tensor ([1]) or per_head ([kv_heads]).");
-  enum_property(d, "kernel", &D::kernel, "auto (cuda_cores today), cuda_cores or tensor_cores (a candidate).");
+  enum_property(d, "kernel", &D::kernel,
+                "auto (tensor_cores from 16 sequences over a 16-bit cache at head dim 128, else cuda_cores: "
+                "paged_attention.hpp), cuda_cores or tensor_cores (head dims up to 128).");
   using A = dynamic::PagedDecodeArgs;
   bind_plan<dynamic::PagedDecodePlan>(
       m, "PagedDecodePlan",

@@ -64,8 +64,8 @@ void bind_paged_prefill(nb::module_& m) {
   enum_property(d, "cache_kind", &D::cache_kind, "The caches' kind: element, fp8e4m3 or s8.");
   enum_property(d, "scale_layout", &D::scale_layout, "per_tensor ([1]) or per_head ([kv_heads]).");
   enum_property(d, "tile", &D::tile,
-                "The query tile: auto (rows64 today), rows64 or rows128 (a candidate, head dims up to 128; the same "
-                "bits as rows64).");
+                "The query tile: auto (rows128 for long chunks at head dims up to 128, else rows64: "
+                "paged_prefill.hpp), rows64 or rows128 (head dims up to 128); the same bits either way.");
   using A = dynamic::PagedPrefillArgs;
   bind_plan<dynamic::PagedPrefillPlan>(
       m, "PagedPrefillPlan",
