@@ -28,7 +28,8 @@
 // o = 0 and lse = +inf. Every sum has a fixed order and there are no atomics: bit-stable. Each row's sums are the
 // same at MT = 1 and 2 (the same mma chain per accumulator, the same K/V tiles): the two give the same bits.
 // Paged (PagedPrefillPlan): the same kernel with K/V rows gathered through the block table as the tiles load
-// (tc_load_rows; a page outside the cache gives zero rows and masked keys), s_k the sequence's context length. An
+// (tc_load_rows; a page outside the cache gives zero rows and masked keys), s_k the sequence's context length; each
+// warp holds a tile's pages in its lanes (paged_keys.cuh), the next tile's loaded while S_j is computed. An
 // FP8/int8 cache's rows load by 8-byte chunks, widened exactly to T in the tile (fa_load_rows_narrow: no cp.async),
 // with τ·k_scale in the scores and v_scale in o.
 #pragma once
@@ -51,6 +52,7 @@
 #include "device/ptx/cvt.cuh"
 #include "device/ptx/ldmatrix.cuh"
 #include "device/ptx/mma.cuh"
+#include "ops/attention/paged_keys.cuh"
 #include "ops/attention/tables.hpp"
 #include "ops/gemm/tc_kernels.cuh"  // TcOperand, tc_swz, tc_load_tile, tc_store2
 
@@ -104,6 +106,7 @@ __device__ __forceinline__ unsigned fa_pack(float lo, float hi) {
 /// Fills a BN×(8·CPR) K or V tile from an FP8/int8 cache: each 8-element chunk of a row is one 8-byte load (element
 /// loads unless `o.vec`), its codes widened to T, exactly (E4M3 and int8 codes are exact in f16 and bf16), and one
 /// 16-byte shared store; rows past o.outer_n, chunks past o.inner_n and rows on a masked page (nullptr) are zeros.
+/// Every thread calls row_of for each of its chunks' rows, in range or not (tc_load_rows with `Nullable`).
 template <class T, class C, int ROWS, int CPR, int NT, class RowOf>
 __device__ __forceinline__ void fa_load_rows_narrow(unsigned char* s, const TcOperand& o, RowOf row_of, int outer0,
                                                     int tid) {
@@ -113,7 +116,8 @@ __device__ __forceinline__ void fa_load_rows_narrow(unsigned char* s, const TcOp
     const int i = tid + it * NT;
     const int r = i / CPR, c = i % CPR;
     const int go = outer0 + r, gi = c * 8;
-    const C* row = go < o.outer_n && gi < o.inner_n ? row_of(go) : nullptr;
+    const C* row = row_of(go);  // convergent: every thread, every chunk
+    if (go >= o.outer_n || gi >= o.inner_n) row = nullptr;
     unsigned w[4] = {0, 0, 0, 0};
     if (row != nullptr) {
       C x[8];
@@ -324,26 +328,19 @@ __global__ void __launch_bounds__(kFaThreads) fa2_forward_kernel(FaParams p) {
   const float vscale = l.v_scale != nullptr ? l.v_scale[hk * l.v_scale_stride] : 1.0f;
   const float scale_log2 = kNarrow ? __fmul_rn(p.scale_log2, kscale) : p.scale_log2;
   const float scale = kNarrow ? __fmul_rn(l.scale, kscale) : l.scale;
-  // Key j's page (paged), or −1 for a page outside the cache: such keys are masked and never dereferenced.
-  const auto page_of = [&](int j) -> int64_t {
-    const int32_t pg = l.block_tables[b * l.bt_seq + (j / l.block_size) * l.bt_page];
-    return pg >= 0 && pg < l.num_blocks ? pg : -1;
-  };
-  const auto k_row = [&](int j) -> const KvT* {
-    if constexpr (Paged) {
-      const int64_t pg = page_of(j);
-      return pg < 0 ? nullptr : kd + pg * l.k_block + static_cast<int64_t>(j % l.block_size) * l.k_tok;
-    } else {
-      return kd + static_cast<int64_t>(j) * l.k_tok;
-    }
-  };
-  const auto v_row = [&](int j) -> const KvT* {
-    if constexpr (Paged) {
-      const int64_t pg = page_of(j);
-      return pg < 0 ? nullptr : vd + pg * l.v_block + static_cast<int64_t>(j % l.block_size) * l.v_tok;
-    } else {
-      return vd + static_cast<int64_t>(j) * l.v_tok;
-    }
+  // Paged: the pages of the tile being loaded (paged_keys.cuh: every warp holds them in its lanes), fetched a tile
+  // ahead; a key outside the cache is masked and its row never read.
+  using Keys = PagedKeys<BN>;
+  const int32_t* table = Paged ? l.block_tables + b * l.bt_seq : nullptr;
+  const auto rows_of = [](const KvT* base, int64_t block, int64_t tok, const Keys& keys) {
+    return [base, block, tok, &keys](int j) -> const KvT* {
+      if constexpr (Paged) {
+        return keys.row_ptr(base, block, tok, j);
+      } else {
+        (void)keys, (void)block;
+        return base + static_cast<int64_t>(j) * tok;
+      }
+    };
   };
 
   // The KV tiles any row of the block sees: keys [lo, hi).
@@ -362,7 +359,14 @@ __global__ void __launch_bounds__(kFaThreads) fa2_forward_kernel(FaParams p) {
     else
       ::baracuda::gemm::tc_load_rows<BN, CPR, NT, Paged>(dst, o, row_of, first, 0, tid);
   };
-  if (t_lo < t_hi) load_kv(ks, ko, k_row, t_lo * BN);
+  Keys cur, nxt;  // tile t's pages; tile t + 1's
+  if constexpr (Paged) {
+    if (t_lo < t_hi) {
+      cur.fetch(table, l.bt_page, l.block_size, s_k, t_lo * BN, lane);
+      cur.resolve(l.num_blocks);
+    }
+  }
+  if (t_lo < t_hi) load_kv(ks, ko, rows_of(kd, l.k_block, l.k_tok, cur), t_lo * BN);
   ptx::cp_async_commit();
   ptx::cp_async_wait_all();
   __syncthreads();
@@ -394,8 +398,11 @@ __global__ void __launch_bounds__(kFaThreads) fa2_forward_kernel(FaParams p) {
     const int kv0 = t * BN;
     ptx::cp_async_wait_all();  // K_t (this thread's copies)
     __syncthreads();           // everyone's; and every warp is done with V_{t-1}
-    load_kv(vs, vo, v_row, kv0);
+    load_kv(vs, vo, rows_of(vd, l.v_block, l.v_tok, cur), kv0);
     ptx::cp_async_commit();
+    if constexpr (Paged) {
+      if (t + 1 < t_hi) nxt.fetch(table, l.bt_page, l.block_size, s_k, kv0 + BN, lane);  // read at K_{t+1}'s load
+    }
 
     float s[MT][NS][4];
     fa_scores<T, MT, KD, NS, CPR, MT == 1 ? KD : 2>(s, q_frag, ks, lane);
@@ -403,9 +410,7 @@ __global__ void __launch_bounds__(kFaThreads) fa2_forward_kernel(FaParams p) {
     // Per-element mask where the tile crosses a bound of some row of the block (or, paged, has a masked page).
     bool full = kv0 + BN <= s_k && (l.window_right < 0 || kv0 + BN - 1 <= q0 + off + l.window_right) &&
                 (l.window_left < 0 || kv0 >= q0 + BM - 1 + off - l.window_left);
-    if constexpr (Paged) {
-      for (int j = kv0; full && j < kv0 + BN; j += l.block_size) full = page_of(j) >= 0;
-    }
+    if constexpr (Paged) full = full && cur.all_valid();
     if (!full) {
       BARACUDA_UNROLL
       for (int mt = 0; mt < MT; ++mt) {
@@ -416,7 +421,7 @@ __global__ void __launch_bounds__(kFaThreads) fa2_forward_kernel(FaParams p) {
             const int64_t i = row0 + 16 * mt + 8 * (e >> 1), j = kv0 + n * 8 + 2 * t4 + (e & 1);
             const bool ok = j < s_k && (l.window_left < 0 || j >= i + off - l.window_left) &&
                             (l.window_right < 0 || j <= i + off + l.window_right) &&
-                            (!Paged || page_of(static_cast<int>(j)) >= 0);
+                            (!Paged || cur.has_page(static_cast<int>(j - kv0)));
             if (!ok) s[mt][n][e] = -INFINITY;
           }
         }
@@ -427,12 +432,16 @@ __global__ void __launch_bounds__(kFaThreads) fa2_forward_kernel(FaParams p) {
     for (int mt = 0; mt < MT; ++mt) fa_softmax_step(s[mt], acc[mt], m_row[mt], l_row[mt], scale_log2);
 
     __syncthreads();  // every warp is done with K_t
-    if (t + 1 < t_hi) load_kv(ks, ko, k_row, kv0 + BN);
+    if (t + 1 < t_hi) {
+      if constexpr (Paged) nxt.resolve(l.num_blocks);
+      load_kv(ks, ko, rows_of(kd, l.k_block, l.k_tok, nxt), kv0 + BN);
+    }
     ptx::cp_async_commit();
     ptx::cp_async_wait<1>();  // V_t (this thread's copies)
     __syncthreads();          // everyone's
 
     fa_pv<T, MT, NS, NO, CPR>(acc, s, vs, lane);
+    if constexpr (Paged) cur = nxt;
   }
   ptx::cp_async_wait_all();  // no copy in flight at exit (only empty groups remain)
 

@@ -100,8 +100,10 @@ __device__ __forceinline__ int tc_swz(int r, int c) {
 /// Fills a ROWS×(8·CPR) tile: row r, chunk c holds elements (outer0 + r, inner0 + 8c .. 8c + 7) of the
 /// operand whose row `go` starts at `row_of(go)` (a gather, e.g. through a page table; with `Nullable`, nullptr: a
 /// row of zeros), zeros outside [0, outer_n) × [0, inner_n). 16-byte cp.async copies (vec), else element loads and
-/// one 16-byte shared store per chunk. Without `Nullable` no row pointer is tested: the test cost a compare and a
-/// select per chunk in loops that issue little else (the attention forward's).
+/// one 16-byte shared store per chunk. With `Nullable` every thread calls row_of for each of its chunks' rows, in
+/// range or not (row_of may shuffle: attention/paged_keys.cuh; it must accept any go in [outer0, outer0 + ROWS)).
+/// Without `Nullable` no row pointer is tested (the test cost a compare and a select per chunk in loops that issue
+/// little else: the attention forward's), and row_of is called for rows in range only.
 template <int ROWS, int CPR, int NT, bool Nullable = true, class RowOf>
 __device__ __forceinline__ void tc_load_rows(unsigned char* s, const TcOperand& o, RowOf row_of, int outer0, int inner0,
                                              int tid) {
@@ -112,8 +114,12 @@ __device__ __forceinline__ void tc_load_rows(unsigned char* s, const TcOperand& 
     const int r = i / CPR, c = i % CPR;
     const int go = outer0 + r, gi = inner0 + c * 8;
     const bool in = go < o.outer_n && gi < o.inner_n;
-    const uint16_t* row = in ? row_of(go) : nullptr;
-    const bool ok = Nullable ? row != nullptr : in;
+    const uint16_t* row = nullptr;
+    if constexpr (Nullable)
+      row = row_of(go);  // convergent: every thread, every chunk
+    else if (in)
+      row = row_of(go);
+    const bool ok = Nullable ? in && row != nullptr : in;
     unsigned char* dst = s + tc_swz<CPR>(r, c);
     if (o.vec) {
       const int rem = ok ? min(8, o.inner_n - gi) : 0;

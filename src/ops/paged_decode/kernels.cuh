@@ -5,7 +5,7 @@
 // GQA group's query heads × q_len tokens of the sequence (token-major: the heads of one token adjacent), so the
 // block reads each K/V row of its chunk once for all of them. Per tile of 64 keys of the split's chunk:
 //   1. the tile's page ids from the block table (−1 for a key past the chunk or a page outside [0, num_blocks):
-//      such a key is masked and its row never loaded); barrier;
+//      such a key is masked and its row never loaded), loaded during the tile before; barrier;
 //   2. scores: lanes are grouped LPK per key (LPK = d/8 rounded up to a power of two), each lane loads 8
 //      elements of the key row and of the value row (one 16-byte load each for f16/bf16, 8 bytes for fp8/s8,
 //      where aligned; both in flight at once, V kept in registers for step 4), widens the key's elements and dots
@@ -175,17 +175,17 @@ __global__ void __launch_bounds__(kThreads, ::baracuda::detail::paged_split_bloc
   for (int e = 0; e < kChunk; ++e) acc[r][e] = 0.0f;
   __syncthreads();
 
+  // Thread tid < kTile loads key t0 + tid's block-table entry a tile ahead of its use (−1 past the chunk), so that the
+  // load's latency passes under the previous tile's work rather than before every tile's K/V loads.
+  const auto table_entry = [&](int64_t t0) -> int32_t {
+    const int64_t j = t0 + tid;
+    return tid < kTile && j < k_end ? l.block_tables[b * l.bt_seq + (j / l.block_size) * l.bt_page] : -1;
+  };
+  int32_t entry = table_entry(k_begin);
   for (int64_t t0 = k_begin; t0 < k_end; t0 += kTile) {
-    if (tid < kTile) {
-      const int64_t j = t0 + tid;
-      int page = -1;
-      if (j < k_end) {
-        const int32_t pg = l.block_tables[b * l.bt_seq + (j / l.block_size) * l.bt_page];
-        if (pg >= 0 && pg < l.num_blocks) page = pg;  // a page outside the cache: masked, never dereferenced
-      }
-      page_s[tid] = page;
-    }
+    if (tid < kTile) page_s[tid] = entry >= 0 && entry < l.num_blocks ? entry : -1;  // outside: masked, never read
     __syncthreads();
+    if (t0 + kTile < k_end) entry = table_entry(t0 + kTile);
 
     Chunk<C> vr[STEPS];
     BARACUDA_UNROLL

@@ -8,13 +8,14 @@
 // (16 rows) and two stages of a 32-key K tile and V tile (the dense GEMM's swizzled 16-byte-chunk rows,
 // gemm/tc_kernels.cuh). Per tile t of the split's chunk:
 //   request tile t + 1 (cp.async for f16/bf16 rows; FP8/int8 codes widened exactly into f16/bf16 as they load,
-//   synchronously: attention's fa_load_rows_narrow); wait for tile t; S = Q·K_tᵀ; mask (per element where the
-//   tile crosses the chunk's end, a masked page, a row's causal bound or its window); the online softmax on the
-//   accumulator fragments (FlashAttention-2's: row max over the quad, α, P = 2^(S·τ·log2 e − m·τ·log2 e), l);
-//   O = α·O + P·V_t with P rounded to the element kind as the A operand and V by ldmatrix.trans.
+//   synchronously: attention's fa_load_rows_narrow), its rows' pages shuffled from the lanes that loaded tile t + 1's
+//   block-table entries during tile t − 1 (attention/paged_keys.cuh); wait for tile t; S = Q·K_tᵀ; mask (per element
+//   where the tile crosses the chunk's end, a masked page, a row's causal bound or its window); the online softmax
+//   on the accumulator fragments (FlashAttention-2's: row max over the quad, α, P = 2^(S·τ·log2 e − m·τ·log2 e),
+//   l); O = α·O + P·V_t with P rounded to the element kind as the A operand and V by ldmatrix.trans.
 // Masked keys load as zero rows and never dereference their page. At the end o = O·v_scale / l and lse = m·τ + ln l
 // are written, rounded to o (one split) or as f32 partials to the workspace, which kernels.cuh's merge kernel
-// combines. Fixed orders, no atomics: the same bits on every run. Not yet run on a GPU.
+// combines. Fixed orders, no atomics: the same bits on every run.
 #pragma once
 
 #include "ops/attention/kernels.cuh"  // fa_load_rows_narrow, fa_pack; first: the device namespace (sim/compat.cuh)
@@ -68,38 +69,38 @@ __global__ void __launch_bounds__(kTcThreads) tc_split_kernel(TcParams p) {
   ::baracuda::gemm::tc_load_rows<RM, CPR, NT, false>(qs, qo, q_row, 0, 0, lane);  // every row exists
   ptx::cp_async_commit();
 
-  // Key j's page, or −1 for a page outside the cache: its key is masked and its row never dereferenced.
-  const auto page_of = [&](int j) -> int64_t {
-    const int32_t pg = l.block_tables[b * l.bt_seq + (j / l.block_size) * l.bt_page];
-    return pg >= 0 && pg < l.num_blocks ? pg : -1;
-  };
+  // The pages of the tiles (attention/paged_keys.cuh: one key a lane), fetched two tiles ahead of their loads; a
+  // key outside the cache is masked and its row never read.
+  using Keys = attention::PagedKeys<BN>;
+  static_assert(BN == NT, "one key of a tile a lane");
+  const int32_t* table = l.block_tables + b * l.bt_seq;
   const KvT* kd = static_cast<const KvT*>(l.k) + hk * l.k_head;
   const KvT* vd = static_cast<const KvT*>(l.v) + hk * l.v_head;
-  const auto k_row = [&](int j) -> const KvT* {
-    const int64_t pg = page_of(j);
-    return pg < 0 ? nullptr : kd + pg * l.k_block + static_cast<int64_t>(j % l.block_size) * l.k_offset;
-  };
-  const auto v_row = [&](int j) -> const KvT* {
-    const int64_t pg = page_of(j);
-    return pg < 0 ? nullptr : vd + pg * l.v_block + static_cast<int64_t>(j % l.block_size) * l.v_offset;
-  };
   const auto as16 = [](const KvT* x) { return kNarrow ? nullptr : reinterpret_cast<const uint16_t*>(x); };
   const TcOperand ko{as16(kd), 0, 0, 1, k_end, D, p.k_vec, true};
   const TcOperand vo{as16(vd), 0, 0, 1, k_end, D, p.v_vec, true};
-  const auto load_tile = [&](int stage, int kv0) {
+  const auto load_tile = [&](int stage, const Keys& keys) {
     unsigned char* ks = kv + 2 * stage * kTile;
+    const auto k_row = [&](int j) { return keys.row_ptr(kd, l.k_block, l.k_offset, j); };
+    const auto v_row = [&](int j) { return keys.row_ptr(vd, l.v_block, l.v_offset, j); };
     if constexpr (kNarrow) {
-      attention::fa_load_rows_narrow<T, C, BN, CPR, NT>(ks, ko, k_row, kv0, lane);
-      attention::fa_load_rows_narrow<T, C, BN, CPR, NT>(ks + kTile, vo, v_row, kv0, lane);
+      attention::fa_load_rows_narrow<T, C, BN, CPR, NT>(ks, ko, k_row, keys.kv0, lane);
+      attention::fa_load_rows_narrow<T, C, BN, CPR, NT>(ks + kTile, vo, v_row, keys.kv0, lane);
     } else {
       const auto k16 = [&](int j) { return as16(k_row(j)); };
       const auto v16 = [&](int j) { return as16(v_row(j)); };
-      ::baracuda::gemm::tc_load_rows<BN, CPR, NT>(ks, ko, k16, kv0, 0, lane);
-      ::baracuda::gemm::tc_load_rows<BN, CPR, NT>(ks + kTile, vo, v16, kv0, 0, lane);
+      ::baracuda::gemm::tc_load_rows<BN, CPR, NT>(ks, ko, k16, keys.kv0, 0, lane);
+      ::baracuda::gemm::tc_load_rows<BN, CPR, NT>(ks + kTile, vo, v16, keys.kv0, 0, lane);
     }
   };
   const int tiles = k_end > k_begin ? (k_end - k_begin + BN - 1) / BN : 0;
-  if (tiles > 0) load_tile(0, k_begin);
+  Keys cur, nxt, far;  // tile t's pages, tile t + 1's, tile t + 2's
+  if (tiles > 0) {
+    cur.fetch(table, l.bt_page, l.block_size, k_end, k_begin, lane);
+    cur.resolve(l.num_blocks);
+    load_tile(0, cur);
+  }
+  if (tiles > 1) nxt.fetch(table, l.bt_page, l.block_size, k_end, k_begin + BN, lane);
   ptx::cp_async_commit();
   ptx::cp_async_wait<1>();  // Q
   __syncthreads();
@@ -127,7 +128,11 @@ __global__ void __launch_bounds__(kTcThreads) tc_split_kernel(TcParams p) {
 
   for (int t = 0; t < tiles; ++t) {
     const int kv0 = k_begin + t * BN;
-    if (t + 1 < tiles) load_tile((t + 1) & 1, kv0 + BN);
+    if (t + 1 < tiles) {
+      nxt.resolve(l.num_blocks);
+      load_tile((t + 1) & 1, nxt);
+    }
+    if (t + 2 < tiles) far.fetch(table, l.bt_page, l.block_size, k_end, kv0 + 2 * BN, lane);  // read a tile later
     ptx::cp_async_commit();
     ptx::cp_async_wait<1>();  // tile t
     __syncthreads();
@@ -139,9 +144,8 @@ __global__ void __launch_bounds__(kTcThreads) tc_split_kernel(TcParams p) {
     attention::fa_scores<T, 1, KD, NS, CPR>(s1, q_frag, ks, lane);
 
     // Per-element mask unless every key of the tile is on a valid page, in the chunk, and seen by every row.
-    bool full = kv0 + BN <= k_end && kv0 + BN - 1 <= last_lo && (l.window_left < 0 || kv0 >= last_hi - l.window_left);
-    for (int pi = kv0 / l.block_size; full && pi <= (kv0 + BN - 1) / l.block_size; ++pi)
-      full = page_of(pi * l.block_size) >= 0;
+    const bool full = kv0 + BN <= k_end && kv0 + BN - 1 <= last_lo &&
+                      (l.window_left < 0 || kv0 >= last_hi - l.window_left) && cur.all_valid();
     if (!full) {
       BARACUDA_UNROLL
       for (int n = 0; n < NS; ++n) {
@@ -150,7 +154,7 @@ __global__ void __launch_bounds__(kTcThreads) tc_split_kernel(TcParams p) {
           const int r = g + 8 * (e >> 1), j = kv0 + n * 8 + 2 * t4 + (e & 1);
           const int last = last_of(r);
           const bool ok = r < nrows && j < k_end && j <= last && (l.window_left < 0 || j >= last - l.window_left) &&
-                          page_of(j) >= 0;
+                          cur.has_page(j - kv0);
           if (!ok) s[n][e] = -INFINITY;
         }
       }
@@ -159,6 +163,7 @@ __global__ void __launch_bounds__(kTcThreads) tc_split_kernel(TcParams p) {
     attention::fa_softmax_step(s, acc[0], m_row, l_row, scale_log2);
     attention::fa_pv<T, 1, NS, NO, CPR>(acc, s1, vs, lane);
     __syncthreads();  // every lane is done with stage t & 1 before tile t + 2 loads into it
+    cur = nxt, nxt = far;
   }
   ptx::cp_async_wait_all();  // no copy in flight at exit (only empty groups remain)
 
