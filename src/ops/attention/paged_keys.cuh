@@ -62,7 +62,7 @@ struct PagedKeys {
 
   /// Whether key kv0 + r has a page (after resolve()), 0 ≤ r < BN.
   __device__ __forceinline__ bool has_page(int r) const {
-    const unsigned word = U == 2 && r >= 32 ? valid[U - 1] : valid[0];  // constant indices: the array stays in registers
+    const unsigned word = U == 2 && r >= 32 ? valid[U - 1] : valid[0];  // constant indices: kept in registers
     // lint: shift < width: r & 31 < 32, on a 32-bit value
     return (word >> (r & 31)) & 1u;
   }
