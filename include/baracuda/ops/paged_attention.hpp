@@ -62,14 +62,15 @@
 ///
 /// **Kernels** (`kernel`; sim and cuda, the host device ignores it). `TensorCores` (variant `split_kv_tc`): one warp
 /// per (split, kv head, group of ≤ 16 query rows, sequence), the group's rows as one m16 tile of `mma.sync m16n8k16`
-/// against 32-key K/V tiles that come two stages ahead by cp.async (FP8/int8 codes widened exactly into f16/bf16 as
-/// they load, synchronously), FlashAttention-2's online softmax in f32; d ∈ {64, 96, 128} (`Unsupported` at 256).
+/// against 32-key K/V tiles that come two stages ahead by cp.async (FP8/int8 codes copied as stored, then widened
+/// exactly into f16/bf16 tiles), FlashAttention-2's online softmax in f32; d ∈ {64, 96, 128} (`Unsupported` at 256).
 /// Its splits follow the rule above with blocks = B·H_kv·⌈(H/H_kv)·q_len / 16⌉ and r = 6 resident blocks per SM
 /// (their shared memory; 11 at d = 64). P is rounded to the element kind before P·V, as in FlashAttentionPlan: o is
 /// within FlashAttentionPlan's bound of the exact value, not the CUDA-core kernel's. `Auto` takes `TensorCores` over
 /// an f16/bf16 cache at d = 128 with B ≥ 16, else `CudaCores`: on an H200 (docs/perf/2026-11-28-h200, GQA 4, one
 /// query token) the tensor-core kernel took 8–39 % less time there (6 % more at 128 × 1024, the one exception), and as
-/// much or more with fewer sequences (1.6× at B = 1) or an FP8/int8 cache (2×: its codes load synchronously). Auto's
+/// much or more with fewer sequences (1.6× at B = 1) or an FP8/int8 cache (2×, when its codes loaded synchronously:
+/// they come by cp.async since, not yet timed). Auto's
 /// kernel depends on B: a sequence decoded in batches of 15 and of 16 gets results within the two kernels' bounds,
 /// not the same bits (choose the kernel to pin them).
 ///

@@ -103,9 +103,38 @@ __device__ __forceinline__ unsigned fa_pack(float lo, float hi) {
     return ptx::cvt_rn_bf16x2_bits(lo, hi);
 }
 
+/// Eight FP8/int8 codes (`raw`'s bytes, the first lowest) widened to T, exactly (E4M3 and int8 codes are exact in
+/// f16 and bf16), packed in pairs.
+template <class T, class C>
+__device__ __forceinline__ void fa_widen8(unsigned long long raw, unsigned (&w)[4]) {
+  C x[8];
+  std::memcpy(static_cast<void*>(x), &raw, sizeof(x));
+  const auto widen = [](C v) {
+    if constexpr (std::is_same_v<C, int8_t>)
+      return static_cast<float>(v);
+    else
+      return convert::to_float(v);
+  };
+  BARACUDA_UNROLL
+  for (int e = 0; e < 4; ++e) w[e] = fa_pack<T>(widen(x[2 * e]), widen(x[2 * e + 1]));
+}
+
+/// Codes gi .. gi + 7 of `row` as fa_widen8 takes them: one 8-byte load when `vec` (8-byte aligned), else element
+/// loads.
+template <class C>
+__device__ __forceinline__ unsigned long long fa_read8(const C* row, int gi, bool vec) {
+  if (vec) return *reinterpret_cast<const unsigned long long*>(row + gi);
+  C x[8];
+  BARACUDA_UNROLL
+  for (int e = 0; e < 8; ++e) x[e] = row[gi + e];
+  unsigned long long raw;
+  std::memcpy(&raw, static_cast<const void*>(x), sizeof(raw));
+  return raw;
+}
+
 /// Fills a BN×(8·CPR) K or V tile from an FP8/int8 cache: each 8-element chunk of a row is one 8-byte load (element
-/// loads unless `o.vec`), its codes widened to T, exactly (E4M3 and int8 codes are exact in f16 and bf16), and one
-/// 16-byte shared store; rows past o.outer_n, chunks past o.inner_n and rows on a masked page (nullptr) are zeros.
+/// loads unless `o.vec`), its codes widened to T (fa_widen8), and one 16-byte shared store; rows past o.outer_n,
+/// chunks past o.inner_n and rows on a masked page (nullptr) are zeros. Synchronous: the chunked prefill's loader.
 /// Every thread calls row_of for each of its chunks' rows, in range or not (tc_load_rows with `Nullable`).
 template <class T, class C, int ROWS, int CPR, int NT, class RowOf>
 __device__ __forceinline__ void fa_load_rows_narrow(unsigned char* s, const TcOperand& o, RowOf row_of, int outer0,
@@ -119,24 +148,45 @@ __device__ __forceinline__ void fa_load_rows_narrow(unsigned char* s, const TcOp
     const C* row = row_of(go);  // convergent: every thread, every chunk
     if (go >= o.outer_n || gi >= o.inner_n) row = nullptr;
     unsigned w[4] = {0, 0, 0, 0};
-    if (row != nullptr) {
-      C x[8];
-      if (o.vec) {
-        const unsigned long long raw = *reinterpret_cast<const unsigned long long*>(row + gi);
-        std::memcpy(static_cast<void*>(x), &raw, sizeof(raw));
-      } else {
-        BARACUDA_UNROLL
-        for (int e = 0; e < 8; ++e) x[e] = row[gi + e];
-      }
-      const auto widen = [](C v) {
-        if constexpr (std::is_same_v<C, int8_t>)
-          return static_cast<float>(v);
-        else
-          return convert::to_float(v);
-      };
-      BARACUDA_UNROLL
-      for (int e = 0; e < 4; ++e) w[e] = fa_pack<T>(widen(x[2 * e]), widen(x[2 * e + 1]));
+    if (row != nullptr) fa_widen8<T, C>(fa_read8(row, gi, o.vec), w);
+    *reinterpret_cast<uint4*>(s + tc_swz<CPR>(r, c)) = make_uint4(w[0], w[1], w[2], w[3]);
+  }
+}
+
+/// The asynchronous form of fa_load_rows_narrow, in two steps. fa_stage_codes copies the codes of a ROWS×(8·CPR)
+/// tile as they are stored, row r's chunk c at `codes + r·8·CPR + 8c`: 8-byte cp.async copies where `o.vec` (zero-
+/// filled for rows past o.outer_n, chunks past o.inner_n and masked rows; `any` is a global address for their empty
+/// copies), else element loads and an 8-byte shared store. fa_widen_codes then widens them into the T tile that
+/// fa_load_rows_narrow would have filled. A thread widens exactly the chunks it staged: after its own cp.async wait,
+/// no barrier is needed between the two. Every thread calls row_of for each of its chunks' rows.
+template <class C, int ROWS, int CPR, int NT, class RowOf>
+__device__ __forceinline__ void fa_stage_codes(unsigned char* codes, const TcOperand& o, RowOf row_of, int outer0,
+                                               int tid, const void* any) {
+  static_assert((ROWS * CPR) % NT == 0, "whole chunks per thread");
+  BARACUDA_UNROLL
+  for (int it = 0; it < ROWS * CPR / NT; ++it) {
+    const int i = tid + it * NT;
+    const int r = i / CPR, c = i % CPR;
+    const int go = outer0 + r, gi = c * 8;
+    const C* row = row_of(go);  // convergent: every thread, every chunk
+    if (go >= o.outer_n || gi >= o.inner_n) row = nullptr;
+    unsigned char* dst = codes + r * (CPR * 8) + c * 8;
+    if (o.vec) {
+      ptx::cp_async_ca_zfill<8>(dst, row != nullptr ? static_cast<const void*>(row + gi) : any, row != nullptr ? 8 : 0);
+    } else {
+      *reinterpret_cast<unsigned long long*>(dst) = row != nullptr ? fa_read8(row, gi, false) : 0;
     }
+  }
+}
+
+template <class T, class C, int ROWS, int CPR, int NT>
+__device__ __forceinline__ void fa_widen_codes(unsigned char* s, const unsigned char* codes, int tid) {
+  BARACUDA_UNROLL
+  for (int it = 0; it < ROWS * CPR / NT; ++it) {
+    const int i = tid + it * NT;
+    const int r = i / CPR, c = i % CPR;
+    unsigned w[4];
+    fa_widen8<T, C>(*reinterpret_cast<const unsigned long long*>(codes + r * (CPR * 8) + c * 8), w);
     *reinterpret_cast<uint4*>(s + tc_swz<CPR>(r, c)) = make_uint4(w[0], w[1], w[2], w[3]);
   }
 }

@@ -6,10 +6,12 @@
 // warp reads each K/V row of its chunk once for all of them, and the dot products leave the FMA pipe (the CUDA-core
 // kernel issues about 60 instructions per key at d = 128: docs/perf/2026-11-27-h100). Shared memory: the Q tile
 // (16 rows) and two stages of a 32-key K tile and V tile (the dense GEMM's swizzled 16-byte-chunk rows,
-// gemm/tc_kernels.cuh). Per tile t of the split's chunk:
-//   request tile t + 1 (cp.async for f16/bf16 rows; FP8/int8 codes widened exactly into f16/bf16 as they load,
-//   synchronously: attention's fa_load_rows_narrow), its rows' pages shuffled from the lanes that loaded tile t + 1's
-//   block-table entries during tile t − 1 (attention/paged_keys.cuh); wait for tile t; S = Q·K_tᵀ; mask (per element
+// gemm/tc_kernels.cuh); over an FP8/int8 cache, in the same bytes, one K/V tile pair and two stages of their codes.
+// Per tile t of the split's chunk:
+//   request tile t + 1 (cp.async for f16/bf16 rows), its rows' pages shuffled from the lanes that loaded tile t + 1's
+//   block-table entries during tile t − 1 (attention/paged_keys.cuh); wait for tile t (an FP8/int8 cache: its codes,
+//   requested by cp.async at the end of tile t − 2 into a staging buffer, widened exactly into the f16/bf16 tiles by
+//   the threads that staged them: attention's fa_stage_codes and fa_widen_codes); S = Q·K_tᵀ; mask (per element
 //   where the tile crosses the chunk's end, a masked page, a row's causal bound or its window); the online softmax
 //   on the accumulator fragments (FlashAttention-2's: row max over the quad, α, P = 2^(S·τ·log2 e − m·τ·log2 e),
 //   l); O = α·O + P·V_t with P rounded to the element kind as the A operand and V by ldmatrix.trans.
@@ -18,7 +20,7 @@
 // combines. Fixed orders, no atomics: the same bits on every run.
 #pragma once
 
-#include "ops/attention/kernels.cuh"  // fa_load_rows_narrow, fa_pack; first: the device namespace (sim/compat.cuh)
+#include "ops/attention/kernels.cuh"  // fa_stage_codes, fa_widen_codes; first: the device namespace (sim/compat.cuh)
 #include "ops/paged_decode/kernels.cuh"
 
 BARACUDA_DEVICE_NAMESPACE_BEGIN
@@ -49,6 +51,11 @@ __global__ void __launch_bounds__(kTcThreads) tc_split_kernel(TcParams p) {
   BARACUDA_DYNAMIC_SHARED(unsigned char, smem);
   unsigned char* qs = smem;                // [16 rows][CPR chunks]
   unsigned char* kv = qs + RM * CPR * 16;  // stage s: K at kv + 2s·kTile, V at kv + (2s + 1)·kTile
+  // A 1-byte cache: one K and one V tile of T at kv, then two stages of their codes (fa_stage_codes' layout): stage s
+  // K's at codes + 2s·kCodes, V's at codes + (2s + 1)·kCodes. The same bytes as the 16-bit stages.
+  constexpr int kCodes = BN * CPR * 8;
+  static_assert(2 * kTile + 4 * kCodes == 4 * kTile, "the 16-bit stages' shared memory");
+  unsigned char* codes = kv + 2 * kTile;
   const int lane = static_cast<int>(threadIdx.x);
   const int g = lane >> 2, t4 = lane & 3;
   const int split = static_cast<int>(blockIdx.x), b = static_cast<int>(blockIdx.z);
@@ -79,13 +86,15 @@ __global__ void __launch_bounds__(kTcThreads) tc_split_kernel(TcParams p) {
   const auto as16 = [](const KvT* x) { return kNarrow ? nullptr : reinterpret_cast<const uint16_t*>(x); };
   const TcOperand ko{as16(kd), 0, 0, 1, k_end, D, p.k_vec, true};
   const TcOperand vo{as16(vd), 0, 0, 1, k_end, D, p.v_vec, true};
+  // Requests a tile into stage `stage` (cp.async, or a 1-byte cache's codes staged for fa_widen_codes).
   const auto load_tile = [&](int stage, const Keys& keys) {
     unsigned char* ks = kv + 2 * stage * kTile;
     const auto k_row = [&](int j) { return keys.row_ptr(kd, l.k_block, l.k_offset, j); };
     const auto v_row = [&](int j) { return keys.row_ptr(vd, l.v_block, l.v_offset, j); };
     if constexpr (kNarrow) {
-      attention::fa_load_rows_narrow<T, C, BN, CPR, NT>(ks, ko, k_row, keys.kv0, lane);
-      attention::fa_load_rows_narrow<T, C, BN, CPR, NT>(ks + kTile, vo, v_row, keys.kv0, lane);
+      unsigned char* cs = codes + 2 * stage * kCodes;
+      attention::fa_stage_codes<C, BN, CPR, NT>(cs, ko, k_row, keys.kv0, lane, l.k);
+      attention::fa_stage_codes<C, BN, CPR, NT>(cs + kCodes, vo, v_row, keys.kv0, lane, l.v);
     } else {
       const auto k16 = [&](int j) { return as16(k_row(j)); };
       const auto v16 = [&](int j) { return as16(v_row(j)); };
@@ -94,6 +103,9 @@ __global__ void __launch_bounds__(kTcThreads) tc_split_kernel(TcParams p) {
     }
   };
   const int tiles = k_end > k_begin ? (k_end - k_begin + BN - 1) / BN : 0;
+  // Copy groups: at each tile's wait, tile t's and tile t + 1's are the last two. A 16-bit tile is requested at the top
+  // of the tile before; a 1-byte cache's codes at the end of the tile two before (their stage is free once this
+  // thread has widened the codes it staged), so they have a whole tile to arrive.
   Keys cur, nxt, far;  // tile t's pages, tile t + 1's, tile t + 2's
   if (tiles > 0) {
     cur.fetch(table, l.bt_page, l.block_size, k_end, k_begin, lane);
@@ -102,7 +114,14 @@ __global__ void __launch_bounds__(kTcThreads) tc_split_kernel(TcParams p) {
   }
   if (tiles > 1) nxt.fetch(table, l.bt_page, l.block_size, k_end, k_begin + BN, lane);
   ptx::cp_async_commit();
-  ptx::cp_async_wait<1>();  // Q
+  if constexpr (kNarrow) {
+    if (tiles > 1) {
+      nxt.resolve(l.num_blocks);
+      load_tile(1, nxt);
+    }
+    ptx::cp_async_commit();
+  }
+  ptx::cp_async_wait<1>();  // Q (and a 1-byte cache's tile 0)
   __syncthreads();
   unsigned qf[KD][4];
   BARACUDA_UNROLL
@@ -128,16 +147,23 @@ __global__ void __launch_bounds__(kTcThreads) tc_split_kernel(TcParams p) {
 
   for (int t = 0; t < tiles; ++t) {
     const int kv0 = k_begin + t * BN;
-    if (t + 1 < tiles) {
-      nxt.resolve(l.num_blocks);
-      load_tile((t + 1) & 1, nxt);
+    if constexpr (!kNarrow) {
+      if (t + 1 < tiles) {
+        nxt.resolve(l.num_blocks);
+        load_tile((t + 1) & 1, nxt);
+      }
+      ptx::cp_async_commit();
     }
     if (t + 2 < tiles) far.fetch(table, l.bt_page, l.block_size, k_end, kv0 + 2 * BN, lane);  // read a tile later
-    ptx::cp_async_commit();
-    ptx::cp_async_wait<1>();  // tile t
-    __syncthreads();
-    const unsigned char* ks = kv + 2 * (t & 1) * kTile;
+    ptx::cp_async_wait<1>();  // tile t (this thread's copies)
+    const unsigned char* ks = kv + (kNarrow ? 0 : 2 * (t & 1) * kTile);
     const unsigned char* vs = ks + kTile;
+    if constexpr (kNarrow) {
+      const unsigned char* cs = codes + 2 * (t & 1) * kCodes;
+      attention::fa_widen_codes<T, C, BN, CPR, NT>(kv, cs, lane);
+      attention::fa_widen_codes<T, C, BN, CPR, NT>(kv + kTile, cs + kCodes, lane);
+    }
+    __syncthreads();  // everyone's
 
     float s1[1][NS][4];
     float(&s)[NS][4] = s1[0];
@@ -162,7 +188,14 @@ __global__ void __launch_bounds__(kTcThreads) tc_split_kernel(TcParams p) {
 
     attention::fa_softmax_step(s, acc[0], m_row, l_row, scale_log2);
     attention::fa_pv<T, 1, NS, NO, CPR>(acc, s1, vs, lane);
-    __syncthreads();  // every lane is done with stage t & 1 before tile t + 2 loads into it
+    __syncthreads();  // every lane is done with stage t & 1 (a 1-byte cache: the T tiles) before it is refilled
+    if constexpr (kNarrow) {
+      if (t + 2 < tiles) {
+        far.resolve(l.num_blocks);
+        load_tile(t & 1, far);
+      }
+      ptx::cp_async_commit();
+    }
     cur = nxt, nxt = far;
   }
   ptx::cp_async_wait_all();  // no copy in flight at exit (only empty groups remain)
