@@ -132,13 +132,12 @@ __device__ __forceinline__ unsigned long long fa_read8(const C* row, int gi, boo
   return raw;
 }
 
-/// Fills a BN×(8·CPR) K or V tile from an FP8/int8 cache: each 8-element chunk of a row is one 8-byte load (element
-/// loads unless `o.vec`), its codes widened to T (fa_widen8), and one 16-byte shared store; rows past o.outer_n,
-/// chunks past o.inner_n and rows on a masked page (nullptr) are zeros. Synchronous: the chunked prefill's loader.
-/// Every thread calls row_of for each of its chunks' rows, in range or not (tc_load_rows with `Nullable`).
-template <class T, class C, int ROWS, int CPR, int NT, class RowOf>
-__device__ __forceinline__ void fa_load_rows_narrow(unsigned char* s, const TcOperand& o, RowOf row_of, int outer0,
-                                                    int tid) {
+/// Calls f(r, c, gi, row) for each chunk this thread fills of a ROWS×(8·CPR) tile of an FP8/int8 cache: chunk
+/// i = tid + it·NT is row r = i / CPR's elements gi = 8c .. 8c + 7 (c = i % CPR), and `row` is row_of(outer0 + r), or
+/// nullptr for rows past o.outer_n and chunks past o.inner_n. row_of is called for every chunk of every thread, in
+/// range or not (it may shuffle: tc_load_rows with `Nullable`).
+template <class C, int ROWS, int CPR, int NT, class RowOf, class F>
+__device__ __forceinline__ void fa_narrow_chunks(const TcOperand& o, RowOf row_of, int outer0, int tid, F f) {
   static_assert((ROWS * CPR) % NT == 0, "whole chunks per thread");
   BARACUDA_UNROLL
   for (int it = 0; it < ROWS * CPR / NT; ++it) {
@@ -147,10 +146,21 @@ __device__ __forceinline__ void fa_load_rows_narrow(unsigned char* s, const TcOp
     const int go = outer0 + r, gi = c * 8;
     const C* row = row_of(go);  // convergent: every thread, every chunk
     if (go >= o.outer_n || gi >= o.inner_n) row = nullptr;
+    f(r, c, gi, row);
+  }
+}
+
+/// Fills a BN×(8·CPR) K or V tile from an FP8/int8 cache: each 8-element chunk of a row is one 8-byte load (element
+/// loads unless `o.vec`), its codes widened to T (fa_widen8), and one 16-byte shared store; rows past o.outer_n,
+/// chunks past o.inner_n and rows on a masked page (nullptr) are zeros. Synchronous: the chunked prefill's loader.
+template <class T, class C, int ROWS, int CPR, int NT, class RowOf>
+__device__ __forceinline__ void fa_load_rows_narrow(unsigned char* s, const TcOperand& o, RowOf row_of, int outer0,
+                                                    int tid) {
+  fa_narrow_chunks<C, ROWS, CPR, NT>(o, row_of, outer0, tid, [&](int r, int c, int gi, const C* row) {
     unsigned w[4] = {0, 0, 0, 0};
     if (row != nullptr) fa_widen8<T, C>(fa_read8(row, gi, o.vec), w);
     *reinterpret_cast<uint4*>(s + tc_swz<CPR>(r, c)) = make_uint4(w[0], w[1], w[2], w[3]);
-  }
+  });
 }
 
 /// The asynchronous form of fa_load_rows_narrow, in two steps. fa_stage_codes copies the codes of a ROWS×(8·CPR)
@@ -158,25 +168,17 @@ __device__ __forceinline__ void fa_load_rows_narrow(unsigned char* s, const TcOp
 /// filled for rows past o.outer_n, chunks past o.inner_n and masked rows; `any` is a global address for their empty
 /// copies), else element loads and an 8-byte shared store. fa_widen_codes then widens them into the T tile that
 /// fa_load_rows_narrow would have filled. A thread widens exactly the chunks it staged: after its own cp.async wait,
-/// no barrier is needed between the two. Every thread calls row_of for each of its chunks' rows.
+/// no barrier is needed between the two.
 template <class C, int ROWS, int CPR, int NT, class RowOf>
 __device__ __forceinline__ void fa_stage_codes(unsigned char* codes, const TcOperand& o, RowOf row_of, int outer0,
                                                int tid, const void* any) {
-  static_assert((ROWS * CPR) % NT == 0, "whole chunks per thread");
-  BARACUDA_UNROLL
-  for (int it = 0; it < ROWS * CPR / NT; ++it) {
-    const int i = tid + it * NT;
-    const int r = i / CPR, c = i % CPR;
-    const int go = outer0 + r, gi = c * 8;
-    const C* row = row_of(go);  // convergent: every thread, every chunk
-    if (go >= o.outer_n || gi >= o.inner_n) row = nullptr;
+  fa_narrow_chunks<C, ROWS, CPR, NT>(o, row_of, outer0, tid, [&](int r, int c, int gi, const C* row) {
     unsigned char* dst = codes + r * (CPR * 8) + c * 8;
-    if (o.vec) {
+    if (o.vec)
       ptx::cp_async_ca_zfill<8>(dst, row != nullptr ? static_cast<const void*>(row + gi) : any, row != nullptr ? 8 : 0);
-    } else {
+    else
       *reinterpret_cast<unsigned long long*>(dst) = row != nullptr ? fa_read8(row, gi, false) : 0;
-    }
-  }
+  });
 }
 
 template <class T, class C, int ROWS, int CPR, int NT>
