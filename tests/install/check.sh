@@ -40,7 +40,7 @@ cmake -S "$src_dir/tests/install" -B "$work/subdirectory" "${gen[@]}" "${same_co
   -DBARACUDA_CUDA_KERNELS="$(cached BARACUDA_CUDA_KERNELS)" -DBARACUDA_CUDA_ARCHS="$(cached BARACUDA_CUDA_ARCHS)" \
   -DBARACUDA_BUILD_FUZZERS="$(cached BARACUDA_BUILD_FUZZERS)" \
   -DBARACUDA_FATBIN_NO_COMPRESS="$(cached BARACUDA_FATBIN_NO_COMPRESS)"
-# With debug info (the sanitizer presets' -g1) ccache serves this build BUILD_DIR's objects only when both
+# With debug info (the `asan` preset's -g1) ccache serves this build BUILD_DIR's objects only when both
 # were built with CCACHE_NOHASHDIR set (.ci/run sets it).
 cmake --build "$work/subdirectory" -j "$jobs"
 "$work/subdirectory/consumer"
