@@ -23,11 +23,6 @@ namespace {
 
 // ------------------------------------------------------------------------------------------ rejections
 
-template <class R>
-void expect_select_error(const R& r, ErrorCode code, const std::string& needle) {
-  expect_error(r.status(), code, needle);
-}
-
 TEST(Int4MarlinGemm, SelectRejections) {
   const Stream host = Stream::host();
   using D = Int4GemmDescriptor;

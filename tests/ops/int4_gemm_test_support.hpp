@@ -21,10 +21,11 @@
 
 #include "baracuda/baracuda.hpp"
 #include "ops/int4_gemm/tables.hpp"
-#include "support/w4a16_golden.hpp"
 #include "support/devices.hpp"
+#include "support/expect_error.hpp"
 #include "support/host_array.hpp"
 #include "support/tensor.hpp"
+#include "support/w4a16_golden.hpp"
 #include "support/w4a16_inputs.hpp"
 
 namespace baracuda::test {
@@ -50,12 +51,6 @@ ViewOf<P> vec(P* p, ElementKind k, int64_t n) {
 
 template <class T>
 inline constexpr ElementKind kind_t = kind_of<T>;
-
-inline void expect_error(const Status& s, ErrorCode code, const std::string& needle) {
-  ASSERT_FALSE(s.is_ok()) << "expected " << to_string(code) << " containing '" << needle << "'";
-  EXPECT_EQ(s.code(), code) << s.to_string();
-  EXPECT_NE(s.error().message.find(needle), std::string::npos) << s.to_string();
-}
 
 // ---------------------------------------------------------------------------------- weights and problems
 

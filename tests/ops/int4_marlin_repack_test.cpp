@@ -20,6 +20,7 @@
 
 #include "baracuda/baracuda.hpp"
 #include "support/devices.hpp"
+#include "support/expect_error.hpp"
 #include "support/tensor.hpp"
 #include "support/w4a16_golden.hpp"
 #include "support/w4a16_inputs.hpp"
@@ -28,12 +29,6 @@ namespace baracuda::test {
 namespace {
 
 // ------------------------------------------------------------------------------------------ helpers
-
-void expect_error(const Status& s, ErrorCode code, const std::string& needle) {
-  ASSERT_FALSE(s.is_ok()) << "expected " << to_string(code) << " containing '" << needle << "'";
-  EXPECT_EQ(s.code(), code) << s.to_string();
-  EXPECT_NE(s.error().message.find(needle), std::string::npos) << s.to_string();
-}
 
 template <class V>
 std::vector<uint8_t> bytes_of(const std::vector<V>& v) {

@@ -17,6 +17,7 @@
 #include "ops/dynamic_range_reference.hpp"
 #include "ops/int_gemm/tuning.hpp"
 #include "support/devices.hpp"
+#include "support/expect_error.hpp"
 #include "support/host_array.hpp"
 #include "support/tensor.hpp"
 
@@ -72,15 +73,6 @@ struct GemmOperands {
   Arr<TB> b;
   Arr<int32_t> c;
 };
-inline void expect_error(const Status& s, ErrorCode code, const std::string& needle) {
-  ASSERT_FALSE(s.is_ok()) << "expected " << to_string(code) << " containing '" << needle << "'";
-  EXPECT_EQ(s.code(), code) << s.to_string();
-  EXPECT_NE(s.error().message.find(needle), std::string::npos) << s.to_string();
-}
-template <class R>
-void expect_select_error(const R& r, ErrorCode code, const std::string& needle) {
-  expect_error(r.status(), code, needle);
-}
 
 /// f16/bf16/f32/f64 output element as double.
 inline double read_out(ElementKind k, const void* p, int64_t i) {

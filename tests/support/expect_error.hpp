@@ -15,11 +15,17 @@
 
 namespace baracuda::test {
 
-/// `s` failed with `code`, and its message names `plan`.
-inline void expect_error(const Status& s, ErrorCode code, std::string_view plan) {
-  ASSERT_FALSE(s);
+/// `s` failed with `code`, and its message contains `text` (the plan's name, or the rule that was broken).
+inline void expect_error(const Status& s, ErrorCode code, std::string_view text) {
+  ASSERT_FALSE(s) << "expected " << to_string(code) << " containing '" << text << "'";
   EXPECT_EQ(s.code(), code) << s.to_string();
-  EXPECT_NE(s.error().message.find(plan), std::string::npos) << "the message names the plan: " << s.to_string();
+  EXPECT_NE(s.error().message.find(text), std::string::npos) << s.to_string();
+}
+
+/// The Result `r` (of a select or a factory) failed with `code`, and its message contains `text`.
+template <class R>
+void expect_select_error(const R& r, ErrorCode code, std::string_view text) {
+  expect_error(r.status(), code, text);
 }
 
 /// `s` failed with `code`, and its message names `plan` and contains `needle` (the rule that was broken).
