@@ -21,6 +21,7 @@ build_type=$(cached CMAKE_BUILD_TYPE)
 build_type=${build_type:-Release}
 type_upper=$(echo "$build_type" | tr '[:lower:]' '[:upper:]')
 same_config=(-DCMAKE_BUILD_TYPE="$build_type" -DCMAKE_CXX_FLAGS_"$type_upper"="$(cached CMAKE_CXX_FLAGS_"$type_upper")"
+             -DCMAKE_CUDA_FLAGS_"$type_upper"="$(cached CMAKE_CUDA_FLAGS_"$type_upper")"
              -DBARACUDA_SANITIZE="$(cached BARACUDA_SANITIZE)" -DCMAKE_CXX_COMPILER="$(cached CMAKE_CXX_COMPILER)")
 
 echo "== install $build_dir -> $work/prefix"
