@@ -15,7 +15,7 @@
 //   - sim agrees with host (bit for bit, or within the tolerance table where the scenario says so), dense
 //     and strided, and with each input reversed (a negative stride) and each output written in place over
 //     an input of its kind and shape: both devices accept or reject such a layout alike, and agree when
-//     they accept it; ctest runs the sim cases again under the reverse and a random thread schedule.
+//     they accept it; ctest runs the sim cases again under the reverse thread schedule, with the checkers.
 // Whether the host's values are right is each family's suite's business (independent references).
 #include <gtest/gtest.h>
 
