@@ -68,6 +68,15 @@ __host__ __device__ inline float to_float(__nv_fp8_e5m2 x) {
   return __half2float(__half(__nv_cvt_fp8_to_halfraw(x.__x, __NV_E5M2)));
 }
 
+/// A code of a quantized KV cache or operand (f16, bf16, FP8, or int8 read as an integer) as f32, exactly.
+template <class C>
+__host__ __device__ inline float code_to_float(C x) {
+  if constexpr (std::is_same_v<C, int8_t>)
+    return static_cast<float>(x);
+  else
+    return to_float(x);
+}
+
 /// x in its opmath type (exact).
 template <class T>
 __host__ __device__ inline opmath_t<T> to_opmath(T x) {

@@ -109,14 +109,9 @@ template <class T, class C>
 __device__ __forceinline__ void fa_widen8(unsigned long long raw, unsigned (&w)[4]) {
   C x[8];
   std::memcpy(static_cast<void*>(x), &raw, sizeof(x));
-  const auto widen = [](C v) {
-    if constexpr (std::is_same_v<C, int8_t>)
-      return static_cast<float>(v);
-    else
-      return convert::to_float(v);
-  };
   BARACUDA_UNROLL
-  for (int e = 0; e < 4; ++e) w[e] = fa_pack<T>(widen(x[2 * e]), widen(x[2 * e + 1]));
+  for (int e = 0; e < 4; ++e)
+    w[e] = fa_pack<T>(convert::code_to_float(x[2 * e]), convert::code_to_float(x[2 * e + 1]));
 }
 
 /// Codes gi .. gi + 7 of `row` as fa_widen8 takes them: one 8-byte load when `vec` (8-byte aligned), else element

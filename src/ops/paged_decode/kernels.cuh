@@ -79,14 +79,6 @@ __device__ __forceinline__ SplitRange split_range(const ::baracuda::detail::Page
   return r;
 }
 
-template <class C>
-__device__ __forceinline__ float widen(C x) {
-  if constexpr (std::is_same_v<C, int8_t>)
-    return static_cast<float>(x);
-  else
-    return convert::to_float(x);
-}
-
 /// Eight elements of a cache row as stored, packed in 32-bit words (4 for 2-byte kinds, 2 for 1-byte kinds): the V
 /// rows wait in registers from the scores to P·V, and packed they take a quarter (1-byte kinds) or half the registers.
 template <class C>
@@ -96,7 +88,7 @@ struct Chunk {
   __device__ __forceinline__ float at(int e) const {
     C x;
     std::memcpy(static_cast<void*>(&x), reinterpret_cast<const unsigned char*>(w) + e * sizeof(C), sizeof(C));
-    return widen(x);
+    return convert::code_to_float(x);
   }
 };
 
