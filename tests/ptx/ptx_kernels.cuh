@@ -116,6 +116,11 @@ __global__ void cvt_kernel(const float* lo, const float* hi, unsigned* out, int 
   out[i * 4 + 3] = static_cast<unsigned>(qr.x) | (static_cast<unsigned>(qr.y) << 16);
 }
 
+__global__ void ex2_kernel(const float* x, float* out, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = ptx::ex2_approx_ftz(x[i]);
+}
+
 template <int... K>
 __device__ __forceinline__ void all_lop3(unsigned a, unsigned b, unsigned c, unsigned* o) {
   ((o[1 + K] = ptx::lop3<::ptxtest::kLop3Luts[K]>(a, b, c)), ...);
@@ -254,6 +259,15 @@ LaunchError cvt(const float* lo, const float* hi, unsigned* out, int n) {
   auto* dout = m.out(out, static_cast<std::size_t>(n) * 4);
   if (!m.ok()) return m.finish();
   BARACUDA_LAUNCH((n + 127) / 128, 128, 0, nullptr, cvt_kernel)(dl, dh, dout, n);
+  return m.finish();
+}
+
+LaunchError ex2(const float* x, float* out, int n) {
+  Buffers m;
+  auto* dx = m.in(x, static_cast<std::size_t>(n));
+  auto* dout = m.out(out, static_cast<std::size_t>(n));
+  if (!m.ok()) return m.finish();
+  BARACUDA_LAUNCH((n + 127) / 128, 128, 0, nullptr, ex2_kernel)(dx, dout, n);
   return m.finish();
 }
 

@@ -36,6 +36,8 @@ enum CpMode : int { kCa = 0, kCaZfill = 1, kCg = 2, kCgZfill = 3 };
   LaunchError cp_async(int mode, int bytes, const unsigned char* src, const int* src_size, unsigned char* out); \
   /* out[i*4 + {0,1,2,3}]: f16x2 bits, bits of the __half2, bf16x2 bits, bits of the __nv_bfloat162 */       \
   LaunchError cvt(const float* lo, const float* hi, unsigned* out, int n);                                  \
+  /* out[i] = ex2_approx_ftz(x[i]) */                                                                       \
+  LaunchError ex2(const float* x, float* out, int n);                                                       \
   /* out[i*kBitopsOut + 0] = prmt(a, b, c); + 1 + k: lop3<kLop3Luts[k]>(a, b, c) */                         \
   LaunchError bitops(const unsigned* a, const unsigned* b, const unsigned* c, unsigned* out, int n);
 

@@ -2,7 +2,8 @@
 // and the results are compared bit for bit with values computed here from the PTX ISA definitions (the
 // fragment layouts of research/simt-emulation.md §2, written out independently of the emulation). Each test
 // runs on the sim device and, when the build has CUDA kernels and a GPU is usable, on the cuda device. The FP8
-// mma compares bit for bit where every partial sum is exact, and within a stated bound elsewhere (docs/ptx.md).
+// mma compares bit for bit where every partial sum is exact, and within a stated bound elsewhere (docs/ptx.md);
+// ex2.approx, an approximation, within a stated bound and exactly at its special values.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -479,6 +480,51 @@ TEST_P(Ptx, CvtRnF16x2AndBf16x2) {
     ASSERT_EQ(ef, out[i * 4 + 1]) << "__half2 of (" << lo[i] << ", " << hi[i] << ")";
     ASSERT_EQ(eb, out[i * 4 + 2]) << "bf16x2 of (" << lo[i] << ", " << hi[i] << ") index " << i;
     ASSERT_EQ(eb, out[i * 4 + 3]) << "__nv_bfloat162 of (" << lo[i] << ", " << hi[i] << ")";
+  }
+}
+
+// ---- ex2.approx.ftz.f32 ---------------------------------------------------------------------------------
+
+// 2^x from the ISA's definition in f64 (exact for every f32 input whose result is a normal f32: an f64 carries 2^x
+// to far more bits than f32 keeps), with the .ftz flushing: a subnormal input reads as 0, a result below 2^-126 is 0.
+// The instruction is an approximation: sim gives the correctly rounded value (within 1 ulp of it here, allowing for
+// the libm), the hardware is held to 2 ulp (2^-22 relative), exact at the special values.
+TEST_P(Ptx, Ex2ApproxFtz) {
+  const float specials[] = {0.f, -0.f, std::ldexp(1.f, -149), -std::ldexp(1.f, -130), std::ldexp(1.f, -126), 1.f,
+                            -1.f, 0.5f, -0.5f, 10.f, -10.f, 127.f, 127.99f, 128.f, 200.f, -125.f, -126.f, -126.5f,
+                            -127.f, -149.f, -150.f, -1000.f, INFINITY, -INFINITY, NAN};
+  std::vector<float> x(std::begin(specials), std::end(specials));
+  std::uniform_real_distribution<float> wide(-140.f, 130.f), narrow(-2.f, 2.f);
+  for (int i = 0; i < 3000; ++i) x.push_back(i % 2 ? wide(rng) : narrow(rng));
+  const int n = static_cast<int>(x.size());
+  std::vector<float> out(n, -1.f);
+  const LaunchError e = PTX_CALL(ex2, x.data(), out.data(), n);
+  ASSERT_FALSE(e.failed) << e.message;
+  const double tol = GetParam() == Dev::Sim ? std::ldexp(1.0, -23) : std::ldexp(1.0, -22);
+  for (int i = 0; i < n; ++i) {
+    const float xi = x[i], r = out[i];
+    if (std::isnan(xi)) {
+      EXPECT_TRUE(std::isnan(r)) << "ex2(NaN) = " << r;
+      continue;
+    }
+    const double in = std::fpclassify(xi) == FP_SUBNORMAL ? 0.0 : static_cast<double>(xi);
+    const double want = std::exp2(in);
+    if (in == 0.0 || std::isinf(in)) {  // exact: 2^0 = 1, 2^-inf = +0, 2^inf = inf
+      EXPECT_EQ(static_cast<float>(want), r) << "ex2(" << xi << ")";
+      EXPECT_FALSE(std::signbit(r)) << "ex2(" << xi << ")";
+      continue;
+    }
+    ASSERT_FALSE(std::fpclassify(r) == FP_SUBNORMAL) << "ex2(" << xi << ") = " << r << " is not flushed";
+    if (want < std::ldexp(1.0, -126) * (1.0 - tol)) {
+      EXPECT_EQ(0.f, r) << "ex2(" << xi << ") below 2^-126";
+      EXPECT_FALSE(std::signbit(r)) << "ex2(" << xi << ")";
+    } else if (want >= std::ldexp(1.0, 128) * (1.0 + tol)) {
+      EXPECT_EQ(INFINITY, r) << "ex2(" << xi << ") past the f32 range";
+    } else if (want < std::ldexp(1.0, -126) * (1.0 + tol) || want >= std::ldexp(1.0, 128) * (1.0 - tol)) {
+      continue;  // at the edges of the normal range either side is within the tolerance
+    } else {
+      EXPECT_LE(std::fabs(r - want), tol * want) << "ex2(" << xi << ") = " << r << ", 2^x = " << want;
+    }
   }
 }
 

@@ -8,6 +8,7 @@
 #include "device/ptx/cp_async.cuh"
 #include "device/ptx/cvt.cuh"
 #include "device/ptx/ldmatrix.cuh"
+#include "device/ptx/math.cuh"
 #include "device/ptx/mbarrier.cuh"
 #include "device/ptx/mma.cuh"
 #include "device/ptx/tma.cuh"

@@ -330,6 +330,15 @@ inline unsigned short cvt_rn_bf16_f32(float x) {
   return static_cast<unsigned short>(u >> 16);
 }
 
+/// ex2.approx.ftz.f32: 2^x in f32 with a subnormal input read as zero and a subnormal result flushed to +0; −inf
+/// gives +0, +inf gives +inf, NaN gives NaN. The value is std::exp2's (correctly rounded on the libm we build with,
+/// or within its own bound), not the hardware's approximation: the two can differ in the last bits (docs/ptx.md).
+inline float ex2_approx_ftz(float x) {
+  if (std::fpclassify(x) == FP_SUBNORMAL) x = 0.0f;
+  const float y = std::exp2(x);
+  return std::fpclassify(y) == FP_SUBNORMAL ? 0.0f : y;
+}
+
 /// prmt.b32 (default mode): byte i of the result is selected by nibble i of `c`: bits [2:0] pick one of the
 /// 8 bytes of {b, a} (a's bytes 0-3, b's bytes 4-7); bit 3 set replicates that byte's sign bit instead.
 inline unsigned prmt(unsigned a, unsigned b, unsigned c) {
