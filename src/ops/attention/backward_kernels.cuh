@@ -208,8 +208,10 @@ __global__ void __launch_bounds__(kFbThreads) fa2_bwd_dkdv_kernel(FbParams p) {
     for (int t = t_lo; t < t_hi; ++t) {
       const int qq0 = t * BM;
       __syncthreads();  // every warp is done with the previous Q and dO tiles
-      tc_load_tile<BM, CPR, NT>(qs, qo, qd, qq0, 0, tid);
-      tc_load_tile<BM, CPR, NT>(gs, go, gd, qq0, 0, tid);
+      // tc_load_rows alone (tc_load_tile's `Whole` off): its cp.async fast path took this kernel past 255 registers
+      // at d = 128 (28 bytes of spills).
+      tc_load_tile<BM, CPR, NT, false>(qs, qo, qd, qq0, 0, tid);
+      tc_load_tile<BM, CPR, NT, false>(gs, go, gd, qq0, 0, tid);
       ptx::cp_async_commit();
       ptx::cp_async_wait_all();
       __syncthreads();

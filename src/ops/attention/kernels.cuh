@@ -18,9 +18,10 @@
 //   mask (edge tiles only, per element: -inf); online softmax on the accumulator fragments in f32: the row max
 //   over the quad (2 shuffles), m' = max(m, rowmax), α = 2^((m − m')·τ·log2 e) (exactly 1 when m' = m),
 //   P = 2^(S·τ·log2 e − m'·τ·log2 e)
-//   (one fma and exp2f; a row whose max is −inf uses 0, so masked entries give 0, never NaN),
+//   (one fma and ex2.approx.ftz: a P below 2^-126 is 0; a row whose max is −inf uses 0, so masked entries give
+//   0, never NaN),
 //   l = α·l + Σ P
-//   (per-thread partial sums, the quad's summed once at the end), O = α·O;
+//   (per-thread partial sums, the quad's summed once at the end), O = α·O (skipped when every α of the warp is 1);
 //   barrier (K_j free); issue K_{j+1}; wait V_j; barrier;
 //   O += P·V_j by mma, with P rounded to the element kind in registers as the A operand (the S accumulator
 //   layout is the A fragment layout) and V through ldmatrix.trans.
@@ -51,6 +52,7 @@
 #include "device/ptx/cp_async.cuh"
 #include "device/ptx/cvt.cuh"
 #include "device/ptx/ldmatrix.cuh"
+#include "device/ptx/math.cuh"
 #include "device/ptx/mma.cuh"
 #include "ops/attention/paged_keys.cuh"
 #include "ops/attention/tables.hpp"
@@ -243,9 +245,10 @@ __device__ __forceinline__ void fa_load_a(unsigned (&a)[4], const unsigned char*
 
 /// The online softmax step on S's accumulator fragments, row by row (hh: rows g and g + 8 of the warp's 16): the row
 /// max over the quad, m' = max(m, rowmax), α = 2^((m − m')·τ·log2 e) (1 when m' = m), S → P = 2^(S·τ·log2 e −
-/// m'·τ·log2 e) (a row whose max is −inf uses 0: masked entries give 0, never NaN), l = α·l + Σ P (per-thread
-/// partial sums), O = α·O.
-template <int NS, int NO>
+/// m'·τ·log2 e) (ex2.approx.ftz: results below 2^-126 are 0; a row whose max is −inf uses 0: masked entries give 0,
+/// never NaN), l = α·l + Σ P (per-thread partial sums), O = α·O (with `Skip`, skipped when every α of the warp is 1:
+/// all 32 lanes, converged, for the vote).
+template <int NS, int NO, bool Skip = true>
 __device__ __forceinline__ void fa_softmax_step(float (&s)[NS][4], float (&acc)[NO][4], float (&m_row)[2],
                                                 float (&l_row)[2], float scale_log2) {
   BARACUDA_UNROLL
@@ -260,7 +263,7 @@ __device__ __forceinline__ void fa_softmax_step(float (&s)[NS][4], float (&acc)[
     // it per tile): a tile that no key of the row survives then changes nothing, so the 64- and 128-row tiles agree.
     // The exponential is taken either way, so that the choice is a select: lanes hold different rows, and a branch
     // around it diverged within the warp on every tile.
-    const float rescale = exp2f(__fmaf_rn(m_row[hh], scale_log2, -ms));
+    const float rescale = ptx::ex2_approx_ftz(__fmaf_rn(m_row[hh], scale_log2, -ms));
     const float alpha = mx == m_row[hh] ? 1.0f : rescale;
     m_row[hh] = mx;
     float sum = 0.0f;
@@ -268,16 +271,21 @@ __device__ __forceinline__ void fa_softmax_step(float (&s)[NS][4], float (&acc)[
     for (int n = 0; n < NS; ++n) {
       BARACUDA_UNROLL
       for (int e = 0; e < 2; ++e) {
-        const float pv = exp2f(__fmaf_rn(s[n][2 * hh + e], scale_log2, -ms));
+        const float pv = ptx::ex2_approx_ftz(__fmaf_rn(s[n][2 * hh + e], scale_log2, -ms));
         s[n][2 * hh + e] = pv;
         sum = __fadd_rn(sum, pv);
       }
     }
     l_row[hh] = __fmaf_rn(alpha, l_row[hh], sum);
-    BARACUDA_UNROLL
-    for (int n = 0; n < NO; ++n) {
-      acc[n][2 * hh] = __fmul_rn(acc[n][2 * hh], alpha);
-      acc[n][2 * hh + 1] = __fmul_rn(acc[n][2 * hh + 1], alpha);
+    // O = α·O, skipped when no row of the warp has a new maximum (every α exactly 1: the products would change no
+    // bit). The vote makes the test warp-uniform; once the maxima settle, most tiles skip these NO·2 multiplications.
+    // One vote per half, right after its α, so that no α stays live across the other half.
+    if (!Skip || __any_sync(0xffffffffu, alpha != 1.0f)) {
+      BARACUDA_UNROLL
+      for (int n = 0; n < NO; ++n) {
+        acc[n][2 * hh] = __fmul_rn(acc[n][2 * hh], alpha);
+        acc[n][2 * hh + 1] = __fmul_rn(acc[n][2 * hh + 1], alpha);
+      }
     }
   }
 }
@@ -323,6 +331,9 @@ __global__ void __launch_bounds__(kFaThreads) fa2_forward_kernel(FaParams p) {
   // Q's fragments stay in registers for one m-tile up to d = 128; for d = 256 (O alone takes 128 registers) and for
   // two m-tiles (O and S take 160) they are read from shared memory per KV tile.
   constexpr bool kQRegs = MT == 1 && D <= 128;
+  // O's rescale skipped when no row's max moved (fa_softmax_step): not in the paged 128-row kernel at d = 128, where
+  // the vote took ptxas past 255 registers (16 bytes of spills).
+  constexpr bool kSkipRescale = !(Paged && MT == 2 && D == 128);
   static_assert(D % 16 == 0 && (CPR == 8 || CPR == 16 || CPR == 32), "whole k16 steps; rows of 8, 16 or 32 chunks");
   static_assert(MT == 1 || (MT == 2 && D <= 128), "two m-tiles a warp up to d = 128");
   const ::baracuda::detail::FlashAttentionLaunch& l = p.l;
@@ -403,8 +414,10 @@ __global__ void __launch_bounds__(kFaThreads) fa2_forward_kernel(FaParams p) {
   const auto load_kv = [&](unsigned char* dst, const TcOperand& o, const auto& row_of, int first) {
     if constexpr (kNarrow)
       fa_load_rows_narrow<T, C, BN, CPR, NT>(dst, o, row_of, first, tid);
+    else if constexpr (Paged)
+      ::baracuda::gemm::tc_load_rows<BN, CPR, NT, true>(dst, o, row_of, first, 0, tid);
     else
-      ::baracuda::gemm::tc_load_rows<BN, CPR, NT, Paged>(dst, o, row_of, first, 0, tid);
+      tc_load_tile<BN, CPR, NT>(dst, o, o.data, first, 0, tid);  // rows at o.data + j·outer
   };
   Keys cur, nxt;  // tile t's pages; tile t + 1's
   if constexpr (Paged) {
@@ -476,7 +489,8 @@ __global__ void __launch_bounds__(kFaThreads) fa2_forward_kernel(FaParams p) {
     }
 
     BARACUDA_UNROLL
-    for (int mt = 0; mt < MT; ++mt) fa_softmax_step(s[mt], acc[mt], m_row[mt], l_row[mt], scale_log2);
+    for (int mt = 0; mt < MT; ++mt)
+      fa_softmax_step<NS, NO, kSkipRescale>(s[mt], acc[mt], m_row[mt], l_row[mt], scale_log2);
 
     __syncthreads();  // every warp is done with K_t
     if (t + 1 < t_hi) {

@@ -140,10 +140,44 @@ __device__ __forceinline__ void tc_load_rows(unsigned char* s, const TcOperand& 
   }
 }
 
-/// tc_load_rows over the strided operand at `base`: row `go` at base + go·outer.
-template <int ROWS, int CPR, int NT>
+/// tc_load_rows over the strided operand at `base` (row `go` at base + go·outer) by cp.async (o.vec) for a tile whose
+/// chunks are each whole or past inner_n (inner_n − inner0 a multiple of 8, or at least 8·CPR), without the per-chunk
+/// bounds and row arithmetic of tc_load_rows (about 30 instructions a chunk: docs/perf/2026-11-29-sass). NT / CPR
+/// divides ROWS, so a thread's chunks are one column c = tid % CPR of rows tid / CPR + it·(NT / CPR): each is a 64-bit
+/// add and a cp.async, zero-filled (from `o.data`) past inner_n and, when `RowTest`, past outer_n (a compare and two
+/// selects more); without it every row must be below outer_n.
+template <int ROWS, int CPR, int NT, bool RowTest>
+__device__ __forceinline__ void tc_load_tile_whole(unsigned char* s, const TcOperand& o, const uint16_t* base,
+                                                   int outer0, int inner0, int tid) {
+  constexpr int RS = NT / CPR;  // rows between a thread's chunks
+  static_assert(NT % CPR == 0 && ROWS % RS == 0, "a thread's chunks: one column, every RS-th row");
+  const int r0 = tid / CPR, c = tid % CPR, gi = inner0 + c * 8;
+  const bool in = gi < o.inner_n;
+  // The source advances by one add a chunk (64-bit products per chunk cost ptxas a dozen instructions); a chunk that
+  // copies no byte reads from o.data, a valid address.
+  const uint16_t* src = base + static_cast<int64_t>(outer0 + r0) * o.outer + gi;
+  const int64_t step = RS * o.outer;
+  int row = outer0 + r0;
+  BARACUDA_UNROLL
+  for (int it = 0; it < ROWS / RS; ++it, src += step, row += RS) {
+    const bool ok = in && (!RowTest || row < o.outer_n);
+    ptx::cp_async_cg_zfill(s + tc_swz<CPR>(r0 + it * RS, c), ok ? src : o.data, ok ? 16 : 0);
+  }
+}
+
+/// tc_load_rows over the strided operand at `base`: row `go` at base + go·outer. By tc_load_tile_whole (rows past
+/// outer_n zero-filled) where o.vec and no chunk is cut by inner_n, which is every tile of the attention kernels and
+/// every whole-K slice of the GEMMs. Its row test lets the one fast path take a sequence's last tile too: a fast path
+/// for tiles wholly in range beside tc_load_rows for the last one spilled 20 bytes in the 128-row attention forward.
+/// `Whole` false: tc_load_rows alone, for loops whose registers the second path takes past 255.
+template <int ROWS, int CPR, int NT, bool Whole = true>
 __device__ __forceinline__ void tc_load_tile(unsigned char* s, const TcOperand& o, const uint16_t* base, int outer0,
                                              int inner0, int tid) {
+  const int left = o.inner_n - inner0;
+  if (Whole && o.vec && left >= 0 && (left % 8 == 0 || left >= 8 * CPR)) {
+    tc_load_tile_whole<ROWS, CPR, NT, true>(s, o, base, outer0, inner0, tid);
+    return;
+  }
   tc_load_rows<ROWS, CPR, NT, false>(
       s, o, [base, &o](int go) { return base + static_cast<int64_t>(go) * o.outer; }, outer0, inner0, tid);
 }
