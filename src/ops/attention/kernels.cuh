@@ -29,8 +29,9 @@
 // o = 0 and lse = +inf. Every sum has a fixed order and there are no atomics: bit-stable. Each row's sums are the
 // same at MT = 1 and 2 (the same mma chain per accumulator, the same K/V tiles): the two give the same bits.
 // Paged (PagedPrefillPlan): the same kernel with K/V rows gathered through the block table as the tiles load
-// (tc_load_rows; a page outside the cache gives zero rows and masked keys), s_k the sequence's context length; each
-// warp holds a tile's pages in its lanes (paged_keys.cuh), the next tile's loaded while S_j is computed. An
+// (fa_load_paged_rows, or tc_load_rows for rows not 16-byte aligned and in the 128-row kernel at d = 128; a page
+// outside the cache gives zero rows and masked keys), s_k the sequence's context length; each warp holds a tile's
+// pages in its lanes (paged_keys.cuh), the next tile's loaded while S_j is computed. An
 // FP8/int8 cache's rows load by 8-byte chunks, widened exactly to T in the tile (fa_load_rows_narrow: no cp.async),
 // with τ·k_scale in the scores and v_scale in o.
 #pragma once
@@ -190,6 +191,28 @@ __device__ __forceinline__ void fa_widen_codes(unsigned char* s, const unsigned 
   }
 }
 
+/// Fills a BN×(8·CPR) K or V tile of a paged 16-bit cache at `base` by cp.async (16-byte aligned rows: the operand's
+/// `vec`): row r is key keys.kv0 + r, at base + `rows`' offset of it (PagedKeys::offsets; a masked key: zeros),
+/// and chunks from `inner_n` (a multiple of 8) on are zeros. NT / CPR divides 32, so a thread's chunks are one column
+/// of every (NT / CPR)-th row, each row's offset held by lane r % 32 of every warp, in word r / 32, the same word for
+/// every thread of an iteration: a chunk is two shuffles, an add and a copy, where tc_load_rows with a row lookup
+/// spent 35 to 45 instructions (docs/perf/2026-11-29-sass). Every lane of each warp calls it together (shuffles).
+template <int BN, int CPR, int NT>
+__device__ __forceinline__ void fa_load_paged_rows(unsigned char* s, const uint16_t* base,
+                                                   const typename PagedKeys<BN>::Offsets& rows, int inner_n, int tid) {
+  constexpr int RS = NT / CPR;  // rows between a thread's chunks
+  static_assert(NT % CPR == 0 && 32 % RS == 0 && BN % RS == 0, "a thread's chunks: one column, every RS-th row");
+  const int r0 = tid / CPR, c = tid % CPR, gi = c * 8;
+  const bool in = gi < inner_n;
+  BARACUDA_UNROLL
+  for (int it = 0; it < BN / RS; ++it) {
+    const int r = r0 + it * RS;  // r / 32 == it·RS / 32: r0 < RS and RS divides 32
+    const int64_t off = __shfl_sync(0xffffffffu, rows.off[it * RS / 32], r & 31);
+    const bool ok = in && off != PagedKeys<BN>::kMasked;
+    ptx::cp_async_cg_zfill(s + tc_swz<CPR>(r, c), ok ? base + off + gi : base, ok ? 16 : 0);
+  }
+}
+
 /// Zeros N accumulator tiles of the m16n8 layout (a warp's O, or its S).
 template <int N>
 __device__ __forceinline__ void fa_zero(float (&acc)[N][4]) {
@@ -331,9 +354,10 @@ __global__ void __launch_bounds__(kFaThreads) fa2_forward_kernel(FaParams p) {
   // Q's fragments stay in registers for one m-tile up to d = 128; for d = 256 (O alone takes 128 registers) and for
   // two m-tiles (O and S take 160) they are read from shared memory per KV tile.
   constexpr bool kQRegs = MT == 1 && D <= 128;
-  // O's rescale skipped when no row's max moved (fa_softmax_step): not in the paged 128-row kernel at d = 128, where
-  // the vote took ptxas past 255 registers (16 bytes of spills).
-  constexpr bool kSkipRescale = !(Paged && MT == 2 && D == 128);
+  // The paged 128-row kernel at d = 128 has no register to spare: with either the skipped rescale of O
+  // (fa_softmax_step's vote; 16 bytes of spills) or the paged loader of fa_load_paged_rows (8 bytes), ptxas spills.
+  // It rescales on every tile and looks each chunk's row up in tc_load_rows.
+  constexpr bool kSpare = !(Paged && MT == 2 && D == 128);
   static_assert(D % 16 == 0 && (CPR == 8 || CPR == 16 || CPR == 32), "whole k16 steps; rows of 8, 16 or 32 chunks");
   static_assert(MT == 1 || (MT == 2 && D <= 128), "two m-tiles a warp up to d = 128");
   const ::baracuda::detail::FlashAttentionLaunch& l = p.l;
@@ -411,13 +435,19 @@ __global__ void __launch_bounds__(kFaThreads) fa2_forward_kernel(FaParams p) {
   const int t_hi = hi > lo ? static_cast<int>((hi + BN - 1) / BN) : t_lo;
 
   tc_load_tile<BM, CPR, NT>(qs, qo, qd, q0, 0, tid);
-  const auto load_kv = [&](unsigned char* dst, const TcOperand& o, const auto& row_of, int first) {
+  // A K or V tile from `base` (rows `tok` apart; paged: pages `block` apart, slots `tok` apart, through `keys`).
+  const auto load_kv = [&](unsigned char* dst, const TcOperand& o, const KvT* base, int64_t block, int64_t tok,
+                           const Keys& keys, int first) {
     if constexpr (kNarrow)
-      fa_load_rows_narrow<T, C, BN, CPR, NT>(dst, o, row_of, first, tid);
-    else if constexpr (Paged)
-      ::baracuda::gemm::tc_load_rows<BN, CPR, NT, true>(dst, o, row_of, first, 0, tid);
-    else
+      fa_load_rows_narrow<T, C, BN, CPR, NT>(dst, o, rows_of(base, block, tok, keys), first, tid);
+    else if constexpr (Paged) {
+      if (kSpare && o.vec)
+        fa_load_paged_rows<BN, CPR, NT>(dst, o.data, keys.offsets(block, tok), D, tid);
+      else
+        ::baracuda::gemm::tc_load_rows<BN, CPR, NT, true>(dst, o, rows_of(base, block, tok, keys), first, 0, tid);
+    } else {
       tc_load_tile<BN, CPR, NT>(dst, o, o.data, first, 0, tid);  // rows at o.data + j·outer
+    }
   };
   Keys cur, nxt;  // tile t's pages; tile t + 1's
   if constexpr (Paged) {
@@ -426,7 +456,7 @@ __global__ void __launch_bounds__(kFaThreads) fa2_forward_kernel(FaParams p) {
       cur.resolve(l.num_blocks);
     }
   }
-  if (t_lo < t_hi) load_kv(ks, ko, rows_of(kd, l.k_block, l.k_tok, cur), t_lo * BN);
+  if (t_lo < t_hi) load_kv(ks, ko, kd, l.k_block, l.k_tok, cur, t_lo * BN);
   ptx::cp_async_commit();
   ptx::cp_async_wait_all();
   __syncthreads();
@@ -458,7 +488,7 @@ __global__ void __launch_bounds__(kFaThreads) fa2_forward_kernel(FaParams p) {
     const int kv0 = t * BN;
     ptx::cp_async_wait_all();  // K_t (this thread's copies)
     __syncthreads();           // everyone's; and every warp is done with V_{t-1}
-    load_kv(vs, vo, rows_of(vd, l.v_block, l.v_tok, cur), kv0);
+    load_kv(vs, vo, vd, l.v_block, l.v_tok, cur, kv0);
     ptx::cp_async_commit();
     if constexpr (Paged) {
       if (t + 1 < t_hi) nxt.fetch(table, l.bt_page, l.block_size, s_k, kv0 + BN, lane);  // read at K_{t+1}'s load
@@ -489,13 +519,12 @@ __global__ void __launch_bounds__(kFaThreads) fa2_forward_kernel(FaParams p) {
     }
 
     BARACUDA_UNROLL
-    for (int mt = 0; mt < MT; ++mt)
-      fa_softmax_step<NS, NO, kSkipRescale>(s[mt], acc[mt], m_row[mt], l_row[mt], scale_log2);
+    for (int mt = 0; mt < MT; ++mt) fa_softmax_step<NS, NO, kSpare>(s[mt], acc[mt], m_row[mt], l_row[mt], scale_log2);
 
     __syncthreads();  // every warp is done with K_t
     if (t + 1 < t_hi) {
       if constexpr (Paged) nxt.resolve(l.num_blocks);
-      load_kv(ks, ko, rows_of(kd, l.k_block, l.k_tok, nxt), kv0 + BN);
+      load_kv(ks, ko, kd, l.k_block, l.k_tok, nxt, kv0 + BN);
     }
     ptx::cp_async_commit();
     ptx::cp_async_wait<1>();  // V_t (this thread's copies)

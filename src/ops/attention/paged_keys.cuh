@@ -3,12 +3,15 @@
 // a shuffle. They looked it up per 16-byte chunk: an integer division and a global load of the block table between
 // cp.async instructions, whose "memory" clobber kept each load from moving ahead of the previous copy, so every chunk
 // waited for one (16 per K or V tile and thread in the decode). Now each lane loads one entry per 32 keys, a tile
-// ahead of its use, and the chunks shuffle (page, slot) from the lane that holds the key.
+// ahead of its use, and computes the key's row offset in each cache (offsets()); a chunk shuffles it from the lane
+// that holds the key (attention/kernels.cuh's fa_load_paged_rows; row_ptr() for loaders that look up per chunk).
 #pragma once
 
 #include "sim/compat.cuh"  // first: the device namespace and device API
 
 #include <cstdint>
+
+#include "device/elementwise.cuh"  // BARACUDA_UNROLL
 
 BARACUDA_DEVICE_NAMESPACE_BEGIN
 namespace attention {
@@ -79,6 +82,23 @@ struct PagedKeys {
     BARACUDA_UNROLL
     for (int u = 0; u < U; ++u) all = all && valid[u] == word_of_keys(BN - 32 * u);
     return all;
+  }
+
+  /// The offsets (elements) of the tile's rows in a cache whose page p, slot s starts at p·block + s·slot_stride, each
+  /// in the lane that holds its key (kMasked for a masked key: any other value is an offset, negative with negative
+  /// strides), after resolve(): fa_load_paged_rows shuffles them.
+  static constexpr int64_t kMasked = INT64_MIN;  // beyond any view's reach (core/validate.hpp's check_reach)
+  struct Offsets {
+    int64_t off[U];
+  };
+  __device__ __forceinline__ Offsets offsets(int64_t block, int64_t slot_stride) const {
+    Offsets o;
+    BARACUDA_UNROLL
+    for (int u = 0; u < U; ++u) {
+      const int64_t page = key[u] >> 32, slot = key[u] & 0xffffffff;
+      o.off[u] = page < 0 ? kMasked : page * block + slot * slot_stride;
+    }
+    return o;
   }
 
   /// Row j (kv0 ≤ j < kv0 + BN) of a cache at `base` whose page p, slot s starts at base + p·block + s·slot_stride;

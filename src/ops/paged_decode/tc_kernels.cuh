@@ -8,8 +8,9 @@
 // (16 rows) and two stages of a 32-key K tile and V tile (the dense GEMM's swizzled 16-byte-chunk rows,
 // gemm/tc_kernels.cuh); over an FP8/int8 cache, in the same bytes, one K/V tile pair and two stages of their codes.
 // Per tile t of the split's chunk:
-//   request tile t + 1 (cp.async for f16/bf16 rows), its rows' pages shuffled from the lanes that loaded tile t + 1's
-//   block-table entries during tile t − 1 (attention/paged_keys.cuh); wait for tile t (an FP8/int8 cache: its codes,
+//   request tile t + 1 (cp.async for f16/bf16 rows), its rows' offsets shuffled from the lanes that loaded tile
+//   t + 1's block-table entries during tile t − 1 and computed them (attention/paged_keys.cuh, fa_load_paged_rows;
+//   rows not 16-byte aligned: a lookup per chunk); wait for tile t (an FP8/int8 cache: its codes,
 //   requested by cp.async at the end of tile t − 2 into a staging buffer, widened exactly into the f16/bf16 tiles by
 //   the threads that staged them: attention's fa_stage_codes and fa_widen_codes); S = Q·K_tᵀ; mask (per element
 //   where the tile crosses the chunk's end, a masked page, a row's causal bound or its window); the online softmax
@@ -95,6 +96,9 @@ __global__ void __launch_bounds__(kTcThreads) tc_split_kernel(TcParams p) {
       unsigned char* cs = codes + 2 * stage * kCodes;
       attention::fa_stage_codes<C, BN, CPR, NT>(cs, ko, k_row, keys.kv0, lane, l.k);
       attention::fa_stage_codes<C, BN, CPR, NT>(cs + kCodes, vo, v_row, keys.kv0, lane, l.v);
+    } else if (p.k_vec && p.v_vec) {  // each row's offset from the lane holding its key: no lookup per chunk
+      attention::fa_load_paged_rows<BN, CPR, NT>(ks, ko.data, keys.offsets(l.k_block, l.k_offset), D, lane);
+      attention::fa_load_paged_rows<BN, CPR, NT>(ks + kTile, vo.data, keys.offsets(l.v_block, l.v_offset), D, lane);
     } else {
       const auto k16 = [&](int j) { return as16(k_row(j)); };
       const auto v16 = [&](int j) { return as16(v_row(j)); };
