@@ -4,9 +4,9 @@
 // 2. fa2_bwd_dkdv_kernel: one block per (64-key tile, kv head, batch), 4 warps, warp w owning keys 16w..16w+15.
 //    K and V tiles stay in shared memory; for each query head of the group and each query tile (BM rows) that
 //    sees the key tile: Sᵀ = K·Qᵀ and dPᵀ = V·dOᵀ by mma (Q and dO rows as the col operand, plain ldmatrix), Pᵀ =
-//    2^(Sᵀ·τ·log2 e − lse·log2 e) (masked, or lse not finite: 0), dSᵀ = Pᵀ·(dPᵀ − D); dV += Pᵀ·dO and dK += dSᵀ·Q
-//    with Pᵀ, dSᵀ rounded to the element kind in registers as the A operand (the accumulator layout is the A fragment
-//    layout) and dO, Q through ldmatrix.trans. dK = τ·acc.
+//    2^(Sᵀ·τ·log2 e − lse·log2 e) (ex2.approx.ftz; masked, or lse not finite: 0), dSᵀ = Pᵀ·(dPᵀ − D); dV += Pᵀ·dO
+//    and dK += dSᵀ·Q with Pᵀ, dSᵀ rounded to the element kind in registers as the A operand (the accumulator layout
+//    is the A fragment layout) and dO, Q through ldmatrix.trans. dK = τ·acc.
 // 3. fa2_bwd_dq_kernel: one block per (64-query tile, head, batch), warp w owning rows 16w..16w+15; for each key
 //    tile the rows see: S = Q·Kᵀ, dP = dO·Vᵀ, P and dS as above, dQ += dS·K (K through ldmatrix.trans). dQ = τ·acc.
 // Tiles: the dense GEMM's (tc_kernels.cuh: rows of swizzled 16-byte chunks along d, zeros past the edges), rows of
@@ -229,7 +229,7 @@ __global__ void __launch_bounds__(kFbThreads) fa2_bwd_dkdv_kernel(FbParams p) {
           for (int hh = 0; hh < 2; ++hh) {
             const int64_t j = kv0 + warp * 16 + g + 8 * hh;
             const bool ok = j < sq.s_k && fb_visible(l, i, j, off);
-            const float pv = ok ? exp2f(__fmaf_rn(st[n][2 * hh + c], p.scale_log2, -ll)) : 0.0f;
+            const float pv = ok ? ptx::ex2_approx_ftz(__fmaf_rn(st[n][2 * hh + c], p.scale_log2, -ll)) : 0.0f;
             st[n][2 * hh + c] = pv;
             dpt[n][2 * hh + c] = __fmul_rn(pv, __fsub_rn(dpt[n][2 * hh + c], di));
           }
@@ -316,7 +316,7 @@ __global__ void __launch_bounds__(kFbThreads) fa2_bwd_dq_kernel(FbParams p) {
         const int hh = e >> 1;
         const int64_t i = row0 + 8 * hh, j = kv0 + n * 8 + 2 * t4 + (e & 1);
         const bool ok = j < sq.s_k && fb_visible(l, i, j, off);
-        const float pv = ok ? exp2f(__fmaf_rn(s[n][e], p.scale_log2, -ll[hh])) : 0.0f;
+        const float pv = ok ? ptx::ex2_approx_ftz(__fmaf_rn(s[n][e], p.scale_log2, -ll[hh])) : 0.0f;
         dp[n][e] = __fmul_rn(pv, __fsub_rn(dp[n][e], di[hh]));
       }
     }
