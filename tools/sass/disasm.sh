@@ -22,7 +22,7 @@ name=$(basename "$(dirname "$unit")")_$name
 nvdisasm=$(command -v nvdisasm || true)
 if [[ -z $nvdisasm ]]; then
   cache=${XDG_CACHE_HOME:-$HOME/.cache}/baracuda-nvdisasm
-  nvdisasm=$(find "$cache" -name nvdisasm -type f 2>/dev/null | head -n 1)
+  nvdisasm=$(find "$cache" -name nvdisasm -type f 2>/dev/null | head -n 1 || true)  # no cache yet: empty
   if [[ -z $nvdisasm ]]; then
     mkdir -p "$cache"
     python3 -m pip download --quiet --no-deps --dest "$cache" nvidia-cuda-nvdisasm
