@@ -4,8 +4,9 @@
 // Split kernel: one block of 4 warps per (split, kv head × group of ≤ 8 query rows, sequence). The rows are the
 // GQA group's query heads × q_len tokens of the sequence (token-major: the heads of one token adjacent), so the
 // block reads each K/V row of its chunk once for all of them. Per tile of 64 keys of the split's chunk:
-//   1. the tile's page ids from the block table (−1 for a key past the chunk or a page outside [0, num_blocks):
-//      such a key is masked and its row never loaded), loaded during the tile before; barrier;
+//   1. the tile's K and V row offsets in the caches, one key a thread from its block-table entry (loaded during the
+//      tile before) and its slot (kMaskedRow for a key past the chunk or on a page outside [0, num_blocks): such a
+//      key is masked and its row never loaded); barrier;
 //   2. scores: lanes are grouped LPK per key (LPK = d/8 rounded up to a power of two), each lane loads 8
 //      elements of the key row and of the value row (one 16-byte load each for f16/bf16, 8 bytes for fp8/s8,
 //      where aligned; both in flight at once, V kept in registers for step 4), widens the key's elements and dots
@@ -49,8 +50,12 @@ inline constexpr float kLog2e = 1.4426950408889634f, kLn2 = 0.6931471805599453f;
 /// Lanes per key: d/8 rounded up to a power of two (d = 96: 16 lanes, 12 of them loading).
 constexpr int lanes_per_key(int d) { return d <= 64 ? 8 : d <= 128 ? 16 : 32; }
 /// The dynamic shared memory: the queries (then the cross-warp sums) [kRows][d], the scores/probabilities
-/// [kRows][kTile], m, l and α per row, the tile's page ids.
-constexpr int smem_bytes(int d) { return (kRows * d + kRows * kTile + 3 * kRows) * 4 + kTile * 4; }
+/// [kRows][kTile], m, l and α per row (f32), then the tile's K and V row offsets (int64, 8-byte aligned there).
+constexpr int smem_floats(int d) { return kRows * d + kRows * kTile + 3 * kRows; }
+constexpr int smem_bytes(int d) { return smem_floats(d) * 4 + 2 * kTile * 8; }
+/// A masked key's row offset: beyond any view's reach (core/validate.hpp), so no real offset, negative ones with
+/// negative strides included, equals it.
+inline constexpr int64_t kMaskedRow = INT64_MIN;
 
 struct Params {
   ::baracuda::detail::PagedDecodeLaunch l;
@@ -125,7 +130,9 @@ __global__ void __launch_bounds__(kThreads, ::baracuda::detail::paged_split_bloc
   float* m_s = s_s + kRows * kTile;                   // [kRows] running maximum (log2 domain)
   float* l_s = m_s + kRows;                           // [kRows] running sum
   float* a_s = l_s + kRows;                           // [kRows] the tile's α
-  int* page_s = reinterpret_cast<int*>(a_s + kRows);  // [kTile]
+  static_assert(smem_floats(D) % 2 == 0, "the offsets 8-byte aligned");
+  int64_t* koff_s = reinterpret_cast<int64_t*>(a_s + kRows);  // [kTile] K row offsets (kMaskedRow: masked)
+  int64_t* voff_s = koff_s + kTile;                            // [kTile] V row offsets
 
   const int tid = static_cast<int>(threadIdx.x), lane = tid & 31, warp = tid >> 5;
   const int g = lane / LPK, cl = lane % LPK;  // the lane's key slot in its warp, its chunk of the row
@@ -168,14 +175,21 @@ __global__ void __launch_bounds__(kThreads, ::baracuda::detail::paged_split_bloc
   __syncthreads();
 
   // Thread tid < kTile loads key t0 + tid's block-table entry a tile ahead of its use (−1 past the chunk), so that the
-  // load's latency passes under the previous tile's work rather than before every tile's K/V loads.
+  // load's latency passes under the previous tile's work rather than before every tile's K/V loads, and turns it into
+  // the key's row offsets at the tile's start: the lanes that load the row add them, where each computed the slot (a
+  // remainder) and the products itself (docs/perf/2026-11-29-sass).
   const auto table_entry = [&](int64_t t0) -> int32_t {
     const int64_t j = t0 + tid;
     return tid < kTile && j < k_end ? l.block_tables[b * l.bt_seq + (j / l.block_size) * l.bt_page] : -1;
   };
   int32_t entry = table_entry(k_begin);
   for (int64_t t0 = k_begin; t0 < k_end; t0 += kTile) {
-    if (tid < kTile) page_s[tid] = entry >= 0 && entry < l.num_blocks ? entry : -1;  // outside: masked, never read
+    if (tid < kTile) {
+      const bool ok = entry >= 0 && entry < l.num_blocks;  // outside: masked, never read
+      const int64_t slot = (t0 + tid) % l.block_size;
+      koff_s[tid] = ok ? entry * l.k_block + slot * l.k_offset : kMaskedRow;
+      voff_s[tid] = ok ? entry * l.v_block + slot * l.v_offset : kMaskedRow;
+    }
     __syncthreads();
     if (t0 + kTile < k_end) entry = table_entry(t0 + kTile);
 
@@ -184,13 +198,13 @@ __global__ void __launch_bounds__(kThreads, ::baracuda::detail::paged_split_bloc
     for (int step = 0; step < STEPS; ++step) {
       const int kt = (step * kWarps + warp) * KPW + g;
       const int64_t j = t0 + kt;
-      const int page = page_s[kt];
+      const int64_t koff = koff_s[kt];
+      const bool has_row = koff != kMaskedRow;
       float x[kChunk];
-      if (page >= 0 && chunk_on) {
+      if (has_row && chunk_on) {
         // V's row with K's: both loads in flight before the scores (V waits in registers for step 4).
-        const int64_t off = j % l.block_size;
-        const Chunk<C> kr = load_chunk<C, Vec>(kc + page * l.k_block + off * l.k_offset);
-        vr[step] = load_chunk<C, Vec>(vc + page * l.v_block + off * l.v_offset);
+        const Chunk<C> kr = load_chunk<C, Vec>(kc + koff);
+        vr[step] = load_chunk<C, Vec>(vc + voff_s[kt]);
         BARACUDA_UNROLL
         for (int e = 0; e < kChunk; ++e) x[e] = kr.at(e);
       } else {
@@ -210,7 +224,7 @@ __global__ void __launch_bounds__(kThreads, ::baracuda::detail::paged_split_bloc
         for (int off = LPK / 2; off >= 1; off /= 2) part = __fadd_rn(part, __shfl_xor_sync(0xffffffffu, part, off));
         if (cl == 0) {
           const int64_t last = last_rel[r] < 0 ? int64_t{-1} : base + last_rel[r];
-          const bool seen = page >= 0 && j <= last && (l.window_left < 0 || j >= last - l.window_left);
+          const bool seen = has_row && j <= last && (l.window_left < 0 || j >= last - l.window_left);
           s_s[r * kTile + kt] = seen ? __fmul_rn(part, sl2) : -INFINITY;
         }
       }
@@ -253,8 +267,7 @@ __global__ void __launch_bounds__(kThreads, ::baracuda::detail::paged_split_bloc
     BARACUDA_UNROLL
     for (int step = 0; step < STEPS; ++step) {
       const int kt = (step * kWarps + warp) * KPW + g;
-      const int page = page_s[kt];
-      if (page < 0 || !chunk_on) continue;
+      if (koff_s[kt] == kMaskedRow || !chunk_on) continue;
       float x[kChunk];
       BARACUDA_UNROLL
       for (int e = 0; e < kChunk; ++e) x[e] = vr[step].at(e);
