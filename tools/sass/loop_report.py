@@ -116,7 +116,8 @@ def path(ins, labels, start, stop, take):
             break
         op = opcode(t)
         target = re.search(r"\((\.L_x_\d+)\)", t)
-        conditional = t.startswith("@") or re.search(r"BRA\s+!?U?P\w+,", t)
+        # BRA.DIV (taken when the warp has diverged) counts as conditional: a converged path does not take it.
+        conditional = t.startswith("@") or op.startswith("BRA.DIV") or re.search(r"BRA\s+!?U?P\w+,", t)
         jump = op.startswith("BRA") and target and (not conditional or left.get(a, 0) > 0)
         if jump:
             if conditional:
