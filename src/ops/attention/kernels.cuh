@@ -208,7 +208,7 @@ __device__ __forceinline__ void fa_load_paged_rows(unsigned char* s, const uint1
   for (int it = 0; it < BN / RS; ++it) {
     const int r = r0 + it * RS;  // r / 32 == it·RS / 32: r0 < RS and RS divides 32
     const int64_t off = __shfl_sync(0xffffffffu, rows.off[it * RS / 32], r & 31);
-    const bool ok = in && off != PagedKeys<BN>::kMasked;
+    const bool ok = in && off != kMaskedRow;
     ptx::cp_async_cg_zfill(s + tc_swz<CPR>(r, c), ok ? base + off + gi : base, ok ? 16 : 0);
   }
 }

@@ -16,6 +16,17 @@
 BARACUDA_DEVICE_NAMESPACE_BEGIN
 namespace attention {
 
+/// A masked key's row offset in a paged cache: beyond any view's reach (core/validate.hpp's check_reach), so no real
+/// offset, negative ones with negative strides included, equals it.
+inline constexpr int64_t kMaskedRow = INT64_MIN;
+
+/// The offset (elements) of the row of slot `slot` of page `page` in a cache whose pages are `block` apart and slots
+/// `slot_stride` apart, or kMaskedRow unless `has_page`: the paged kernels compute it once per key and tile.
+__device__ __forceinline__ int64_t paged_row_offset(bool has_page, int64_t page, int64_t slot, int64_t block,
+                                                    int64_t slot_stride) {
+  return has_page ? page * block + slot * slot_stride : kMaskedRow;
+}
+
 /// Keys [kv0, kv0 + BN) of one sequence: lane l of every warp holds key kv0 + 32·u + l (u < U), its page in the
 /// high and its slot in the page in the low 32 bits of `key[u]`; the page is the block-table entry as loaded until
 /// resolve(), then −1 for a key past the sequence's keys or on a page outside [0, num_blocks) (a masked key, whose
@@ -85,9 +96,7 @@ struct PagedKeys {
   }
 
   /// The offsets (elements) of the tile's rows in a cache whose page p, slot s starts at p·block + s·slot_stride, each
-  /// in the lane that holds its key (kMasked for a masked key: any other value is an offset, negative with negative
-  /// strides), after resolve(): fa_load_paged_rows shuffles them.
-  static constexpr int64_t kMasked = INT64_MIN;  // beyond any view's reach (core/validate.hpp's check_reach)
+  /// in the lane that holds its key (kMaskedRow for a masked key), after resolve(): fa_load_paged_rows shuffles them.
   struct Offsets {
     int64_t off[U];
   };
@@ -96,7 +105,7 @@ struct PagedKeys {
     BARACUDA_UNROLL
     for (int u = 0; u < U; ++u) {
       const int64_t page = key[u] >> 32, slot = key[u] & 0xffffffff;
-      o.off[u] = page < 0 ? kMasked : page * block + slot * slot_stride;
+      o.off[u] = paged_row_offset(page >= 0, page, slot, block, slot_stride);
     }
     return o;
   }

@@ -36,6 +36,7 @@
 #include "device/convert.cuh"
 #include "device/elementwise.cuh"  // BARACUDA_UNROLL
 #include "device/vector_access.cuh"
+#include "ops/attention/paged_keys.cuh"  // kMaskedRow, paged_row_offset
 #include "ops/paged_decode/tables.hpp"
 
 BARACUDA_DEVICE_NAMESPACE_BEGIN
@@ -53,9 +54,7 @@ constexpr int lanes_per_key(int d) { return d <= 64 ? 8 : d <= 128 ? 16 : 32; }
 /// [kRows][kTile], m, l and α per row (f32), then the tile's K and V row offsets (int64, 8-byte aligned there).
 constexpr int smem_floats(int d) { return kRows * d + kRows * kTile + 3 * kRows; }
 constexpr int smem_bytes(int d) { return smem_floats(d) * 4 + 2 * kTile * 8; }
-/// A masked key's row offset: beyond any view's reach (core/validate.hpp), so no real offset, negative ones with
-/// negative strides included, equals it.
-inline constexpr int64_t kMaskedRow = INT64_MIN;
+using attention::kMaskedRow;
 
 struct Params {
   ::baracuda::detail::PagedDecodeLaunch l;
@@ -187,8 +186,8 @@ __global__ void __launch_bounds__(kThreads, ::baracuda::detail::paged_split_bloc
     if (tid < kTile) {
       const bool ok = entry >= 0 && entry < l.num_blocks;  // outside: masked, never read
       const int64_t slot = (t0 + tid) % l.block_size;
-      koff_s[tid] = ok ? entry * l.k_block + slot * l.k_offset : kMaskedRow;
-      voff_s[tid] = ok ? entry * l.v_block + slot * l.v_offset : kMaskedRow;
+      koff_s[tid] = attention::paged_row_offset(ok, entry, slot, l.k_block, l.k_offset);
+      voff_s[tid] = attention::paged_row_offset(ok, entry, slot, l.v_block, l.v_offset);
     }
     __syncthreads();
     if (t0 + kTile < k_end) entry = table_entry(t0 + kTile);
