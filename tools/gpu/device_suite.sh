@@ -15,9 +15,15 @@
 #   8. (step `sdpa`, before the profiler) PyTorch's scaled_dot_product_attention, forward and backward, on the
 #      attention rows' shapes and a copy of the paged_decode rows' K and V bytes (tools/gpu/sdpa_baseline.py):
 #      the attention and decode profiler rows' peers.
+#   9. (step `ncu`) Nsight Compute on single profiler cases (tools/gpu/ncu_cases.txt, or NCU_CASES): each case's
+#      kernels' speed of light, occupancy, scheduler and warp-state statistics (the stall reasons), memory
+#      workload, and the SASS instructions with the most stall samples (tools/gpu/ncu_top_stalls.py). Clocks left
+#      alone (--clock-control none, METHOD.md). Needs a machine whose runtime lets ncu read the counters
+#      (Firecracker; the device library's KINDS.md); elsewhere the step says so and the others are unaffected.
 # Each step has a time cap so that the results of the earlier ones always come back. Results go to $OUT:
 # env.txt, tests.log, profile.csv (one CSV, a header per family), profile.err, sanitizer.log, tiles.csv,
-# resources.txt (both tuning steps append to it), int4_configs.csv, tma_sass.txt, python.log, sdpa.csv.
+# resources.txt (both tuning steps append to it), int4_configs.csv, tma_sass.txt, python.log, sdpa.csv, ncu.txt and
+# ncu.tar.xz (the reports and each case's whole per-instruction page).
 # Usage (repository root): tools/gpu/device_suite.sh [steps, default "tests profile sanitize"]
 # PROFILE_OPS (default: every family) narrows the profiler step, e.g. PROFILE_OPS="int_gemm unary". The
 # profiler writes each CSV row as its case finishes, so a family that outruns its cap keeps what it measured;
@@ -118,6 +124,11 @@ if [[ " $steps " == *" profile "* ]]; then
     # shellcheck disable=SC2086
     prof "${cap[$op]:-60}" --op "$op" ${extra[$op]:-}
   done
+fi
+
+if [[ " $steps " == *" ncu "* ]]; then
+  echo "== Nsight Compute"
+  tools/gpu/ncu_cases.sh "$bin/baracuda-profiler" "$OUT" "${NCU_CASES:-tools/gpu/ncu_cases.txt}"
 fi
 
 if [[ " $steps " == *" tiles "* ]]; then
