@@ -1,6 +1,8 @@
-// racecheck's global-memory probes (race_kernels.hpp). Plain CUDA: compiles with nvcc and against the emulator.
+// racecheck's probes (race_kernels.hpp). Plain CUDA: compiles with nvcc and against the emulator.
 #include "sim/compat.cuh"
 
+#include "device/ptx/cp_async.cuh"
+#include "device/ptx/ldmatrix.cuh"
 #include "finish_launch.hpp"
 #include "race_kernels.hpp"
 
@@ -76,6 +78,31 @@ __global__ void byte_per_thread_kernel(unsigned char* bytes) {
   bytes[i] = static_cast<unsigned char>(i & 0xffu);
 }
 
+// Two stages of one 8 × 16-byte tile in dynamic shared memory; warp 1's lanes 0..7 copy, warp 0 reads.
+__global__ void double_buffered_tiles_kernel(const unsigned* in, unsigned* out, int steps, bool refill_before_barrier) {
+  BARACUDA_DYNAMIC_SHARED(unsigned char, stages);
+  const int tid = static_cast<int>(threadIdx.x), lane = tid & 31;
+  const auto request = [&](int s) {  // tile s into stage s & 1, a row a thread
+    if (tid >= 32 && tid < 40) ptx::cp_async_cg(stages + (s & 1) * 128 + 16 * (tid - 32), in + 32 * s + 4 * (tid - 32));
+  };
+  request(0);
+  ptx::cp_async_commit();
+  unsigned acc = 0;
+  for (int s = 0; s < steps; ++s) {
+    ptx::cp_async_wait_all();
+    if (refill_before_barrier && s + 1 < steps) request(s + 1);  // the bug: warp 0 may still read that stage
+    __syncthreads();  // tile s visible; stage (s + 1) & 1, which step s − 1 read, free
+    if (!refill_before_barrier && s + 1 < steps) request(s + 1);
+    ptx::cp_async_commit();
+    if (tid < 32) {
+      unsigned r[1];
+      ptx::ldmatrix<1>(r, stages + (s & 1) * 128 + 16 * (lane & 7));  // lane l: word l of the tile
+      acc += r[0];
+    }
+  }
+  if (tid < 32) out[lane] = acc;
+}
+
 }  // namespace race
 BARACUDA_DEVICE_NAMESPACE_END
 
@@ -96,6 +123,10 @@ LaunchError flag_handshake(int* data, int* flag, int* out, bool atomic_flag) {
 }
 LaunchError byte_per_thread(unsigned char* bytes, int blocks) {
   return launch(blocks, 32, k::byte_per_thread_kernel, bytes);
+}
+LaunchError double_buffered_tiles(const unsigned* in, unsigned* out, int steps, bool refill_before_barrier) {
+  BARACUDA_LAUNCH(1, 64, 256, 0, k::double_buffered_tiles_kernel)(in, out, steps, refill_before_barrier);
+  return finish();
 }
 
 }  // namespace simtest

@@ -1,5 +1,5 @@
 /// \file
-/// \brief Launchers of racecheck's probes on global memory (race_kernels.cu): each kernel written correctly
+/// \brief Launchers of racecheck's probes (race_kernels.cu), most on global memory: each kernel written correctly
 /// and, where a flag says so, with the planted bug that racecheck must report (test_checkers.cpp).
 #pragma once
 
@@ -31,5 +31,12 @@ LaunchError flag_handshake(int* data, int* flag, int* out, bool atomic_flag);
 /// `blocks` blocks of 32 threads: thread t of block b writes (b * 32 + t) & 0xff to bytes[b * 32 + t], one byte
 /// each: neighbouring threads and blocks share words, and no two write one byte.
 LaunchError byte_per_thread(unsigned char* bytes, int blocks);
+
+/// One block of 2 warps streams `steps` tiles of 8 rows × 16 bytes (tile s: the words in[32 s .. 32 s + 32), 16-byte
+/// aligned) through two stages of dynamic shared memory: warp 1's lanes 0..7 copy tile s + 1 by cp.async while warp 0
+/// reads tile s by ldmatrix, lane l adding word l of every tile into out[l]. Correct: each step waits for its copies,
+/// passes one __syncthreads, then requests the next tile into the stage the step before read. With
+/// `refill_before_barrier` the request comes before that barrier (the planted bug: a WAR on the stage).
+LaunchError double_buffered_tiles(const unsigned* in, unsigned* out, int steps, bool refill_before_barrier);
 
 }  // namespace simtest

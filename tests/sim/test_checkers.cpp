@@ -75,6 +75,23 @@ TEST_F(SimCheckers, InitcheckReportsSlotsThatNoThreadWrote) {
   EXPECT_TRUE(mentions(err, "initcheck:")) << err.message;
 }
 
+// A double-buffered tile loop (the attention backward's): a stage may be refilled only after the barrier that
+// follows its last read. cp.async's shared write is checked as the thread's store, ldmatrix's rows as its reads.
+TEST_F(SimCheckers, RacecheckReportsAStageRefilledBeforeItsReadersPassTheBarrier) {
+  simt::ScopedChecks race(simt::kRaceCheck);
+  const int steps = 5;
+  std::vector<unsigned> in(32 * steps), out(32, 0), want(32, 0);
+  for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<unsigned>(i * 2654435761u);
+  for (int s = 0; s < steps; ++s)
+    for (int l = 0; l < 32; ++l) want[l] += in[32 * s + l];
+  auto err = simtest::double_buffered_tiles(in.data(), out.data(), steps, /*refill_before_barrier=*/false);
+  ASSERT_FALSE(err.failed) << err.message;
+  EXPECT_EQ(out, want);
+  err = simtest::double_buffered_tiles(in.data(), out.data(), steps, /*refill_before_barrier=*/true);
+  ASSERT_TRUE(err.failed) << "the refill of a stage that warp 0 may still read must be reported";
+  EXPECT_TRUE(mentions(err, "racecheck: WAR hazard on dynamic shared memory")) << err.message;
+}
+
 // ---- racecheck on global memory ----
 
 // Thread 0 sums what every thread wrote to global memory, with and without the __syncthreads between.

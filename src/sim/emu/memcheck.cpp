@@ -152,7 +152,7 @@ BARACUDA_SIM_HOT bool MemCheck::ordered(const Event& earlier, const ThreadRec& n
   return earlier.serial != serial_ || ordered_in_block(earlier.tid, earlier.bar, earlier.clock, earlier.seq, now);
 }
 
-BARACUDA_SIM_HOT void MemCheck::access(const void* p, std::size_t bytes, bool store, const void* pc) {
+BARACUDA_SIM_HOT void MemCheck::access(const void* p, std::size_t bytes, bool store, const void* pc, bool init_check) {
   Region r;
   if (!find(p, bytes, &r)) {
     if (race_) access_global(p, bytes, store, pc);
@@ -174,7 +174,7 @@ BARACUDA_SIM_HOT void MemCheck::access(const void* p, std::size_t bytes, bool st
       }
       continue;
     }
-    if (init_ && s.written != serial_) uninitialized(r, offset, bytes, pc);
+    if (init_ && init_check && s.written != serial_) uninitialized(r, offset, bytes, pc);
     if (race_) {
       if (!ordered(s.write, th)) hazard("RAW", r, offset, bytes, s.write, "wrote", pc);
       s.read = now;
@@ -182,20 +182,15 @@ BARACUDA_SIM_HOT void MemCheck::access(const void* p, std::size_t bytes, bool st
   }
 }
 
-BARACUDA_SIM_HOT void MemCheck::note_write(const void* p, std::size_t bytes, bool race) {
+BARACUDA_SIM_HOT void MemCheck::note_write(const void* p, std::size_t bytes, bool race, const void* pc) {
   Region r;
   if (!find(p, bytes, &r)) return;
-  const std::size_t offset = static_cast<std::size_t>(static_cast<const unsigned char*>(p) - r.base);
-  Event now = race && race_ ? current(nullptr) : Event{};
-  if (race && race_) now.seq = ++seq_;
-  for (std::size_t i = 0; i < bytes; ++i) {
-    Shadow& s = (*r.shadow)[offset + i];
-    s.written = serial_;
-    if (race && race_) {
-      s.write = now;
-      s.read = Event{};
-    }
+  if (race) {  // a store of the running thread: a WAR or WAW against unordered earlier accesses is a hazard
+    access(p, bytes, /*store=*/true, pc);
+    return;
   }
+  const std::size_t offset = static_cast<std::size_t>(static_cast<const unsigned char*>(p) - r.base);
+  for (std::size_t i = 0; i < bytes; ++i) (*r.shadow)[offset + i].written = serial_;
 }
 
 // ---- global memory (racecheck) -------------------------------------------------------------------------

@@ -63,13 +63,14 @@ class MemCheck {
   /// The running thread completed an mbarrier wait: every access recorded so far is ordered before its next.
   void acquire();
 
-  /// An access of `bytes` bytes at `p` by the running thread, from code address `pc`.
-  void access(const void* p, std::size_t bytes, bool store, const void* pc);
+  /// An access of `bytes` bytes at `p` by the running thread, from code address `pc`; a read is checked by
+  /// initcheck too unless `init_check` is false.
+  void access(const void* p, std::size_t bytes, bool store, const void* pc, bool init_check = true);
   /// An atomic operation of the running thread on `p`: on global memory, a release and an acquire.
   void atomic(const void* p);
-  /// Bytes that an emulated instruction wrote: for initcheck only (`race` false) or as the running thread's
-  /// write (cp.async).
-  void note_write(const void* p, std::size_t bytes, bool race);
+  /// Bytes that an emulated instruction wrote: for initcheck only (`race` false), or as the running thread's store
+  /// from code address `pc` (cp.async), checked against the earlier reads and writes as any store is.
+  void note_write(const void* p, std::size_t bytes, bool race, const void* pc = nullptr);
 
  private:
   struct Event {

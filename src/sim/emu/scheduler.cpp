@@ -681,11 +681,16 @@ bool in_shared(const void* p, std::size_t bytes) {
 }
 
 void note_shared_write(const void* p, std::size_t bytes, bool race) {
-  if (MemCheck* m = t_cur.memcheck) m->note_write(p, bytes, race);
+  if (MemCheck* m = t_cur.memcheck) m->note_write(p, bytes, race, __builtin_return_address(0));
 }
 
 void note_read(const void* p, std::size_t bytes) {
   if (MemCheck* m = t_cur.memcheck) m->access(p, bytes, /*store=*/false, __builtin_return_address(0));
+}
+
+void note_race_read(const void* p, std::size_t bytes) {
+  if (MemCheck* m = t_cur.memcheck)
+    m->access(p, bytes, /*store=*/false, __builtin_return_address(0), /*init_check=*/false);
 }
 
 void note_mbarrier_acquire() {

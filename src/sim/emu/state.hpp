@@ -88,11 +88,15 @@ bool in_shared(const void* p, std::size_t bytes);
 /// The byte that fills shared memory before a block runs ("uninitialized").
 inline constexpr unsigned char kSharedPoison = 0xCD;
 
-/// Shared-memory bytes an emulated instruction wrote for the running thread: as its write for racecheck
-/// (`race`: cp.async), or for initcheck only (TMA, whose completion is an mbarrier's).
+/// Shared-memory bytes an emulated instruction wrote for the running thread: as its store, checked by racecheck
+/// against the unordered earlier accesses (`race`: cp.async), or for initcheck only (TMA, whose completion is an
+/// mbarrier's).
 void note_shared_write(const void* p, std::size_t bytes, bool race);
 /// Bytes an emulated instruction read for the running thread (cp.async's source), as its read.
 void note_read(const void* p, std::size_t bytes);
+/// The same for racecheck alone (an ldmatrix row): initcheck would report rows written by struct copies, which the
+/// instrumentation does not see.
+void note_race_read(const void* p, std::size_t bytes);
 /// The running thread completed a wait on an mbarrier phase (racecheck's acquire; memcheck.hpp).
 void note_mbarrier_acquire();
 /// An atomic operation of the running thread on `p` (racecheck: on global memory, a release and an acquire).
