@@ -7,7 +7,8 @@
 #
 # Writes OUT_DIR/<unit>.cubin, <unit>.sass (nvdisasm -c) and <unit>.ptxas.txt (ptxas's registers and spills per
 # kernel). nvcc is the CUDA toolkit's (CUDACXX, else nvcc on PATH, else /usr/local/cuda/bin/nvcc), with the device
-# flags of the gpu preset's kernel units. nvdisasm is taken from PATH, else from the PyPI wheel
+# flags of the gpu preset's kernel units, for sm_90 or SASS_ARCH (e.g. sm_80, for that architecture's registers in
+# the ptxas report). nvdisasm is taken from PATH, else from the PyPI wheel
 # nvidia-cuda-nvdisasm, downloaded once into ${XDG_CACHE_HOME:-~/.cache}/baracuda-nvdisasm (the toolkit on the build
 # machines has no nvdisasm or cuobjdump).
 set -euo pipefail
@@ -33,7 +34,7 @@ if [[ -z $nvdisasm ]]; then
 fi
 
 "$nvcc" -DBARACUDA_HAVE_CUDA_KERNELS=1 -I"$root/include" -I"$root/src" -O3 -DNDEBUG -std=c++20 \
-  --expt-relaxed-constexpr -arch=sm_90 -cubin --resource-usage "$root/$unit" -o "$out/$name.cubin" \
+  --expt-relaxed-constexpr -arch=${SASS_ARCH:-sm_90} -cubin --resource-usage "$root/$unit" -o "$out/$name.cubin" \
   2> "$out/$name.ptxas.txt"
 "$nvdisasm" -c "$out/$name.cubin" > "$out/$name.sass"
 echo "$out/$name.sass"
