@@ -10,8 +10,11 @@
 // 3. fa2_bwd_dq_kernel: one block per (64-query tile, head, batch), warp w owning rows 16w..16w+15; for each key
 //    tile the rows see: S = Q·Kᵀ, dP = dO·Vᵀ, P and dS as above, dQ += dS·K (K through ldmatrix.trans). dQ = τ·acc.
 // Tiles: the dense GEMM's (tc_kernels.cuh: rows of swizzled 16-byte chunks along d, zeros past the edges), rows of
-// fa_row_elems(d) elements. Shared memory: dK/dV (128 + 2·BM) rows, dQ (128 + 2·BN) rows: 32 KiB for d = 64, 48 KiB
-// for d = 96 and 128 (no opt-in). One tile set per step, no double buffering (barriers around every refill).
+// fa_row_elems(d) elements. The tiles a step streams (dK/dV: Q and dO; dQ: K and V) are double-buffered: at the top of
+// step s one barrier makes step s's copies visible and frees step s − 1's stage, into which step s + 1's copies are
+// then requested, so they arrive while step s computes; the dK/dV kernel's stages also hold their rows' lse and D.
+// Shared memory: (128 + 4·step) rows and 4·step floats, 49 KiB for d = 64 and 64.5 KiB for d = 96 and 128 (the opt-in
+// above 48 KiB).
 #pragma once
 
 #include "sim/compat.cuh"  // first: the device namespace, launch macros and device API
@@ -19,6 +22,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "device/shared_bytes.cuh"
 #include "ops/attention/backward_tables.hpp"
 #include "ops/attention/kernels.cuh"  // fa_effective, fa_pack, fa_row_elems, the GEMM's tile helpers
 
@@ -28,9 +32,11 @@ namespace attention {
 inline constexpr int kFbThreads = 128;
 inline constexpr int kFbKeys = 64;     ///< keys per dK/dV block (4 warps × 16)
 inline constexpr int kFbQueries = 64;  ///< queries per dQ block (4 warps × 16)
-/// Query rows per step of the dK/dV kernel, and keys per step of the dQ kernel: 64 for d = 64, else 32 (48 KiB).
+/// Query rows per step of the dK/dV kernel, and keys per step of the dQ kernel: 64 for d = 64, else 32.
 constexpr int fb_step(int d) { return d > 64 ? 32 : 64; }
-constexpr int fb_smem_bytes(int d) { return (2 * 64 + 2 * fb_step(d)) * fa_row_elems(d) * 2; }
+/// The 64-row tiles a block keeps (two) and two stages of the two tiles a step streams; the dK/dV kernel's stages
+/// also hold their query rows' lse and D (f32).
+constexpr int fb_smem_bytes(int d) { return (2 * 64 + 4 * fb_step(d)) * fa_row_elems(d) * 2 + 4 * fb_step(d) * 4; }
 
 struct FbParams {
   ::baracuda::detail::FlashAttentionBackwardLaunch l;
@@ -58,13 +64,16 @@ __device__ __forceinline__ bool fb_visible(const ::baracuda::detail::FlashAttent
   return (l.window_left < 0 || j >= i + off - l.window_left) && (l.window_right < 0 || j <= i + off + l.window_right);
 }
 
-/// lse·log2 e of query row i (token tok) of head h, +inf where the row contributes nothing (past `rows`, or an lse
+/// Where query row i (token tok) of head h keeps its lse.
+__device__ __forceinline__ const float* fb_lse_at(const ::baracuda::detail::FlashAttentionLaunch& l, int b, int h,
+                                                  int64_t i, int64_t tok) {
+  return l.lse + b * l.lse_batch + h * l.lse_head + (l.cu_q != nullptr ? tok : i) * l.lse_tok;
+}
+
+/// lse·log2 e of a row whose lse is v, +inf where the row contributes nothing (`in` false: past the rows; or an lse
 /// that is not finite: no visible key).
-__device__ __forceinline__ float fb_lse_log2(const ::baracuda::detail::FlashAttentionLaunch& l, int b, int h, int64_t i,
-                                             int64_t tok, int rows) {
-  if (i >= rows) return INFINITY;
-  const float v = l.lse[b * l.lse_batch + h * l.lse_head + (l.cu_q != nullptr ? tok : i) * l.lse_tok];
-  return isfinite(v) ? v * 1.4426950408889634f : INFINITY;
+__device__ __forceinline__ float fb_lse_log2(float v, bool in) {
+  return in && isfinite(v) ? v * 1.4426950408889634f : INFINITY;
 }
 
 template <class T, int D>
@@ -168,10 +177,11 @@ __global__ void __launch_bounds__(kFbThreads) fa2_bwd_dkdv_kernel(FbParams p) {
   constexpr int BN = kFbKeys, BM = fb_step(D), CPR = fa_row_elems(D) / 8, NT = kFbThreads;
   const ::baracuda::detail::FlashAttentionLaunch& l = p.l.f;
   BARACUDA_DYNAMIC_SHARED(unsigned char, smem);
+  constexpr int kTile = BM * CPR * 16;
   unsigned char* ks = smem;
   unsigned char* vs = ks + BN * CPR * 16;
-  unsigned char* qs = vs + BN * CPR * 16;
-  unsigned char* gs = qs + BM * CPR * 16;  // dO
+  unsigned char* stages = vs + BN * CPR * 16;  // stage s: Q at stages + 2s·kTile, dO at stages + (2s + 1)·kTile
+  float* row_vals = reinterpret_cast<float*>(stages + 4 * kTile);  // stage s: lse at 2s·BM, D at (2s + 1)·BM
   const int tid = static_cast<int>(threadIdx.x), lane = tid & 31, warp = tid >> 5;
   const int g = lane >> 2, t4 = lane & 3;
   const int b = static_cast<int>(blockIdx.z), hk = static_cast<int>(blockIdx.y);
@@ -187,7 +197,6 @@ __global__ void __launch_bounds__(kFbThreads) fa2_bwd_dkdv_kernel(FbParams p) {
   const uint16_t* vd = static_cast<const uint16_t*>(l.v) + sq.k_start * l.v_tok + hk * l.v_head;
   tc_load_tile<BN, CPR, NT>(ks, TcOperand{kd, 0, l.k_tok, 1, sq.s_k, D, p.k_vec, true}, kd, kv0, 0, tid);
   tc_load_tile<BN, CPR, NT>(vs, TcOperand{vd, 0, l.v_tok, 1, sq.s_k, D, p.v_vec, true}, vd, kv0, 0, tid);
-  ptx::cp_async_commit();
 
   // The query rows that see some key of the tile: [i_lo, i_hi].
   const int64_t k_last = min(kv0 + BN, sq.s_k) - 1;
@@ -197,47 +206,71 @@ __global__ void __launch_bounds__(kFbThreads) fa2_bwd_dkdv_kernel(FbParams p) {
   const int t_lo = i_lo <= i_hi ? static_cast<int>(i_lo / BM) : 0;
   const int t_hi = i_lo <= i_hi ? static_cast<int>(i_hi / BM) + 1 : 0;
 
+  // Steps (h, t): query head h of the group, query tile t, h-major; step s's Q and dO in stage s & 1.
+  const auto q_of = [&](int h) { return static_cast<const uint16_t*>(l.q) + sq.q_start * l.q_tok + h * l.q_head; };
+  const auto do_of = [&](int h) {
+    return static_cast<const uint16_t*>(p.l.d_o) + sq.q_start * p.l.do_tok + h * p.l.do_head;
+  };
+  // Step (h, t)'s Q and dO tiles, and its rows' lse and D (a thread a value: rows past `rows` read nothing).
+  const auto load_step = [&](int stage, int h, int t) {
+    const uint16_t* qd = q_of(h);
+    const uint16_t* gd = do_of(h);
+    unsigned char* qs = stages + 2 * stage * kTile;
+    tc_load_tile<BM, CPR, NT>(qs, TcOperand{qd, 0, l.q_tok, 1, rows, D, p.q_vec, true}, qd, t * BM, 0, tid);
+    tc_load_tile<BM, CPR, NT>(qs + kTile, TcOperand{gd, 0, p.l.do_tok, 1, rows, D, p.do_vec, true}, gd, t * BM, 0, tid);
+    static_assert(2 * BM <= NT, "a thread a row value");
+    if (tid < 2 * BM) {
+      const int64_t i = int64_t{t} * BM + tid % BM;
+      const bool in = i < rows;
+      const float* src = tid < BM ? fb_lse_at(l, b, h, i, sq.q_start + i)
+                                  : p.l.dsum + static_cast<int64_t>(h) * l.total_q + sq.q_start + i;
+      ptx::cp_async_ca_zfill<4>(row_vals + 2 * stage * BM + tid, in ? src : p.l.dsum, in ? 4 : 0);
+    }
+  };
+  const int h_end = t_lo < t_hi ? (hk + 1) * group : hk * group;
+  if (h_end > hk * group) load_step(0, hk * group, t_lo);
+  ptx::cp_async_commit();  // with K and V
+
   float dk[D / 8][4], dv[D / 8][4];
   fb_zero<D>(dk), fb_zero<D>(dv);
-  for (int h = hk * group; h < (hk + 1) * group; ++h) {
-    const uint16_t* qd = static_cast<const uint16_t*>(l.q) + sq.q_start * l.q_tok + h * l.q_head;
-    const uint16_t* gd = static_cast<const uint16_t*>(p.l.d_o) + sq.q_start * p.l.do_tok + h * p.l.do_head;
-    const TcOperand qo{qd, 0, l.q_tok, 1, rows, D, p.q_vec, true};
-    const TcOperand go{gd, 0, p.l.do_tok, 1, rows, D, p.do_vec, true};
-    const float* dsum = p.l.dsum + static_cast<int64_t>(h) * l.total_q + sq.q_start;
-    for (int t = t_lo; t < t_hi; ++t) {
-      const int qq0 = t * BM;
-      __syncthreads();  // every warp is done with the previous Q and dO tiles
-      // tc_load_rows alone (tc_load_tile's `Whole` off): its cp.async fast path took this kernel past 255 registers
-      // at d = 128 (28 bytes of spills).
-      tc_load_tile<BM, CPR, NT, false>(qs, qo, qd, qq0, 0, tid);
-      tc_load_tile<BM, CPR, NT, false>(gs, go, gd, qq0, 0, tid);
-      ptx::cp_async_commit();
-      ptx::cp_async_wait_all();
-      __syncthreads();
+  for (int h = hk * group, t = t_lo, s = 0; h < h_end; ++s) {
+    const int qq0 = t * BM;
+    ptx::cp_async_wait_all();  // step s's Q and dO (the first step: K and V too)
+    __syncthreads();           // everyone's; and every warp is done with step s − 1's stage
+    int hn = h, tn = t + 1;
+    if (tn == t_hi) {  // the next query head's first tile
+      tn = t_lo;
+      ++hn;
+    }
+    if (hn < h_end) load_step((s + 1) & 1, hn, tn);
+    ptx::cp_async_commit();
+    const unsigned char* qs = stages + 2 * (s & 1) * kTile;
+    const unsigned char* gs = qs + kTile;
+    const float* lse_t = row_vals + 2 * (s & 1) * BM;  // the tile's rows: lse, then D
 
-      float st[BM / 8][4], dpt[BM / 8][4];  // Sᵀ and dPᵀ: rows keys (warp's 16), columns queries
-      fb_qk<T, D, BM>(st, dpt, ks, qs, vs, gs, warp * 16, lane);
+    float st[BM / 8][4], dpt[BM / 8][4];  // Sᵀ and dPᵀ: rows keys (warp's 16), columns queries
+    fb_qk<T, D, BM>(st, dpt, ks, qs, vs, gs, warp * 16, lane);
+    BARACUDA_UNROLL
+    for (int n = 0; n < BM / 8; ++n) {
       BARACUDA_UNROLL
-      for (int n = 0; n < BM / 8; ++n) {
+      for (int c = 0; c < 2; ++c) {
+        const int r = n * 8 + 2 * t4 + c;
+        const int64_t i = qq0 + r;
+        const float ll = fb_lse_log2(lse_t[r], i < rows);  // rows past `rows` were zero-filled
+        const float di = lse_t[BM + r];
         BARACUDA_UNROLL
-        for (int c = 0; c < 2; ++c) {
-          const int64_t i = qq0 + n * 8 + 2 * t4 + c;
-          const float ll = fb_lse_log2(l, b, h, i, sq.q_start + i, rows);
-          const float di = i < rows ? dsum[i] : 0.0f;
-          BARACUDA_UNROLL
-          for (int hh = 0; hh < 2; ++hh) {
-            const int64_t j = kv0 + warp * 16 + g + 8 * hh;
-            const bool ok = j < sq.s_k && fb_visible(l, i, j, off);
-            const float pv = ok ? ptx::ex2_approx_ftz(__fmaf_rn(st[n][2 * hh + c], p.scale_log2, -ll)) : 0.0f;
-            st[n][2 * hh + c] = pv;
-            dpt[n][2 * hh + c] = __fmul_rn(pv, __fsub_rn(dpt[n][2 * hh + c], di));
-          }
+        for (int hh = 0; hh < 2; ++hh) {
+          const int64_t j = kv0 + warp * 16 + g + 8 * hh;
+          const bool ok = j < sq.s_k && fb_visible(l, i, j, off);
+          const float pv = ok ? ptx::ex2_approx_ftz(__fmaf_rn(st[n][2 * hh + c], p.scale_log2, -ll)) : 0.0f;
+          st[n][2 * hh + c] = pv;
+          dpt[n][2 * hh + c] = __fmul_rn(pv, __fsub_rn(dpt[n][2 * hh + c], di));
         }
       }
-      fb_pv<T, D, BM>(dv, st, gs, lane);
-      fb_pv<T, D, BM>(dk, dpt, qs, lane);
     }
+    fb_pv<T, D, BM>(dv, st, gs, lane);
+    fb_pv<T, D, BM>(dk, dpt, qs, lane);
+    h = hn, t = tn;
   }
   ptx::cp_async_wait_all();  // the K/V copies when no query tile was visited
   T* dkd = static_cast<T*>(p.l.dk) + sq.k_start * p.l.dk_tok + hk * p.l.dk_head;
@@ -251,10 +284,10 @@ __global__ void __launch_bounds__(kFbThreads) fa2_bwd_dq_kernel(FbParams p) {
   constexpr int BM = kFbQueries, BN = fb_step(D), CPR = fa_row_elems(D) / 8, NT = kFbThreads;
   const ::baracuda::detail::FlashAttentionLaunch& l = p.l.f;
   BARACUDA_DYNAMIC_SHARED(unsigned char, smem);
+  constexpr int kTile = BN * CPR * 16;
   unsigned char* qs = smem;
   unsigned char* gs = qs + BM * CPR * 16;  // dO
-  unsigned char* ks = gs + BM * CPR * 16;
-  unsigned char* vs = ks + BN * CPR * 16;
+  unsigned char* stages = gs + BM * CPR * 16;  // stage s: K at stages + 2s·kTile, V at stages + (2s + 1)·kTile
   const int tid = static_cast<int>(threadIdx.x), lane = tid & 31, warp = tid >> 5;
   const int g = lane >> 2, t4 = lane & 3;
   const int b = static_cast<int>(blockIdx.z), h = static_cast<int>(blockIdx.y);
@@ -269,7 +302,6 @@ __global__ void __launch_bounds__(kFbThreads) fa2_bwd_dq_kernel(FbParams p) {
   const uint16_t* gd = static_cast<const uint16_t*>(p.l.d_o) + sq.q_start * p.l.do_tok + h * p.l.do_head;
   tc_load_tile<BM, CPR, NT>(qs, TcOperand{qd, 0, l.q_tok, 1, rows, D, p.q_vec, true}, qd, q0, 0, tid);
   tc_load_tile<BM, CPR, NT>(gs, TcOperand{gd, 0, p.l.do_tok, 1, rows, D, p.do_vec, true}, gd, q0, 0, tid);
-  ptx::cp_async_commit();
   const uint16_t* kd = static_cast<const uint16_t*>(l.k);
   const uint16_t* vd = static_cast<const uint16_t*>(l.v);
   if (sq.s_k > 0) {
@@ -285,7 +317,7 @@ __global__ void __launch_bounds__(kFbThreads) fa2_bwd_dq_kernel(FbParams p) {
   BARACUDA_UNROLL
   for (int hh = 0; hh < 2; ++hh) {
     const int64_t i = row0 + 8 * hh;
-    ll[hh] = fb_lse_log2(l, b, h, i, sq.q_start + i, rows);
+    ll[hh] = fb_lse_log2(i < rows ? *fb_lse_at(l, b, h, i, sq.q_start + i) : 0.0f, i < rows);
     di[hh] = i < rows ? p.l.dsum[static_cast<int64_t>(h) * l.total_q + sq.q_start + i] : 0.0f;
   }
   // The key tiles any row of the block sees: keys [lo, hi) (as the forward).
@@ -296,16 +328,25 @@ __global__ void __launch_bounds__(kFbThreads) fa2_bwd_dq_kernel(FbParams p) {
   const int t_lo = static_cast<int>(lo / BN);
   const int t_hi = hi > lo ? static_cast<int>((hi + BN - 1) / BN) : t_lo;
 
+  // Key tile t's K and V in stage t & 1.
+  const auto load_step = [&](int t) {
+    unsigned char* ks = stages + 2 * (t & 1) * kTile;
+    tc_load_tile<BN, CPR, NT>(ks, ko, kd, t * BN, 0, tid);
+    tc_load_tile<BN, CPR, NT>(ks + kTile, vo, vd, t * BN, 0, tid);
+  };
+  if (t_lo < t_hi) load_step(t_lo);
+  ptx::cp_async_commit();  // with Q and dO
+
   float dq[D / 8][4];
   fb_zero<D>(dq);
   for (int t = t_lo; t < t_hi; ++t) {
     const int kv0 = t * BN;
-    __syncthreads();  // every warp is done with the previous K and V tiles
-    tc_load_tile<BN, CPR, NT>(ks, ko, kd, kv0, 0, tid);
-    tc_load_tile<BN, CPR, NT>(vs, vo, vd, kv0, 0, tid);
+    ptx::cp_async_wait_all();  // tile t's K and V (the first tile: Q and dO too)
+    __syncthreads();           // everyone's; and every warp is done with tile t − 1's stage
+    if (t + 1 < t_hi) load_step(t + 1);
     ptx::cp_async_commit();
-    ptx::cp_async_wait_all();
-    __syncthreads();
+    const unsigned char* ks = stages + 2 * (t & 1) * kTile;
+    const unsigned char* vs = ks + kTile;
 
     float s[BN / 8][4], dp[BN / 8][4];
     fb_qk<T, D, BN>(s, dp, qs, ks, gs, vs, warp * 16, lane);
@@ -331,7 +372,9 @@ __global__ void __launch_bounds__(kFbThreads) fa2_bwd_dq_kernel(FbParams p) {
 template <class T, int D>
 Status fa2_backward(const ::baracuda::detail::ExecContext& ctx,
                     const ::baracuda::detail::FlashAttentionBackwardLaunch& l) {
-  static_assert(fb_smem_bytes(D) <= 48 * 1024, "within the default dynamic shared memory (no opt-in)");
+  static_assert(fb_smem_bytes(D) <= 80 * 1024,
+                "two blocks per SM on sm_80 (164 KiB) and sm_90: the registers allow two");
+  constexpr size_t kSmem = fb_smem_bytes(D);
   const ::baracuda::detail::FlashAttentionLaunch& f = l.f;
   if (f.element != kind_of<T> || f.head_dim != D)
     return Error::internal("FlashAttentionBackwardPlan: the kernel was called for another kind or head dimension");
@@ -361,15 +404,15 @@ Status fa2_backward(const ::baracuda::detail::ExecContext& ctx,
   if (f.seqlen_k > 0 && f.total_k > 0) {  // also without query rows: dk = dv = 0
     const dim3 gk(static_cast<unsigned>((f.seqlen_k + kFbKeys - 1) / kFbKeys), static_cast<unsigned>(f.kv_heads),
                   static_cast<unsigned>(f.batch));
-    BARACUDA_LAUNCH(gk, dim3(kFbThreads), static_cast<size_t>(fb_smem_bytes(D)), ctx.stream, fa2_bwd_dkdv_kernel<T, D>)
-    (p);
+    BARACUDA_TRY(launch::allow_shared_bytes(&fa2_bwd_dkdv_kernel<T, D>, kSmem, "FlashAttentionBackwardPlan"));
+    BARACUDA_LAUNCH(gk, dim3(kFbThreads), kSmem, ctx.stream, fa2_bwd_dkdv_kernel<T, D>)(p);
     BARACUDA_TRY(check("dK/dV"));
   }
   if (f.seqlen_q == 0 || f.total_q == 0) return {};
   const dim3 gq(static_cast<unsigned>((f.seqlen_q + kFbQueries - 1) / kFbQueries), static_cast<unsigned>(f.heads),
                 static_cast<unsigned>(f.batch));
-  BARACUDA_LAUNCH(gq, dim3(kFbThreads), static_cast<size_t>(fb_smem_bytes(D)), ctx.stream, fa2_bwd_dq_kernel<T, D>)
-  (p);
+  BARACUDA_TRY(launch::allow_shared_bytes(&fa2_bwd_dq_kernel<T, D>, kSmem, "FlashAttentionBackwardPlan"));
+  BARACUDA_LAUNCH(gq, dim3(kFbThreads), kSmem, ctx.stream, fa2_bwd_dq_kernel<T, D>)(p);
   return check("dQ");
 }
 

@@ -169,12 +169,11 @@ __device__ __forceinline__ void tc_load_tile_whole(unsigned char* s, const TcOpe
 /// outer_n zero-filled) where o.vec and no chunk is cut by inner_n, which is every tile of the attention kernels and
 /// every whole-K slice of the GEMMs. Its row test lets the one fast path take a sequence's last tile too: a fast path
 /// for tiles wholly in range beside tc_load_rows for the last one spilled 20 bytes in the 128-row attention forward.
-/// `Whole` false: tc_load_rows alone, for loops whose registers the second path takes past 255.
-template <int ROWS, int CPR, int NT, bool Whole = true>
+template <int ROWS, int CPR, int NT>
 __device__ __forceinline__ void tc_load_tile(unsigned char* s, const TcOperand& o, const uint16_t* base, int outer0,
                                              int inner0, int tid) {
   const int left = o.inner_n - inner0;
-  if (Whole && o.vec && left >= 0 && (left % 8 == 0 || left >= 8 * CPR)) {
+  if (o.vec && left >= 0 && (left % 8 == 0 || left >= 8 * CPR)) {
     tc_load_tile_whole<ROWS, CPR, NT, true>(s, o, base, outer0, inner0, tid);
     return;
   }
