@@ -290,9 +290,7 @@ template <int N, bool Trans>
 inline void ldmatrix(unsigned (&r)[N], const void* row) {
   // racecheck sees each row as the 16-byte read of the lane that gives its address (lanes 0..8N−1), so a copy into a
   // tile that another warp still reads (a stage refilled before the barrier that frees it) is a WAR.
-  const uint3 t = detail::t_cur.thread_idx;
-  const unsigned linear = t.x + detail::t_cur.block_dim.x * (t.y + detail::t_cur.block_dim.y * t.z);
-  if (linear % 32 < 8u * N) detail::note_race_read(row, 16);
+  if (lane_id() < 8 * N) detail::note_race_read(row, 16);
   LdmatrixIn in{row};
   LdmatrixOut out{};
   warp_collective(kFullWarp, &in, &out, LdmatrixOp<N, Trans>{}, "ldmatrix");
