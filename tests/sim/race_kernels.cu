@@ -103,6 +103,18 @@ __global__ void double_buffered_tiles_kernel(const unsigned* in, unsigned* out, 
   if (tid < 32) out[lane] = acc;
 }
 
+// Each thread copies 16 bytes into its slot of dynamic shared memory by cp.async; after a barrier it reads the first
+// word of its neighbour's slot. `wait`: the cp.async.wait_all before the barrier (without it, the planted bug).
+__global__ void neighbour_copy_kernel(const unsigned* in, unsigned* out, bool wait) {
+  BARACUDA_DYNAMIC_SHARED(unsigned char, slots);
+  const int t = static_cast<int>(threadIdx.x), n = static_cast<int>(blockDim.x);
+  ptx::cp_async_cg(slots + 16 * t, in + 4 * t);
+  ptx::cp_async_commit();
+  if (wait) ptx::cp_async_wait_all();
+  __syncthreads();
+  out[t] = *reinterpret_cast<const unsigned*>(slots + 16 * ((t + 1) % n));
+}
+
 }  // namespace race
 BARACUDA_DEVICE_NAMESPACE_END
 
@@ -123,6 +135,10 @@ LaunchError flag_handshake(int* data, int* flag, int* out, bool atomic_flag) {
 }
 LaunchError byte_per_thread(unsigned char* bytes, int blocks) {
   return launch(blocks, 32, k::byte_per_thread_kernel, bytes);
+}
+LaunchError neighbour_copy(const unsigned* in, unsigned* out, bool wait) {
+  BARACUDA_LAUNCH(1, 64, 64 * 16, 0, k::neighbour_copy_kernel)(in, out, wait);
+  return finish();
 }
 LaunchError double_buffered_tiles(const unsigned* in, unsigned* out, int steps, bool refill_before_barrier) {
   BARACUDA_LAUNCH(1, 64, 256, 0, k::double_buffered_tiles_kernel)(in, out, steps, refill_before_barrier);

@@ -39,4 +39,9 @@ LaunchError byte_per_thread(unsigned char* bytes, int blocks);
 /// `refill_before_barrier` the request comes before that barrier (the planted bug: a WAR on the stage).
 LaunchError double_buffered_tiles(const unsigned* in, unsigned* out, int steps, bool refill_before_barrier);
 
+/// One block of 64 threads: thread t copies in[4 t .. 4 t + 4) into its 16 bytes of dynamic shared memory by cp.async,
+/// passes a __syncthreads, and writes the first word of thread (t + 1) % 64's bytes to out[t]. Correct with `wait`
+/// (cp.async.wait_all before the barrier); without it, the planted bug: the neighbour's copy may be in flight.
+LaunchError neighbour_copy(const unsigned* in, unsigned* out, bool wait);
+
 }  // namespace simtest

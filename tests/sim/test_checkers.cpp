@@ -92,6 +92,22 @@ TEST_F(SimCheckers, RacecheckReportsAStageRefilledBeforeItsReadersPassTheBarrier
   EXPECT_TRUE(mentions(err, "racecheck: WAR hazard on dynamic shared memory")) << err.message;
 }
 
+// A copy read by another thread after the barrier but before its issuer waited for it. cp.async lands at the wait
+// that retires it (the latest moment a GPU may), so the read is in flight whatever the schedule.
+TEST_F(SimCheckers, RacecheckReportsACopyReadBeforeItsIssuerWaited) {
+  simt::ScopedChecks race(simt::kRaceCheck);
+  std::vector<unsigned> in(4 * 64), out(64, 0), want(64);
+  for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<unsigned>(i * 2654435761u + 1u);
+  for (int t = 0; t < 64; ++t) want[t] = in[4 * ((t + 1) % 64)];
+  auto err = simtest::neighbour_copy(in.data(), out.data(), /*wait=*/true);
+  ASSERT_FALSE(err.failed) << err.message;
+  EXPECT_EQ(out, want);
+  err = simtest::neighbour_copy(in.data(), out.data(), /*wait=*/false);
+  ASSERT_TRUE(err.failed) << "the read of a copy in flight must be reported";
+  EXPECT_TRUE(mentions(err, "racecheck: cp.async in flight")) << err.message;
+  EXPECT_TRUE(mentions(err, "no cp.async.wait_group of that thread retired it")) << err.message;
+}
+
 // ---- racecheck on global memory ----
 
 // Thread 0 sums what every thread wrote to global memory, with and without the __syncthreads between.
@@ -203,6 +219,32 @@ TEST_F(SimCheckers, AllCheckersAcceptCorrectKernels) {
   std::vector<int> ein(64, 1), eout(64, 0);
   err = simtest::early_exit_barrier(ein.data(), eout.data(), 40, 64);
   EXPECT_FALSE(err.failed) << err.message;
+}
+
+// Without any checker: the missing wait gives the stale bytes it may give on a GPU (the first thread to run after
+// the barrier reads a neighbour that has not waited), and strict mode reports the copies no wait retired.
+TEST(SimAsyncCopies, AStageReadWithoutItsWaitHoldsItsOldBytes) {
+  simt::ScopedChecks none(0);
+  simt::ScopedStrict lax(false);
+  std::vector<unsigned> in(4 * 64), out(64, 0);
+  for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<unsigned>(i * 2654435761u + 1u);
+  auto err = simtest::neighbour_copy(in.data(), out.data(), /*wait=*/false);
+  ASSERT_FALSE(err.failed) << err.message;
+  int stale = 0;
+  for (int t = 0; t < 64; ++t) stale += out[t] != in[4 * ((t + 1) % 64)];
+  EXPECT_GT(stale, 0) << "every read saw its copy: the copies landed before their wait";
+}
+
+TEST(SimAsyncCopies, StrictModeReportsCopiesThatNoWaitRetired) {
+  simt::ScopedChecks none(0);
+  simt::ScopedStrict strict(true);
+  std::vector<unsigned> in(4 * 64, 7u), out(64, 0);
+  auto err = simtest::neighbour_copy(in.data(), out.data(), /*wait=*/true);
+  ASSERT_FALSE(err.failed) << err.message;
+  err = simtest::neighbour_copy(in.data(), out.data(), /*wait=*/false);
+  ASSERT_TRUE(err.failed) << "a thread that exits with copies in flight must be reported";
+  EXPECT_TRUE(mentions(err, "strict: ") && mentions(err, "exited with 1 cp.async copy that no wait_group retired"))
+      << err.message;
 }
 
 }  // namespace

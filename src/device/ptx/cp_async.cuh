@@ -1,7 +1,7 @@
 /// \file
 /// \brief cp.async (sm_80+): asynchronous global -> shared copies of 4, 8 or 16 bytes, with the src-size
-/// zero-fill form, and the commit/wait group operations. Real inline PTX under nvcc; under sim the copy
-/// happens at once (so a missing wait cannot show there; see docs/ptx.md).
+/// zero-fill form, and the commit/wait group operations. Real inline PTX under nvcc; under sim a copy lands at
+/// the wait_group that retires it (so a missing wait shows there: docs/sim.md).
 #pragma once
 
 #include "device/ptx/ldmatrix.cuh"  // smem_address
@@ -80,6 +80,7 @@ __device__ __forceinline__ void cp_async_cg_zfill(void* smem, const void* gmem, 
 /// cp.async.commit_group: closes the calling thread's pending cp.async operations into a group.
 __device__ __forceinline__ void cp_async_commit() {
 #if BARACUDA_SIM
+  ::baracuda::simt::detail::cp_async_commit();
 #elif BARACUDA_ARCH >= 800
   asm volatile("cp.async.commit_group;\n" ::: "memory");
 #elif BARACUDA_ARCH > 0
@@ -93,6 +94,7 @@ template <int N>
 __device__ __forceinline__ void cp_async_wait() {
   static_assert(N >= 0, "cp.async.wait_group: N >= 0");
 #if BARACUDA_SIM
+  ::baracuda::simt::detail::cp_async_wait(N);
 #elif BARACUDA_ARCH >= 800
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 #elif BARACUDA_ARCH > 0
@@ -103,6 +105,7 @@ __device__ __forceinline__ void cp_async_wait() {
 /// cp.async.wait_all: waits for every pending cp.async of the calling thread (committed or not).
 __device__ __forceinline__ void cp_async_wait_all() {
 #if BARACUDA_SIM
+  ::baracuda::simt::detail::cp_async_wait(-1);
 #elif BARACUDA_ARCH >= 800
   asm volatile("cp.async.wait_all;\n" ::: "memory");
 #elif BARACUDA_ARCH > 0

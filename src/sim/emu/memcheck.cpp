@@ -164,6 +164,7 @@ BARACUDA_SIM_HOT void MemCheck::access(const void* p, std::size_t bytes, bool st
   now.seq = ++seq_;
   for (std::size_t i = 0; i < bytes; ++i) {
     Shadow& s = (*r.shadow)[offset + i];
+    if (s.inflight != 0 && s.inflight_serial == serial_) in_flight(r, offset, bytes, store, s, pc);
     if (store) {
       s.written = serial_;
       if (race_) {
@@ -191,6 +192,33 @@ BARACUDA_SIM_HOT void MemCheck::note_write(const void* p, std::size_t bytes, boo
   }
   const std::size_t offset = static_cast<std::size_t>(static_cast<const unsigned char*>(p) - r.base);
   for (std::size_t i = 0; i < bytes; ++i) (*r.shadow)[offset + i].written = serial_;
+}
+
+void MemCheck::copy_issued(const void* dst, std::size_t bytes, const void* pc) {
+  access(dst, bytes, /*store=*/true, pc);  // before its bytes count as in flight: a second copy into them is a hazard
+  Region r;
+  if (!race_ || !find(dst, bytes, &r)) return;
+  const std::size_t offset = static_cast<std::size_t>(static_cast<const unsigned char*>(dst) - r.base);
+  const ThreadRec& th = *t_cur.thread;
+  for (std::size_t i = 0; i < bytes; ++i) {
+    Shadow& s = (*r.shadow)[offset + i];
+    if (s.inflight_serial != serial_) s.inflight_serial = serial_, s.inflight = 0;
+    ++s.inflight;
+    s.inflight_tid = th.warp * 32u + th.lane;
+    s.inflight_pc = pc;
+  }
+}
+
+void MemCheck::copy_landed(const void* dst, std::size_t bytes, const void* pc) {
+  Region r;
+  if (race_ && find(dst, bytes, &r)) {
+    const std::size_t offset = static_cast<std::size_t>(static_cast<const unsigned char*>(dst) - r.base);
+    for (std::size_t i = 0; i < bytes; ++i) {
+      Shadow& s = (*r.shadow)[offset + i];
+      if (s.inflight_serial == serial_ && s.inflight != 0) --s.inflight;
+    }
+  }
+  access(dst, bytes, /*store=*/true, pc);  // the write where it may have happened: unordered later readers are RAW
 }
 
 // ---- global memory (racecheck) -------------------------------------------------------------------------
@@ -321,6 +349,18 @@ void MemCheck::report_hazard(const char* key, const char* kind, const std::strin
                                   thread(th.warp * 32u + th.lane) + " " + (kind[0] == 'R' ? "reads " : "writes ") +
                                   std::to_string(bytes) + " bytes (" + describe_code(pc) + "); " + other + " " +
                                   other_did + " it (" + describe_code(other_pc) + ") " + unordered);
+}
+
+void MemCheck::in_flight(const Region& r, std::size_t offset, std::size_t bytes, bool store, const Shadow& s,
+                         const void* pc) {
+  if ((reported_ & 128u) != 0) return;
+  reported_ |= 128u;
+  const ThreadRec& th = *t_cur.thread;
+  exec_->memcheck_report("in flight", "racecheck: cp.async in flight: " + thread(th.warp * 32u + th.lane) +
+                                          (store ? " writes " : " reads ") + std::to_string(bytes) + " bytes of " +
+                                          where(r, offset) + " (" + describe_code(pc) + ") that a cp.async of " +
+                                          thread(s.inflight_tid) + " (" + describe_code(s.inflight_pc) +
+                                          ") is still writing: no cp.async.wait_group of that thread retired it");
 }
 
 void MemCheck::uninitialized(const Region& r, std::size_t offset, std::size_t bytes, const void* pc) {

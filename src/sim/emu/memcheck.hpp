@@ -30,11 +30,15 @@
 /// needs on hardware is assumed, and a release publishes its block's accesses, not only its thread's — so
 /// it never reports a correct last-block reduction or flag handshake, and may miss a race around one.
 ///
-/// Not recorded: the accesses of atomics themselves, of the emulated warp-wide instructions (ldmatrix, the
-/// ops of warp collectives, wgmma's operands) and of TMA. cp.async records its write of shared memory and its
-/// read of global memory at issue; TMA marks its bytes of shared memory written for initcheck only (its
-/// completion is an mbarrier's, which is not modelled). The emulator's own state that its inline code keeps
-/// (mbarriers, wgmma records) is accessed under MemcheckPause.
+/// cp.async. Its read of global memory is recorded at issue; its write of shared memory at issue and again where it
+/// lands (async_copies.hpp: at its thread's wait_group, wait_all or exit), and between the two its bytes are in
+/// flight: any access to them (a read of a stage before its wait, or before its issuer's wait and the barrier after;
+/// a second copy into them) is reported as such, whatever the schedule.
+///
+/// Not recorded: the accesses of atomics themselves, of the emulated warp-wide instructions (the ops of warp
+/// collectives, wgmma's operands; ldmatrix's rows are racecheck reads) and of TMA. TMA marks its bytes of shared
+/// memory written for initcheck only (its completion is an mbarrier's, which is not modelled). The emulator's own
+/// state that its inline code keeps (mbarriers, wgmma records) is accessed under MemcheckPause.
 #pragma once
 
 #include <array>
@@ -71,6 +75,12 @@ class MemCheck {
   /// Bytes that an emulated instruction wrote: for initcheck only (`race` false), or as the running thread's store
   /// from code address `pc` (cp.async), checked against the earlier reads and writes as any store is.
   void note_write(const void* p, std::size_t bytes, bool race, const void* pc = nullptr);
+  /// cp.async by the running thread from code address `pc` (async_copies.hpp): at issue, its write of shared memory
+  /// is checked as the thread's store and its bytes are in flight until it lands; then the write is recorded again,
+  /// at the thread's cp.async.wait_group (or exit), where a GPU may have made it. Any access to bytes in flight,
+  /// by any thread, is a hazard (racecheck).
+  void copy_issued(const void* dst, std::size_t bytes, const void* pc);
+  void copy_landed(const void* dst, std::size_t bytes, const void* pc);
 
  private:
   struct Event {
@@ -85,6 +95,10 @@ class MemCheck {
     std::uint64_t written = 0;  ///< serial of the block that wrote the byte
     Event write;
     Event read;
+    std::uint64_t inflight_serial = 0;  ///< the block whose cp.async copies `inflight` counts
+    std::uint32_t inflight = 0;         ///< copies in flight into the byte (issued, not landed)
+    std::uint32_t inflight_tid = 0;     ///< the thread that issued the latest of them
+    const void* inflight_pc = nullptr;  ///< and its code address
   };
   struct Region {
     const unsigned char* base;
@@ -116,6 +130,7 @@ class MemCheck {
   void hazard(const char* kind, const Region& r, std::size_t offset, std::size_t bytes, const Event& other,
               const char* other_did, const void* pc);
   void uninitialized(const Region& r, std::size_t offset, std::size_t bytes, const void* pc);
+  void in_flight(const Region& r, std::size_t offset, std::size_t bytes, bool store, const Shadow& s, const void* pc);
   std::string where(const Region& r, std::size_t offset) const;
   std::string thread(std::uint32_t tid) const;
 

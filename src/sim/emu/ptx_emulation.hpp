@@ -299,20 +299,10 @@ inline void ldmatrix(unsigned (&r)[N], const void* row) {
 
 // ---- cp.async ---------------------------------------------------------------------------------------
 
-/// Eager copy: the first min(src_size, cp_size) bytes from src, the rest of the cp_size bytes zero. The
-/// copy happens at once, so a missing cp.async.wait_group cannot show under the emulator. Strict mode
-/// reports a destination outside shared memory (cp.async.shared.global) and a source inside it.
+/// cp.async: the copy lands at the thread's cp.async.wait_group that retires it (detail::cp_async_issue), so a
+/// stage read before its wait holds its old bytes, as it may on a GPU.
 inline void cp_async(void* dst, const void* src, int cp_size, int src_size) {
-  if (!detail::in_shared(dst, static_cast<std::size_t>(cp_size)))
-    detail::strict_violation("cp.async-dst", "cp.async: the destination is not shared memory");
-  if (src_size > 0 && detail::in_shared(src, static_cast<std::size_t>(src_size)))
-    detail::strict_violation("cp.async-src", "cp.async: the source is shared memory, not global memory");
-  const int n = src_size < 0 ? 0 : (src_size > cp_size ? cp_size : src_size);
-  if (n > 0) detail::note_read(src, static_cast<std::size_t>(n));
-  detail::note_shared_write(dst, static_cast<std::size_t>(cp_size), /*race=*/true);
-  const detail::MemcheckPause pause;  // the copy below is the instruction's, recorded above
-  if (n > 0) std::memcpy(dst, src, static_cast<std::size_t>(n));
-  if (n < cp_size) std::memset(static_cast<unsigned char*>(dst) + n, 0, static_cast<std::size_t>(cp_size - n));
+  detail::cp_async_issue(dst, src, cp_size, src_size);
 }
 
 // ---- scalar instructions ----------------------------------------------------------------------------

@@ -123,6 +123,7 @@ void BlockExec::run(Worker& w, LaunchJob& job, std::uint64_t linear_block) {
   // "Uninitialized" shared memory, dynamic and static, at every block.
   if (job.smem != 0) std::memset(w.smem, kSharedPoison, job.smem);
   for (const auto& [p, bytes] : w.static_shared) std::memset(p, kSharedPoison, bytes);
+  w.copies.begin_block(n_);
   if ((job.checks & (kInitCheck | kRaceCheck)) != 0) {
     w.memcheck.begin_block(job, w, *this, n_, c.block_serial, linear_block);
     c.memcheck = &w.memcheck;
@@ -228,6 +229,12 @@ void BlockExec::abandon(Fiber* self, int code, std::string&& message) {
 }
 
 ThreadRec* BlockExec::thread_exited(ThreadRec* th) {
+  // Its copies still land (a GPU completes them), but nothing waited for them: bandwidth spent for nothing, or a
+  // missing wait.
+  if (const std::size_t n = w_->copies.land(th->warp * 32u + th->lane, -1, t_cur.memcheck); n != 0)
+    violation(th, "cp.async-exit",
+              "exited with " + std::to_string(n) + (n == 1 ? " cp.async copy" : " cp.async copies") +
+                  " that no wait_group retired");
   th->state = TState::Exited;
   th->fiber = nullptr;
   --live_;
@@ -682,6 +689,34 @@ bool in_shared(const void* p, std::size_t bytes) {
 
 void note_shared_write(const void* p, std::size_t bytes, bool race) {
   if (MemCheck* m = t_cur.memcheck) m->note_write(p, bytes, race, __builtin_return_address(0));
+}
+
+void cp_async_issue(void* dst, const void* src, int cp_size, int src_bytes) {
+  const void* pc = __builtin_return_address(0);
+  if (!in_shared(dst, static_cast<std::size_t>(cp_size)))
+    strict_violation("cp.async-dst", "cp.async: the destination is not shared memory");
+  const int n = src_bytes < 0 ? 0 : (src_bytes > cp_size ? cp_size : src_bytes);
+  if (n > 0 && in_shared(src, static_cast<std::size_t>(n)))
+    strict_violation("cp.async-src", "cp.async: the source is shared memory, not global memory");
+  const ThreadRec* th = t_cur.thread;
+  if (th == nullptr) {  // outside a kernel: a copy at once
+    if (n > 0) std::memcpy(dst, src, static_cast<std::size_t>(n));
+    if (n < cp_size) std::memset(static_cast<unsigned char*>(dst) + n, 0, static_cast<std::size_t>(cp_size - n));
+    return;
+  }
+  if (MemCheck* m = t_cur.memcheck) {
+    if (n > 0) m->access(src, static_cast<std::size_t>(n), /*store=*/false, pc);
+    m->copy_issued(dst, static_cast<std::size_t>(cp_size), pc);
+  }
+  this_worker().copies.issue(th->warp * 32u + th->lane, dst, src, cp_size, src_bytes, pc);
+}
+
+void cp_async_commit() {
+  if (const ThreadRec* th = t_cur.thread) this_worker().copies.commit(th->warp * 32u + th->lane);
+}
+
+void cp_async_wait(int n) {
+  if (const ThreadRec* th = t_cur.thread) this_worker().copies.land(th->warp * 32u + th->lane, n, t_cur.memcheck);
 }
 
 void note_read(const void* p, std::size_t bytes) {

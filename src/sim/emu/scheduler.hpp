@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "async_copies.hpp"
 #include "fiber.hpp"
 #include "memcheck.hpp"
 #include "runtime.hpp"
@@ -173,6 +174,7 @@ struct Worker {
   Fiber main;
   BlockExec exec;
   MemCheck memcheck;
+  AsyncCopies copies;       ///< the running block's cp.async copies in flight
   void* closure = nullptr;  ///< this worker's cache-line-aligned copy of the kernel and its arguments
   std::size_t closure_cap = 0;
   unsigned char* smem = nullptr;

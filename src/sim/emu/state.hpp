@@ -97,6 +97,15 @@ void note_read(const void* p, std::size_t bytes);
 /// The same for racecheck alone (an ldmatrix row): initcheck would report rows written by struct copies, which the
 /// instrumentation does not see.
 void note_race_read(const void* p, std::size_t bytes);
+/// cp.async of the running thread (async_copies.hpp): the copy of the first src_bytes (clamped to [0, cp_size]) bytes
+/// of `src` into `dst`, the rest of its cp_size bytes zero, lands at the thread's wait_group that retires its group,
+/// at wait_all, or at its exit (outside a kernel: at once). Strict mode reports a destination outside shared memory
+/// and a source inside it.
+void cp_async_issue(void* dst, const void* src, int cp_size, int src_bytes);
+/// cp.async.commit_group of the running thread.
+void cp_async_commit();
+/// cp.async.wait_group n of the running thread; n < 0: cp.async.wait_all.
+void cp_async_wait(int n);
 /// The running thread completed a wait on an mbarrier phase (racecheck's acquire; memcheck.hpp).
 void note_mbarrier_acquire();
 /// An atomic operation of the running thread on `p` (racecheck: on global memory, a release and an acquire).
