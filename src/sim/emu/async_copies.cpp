@@ -32,14 +32,18 @@ std::size_t AsyncCopies::land(unsigned tid, int n, MemCheck* m) {
   for (std::size_t i = 0; i < end; ++i) {
     const Copy& c = q.copies[i];
     if (m != nullptr) m->copy_landed(c.dst, static_cast<std::size_t>(c.cp_size), c.pc);
-    const int k = c.src_bytes < 0 ? 0 : (c.src_bytes > c.cp_size ? c.cp_size : c.src_bytes);
-    if (k > 0) std::memcpy(c.dst, c.src, static_cast<std::size_t>(k));
-    if (k < c.cp_size) std::memset(static_cast<unsigned char*>(c.dst) + k, 0, static_cast<std::size_t>(c.cp_size - k));
+    perform(c.dst, c.src, c.cp_size, c.src_bytes);
   }
   q.copies.erase(q.copies.begin(), q.copies.begin() + static_cast<std::ptrdiff_t>(end));
   q.ends.erase(q.ends.begin(), q.ends.begin() + static_cast<std::ptrdiff_t>(groups));
   for (auto& e : q.ends) e -= end;
   return end;
+}
+
+void AsyncCopies::perform(void* dst, const void* src, int cp_size, int src_bytes) {
+  const int n = source_bytes(cp_size, src_bytes);
+  if (n > 0) std::memcpy(dst, src, static_cast<std::size_t>(n));
+  if (n < cp_size) std::memset(static_cast<unsigned char*>(dst) + n, 0, static_cast<std::size_t>(cp_size - n));
 }
 
 }  // namespace baracuda::simt::detail

@@ -7,6 +7,7 @@
 /// too. Racecheck (memcheck.hpp) also reports any access to a destination while its copy is in flight.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <vector>
 
@@ -26,6 +27,11 @@ class AsyncCopies {
   /// cp.async.wait_group n: lands every committed group of the thread but the n most recent; n < 0
   /// (cp.async.wait_all, and a thread's exit) lands every copy, committed or not. Returns the copies landed.
   std::size_t land(unsigned tid, int n, MemCheck* m);
+
+  /// The bytes a copy reads: src_bytes clamped to [0, cp_size].
+  static int source_bytes(int cp_size, int src_bytes) { return src_bytes < 0 ? 0 : std::min(src_bytes, cp_size); }
+  /// Writes a copy's bytes: the first source_bytes() bytes of `src`, the rest of the cp_size bytes zero.
+  static void perform(void* dst, const void* src, int cp_size, int src_bytes);
 
  private:
   struct Copy {

@@ -695,15 +695,11 @@ void cp_async_issue(void* dst, const void* src, int cp_size, int src_bytes) {
   const void* pc = __builtin_return_address(0);
   if (!in_shared(dst, static_cast<std::size_t>(cp_size)))
     strict_violation("cp.async-dst", "cp.async: the destination is not shared memory");
-  const int n = src_bytes < 0 ? 0 : (src_bytes > cp_size ? cp_size : src_bytes);
+  const int n = AsyncCopies::source_bytes(cp_size, src_bytes);
   if (n > 0 && in_shared(src, static_cast<std::size_t>(n)))
     strict_violation("cp.async-src", "cp.async: the source is shared memory, not global memory");
   const ThreadRec* th = t_cur.thread;
-  if (th == nullptr) {  // outside a kernel: a copy at once
-    if (n > 0) std::memcpy(dst, src, static_cast<std::size_t>(n));
-    if (n < cp_size) std::memset(static_cast<unsigned char*>(dst) + n, 0, static_cast<std::size_t>(cp_size - n));
-    return;
-  }
+  if (th == nullptr) return AsyncCopies::perform(dst, src, cp_size, src_bytes);  // outside a kernel: at once
   if (MemCheck* m = t_cur.memcheck) {
     if (n > 0) m->access(src, static_cast<std::size_t>(n), /*store=*/false, pc);
     m->copy_issued(dst, static_cast<std::size_t>(cp_size), pc);
