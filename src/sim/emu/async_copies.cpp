@@ -31,7 +31,7 @@ std::size_t AsyncCopies::land(unsigned tid, int n, MemCheck* m) {
   }
   for (std::size_t i = 0; i < end; ++i) {
     const Copy& c = q.copies[i];
-    if (m != nullptr) m->copy_landed(c.dst, static_cast<std::size_t>(c.cp_size), c.pc);
+    if (m != nullptr) m->access(c.dst, static_cast<std::size_t>(c.cp_size), /*store=*/true, c.pc, true, /*copy=*/-1);
     perform(c.dst, c.src, c.cp_size, c.src_bytes);
   }
   q.copies.erase(q.copies.begin(), q.copies.begin() + static_cast<std::ptrdiff_t>(end));

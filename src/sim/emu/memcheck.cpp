@@ -152,7 +152,8 @@ BARACUDA_SIM_HOT bool MemCheck::ordered(const Event& earlier, const ThreadRec& n
   return earlier.serial != serial_ || ordered_in_block(earlier.tid, earlier.bar, earlier.clock, earlier.seq, now);
 }
 
-BARACUDA_SIM_HOT void MemCheck::access(const void* p, std::size_t bytes, bool store, const void* pc, bool init_check) {
+BARACUDA_SIM_HOT void MemCheck::access(const void* p, std::size_t bytes, bool store, const void* pc, bool init_check,
+                                       int copy) {
   Region r;
   if (!find(p, bytes, &r)) {
     if (race_) access_global(p, bytes, store, pc);
@@ -164,7 +165,15 @@ BARACUDA_SIM_HOT void MemCheck::access(const void* p, std::size_t bytes, bool st
   now.seq = ++seq_;
   for (std::size_t i = 0; i < bytes; ++i) {
     Shadow& s = (*r.shadow)[offset + i];
-    if (s.inflight != 0 && s.inflight_serial == serial_) in_flight(r, offset, bytes, store, s, pc);
+    const bool counted = s.inflight_serial == serial_;         // s.inflight counts this block's copies
+    if (copy < 0 && counted && s.inflight != 0) --s.inflight;  // a copy lands: its bytes are no longer in flight
+    if (counted && s.inflight != 0) in_flight(r, offset, bytes, store, s, pc);
+    if (copy > 0 && race_) {  // a copy is issued: in flight until it lands
+      s.inflight = counted ? s.inflight + 1 : 1;
+      s.inflight_serial = serial_;
+      s.inflight_tid = now.tid;
+      s.inflight_pc = pc;
+    }
     if (store) {
       s.written = serial_;
       if (race_) {
@@ -183,42 +192,11 @@ BARACUDA_SIM_HOT void MemCheck::access(const void* p, std::size_t bytes, bool st
   }
 }
 
-BARACUDA_SIM_HOT void MemCheck::note_write(const void* p, std::size_t bytes, bool race, const void* pc) {
+BARACUDA_SIM_HOT void MemCheck::note_written(const void* p, std::size_t bytes) {
   Region r;
   if (!find(p, bytes, &r)) return;
-  if (race) {  // a store of the running thread: a WAR or WAW against unordered earlier accesses is a hazard
-    access(p, bytes, /*store=*/true, pc);
-    return;
-  }
   const std::size_t offset = static_cast<std::size_t>(static_cast<const unsigned char*>(p) - r.base);
   for (std::size_t i = 0; i < bytes; ++i) (*r.shadow)[offset + i].written = serial_;
-}
-
-void MemCheck::copy_issued(const void* dst, std::size_t bytes, const void* pc) {
-  access(dst, bytes, /*store=*/true, pc);  // before its bytes count as in flight: a second copy into them is a hazard
-  Region r;
-  if (!race_ || !find(dst, bytes, &r)) return;
-  const std::size_t offset = static_cast<std::size_t>(static_cast<const unsigned char*>(dst) - r.base);
-  const ThreadRec& th = *t_cur.thread;
-  for (std::size_t i = 0; i < bytes; ++i) {
-    Shadow& s = (*r.shadow)[offset + i];
-    if (s.inflight_serial != serial_) s.inflight_serial = serial_, s.inflight = 0;
-    ++s.inflight;
-    s.inflight_tid = th.warp * 32u + th.lane;
-    s.inflight_pc = pc;
-  }
-}
-
-void MemCheck::copy_landed(const void* dst, std::size_t bytes, const void* pc) {
-  Region r;
-  if (race_ && find(dst, bytes, &r)) {
-    const std::size_t offset = static_cast<std::size_t>(static_cast<const unsigned char*>(dst) - r.base);
-    for (std::size_t i = 0; i < bytes; ++i) {
-      Shadow& s = (*r.shadow)[offset + i];
-      if (s.inflight_serial == serial_ && s.inflight != 0) --s.inflight;
-    }
-  }
-  access(dst, bytes, /*store=*/true, pc);  // the write where it may have happened: unordered later readers are RAW
 }
 
 // ---- global memory (racecheck) -------------------------------------------------------------------------

@@ -68,19 +68,15 @@ class MemCheck {
   void acquire();
 
   /// An access of `bytes` bytes at `p` by the running thread, from code address `pc`; a read is checked by
-  /// initcheck too unless `init_check` is false.
-  void access(const void* p, std::size_t bytes, bool store, const void* pc, bool init_check = true);
+  /// initcheck too unless `init_check` is false. `copy`: a cp.async's write of shared memory (async_copies.hpp),
+  /// at issue (+1: checked as the thread's store, then in flight until it lands) or where it lands (−1: recorded
+  /// again, at the thread's cp.async.wait_group or exit, where a GPU may have made it). Any access to bytes in
+  /// flight, by any thread, is a hazard (racecheck).
+  void access(const void* p, std::size_t bytes, bool store, const void* pc, bool init_check = true, int copy = 0);
   /// An atomic operation of the running thread on `p`: on global memory, a release and an acquire.
   void atomic(const void* p);
-  /// Bytes that an emulated instruction wrote: for initcheck only (`race` false), or as the running thread's store
-  /// from code address `pc` (cp.async), checked against the earlier reads and writes as any store is.
-  void note_write(const void* p, std::size_t bytes, bool race, const void* pc = nullptr);
-  /// cp.async by the running thread from code address `pc` (async_copies.hpp): at issue, its write of shared memory
-  /// is checked as the thread's store and its bytes are in flight until it lands; then the write is recorded again,
-  /// at the thread's cp.async.wait_group (or exit), where a GPU may have made it. Any access to bytes in flight,
-  /// by any thread, is a hazard (racecheck).
-  void copy_issued(const void* dst, std::size_t bytes, const void* pc);
-  void copy_landed(const void* dst, std::size_t bytes, const void* pc);
+  /// Bytes of shared memory that an emulated instruction wrote (TMA), for initcheck.
+  void note_written(const void* p, std::size_t bytes);
 
  private:
   struct Event {

@@ -687,10 +687,6 @@ bool in_shared(const void* p, std::size_t bytes) {
   return false;
 }
 
-void note_shared_write(const void* p, std::size_t bytes, bool race) {
-  if (MemCheck* m = t_cur.memcheck) m->note_write(p, bytes, race, __builtin_return_address(0));
-}
-
 void cp_async_issue(void* dst, const void* src, int cp_size, int src_bytes) {
   const void* pc = __builtin_return_address(0);
   if (!in_shared(dst, static_cast<std::size_t>(cp_size)))
@@ -702,7 +698,7 @@ void cp_async_issue(void* dst, const void* src, int cp_size, int src_bytes) {
   if (th == nullptr) return AsyncCopies::perform(dst, src, cp_size, src_bytes);  // outside a kernel: at once
   if (MemCheck* m = t_cur.memcheck) {
     if (n > 0) m->access(src, static_cast<std::size_t>(n), /*store=*/false, pc);
-    m->copy_issued(dst, static_cast<std::size_t>(cp_size), pc);
+    m->access(dst, static_cast<std::size_t>(cp_size), /*store=*/true, pc, true, /*copy=*/1);
   }
   this_worker().copies.issue(th->warp * 32u + th->lane, dst, src, cp_size, src_bytes, pc);
 }
@@ -713,10 +709,6 @@ void cp_async_commit() {
 
 void cp_async_wait(int n) {
   if (const ThreadRec* th = t_cur.thread) this_worker().copies.land(th->warp * 32u + th->lane, n, t_cur.memcheck);
-}
-
-void note_read(const void* p, std::size_t bytes) {
-  if (MemCheck* m = t_cur.memcheck) m->access(p, bytes, /*store=*/false, __builtin_return_address(0));
 }
 
 void note_race_read(const void* p, std::size_t bytes) {
@@ -732,8 +724,8 @@ void note_atomic_slow(const void* p) {
   if (MemCheck* m = t_cur.memcheck) m->atomic(p);
 }
 
-void MemcheckPause::note_write(const void* p, std::size_t bytes, bool race) const {
-  if (MemCheck* m = t_cur.paused) m->note_write(p, bytes, race);
+void MemcheckPause::note_written(const void* p, std::size_t bytes) const {
+  if (MemCheck* m = t_cur.paused) m->note_written(p, bytes);
 }
 
 void strict_violation(const char* key, const std::string& what) {

@@ -88,14 +88,8 @@ bool in_shared(const void* p, std::size_t bytes);
 /// The byte that fills shared memory before a block runs ("uninitialized").
 inline constexpr unsigned char kSharedPoison = 0xCD;
 
-/// Shared-memory bytes an emulated instruction wrote for the running thread: as its store, checked by racecheck
-/// against the unordered earlier accesses (`race`: cp.async), or for initcheck only (TMA, whose completion is an
-/// mbarrier's).
-void note_shared_write(const void* p, std::size_t bytes, bool race);
-/// Bytes an emulated instruction read for the running thread (cp.async's source), as its read.
-void note_read(const void* p, std::size_t bytes);
-/// The same for racecheck alone (an ldmatrix row): initcheck would report rows written by struct copies, which the
-/// instrumentation does not see.
+/// Bytes an emulated instruction read for the running thread, for racecheck alone (an ldmatrix row): initcheck would
+/// report rows written by struct copies, which the instrumentation does not see.
 void note_race_read(const void* p, std::size_t bytes);
 /// cp.async of the running thread (async_copies.hpp): the copy of the first src_bytes (clamped to [0, cp_size]) bytes
 /// of `src` into `dst`, the rest of its cp_size bytes zero, lands at the thread's wait_group that retires its group,
@@ -128,8 +122,9 @@ class MemcheckPause {
   }
   MemcheckPause(const MemcheckPause&) = delete;
   MemcheckPause& operator=(const MemcheckPause&) = delete;
-  /// note_shared_write to the paused checker.
-  void note_write(const void* p, std::size_t bytes, bool race) const;
+  /// Shared-memory bytes an emulated instruction wrote (TMA, whose completion is an mbarrier's): written, for the
+  /// paused checker's initcheck.
+  void note_written(const void* p, std::size_t bytes) const;
 
  private:
   MemCheck* saved_;

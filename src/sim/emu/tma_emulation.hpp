@@ -130,7 +130,7 @@ inline void tma_execute(const MbarrierState::Copy& c) {
       if (a < kSharedWindowBase || a - kSharedWindowBase >= detail::t_cur.dynamic_smem_bytes)
         detail::trap("cp.async.bulk.tensor: the box runs past the block's dynamic shared memory");
       smem[a - kSharedWindowBase] = v;
-      pause.note_write(&smem[a - kSharedWindowBase], 1, /*race=*/false);
+      pause.note_written(&smem[a - kSharedWindowBase], 1);
     }
   }
 }
