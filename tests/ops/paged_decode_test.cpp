@@ -103,6 +103,19 @@ TEST_P(PagedDecode, MhaHeadDimsAndPageSizes) {
   skip_if_needed();
 }
 
+// Pages of 8 and 32 keys over several 32-key tiles a split, splits starting inside a page: the tensor-core kernel
+// steps each lane's block-table entry by 4 or 1 pages a tile (PagedCursor); MixedLengthsGqa4Splits has pages of 16.
+TEST_P(PagedDecode, PageSizesOverSeveralTiles) {
+  for (int64_t block_size : {8, 32}) {
+    for (int64_t splits : {1, 3}) {
+      Problem p = Problem::make({200, 37, 161}, 1, 4, 2, 64, F16, F16, block_size, 23);
+      p.d.with_lse().with_splits(splits);
+      run_and_check(p, "pages of " + std::to_string(block_size) + ", splits " + std::to_string(splits));
+    }
+  }
+  skip_if_needed();
+}
+
 TEST_P(PagedDecode, QuantizedCaches) {
   const struct {
     ElementKind cache;

@@ -193,23 +193,39 @@ __device__ __forceinline__ void fa_widen_codes(unsigned char* s, const unsigned 
 
 /// Fills a BN×(8·CPR) K or V tile of a paged 16-bit cache at `base` by cp.async (16-byte aligned rows: the operand's
 /// `vec`): row r is key keys.kv0 + r, at base + `rows`' offset of it (PagedKeys::offsets; a masked key: zeros),
-/// and chunks from `inner_n` (a multiple of 8) on are zeros. NT / CPR divides 32, so a thread's chunks are one column
-/// of every (NT / CPR)-th row, each row's offset held by lane r % 32 of every warp, in word r / 32, the same word for
-/// every thread of an iteration: a chunk is two shuffles, an add and a copy, where tc_load_rows with a row lookup
-/// spent 35 to 45 instructions (docs/perf/2026-11-29-sass). Every lane of each warp calls it together (shuffles).
-template <int BN, int CPR, int NT>
+/// and chunks from `inner_n` (a multiple of 8·L) on are zeros. L adjacent lanes share a row (by default max(2, NT /
+/// BN); a power of two), lane h of them taking chunks h, L + h, 2L + h, ...: an instruction reads whole 32-byte sectors
+/// (16·L contiguous bytes of each of 32 / L rows a warp), and a lane's chunks of one row are one shuffle of the row's
+/// offset (held by lane r % 32 of every warp, in word r / 32) and then copies at immediate offsets from one source
+/// address, the swizzled destination one XOR each (tc_swz's XOR of r % 8 splits into the lane's fixed low bits and
+/// the chunk's high ones). The loader before it shuffled the offset for every chunk (16 rows of 16-lane halves):
+/// about 21 instructions a chunk (docs/perf/2026-11-29-sass). Every lane of each warp calls it together (shuffles).
+template <int BN, int CPR, int NT, int L = (NT / BN > 2 ? NT / BN : 2)>
 __device__ __forceinline__ void fa_load_paged_rows(unsigned char* s, const uint16_t* base,
                                                    const typename PagedKeys<BN>::Offsets& rows, int inner_n, int tid) {
-  constexpr int RS = NT / CPR;  // rows between a thread's chunks
-  static_assert(NT % CPR == 0 && 32 % RS == 0 && BN % RS == 0, "a thread's chunks: one column, every RS-th row");
-  const int r0 = tid / CPR, c = tid % CPR, gi = c * 8;
-  const bool in = gi < inner_n;
+  static_assert(L >= 2 && L * BN >= NT, "lanes a row: 2 at least, and a pass of rows within the tile");
+  constexpr int RP = NT / L, Q = CPR / L;  // rows a pass, a lane's chunks of a row
+  static_assert(L <= 8 && CPR % L == 0 && (CPR & (CPR - 1)) == 0 && CPR >= 8 && BN % RP == 0 && 32 % L == 0,
+                "the XOR form of tc_swz: CPR a power of two ≥ 8, a lane's chunk column below 8");
+  const int h = tid % L;
   BARACUDA_UNROLL
-  for (int it = 0; it < BN / RS; ++it) {
-    const int r = r0 + it * RS;  // r / 32 == it·RS / 32: r0 < RS and RS divides 32
-    const int64_t off = __shfl_sync(0xffffffffu, rows.off[it * RS / 32], r & 31);
-    const bool ok = in && off != kMaskedRow;
-    ptx::cp_async_cg_zfill(s + tc_swz<CPR>(r, c), ok ? base + off + gi : base, ok ? 16 : 0);
+  for (int pass = 0; pass < BN / RP; ++pass) {
+    const int r = pass * RP + tid / L;  // a warp's 32 / L rows lie in one word of rows.off
+    int64_t word = rows.off[0];
+    if constexpr (PagedKeys<BN>::U == 2) word = r >= 32 ? rows.off[1] : word;  // the same for the whole warp
+    const int64_t off = __shfl_sync(0xffffffffu, word, r & 31);
+    const bool ok = off != kMaskedRow;
+    // A masked row copies 0 bytes from the head's first row (an address that exists, as cp.async asks).
+    const uint16_t* src = base + (ok ? off : 0) + 8 * h;
+    const int bytes = ok ? 16 : 0;
+    // Chunk L·q + h of row r lands at tc_swz<CPR>(r, L·q + h) = r·CPR·16 + 16·((L·q + h) ^ (r % 8)), which is
+    // row_dst ^ 16·L·q: L·q and h share no bit, and r·CPR·16 none with 16·L·q < CPR·16.
+    const int row_dst = r * (CPR * 16) + 16 * (h ^ (r & 7));
+    BARACUDA_UNROLL
+    for (int q = 0; q < Q; ++q) {
+      const bool in = 8 * L * q < inner_n;  // the whole L-chunk column (inner_n a multiple of 8·L): constant
+      ptx::cp_async_cg_zfill(s + (row_dst ^ (16 * L * q)), in ? src + 8 * L * q : base, in ? bytes : 0);
+    }
   }
 }
 
@@ -355,7 +371,7 @@ __global__ void __launch_bounds__(kFaThreads) fa2_forward_kernel(FaParams p) {
   // two m-tiles (O and S take 160) they are read from shared memory per KV tile.
   constexpr bool kQRegs = MT == 1 && D <= 128;
   // The paged 128-row kernel at d = 128 has no register to spare: with either the skipped rescale of O
-  // (fa_softmax_step's vote; 16 bytes of spills) or the paged loader of fa_load_paged_rows (8 bytes), ptxas spills.
+  // (fa_softmax_step's vote; 16 bytes of spills) or the paged loader of fa_load_paged_rows (12 bytes), ptxas spills.
   // It rescales on every tile and looks each chunk's row up in tc_load_rows.
   constexpr bool kSpare = !(Paged && MT == 2 && D == 128);
   static_assert(D % 16 == 0 && (CPR == 8 || CPR == 16 || CPR == 32), "whole k16 steps; rows of 8, 16 or 32 chunks");
@@ -441,8 +457,8 @@ __global__ void __launch_bounds__(kFaThreads) fa2_forward_kernel(FaParams p) {
     if constexpr (kNarrow)
       fa_load_rows_narrow<T, C, BN, CPR, NT>(dst, o, rows_of(base, block, tok, keys), first, tid);
     else if constexpr (Paged) {
-      if (kSpare && o.vec)
-        fa_load_paged_rows<BN, CPR, NT>(dst, o.data, keys.offsets(block, tok), D, tid);
+      if (kSpare && o.vec)  // 4 lanes a row at least: with 2, ptxas spills 4 bytes in the 64-row kernel at d = 64
+        fa_load_paged_rows<BN, CPR, NT, (NT / BN > 4 ? NT / BN : 4)>(dst, o.data, keys.offsets(block, tok), D, tid);
       else
         ::baracuda::gemm::tc_load_rows<BN, CPR, NT, true>(dst, o, rows_of(base, block, tok, keys), first, 0, tid);
     } else {
@@ -450,9 +466,13 @@ __global__ void __launch_bounds__(kFaThreads) fa2_forward_kernel(FaParams p) {
     }
   };
   Keys cur, nxt;  // tile t's pages; tile t + 1's
+  // Each tile's keys are found by a division (PagedCursor::start): a cursor stepped from tile to tile (the decode's)
+  // keeps two more registers live across the loop, and ptxas spills 4 bytes at d = 96 over a 1-byte cache.
   if constexpr (Paged) {
     if (t_lo < t_hi) {
-      cur.fetch(table, l.bt_page, l.block_size, s_k, t_lo * BN, lane);
+      PagedCursor<BN> at;
+      at.start(t_lo * BN, l.block_size, lane);
+      cur.fetch(table, l.bt_page, s_k, t_lo * BN, at, lane);
       cur.resolve(l.num_blocks);
     }
   }
@@ -491,7 +511,11 @@ __global__ void __launch_bounds__(kFaThreads) fa2_forward_kernel(FaParams p) {
     load_kv(vs, vo, vd, l.v_block, l.v_tok, cur, kv0);
     ptx::cp_async_commit();
     if constexpr (Paged) {
-      if (t + 1 < t_hi) nxt.fetch(table, l.bt_page, l.block_size, s_k, kv0 + BN, lane);  // read at K_{t+1}'s load
+      if (t + 1 < t_hi) {  // read at K_{t+1}'s load
+        PagedCursor<BN> at;
+        at.start(kv0 + BN, l.block_size, lane);
+        nxt.fetch(table, l.bt_page, s_k, kv0 + BN, at, lane);
+      }
     }
 
     float s[MT][NS][4];

@@ -3,8 +3,9 @@
 // a shuffle. They looked it up per 16-byte chunk: an integer division and a global load of the block table between
 // cp.async instructions, whose "memory" clobber kept each load from moving ahead of the previous copy, so every chunk
 // waited for one (16 per K or V tile and thread in the decode). Now each lane loads one entry per 32 keys, a tile
-// ahead of its use, and computes the key's row offset in each cache (offsets()); a chunk shuffles it from the lane
-// that holds the key (attention/kernels.cuh's fa_load_paged_rows; row_ptr() for loaders that look up per chunk).
+// ahead of its use, and computes the key's row offset in each cache (offsets()); the lanes that copy a row shuffle it
+// once from the lane that holds the key (attention/kernels.cuh's fa_load_paged_rows; row_ptr() for loaders that look
+// up per chunk).
 #pragma once
 
 #include "sim/compat.cuh"  // first: the device namespace and device API
@@ -27,6 +28,31 @@ __device__ __forceinline__ int64_t paged_row_offset(bool has_page, int64_t page,
   return has_page ? page * block + slot * slot_stride : kMaskedRow;
 }
 
+/// Where keys kv0 + 32·u + l (u < (BN + 31) / 32) fall in a sequence's block table, for lane l: the entry and the
+/// slot in its page. start() divides by the page size; advance() steps a tile of BN keys by an add, where a division
+/// and a remainder by the runtime page size took about 40 instructions a tile (docs/perf/2026-11-29-sass). The
+/// plans' page sizes (8, 16, 32: paged_attention.hpp) divide the tiles (32 or 64 keys), so a lane's next key is
+/// BN / block_size pages on, in the same slot.
+template <int BN>
+struct PagedCursor {
+  static constexpr int U = (BN + 31) / 32;
+  int entry[U] = {}, slot[U] = {};
+
+  /// Keys from kv0 on, pages of block_size ≥ 1 keys.
+  __device__ __forceinline__ void start(int kv0, int block_size, int lane) {
+    BARACUDA_UNROLL
+    for (int u = 0; u < U; ++u) {
+      const int j = kv0 + 32 * u + lane;
+      entry[u] = j / block_size, slot[u] = j % block_size;
+    }
+  }
+  /// The next tile's keys (BN further on), `tile_pages` = BN / block_size (a page size that divides BN).
+  __device__ __forceinline__ void advance(int tile_pages) {
+    BARACUDA_UNROLL
+    for (int u = 0; u < U; ++u) entry[u] += tile_pages;
+  }
+};
+
 /// Keys [kv0, kv0 + BN) of one sequence: lane l of every warp holds key kv0 + 32·u + l (u < U), its page in the
 /// high and its slot in the page in the low 32 bits of `key[u]`; the page is the block-table entry as loaded until
 /// resolve(), then −1 for a key past the sequence's keys or on a page outside [0, num_blocks) (a masked key, whose
@@ -40,16 +66,17 @@ struct PagedKeys {
   unsigned valid[U] = {};  ///< after resolve(): bit l of valid[u] set when key kv0 + 32·u + l has a page
 
   /// Issues the loads of keys [kv0_, kv0_ + BN)'s entries of `table` (the sequence's row of the block table, entry p
-  /// at table[p·stride]); `keys`: the sequence's keys (entries past them are not read). Nothing waits for them here.
-  __device__ __forceinline__ void fetch(const int32_t* table, int64_t stride, int block_size, int keys, int kv0_,
-                                        int lane) {
+  /// at table[p·stride]), where `at` stands at kv0_; `keys`: the sequence's keys (entries past them are not read).
+  /// Nothing waits for them here.
+  __device__ __forceinline__ void fetch(const int32_t* table, int64_t stride, int keys, int kv0_,
+                                        const PagedCursor<BN>& at, int lane) {
     kv0 = kv0_;
     BARACUDA_UNROLL
     for (int u = 0; u < U; ++u) {
       const int r = 32 * u + lane, j = kv0 + r;
       const bool in = r < BN && j < keys;
-      const int32_t page = in ? table[static_cast<int64_t>(j / block_size) * stride] : -1;
-      key[u] = static_cast<int64_t>(page) * (int64_t{1} << 32) + (in ? j % block_size : 0);
+      const int32_t page = in ? table[static_cast<int64_t>(at.entry[u]) * stride] : -1;
+      key[u] = static_cast<int64_t>(page) * (int64_t{1} << 32) + (in ? at.slot[u] : 0);
     }
   }
 

@@ -8,9 +8,9 @@
 // (16 rows) and two stages of a 32-key K tile and V tile (the dense GEMM's swizzled 16-byte-chunk rows,
 // gemm/tc_kernels.cuh); over an FP8/int8 cache, in the same bytes, one K/V tile pair and two stages of their codes.
 // Per tile t of the split's chunk:
-//   request tile t + 1 (cp.async for f16/bf16 rows), its rows' offsets shuffled from the lanes that loaded tile
-//   t + 1's block-table entries during tile t − 1 and computed them (attention/paged_keys.cuh, fa_load_paged_rows;
-//   rows not 16-byte aligned: a lookup per chunk); wait for tile t (an FP8/int8 cache: its codes,
+//   request tile t + 1 (cp.async for f16/bf16 rows: a lane pair a row, each row's offset shuffled once from the
+//   lane that loaded its block-table entry during tile t − 1 and computed it; attention/paged_keys.cuh,
+//   fa_load_paged_rows; rows not 16-byte aligned: a lookup per chunk); wait for tile t (an FP8/int8 cache: its codes,
 //   requested by cp.async at the end of tile t − 2 into a staging buffer, widened exactly into the f16/bf16 tiles by
 //   the threads that staged them: attention's fa_stage_codes and fa_widen_codes); S = Q·K_tᵀ; mask (per element
 //   where the tile crosses the chunk's end, a masked page, a row's causal bound or its window); the online softmax
@@ -33,6 +33,7 @@ struct TcParams {
   ::baracuda::detail::PagedDecodeLaunch l;
   float score_log2 = 0;                              ///< τ·log2 e
   int row_groups = 1;                                ///< ⌈(H/H_kv)·q_len / 16⌉
+  int tile_pages = 0;                                ///< kPagedTcKeys / block_size (PagedCursor)
   bool q_vec = false, k_vec = false, v_vec = false;  ///< 16-byte (8-byte for 1-byte codes) aligned rows
 };
 
@@ -111,12 +112,17 @@ __global__ void __launch_bounds__(kTcThreads) tc_split_kernel(TcParams p) {
   // of the tile before; a 1-byte cache's codes at the end of the tile two before (their stage is free once this
   // thread has widened the codes it staged), so they have a whole tile to arrive.
   Keys cur, nxt, far;  // tile t's pages, tile t + 1's, tile t + 2's
+  attention::PagedCursor<BN> at;  // the keys of the last tile fetched
+  at.start(k_begin, l.block_size, lane);
   if (tiles > 0) {
-    cur.fetch(table, l.bt_page, l.block_size, k_end, k_begin, lane);
+    cur.fetch(table, l.bt_page, k_end, k_begin, at, lane);
     cur.resolve(l.num_blocks);
     load_tile(0, cur);
   }
-  if (tiles > 1) nxt.fetch(table, l.bt_page, l.block_size, k_end, k_begin + BN, lane);
+  if (tiles > 1) {
+    at.advance(p.tile_pages);
+    nxt.fetch(table, l.bt_page, k_end, k_begin + BN, at, lane);
+  }
   ptx::cp_async_commit();
   if constexpr (kNarrow) {
     if (tiles > 1) {
@@ -158,7 +164,10 @@ __global__ void __launch_bounds__(kTcThreads) tc_split_kernel(TcParams p) {
       }
       ptx::cp_async_commit();
     }
-    if (t + 2 < tiles) far.fetch(table, l.bt_page, l.block_size, k_end, kv0 + 2 * BN, lane);  // read a tile later
+    if (t + 2 < tiles) {         // read a tile later
+      at.advance(p.tile_pages);  // to kv0 + 2·BN: the condition holds for a prefix of the tiles
+      far.fetch(table, l.bt_page, k_end, kv0 + 2 * BN, at, lane);
+    }
     ptx::cp_async_wait<1>();  // tile t (this thread's copies)
     const unsigned char* ks = kv + (kNarrow ? 0 : 2 * (t & 1) * kTile);
     const unsigned char* vs = ks + kTile;
@@ -248,6 +257,9 @@ Status paged_decode_tc(const ::baracuda::detail::ExecContext& ctx, const ::barac
   TcParams p;
   p.l = l;
   p.score_log2 = l.scale * kLog2e;  // one f32 product (host code, IEEE)
+  if (l.block_size <= 0 || ::baracuda::detail::kPagedTcKeys % l.block_size != 0)
+    return Error::internal("PagedDecodePlan: the tensor-core kernel needs a page size that divides its 32-key tiles");
+  p.tile_pages = ::baracuda::detail::kPagedTcKeys / l.block_size;
   const int group = l.heads / l.kv_heads;
   p.row_groups = (group * l.q_len + ::baracuda::detail::kPagedTcRows - 1) / ::baracuda::detail::kPagedTcRows;
   // Whole 8-element chunks at aligned addresses: 16 bytes (cp.async) for f16/bf16, 8 for 1-byte codes.
