@@ -40,12 +40,21 @@ Result<HostTensor> Operand::download() const {
   return h;
 }
 
-Result<Operand> make_operand(const Stream& stream, ElementKind kind, const Shape& shape, bool strided) {
+Result<Operand> make_operand(const Stream& stream, ElementKind kind, const Shape& shape, bool strided,
+                             const std::vector<int>& storage) {
+  if (!storage.empty()) {
+    std::vector<int> sorted = storage, identity(static_cast<size_t>(shape.rank));
+    std::sort(sorted.begin(), sorted.end());
+    for (int d = 0; d < shape.rank; ++d) identity[static_cast<size_t>(d)] = d;
+    if (sorted != identity)
+      return Error::internal("make_operand: the storage order is not a permutation of the dimensions");
+  }
   Operand op;
   op.view.kind = kind;
   op.view.shape = shape;
   int64_t step = 1;
-  for (int d = shape.rank - 1; d >= 0; --d) {
+  for (int k = shape.rank - 1; k >= 0; --k) {  // from the innermost dimension in memory
+    const int d = storage.empty() ? k : storage[static_cast<size_t>(k)];
     const int64_t unit = (strided && d == shape.rank - 1) ? 2 : 1;
     op.view.stride[d] = step * unit;
     step *= shape.dims[d] * unit;

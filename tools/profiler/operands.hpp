@@ -38,8 +38,11 @@ struct Operand {
 /// Allocates an operand on `stream`, with `kGuardBytes` before and after the view. Dense: row-major.
 /// Strided: the innermost dimension has stride 2 and the outer ones are row-major over that padded extent,
 /// so every other element is a gap the op must not touch (packed 4-bit kinds get the same view, which plans
-/// reject).
-Result<Operand> make_operand(const Stream& stream, ElementKind kind, const Shape& shape, bool strided);
+/// reject). `storage`, when not empty, lists the view's dimensions from the outermost in memory to the innermost
+/// (a permutation of 0 .. rank − 1; empty: 0, 1, ..., row-major): {0, 2, 1, 3} stores a [pages, 16, H_kv, d]
+/// cache head-major, as [pages, H_kv, 16, d]. Strided still pads the view's last dimension.
+Result<Operand> make_operand(const Stream& stream, ElementKind kind, const Shape& shape, bool strided,
+                             const std::vector<int>& storage = {});
 
 /// The values inputs are drawn from: [lo, hi], integers only when `integral`.
 struct ValueRange {

@@ -76,7 +76,8 @@ uint64_t problem_seed(const Problem& p);
 struct OperandSpec {
   ElementKind kind = ElementKind::F32;
   Shape shape;
-  ValueRange range;  ///< inputs only
+  ValueRange range;          ///< inputs only
+  std::vector<int> storage;  ///< the dimensions' order in memory (make_operand); empty: row-major
 };
 
 /// An Instance for a `dynamic::` plan whose argument struct `Plan::Args` lists its NIn inputs then its NOut
@@ -91,7 +92,7 @@ class PlanInstance final : public Instance {
     std::unique_ptr<PlanInstance> inst(new PlanInstance(std::move(plan)));
     for (size_t i = 0; i < NIn + NOut; ++i) {
       const OperandSpec& spec = i < NIn ? ins[i] : outs[i - NIn];
-      auto op = make_operand(stream, spec.kind, spec.shape, p.strided);
+      auto op = make_operand(stream, spec.kind, spec.shape, p.strided, spec.storage);
       if (!op) return op.error();
       BARACUDA_TRY(i < NIn ? fill_random(*op, spec.range, problem_seed(p) + 7919 * i) : fill_sentinel(*op));
       inst->operands_[i] = std::move(op).value();

@@ -4,6 +4,11 @@
 //                    and kernel (Auto: the tensor cores from 16 sequences over a 16-bit cache at d = 128)
 //   paged_decode_tc  the same on the tensor-core kernel (PagedDecodeKernel::TensorCores) whatever the shape
 //   paged_decode_simt  the same on the CUDA-core kernel (PagedDecodeKernel::CudaCores) whatever the shape
+//   paged_decode_tc_hnd, paged_decode_simt_hnd  the two kernels over caches stored head-major, [num_blocks, H_kv,
+//                    16, d] in memory (FlashInfer's HND), seen through the same [num_blocks, 16, H_kv, d] view by
+//                    strides: a page holds each head's 16 rows contiguous (4 KiB at d = 128, f16) where the flash
+//                    layout interleaves the heads' 256-byte rows. The kernels do the same work over either layout;
+//                    the time tells how much of their rate is the DRAM's locality.
 //
 // Shapes (--shape): [B, context, H, H_kv, d]; [B, context] takes 32 query heads on 8 kv heads of 128 (Llama-3-8B);
 // [context] one sequence. Kinds: `--dtype` is q's and o's kind (f16, bf16), `--out-dtype` the cache's (the same
@@ -51,15 +56,19 @@ Dims dims(const Problem& p) {
   return r;
 }
 
+/// The op's variant: kernel + 3·head_major (kernel 0 Auto, 1 TensorCores, 2 CudaCores).
+int kernel_of(const Problem& p) { return static_cast<int>(p.variant % 3); }
+bool head_major(const Problem& p) { return p.variant >= 3; }
+
 PagedDecodeDescriptor descriptor(const Problem& p) {
   const Dims d = dims(p);
   return PagedDecodeDescriptor{}
       .with_kinds(p.dtype, p.out_dtype)
       .with_shape(d.b, 1, d.h, d.h_kv, d.d)
       .with_pages(std::max<int64_t>(d.b * d.pages(), 1), kPage, d.pages())
-      .with_kernel(p.variant == 1   ? PagedDecodeKernel::TensorCores
-                   : p.variant == 2 ? PagedDecodeKernel::CudaCores
-                                    : PagedDecodeKernel::Auto);
+      .with_kernel(kernel_of(p) == 1   ? PagedDecodeKernel::TensorCores
+                   : kernel_of(p) == 2 ? PagedDecodeKernel::CudaCores
+                                       : PagedDecodeKernel::Auto);
 }
 
 Result<dynamic::PagedDecodePlan> select_plan(const Stream& s, const Problem& p) {
@@ -100,8 +109,9 @@ Result<std::unique_ptr<Instance>> prepare(const Stream& s, const Problem& p) {
   if (!meta) return meta.error();
   BoundPlan bound{std::move(plan).value(), std::move(meta).value()};
   const OperandSpec q{p.dtype, desc.q_shape(), ValueRange{-2, 2, false}};
-  const OperandSpec kc{p.out_dtype, desc.cache_shape(), ValueRange{-2, 2, false}};
-  const OperandSpec vc{p.out_dtype, desc.cache_shape(), ValueRange{1, 2, false}};
+  const std::vector<int> storage = head_major(p) ? std::vector<int>{0, 2, 1, 3} : std::vector<int>{};
+  const OperandSpec kc{p.out_dtype, desc.cache_shape(), ValueRange{-2, 2, false}, storage};
+  const OperandSpec vc{p.out_dtype, desc.cache_shape(), ValueRange{1, 2, false}, storage};
   const OperandSpec o{p.dtype, desc.q_shape(), {}};
   return PlanInstance<BoundPlan, 3, 1>::make(s, std::move(bound), p, {q, kc, vc}, {o});
 }
@@ -148,6 +158,14 @@ void add_paged_decode_scenarios(std::vector<Scenario>& out) {
                                 "paged_decode on the CUDA-core kernel (PagedDecodeKernel::CudaCores: 8 query rows per "
                                 "block, f32 dot products), whatever the shape",
                                 2));
+  out.push_back(kPagedDecode.op("paged_decode_tc_hnd",
+                                "paged_decode_tc over caches stored head-major ([pages, H_kv, 16, d] in memory, "
+                                "the same view by strides)",
+                                1 + 3));
+  out.push_back(kPagedDecode.op("paged_decode_simt_hnd",
+                                "paged_decode_simt over caches stored head-major ([pages, H_kv, 16, d] in memory, "
+                                "the same view by strides)",
+                                2 + 3));
 }
 
 }  // namespace baracuda::profiler
