@@ -34,9 +34,10 @@ inline constexpr int kFbKeys = 64;     ///< keys per dK/dV block (4 warps × 16)
 inline constexpr int kFbQueries = 64;  ///< queries per dQ block (4 warps × 16)
 /// Query rows per step of the dK/dV kernel, and keys per step of the dQ kernel: 64 for d = 64, else 32.
 constexpr int fb_step(int d) { return d > 64 ? 32 : 64; }
-/// The 64-row tiles a block keeps (two) and two stages of the two tiles a step streams; the dK/dV kernel's stages
-/// also hold their query rows' lse and D (f32).
-constexpr int fb_smem_bytes(int d) { return (2 * 64 + 4 * fb_step(d)) * fa_row_elems(d) * 2 + 4 * fb_step(d) * 4; }
+/// The dQ kernel's shared memory: the 64-row tiles a block keeps (two) and two stages of the two tiles a step streams.
+constexpr int fb_dq_smem_bytes(int d) { return (2 * 64 + 4 * fb_step(d)) * fa_row_elems(d) * 2; }
+/// The dK/dV kernel's: the same, and in each stage its query rows' lse and D (f32).
+constexpr int fb_dkdv_smem_bytes(int d) { return fb_dq_smem_bytes(d) + 4 * fb_step(d) * 4; }
 
 struct FbParams {
   ::baracuda::detail::FlashAttentionBackwardLaunch l;
@@ -372,9 +373,9 @@ __global__ void __launch_bounds__(kFbThreads) fa2_bwd_dq_kernel(FbParams p) {
 template <class T, int D>
 Status fa2_backward(const ::baracuda::detail::ExecContext& ctx,
                     const ::baracuda::detail::FlashAttentionBackwardLaunch& l) {
-  static_assert(fb_smem_bytes(D) <= 80 * 1024,
+  static_assert(fb_dkdv_smem_bytes(D) <= 80 * 1024,
                 "two blocks per SM on sm_80 (164 KiB) and sm_90: the registers allow two");
-  constexpr size_t kSmem = fb_smem_bytes(D);
+  constexpr size_t kSmem = fb_dkdv_smem_bytes(D), kDqSmem = fb_dq_smem_bytes(D);
   const ::baracuda::detail::FlashAttentionLaunch& f = l.f;
   if (f.element != kind_of<T> || f.head_dim != D)
     return Error::internal("FlashAttentionBackwardPlan: the kernel was called for another kind or head dimension");
@@ -411,8 +412,8 @@ Status fa2_backward(const ::baracuda::detail::ExecContext& ctx,
   if (f.seqlen_q == 0 || f.total_q == 0) return {};
   const dim3 gq(static_cast<unsigned>((f.seqlen_q + kFbQueries - 1) / kFbQueries), static_cast<unsigned>(f.heads),
                 static_cast<unsigned>(f.batch));
-  BARACUDA_TRY(launch::allow_shared_bytes(&fa2_bwd_dq_kernel<T, D>, kSmem, "FlashAttentionBackwardPlan"));
-  BARACUDA_LAUNCH(gq, dim3(kFbThreads), kSmem, ctx.stream, fa2_bwd_dq_kernel<T, D>)(p);
+  BARACUDA_TRY(launch::allow_shared_bytes(&fa2_bwd_dq_kernel<T, D>, kDqSmem, "FlashAttentionBackwardPlan"));
+  BARACUDA_LAUNCH(gq, dim3(kFbThreads), kDqSmem, ctx.stream, fa2_bwd_dq_kernel<T, D>)(p);
   return check("dQ");
 }
 
