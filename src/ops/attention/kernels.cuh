@@ -466,13 +466,11 @@ __global__ void __launch_bounds__(kFaThreads) fa2_forward_kernel(FaParams p) {
     }
   };
   Keys cur, nxt;  // tile t's pages; tile t + 1's
-  // Each tile's keys are found by a division (PagedCursor::start): a cursor stepped from tile to tile (the decode's)
+  // Each tile's keys are found by a division (PagedCursor::at): a cursor stepped from tile to tile (the decode's)
   // keeps two more registers live across the loop, and ptxas spills 4 bytes at d = 96 over a 1-byte cache.
   if constexpr (Paged) {
     if (t_lo < t_hi) {
-      PagedCursor<BN> at;
-      at.start(t_lo * BN, l.block_size, lane);
-      cur.fetch(table, l.bt_page, s_k, t_lo * BN, at, lane);
+      cur.fetch(table, l.bt_page, s_k, t_lo * BN, PagedCursor<BN>::at(t_lo * BN, l.block_size, lane), lane);
       cur.resolve(l.num_blocks);
     }
   }
@@ -512,9 +510,7 @@ __global__ void __launch_bounds__(kFaThreads) fa2_forward_kernel(FaParams p) {
     ptx::cp_async_commit();
     if constexpr (Paged) {
       if (t + 1 < t_hi) {  // read at K_{t+1}'s load
-        PagedCursor<BN> at;
-        at.start(kv0 + BN, l.block_size, lane);
-        nxt.fetch(table, l.bt_page, s_k, kv0 + BN, at, lane);
+        nxt.fetch(table, l.bt_page, s_k, kv0 + BN, PagedCursor<BN>::at(kv0 + BN, l.block_size, lane), lane);
       }
     }
 

@@ -29,7 +29,7 @@ __device__ __forceinline__ int64_t paged_row_offset(bool has_page, int64_t page,
 }
 
 /// Where keys kv0 + 32·u + l (u < (BN + 31) / 32) fall in a sequence's block table, for lane l: the entry and the
-/// slot in its page. start() divides by the page size; advance() steps a tile of BN keys by an add, where a division
+/// slot in its page. at() divides by the page size; advance() steps a tile of BN keys by an add, where a division
 /// and a remainder by the runtime page size took about 40 instructions a tile (docs/perf/2026-11-29-sass). The
 /// plans' page sizes (8, 16, 32: paged_attention.hpp) divide the tiles (32 or 64 keys), so a lane's next key is
 /// BN / block_size pages on, in the same slot.
@@ -38,13 +38,15 @@ struct PagedCursor {
   static constexpr int U = (BN + 31) / 32;
   int entry[U] = {}, slot[U] = {};
 
-  /// Keys from kv0 on, pages of block_size ≥ 1 keys.
-  __device__ __forceinline__ void start(int kv0, int block_size, int lane) {
+  /// The cursor at keys kv0 on, pages of block_size ≥ 1 keys.
+  static __device__ __forceinline__ PagedCursor at(int kv0, int block_size, int lane) {
+    PagedCursor c;
     BARACUDA_UNROLL
     for (int u = 0; u < U; ++u) {
       const int j = kv0 + 32 * u + lane;
-      entry[u] = j / block_size, slot[u] = j % block_size;
+      c.entry[u] = j / block_size, c.slot[u] = j % block_size;
     }
+    return c;
   }
   /// The next tile's keys (BN further on), `tile_pages` = BN / block_size (a page size that divides BN).
   __device__ __forceinline__ void advance(int tile_pages) {

@@ -112,8 +112,7 @@ __global__ void __launch_bounds__(kTcThreads) tc_split_kernel(TcParams p) {
   // of the tile before; a 1-byte cache's codes at the end of the tile two before (their stage is free once this
   // thread has widened the codes it staged), so they have a whole tile to arrive.
   Keys cur, nxt, far;  // tile t's pages, tile t + 1's, tile t + 2's
-  attention::PagedCursor<BN> at;  // the keys of the last tile fetched
-  at.start(k_begin, l.block_size, lane);
+  auto at = attention::PagedCursor<BN>::at(k_begin, l.block_size, lane);  // the keys of the last tile fetched
   if (tiles > 0) {
     cur.fetch(table, l.bt_page, k_end, k_begin, at, lane);
     cur.resolve(l.num_blocks);
